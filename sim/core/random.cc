@@ -1,0 +1,73 @@
+#include "sim/core/random.h"
+
+#include <random>
+
+#include "sim/core/assert.h"
+
+namespace locksim {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) : seed_(seed) {
+  std::uint64_t x = seed;
+  for (auto& word : state_) word = splitmix64(x);
+}
+
+std::uint64_t Rng::next() {
+  const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
+  const std::uint64_t t = state_[1] << 17;
+  state_[2] ^= state_[0];
+  state_[3] ^= state_[1];
+  state_[1] ^= state_[2];
+  state_[0] ^= state_[3];
+  state_[2] ^= t;
+  state_[3] = rotl(state_[3], 45);
+  return result;
+}
+
+std::int64_t Rng::uniform(std::int64_t low, std::int64_t high) {
+  LOCKSIM_ASSERT(low <= high);
+  const auto span = static_cast<std::uint64_t>(high - low) + 1;
+  if (span == 0) return static_cast<std::int64_t>(next());  // the full 64-bit range
+  return low + static_cast<std::int64_t>(next() % span);
+}
+
+bool Rng::chance(double probability) {
+  if (probability <= 0) return false;
+  if (probability >= 1) return true;
+  return static_cast<double>(next() >> 11) * 0x1.0p-53 < probability;
+}
+
+std::string Rng::token_hex(int hex_digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string token(static_cast<std::size_t>(hex_digits), '0');
+  std::uint64_t bits = 0;
+  for (int i = 0; i < hex_digits; ++i) {
+    if (i % 16 == 0) bits = next();
+    token[static_cast<std::size_t>(i)] = kDigits[bits & 0xf];
+    bits >>= 4;
+  }
+  return token;
+}
+
+Rng Rng::fork(std::uint64_t stream) const {
+  std::uint64_t x = seed_ ^ (0xd1b54a32d192ed03ULL * (stream + 1));
+  return Rng(splitmix64(x));
+}
+
+std::uint64_t random_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace locksim

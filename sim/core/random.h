@@ -1,0 +1,39 @@
+// random.h: Rng, the seeded pseudo-random generator every random choice in locksim goes through.
+//
+// One seed per run is printed first; each client derives its own stream with Rng::fork(client),
+// so a run can be repeated with --seed. Not thread-safe: one Rng per thread.
+//
+//   Rng rng(seed);
+//   Rng client_rng = rng.fork(3);
+//   if (client_rng.chance(0.2)) { ... }
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace locksim {
+
+// Rng: xoshiro256** seeded through splitmix64.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+
+  std::uint64_t next();
+  // uniform: an integer in [low, high] (inclusive). Requires low <= high.
+  std::int64_t uniform(std::int64_t low, std::int64_t high);
+  // chance: true with probability p (p outside [0, 1] is clamped).
+  bool chance(double probability);
+  // token_hex: `hex_digits` random lowercase hex characters (a lock owner token).
+  std::string token_hex(int hex_digits = 32);
+  // fork: an independent stream for sub-component `stream` (a client index).
+  Rng fork(std::uint64_t stream) const;
+
+ private:
+  std::uint64_t state_[4];
+  std::uint64_t seed_;
+};
+
+// random_seed: a seed from the operating system, for runs without --seed.
+std::uint64_t random_seed();
+
+}  // namespace locksim

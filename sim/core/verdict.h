@@ -1,0 +1,23 @@
+// verdict.h: Verdict, the outcome of checking one run, shared by scenarios (expectations) and
+// checkers (observations).
+//
+// Precedence, strongest first: mutex_violation, resource_corrupted, deadlock, unknown, ok. One
+// definite violation outweighs everything else; `unknown` means indeterminate events could hide
+// a violation, and is never reported as ok.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace locksim {
+
+enum class Verdict { kOk, kUnknown, kDeadlock, kResourceCorrupted, kMutexViolation };
+
+// to_string: the verdict word used in scenario files and reports ("mutex_violation").
+std::string_view to_string(Verdict verdict);
+// verdict_from_string: the inverse of to_string; nullopt for an unknown word.
+std::optional<Verdict> verdict_from_string(std::string_view word);
+// strongest: the verdict that outweighs the other.
+Verdict strongest(Verdict a, Verdict b);
+
+}  // namespace locksim

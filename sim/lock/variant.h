@@ -1,0 +1,82 @@
+// variant.h: LockVariant, one way of taking and releasing a Redis lock.
+//
+// A variant makes *one* acquire attempt or one release on the connection it is given. It never
+// waits between attempts (the driver's WaitStrategy does), never writes history and never knows
+// about faults (the driver wraps every call and records it). Variants are stateless and shared by
+// all client threads: all per-client state lives in LockContext.
+//
+// A variant that issues several commands per operation calls `context.checkpoint("name")` between
+// them; the driver uses these points to inject faults such as a crash between SETNX and EXPIRE
+// (checkpoint may throw ClientCrashed, which the variant must let through).
+//
+//   const LockVariant& v = variant_by_name("lua_owner");
+//   AcquireAttempt a = v.try_acquire(context, "locksim:run:lock", 200);
+//   if (a.outcome == AcquireAttempt::Outcome::kAcquired) v.release(context, key, a.token);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "sim/core/random.h"
+#include "sim/redis/connection.h"
+
+namespace locksim {
+
+// LockContext: what a variant may use for one call: this client's connection and random stream,
+// and a checkpoint callback between commands (may be empty).
+struct LockContext {
+  Connection& connection;
+  Rng& rng;
+  std::function<void(std::string_view point)> checkpoint;
+
+  void at(std::string_view point) const {
+    if (checkpoint) checkpoint(point);
+  }
+};
+
+// AcquireAttempt: the result of one attempt.
+struct AcquireAttempt {
+  enum class Outcome {
+    kAcquired,       // the lock is ours; `token` identifies this acquisition
+    kBusy,           // someone else holds it; nothing changed on the server
+    kError,          // the attempt failed; see `error`
+  };
+  Outcome outcome = Outcome::kBusy;
+  std::string token;  // kAcquired: the value stored in the key ("1" for variants without owner)
+  RedisResult error;  // kError: what failed; error.indeterminate() means "may have acquired"
+};
+
+// ReleaseResult: the result of one release.
+struct ReleaseResult {
+  enum class Outcome {
+    kReleased,  // the variant deleted the key (deleted >= 1)
+    kNotHeld,   // nothing was deleted: not the owner (refused) or the key was already gone
+    kError,     // see `error`; error.indeterminate() means "may have deleted"
+  };
+  Outcome outcome = Outcome::kNotHeld;
+  std::int64_t deleted = 0;  // keys deleted as the server reported
+  RedisResult error;
+};
+
+class LockVariant {
+ public:
+  virtual ~LockVariant() = default;
+
+  // name: the registry name used in scenarios and on the command line ("lua_owner").
+  virtual std::string_view name() const = 0;
+  // summary: one line for `locksim list`, naming the commands and the source document.
+  virtual std::string_view summary() const = 0;
+  // uses_ttl: whether the key expires by itself (ttl_ms is honoured).
+  virtual bool uses_ttl() const = 0;
+
+  // try_acquire: one attempt to take `key` for `ttl_ms` (ignored without TTL).
+  virtual AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
+                                     std::int64_t ttl_ms) const = 0;
+  // release: give up `key`, acquired with `token`.
+  virtual ReleaseResult release(const LockContext& context, const std::string& key,
+                                const std::string& token) const = 0;
+};
+
+}  // namespace locksim

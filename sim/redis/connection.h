@@ -1,0 +1,112 @@
+// connection.h: Connection, one RAII connection to Redis over hiredis, and its Reply type.
+//
+// Every connection has a connect timeout and a command timeout. Errors are classified into a small
+// set of kinds and returned as data (never thrown), because a Redis error is an outcome the driver
+// records in the history. After an I/O error (timeout, closed, refused, protocol) the hiredis
+// context is never reused: the connection is `broken()` until reconnect(). One connection per
+// thread; not thread-safe. Commands are binary-safe argv vectors.
+//
+//   Connection conn(endpoint, ConnectionOptions{});
+//   RedisResult r = conn.command({"SET", key, token, "NX", "PX", "200"});
+//   if (r.ok() && r.reply.is_status("OK")) { ... }
+//   else if (r.error == RedisErrorKind::kTimeout) { ... /* indeterminate */ }
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/redis/endpoint.h"
+
+struct redisContext;
+
+namespace locksim {
+
+// RedisErrorKind: what went wrong with a command, if anything.
+enum class RedisErrorKind {
+  kNone,        // the command got a non-error reply
+  kTimeout,     // no reply within the command timeout: the command may or may not have run
+  kClosed,      // the server closed the connection (EOF): may or may not have run
+  kRefused,     // could not connect: the command did not run
+  kProtocol,    // malformed reply, or another I/O error
+  kReplyError,  // the server answered with an error reply (e.g. NOSCRIPT, WRONGTYPE)
+};
+
+std::string_view to_string(RedisErrorKind kind);
+
+// Reply: a copied hiredis reply.
+struct Reply {
+  enum class Type { kNil, kString, kStatus, kInteger, kArray, kError };
+  Type type = Type::kNil;
+  std::string str;            // kString, kStatus, kError
+  std::int64_t integer = 0;   // kInteger
+  std::vector<Reply> elements;  // kArray
+
+  bool is_nil() const { return type == Type::kNil; }
+  bool is_status(std::string_view s) const { return type == Type::kStatus && str == s; }
+  bool is_integer(std::int64_t v) const { return type == Type::kInteger && integer == v; }
+};
+
+// RedisResult: a reply or an error kind with a message.
+struct RedisResult {
+  RedisErrorKind error = RedisErrorKind::kNone;
+  std::string message;  // hiredis errstr or the server's error reply
+  Reply reply;
+
+  bool ok() const { return error == RedisErrorKind::kNone; }
+  // indeterminate: the command may have been executed even though no reply was read.
+  bool indeterminate() const {
+    return error == RedisErrorKind::kTimeout || error == RedisErrorKind::kClosed ||
+           error == RedisErrorKind::kProtocol;
+  }
+  // describe: "timeout: Resource temporarily unavailable", for history `error` fields.
+  std::string describe() const;
+};
+
+struct ConnectionOptions {
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds command_timeout{2000};
+};
+
+class Connection {
+ public:
+  // Connects immediately (AUTH and SELECT as the endpoint says). A failed connect leaves the
+  // connection broken with last_error() set; it does not throw.
+  Connection(Endpoint endpoint, ConnectionOptions options);
+  ~Connection();
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // command: runs one command. On a broken connection returns the last error without sending.
+  RedisResult command(std::initializer_list<std::string_view> args);
+  RedisResult command(const std::vector<std::string>& args);
+
+  bool broken() const;
+  const RedisResult& last_error() const { return last_error_; }
+  // reconnect: drops the old context and connects again; returns the connect outcome.
+  RedisResult reconnect();
+  // close: drops the context (the server sees the connection close). broken() afterwards.
+  void close();
+
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  RedisResult run(int argc, const char** argv, const std::size_t* lengths);
+  RedisResult connect();
+
+  struct ContextDeleter {
+    void operator()(redisContext* context) const;
+  };
+  Endpoint endpoint_;
+  ConnectionOptions options_;
+  std::unique_ptr<redisContext, ContextDeleter> context_;
+  RedisResult last_error_;
+};
+
+}  // namespace locksim

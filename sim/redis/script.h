@@ -1,0 +1,42 @@
+// script.h: Script, a named Lua script run with EVALSHA, loaded on demand.
+//
+// The SHA1 is computed once (SCRIPT LOAD on first use); every call is EVALSHA, and a NOSCRIPT reply
+// (the server restarted or SCRIPT FLUSH ran) triggers one SCRIPT LOAD and a retry. Thread-safe:
+// many client threads may share one Script, each with its own Connection.
+//
+//   static const Script kRelease("lua_owner.release", R"lua(
+//     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+//     return 0)lua");
+//   RedisResult r = kRelease.run(conn, {key}, {token});
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim/redis/connection.h"
+
+namespace locksim {
+
+class Script {
+ public:
+  Script(std::string name, std::string source);
+
+  const std::string& name() const { return name_; }
+  const std::string& source() const { return source_; }
+
+  // run: EVALSHA with the given KEYS and ARGV, loading the script when needed. A script error
+  // reply is returned as kReplyError with the script's name in the message.
+  RedisResult run(Connection& connection, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args) const;
+
+ private:
+  RedisResult load(Connection& connection) const;
+
+  std::string name_;
+  std::string source_;
+  mutable std::mutex mutex_;
+  mutable std::string sha_;  // guarded by mutex_; empty until loaded once
+};
+
+}  // namespace locksim

@@ -1,0 +1,45 @@
+#include "sim/driver/run_context.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace locksim::driver_internal {
+
+RunContext::RunContext(const RunRequest& request, std::vector<std::string> client_names)
+    : inside(client_names.size(), false),
+      crashed(client_names.size(), false),
+      request_(request),
+      deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
+      recorder_(clock_, std::move(client_names), request.scenario.workload
+                                                     ? static_cast<std::size_t>(
+                                                           request.scenario.workload->cycles) * 8
+                                                     : 64) {
+  step_started.assign(request.scenario.steps.size(), false);
+}
+
+std::string RunContext::full_key(const std::string& logical_key) const {
+  return request_.key_prefix + logical_key;
+}
+
+bool RunContext::should_stop() const { return request_.stop.requested() || timed_out(); }
+
+bool RunContext::pause(Nanos duration) {
+  const Nanos remaining = deadline_ns_ - clock_.now_ns();
+  if (remaining <= 0) return false;
+  const bool completed = request_.stop.sleep_for(std::chrono::nanoseconds(std::min(duration, remaining)));
+  return completed && !should_stop();
+}
+
+void RunContext::note(const std::string& text) {
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "%.1f ms: ", ns_to_ms(clock_.now_ns()));
+  std::lock_guard<std::mutex> lock(notes_mutex_);
+  notes_.push_back(stamp + text);
+}
+
+std::vector<std::string> RunContext::take_notes() {
+  std::lock_guard<std::mutex> lock(notes_mutex_);
+  return std::move(notes_);
+}
+
+}  // namespace locksim::driver_internal

@@ -1,0 +1,64 @@
+// run_context.h (internal to driver/): the state one run shares between its client threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/driver/driver.h"
+#include "sim/history/recorder.h"
+
+namespace locksim::driver_internal {
+
+// RunContext: the clock, recorder, bounds and notes of one run. Thread-safe where noted.
+class RunContext {
+ public:
+  RunContext(const RunRequest& request, std::vector<std::string> client_names);
+
+  const RunRequest& request() const { return request_; }
+  const Scenario& scenario() const { return request_.scenario; }
+  const RunClock& clock() const { return clock_; }
+  Recorder& recorder() { return recorder_; }
+
+  // full_key: the Redis key for a logical key (prefix + name).
+  std::string full_key(const std::string& logical_key) const;
+
+  // should_stop: Ctrl-C was pressed or the time limit passed. Thread-safe.
+  bool should_stop() const;
+  // pause: sleeps `duration` (bounded by the time limit); false if the run must stop.
+  bool pause(Nanos duration);
+  bool timed_out() const { return clock_.now_ns() >= deadline_ns_; }
+
+  // note: adds a line to RunOutcome::notes, prefixed with the time in ms. Thread-safe.
+  void note(const std::string& text);
+  std::vector<std::string> take_notes();
+
+  // Shared step/state bookkeeping for scripted scenarios; guarded by `mutex`.
+  std::mutex mutex;
+  std::condition_variable changed;  // notified on every change below
+  std::size_t steps_started = 0;    // steps [0, steps_started) have started
+  std::vector<bool> step_started;
+  std::set<std::string> steps_done;  // ids
+  std::vector<bool> inside;          // by client index
+  std::vector<bool> crashed;         // by client index
+
+  // Workload progress (cycles finished by all clients). Thread-safe.
+  std::atomic<std::int64_t> cycles_done{0};
+  // Set by a client that stopped before its last step or cycle because should_stop() was true.
+  std::atomic<bool> stopped_early{false};
+
+ private:
+  const RunRequest& request_;
+  RunClock clock_;
+  Nanos deadline_ns_;
+  Recorder recorder_;
+  std::mutex notes_mutex_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace locksim::driver_internal

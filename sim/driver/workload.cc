@@ -1,0 +1,52 @@
+// Workloads: every client loops acquire -> work -> release -> rest with timings drawn from its
+// own seeded random stream. A client that crashes (crash_probability per cycle) stays dead: its
+// lock is left for the TTL (or forever) exactly as a dead process would leave it.
+#include <string>
+
+#include "sim/driver/runners.h"
+
+namespace locksim::driver_internal {
+namespace {
+
+std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
+  return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
+}
+
+}  // namespace
+
+void run_workload_client(RunContext& run, DriverClient& client) {
+  const Scenario& scenario = run.scenario();
+  const Workload& workload = *scenario.workload;
+  const std::string key =
+      workload.keys == 1 ? scenario.lock.key
+                         : scenario.lock.key + "-" + std::to_string(client.index() % workload.keys);
+  for (int cycle = 0; cycle < workload.cycles; ++cycle) {
+    if (run.should_stop()) {
+      run.stopped_early = true;
+      return;
+    }
+    const AcquireStatus status = client.acquire(key, scenario.lock.acquire_timeout_ms);
+    if (status == AcquireStatus::kStopped) {
+      run.stopped_early = true;
+      return;
+    }
+    if (status == AcquireStatus::kAcquired) {
+      const std::int64_t work_ms = draw_ms(client.rng(), workload.work_ms);
+      client.record_work(work_ms);
+      run.pause(ms_to_ns(work_ms));
+      if (client.rng().chance(workload.crash_probability)) {
+        client.crash();
+        run.note(client.name() + " crashed inside the critical section (cycle " +
+                 std::to_string(cycle + 1) + ")");
+        run.cycles_done += workload.cycles - cycle;
+        return;
+      }
+      client.release();
+    }
+    run.cycles_done += 1;
+    const std::int64_t rest_ms = draw_ms(client.rng(), workload.rest_ms);
+    if (rest_ms > 0) run.pause(ms_to_ns(rest_ms));
+  }
+}
+
+}  // namespace locksim::driver_internal

@@ -1,0 +1,50 @@
+// run_record.h: RunInfo and VariantRun, what the report writers are given about a run.
+//
+// A *scenario run* runs one scenario once per variant; each variant's run has its own history and
+// check result. Writers are pure functions of these records (plus the file system for writing).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "sim/history/event.h"
+#include "sim/scenario/scenario.h"
+
+namespace locksim {
+
+// RunInfo: the context block of results.json.
+struct RunInfo {
+  std::string run_id;          // "20261122-073012-s42"
+  std::uint64_t seed = 0;
+  int repetition = 1;          // 1-based, with --repeat
+  std::string redis_version;   // "7.0.15"
+  std::string redis_endpoint;  // redacted URL, or "private redis-server"
+  std::string commit;          // git commit locksim was built from
+  std::string machine;         // "hostname, 2 cores, Linux 6.1"
+  std::string started_at;      // UTC, ISO 8601
+};
+
+// VariantRun: one variant's run of a scenario and its judgement.
+struct VariantRun {
+  std::string variant;
+  Expectation expected;
+  CheckResult result;
+  History history;
+  std::vector<std::string> notes;  // driver notes
+  bool interrupted = false;
+  bool timed_out = false;
+  bool matches = false;  // matches_expectation(expected, result) and the run completed
+};
+
+// matches_expectation: the verdict is the expected one and, if the expectation lists causes, the
+// set of violation causes is exactly that set.
+bool matches_expectation(const Expectation& expected, const CheckResult& result);
+
+// describe_expectation: "mutex_violation (lease_expired, stale_release)" or "ok".
+std::string describe_expectation(const Expectation& expected);
+// describe_observation: the same form for what was observed.
+std::string describe_observation(const CheckResult& result);
+
+}  // namespace locksim

@@ -1,0 +1,53 @@
+// commands.h: the three subcommands of `locksim`. main.cc parses argv with CLI11 and calls these;
+// they return the process exit code.
+//
+// Exit codes: 0 every outcome as expected; 1 some outcome differs; 2 bad input or usage;
+// 3 harness or environment failure (redis-server missing, Redis unreachable, unwritable output);
+// 130 interrupted (Ctrl-C, SIGTERM) after writing what had been run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/stop.h"
+
+namespace locksim {
+
+constexpr int kExitOk = 0;
+constexpr int kExitMismatch = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitEnvironment = 3;
+constexpr int kExitInterrupted = 130;
+
+struct RunOptions {
+  std::vector<std::string> paths;     // scenario files or directories
+  std::vector<std::string> variants;  // empty: every variant each scenario lists
+  std::string redis_url;              // empty: a private redis-server
+  std::string out_dir = "reports";
+  std::optional<std::uint64_t> seed;
+  int repeat = 1;
+  bool progress = true;               // progress line on a terminal
+};
+
+int run_command(const RunOptions& options, StopSignal& stop);
+
+struct CheckCommandOptions {
+  std::string run_dir;
+};
+
+int check_command(const CheckCommandOptions& options);
+
+struct ListOptions {
+  std::vector<std::string> paths;  // default: ./scenarios if it exists
+};
+
+int list_command(const ListOptions& options);
+
+// build_commit: the git commit locksim was configured from ("unknown" outside a git checkout).
+std::string build_commit();
+// machine_description: "host, 2 cores, Linux 6.1.0".
+std::string machine_description();
+
+}  // namespace locksim

@@ -1,0 +1,304 @@
+// `locksim run`: load every scenario (nothing runs unless all load), start or reach Redis, run each
+// scenario once per variant (and per repetition), judge each history, write the reports, print the
+// scenario x variant outcome table, and exit 0 only if every outcome is the expected one.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "sim/app/commands.h"
+#include "sim/app/signals.h"
+#include "sim/checker/check.h"
+#include "sim/core/error.h"
+#include "sim/core/random.h"
+#include "sim/driver/driver.h"
+#include "sim/history/jsonl.h"
+#include "sim/lock/registry.h"
+#include "sim/redis/connection.h"
+#include "sim/redis/server.h"
+#include "sim/report/files.h"
+#include "sim/report/results.h"
+#include "sim/report/summary.h"
+#include "sim/report/trace.h"
+#include "sim/scenario/loader.h"
+
+namespace locksim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utc_now(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, format, &parts);
+  return buffer;
+}
+
+// ProgressLine: one self-overwriting status line on stderr, only when stderr is a terminal.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void show(const std::string& text) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fflush(stderr);
+  }
+  void clear() {
+    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool enabled_;
+};
+
+std::string pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+// The pairs to run: each scenario's variants, narrowed by --variant.
+std::vector<std::string> selected_variants(const Scenario& scenario,
+                                           const std::vector<std::string>& filter) {
+  std::vector<std::string> variants;
+  for (const std::string& v : scenario.variants) {
+    if (filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end()) {
+      variants.push_back(v);
+    }
+  }
+  return variants;
+}
+
+void point_latest(const fs::path& scenario_dir, const std::string& run_id) {
+  const fs::path link = scenario_dir / "latest";
+  const fs::path temporary = scenario_dir / ".latest.tmp";
+  std::error_code error;
+  fs::remove(temporary, error);
+  fs::create_directory_symlink(run_id, temporary, error);
+  if (!error) fs::rename(temporary, link, error);
+}
+
+struct Tally {
+  int runs = 0;
+  int matched = 0;
+  std::string last_observed;
+  std::string expected;
+};
+
+}  // namespace
+
+int run_command(const RunOptions& options, StopSignal& stop) {
+  // 1. Input: everything is validated before anything runs.
+  std::vector<Scenario> scenarios;
+  try {
+    std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
+    scenarios = load_scenarios(paths, variant_names());
+    for (const std::string& v : options.variants) {
+      if (!find_variant(v)) {
+        std::string known;
+        for (const std::string& name : variant_names()) known += (known.empty() ? "" : ", ") + name;
+        throw InputError("--variant " + v + ": unknown variant; known: " + known);
+      }
+    }
+  } catch (const InputError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  std::size_t pair_count = 0;
+  for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
+  if (pair_count == 0) {
+    std::cerr << "locksim: --variant: none of the given variants is listed by these scenarios\n";
+    return kExitUsage;
+  }
+  std::optional<Endpoint> external;
+  if (!options.redis_url.empty()) {
+    try {
+      external = parse_redis_url(options.redis_url);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: --redis: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  const std::uint64_t seed = options.seed.value_or(random_seed());
+  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
+            << std::endl;
+
+  // 2. Redis: a private server unless --redis was given.
+  std::optional<RedisServer> server;
+  Endpoint endpoint;
+  std::string endpoint_label;
+  std::string redis_version;
+  try {
+    if (external) {
+      endpoint = *external;
+      endpoint_label = endpoint.redacted();
+      Connection probe(endpoint, ConnectionOptions{});
+      const RedisResult ping = probe.command({"PING"});
+      if (!ping.ok()) {
+        throw EnvironmentError("Redis at " + endpoint_label + " is unreachable: " +
+                               ping.describe());
+      }
+      redis_version = server_version(endpoint);
+    } else {
+      server.emplace(RedisServer::start(RedisServerOptions{}));
+      set_server_pid_for_signals(server->pid());
+      endpoint = server->endpoint();
+      endpoint_label = "private redis-server on 127.0.0.1:" + std::to_string(endpoint.port);
+      redis_version = server->version();
+    }
+  } catch (const EnvironmentError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitEnvironment;
+  }
+  const int total_runs = static_cast<int>(pair_count) * options.repeat;
+  std::cout << "locksim: redis " << redis_version << " (" << endpoint_label << "), "
+            << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)"
+            << std::endl;
+
+  // 3. Runs.
+  ProgressLine progress(options.progress);
+  std::map<std::pair<std::string, std::string>, Tally> tallies;
+  std::vector<std::pair<std::string, std::string>> order;
+  std::vector<std::string> written_dirs;
+  int done = 0;
+  bool interrupted = false;
+  try {
+    for (int repetition = 1; repetition <= options.repeat && !interrupted; ++repetition) {
+      for (const Scenario& scenario : scenarios) {
+        const std::vector<std::string> variants = selected_variants(scenario, options.variants);
+        if (variants.empty() || interrupted) continue;
+        const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
+        RunInfo info;
+        info.run_id = utc_now("%Y%m%d-%H%M%S") + "-s" + std::to_string(run_seed);
+        if (options.repeat > 1) info.run_id += "-r" + std::to_string(repetition);
+        info.seed = run_seed;
+        info.repetition = repetition;
+        info.redis_version = redis_version;
+        info.redis_endpoint = external ? endpoint_label : "private redis-server";
+        info.commit = build_commit();
+        info.machine = machine_description();
+        info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+        const fs::path scenario_dir = fs::path(options.out_dir) / scenario.name;
+        const fs::path run_dir = scenario_dir / info.run_id;
+        std::error_code error;
+        fs::create_directories(run_dir, error);
+        if (error) throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
+        write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
+
+        std::vector<VariantRun> runs;
+        for (const std::string& variant_name : variants) {
+          ++done;
+          const auto pair = std::make_pair(scenario.name, variant_name);
+          const std::string label = "[" + std::to_string(done) + "/" +
+                                    std::to_string(total_runs) + "] " + scenario.name + " / " +
+                                    variant_name;
+          progress.show(label + " ...");
+          const auto started = std::chrono::steady_clock::now();
+          RunRequest request{scenario, *find_variant(variant_name), run_seed, endpoint,
+                             "locksim:" + info.run_id + ":" + variant_name + ":", stop,
+                             [&](double fraction) {
+                               progress.show(label + " " +
+                                             std::to_string(static_cast<int>(fraction * 100)) + "%");
+                             }};
+          RunOutcome outcome = run_scenario(request);
+          progress.clear();
+          if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
+
+          VariantRun run;
+          run.variant = variant_name;
+          run.expected = scenario.expect.at(variant_name);
+          run.result = check_history(outcome.history,
+                                     CheckOptions{.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms)});
+          run.history = std::move(outcome.history);
+          run.notes = std::move(outcome.notes);
+          run.interrupted = outcome.interrupted;
+          run.timed_out = outcome.timed_out;
+          run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
+
+          const fs::path variant_dir = run_dir / variant_name;
+          fs::create_directories(variant_dir, error);
+          if (error) throw EnvironmentError("cannot create " + variant_dir.string());
+          write_history_jsonl(variant_dir / "history.jsonl", run.history);
+          write_file_atomically(variant_dir / "results.json",
+                                variant_results_json(scenario, run, info).dump(2) + "\n");
+          write_file_atomically(variant_dir / "trace.json",
+                                trace_json(run.history, run.result, scenario.name + " / " + variant_name));
+
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          char elapsed[32];
+          std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+          std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
+                    << " observed " << pad(describe_observation(run.result), 34)
+                    << (run.interrupted ? "INTERRUPTED" : run.matches ? "ok" : "MISMATCH") << "  "
+                    << elapsed << std::endl;
+          if (!run.matches && !run.interrupted) {
+            for (const MutexViolation& v : run.result.violations) std::cout << "    " << v.explanation << "\n";
+            for (const Deadlock& d : run.result.deadlocks) std::cout << "    " << d.explanation << "\n";
+          }
+          if (tallies.find(pair) == tallies.end()) order.push_back(pair);
+          Tally& tally = tallies[pair];
+          tally.expected = describe_expectation(run.expected);
+          tally.last_observed = describe_observation(run.result);
+          if (!run.interrupted) {
+            tally.runs += 1;
+            tally.matched += run.matches ? 1 : 0;
+          }
+          interrupted = run.interrupted;
+          runs.push_back(std::move(run));
+          if (interrupted) break;
+        }
+        write_file_atomically(run_dir / "results.json",
+                              scenario_results_json(scenario, runs, info).dump(2) + "\n");
+        write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
+        point_latest(scenario_dir, info.run_id);
+        written_dirs.push_back(run_dir.string());
+      }
+    }
+  } catch (const EnvironmentError& e) {
+    progress.clear();
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitEnvironment;
+  } catch (const fs::filesystem_error& e) {
+    progress.clear();
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitEnvironment;
+  }
+
+  // 4. The outcome table.
+  std::cout << "\n" << pad("scenario", 34) << pad("variant", 20) << pad("expected", 34)
+            << pad("observed (last run)", 34) << "as expected\n";
+  int mismatched = 0;
+  for (const auto& pair : order) {
+    const Tally& t = tallies[pair];
+    const bool all = t.runs > 0 && t.matched == t.runs;
+    if (!all) ++mismatched;
+    std::cout << pad(pair.first, 34) << pad(pair.second, 20) << pad(t.expected, 34)
+              << pad(t.last_observed, 34)
+              << (options.repeat > 1 ? std::to_string(t.matched) + "/" + std::to_string(t.runs) + " "
+                                     : "")
+              << (all ? "yes" : "NO") << "\n";
+  }
+  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";
+  if (interrupted) {
+    std::cout << "Interrupted: the reports above are complete up to the interrupted run.\n";
+    return kExitInterrupted;
+  }
+  if (mismatched == 0) {
+    std::cout << "All " << order.size() << " scenario x variant outcomes as expected";
+    if (options.repeat > 1) std::cout << " in all " << options.repeat << " repetitions";
+    std::cout << ".\n";
+    return kExitOk;
+  }
+  std::cout << mismatched << " of " << order.size()
+            << " scenario x variant outcomes differ from their expectation.\n";
+  return kExitMismatch;
+}
+
+}  // namespace locksim

@@ -1,0 +1,48 @@
+# lib.sh: shared by scripts/demo and scripts/test. Source it; do not run it.
+#
+# locksim_install_dependencies: installs the Debian packages locksim needs that are missing
+# (as root), or prints the exact apt-get line and exits 2 (as another user).
+# locksim_build [extra cmake args]: configures and builds into build/ (or $LOCKSIM_BUILD_DIR).
+
+LOCKSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
+LOCKSIM_PACKAGES=(
+  build-essential cmake pkg-config git
+  libhiredis-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  redis-server redis-tools procps
+  python3 python3-matplotlib
+)
+
+locksim_install_dependencies() {
+  local missing=() package
+  for package in "${LOCKSIM_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  if [[ $(id -u) != 0 ]]; then
+    echo "locksim needs these Debian packages: ${missing[*]}" >&2
+    echo "Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "==> installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+locksim_build() {
+  echo "==> building into ${LOCKSIM_BUILD_DIR#"$LOCKSIM_ROOT"/}"
+  cmake -S "$LOCKSIM_ROOT" -B "$LOCKSIM_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$LOCKSIM_BUILD_DIR" -j "$(nproc)" -- --no-print-directory 2>&1 |
+    grep -Ev '^\[ *[0-9]+%\] (Building|Linking|Built)' || true
+  if [[ ! -x $LOCKSIM_BUILD_DIR/locksim ]]; then
+    echo "build failed: $LOCKSIM_BUILD_DIR/locksim is missing" >&2
+    exit 3
+  fi
+}

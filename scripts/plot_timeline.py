@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""plot_timeline.py: draw each variant's hold windows as a Gantt chart (timeline.png).
+
+Usage: /usr/bin/python3 scripts/plot_timeline.py RUN_DIR [RUN_DIR ...]
+
+RUN_DIR is reports/<scenario>/<run-id> (or its `latest` link) as written by `locksim run`; for every
+variant directory in it (one holding history.jsonl and results.json) this writes
+<variant>/timeline.png: one row per client, acquire waits in grey, hold windows in blue, the
+overlapping part of every mutual-exclusion violation in red, crashes as black crosses. Reads only
+locksim's JSON output.
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read_history(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def spans(events):
+    """Hold windows [enter, exit|crash|end] and acquire waits [invoke, ok|fail|info] per client."""
+    end_ms = events[-1]["time_ns"] / 1e6 if events else 0.0
+    holds, waits, crashes = [], [], []
+    inside, invoked = {}, {}
+    for e in events:
+        t, c, f, kind = e["time_ns"] / 1e6, e["client"], e["f"], e["type"]
+        if f == "enter":
+            inside[c] = t
+        elif f in ("exit", "crash"):
+            if c in inside:
+                holds.append((c, inside.pop(c), t))
+            if f == "crash":
+                crashes.append((c, t))
+        elif f == "acquire" and kind == "invoke":
+            invoked[c] = t
+        elif f == "acquire" and c in invoked:
+            waits.append((c, invoked.pop(c), t, kind))
+    for c, start in inside.items():
+        holds.append((c, start, end_ms))
+    return holds, waits, crashes
+
+
+def plot_variant(variant_dir):
+    history_path = os.path.join(variant_dir, "history.jsonl")
+    results_path = os.path.join(variant_dir, "results.json")
+    events = read_history(history_path)
+    with open(results_path, encoding="utf-8") as f:
+        results = json.load(f)
+    clients = results.get("clients") or sorted({e["client"] for e in events})
+    row = {name: i for i, name in enumerate(clients)}
+    holds, waits, crashes = spans(events)
+
+    height = max(2.2, 0.45 * len(clients) + 1.4)
+    fig, ax = plt.subplots(figsize=(11, height))
+    for c, start, end, kind in waits:
+        color = "#d9d9d9" if kind == "ok" else "#f4b183"
+        ax.barh(row[c], end - start, left=start, height=0.35, color=color, edgecolor="none")
+    for c, start, end in holds:
+        ax.barh(row[c], max(end - start, 0.05), left=start, height=0.6, color="#4a7ebb")
+    for v in results.get("violations", []):
+        start = v["later"]["start_ms"]
+        for side in ("earlier", "later"):
+            ax.barh(row[v[side]["client"]], v["overlap_ms"], left=start, height=0.6,
+                    color="#d62728")
+        ax.axvspan(start, start + v["overlap_ms"], color="#d62728", alpha=0.08)
+    for c, t in crashes:
+        ax.plot([t], [row[c]], marker="x", color="black", markersize=10, mew=2)
+    for s in results.get("stale_releases", []):
+        ax.plot([s["release_ms"]], [row[s["releaser"]]], marker="v", color="#d62728",
+                markersize=9)
+
+    ax.set_yticks(range(len(clients)))
+    ax.set_yticklabels(clients)
+    ax.invert_yaxis()
+    ax.set_xlabel("time since run start (ms)")
+    context = results["context"]
+    observed = results["observed"]
+    causes = ", ".join(observed.get("causes", []))
+    verdict = observed["verdict"] + (f" ({causes})" if causes else "")
+    mark = "as expected" if results.get("matches") else "NOT as expected"
+    ax.set_title(f"{context['scenario']} / {context['variant']}: {verdict}, {mark}", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    legend = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("#4a7ebb", "#d62728", "#d9d9d9")]
+    ax.legend(legend, ["holds the lock", "overlap (violation)", "waiting to acquire"],
+              loc="upper right", fontsize=8, framealpha=0.8)
+    fig.tight_layout()
+    out = os.path.join(variant_dir, "timeline.png")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) >= 2 else 2
+    written = 0
+    for run_dir in argv[1:]:
+        if not os.path.isdir(run_dir):
+            print(f"plot_timeline.py: {run_dir}: not a directory", file=sys.stderr)
+            return 2
+        candidates = [run_dir] + [os.path.join(run_dir, d) for d in sorted(os.listdir(run_dir))]
+        for d in candidates:
+            if os.path.isfile(os.path.join(d, "history.jsonl")) and os.path.isfile(
+                    os.path.join(d, "results.json")):
+                plot_variant(d)
+                written += 1
+    print(f"wrote {written} timeline PNG(s)")
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

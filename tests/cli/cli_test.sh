@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# cli_test.sh LOCKSIM SOURCE_DIR: the `locksim` command end to end, as a user drives it.
+# Proves: --help answers; bad input exits 2 before anything runs and writes nothing; an
+# unreachable or missing Redis exits 3; passwords never appear; `check` re-judges a saved run and
+# detects a changed expectation; --redis touches only the run's own keys; Ctrl-C and SIGTERM exit
+# 130 with reports written and no redis-server left; killing locksim leaves no redis-server.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-cli-test.XXXXXX)
+EXTERNAL_PID=""
+cleanup() {
+  [[ -n $EXTERNAL_PID ]] && kill "$EXTERNAL_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+expect_code() {  # expect_code NAME EXPECTED ACTUAL
+  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
+}
+expect_grep() {  # expect_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
+}
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+redis_children() { ps -o pid=,comm= --ppid "$1" 2>/dev/null | awk '$2 ~ /redis/ {print $1}'; }
+wait_gone() {  # wait_gone PID: true once the process is gone (bounded: 10 s)
+  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  return 1
+}
+
+# --- help -------------------------------------------------------------------------------------
+"$LOCKSIM" --help >"$WORK/help" 2>&1
+expect_code "--help" 0 $?
+expect_grep "--help lists the subcommands" "check" "$WORK/help"
+expect_grep "--help explains exit codes" "Exit codes" "$WORK/help"
+"$LOCKSIM" run --help >"$WORK/run-help" 2>&1
+expect_grep "run --help documents --redis" "redis://" "$WORK/run-help"
+"$LOCKSIM" >/dev/null 2>&1
+expect_code "no subcommand is a usage error" 2 $?
+
+# --- list -------------------------------------------------------------------------------------
+(cd "$SOURCE" && "$LOCKSIM" list) >"$WORK/list" 2>&1
+expect_code "list" 0 $?
+expect_grep "list shows lua_owner" "lua_owner" "$WORK/list"
+expect_grep "list shows the catalogue" "stale-release" "$WORK/list"
+
+# --- bad input: exit 2, nothing written --------------------------------------------------------
+cat >"$WORK/bad.json" <<'JSON'
+{"name": "bad", "source": {"doc": "none", "claim": "x"}, "variants": ["lua_owner"],
+ "lock": {"ttl_ms": -5}, "clients": ["A"], "steps": [{"client": "A", "do": "acquire"}],
+ "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/bad.json" --out "$WORK/out-bad" >"$WORK/bad.out" 2>&1
+expect_code "bad scenario" 2 $?
+expect_grep "error names the file" "bad.json" "$WORK/bad.out"
+expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
+if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
+"$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
+expect_code "unknown --variant" 2 $?
+"$LOCKSIM" run "$WORK/missing.json" >"$WORK/missing.out" 2>&1
+expect_code "missing scenario file" 2 $?
+
+# --- environment failures: exit 3; passwords never printed ---------------------------------------
+closed=$(free_port)
+"$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "redis://:hunter2@127.0.0.1:$closed" \
+  --out "$WORK/out-unreach" >"$WORK/unreach.out" 2>&1
+expect_code "unreachable --redis" 3 $?
+if grep -q hunter2 "$WORK/unreach.out"; then fail "password printed"; else pass "password not printed"; fi
+"$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "http://:hunter2@x" >"$WORK/url.out" 2>&1
+expect_code "malformed --redis URL" 2 $?
+if grep -q hunter2 "$WORK/url.out"; then fail "password printed for a bad URL"; else pass "bad URL message hides the password"; fi
+PATH=/nonexistent "$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --out "$WORK/out-nore" >"$WORK/nore.out" 2>&1
+expect_code "redis-server missing" 3 $?
+expect_grep "says how to install redis-server" "apt-get install redis-server" "$WORK/nore.out"
+
+# --- a real run, then `check` re-judges it -----------------------------------------------------
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --out "$WORK/out" --seed 3 >"$WORK/run.out" 2>&1
+expect_code "stale-release run" 0 $?
+run_dir=$(readlink -f "$WORK/out/stale-release/latest")
+for f in scenario.json summary.md results.json lua_owner/history.jsonl lua_owner/results.json lua_owner/trace.json; do
+  if [[ -s $run_dir/$f ]]; then pass "wrote $f"; else fail "missing $f"; fi
+done
+expect_grep "summary names the stale release" "stale_release" "$run_dir/summary.md"
+"$LOCKSIM" check "$run_dir" >"$WORK/check.out" 2>&1
+expect_code "check re-judges the saved run" 0 $?
+"$LOCKSIM" check "$run_dir/set_nx_ex" >"$WORK/check1.out" 2>&1
+expect_code "check one variant directory" 0 $?
+# Make the saved expectation for lua_owner wrong: check must now report a mismatch.
+/usr/bin/python3 - "$SOURCE/scenarios/stale-release.json" "$run_dir/scenario.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["expect"]["lua_owner"] = "ok"
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$LOCKSIM" check "$run_dir" >"$WORK/check2.out" 2>&1
+expect_code "check detects an outcome that differs" 1 $?
+"$LOCKSIM" check "$WORK" >"$WORK/check3.out" 2>&1
+expect_code "check on a directory without history" 2 $?
+
+# --- --redis: only the run's own keys are touched ----------------------------------------------
+port=$(free_port)
+redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no \
+  --dir "$WORK" >/dev/null 2>&1 &
+EXTERNAL_PID=$!
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$port" set foreign:key keep-me >/dev/null
+"$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "redis://127.0.0.1:$port" \
+  --out "$WORK/out-ext" >"$WORK/ext.out" 2>&1
+expect_code "run against --redis" 0 $?
+if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$port" dbsize) == 1 ]]; then
+  pass "--redis left foreign keys alone and removed its own"
+else
+  fail "--redis keyspace after the run: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"
+fi
+kill "$EXTERNAL_PID"; wait "$EXTERNAL_PID" 2>/dev/null; EXTERNAL_PID=""
+
+# --- signals: reports written, exit 130, no redis-server left ----------------------------------
+cat >"$WORK/long.json" <<'JSON'
+{"name": "long", "source": {"doc": "none", "claim": "runs long enough to be interrupted"},
+ "variants": ["lua_owner"], "lock": {"ttl_ms": 1000, "wait": {"interval_ms": 2}},
+ "workload": {"clients": 2, "cycles": 100000, "work_ms": 2},
+ "expect": {"lua_owner": "ok"}}
+JSON
+for signal in INT TERM KILL; do
+  "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-$signal" >"$WORK/sig-$signal.out" 2>&1 &
+  pid=$!
+  server=""
+  for _ in $(seq 100); do server=$(redis_children "$pid"); [[ -n $server ]] && break; sleep 0.1; done
+  if [[ -z $server ]]; then fail "SIG$signal: no private redis-server seen"; kill -9 "$pid"; continue; fi
+  sleep 1
+  kill -s "$signal" "$pid"
+  wait "$pid"
+  code=$?
+  if [[ $signal == KILL ]]; then
+    expect_code "SIGKILL of locksim" 137 "$code"
+  else
+    expect_code "SIG$signal stops the run" 130 "$code"
+    summary=$(ls "$WORK"/out-$signal/long/*/summary.md 2>/dev/null | head -1)
+    if [[ -n $summary ]] && grep -q interrupted "$summary"; then pass "SIG$signal: partial report written"; else fail "SIG$signal: no interrupted summary"; fi
+  fi
+  if wait_gone "$server"; then pass "SIG$signal: redis-server $server is gone"; else fail "SIG$signal: redis-server $server orphaned"; kill -9 "$server"; fi
+done
+
+echo
+echo "$passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,221 @@
+// driver_test: every variant against every core fault on a real redis-server, through the driver
+// and the checkers: crash inside the critical section, work outliving the TTL, stale release, and
+// a fault-free contended workload that must raise no false alarm.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "sim/checker/check.h"
+#include "sim/driver/driver.h"
+#include "sim/lock/registry.h"
+#include "sim/redis/connection.h"
+#include "sim/redis/server.h"
+#include "sim/scenario/loader.h"
+
+namespace locksim {
+namespace {
+
+RedisServer* server = nullptr;
+
+class ServerEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { server_ = std::make_unique<RedisServer>(RedisServer::start({})); server = server_.get(); }
+  void TearDown() override { server_.reset(); server = nullptr; }
+
+ private:
+  std::unique_ptr<RedisServer> server_;
+};
+
+const ::testing::Environment* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+
+std::filesystem::path source_dir() {
+  const char* dir = std::getenv("LOCKSIM_SOURCE_DIR");
+  return dir ? dir : LOCKSIM_TEST_SOURCE_DIR;
+}
+
+Scenario catalogue(const std::string& name) {
+  return load_scenario(source_dir() / "scenarios" / (name + ".json"), variant_names());
+}
+
+struct Judged {
+  RunOutcome outcome;
+  CheckResult result;
+};
+
+Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t seed = 1) {
+  static int counter = 0;
+  StopSignal stop;
+  const std::string prefix = "locksim:test" + std::to_string(++counter) + ":" + variant + ":";
+  RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop, {}};
+  Judged judged{run_scenario(request), {}};
+  EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
+  judged.result = check_history(judged.outcome.history,
+                                CheckOptions{.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms)});
+  // Whatever happened, the run removed every key under its prefix.
+  Connection connection(server->endpoint(), {});
+  const RedisResult keys = connection.command({"KEYS", prefix + "*"});
+  EXPECT_TRUE(keys.ok());
+  EXPECT_TRUE(keys.reply.elements.empty()) << "keys left under " << prefix;
+  return judged;
+}
+
+int client(const Judged& j, const std::string& name) { return j.outcome.history.client_index(name); }
+
+// Without a TTL a crash inside the critical section deadlocks B; with one, B gets in after it.
+TEST(DriverFaults, CrashInCriticalSection) {
+  const Scenario scenario = catalogue("crash-in-critical-section");
+  const Judged naive = run(scenario, "naive");
+  EXPECT_EQ(naive.result.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(naive.result.deadlocks.size(), 1u);
+  EXPECT_EQ(naive.result.deadlocks[0].waiter, client(naive, "B"));
+  ASSERT_EQ(naive.result.recoveries.size(), 1u);
+  EXPECT_EQ(naive.result.recoveries[0].recovered_ns, -1);
+  for (const std::string variant : {"set_nx_ex", "lua_owner"}) {
+    const Judged j = run(scenario, variant);
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << variant;
+    ASSERT_EQ(j.result.recoveries.size(), 1u) << variant;
+    const Recovery& r = j.result.recoveries[0];
+    EXPECT_EQ(r.next_holder, client(j, "B"));
+    // The key cannot come back before its TTL (300 ms from A's acquire; A crashed ~20 ms in).
+    EXPECT_GE(r.recovered_ns - r.crash_ns, ms_to_ns(200)) << variant;
+  }
+}
+
+// Work outliving the TTL: both TTL variants let B in while A still works; naive does not.
+TEST(DriverFaults, TtlExpiryWhileWorking) {
+  const Scenario scenario = catalogue("ttl-expiry-while-working");
+  EXPECT_EQ(run(scenario, "naive").result.verdict, Verdict::kOk);
+  std::map<std::string, Judged> judged;
+  for (const std::string variant : {"set_nx_ex", "lua_owner"}) {
+    const Judged& j = judged[variant] = run(scenario, variant);
+    ASSERT_EQ(j.result.verdict, Verdict::kMutexViolation) << variant;
+    ASSERT_EQ(j.result.violations.size(), 1u) << variant;
+    const MutexViolation& v = j.result.violations[0];
+    EXPECT_EQ(v.cause, "lease_expired");
+    EXPECT_EQ(v.earlier.client, client(j, "A"));
+    EXPECT_EQ(v.later.client, client(j, "B"));
+    EXPECT_GT(v.overlap_ns, 0);
+  }
+  // set_nx_ex's late DEL removed B's lock even though nobody else came in.
+  const Judged& flawed = judged["set_nx_ex"];
+  ASSERT_EQ(flawed.result.stale_releases.size(), 1u);
+  EXPECT_EQ(flawed.result.stale_releases[0].releaser, client(flawed, "A"));
+  EXPECT_EQ(flawed.result.stale_releases[0].victim, client(flawed, "B"));
+  EXPECT_TRUE(judged["lua_owner"].result.stale_releases.empty());
+}
+
+// Stale release: set_nx_ex's DEL frees B's lock for C; lua_owner refuses A's release.
+TEST(DriverFaults, StaleRelease) {
+  const Scenario scenario = catalogue("stale-release");
+  EXPECT_EQ(run(scenario, "naive").result.verdict, Verdict::kOk);
+
+  const Judged flawed = run(scenario, "set_nx_ex");
+  ASSERT_EQ(flawed.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(flawed.result.causes(), (std::vector<std::string>{"lease_expired", "stale_release"}));
+  bool c_got_in_via_a = false;
+  for (const MutexViolation& v : flawed.result.violations) {
+    if (v.cause == "stale_release") {
+      EXPECT_EQ(v.earlier.client, client(flawed, "B"));
+      EXPECT_EQ(v.later.client, client(flawed, "C"));
+      c_got_in_via_a = v.stale_releaser == client(flawed, "A");
+    }
+  }
+  EXPECT_TRUE(c_got_in_via_a);
+
+  const Judged owner = run(scenario, "lua_owner");
+  ASSERT_EQ(owner.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(owner.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_EQ(owner.result.stats.releases_refused, 1);  // A's late release deleted nothing
+}
+
+Scenario workload(const std::string& variant, const std::string& extra_workload,
+                  const std::string& lock = R"({"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}})") {
+  const std::string text = R"({"name": "w", "source": {"doc": "none", "claim": "test"},
+    "variants": [")" + variant + R"("], "lock": )" + lock + R"(,
+    "workload": {"work_ms": {"min": 0, "max": 1})" + extra_workload + R"(},
+    "expect": {")" + variant + R"(": "ok"}})";
+  return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
+}
+
+// Under contention with no faults, no variant shows a violation: the conservative timestamps
+// never produce a false alarm, and every cycle completes.
+TEST(DriverWorkload, NoFalseAlarmsUnderContention) {
+  for (const LockVariant* variant : all_variants()) {
+    const std::string name(variant->name());
+    const Judged j = run(workload(name, R"(, "clients": 6, "cycles": 100)"), name);
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << name;
+    EXPECT_EQ(j.result.stats.acquires_ok, 600) << name;
+    EXPECT_EQ(j.result.stats.releases_ok, 600) << name;
+  }
+}
+
+// The history is recorded at the conservative points: enter right after acquire ok, exit right
+// before the release invoke, on the same client, in time order.
+TEST(DriverWorkload, ConservativeTimestamps) {
+  const Judged j = run(workload("lua_owner", R"(, "clients": 3, "cycles": 30)"), "lua_owner");
+  const auto& events = j.outcome.history.events;
+  std::map<int, std::vector<const Event*>> by_client;
+  for (const Event& e : events) by_client[e.client].push_back(&e);
+  int pairs = 0;
+  for (const auto& [c, list] : by_client) {
+    for (std::size_t i = 0; i + 1 < list.size(); ++i) {
+      ASSERT_LE(list[i]->time_ns, list[i + 1]->time_ns);
+      if (list[i]->f == Op::kAcquire && list[i]->type == EventType::kOk) {
+        EXPECT_EQ(list[i + 1]->f, Op::kEnter);
+        EXPECT_FALSE(list[i]->token.empty());
+        ++pairs;
+      }
+      if (list[i]->f == Op::kExit) {
+        EXPECT_EQ(list[i + 1]->f, Op::kRelease);
+        EXPECT_EQ(list[i + 1]->type, EventType::kInvoke);
+      }
+    }
+  }
+  EXPECT_EQ(pairs, 90);
+}
+
+// A workload client that crashes inside leaves a lock without TTL stuck (deadlock for the
+// others) but a TTL lock recovers.
+TEST(DriverWorkload, CrashInWorkload) {
+  const std::string lock = R"({"ttl_ms": 200, "acquire_timeout_ms": 1200, "wait": {"interval_ms": 5}})";
+  const Judged naive = run(workload("naive", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock), "naive");
+  EXPECT_EQ(naive.result.verdict, Verdict::kDeadlock);
+  const Judged ttl = run(workload("set_nx_ex", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock), "set_nx_ex");
+  EXPECT_EQ(ttl.result.verdict, Verdict::kOk);
+  EXPECT_EQ(ttl.result.stats.crashes, 2);
+}
+
+// A stop request (Ctrl-C) ends a long run early and says so.
+TEST(DriverControl, StopEndsTheRun) {
+  const Scenario scenario = workload("lua_owner", R"(, "clients": 2, "cycles": 1000000)");
+  StopSignal stop;
+  std::thread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request();
+  });
+  RunRequest request{scenario, *find_variant("lua_owner"), 1, server->endpoint(), "locksim:stop:", stop, {}};
+  const RunOutcome outcome = run_scenario(request);
+  stopper.join();
+  EXPECT_TRUE(outcome.interrupted);
+  EXPECT_GT(outcome.history.events.size(), 0u);
+  EXPECT_LT(outcome.history.events.size(), 4000000u);
+}
+
+// An unreachable server is a harness error, not a verdict.
+TEST(DriverControl, UnreachableServerIsHarnessError) {
+  const Scenario scenario = catalogue("ttl-expiry-while-working");
+  StopSignal stop;
+  Endpoint nowhere = server->endpoint();
+  nowhere.port = 1;
+  RunRequest request{scenario, *find_variant("lua_owner"), 1, nowhere, "locksim:x:", stop, {}};
+  const RunOutcome outcome = run_scenario(request);
+  EXPECT_NE(outcome.harness_error.find("cannot connect"), std::string::npos) << outcome.harness_error;
+}
+
+}  // namespace
+}  // namespace locksim

@@ -1,0 +1,99 @@
+// core_test: the seeded Rng, verdict words and precedence, and StopSignal's interruptible sleep.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "sim/core/random.h"
+#include "sim/core/stop.h"
+#include "sim/core/verdict.h"
+
+namespace locksim {
+namespace {
+
+// The same seed gives the same stream, so a run can be repeated with --seed.
+TEST(Rng, SameSeedSameStream) {
+  Rng a(42), b(42), c(43);
+  for (int i = 0; i < 100; ++i) {
+    const auto x = a.next();
+    EXPECT_EQ(x, b.next());
+    (void)c.next();
+  }
+  EXPECT_NE(Rng(42).next(), Rng(43).next());
+}
+
+// fork gives distinct streams per client, deterministic for one seed.
+TEST(Rng, ForkIsDeterministicAndDistinct) {
+  const Rng base(7);
+  EXPECT_EQ(base.fork(1).token_hex(), base.fork(1).token_hex());
+  EXPECT_NE(base.fork(1).token_hex(), base.fork(2).token_hex());
+}
+
+// uniform stays in its inclusive range and reaches both ends.
+TEST(Rng, UniformInclusiveRange) {
+  Rng rng(1);
+  std::set<std::int64_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const auto v = rng.uniform(3, 6);
+    ASSERT_GE(v, 3);
+    ASSERT_LE(v, 6);
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+// chance honours 0 and 1 exactly and is near p in between.
+TEST(Rng, ChanceProbability) {
+  Rng rng(5);
+  int hits = 0;
+  for (int i = 0; i < 10000; ++i) hits += rng.chance(0.2) ? 1 : 0;
+  EXPECT_NEAR(hits, 2000, 200);
+  EXPECT_FALSE(rng.chance(0.0));
+  EXPECT_TRUE(rng.chance(1.0));
+}
+
+// Tokens are lowercase hex of the requested length and unique across draws.
+TEST(Rng, TokensAreHexAndUnique) {
+  Rng rng(9);
+  std::set<std::string> tokens;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string t = rng.token_hex(32);
+    ASSERT_EQ(t.size(), 32u);
+    ASSERT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos);
+    tokens.insert(t);
+  }
+  EXPECT_EQ(tokens.size(), 1000u);
+}
+
+// Verdict words round-trip, unknown words are rejected, and a violation outweighs the rest.
+TEST(Verdict, WordsAndPrecedence) {
+  for (const char* word : {"ok", "unknown", "deadlock", "resource_corrupted", "mutex_violation"}) {
+    const auto v = verdict_from_string(word);
+    ASSERT_TRUE(v.has_value()) << word;
+    EXPECT_EQ(to_string(*v), word);
+  }
+  EXPECT_FALSE(verdict_from_string("safe").has_value());
+  EXPECT_EQ(strongest(Verdict::kOk, Verdict::kUnknown), Verdict::kUnknown);
+  EXPECT_EQ(strongest(Verdict::kDeadlock, Verdict::kUnknown), Verdict::kDeadlock);
+  EXPECT_EQ(strongest(Verdict::kMutexViolation, Verdict::kDeadlock), Verdict::kMutexViolation);
+  EXPECT_EQ(strongest(Verdict::kResourceCorrupted, Verdict::kDeadlock),
+            Verdict::kResourceCorrupted);
+}
+
+// A stop request wakes a long sleep at once and makes it report the stop.
+TEST(StopSignal, RequestInterruptsSleep) {
+  StopSignal stop;
+  EXPECT_TRUE(stop.sleep_for(std::chrono::milliseconds(1)));
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop.request();
+  });
+  EXPECT_FALSE(stop.sleep_for(std::chrono::seconds(60)));  // returns at the request, not in 60 s
+  waker.join();
+  EXPECT_TRUE(stop.requested());
+  EXPECT_FALSE(stop.sleep_for(std::chrono::milliseconds(1)));
+}
+
+}  // namespace
+}  // namespace locksim

@@ -6,6 +6,10 @@
 // which calls kill_now), and, if locksim itself dies, by the kernel (PR_SET_PDEATHSIG), so no
 // server is ever orphaned.
 //
+// PR_SET_PDEATHSIG fires when the *thread* that called start() exits, not only when the process
+// does: call start() from the main thread (or a thread that outlives the server), or the server
+// is killed as soon as that thread ends.
+//
 //   RedisServer server = RedisServer::start({});  // throws EnvironmentError
 //   Connection conn(server.endpoint(), {});
 #pragma once

@@ -1,0 +1,305 @@
+#include "sim/redis/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/redis/connection.h"
+
+namespace locksim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kPollInterval = 10ms;
+constexpr auto kStopGrace = 2s;
+constexpr int kLogTailLines = 20;
+
+std::string errno_text(int error_number) { return std::strerror(error_number); }
+
+// pick_free_port: asks the kernel for an unused ephemeral port on 127.0.0.1. The port is free
+// when this returns but may be taken before redis-server binds it; start() retries for that.
+int pick_free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw EnvironmentError("cannot create a TCP socket: " + errno_text(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw EnvironmentError("cannot find a free port on 127.0.0.1: " + errno_text(error));
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::filesystem::path make_directory() {
+  std::error_code error;
+  std::filesystem::path base = std::filesystem::temp_directory_path(error);  // $TMPDIR or /tmp
+  if (error) base = "/tmp";
+  std::string pattern = (base / "locksim-redis-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw EnvironmentError("cannot create a temporary directory " + pattern + ": " +
+                           errno_text(errno));
+  }
+  return pattern;
+}
+
+std::string log_tail(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  if (!in) return "(" + log.string() + " was not written)";
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(std::move(line));
+    if (lines.size() > kLogTailLines) lines.pop_front();
+  }
+  std::string tail = "last lines of " + log.string() + ":";
+  for (const std::string& line : lines) tail += "\n  " + line;
+  return tail;
+}
+
+// info_field: the value of `field` in an INFO reply ("field:value\r\n" lines), or "".
+std::string info_field(const std::string& info, std::string_view field) {
+  std::istringstream in(info);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+      return line.substr(field.size() + 1);
+    }
+  }
+  return "";
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+// spawn: fork + exec of argv. Returns the child's pid; throws EnvironmentError if exec failed,
+// which the child reports through a close-on-exec pipe (a successful exec closes it unwritten).
+pid_t spawn(const std::vector<std::string>& argv) {
+  // Everything the child needs is prepared before fork: after fork, only async-signal-safe calls.
+  std::vector<char*> c_argv;
+  c_argv.reserve(argv.size() + 1);
+  for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
+  c_argv.push_back(nullptr);
+  const char* const dev_null = "/dev/null";
+
+  int exec_pipe[2];
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    throw EnvironmentError("cannot create a pipe: " + errno_text(errno));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(exec_pipe[0]);
+    ::close(exec_pipe[1]);
+    throw EnvironmentError("cannot fork redis-server: " + errno_text(error));
+  }
+  if (pid == 0) {
+    ::close(exec_pipe[0]);
+    // Die with the thread that started us; and if the parent already died before prctl took
+    // effect, give up rather than become an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    // Own process group: a terminal Ctrl-C reaches locksim, which then stops us in order.
+    ::setpgid(0, 0);
+    const int input = ::open(dev_null, O_RDONLY);
+    if (input >= 0 && input != STDIN_FILENO) {
+      ::dup2(input, STDIN_FILENO);
+      ::close(input);
+    }
+    ::execvp(c_argv[0], c_argv.data());
+    const int error = errno;
+    [[maybe_unused]] const ssize_t written = ::write(exec_pipe[1], &error, sizeof(error));
+    ::_exit(127);
+  }
+  ::close(exec_pipe[1]);
+  int exec_errno = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
+  } while (got < 0 && errno == EINTR);
+  ::close(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof(exec_errno))) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (exec_errno == ENOENT) {
+      throw EnvironmentError(argv[0] +
+                             " not found on PATH; install it with: apt-get install redis-server");
+    }
+    throw EnvironmentError("cannot run " + argv[0] + ": " + errno_text(exec_errno));
+  }
+  return pid;
+}
+
+enum class Probe { kReady, kNotYet, kNotOurs };
+
+// probe: whether the server on `port` answers PING and is our child `pid` (not another program
+// that grabbed the port between pick_free_port() and redis-server's bind).
+Probe probe(int port, pid_t pid, std::string& version) {
+  Endpoint endpoint;
+  endpoint.host = "127.0.0.1";
+  endpoint.port = port;
+  Connection connection(endpoint, ConnectionOptions{100ms, 1000ms});
+  if (connection.broken()) return Probe::kNotYet;
+  const RedisResult ping = connection.command({"PING"});
+  if (!ping.ok() || !ping.reply.is_status("PONG")) return Probe::kNotYet;
+  const RedisResult info = connection.command({"INFO", "server"});
+  if (!info.ok()) return Probe::kNotYet;
+  if (info_field(info.reply.str, "process_id") != std::to_string(pid)) return Probe::kNotOurs;
+  version = info_field(info.reply.str, "redis_version");
+  return Probe::kReady;
+}
+
+}  // namespace
+
+RedisServer RedisServer::start(const RedisServerOptions& options) {
+  RedisServer server;  // its destructor cleans up whatever exists if we throw
+  server.directory_ = make_directory();
+  const std::filesystem::path log = server.directory_ / "redis.log";
+  std::string last_failure = "no attempt was made (port_attempts < 1)";
+
+  for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
+    const int port = pick_free_port();
+    const std::vector<std::string> argv = {options.executable,
+                                           "--bind",
+                                           "127.0.0.1",
+                                           "--port",
+                                           std::to_string(port),
+                                           "--save",
+                                           "",
+                                           "--appendonly",
+                                           "no",
+                                           "--dir",
+                                           server.directory_.string(),
+                                           "--logfile",
+                                           log.string(),
+                                           "--daemonize",
+                                           "no",
+                                           "--protected-mode",
+                                           "yes",
+                                           "--enable-debug-command",
+                                           "local"};
+    std::error_code ignored;
+    std::filesystem::remove(log, ignored);
+    server.pid_ = spawn(argv);
+
+    const auto deadline = Clock::now() + options.startup_timeout;
+    while (true) {
+      int status = 0;
+      if (::waitpid(server.pid_, &status, WNOHANG) == server.pid_) {
+        server.pid_ = -1;
+        last_failure = "redis-server on port " + std::to_string(port) + " " +
+                       describe_status(status) + " (attempt " + std::to_string(attempt) + " of " +
+                       std::to_string(options.port_attempts) + "); " + log_tail(log);
+        break;  // most likely the port was taken meanwhile: try another one
+      }
+      std::string version;
+      if (probe(port, server.pid_, version) == Probe::kReady) {
+        server.endpoint_.host = "127.0.0.1";
+        server.endpoint_.port = port;
+        server.version_ = version.empty() ? "unknown" : version;
+        return server;
+      }
+      if (Clock::now() >= deadline) {
+        const std::string message =
+            "redis-server (pid " + std::to_string(server.pid_) + ") did not answer PING on " +
+            "127.0.0.1:" + std::to_string(port) + " within " +
+            std::to_string(options.startup_timeout.count()) + " ms; " + log_tail(log);
+        server.stop();
+        throw EnvironmentError(message);
+      }
+      std::this_thread::sleep_for(kPollInterval);
+    }
+  }
+  throw EnvironmentError("could not start redis-server: " + last_failure);
+}
+
+RedisServer::RedisServer(RedisServer&& other) noexcept
+    : endpoint_(std::move(other.endpoint_)),
+      pid_(std::exchange(other.pid_, -1)),
+      version_(std::move(other.version_)),
+      directory_(std::exchange(other.directory_, {})) {}
+
+RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
+  if (this != &other) {
+    stop();
+    endpoint_ = std::move(other.endpoint_);
+    pid_ = std::exchange(other.pid_, -1);
+    version_ = std::move(other.version_);
+    directory_ = std::exchange(other.directory_, {});
+  }
+  return *this;
+}
+
+RedisServer::~RedisServer() { stop(); }
+
+void RedisServer::stop() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    const auto deadline = Clock::now() + kStopGrace;
+    bool reaped = false;
+    while (!reaped) {
+      int status = 0;
+      const pid_t waited = ::waitpid(pid_, &status, WNOHANG);
+      if (waited == pid_ || (waited < 0 && errno != EINTR)) {
+        reaped = true;
+      } else if (Clock::now() >= deadline) {
+        break;
+      } else {
+        std::this_thread::sleep_for(kPollInterval);
+      }
+    }
+    if (!reaped) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    pid_ = -1;
+  }
+  if (!directory_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+    directory_.clear();
+  }
+}
+
+void kill_server_now(pid_t pid) {
+  if (pid > 0) ::kill(pid, SIGKILL);
+}
+
+std::string server_version(const Endpoint& endpoint) {
+  Connection connection(endpoint, ConnectionOptions{1000ms, 1000ms});
+  const RedisResult info = connection.command({"INFO", "server"});
+  if (!info.ok() || info.reply.type != Reply::Type::kString) return "unknown";
+  const std::string version = info_field(info.reply.str, "redis_version");
+  return version.empty() ? "unknown" : version;
+}
+
+}  // namespace locksim

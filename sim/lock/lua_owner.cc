@@ -1,0 +1,57 @@
+// lua_owner: the owner-checked lock of Docs A, C and D. Each acquisition stores a fresh random
+// token; the release deletes the key only if it still holds that token, atomically in Lua, so a
+// holder whose lease expired cannot delete a newer holder's lock.
+#include <string>
+#include <utility>
+
+#include "sim/lock/outcome.h"
+#include "sim/redis/script.h"
+
+namespace locksim::lock_detail {
+namespace {
+
+// KEYS[1] = lock key, ARGV[1] = this acquisition's token. Returns the number of keys deleted.
+constexpr const char* kCompareAndDeleteSource = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+else
+  return 0
+end
+)lua";
+
+const Script& compare_and_delete_script() {
+  static const Script script("lua_owner.release", kCompareAndDeleteSource);
+  return script;
+}
+
+class OwnerCheckedLuaLock final : public LockVariant {
+ public:
+  std::string_view name() const override { return "lua_owner"; }
+  std::string_view summary() const override {
+    return "SET key token NX PX ttl; release: Lua compare-and-delete (Docs A, C, D)";
+  }
+  bool uses_ttl() const override { return true; }
+
+  AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
+                             std::int64_t ttl_ms) const override {
+    std::string token = context.rng.token_hex(32);
+    const std::string ttl = std::to_string(ttl_ms);
+    RedisResult result = context.connection.command({"SET", key, token, "NX", "PX", ttl});
+    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+  }
+
+  ReleaseResult release(const LockContext& context, const std::string& key,
+                        const std::string& token) const override {
+    return release_outcome(compare_and_delete_script().run(context.connection, {key}, {token}),
+                           "EVALSHA lua_owner.release");
+  }
+};
+
+}  // namespace
+
+const LockVariant& lua_owner_variant() {
+  static const OwnerCheckedLuaLock variant;
+  return variant;
+}
+
+}  // namespace locksim::lock_detail

@@ -1,0 +1,73 @@
+#include "sim/lock/registry.h"
+
+#include <utility>
+
+#include "sim/lock/outcome.h"
+
+namespace locksim {
+namespace lock_detail {
+namespace {
+
+// unexpected_reply: a reply of a type the command never returns. Reported as kProtocol (which is
+// indeterminate) because we cannot tell what the server did.
+RedisResult unexpected_reply(RedisResult result, std::string_view command) {
+  result.error = RedisErrorKind::kProtocol;
+  result.message = "unexpected reply type to " + std::string(command);
+  return result;
+}
+
+}  // namespace
+
+AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::string_view command) {
+  AcquireAttempt attempt;
+  if (result.ok() && result.reply.is_status("OK")) {
+    attempt.outcome = AcquireAttempt::Outcome::kAcquired;
+    attempt.token = std::move(token);
+  } else if (result.ok() && result.reply.is_nil()) {
+    attempt.outcome = AcquireAttempt::Outcome::kBusy;
+  } else {
+    attempt.outcome = AcquireAttempt::Outcome::kError;
+    attempt.error = result.ok() ? unexpected_reply(std::move(result), command) : std::move(result);
+  }
+  return attempt;
+}
+
+ReleaseResult release_outcome(RedisResult result, std::string_view command) {
+  ReleaseResult release;
+  if (result.ok() && result.reply.type == Reply::Type::kInteger) {
+    release.deleted = result.reply.integer;
+    release.outcome =
+        release.deleted >= 1 ? ReleaseResult::Outcome::kReleased : ReleaseResult::Outcome::kNotHeld;
+  } else {
+    release.outcome = ReleaseResult::Outcome::kError;
+    release.error = result.ok() ? unexpected_reply(std::move(result), command) : std::move(result);
+  }
+  return release;
+}
+
+}  // namespace lock_detail
+
+const std::vector<const LockVariant*>& all_variants() {
+  // Explicit references (not self-registration) so the static library keeps every variant.
+  static const std::vector<const LockVariant*> variants = {
+      &lock_detail::naive_variant(),
+      &lock_detail::set_nx_ex_variant(),
+      &lock_detail::lua_owner_variant(),
+  };
+  return variants;
+}
+
+const LockVariant* find_variant(std::string_view name) {
+  for (const LockVariant* variant : all_variants()) {
+    if (variant->name() == name) return variant;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const LockVariant* variant : all_variants()) names.emplace_back(variant->name());
+  return names;
+}
+
+}  // namespace locksim

@@ -1,0 +1,41 @@
+// set_nx_ex: Doc E's auto-release lock. `SET key 1 NX PX ttl_ms` fixes the naive lock's deadlock,
+// but the release is an unconditional `DEL key`: a holder whose lease expired deletes whoever
+// holds the lock now. That flaw is deliberate; scenarios show it.
+#include <string>
+
+#include "sim/lock/outcome.h"
+
+namespace locksim::lock_detail {
+namespace {
+
+constexpr std::string_view kValue = "1";
+
+class AutoReleaseLock final : public LockVariant {
+ public:
+  std::string_view name() const override { return "set_nx_ex"; }
+  std::string_view summary() const override {
+    return "SET key 1 NX PX ttl; release: unconditional DEL key (Doc E, auto-release lock)";
+  }
+  bool uses_ttl() const override { return true; }
+
+  AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
+                             std::int64_t ttl_ms) const override {
+    const std::string ttl = std::to_string(ttl_ms);
+    return acquire_outcome(context.connection.command({"SET", key, kValue, "NX", "PX", ttl}),
+                           std::string(kValue), "SET NX PX");
+  }
+
+  ReleaseResult release(const LockContext& context, const std::string& key,
+                        const std::string& /*token*/) const override {
+    return release_outcome(context.connection.command({"DEL", key}), "DEL");
+  }
+};
+
+}  // namespace
+
+const LockVariant& set_nx_ex_variant() {
+  static const AutoReleaseLock variant;
+  return variant;
+}
+
+}  // namespace locksim::lock_detail

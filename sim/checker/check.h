@@ -19,13 +19,15 @@
 //
 // Liveness: for every acquire that ended in `fail`, the longest part of its [invoke, fail] window
 // during which no *live* client possibly held the key (possible hold: [acquire invoke, release
-// completed], cut at a crash) is measured; if it is at least stuck_threshold_ns the lock was
+// completed], cut at a crash, but kept until the lease end when the crashed holder had a TTL, since
+// the TTL frees it) is measured; if it is at least stuck_threshold_ns the lock was
 // stuck: a Deadlock finding. A crash inside the critical section followed by a later successful
 // acquire is a Recovery (the time until the lock was obtainable again), not a deadlock.
 //
-// Indeterminate: an acquire that ended in `info` may have succeeded; if its possible window
-// [invoke, that client's next release completion or crash or end] overlaps another client's
-// definite window, a violation could be hidden: the verdict is at least `unknown`.
+// Indeterminate: an acquire that ended in `info` (or was cut short by a crash) may have succeeded;
+// if its possible window [invoke, that client's next release completion or end] overlaps another
+// client's definite window, a violation could be hidden: the verdict is at least `unknown`. A crash
+// deletes nothing, so after one the window lasts until the lease end (the end without TTL).
 //
 // Verdict: strongest of mutex_violation > resource_corrupted > deadlock > unknown > ok.
 //
@@ -86,7 +88,7 @@ struct Deadlock {
   std::string key;
   int waiter = -1;
   Nanos stuck_from_ns = 0;  // start of the longest uncovered stretch
-  Nanos stuck_to_ns = 0;    // when the acquire gave up
+  Nanos stuck_to_ns = 0;    // end of that stretch: usually when the acquire gave up
   std::string explanation;
 };
 

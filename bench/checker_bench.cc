@@ -1,0 +1,110 @@
+// checker_bench: check_history throughput on correct histories of 10k, 100k and 1M events, over
+// one key and over eight. DESIGN.md budget: at least 2 million events/s, near-linear in size.
+//
+// The histories look like a contended run: 8 clients, the next holder asks while the current
+// one is inside, and every 32nd holder first gives up once (a failed acquire the liveness checker
+// has to measure). Items processed = events, so the output shows events/s.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "sim/checker/check.h"
+
+namespace locksim {
+namespace {
+
+constexpr int kClients = 8;
+
+Event make_event(Nanos t, int client, EventType type, Op f, const std::string& key) {
+  Event e;
+  e.time_ns = t;
+  e.client = client;
+  e.type = type;
+  e.f = f;
+  e.key = key;
+  return e;
+}
+
+// append_key_stream: correct hold cycles on `key` until `events` holds `target` events.
+void append_key_stream(const std::string& key, std::size_t target, std::uint32_t seed,
+                       std::vector<Event>& events) {
+  std::mt19937 rng(seed);
+  Nanos invoke_ns = 0;
+  Nanos enter_ns = 1000;
+  int holder = 0;
+  for (std::int64_t cycle = 0; events.size() < target; ++cycle) {
+    const Nanos exit_ns = enter_ns + 20'000 + static_cast<Nanos>(rng() % 200'000);
+    const Nanos released_ns = exit_ns + 50'000 + static_cast<Nanos>(rng() % 50'000);
+    events.push_back(make_event(invoke_ns, holder, EventType::kInvoke, Op::kAcquire, key));
+    events.push_back(make_event(enter_ns, holder, EventType::kOk, Op::kAcquire, key));
+    events.back().token = std::to_string(cycle);
+    events.back().count = 1;
+    events.push_back(make_event(enter_ns, holder, EventType::kOk, Op::kEnter, key));
+    events.push_back(make_event(enter_ns, holder, EventType::kInfo, Op::kWork, key));
+    events.push_back(make_event(exit_ns, holder, EventType::kOk, Op::kExit, key));
+    events.push_back(make_event(exit_ns, holder, EventType::kInvoke, Op::kRelease, key));
+    events.back().token = std::to_string(cycle);
+    events.push_back(make_event(released_ns, holder, EventType::kOk, Op::kRelease, key));
+    events.back().count = 1;
+
+    const int next = (holder + 1 + static_cast<int>(rng() % (kClients - 1))) % kClients;
+    invoke_ns = enter_ns + static_cast<Nanos>(rng() % 10'000);
+    if (cycle % 32 == 31) {
+      // A first attempt that gives up while the lock is visibly held.
+      events.push_back(make_event(invoke_ns, next, EventType::kInvoke, Op::kAcquire, key));
+      events.push_back(make_event(invoke_ns + 5'000, next, EventType::kFail, Op::kAcquire, key));
+      events.back().error = "timeout: lock still held after 0 ms";
+      invoke_ns += 6'000;
+    }
+    holder = next;
+    enter_ns = released_ns + 1'000 + static_cast<Nanos>(rng() % 10'000);
+  }
+}
+
+const History& correct_history(std::size_t events, int keys) {
+  static std::map<std::pair<std::size_t, int>, History> cache;
+  auto [it, inserted] = cache.try_emplace({events, keys});
+  if (!inserted) return it->second;
+  History& h = it->second;
+  for (int c = 0; c < kClients; ++c) h.clients.push_back("c" + std::to_string(c));
+  h.events.reserve(events + 16);
+  for (int k = 0; k < keys; ++k) {
+    const std::size_t share =
+        events * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(keys);
+    append_key_stream("lock" + std::to_string(k), share, static_cast<std::uint32_t>(k + 1),
+                      h.events);
+  }
+  std::stable_sort(h.events.begin(), h.events.end(),
+                   [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  for (std::size_t i = 0; i < h.events.size(); ++i) h.events[i].index = std::int64_t(i);
+  return h;
+}
+
+void BM_CheckHistory(benchmark::State& state) {
+  const History& history =
+      correct_history(static_cast<std::size_t>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state) {
+    CheckResult result = check_history(history, CheckOptions{});
+    if (result.verdict != Verdict::kOk) {
+      state.SkipWithError("the generated history should be correct");
+      break;
+    }
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(history.events.size()));
+}
+
+BENCHMARK(BM_CheckHistory)
+    ->ArgNames({"events", "keys"})
+    ->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 8}})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace locksim
+
+BENCHMARK_MAIN();

@@ -1,0 +1,27 @@
+// checkers.h: the individual checkers check_history runs, one per concept, each over one key.
+//
+// Internal to the checker. Each appends its findings to `result` and never touches the verdict;
+// check.cc combines them.
+#pragma once
+
+#include "sim/checker/check.h"
+#include "sim/checker/timeline.h"
+#include "sim/history/event.h"
+
+namespace locksim::checker_internal {
+
+// check_mutual_exclusion: overlapping definite windows with their cause, and stale releases.
+void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
+                            CheckResult& result);
+
+// check_liveness: deadlocks (failed acquires while nobody live held the key) and recoveries.
+void check_liveness(const History& history, const KeyTimeline& timeline,
+                    const CheckOptions& options, CheckResult& result);
+
+// check_indeterminacy: indeterminate acquires whose possible window overlaps another hold.
+void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// compute_stats: counts and acquire latency percentiles over the whole history.
+CheckStats compute_stats(const History& history);
+
+}  // namespace locksim::checker_internal

@@ -1,0 +1,32 @@
+#include "sim/checker/explain.h"
+
+#include <cstdio>
+
+namespace locksim::checker_internal {
+
+std::string format_ms(Nanos ns) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.1f ms", ns_to_ms(ns));
+  return buffer;
+}
+
+std::string client_name(const History& history, int client) {
+  if (client >= 0 && static_cast<std::size_t>(client) < history.clients.size()) {
+    return history.clients[static_cast<std::size_t>(client)];
+  }
+  return "client#" + std::to_string(client);
+}
+
+std::string window_end_phrase(HoldWindow::End end, Nanos end_ns) {
+  switch (end) {
+    case HoldWindow::End::kExit:
+      return "until " + format_ms(end_ns);
+    case HoldWindow::End::kCrash:
+      return "until it crashed at " + format_ms(end_ns);
+    case HoldWindow::End::kEndOfHistory:
+      return "until the end of the history at " + format_ms(end_ns);
+  }
+  return "until " + format_ms(end_ns);
+}
+
+}  // namespace locksim::checker_internal

@@ -1,0 +1,36 @@
+// Indeterminacy: an acquire without a definite answer may have succeeded; if the interval in
+// which it may have held the key overlaps another client's definite window, a violation could be
+// hidden there, so the run cannot be called ok.
+#include <string>
+
+#include "sim/checker/checkers.h"
+#include "sim/checker/explain.h"
+#include "sim/checker/window_index.h"
+
+namespace locksim::checker_internal {
+
+void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+  if (timeline.maybe_acquires.empty()) return;
+  const WindowIndex index(timeline.windows);
+  for (const MaybeAcquire& maybe : timeline.maybe_acquires) {
+    const int found = index.find(maybe.invoke_ns, maybe.end_ns,
+                                 [&](const WindowRecord& w) { return w.client != maybe.client; });
+    if (found < 0) continue;
+    const WindowRecord& window = timeline.windows[static_cast<std::size_t>(found)];
+    const std::string who = client_name(history, maybe.client);
+    const std::string how = maybe.interrupted ? "was interrupted before its reply"
+                                              : "got no definite reply (" + maybe.error + ")";
+    result.indeterminate.push_back(Indeterminate{
+        .key = timeline.key,
+        .client = maybe.client,
+        .invoke_ns = maybe.invoke_ns,
+        .explanation = who + "'s acquire of " + timeline.key + " at " + format_ms(maybe.invoke_ns) +
+                       " " + how + "; it may have succeeded, and its possible hold until " +
+                       format_ms(maybe.end_ns) + " overlaps " +
+                       client_name(history, window.client) + "'s hold from " +
+                       format_ms(window.start_ns) + " to " + format_ms(window.end_ns) + ".",
+    });
+  }
+}
+
+}  // namespace locksim::checker_internal

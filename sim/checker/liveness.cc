@@ -1,0 +1,194 @@
+// Liveness: the union of one key's possible-hold intervals, and for every failed acquire the
+// longest stretch of its wait outside that union. A sparse table over the gaps of the union
+// answers each failed acquire in O(1) after an O(n log n) build, however many holds its wait
+// spans.
+#include <algorithm>
+#include <bit>
+#include <string>
+#include <vector>
+
+#include "sim/checker/checkers.h"
+#include "sim/checker/explain.h"
+
+namespace locksim::checker_internal {
+namespace {
+
+struct Interval {
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+};
+
+// Stretch: an uncovered part of a wait.
+struct Stretch {
+  Nanos from_ns = 0;
+  Nanos to_ns = 0;
+  Nanos length() const { return to_ns - from_ns; }
+};
+
+// CoverIndex: the union of possible holds, and the longest uncovered stretch of any interval.
+class CoverIndex {
+ public:
+  explicit CoverIndex(const std::vector<PossibleHold>& holds) {
+    std::vector<Interval> sorted;
+    sorted.reserve(holds.size());
+    for (const PossibleHold& hold : holds) sorted.push_back({hold.start_ns, hold.end_ns});
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+    for (const Interval& interval : sorted) {
+      if (!union_.empty() && interval.start_ns <= union_.back().end_ns) {
+        union_.back().end_ns = std::max(union_.back().end_ns, interval.end_ns);
+      } else {
+        union_.push_back(interval);
+      }
+    }
+    build_gap_table();
+  }
+
+  // longest_uncovered: the longest part of [from_ns, to_ns] outside every possible hold (the
+  // earliest one on a tie); zero length if it is covered throughout.
+  Stretch longest_uncovered(Nanos from_ns, Nanos to_ns) const {
+    // k: the first union interval that ends after from_ns.
+    auto k_it = std::upper_bound(union_.begin(), union_.end(), from_ns,
+                                 [](Nanos t, const Interval& i) { return t < i.end_ns; });
+    if (k_it == union_.end() || k_it->start_ns >= to_ns) return {from_ns, to_ns};
+    // j: the last union interval that starts before to_ns (j >= k).
+    auto j_it = std::lower_bound(k_it, union_.end(), to_ns,
+                                 [](const Interval& i, Nanos t) { return i.start_ns < t; }) -
+                1;
+    Stretch best{from_ns, std::max(from_ns, k_it->start_ns)};
+    const auto k = static_cast<std::size_t>(k_it - union_.begin());
+    const auto j = static_cast<std::size_t>(j_it - union_.begin());
+    if (k < j) {
+      // Gap g lies between union_[g] and union_[g + 1]: the full gaps here are k .. j - 1.
+      const std::size_t g = longest_gap(k, j - 1);
+      const Stretch inner{union_[g].end_ns, union_[g + 1].start_ns};
+      if (inner.length() > best.length()) best = inner;
+    }
+    if (j_it->end_ns < to_ns && to_ns - j_it->end_ns > best.length()) {
+      best = {j_it->end_ns, to_ns};
+    }
+    return best;
+  }
+
+ private:
+  Nanos gap_length(std::size_t g) const { return union_[g + 1].start_ns - union_[g].end_ns; }
+
+  void build_gap_table() {
+    if (union_.size() < 2) return;
+    const std::size_t gaps = union_.size() - 1;
+    table_.emplace_back(gaps);
+    for (std::size_t g = 0; g < gaps; ++g) table_[0][g] = g;
+    for (std::size_t level = 1; (std::size_t{1} << level) <= gaps; ++level) {
+      const std::size_t half = std::size_t{1} << (level - 1);
+      const std::size_t count = gaps - (std::size_t{1} << level) + 1;
+      std::vector<std::size_t> row(count);
+      for (std::size_t g = 0; g < count; ++g) {
+        row[g] = better(table_[level - 1][g], table_[level - 1][g + half]);
+      }
+      table_.push_back(std::move(row));
+    }
+  }
+
+  std::size_t better(std::size_t a, std::size_t b) const {
+    return gap_length(b) > gap_length(a) ? b : a;
+  }
+
+  // longest_gap: the index of the longest gap among first..last (inclusive).
+  std::size_t longest_gap(std::size_t first, std::size_t last) const {
+    const auto level = static_cast<std::size_t>(std::bit_width(last - first + 1) - 1);
+    return better(table_[level][first], table_[level][last + 1 - (std::size_t{1} << level)]);
+  }
+
+  std::vector<Interval> union_;
+  std::vector<std::vector<std::size_t>> table_;  // table_[l][g]: longest of gaps g .. g + 2^l - 1
+};
+
+// why_stuck: the possible hold that ended last before the stretch began, in words.
+std::string why_stuck(const History& history, const std::vector<PossibleHold>& by_end,
+                      Nanos stuck_from_ns) {
+  auto it = std::upper_bound(by_end.begin(), by_end.end(), stuck_from_ns,
+                             [](Nanos t, const PossibleHold& h) { return t < h.end_ns; });
+  if (it == by_end.begin()) return "nobody had possibly held it before";
+  const PossibleHold& hold = *(it - 1);
+  const std::string who = client_name(history, hold.client);
+  const std::string at = format_ms(hold.completed_ns);
+  switch (hold.how) {
+    case HoldEnd::kCrash: {
+      std::string text =
+          who + " crashed at " + at + (hold.acquired ? " while holding it" : " during an acquire");
+      if (hold.ttl_ms < 0) return text + " and its key has no TTL";
+      return text + "; its lease ran out at " + format_ms(hold.end_ns);
+    }
+    case HoldEnd::kReleased:
+      return "the last holder, " + who + ", released it at " + at;
+    case HoldEnd::kReleaseDidNotDelete:
+      return who + "'s release at " + at + " did not delete the key";
+    case HoldEnd::kReleaseUnknown:
+      return who + "'s release at " + at + " got no reply";
+    case HoldEnd::kEndOfHistory:
+      break;
+  }
+  return "the last possible holder was " + who;
+}
+
+void find_deadlocks(const History& history, const KeyTimeline& timeline,
+                    const CheckOptions& options, CheckResult& result) {
+  if (timeline.failed_acquires.empty()) return;
+  const CoverIndex cover(timeline.possible_holds);
+  std::vector<PossibleHold> by_end;  // built only when a deadlock needs explaining
+  for (const FailedAcquire& failed : timeline.failed_acquires) {
+    const Stretch stuck = cover.longest_uncovered(failed.invoke_ns, failed.fail_ns);
+    if (stuck.length() <= 0 || stuck.length() < options.stuck_threshold_ns) continue;
+    if (by_end.empty()) {
+      by_end = timeline.possible_holds;
+      std::sort(by_end.begin(), by_end.end(),
+                [](const PossibleHold& a, const PossibleHold& b) { return a.end_ns < b.end_ns; });
+    }
+    result.deadlocks.push_back(Deadlock{
+        .key = timeline.key,
+        .waiter = failed.client,
+        .stuck_from_ns = stuck.from_ns,
+        .stuck_to_ns = stuck.to_ns,
+        .explanation = client_name(history, failed.client) + "'s acquire of " + timeline.key +
+                       " failed after " + format_ms(failed.fail_ns - failed.invoke_ns) + "; for " +
+                       format_ms(stuck.length()) + " no live client held it (" +
+                       why_stuck(history, by_end, stuck.from_ns) + ").",
+    });
+  }
+}
+
+void find_recoveries(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+  const std::vector<WindowRecord>& windows = timeline.windows;
+  for (const CrashInside& crash : timeline.crashes_inside) {
+    auto next = std::upper_bound(windows.begin(), windows.end(), crash.crash_ns,
+                                 [](Nanos t, const WindowRecord& w) { return t < w.start_ns; });
+    while (next != windows.end() && next->client == crash.client) ++next;
+    Recovery recovery;
+    recovery.key = timeline.key;
+    recovery.crashed = crash.client;
+    recovery.crash_ns = crash.crash_ns;
+    const std::string who = client_name(history, crash.client);
+    std::string text = who + " crashed inside at " + format_ms(crash.crash_ns) + "; ";
+    if (next == windows.end()) {
+      text += "nobody acquired " + timeline.key + " afterwards";
+    } else {
+      recovery.next_holder = next->client;
+      recovery.recovered_ns = next->start_ns;
+      text += timeline.key + " was obtainable again at " + format_ms(next->start_ns) +
+              " (recovery " + format_ms(next->start_ns - crash.crash_ns) + ", " +
+              client_name(history, next->client) + " acquired it)";
+    }
+    recovery.explanation = std::move(text);
+    result.recoveries.push_back(std::move(recovery));
+  }
+}
+
+}  // namespace
+
+void check_liveness(const History& history, const KeyTimeline& timeline,
+                    const CheckOptions& options, CheckResult& result) {
+  find_deadlocks(history, timeline, options, result);
+  find_recoveries(history, timeline, result);
+}
+
+}  // namespace locksim::checker_internal

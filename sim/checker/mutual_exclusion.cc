@@ -1,0 +1,128 @@
+// Mutual exclusion: a sweep over one key's windows sorted by start. The active list holds the
+// windows still open at the current start; on a correct history it never holds more than one, so
+// the sweep is linear after the sort.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/checker/checkers.h"
+#include "sim/checker/explain.h"
+#include "sim/checker/window_index.h"
+
+namespace locksim::checker_internal {
+namespace {
+
+// stale_release_between: the latest deleting release by a third client, invoked while the earlier
+// holder was inside and before the later one entered; nullptr if none.
+const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const WindowRecord& earlier,
+                                           const WindowRecord& later) {
+  const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;
+  auto first = std::lower_bound(deletes.begin(), deletes.end(), earlier.start_ns,
+                                [](const ForeignDelete& d, Nanos t) { return d.invoke_ns < t; });
+  auto last = std::upper_bound(first, deletes.end(), later.start_ns,
+                               [](Nanos t, const ForeignDelete& d) { return t < d.invoke_ns; });
+  while (last != first) {
+    --last;
+    if (last->client != earlier.client && last->client != later.client) return &*last;
+  }
+  return nullptr;
+}
+
+std::string lease_phrase(const History& history, const WindowRecord& window) {
+  return client_name(history, window.client) + "'s lease (ttl " + std::to_string(window.ttl_ms) +
+         " ms)";
+}
+
+MutexViolation make_violation(const History& history, const KeyTimeline& timeline,
+                              const WindowRecord& earlier, const WindowRecord& later) {
+  MutexViolation v;
+  v.key = timeline.key;
+  v.earlier = to_hold_window(earlier, timeline.key);
+  v.later = to_hold_window(later, timeline.key);
+  v.overlap_ns = std::min(earlier.end_ns, later.end_ns) - later.start_ns;
+
+  const std::string x = client_name(history, earlier.client);
+  const std::string y = client_name(history, later.client);
+  std::string text = y + " acquired " + timeline.key + " at " + format_ms(later.start_ns) +
+                     " while " + x + " was still inside (" + x + " held it since " +
+                     format_ms(earlier.start_ns) + ", " +
+                     window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
+                     format_ms(v.overlap_ns) + ". ";
+
+  if (const ForeignDelete* stale = stale_release_between(timeline, earlier, later)) {
+    v.cause = "stale_release";
+    v.stale_releaser = stale->client;
+    v.stale_release_ns = stale->invoke_ns;
+    const std::string z = client_name(history, stale->client);
+    const std::string why =
+        stale->lease_ran_out
+            ? "made after its own lease had run out at " + format_ms(stale->lease_end_ns)
+            : "made after " + client_name(history, stale->newer_holder) +
+                  " had taken the lock over";
+    text += z + "'s release at " + format_ms(stale->invoke_ns) + ", " + why + ", deleted " + x +
+            "'s lock and let " + y + " in.";
+  } else if (earlier.lease_end_ns <= later.start_ns) {
+    v.cause = "lease_expired";
+    text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
+            " while " + x + " was still working.";
+  } else {
+    v.cause = "racy_acquire";
+    text += earlier.ttl_ms >= 0
+                ? lease_phrase(history, earlier) + " was still valid until " +
+                      format_ms(earlier.lease_end_ns) + ": both acquires succeeded on a held lock."
+                : x + "'s lock has no TTL: both acquires succeeded on a held lock.";
+  }
+  v.explanation = std::move(text);
+  return v;
+}
+
+void find_overlaps(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+  const std::vector<WindowRecord>& windows = timeline.windows;
+  std::vector<std::size_t> active;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const WindowRecord& later = windows[i];
+    // Touching windows (one ends exactly when the next starts) share no time: not a violation.
+    std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
+    for (std::size_t a : active) {
+      if (windows[a].client == later.client) continue;
+      result.violations.push_back(make_violation(history, timeline, windows[a], later));
+    }
+    active.push_back(i);
+  }
+}
+
+void find_stale_releases(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+  if (timeline.foreign_deletes.empty()) return;
+  const WindowIndex index(timeline.windows);
+  for (const ForeignDelete& release : timeline.foreign_deletes) {
+    if (!release.lease_ran_out) continue;
+    const Nanos t = release.invoke_ns;
+    // Inside at t: entered at or before t and not yet left.
+    const int victim =
+        index.find(t, t + 1, [&](const WindowRecord& w) { return w.client != release.client; });
+    if (victim < 0) continue;
+    const WindowRecord& window = timeline.windows[static_cast<std::size_t>(victim)];
+    const std::string z = client_name(history, release.client);
+    const std::string v = client_name(history, window.client);
+    result.stale_releases.push_back(StaleRelease{
+        .key = timeline.key,
+        .releaser = release.client,
+        .victim = window.client,
+        .release_ns = t,
+        .explanation = z + "'s release of " + timeline.key + " at " + format_ms(t) +
+                       " came after its lease had run out at " + format_ms(release.lease_end_ns) +
+                       " and deleted the lock while " + v + " was inside (since " +
+                       format_ms(window.start_ns) + ").",
+    });
+  }
+}
+
+}  // namespace
+
+void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
+                            CheckResult& result) {
+  find_overlaps(history, timeline, result);
+  find_stale_releases(history, timeline, result);
+}
+
+}  // namespace locksim::checker_internal

@@ -1,0 +1,370 @@
+#include "sim/checker/timeline.h"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace locksim::checker_internal {
+namespace {
+
+// ClientKeyState: where one client stands with one key while the history is read.
+struct ClientKeyState {
+  bool seen = false;
+  // An acquire in flight (invoked, no reply yet).
+  Nanos acquire_invoke_ns = -1;
+  std::int64_t acquire_ttl_ms = -1;
+  // The last successful acquire, while the client believes it holds the key (until its release
+  // completes).
+  bool acquired = false;
+  Nanos ok_invoke_ns = 0;
+  Nanos ok_ns = 0;
+  std::int64_t ok_ttl_ms = -1;
+  Nanos lease_end_ns = kNever;
+  std::string token;
+  Nanos enter_ns = -1;  // >= 0 while inside
+  // The possible hold in progress: from the first acquire that may have succeeded.
+  Nanos hold_start_ns = -1;
+  Nanos hold_lease_end_ns = -1;  // the latest lease end behind it; kNever if one has no TTL
+  std::int64_t hold_ttl_ms = -1;
+  std::vector<int> open_maybes;  // maybe_acquires whose possible window is still open
+  // A release in flight, judged when it was invoked.
+  bool releasing = false;
+  Nanos release_invoke_ns = 0;
+  bool release_lease_ran_out = false;
+  int release_newer_holder = -1;
+};
+
+// KeyState: the latest enter on a key, to tell whether a release deleted someone else's key.
+struct KeyState {
+  int last_enter_client = -1;
+  Nanos last_enter_ns = -1;
+};
+
+Nanos lease_end(Nanos from_ns, std::int64_t ttl_ms) {
+  return ttl_ms >= 0 ? from_ns + ms_to_ns(ttl_ms) : kNever;
+}
+
+// is_io_error: the error text of a release or acquire that may or may not have run.
+bool is_io_error(std::string_view error) {
+  for (std::string_view kind : {"timeout", "closed", "protocol"}) {
+    if (error.starts_with(kind)) return true;
+  }
+  return false;
+}
+
+class TimelineBuilder {
+ public:
+  Timelines build(const History& history) {
+    if (!history.events.empty()) {
+      timelines_.first_ns = history.events.front().time_ns;
+      timelines_.last_ns = history.events.back().time_ns;
+    }
+    for (const Event& event : history.events) {
+      if (event.client < 0) continue;  // not attributable to a client: nothing to judge
+      if (event.f == Op::kCrash) {
+        crash(event.client, event.time_ns);
+        continue;
+      }
+      if (event.f == Op::kWork || event.f == Op::kWrite || event.f == Op::kFault) continue;
+      const int key = key_index(event.key);
+      ClientKeyState& s = state(event.client, key);
+      switch (event.f) {
+        case Op::kAcquire:
+          on_acquire(event, key, s);
+          break;
+        case Op::kEnter:
+          on_enter(event, key, s);
+          break;
+        case Op::kExit:
+          on_exit(event, key, s);
+          break;
+        case Op::kRelease:
+          on_release(event, key, s);
+          break;
+        case Op::kExtend:
+          on_extend(event, s);
+          break;
+        default:
+          break;
+      }
+    }
+    finish();
+    for (KeyTimeline& timeline : timelines_.keys) {
+      std::sort(timeline.windows.begin(), timeline.windows.end(),
+                [](const WindowRecord& a, const WindowRecord& b) {
+                  return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
+                });
+      std::stable_sort(
+          timeline.foreign_deletes.begin(), timeline.foreign_deletes.end(),
+          [](const ForeignDelete& a, const ForeignDelete& b) { return a.invoke_ns < b.invoke_ns; });
+    }
+    return std::move(timelines_);
+  }
+
+ private:
+  int key_index(const std::string& key) {
+    // Histories usually hammer one key: skip the hash lookup when it repeats.
+    if (last_key_ >= 0 && timelines_.keys[static_cast<std::size_t>(last_key_)].key == key) {
+      return last_key_;
+    }
+    auto [it, inserted] = key_indexes_.try_emplace(key, static_cast<int>(timelines_.keys.size()));
+    if (inserted) {
+      timelines_.keys.emplace_back().key = key;
+      key_states_.emplace_back();
+      states_.emplace_back();
+    }
+    last_key_ = it->second;
+    return last_key_;
+  }
+
+  ClientKeyState& state(int client, int key) {
+    std::vector<ClientKeyState>& by_client = states_[static_cast<std::size_t>(key)];
+    const auto c = static_cast<std::size_t>(client);
+    if (by_client.size() <= c) by_client.resize(c + 1);
+    if (client_keys_.size() <= c) client_keys_.resize(c + 1);
+    ClientKeyState& s = by_client[c];
+    if (!s.seen) {
+      s.seen = true;
+      client_keys_[c].push_back(key);
+    }
+    return s;
+  }
+
+  KeyTimeline& timeline(int key) { return timelines_.keys[static_cast<std::size_t>(key)]; }
+
+  // open_hold: the client may hold the key from `start_ns` until its release completes.
+  static void open_hold(ClientKeyState& s, Nanos start_ns, Nanos lease_end_ns,
+                        std::int64_t ttl_ms) {
+    if (s.hold_start_ns < 0) s.hold_start_ns = start_ns;
+    s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, lease_end_ns);
+    s.hold_ttl_ms = ttl_ms;
+  }
+
+  void on_acquire(const Event& event, int key, ClientKeyState& s) {
+    const Nanos t = event.time_ns;
+    const Nanos invoke_ns = s.acquire_invoke_ns >= 0 ? s.acquire_invoke_ns : t;
+    switch (event.type) {
+      case EventType::kInvoke:
+        s.acquire_invoke_ns = t;
+        s.acquire_ttl_ms = event.ttl_ms;
+        return;
+      case EventType::kOk: {
+        const std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.acquire_ttl_ms;
+        s.acquired = true;
+        s.ok_invoke_ns = invoke_ns;
+        s.ok_ns = t;
+        s.ok_ttl_ms = ttl_ms;
+        s.lease_end_ns = lease_end(t, ttl_ms);
+        s.token = event.token;
+        open_hold(s, invoke_ns, s.lease_end_ns, ttl_ms);
+        break;
+      }
+      case EventType::kFail:
+        timeline(key).failed_acquires.push_back(
+            FailedAcquire{.client = event.client, .invoke_ns = invoke_ns, .fail_ns = t});
+        break;
+      case EventType::kInfo: {
+        // The SET may have run at any point up to the reply that never came.
+        open_hold(s, invoke_ns, lease_end(t, s.acquire_ttl_ms), s.acquire_ttl_ms);
+        std::vector<MaybeAcquire>& maybes = timeline(key).maybe_acquires;
+        s.open_maybes.push_back(static_cast<int>(maybes.size()));
+        maybes.push_back(MaybeAcquire{
+            .client = event.client, .invoke_ns = invoke_ns, .end_ns = -1, .error = event.error});
+        break;
+      }
+    }
+    s.acquire_invoke_ns = -1;
+  }
+
+  void on_enter(const Event& event, int key, ClientKeyState& s) {
+    if (s.enter_ns >= 0) close_window(event.client, key, s, event.time_ns, HoldWindow::End::kExit);
+    if (!s.acquired) {
+      // An enter without a recorded acquire: the window still counts, with what we know.
+      s.ok_invoke_ns = s.ok_ns = event.time_ns;
+      s.ok_ttl_ms = -1;
+      s.lease_end_ns = kNever;
+    }
+    s.enter_ns = event.time_ns;
+    KeyState& k = key_states_[static_cast<std::size_t>(key)];
+    k.last_enter_client = event.client;
+    k.last_enter_ns = event.time_ns;
+  }
+
+  void on_exit(const Event& event, int key, ClientKeyState& s) {
+    if (s.enter_ns >= 0) close_window(event.client, key, s, event.time_ns, HoldWindow::End::kExit);
+  }
+
+  void on_extend(const Event& event, ClientKeyState& s) {
+    if (event.type != EventType::kOk || !s.acquired || event.ttl_ms < 0) return;
+    s.lease_end_ns = lease_end(event.time_ns, event.ttl_ms);
+    s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
+  }
+
+  void on_release(const Event& event, int key, ClientKeyState& s) {
+    const Nanos t = event.time_ns;
+    if (event.type == EventType::kInvoke) {
+      const KeyState& k = key_states_[static_cast<std::size_t>(key)];
+      s.releasing = true;
+      s.release_invoke_ns = t;
+      s.release_lease_ran_out = s.acquired && s.lease_end_ns <= t;
+      const bool someone_else_entered = k.last_enter_client >= 0 &&
+                                        k.last_enter_client != event.client &&
+                                        (!s.acquired || k.last_enter_ns > s.ok_ns);
+      s.release_newer_holder = someone_else_entered ? k.last_enter_client : -1;
+      return;
+    }
+    if (!s.releasing) {
+      // A completion without its invoke: judge it at the completion.
+      s.release_invoke_ns = t;
+      s.release_lease_ran_out = s.acquired && s.lease_end_ns <= t;
+      s.release_newer_holder = -1;
+    }
+    HoldEnd how = HoldEnd::kReleaseDidNotDelete;
+    if (event.type == EventType::kOk && event.count >= 1) {
+      how = HoldEnd::kReleased;
+      if (s.release_lease_ran_out || s.release_newer_holder >= 0) {
+        timeline(key).foreign_deletes.push_back(ForeignDelete{
+            .client = event.client,
+            .invoke_ns = s.release_invoke_ns,
+            .lease_end_ns = s.lease_end_ns,
+            .lease_ran_out = s.release_lease_ran_out,
+            .newer_holder = s.release_newer_holder,
+        });
+      }
+    } else if (event.type == EventType::kInfo ||
+               (event.type == EventType::kFail && is_io_error(event.error))) {
+      how = HoldEnd::kReleaseUnknown;
+    }
+    end_hold(event.client, key, s, t, t, how);
+    for (int maybe : s.open_maybes) {
+      timeline(key).maybe_acquires[static_cast<std::size_t>(maybe)].end_ns = t;
+    }
+    s.open_maybes.clear();
+    s.acquired = false;
+    s.releasing = false;
+  }
+
+  void close_window(int client, int key, ClientKeyState& s, Nanos end_ns, HoldWindow::End end) {
+    timeline(key).windows.push_back(WindowRecord{
+        .client = client,
+        .acquire_invoke_ns = s.ok_invoke_ns,
+        .acquire_ok_ns = s.ok_ns,
+        .start_ns = s.enter_ns,
+        .end_ns = end_ns,
+        .ttl_ms = s.ok_ttl_ms,
+        .lease_end_ns = s.lease_end_ns,
+        .end = end,
+        .token = s.token,
+    });
+    s.enter_ns = -1;
+  }
+
+  void end_hold(int client, int key, ClientKeyState& s, Nanos end_ns, Nanos completed_ns,
+                HoldEnd how) {
+    if (s.hold_start_ns < 0) return;
+    timeline(key).possible_holds.push_back(PossibleHold{
+        .client = client,
+        .start_ns = s.hold_start_ns,
+        .end_ns = end_ns,
+        .how = how,
+        .completed_ns = completed_ns,
+        .acquired = s.acquired,
+        .ttl_ms = s.hold_ttl_ms,
+    });
+    s.hold_start_ns = -1;
+    s.hold_lease_end_ns = -1;
+    s.hold_ttl_ms = -1;
+  }
+
+  // crash: the client stopped. Its windows end here; a key it may hold stays held on the server
+  // until its lease runs out (forever without TTL), but no live client holds it any more.
+  void crash(int client, Nanos t) {
+    if (static_cast<std::size_t>(client) >= client_keys_.size()) return;
+    for (int key : client_keys_[static_cast<std::size_t>(client)]) {
+      ClientKeyState& s = states_[static_cast<std::size_t>(key)][static_cast<std::size_t>(client)];
+      KeyTimeline& line = timeline(key);
+      if (s.enter_ns >= 0) {
+        line.crashes_inside.push_back(CrashInside{.client = client, .crash_ns = t});
+        close_window(client, key, s, t, HoldWindow::End::kCrash);
+      }
+      if (s.acquire_invoke_ns >= 0) {
+        // The request may still have reached the server: an indeterminate acquire.
+        open_hold(s, s.acquire_invoke_ns, lease_end(t, s.acquire_ttl_ms), s.acquire_ttl_ms);
+        s.open_maybes.push_back(static_cast<int>(line.maybe_acquires.size()));
+        line.maybe_acquires.push_back(MaybeAcquire{
+            .client = client,
+            .invoke_ns = s.acquire_invoke_ns,
+            .end_ns = -1,
+            .error = "",
+            .interrupted = true,
+        });
+        s.acquire_invoke_ns = -1;
+      }
+      // A crash does not delete the key: what the client may hold, it holds until the lease ends.
+      const Nanos server_hold_end_ns = std::max(t, s.hold_lease_end_ns);
+      for (int maybe : s.open_maybes) {
+        line.maybe_acquires[static_cast<std::size_t>(maybe)].end_ns = server_hold_end_ns;
+      }
+      s.open_maybes.clear();
+      const Nanos live_hold_end_ns = s.hold_lease_end_ns == kNever ? t : server_hold_end_ns;
+      end_hold(client, key, s, live_hold_end_ns, t, HoldEnd::kCrash);
+      s.acquired = false;
+      s.releasing = false;
+    }
+  }
+
+  void finish() {
+    const Nanos last_ns = timelines_.last_ns;
+    for (std::size_t key = 0; key < states_.size(); ++key) {
+      KeyTimeline& line = timelines_.keys[key];
+      for (std::size_t client = 0; client < states_[key].size(); ++client) {
+        ClientKeyState& s = states_[key][client];
+        const int c = static_cast<int>(client);
+        const int k = static_cast<int>(key);
+        if (s.enter_ns >= 0) close_window(c, k, s, last_ns, HoldWindow::End::kEndOfHistory);
+        if (s.acquire_invoke_ns >= 0) {
+          open_hold(s, s.acquire_invoke_ns, kNever, s.acquire_ttl_ms);
+          s.open_maybes.push_back(static_cast<int>(line.maybe_acquires.size()));
+          line.maybe_acquires.push_back(MaybeAcquire{.client = c,
+                                                     .invoke_ns = s.acquire_invoke_ns,
+                                                     .end_ns = last_ns,
+                                                     .error = "",
+                                                     .interrupted = true});
+        }
+        for (int maybe : s.open_maybes) {
+          line.maybe_acquires[static_cast<std::size_t>(maybe)].end_ns = last_ns;
+        }
+        end_hold(c, k, s, last_ns, last_ns, HoldEnd::kEndOfHistory);
+      }
+      for (MaybeAcquire& maybe : line.maybe_acquires)
+        maybe.end_ns = std::min(maybe.end_ns, last_ns);
+    }
+  }
+
+  Timelines timelines_;
+  std::unordered_map<std::string, int> key_indexes_;
+  int last_key_ = -1;
+  std::vector<KeyState> key_states_;
+  std::vector<std::vector<ClientKeyState>> states_;  // [key][client]
+  std::vector<std::vector<int>> client_keys_;        // [client]: keys the client touched
+};
+
+}  // namespace
+
+Timelines build_timelines(const History& history) { return TimelineBuilder().build(history); }
+
+HoldWindow to_hold_window(const WindowRecord& record, const std::string& key) {
+  return HoldWindow{
+      .client = record.client,
+      .key = key,
+      .acquire_invoke_ns = record.acquire_invoke_ns,
+      .start_ns = record.start_ns,
+      .end_ns = record.end_ns,
+      .token = record.token,
+      .ttl_ms = record.ttl_ms,
+      .end = record.end,
+  };
+}
+
+}  // namespace locksim::checker_internal

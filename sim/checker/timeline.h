@@ -1,0 +1,117 @@
+// timeline.h: KeyTimeline, the per-key facts every checker reads, built in one pass over a history.
+//
+// Internal to the checker. The history interleaves clients and keys; the checkers want, per key,
+// definite hold windows, possible-hold intervals, failed and indeterminate acquires, deleting
+// releases made by a client that no longer held the key, and crashes inside. Building these once
+// keeps every checker a sort plus a sweep.
+//
+//   Timelines timelines = build_timelines(history);
+//   for (const KeyTimeline& key : timelines.keys) sweep(key.windows);
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "sim/core/clock.h"
+#include "sim/history/event.h"
+
+namespace locksim::checker_internal {
+
+// kNever: an instant after every event (a lease without TTL never runs out).
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+// WindowRecord: a definite hold window plus what the mutual exclusion causes need.
+struct WindowRecord {
+  int client = -1;
+  Nanos acquire_invoke_ns = 0;
+  Nanos acquire_ok_ns = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::int64_t ttl_ms = -1;
+  Nanos lease_end_ns = kNever;  // acquire ok (or last extension ok) + ttl; kNever without TTL
+  HoldWindow::End end = HoldWindow::End::kExit;
+  std::string token;
+};
+
+// ForeignDelete: a release that deleted a key (count >= 1) although its client was no longer the
+// holder when it invoked it: its lease had run out, or another client had entered since its own
+// acquire succeeded (the key was someone else's).
+struct ForeignDelete {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos lease_end_ns = kNever;
+  bool lease_ran_out = false;
+  int newer_holder = -1;  // the client that had entered since, or -1
+};
+
+// HoldEnd: why a possible-hold interval ended; used to explain a stuck lock.
+enum class HoldEnd {
+  kReleased,             // release ok that deleted the key
+  kReleaseDidNotDelete,  // release ok with count 0, or a release that failed
+  kReleaseUnknown,       // release info: it may or may not have deleted the key
+  kCrash,                // the client crashed; the interval is extended to its lease end
+  kEndOfHistory,
+};
+
+// PossibleHold: [acquire invoke, release completed] of a client that may have held the key. A
+// crash cuts it (a crashed client is not live), except that a lease keeps the key held until it
+// runs out: then the interval ends at the lease end.
+struct PossibleHold {
+  int client = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  HoldEnd how = HoldEnd::kEndOfHistory;
+  Nanos completed_ns = 0;  // the release completion, crash or last event that ended it
+  bool acquired = false;   // false: only an indeterminate or interrupted acquire
+  std::int64_t ttl_ms = -1;
+};
+
+// FailedAcquire: an acquire that ended in `fail`.
+struct FailedAcquire {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos fail_ns = 0;
+};
+
+// CrashInside: a client crashed between enter and exit.
+struct CrashInside {
+  int client = -1;
+  Nanos crash_ns = 0;
+};
+
+// MaybeAcquire: an acquire that ended in `info`, or was still in flight at a crash or at the end
+// of the history, with the interval during which it may have held the key.
+struct MaybeAcquire {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos end_ns = 0;
+  std::string error;  // the info event's error; empty when interrupted by a crash or the end
+  bool interrupted = false;
+};
+
+struct KeyTimeline {
+  std::string key;
+  std::vector<WindowRecord> windows;           // sorted by start_ns, then end_ns
+  std::vector<PossibleHold> possible_holds;    // in the order they ended
+  std::vector<ForeignDelete> foreign_deletes;  // sorted by invoke_ns
+  std::vector<FailedAcquire> failed_acquires;
+  std::vector<CrashInside> crashes_inside;
+  std::vector<MaybeAcquire> maybe_acquires;
+};
+
+struct Timelines {
+  std::vector<KeyTimeline> keys;  // in order of first appearance
+  Nanos first_ns = 0;
+  Nanos last_ns = 0;
+};
+
+// build_timelines: one pass over `history` (sorted by time, as History promises).
+Timelines build_timelines(const History& history);
+
+// to_hold_window: the public view of a window record.
+HoldWindow to_hold_window(const WindowRecord& record, const std::string& key);
+
+}  // namespace locksim::checker_internal

@@ -1,0 +1,217 @@
+#include "sim/scenario/json_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "sim/core/error.h"
+
+namespace locksim::scenario_internal {
+namespace {
+
+bool is_identifier(std::string_view key) {
+  if (key.empty() || std::isdigit(static_cast<unsigned char>(key.front()))) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+std::string lowercase(std::string_view word) {
+  std::string result(word);
+  for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
+
+// edit_distance: optimal string alignment distance, so the common typo of two swapped letters
+// ("tll_ms") costs 1 like a single wrong letter.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::optional<std::string> match = closest_match(word, candidates);
+  return match ? " (did you mean \"" + *match + "\"?)" : "";
+}
+
+}  // namespace
+
+std::string member_path(const std::string& parent, std::string_view key) {
+  if (is_identifier(key)) return parent + "." + std::string(key);
+  return parent + "[" + nlohmann::json(std::string(key)).dump() + "]";
+}
+
+std::string index_path(const std::string& parent, std::size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  const std::string lower_word = lowercase(word);
+  for (const std::string& candidate : candidates) {
+    if (lowercase(candidate) == lower_word) return candidate;
+  }
+  std::optional<std::string> best;
+  std::size_t best_distance = 3;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    // A distance as long as both words means nothing of it was right ("x" vs "id").
+    if (distance < best_distance && distance < std::max(word.size(), candidate.size())) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string result;
+  for (const std::string& word : words) {
+    if (!result.empty()) result += ", ";
+    result += word;
+  }
+  return result;
+}
+
+std::string describe(const nlohmann::json& value) {
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  return value.dump();
+}
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string path, const std::string& file)
+    : value_(&value), path_(std::move(path)), file_(&file) {}
+
+void JsonReader::fail(std::string_view what) const {
+  throw InputError(*file_ + ": " + path_ + ": " + std::string(what));
+}
+
+void JsonReader::expect_object(const std::vector<std::string>& allowed) const {
+  if (!value_->is_object()) fail("expected an object, got " + describe(*value_));
+  for (const auto& [key, child] : value_->items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    const std::string hint = suggestion(key, allowed);
+    JsonReader(child, member_path(path_, key), *file_)
+        .fail("unknown key" + (hint.empty() ? "; allowed keys: " + join(allowed) : hint));
+  }
+}
+
+bool JsonReader::has(std::string_view key) const {
+  return value_->is_object() && value_->contains(key);
+}
+
+JsonReader JsonReader::member(std::string_view key) const {
+  std::optional<JsonReader> child = optional_member(key);
+  if (!child) fail("missing required key \"" + std::string(key) + "\"");
+  return *child;
+}
+
+std::optional<JsonReader> JsonReader::optional_member(std::string_view key) const {
+  if (!value_->is_object()) fail("expected an object, got " + describe(*value_));
+  const auto found = value_->find(key);
+  if (found == value_->end()) return std::nullopt;
+  return JsonReader(*found, member_path(path_, key), *file_);
+}
+
+std::vector<JsonReader> JsonReader::elements(bool non_empty) const {
+  if (!value_->is_array()) fail("expected an array, got " + describe(*value_));
+  if (non_empty && value_->empty()) fail("expected a non-empty array, got []");
+  std::vector<JsonReader> result;
+  result.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i) {
+    result.emplace_back((*value_)[i], index_path(path_, i), *file_);
+  }
+  return result;
+}
+
+std::string JsonReader::string() const {
+  if (!value_->is_string()) fail("expected a string, got " + describe(*value_));
+  return value_->get<std::string>();
+}
+
+std::string JsonReader::non_empty_string() const {
+  std::string result = string();
+  if (result.empty()) fail("expected a non-empty string");
+  return result;
+}
+
+std::string JsonReader::matching(const std::regex& pattern, std::string_view description) const {
+  std::string result = string();
+  if (!std::regex_match(result, pattern)) {
+    fail("expected " + std::string(description) + ", got " + describe(*value_));
+  }
+  return result;
+}
+
+std::string JsonReader::one_of(const std::vector<std::string>& allowed, std::string_view noun,
+                               std::string_view label) const {
+  if (!value_->is_string()) {
+    fail("expected a " + std::string(noun) + " (a string), got " + describe(*value_));
+  }
+  std::string word = value_->get<std::string>();
+  if (std::find(allowed.begin(), allowed.end(), word) != allowed.end()) return word;
+  fail("unknown " + std::string(noun) + " " + describe(*value_) + suggestion(word, allowed) + "; " +
+       std::string(label) + ": " + join(allowed));
+}
+
+std::int64_t JsonReader::integer(std::string_view type_error) const {
+  if (!value_->is_number_integer()) {
+    std::string what = "expected " + std::string(type_error) + ", got " + describe(*value_);
+    // A quoted number is a common slip when a file is generated; say how to fix it.
+    if (value_->is_string()) {
+      const std::string text = value_->get<std::string>();
+      if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+          })) {
+        what += " (write the number without quotes)";
+      }
+    }
+    fail(what);
+  }
+  if (value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    return std::numeric_limits<std::int64_t>::max();  // out of every range; the caller says so
+  }
+  return value_->get<std::int64_t>();
+}
+
+std::int64_t JsonReader::duration_ms(std::int64_t min_ms, std::int64_t max_ms) const {
+  const std::int64_t result = integer("an integer number of milliseconds");
+  if (result < min_ms || result > max_ms) {
+    fail("expected a duration in ms between " + std::to_string(min_ms) + " and " +
+         std::to_string(max_ms) + ", got " + describe(*value_));
+  }
+  return result;
+}
+
+std::int64_t JsonReader::count(std::int64_t min, std::int64_t max, std::string_view what) const {
+  const std::int64_t result = integer("an integer");
+  if (result < min || result > max) {
+    fail("expected " + std::string(what) + " between " + std::to_string(min) + " and " +
+         std::to_string(max) + ", got " + describe(*value_));
+  }
+  return result;
+}
+
+double JsonReader::probability() const {
+  if (!value_->is_number()) fail("expected a probability (a number), got " + describe(*value_));
+  const double result = value_->get<double>();
+  if (!(result >= 0.0 && result <= 1.0)) {
+    fail("expected a probability between 0 and 1, got " + describe(*value_));
+  }
+  return result;
+}
+
+}  // namespace locksim::scenario_internal

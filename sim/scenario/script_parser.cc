@@ -1,0 +1,297 @@
+// The scripted form: "clients", "steps" and the conditions steps wait on.
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <string>
+#include <utility>
+
+#include "sim/scenario/scenario_parts.h"
+
+namespace locksim::scenario_internal {
+namespace {
+
+// The fault injector records its events under this client name, so no scripted client may use it.
+constexpr const char* kReservedClient = "nemesis";
+
+const std::vector<std::string> kCommonStepKeys = {"client", "do", "id", "wait_for", "wait_max_ms"};
+
+struct ActionSpec {
+  const char* name;
+  Step::Action action;
+  std::vector<std::string> keys;  // keys this action allows beyond kCommonStepKeys
+};
+
+const std::vector<ActionSpec>& action_specs() {
+  static const std::vector<ActionSpec> specs = {
+      {"acquire", Step::Action::kAcquire, {"timeout_ms"}},
+      {"release", Step::Action::kRelease, {}},
+      {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
+      {"crash", Step::Action::kCrash, {}},
+      {"sleep", Step::Action::kSleep, {"sleep_ms"}},
+  };
+  return specs;
+}
+
+std::vector<std::string> action_names() {
+  std::vector<std::string> names;
+  for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
+  return names;
+}
+
+const ActionSpec& spec_of(Step::Action action) {
+  const auto& specs = action_specs();
+  return *std::find_if(specs.begin(), specs.end(),
+                       [&](const ActionSpec& spec) { return spec.action == action; });
+}
+
+std::vector<std::string> all_step_keys() {
+  std::vector<std::string> keys = kCommonStepKeys;
+  for (const ActionSpec& spec : action_specs()) {
+    keys.insert(keys.end(), spec.keys.begin(), spec.keys.end());
+  }
+  return keys;
+}
+
+// The actions whose steps may carry `key`, for "not allowed" messages.
+std::vector<std::string> actions_allowing(const std::string& key) {
+  std::vector<std::string> names;
+  for (const ActionSpec& spec : action_specs()) {
+    if (std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end()) {
+      names.push_back("\"" + std::string(spec.name) + "\"");
+    }
+  }
+  return names;
+}
+
+struct ConditionSpec {
+  const char* name;
+  Condition::Kind kind;
+};
+
+const std::vector<ConditionSpec>& condition_specs() {
+  static const std::vector<ConditionSpec> specs = {
+      {"inside", Condition::Kind::kInside},          {"outside", Condition::Kind::kOutside},
+      {"crashed", Condition::Kind::kCrashed},        {"key_absent", Condition::Kind::kKeyAbsent},
+      {"key_present", Condition::Kind::kKeyPresent}, {"done", Condition::Kind::kDone},
+  };
+  return specs;
+}
+
+std::vector<std::string> condition_names() {
+  std::vector<std::string> names;
+  for (const ConditionSpec& spec : condition_specs()) names.emplace_back(spec.name);
+  return names;
+}
+
+// What conditions may refer to: the scenario's clients and every step id.
+struct ScriptNames {
+  std::vector<std::string> clients;
+  std::vector<std::string> step_ids;
+};
+
+Condition parse_condition(const JsonReader& node, const ScriptNames& names,
+                          const std::string& own_id) {
+  const std::vector<std::string> kinds = condition_names();
+  if (!node.value().is_object() || node.value().size() != 1) {
+    node.fail("expected a condition: an object with exactly one of " + join(kinds) +
+              " (use an array for several conditions), got " + describe(node.value()));
+  }
+  node.expect_object(kinds);
+  const std::string kind_name = node.value().begin().key();
+  const JsonReader argument = node.member(kind_name);
+  Condition condition;
+  for (const ConditionSpec& spec : condition_specs()) {
+    if (kind_name == spec.name) condition.kind = spec.kind;
+  }
+  switch (condition.kind) {
+    case Condition::Kind::kInside:
+    case Condition::Kind::kOutside:
+    case Condition::Kind::kCrashed:
+      condition.argument = argument.one_of(names.clients, "client", "clients");
+      break;
+    case Condition::Kind::kKeyAbsent:
+    case Condition::Kind::kKeyPresent:
+      condition.argument = argument.non_empty_string();
+      break;
+    case Condition::Kind::kDone:
+      condition.argument = argument.one_of(names.step_ids, "step id", "step ids");
+      if (condition.argument == own_id) {
+        argument.fail("a step cannot wait for itself to be done (\"" + own_id + "\")");
+      }
+      break;
+  }
+  return condition;
+}
+
+// parse_conditions: one condition object or a non-empty array of them.
+std::vector<Condition> parse_conditions(const JsonReader& node, const ScriptNames& names,
+                                        const std::string& own_id) {
+  if (!node.value().is_array()) return {parse_condition(node, names, own_id)};
+  std::vector<Condition> conditions;
+  for (const JsonReader& element : node.elements(/*non_empty=*/true)) {
+    conditions.push_back(parse_condition(element, names, own_id));
+  }
+  return conditions;
+}
+
+std::vector<std::string> parse_clients(const JsonReader& node) {
+  static const std::regex kClientPattern("[A-Za-z][A-Za-z0-9_-]{0,31}");
+  std::vector<std::string> clients;
+  std::map<std::string, std::string> path_of;
+  for (const JsonReader& element : node.elements(/*non_empty=*/true)) {
+    std::string client = element.matching(
+        kClientPattern, "a client name (a letter, then up to 31 letters, digits, '_' or '-')");
+    if (client == kReservedClient) {
+      element.fail("\"nemesis\" is reserved for the fault injector; choose another client name");
+    }
+    const auto [previous, inserted] = path_of.emplace(client, element.path());
+    if (!inserted)
+      element.fail("duplicate client \"" + client + "\" (also at " + previous->second + ")");
+    clients.push_back(std::move(client));
+  }
+  return clients;
+}
+
+// collect_step_ids: every step's id, explicit or default, checked for uniqueness. A first pass,
+// because {"done": id} may name any step, including a later one.
+std::vector<std::string> collect_step_ids(const std::vector<JsonReader>& steps) {
+  std::vector<std::string> ids;
+  std::map<std::string, std::string> path_of;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    steps[i].expect_object(all_step_keys());
+    const std::optional<JsonReader> id_node = steps[i].optional_member("id");
+    std::string id = id_node ? id_node->non_empty_string() : "step-" + std::to_string(i + 1);
+    const JsonReader& where = id_node ? *id_node : steps[i];
+    const auto [previous, inserted] = path_of.emplace(id, where.path());
+    if (!inserted) {
+      where.fail((id_node ? "duplicate step id \"" : "default step id \"") + id +
+                 "\" is also used at " + previous->second + "; give one of them another id");
+    }
+    ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+Step parse_step(const JsonReader& node, const ScriptNames& names, std::string id) {
+  Step step;
+  step.id = std::move(id);
+  step.json_path = node.path();
+  step.client = node.member("client").one_of(names.clients, "client", "clients");
+  const std::string action_name = node.member("do").one_of(action_names(), "action", "allowed");
+  const ActionSpec& spec =
+      *std::find_if(action_specs().begin(), action_specs().end(),
+                    [&](const ActionSpec& candidate) { return action_name == candidate.name; });
+  step.action = spec.action;
+  for (const auto& [key, unused] : node.value().items()) {
+    const bool common =
+        std::find(kCommonStepKeys.begin(), kCommonStepKeys.end(), key) != kCommonStepKeys.end();
+    const bool allowed = std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end();
+    if (!common && !allowed) {
+      node.member(key).fail("not allowed when \"do\" is \"" + action_name +
+                            "\" (only with \"do\": " + join(actions_allowing(key)) + ")");
+    }
+  }
+
+  if (const auto wait_for = node.optional_member("wait_for")) {
+    step.wait_for = parse_conditions(*wait_for, names, step.id);
+  }
+  if (const auto wait_max = node.optional_member("wait_max_ms")) {
+    if (step.wait_for.empty()) wait_max->fail("only allowed together with \"wait_for\"");
+    step.wait_max_ms = wait_max->duration_ms(0, kMaxDurationMs);
+  }
+
+  switch (step.action) {
+    case Step::Action::kAcquire:
+      if (const auto timeout = node.optional_member("timeout_ms")) {
+        step.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
+      }
+      break;
+    case Step::Action::kWork: {
+      const bool has_work_ms = node.has("work_ms");
+      const bool has_until = node.has("until");
+      if (has_work_ms == has_until) {
+        node.fail(has_work_ms ? "\"work_ms\" and \"until\" exclude each other; give one"
+                              : "a \"work\" step needs \"work_ms\" or \"until\" (with \"max_ms\")");
+      }
+      if (has_work_ms) {
+        if (node.has("max_ms")) {
+          node.member("max_ms").fail("only allowed together with \"until\" (\"work_ms\" is exact)");
+        }
+        step.work_ms = node.member("work_ms").duration_ms(0, kMaxDurationMs);
+      } else {
+        step.until = parse_conditions(node.member("until"), names, step.id);
+        if (!node.has("max_ms")) {
+          node.fail("\"until\" needs \"max_ms\", the upper bound of the work in ms (1.." +
+                    std::to_string(kMaxDurationMs) + ")");
+        }
+        step.max_ms = node.member("max_ms").duration_ms(1, kMaxDurationMs);
+      }
+      break;
+    }
+    case Step::Action::kSleep:
+      step.work_ms = node.member("sleep_ms").duration_ms(0, kMaxDurationMs);
+      break;
+    case Step::Action::kRelease:
+    case Step::Action::kCrash:
+      break;
+  }
+  return step;
+}
+
+nlohmann::json resolved_conditions(const std::vector<Condition>& conditions) {
+  nlohmann::json result = nlohmann::json::array();
+  for (const Condition& condition : conditions) {
+    for (const ConditionSpec& spec : condition_specs()) {
+      if (spec.kind == condition.kind) result.push_back({{spec.name, condition.argument}});
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void parse_script(const JsonReader& root, Scenario& scenario) {
+  ScriptNames names;
+  names.clients = parse_clients(root.member("clients"));
+  const std::vector<JsonReader> steps = root.member("steps").elements(/*non_empty=*/true);
+  names.step_ids = collect_step_ids(steps);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    scenario.steps.push_back(parse_step(steps[i], names, names.step_ids[i]));
+  }
+  scenario.clients = std::move(names.clients);
+}
+
+nlohmann::json resolved_steps(const std::vector<Step>& steps) {
+  nlohmann::json result = nlohmann::json::array();
+  for (const Step& step : steps) {
+    nlohmann::json entry = {
+        {"id", step.id}, {"client", step.client}, {"do", spec_of(step.action).name}};
+    if (!step.wait_for.empty()) {
+      entry["wait_for"] = resolved_conditions(step.wait_for);
+      entry["wait_max_ms"] = step.wait_max_ms;
+    }
+    switch (step.action) {
+      case Step::Action::kAcquire:
+        if (step.acquire_timeout_ms) entry["timeout_ms"] = *step.acquire_timeout_ms;
+        break;
+      case Step::Action::kWork:
+        if (step.until.empty()) {
+          entry["work_ms"] = step.work_ms;
+        } else {
+          entry["until"] = resolved_conditions(step.until);
+          entry["max_ms"] = step.max_ms;
+        }
+        break;
+      case Step::Action::kSleep:
+        entry["sleep_ms"] = step.work_ms;
+        break;
+      case Step::Action::kRelease:
+      case Step::Action::kCrash:
+        break;
+    }
+    result.push_back(std::move(entry));
+  }
+  return result;
+}
+
+}  // namespace locksim::scenario_internal

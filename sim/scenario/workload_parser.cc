@@ -1,0 +1,70 @@
+// The workload form: N clients looping acquire -> work -> release -> rest.
+#include <string>
+
+#include "sim/scenario/scenario_parts.h"
+
+namespace locksim::scenario_internal {
+namespace {
+
+constexpr std::int64_t kMaxClients = 256;
+constexpr std::int64_t kMaxCycles = 1000000;
+
+// parse_range: either a fixed duration (5) or an inclusive range ({"min": 1, "max": 5}).
+RangeMs parse_range(const JsonReader& node) {
+  if (!node.value().is_object()) {
+    if (!node.value().is_number_integer()) {
+      node.fail("expected an integer number of milliseconds or {\"min\": ms, \"max\": ms}, got " +
+                describe(node.value()));
+    }
+    const std::int64_t fixed_ms = node.duration_ms(0, kMaxDurationMs);
+    return RangeMs{fixed_ms, fixed_ms};
+  }
+  node.expect_object({"min", "max"});
+  RangeMs range;
+  range.min_ms = node.member("min").duration_ms(0, kMaxDurationMs);
+  range.max_ms = node.member("max").duration_ms(0, kMaxDurationMs);
+  if (range.min_ms > range.max_ms) {
+    node.fail("\"min\" (" + std::to_string(range.min_ms) + ") must not exceed \"max\" (" +
+              std::to_string(range.max_ms) + ")");
+  }
+  return range;
+}
+
+nlohmann::json resolved_range(const RangeMs& range) {
+  return {{"min", range.min_ms}, {"max", range.max_ms}};
+}
+
+}  // namespace
+
+Workload parse_workload(const JsonReader& node) {
+  node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability"});
+  Workload workload;
+  if (const auto clients = node.optional_member("clients")) {
+    workload.clients = static_cast<int>(clients->count(1, kMaxClients, "a number of clients"));
+  }
+  if (const auto cycles = node.optional_member("cycles")) {
+    workload.cycles = static_cast<int>(cycles->count(1, kMaxCycles, "a number of cycles"));
+  }
+  if (const auto keys = node.optional_member("keys")) {
+    // More keys than clients would leave keys no client ever locks.
+    workload.keys =
+        static_cast<int>(keys->count(1, workload.clients, "a number of keys (1..clients)"));
+  }
+  if (const auto work = node.optional_member("work_ms")) workload.work_ms = parse_range(*work);
+  if (const auto rest = node.optional_member("rest_ms")) workload.rest_ms = parse_range(*rest);
+  if (const auto crash = node.optional_member("crash_probability")) {
+    workload.crash_probability = crash->probability();
+  }
+  return workload;
+}
+
+nlohmann::json resolved_workload(const Workload& workload) {
+  return {{"clients", workload.clients},
+          {"cycles", workload.cycles},
+          {"keys", workload.keys},
+          {"work_ms", resolved_range(workload.work_ms)},
+          {"rest_ms", resolved_range(workload.rest_ms)},
+          {"crash_probability", workload.crash_probability}};
+}
+
+}  // namespace locksim::scenario_internal

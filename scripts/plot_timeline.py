@@ -87,10 +87,14 @@ def plot_variant(variant_dir):
     mark = "as expected" if results.get("matches") else "NOT as expected"
     ax.set_title(f"{context['scenario']} / {context['variant']}: {verdict}, {mark}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("#4a7ebb", "#d62728", "#d9d9d9")]
-    ax.legend(legend, ["holds the lock", "overlap (violation)", "waiting to acquire"],
-              loc="upper right", fontsize=8, framealpha=0.8)
-    fig.tight_layout()
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("#4a7ebb", "#d62728", "#d9d9d9",
+                                                               "#f4b183")]
+    handles.append(plt.Line2D([], [], marker="x", color="black", linestyle="none", mew=2))
+    handles.append(plt.Line2D([], [], marker="v", color="#d62728", linestyle="none"))
+    fig.legend(handles, ["holds the lock", "overlap (violation)", "waiting (acquired)",
+                         "waiting (gave up)", "crash", "stale release"],
+               loc="lower center", ncol=6, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     out = os.path.join(variant_dir, "timeline.png")
     fig.savefig(out, dpi=110)
     plt.close(fig)

@@ -125,8 +125,9 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
           step.acquire_timeout_ms.value_or(scenario.lock.acquire_timeout_ms);
       const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms);
       if (status == AcquireStatus::kFailed) {
-        run.note(who + ": could not acquire " + scenario.lock.key + " within " +
-                 std::to_string(timeout_ms) + " ms");
+        run.note(who + ": could not acquire " + scenario.lock.key +
+                 (timeout_ms == 0 ? std::string(": it was held at its single try")
+                                  : " within " + std::to_string(timeout_ms) + " ms"));
       } else if (status == AcquireStatus::kIndeterminate) {
         run.note(who + ": acquire outcome unknown (the reply was lost)");
       }

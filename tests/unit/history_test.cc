@@ -38,7 +38,9 @@ TEST(Recorder, MergesConcurrentLogsInTimeOrder) {
   ASSERT_EQ(history.clients.size(), 4u);
   for (std::size_t i = 0; i < history.events.size(); ++i) {
     ASSERT_EQ(history.events[i].index, static_cast<std::int64_t>(i));
-    if (i > 0) ASSERT_LE(history.events[i - 1].time_ns, history.events[i].time_ns);
+    if (i > 0) {
+      ASSERT_LE(history.events[i - 1].time_ns, history.events[i].time_ns);
+    }
   }
 }
 

@@ -1,0 +1,70 @@
+"""test_plots: plot_timeline.py and catalogue.py on checked-in locksim output (a real stale-release
+run): the PNGs are written, and the catalogue matrix shows each variant's observed verdict."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
+FIXTURE = os.path.join(HERE, "fixtures", "reports")
+
+
+class PlotScripts(unittest.TestCase):
+    def setUp(self):
+        self.reports = os.path.join(tempfile.mkdtemp(prefix="locksim-plot-test-"), "reports")
+        shutil.copytree(FIXTURE, self.reports)
+        scenario = os.path.join(self.reports, "stale-release")
+        os.symlink("20261122-run", os.path.join(scenario, "latest"))
+        self.run_dir = os.path.join(scenario, "latest")
+
+    def tearDown(self):
+        shutil.rmtree(os.path.dirname(self.reports))
+
+    def script(self, name, *args):
+        return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
+                              capture_output=True, text=True, check=False)
+
+    def test_timeline_png_per_variant(self):
+        """Each variant directory gets a non-empty PNG."""
+        result = self.script("plot_timeline.py", self.run_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for variant in ("set_nx_ex", "lua_owner"):
+            png = os.path.join(self.run_dir, variant, "timeline.png")
+            self.assertTrue(os.path.isfile(png), png)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_timeline_rejects_missing_directory(self):
+        """A path that is not a run directory is an error, not an empty success."""
+        result = self.script("plot_timeline.py", os.path.join(self.reports, "nope"))
+        self.assertEqual(result.returncode, 2)
+
+    def test_catalogue_matrix(self):
+        """The matrix names the scenario and each variant's observed verdict with causes."""
+        result = self.script("catalogue.py", self.reports)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.reports, "catalogue.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("[stale-release](stale-release/latest/summary.md)", text)
+        self.assertIn("mutex_violation (lease_expired, stale_release)", text)
+        self.assertIn("| set_nx_ex | lua_owner |", text)
+
+    def test_catalogue_marks_mismatch(self):
+        """An outcome that differs from its expectation is shown in bold with the expectation."""
+        import json
+        path = os.path.join(self.run_dir, "results.json")
+        with open(path, encoding="utf-8") as f:
+            results = json.load(f)
+        results["variants"][1]["matches"] = False
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(results, f)
+        result = self.script("catalogue.py", self.reports)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("**mutex_violation", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,137 @@
+// report_test: expectation matching (verdict and exact causes), results.json fields, the words of
+// summary.md, and trace.json's async hold slices, on a hand-written history with a violation.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/results.h"
+#include "sim/report/summary.h"
+#include "sim/report/trace.h"
+
+namespace locksim {
+namespace {
+
+Event make(Nanos t, int client, EventType type, Op f, std::int64_t ttl_ms = -1,
+           std::int64_t count = -1) {
+  Event e;
+  e.time_ns = t;
+  e.client = client;
+  e.type = type;
+  e.f = f;
+  e.key = "lock";
+  e.ttl_ms = ttl_ms;
+  e.count = count;
+  if (f == Op::kAcquire && type == EventType::kOk) e.token = "t" + std::to_string(client);
+  return e;
+}
+
+// A holds from 1 ms to 300 ms with a 100 ms lease; B gets in at 150 ms.
+History overlapping_history() {
+  History h;
+  h.clients = {"A", "B"};
+  const Nanos ms = kNanosPerMilli;
+  h.events = {make(0, 0, EventType::kInvoke, Op::kAcquire, 100),
+              make(1 * ms, 0, EventType::kOk, Op::kAcquire, 100, 1),
+              make(1 * ms, 0, EventType::kOk, Op::kEnter),
+              make(2 * ms, 1, EventType::kInvoke, Op::kAcquire, 100),
+              make(150 * ms, 1, EventType::kOk, Op::kAcquire, 100, 30),
+              make(150 * ms, 1, EventType::kOk, Op::kEnter),
+              make(300 * ms, 0, EventType::kOk, Op::kExit),
+              make(300 * ms, 0, EventType::kInvoke, Op::kRelease),
+              make(301 * ms, 0, EventType::kOk, Op::kRelease, -1, 0),
+              make(320 * ms, 1, EventType::kOk, Op::kExit),
+              make(320 * ms, 1, EventType::kInvoke, Op::kRelease),
+              make(321 * ms, 1, EventType::kOk, Op::kRelease, -1, 1)};
+  for (std::size_t i = 0; i < h.events.size(); ++i) h.events[i].index = static_cast<std::int64_t>(i);
+  return h;
+}
+
+Scenario tiny_scenario() {
+  Scenario s;
+  s.name = "tiny";
+  s.source = {"B", "a claim"};
+  s.variants = {"lua_owner"};
+  s.clients = {"A", "B"};
+  return s;
+}
+
+// An expectation matches on the verdict, and on the exact cause set when one is given.
+TEST(Expectation, VerdictAndExactCauses) {
+  const CheckResult r = check_history(overlapping_history(), {});
+  ASSERT_EQ(r.verdict, Verdict::kMutexViolation);
+  EXPECT_TRUE(matches_expectation({Verdict::kMutexViolation, std::nullopt}, r));
+  EXPECT_TRUE(matches_expectation({Verdict::kMutexViolation, std::set<std::string>{"lease_expired"}}, r));
+  EXPECT_FALSE(matches_expectation(
+      {Verdict::kMutexViolation, std::set<std::string>{"lease_expired", "stale_release"}}, r));
+  EXPECT_FALSE(matches_expectation({Verdict::kOk, std::nullopt}, r));
+  EXPECT_EQ(describe_observation(r), "mutex_violation (lease_expired)");
+}
+
+VariantRun judged_run() {
+  VariantRun run;
+  run.variant = "lua_owner";
+  run.expected = {Verdict::kMutexViolation, std::set<std::string>{"lease_expired"}};
+  run.history = overlapping_history();
+  run.result = check_history(run.history, {});
+  run.matches = matches_expectation(run.expected, run.result);
+  run.notes = {"12.0 ms: B (step-3): something worth knowing"};
+  return run;
+}
+
+RunInfo info() {
+  RunInfo i;
+  i.run_id = "20261122-000000-s7";
+  i.seed = 7;
+  i.redis_version = "7.0.15";
+  i.commit = "abc";
+  return i;
+}
+
+// results.json carries the schema version, the context block and the violation in ms.
+TEST(Results, SchemaContextAndViolation) {
+  const auto j = variant_results_json(tiny_scenario(), judged_run(), info());
+  EXPECT_EQ(j["schema_version"], kResultsSchemaVersion);
+  EXPECT_EQ(j["context"]["seed"], 7);
+  EXPECT_EQ(j["context"]["variant"], "lua_owner");
+  EXPECT_EQ(j["context"]["redis_version"], "7.0.15");
+  EXPECT_EQ(j["observed"]["verdict"], "mutex_violation");
+  EXPECT_TRUE(j["matches"].get<bool>());
+  ASSERT_EQ(j["violations"].size(), 1u);
+  EXPECT_EQ(j["violations"][0]["earlier"]["client"], "A");
+  EXPECT_EQ(j["violations"][0]["later"]["client"], "B");
+  EXPECT_DOUBLE_EQ(j["violations"][0]["overlap_ms"].get<double>(), 150.0);
+  EXPECT_EQ(j["violations"][0]["cause"], "lease_expired");
+}
+
+// summary.md has the table row and states the anomaly in words with both clients.
+TEST(Summary, TableAndAnomalyInWords) {
+  const std::string md = summary_markdown(tiny_scenario(), {judged_run()}, info());
+  EXPECT_NE(md.find("| lua_owner | mutex_violation (lease_expired) | mutex_violation (lease_expired) | yes |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("Mutual exclusion violated"), std::string::npos);
+  EXPECT_NE(md.find("150.0"), std::string::npos);  // the overlap in ms
+  EXPECT_NE(md.find("something worth knowing"), std::string::npos);
+}
+
+// trace.json is valid trace-event JSON with one async begin/end pair per hold and per violation,
+// and a named track per client.
+TEST(Trace, AsyncSlicesPerHoldAndViolation) {
+  const VariantRun run = judged_run();
+  const auto doc = nlohmann::json::parse(trace_json(run.history, run.result, "tiny / lua_owner"));
+  int hold_begin = 0, hold_end = 0, violation = 0, thread_names = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++thread_names;
+    if (e.value("cat", "") == "hold") (e["ph"] == "b" ? hold_begin : hold_end) += 1;
+    if (e.value("cat", "") == "violation" && e["ph"] == "b") {
+      ++violation;
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 150000.0);  // microseconds
+    }
+  }
+  EXPECT_EQ(thread_names, 2);
+  EXPECT_EQ(hold_begin, 2);
+  EXPECT_EQ(hold_end, 2);
+  EXPECT_EQ(violation, 1);
+}
+
+}  // namespace
+}  // namespace locksim

@@ -7,7 +7,8 @@
 
 int main(int argc, char** argv) {
   using namespace locksim;
-  static StopSignal stop;
+  // Never destroyed: the detached signal thread may still use it while the process exits.
+  StopSignal& stop = *new StopSignal;
   install_signal_handling(stop);  // before any other thread exists
 
   CLI::App app{

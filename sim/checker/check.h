@@ -45,8 +45,17 @@
 
 namespace locksim {
 
+// ResourceSpec: the protected resource the scenario used, if any (from the scenario file).
+struct ResourceSpec {
+  enum class Kind { kNone, kCounter, kFindOrCreate };
+  Kind kind = Kind::kNone;
+  std::string name = "resource";  // the `key` of its read/write events
+  std::int64_t initial = 0;       // counter: initial stock
+};
+
 struct CheckOptions {
   Nanos stuck_threshold_ns = ms_to_ns(500);
+  ResourceSpec resource;
 };
 
 // HoldWindow: one definite hold of a key by a client.
@@ -59,6 +68,11 @@ struct HoldWindow {
   std::string token;
   std::int64_t ttl_ms = -1;     // lease requested; -1: no TTL
   enum class End { kExit, kCrash, kEndOfHistory } end = End::kExit;
+  // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
+  // (ok time) by this holder within the window, plus ttl_ms; -1 without TTL.
+  Nanos lease_end_ns = -1;
+  // faulted: the client recorded a `fault` event inside this window (e.g. Doc D's "lose_lock").
+  bool faulted = false;
 };
 
 // MutexViolation: two overlapping definite windows; `earlier.start_ns <= later.start_ns`.
@@ -102,6 +116,25 @@ struct Recovery {
   std::string explanation;
 };
 
+// IdleHold: the holder's release deleted nothing although its lease was still running (Doc C's
+// release with a token that was never saved): the key stayed held by nobody until it expired.
+struct IdleHold {
+  std::string key;
+  int client = -1;
+  Nanos from_ns = 0;   // the refused release
+  Nanos until_ns = 0;  // next holder's enter, else the lease end estimate
+  std::string explanation;
+};
+
+// ResourceFinding: the protected resource was corrupted.
+struct ResourceFinding {
+  std::string kind;  // "lost_update", "oversell", "duplicate"
+  std::string key;   // the resource
+  std::string record_id;     // duplicate: which record
+  std::int64_t amount = 0;   // lost updates, units oversold, or extra records created
+  std::string explanation;
+};
+
 // Indeterminate: an `info` acquire whose possible window overlaps another client's hold.
 struct Indeterminate {
   std::string key;
@@ -124,6 +157,11 @@ struct CheckStats {
   Nanos acquire_latency_p99_ns = 0;
   Nanos acquire_latency_max_ns = 0;
   Nanos duration_ns = 0;             // last event time - first event time
+  std::int64_t holds = 0;                // definite hold windows
+  std::int64_t holds_in_violation = 0;   // windows that overlap another client's window
+  std::int64_t extends_ok = 0;
+  std::int64_t extends_failed = 0;       // refused or errors
+  std::int64_t resource_writes = 0;
 };
 
 struct CheckResult {
@@ -133,6 +171,13 @@ struct CheckResult {
   std::vector<Deadlock> deadlocks;
   std::vector<Recovery> recoveries;
   std::vector<Indeterminate> indeterminate;
+  std::vector<IdleHold> idle_holds;
+  std::vector<ResourceFinding> resource_findings;
+  // violations whose earlier window is not `faulted` (renewal should bring this to 0).
+  std::int64_t violations_outside_faults = 0;
+  // Doc D's log artifact: overlapping windows if hold windows were taken naively as
+  // [acquire invoke, release completed] (a log line before acquiring and after releasing).
+  std::int64_t naive_timestamp_overlaps = 0;
   CheckStats stats;
 
   // causes: the distinct causes of `violations`, sorted.

@@ -31,7 +31,10 @@ enum class Op : std::uint8_t {
   kExit,     // ok: the client leaves the critical section (taken before the release request)
   kCrash,    // info: the client stopped without releasing; its connection is closed
   kWork,     // info: the client works inside the critical section; count = planned ms
-  kWrite,    // invoke/ok/fail: an access to a protected resource
+  kWrite,    // ok: a write to the protected resource: key = resource, token = record id,
+             //     count = value written (counter) or 1 (record created); base = value read
+  kRead,     // ok: a read of the protected resource: key, token = record id,
+             //     count = value read (counter) or 1/0 (record exists or not)
   kFault,    // info: a fault injected by the harness (value in `error`/`token` fields)
 };
 
@@ -52,6 +55,7 @@ struct Event {
   std::int64_t ttl_ms = -1;  // lease length requested (acquire invoke/ok, extend); -1: none
   std::int64_t count = -1;   // acquire ok/fail: attempts; release ok: keys deleted; -1: none
   std::string error;         // error kind and message for fail/info ("timeout: ...")
+  std::optional<std::int64_t> base;  // write: the value the write was computed from
 };
 
 // History: every event of one run, sorted by time_ns, index == position.

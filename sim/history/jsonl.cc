@@ -20,7 +20,10 @@ std::string event_to_json_line(const History& history, const Event& event) {
   nlohmann::ordered_json value = nlohmann::ordered_json::object();
   if (!event.token.empty()) value["token"] = event.token;
   if (event.ttl_ms >= 0) value["ttl_ms"] = event.ttl_ms;
-  if (event.count >= 0) value["count"] = event.count;
+  if (event.count >= 0 || event.f == Op::kWrite || event.f == Op::kRead) {
+    value["count"] = event.count;  // a counter may legitimately go negative (oversell)
+  }
+  if (event.base) value["base"] = *event.base;
   if (!value.empty()) j["value"] = std::move(value);
   if (!event.error.empty()) j["error"] = event.error;
   return j.dump();
@@ -85,6 +88,7 @@ History read_history_jsonl(const std::filesystem::path& path) {
         event.token = value.value("token", "");
         event.ttl_ms = value.value("ttl_ms", std::int64_t{-1});
         event.count = value.value("count", std::int64_t{-1});
+        if (value.contains("base")) event.base = value.at("base").get<std::int64_t>();
       }
       event.error = j.value("error", "");
       if (!history.events.empty() && event.time_ns < history.events.back().time_ns) {

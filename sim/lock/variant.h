@@ -60,6 +60,17 @@ struct ReleaseResult {
   RedisResult error;
 };
 
+// ExtendResult: the result of one lease extension (renewal).
+struct ExtendResult {
+  enum class Outcome {
+    kExtended,  // the lease now ends ttl_ms from the server's receipt of the command
+    kNotHeld,   // the key is gone or someone else's: nothing changed
+    kError,     // see `error`
+  };
+  Outcome outcome = Outcome::kNotHeld;
+  RedisResult error;
+};
+
 class LockVariant {
  public:
   virtual ~LockVariant() = default;
@@ -77,6 +88,16 @@ class LockVariant {
   // release: give up `key`, acquired with `token`.
   virtual ReleaseResult release(const LockContext& context, const std::string& key,
                                 const std::string& token) const = 0;
+
+  // renews: whether the driver should keep extending the lease (extend()) on a renewal thread
+  // while the lock is held (a watchdog, Docs B and D).
+  virtual bool renews() const { return false; }
+  // extend: sets the lease of `key` to ttl_ms if it is still held with `token`. Variants that
+  // do not renew answer kNotHeld without touching the server.
+  virtual ExtendResult extend(const LockContext& /*context*/, const std::string& /*key*/,
+                              const std::string& /*token*/, std::int64_t /*ttl_ms*/) const {
+    return {};
+  }
 };
 
 }  // namespace locksim

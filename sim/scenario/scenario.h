@@ -21,8 +21,18 @@ namespace locksim {
 
 // WaitConfig: how a client waits between acquire attempts ("wait" in JSON).
 struct WaitConfig {
-  std::string strategy = "poll";  // "poll": fixed interval between attempts
-  std::int64_t interval_ms = 10;  // poll interval, 1..60000
+  // "poll": fixed interval_ms between attempts (Doc D: 100 ms).
+  // "backoff": initial_ms, multiplied by factor after each busy answer, capped at max_ms
+  //            (Doc A: 100 ms doubling, capped at 5000 ms).
+  // "retry_sleep": Doc B's fixed long sleep before retrying (interval_ms, default 3000).
+  // "notify": block until a releaser pushes a wake-up (BLPOP on "<key>:notify"), re-trying at
+  //           least every fallback_ms because an expiry wakes nobody.
+  std::string strategy = "poll";
+  std::int64_t interval_ms = 10;   // poll, retry_sleep: 1..60000
+  std::int64_t initial_ms = 100;   // backoff: 1..60000
+  double factor = 2.0;             // backoff: 1..10
+  std::int64_t max_ms = 5000;      // backoff: initial_ms..600000
+  std::int64_t fallback_ms = 100;  // notify: 1..60000
 };
 
 // LockConfig: the lock under test ("lock" in JSON). Applies to every variant of the scenario.
@@ -31,6 +41,22 @@ struct LockConfig {
   std::int64_t ttl_ms = 1000;              // lease for TTL variants, 1..3600000
   std::int64_t acquire_timeout_ms = 2000;  // give up acquiring after this, 0..3600000 (0 = one try)
   WaitConfig wait;
+  // Variants that renew (lua_owner_renew) extend the lease every renew_period_ms while held.
+  // 0 (the default) means ttl_ms / 3.
+  std::int64_t renew_period_ms = 0;
+};
+
+// ResourceConfig: a protected resource touched inside the critical section ("resource" in JSON).
+struct ResourceConfig {
+  enum class Kind {
+    kNone,
+    kCounter,       // Doc C's stock: read the count, write count - 1 (a sale)
+    kFindOrCreate,  // Doc B's find_or_initialize_by: read whether a record exists, create if not
+  };
+  Kind kind = Kind::kNone;
+  std::string name = "resource";  // logical key of the resource
+  std::int64_t initial = 1;       // counter: initial stock, 0..1000000000
+  int ids = 1;                    // find_or_create: distinct record ids, 1..1000000
 };
 
 // Condition: something observable a scripted step can wait for.
@@ -56,6 +82,8 @@ struct Step {
     kWork,     // stay inside for work_ms, or until `until` holds (bounded by max_ms)
     kCrash,    // stop without releasing; the connection closes; later steps are skipped
     kSleep,    // wait outside the critical section for work_ms
+    kRead,     // read the resource (counter value, or whether record `record_id` exists)
+    kWrite,    // write the resource (counter: last read - 1; find_or_create: create if absent)
   };
   std::string id;                 // optional name for {"done": id}; defaults to "step-<n>" (1-based)
   std::string client;             // a name from Scenario::clients
@@ -66,6 +94,16 @@ struct Step {
   std::vector<Condition> wait_for;  // before the step starts: all must hold
   std::int64_t wait_max_ms = 10000;   // bound on wait_for; the step starts anyway after it
   std::optional<std::int64_t> acquire_timeout_ms;  // kAcquire: overrides lock.acquire_timeout_ms
+  // kAcquire, kRelease: crash inside the variant's call at this checkpoint (e.g. "after_setnx",
+  // "after_get"); if the variant has no such checkpoint, crash right after the call returns.
+  std::string crash_at;
+  // kAcquire, kRelease: pause inside the variant's call at this checkpoint until `pause_until`
+  // holds (at most pause_max_ms); variants without the checkpoint do not pause.
+  std::string pause_at;
+  std::vector<Condition> pause_until;
+  std::int64_t pause_max_ms = 0;
+  bool unsaved_token = false;     // kRelease: release with a token that was never saved (Doc C)
+  std::string record_id = "1";    // kRead, kWrite with find_or_create
   std::string json_path;          // "$.steps[2]", for messages
 };
 
@@ -83,14 +121,31 @@ struct Workload {
   RangeMs work_ms{1, 1};           // time inside the critical section
   RangeMs rest_ms{0, 0};           // time outside between cycles
   double crash_probability = 0.0;  // per cycle: crash inside instead of releasing, 0..1
+  // Doc D's "lost" iterations, per cycle: the client stops renewing, records a fault event
+  // "lose_lock", stays inside for lose_sleep_ms (default 3 x ttl_ms), then releases.
+  double lose_probability = 0.0;   // 0..1
+  std::int64_t lose_sleep_ms = 0;  // 0: 3 x lock.ttl_ms
 };
 
 // Expectation: what a variant must observe for the scenario to pass ("expect" in JSON).
 struct Expectation {
+  bool any = false;  // "any": the verdict is reported but not asserted (sweep points in between)
   Verdict verdict = Verdict::kOk;
   // If set, the exact set of mutual-exclusion causes ("lease_expired", "stale_release",
   // "racy_acquire", "lock_lost") the run must show.
   std::optional<std::set<std::string>> causes;
+  // If set: whether the protected resource must be intact (true) or corrupted (false).
+  std::optional<bool> resource_intact;
+  // If set: at most this many violations whose earlier holder was not in a faulted window
+  // (e.g. 0: renewal removed every violation outside Doc D's "lost" iterations).
+  std::optional<std::int64_t> max_violations_outside_faults;
+};
+
+// SweepPoint: set on each scenario a "sweep" file expands into.
+struct SweepPoint {
+  std::string group;       // the sweep file's name
+  std::string parameter;   // "ttl_over_work": lock.ttl_ms = value x workload mean work_ms
+  double value = 0;
 };
 
 // CheckConfig: checker parameters ("check" in JSON).
@@ -116,6 +171,8 @@ struct Scenario {
   std::vector<std::string> clients;   // scripted: client names; workload: generated c0..cN-1
   std::vector<Step> steps;            // scripted form
   std::optional<Workload> workload;   // workload form
+  ResourceConfig resource;            // kNone unless "resource" is given
+  std::optional<SweepPoint> sweep;    // set when this scenario is one point of a sweep
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this

@@ -19,11 +19,6 @@ else
 end
 )lua";
 
-const Script& compare_and_delete_script() {
-  static const Script script("lua_owner.release", kCompareAndDeleteSource);
-  return script;
-}
-
 class OwnerCheckedLuaLock final : public LockVariant {
  public:
   std::string_view name() const override { return "lua_owner"; }
@@ -48,6 +43,11 @@ class OwnerCheckedLuaLock final : public LockVariant {
 };
 
 }  // namespace
+
+const Script& compare_and_delete_script() {
+  static const Script script("lua_owner.release", kCompareAndDeleteSource);
+  return script;
+}
 
 const LockVariant& lua_owner_variant() {
   static const OwnerCheckedLuaLock variant;

@@ -3,6 +3,7 @@
 // Every variant maps replies the same way, so the driver sees identical outcome semantics no
 // matter which commands a variant uses:
 //   acquire: status OK -> kAcquired, nil -> kBusy, any error (or an unexpected reply) -> kError;
+//   acquire by SETNX or a script: integer 1 -> kAcquired, 0 -> kBusy, anything else -> kError;
 //   release: integer n -> kReleased if n >= 1 else kNotHeld, any error -> kError.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "sim/lock/variant.h"
+#include "sim/redis/script.h"
 
 namespace locksim::lock_detail {
 
@@ -17,12 +19,31 @@ namespace locksim::lock_detail {
 // set. `command` names the command in the message of an unexpected reply.
 AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::string_view command);
 
+// flag_acquire_outcome: the outcome of an acquire whose reply is integer 1 (set) or 0 (busy), as
+// SETNX and the acquire scripts return.
+AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
+                                    std::string_view command);
+
 // release_outcome: the outcome of a release whose reply is the number of keys deleted.
 ReleaseResult release_outcome(RedisResult result, std::string_view command);
+
+// unexpected_reply: `result` turned into a kProtocol error (indeterminate) for a reply of a type
+// `command` never returns: we cannot tell what the server did.
+RedisResult unexpected_reply(RedisResult result, std::string_view command);
+
+// compare_and_delete_script: the owner-checked release of lua_owner (KEYS[1] = key, ARGV[1] =
+// token; returns the number of keys deleted), shared by every variant that releases that way.
+const Script& compare_and_delete_script();
 
 // The built-in variants, one per file; registry.cc lists them.
 const LockVariant& naive_variant();
 const LockVariant& set_nx_ex_variant();
 const LockVariant& lua_owner_variant();
+const LockVariant& setnx_then_expire_variant();
+const LockVariant& lua_setnx_expire_variant();
+const LockVariant& get_then_del_variant();
+const LockVariant& lua_acquire_owner_variant();
+const LockVariant& lua_owner_renew_variant();
+const LockVariant& no_lock_variant();
 
 }  // namespace locksim::lock_detail

@@ -6,17 +6,12 @@
 
 namespace locksim {
 namespace lock_detail {
-namespace {
 
-// unexpected_reply: a reply of a type the command never returns. Reported as kProtocol (which is
-// indeterminate) because we cannot tell what the server did.
 RedisResult unexpected_reply(RedisResult result, std::string_view command) {
   result.error = RedisErrorKind::kProtocol;
   result.message = "unexpected reply type to " + std::string(command);
   return result;
 }
-
-}  // namespace
 
 AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::string_view command) {
   AcquireAttempt attempt;
@@ -24,6 +19,21 @@ AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::strin
     attempt.outcome = AcquireAttempt::Outcome::kAcquired;
     attempt.token = std::move(token);
   } else if (result.ok() && result.reply.is_nil()) {
+    attempt.outcome = AcquireAttempt::Outcome::kBusy;
+  } else {
+    attempt.outcome = AcquireAttempt::Outcome::kError;
+    attempt.error = result.ok() ? unexpected_reply(std::move(result), command) : std::move(result);
+  }
+  return attempt;
+}
+
+AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
+                                    std::string_view command) {
+  AcquireAttempt attempt;
+  if (result.ok() && result.reply.is_integer(1)) {
+    attempt.outcome = AcquireAttempt::Outcome::kAcquired;
+    attempt.token = std::move(token);
+  } else if (result.ok() && result.reply.is_integer(0)) {
     attempt.outcome = AcquireAttempt::Outcome::kBusy;
   } else {
     attempt.outcome = AcquireAttempt::Outcome::kError;
@@ -53,6 +63,12 @@ const std::vector<const LockVariant*>& all_variants() {
       &lock_detail::naive_variant(),
       &lock_detail::set_nx_ex_variant(),
       &lock_detail::lua_owner_variant(),
+      &lock_detail::setnx_then_expire_variant(),
+      &lock_detail::lua_setnx_expire_variant(),
+      &lock_detail::get_then_del_variant(),
+      &lock_detail::lua_acquire_owner_variant(),
+      &lock_detail::lua_owner_renew_variant(),
+      &lock_detail::no_lock_variant(),
   };
   return variants;
 }

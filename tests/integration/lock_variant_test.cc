@@ -1,10 +1,14 @@
 // lock_variant_test: each built-in lock variant against a real redis-server: the lock cycle, TTL
 // behaviour, and the documented ownership properties (and flaws) of each.
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "sim/core/random.h"
 #include "sim/lock/registry.h"
@@ -16,8 +20,13 @@ namespace {
 using namespace std::chrono_literals;
 using Acquire = AcquireAttempt::Outcome;
 using Release = ReleaseResult::Outcome;
+using Extend = ExtendResult::Outcome;
 
 constexpr std::int64_t kTtlMs = 30000;
+constexpr std::string_view kForeignToken = "0123456789abcdef0123456789abcdef";
+
+// InjectedCrash: what a checkpoint callback throws to stand in for the driver's crash fault.
+struct InjectedCrash {};
 
 class VariantTest : public test_support::RedisTest {
  protected:
@@ -34,6 +43,10 @@ class VariantTest : public test_support::RedisTest {
     return *found;
   }
   LockContext context() { return LockContext{*connection_, rng_, {}}; }
+  // context_with: a context whose checkpoints call `checkpoint`.
+  LockContext context_with(std::function<void(std::string_view)> checkpoint) {
+    return LockContext{*connection_, rng_, std::move(checkpoint)};
+  }
   Connection& conn() { return *connection_; }
   std::int64_t pttl(const std::string& k) { return conn().command({"PTTL", k}).reply.integer; }
   bool exists(const std::string& k) { return conn().command({"EXISTS", k}).reply.is_integer(1); }
@@ -53,6 +66,7 @@ class VariantTest : public test_support::RedisTest {
   Rng rng_{42};
 };
 
+// EveryVariantTest: the lock cycle of every variant that stores a key (all but no_lock).
 class EveryVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
 // Acquire on a free key succeeds, a second acquire is busy, release deletes the key.
@@ -106,7 +120,9 @@ TEST_P(EveryVariantTest, TtlMatchesVariant) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, EveryVariantTest,
-                         ::testing::Values("naive", "set_nx_ex", "lua_owner"));
+                         ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
+                                           "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
+                                           "lua_owner_renew"));
 
 class TtlVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -122,7 +138,60 @@ TEST_P(TtlVariantTest, ExpiredLockCanBeTakenAgain) {
   EXPECT_EQ(v.try_acquire(context(), lock, kTtlMs).outcome, Acquire::kAcquired);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, TtlVariantTest, ::testing::Values("set_nx_ex", "lua_owner"));
+INSTANTIATE_TEST_SUITE_P(Variants, TtlVariantTest,
+                         ::testing::Values("set_nx_ex", "lua_owner", "setnx_then_expire",
+                                           "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
+                                           "lua_owner_renew"));
+
+class AnyVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
+
+// Each variant reaches exactly its documented checkpoints, in order, on a full lock cycle: the
+// points scenarios inject faults at must exist where the documents put the race window.
+TEST_P(AnyVariantTest, ReachesItsCheckpoints) {
+  const std::map<std::string, std::vector<std::string>> acquire_points = {
+      {"setnx_then_expire", {"after_setnx"}}};
+  const std::map<std::string, std::vector<std::string>> release_points = {
+      {"get_then_del", {"after_get"}}};
+  const LockVariant& v = variant(GetParam());
+  const std::string lock = key("lock");
+  std::vector<std::string> reached;
+  const auto record = [&reached](std::string_view point) { reached.emplace_back(point); };
+
+  const AcquireAttempt held = v.try_acquire(context_with(record), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired) << held.error.describe();
+  const auto acquire_it = acquire_points.find(GetParam());
+  EXPECT_EQ(reached,
+            acquire_it == acquire_points.end() ? std::vector<std::string>{} : acquire_it->second);
+
+  reached.clear();
+  const ReleaseResult released = v.release(context_with(record), lock, held.token);
+  EXPECT_NE(released.outcome, Release::kError) << released.error.describe();
+  const auto release_it = release_points.find(GetParam());
+  EXPECT_EQ(reached,
+            release_it == release_points.end() ? std::vector<std::string>{} : release_it->second);
+}
+
+// Only the watchdog variant renews; the others answer extend() with kNotHeld and leave the TTL.
+TEST_P(AnyVariantTest, OnlyTheWatchdogVariantRenews) {
+  const LockVariant& v = variant(GetParam());
+  const bool watchdog = std::string_view(GetParam()) == "lua_owner_renew";
+  EXPECT_EQ(v.renews(), watchdog);
+  if (watchdog) return;  // extend() has its own tests below
+  const std::string lock = key("lock");
+  const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+  if (v.uses_ttl()) {
+    ASSERT_TRUE(conn().command({"PEXPIRE", lock, "5000"}).reply.is_integer(1));
+  }
+  const std::int64_t before_ms = pttl(lock);
+  EXPECT_EQ(v.extend(context(), lock, held.token, kTtlMs).outcome, Extend::kNotHeld);
+  EXPECT_LE(pttl(lock), before_ms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, AnyVariantTest,
+                         ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
+                                           "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
+                                           "lua_owner_renew", "no_lock"));
 
 // The naive lock never frees itself: its key has no expiry, so a crashed holder blocks forever.
 TEST_F(VariantTest, NaiveLockStaysHeldWithoutRelease) {
@@ -136,9 +205,13 @@ TEST_F(VariantTest, NaiveLockStaysHeldWithoutRelease) {
   EXPECT_EQ(v.try_acquire(context(), lock, 10).outcome, Acquire::kBusy);
 }
 
-// set_nx_ex's documented flaw: its release deletes the lock even when someone else holds it.
-TEST_F(VariantTest, SetNxExReleaseDeletesAnotherHoldersLock) {
-  const LockVariant& v = variant("set_nx_ex");
+class UnconditionalDeleteTest : public VariantTest,
+                                public ::testing::WithParamInterface<const char*> {};
+
+// The documented flaw of the variants released by a plain DEL (Doc E, Doc B claim 2): the release
+// deletes the lock even when someone else holds it.
+TEST_P(UnconditionalDeleteTest, ReleaseDeletesAnotherHoldersLock) {
+  const LockVariant& v = variant(GetParam());
   const std::string lock = key("lock");
   ASSERT_TRUE(conn().command({"SET", lock, "someone-else", "PX", "30000"}).ok());
   const ReleaseResult r = v.release(context(), lock, "1");
@@ -147,13 +220,18 @@ TEST_F(VariantTest, SetNxExReleaseDeletesAnotherHoldersLock) {
   EXPECT_FALSE(exists(lock));
 }
 
-// lua_owner refuses to release a lock held under another token: kNotHeld, and the key survives.
-TEST_F(VariantTest, LuaOwnerRefusesWrongToken) {
-  const LockVariant& v = variant("lua_owner");
+INSTANTIATE_TEST_SUITE_P(Variants, UnconditionalDeleteTest,
+                         ::testing::Values("set_nx_ex", "setnx_then_expire", "lua_setnx_expire"));
+
+class OwnerCheckedTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
+
+// An owner-checked release refuses a lock held under another token: kNotHeld, and the key survives.
+TEST_P(OwnerCheckedTest, RefusesWrongToken) {
+  const LockVariant& v = variant(GetParam());
   const std::string lock = key("lock");
   const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
   ASSERT_EQ(held.outcome, Acquire::kAcquired);
-  const ReleaseResult r = v.release(context(), lock, "0123456789abcdef0123456789abcdef");
+  const ReleaseResult r = v.release(context(), lock, std::string(kForeignToken));
   EXPECT_EQ(r.outcome, Release::kNotHeld);
   EXPECT_EQ(r.deleted, 0);
   EXPECT_TRUE(exists(lock));
@@ -161,9 +239,205 @@ TEST_F(VariantTest, LuaOwnerRefusesWrongToken) {
   EXPECT_EQ(v.release(context(), lock, held.token).outcome, Release::kReleased);
 }
 
-// A script error in lua_owner's release (the key is not a string) is kError naming the script.
-TEST_F(VariantTest, LuaOwnerScriptErrorIsError) {
-  const LockVariant& v = variant("lua_owner");
+// Every acquisition of an owner-checked variant stores a fresh 32-hex-digit token.
+TEST_P(OwnerCheckedTest, TokensDifferAcrossAcquisitions) {
+  const LockVariant& v = variant(GetParam());
+  const std::string lock = key("lock");
+  std::set<std::string> tokens;
+  for (int i = 0; i < 20; ++i) {
+    const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+    ASSERT_EQ(held.outcome, Acquire::kAcquired);
+    ASSERT_EQ(held.token.size(), 32u);
+    EXPECT_EQ(held.token.find_first_not_of("0123456789abcdef"), std::string::npos);
+    EXPECT_EQ(conn().command({"GET", lock}).reply.str, held.token);
+    tokens.insert(held.token);
+    ASSERT_EQ(v.release(context(), lock, held.token).outcome, Release::kReleased);
+  }
+  EXPECT_EQ(tokens.size(), 20u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, OwnerCheckedTest,
+                         ::testing::Values("lua_owner", "get_then_del", "lua_acquire_owner",
+                                           "lua_owner_renew"));
+
+// setnx_then_expire (Doc B1): a crash between SETNX and PEXPIRE leaves the key without a TTL
+// (PTTL -1), so it is held forever: the deadlock the document warns about.
+TEST_F(VariantTest, SetNxThenExpireCrashAfterSetNxLeavesKeyWithoutTtl) {
+  const LockVariant& v = variant("setnx_then_expire");
+  const std::string lock = key("lock");
+  const auto crash = [](std::string_view point) {
+    if (point == "after_setnx") throw InjectedCrash{};
+  };
+  EXPECT_THROW(v.try_acquire(context_with(crash), lock, kTtlMs), InjectedCrash);
+  EXPECT_EQ(conn().command({"GET", lock}).reply.str, "1");
+  EXPECT_EQ(pttl(lock), -1);
+  EXPECT_EQ(v.try_acquire(context(), lock, kTtlMs).outcome, Acquire::kBusy);
+}
+
+// setnx_then_expire without a crash: the second command sets a PTTL in (0, ttl].
+TEST_F(VariantTest, SetNxThenExpireWithoutCrashSetsTtl) {
+  const LockVariant& v = variant("setnx_then_expire");
+  const std::string lock = key("lock");
+  bool reached = false;
+  const AcquireAttempt held =
+      v.try_acquire(context_with([&reached](std::string_view) { reached = true; }), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired) << held.error.describe();
+  EXPECT_TRUE(reached);
+  EXPECT_EQ(held.token, "1");
+  EXPECT_GT(pttl(lock), 0);
+  EXPECT_LE(pttl(lock), kTtlMs);
+}
+
+// setnx_then_expire: a busy SETNX stops there (kBusy) and never touches the holder's TTL.
+TEST_F(VariantTest, SetNxThenExpireBusyLeavesHoldersTtl) {
+  const LockVariant& v = variant("setnx_then_expire");
+  const std::string lock = key("lock");
+  ASSERT_TRUE(conn().command({"SET", lock, "someone-else", "PX", "5000"}).ok());
+  bool reached = false;
+  const AcquireAttempt busy =
+      v.try_acquire(context_with([&reached](std::string_view) { reached = true; }), lock, kTtlMs);
+  EXPECT_EQ(busy.outcome, Acquire::kBusy);
+  EXPECT_FALSE(reached);
+  EXPECT_LE(pttl(lock), 5000);
+  EXPECT_EQ(conn().command({"GET", lock}).reply.str, "someone-else");
+}
+
+// lua_setnx_expire (Doc B2): SETNX and PEXPIRE in one script, so there is no point to crash at in
+// between and the key always has a PTTL in (0, ttl].
+TEST_F(VariantTest, LuaSetNxExpireSetsTtlAtomically) {
+  const LockVariant& v = variant("lua_setnx_expire");
+  const std::string lock = key("lock");
+  const auto crash = [](std::string_view) { throw InjectedCrash{}; };
+  const AcquireAttempt held = v.try_acquire(context_with(crash), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired) << held.error.describe();
+  EXPECT_EQ(held.token, "1");
+  EXPECT_EQ(conn().command({"GET", lock}).reply.str, "1");
+  EXPECT_GT(pttl(lock), 0);
+  EXPECT_LE(pttl(lock), kTtlMs);
+}
+
+// get_then_del (Doc B3): if the lease expires and another client takes the lock between the GET
+// and the DEL, the release deletes the other client's lock.
+TEST_F(VariantTest, GetThenDelDeletesLockTakenBetweenGetAndDel) {
+  const LockVariant& v = variant("get_then_del");
+  const std::string lock = key("lock");
+  const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+
+  Connection other = connect();
+  ASSERT_FALSE(other.broken()) << other.last_error().describe();
+  bool taken_over = false;
+  const auto expire_and_take = [&](std::string_view point) {
+    if (point != "after_get") return;
+    // Expiry, then the other client's acquire, as seen from the server.
+    ASSERT_TRUE(other.command({"DEL", lock}).reply.is_integer(1));
+    ASSERT_TRUE(other.command({"SET", lock, std::string(kForeignToken), "NX", "PX", "30000"}).ok());
+    taken_over = true;
+  };
+  const ReleaseResult r = v.release(context_with(expire_and_take), lock, held.token);
+  ASSERT_TRUE(taken_over);
+  EXPECT_EQ(r.outcome, Release::kReleased) << r.error.describe();
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(exists(lock));  // the other client's lock is gone
+}
+
+// get_then_del's check alone works: a release after someone else took the lock deletes nothing
+// and never reaches the DEL.
+TEST_F(VariantTest, GetThenDelKeepsLockTakenBeforeGet) {
+  const LockVariant& v = variant("get_then_del");
+  const std::string lock = key("lock");
+  const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+  ASSERT_TRUE(conn().command({"SET", lock, std::string(kForeignToken), "PX", "30000"}).ok());
+  bool reached = false;
+  const ReleaseResult r =
+      v.release(context_with([&reached](std::string_view) { reached = true; }), lock, held.token);
+  EXPECT_EQ(r.outcome, Release::kNotHeld);
+  EXPECT_EQ(r.deleted, 0);
+  EXPECT_FALSE(reached);
+  EXPECT_EQ(conn().command({"GET", lock}).reply.str, kForeignToken);
+}
+
+// lua_owner_renew.extend with the holder's token resets the lease to ttl_ms.
+TEST_F(VariantTest, LuaOwnerRenewExtendResetsTtl) {
+  const LockVariant& v = variant("lua_owner_renew");
+  const std::string lock = key("lock");
+  const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+  ASSERT_TRUE(conn().command({"PEXPIRE", lock, "50"}).reply.is_integer(1));
+  const ExtendResult r = v.extend(context(), lock, held.token, 1000);
+  EXPECT_EQ(r.outcome, Extend::kExtended) << r.error.describe();
+  EXPECT_GT(pttl(lock), 50);
+  EXPECT_LE(pttl(lock), 1000);
+  EXPECT_EQ(conn().command({"GET", lock}).reply.str, held.token);
+}
+
+// lua_owner_renew.extend with another token, or on a missing key, is kNotHeld and changes nothing.
+TEST_F(VariantTest, LuaOwnerRenewExtendRefusesWrongToken) {
+  const LockVariant& v = variant("lua_owner_renew");
+  const std::string lock = key("lock");
+  const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+  ASSERT_TRUE(conn().command({"PEXPIRE", lock, "5000"}).reply.is_integer(1));
+  const ExtendResult r = v.extend(context(), lock, std::string(kForeignToken), kTtlMs);
+  EXPECT_EQ(r.outcome, Extend::kNotHeld);
+  EXPECT_GT(pttl(lock), 0);
+  EXPECT_LE(pttl(lock), 5000);
+
+  const std::string missing = key("missing");
+  EXPECT_EQ(v.extend(context(), missing, held.token, kTtlMs).outcome, Extend::kNotHeld);
+  EXPECT_FALSE(exists(missing));
+}
+
+// lua_owner_renew.extend reports errors as kError: a script error, and a closed connection.
+TEST_F(VariantTest, LuaOwnerRenewExtendErrorsAreErrors) {
+  const LockVariant& v = variant("lua_owner_renew");
+  const std::string lock = key("lock");
+  ASSERT_TRUE(conn().command({"RPUSH", lock, "x"}).ok());
+  const ExtendResult script_error = v.extend(context(), lock, "token", kTtlMs);
+  EXPECT_EQ(script_error.outcome, Extend::kError);
+  EXPECT_EQ(script_error.error.error, RedisErrorKind::kReplyError);
+  EXPECT_TRUE(script_error.error.message.starts_with("script lua_owner_renew.extend: "))
+      << script_error.error.message;
+
+  conn().close();
+  const ExtendResult closed = v.extend(context(), lock, "token", kTtlMs);
+  EXPECT_EQ(closed.outcome, Extend::kError);
+  EXPECT_EQ(closed.error.error, RedisErrorKind::kClosed);
+}
+
+// no_lock is not exclusive and never touches Redis: every acquire succeeds, even on a closed
+// connection, the release deletes nothing, and no key is ever created.
+TEST_F(VariantTest, NoLockAlwaysAcquiresAndStoresNothing) {
+  const LockVariant& v = variant("no_lock");
+  EXPECT_FALSE(v.uses_ttl());
+  const std::string lock = key("lock");
+  const AcquireAttempt first = v.try_acquire(context(), lock, kTtlMs);
+  const AcquireAttempt second = v.try_acquire(context(), lock, kTtlMs);
+  EXPECT_EQ(first.outcome, Acquire::kAcquired);
+  EXPECT_EQ(second.outcome, Acquire::kAcquired);
+  EXPECT_EQ(first.token, "none");
+  EXPECT_FALSE(exists(lock));
+  const ReleaseResult released = v.release(context(), lock, first.token);
+  EXPECT_EQ(released.outcome, Release::kNotHeld);
+  EXPECT_EQ(released.deleted, 0);
+
+  ASSERT_TRUE(conn().command({"SET", lock, "someone-else"}).ok());
+  EXPECT_EQ(v.release(context(), lock, first.token).deleted, 0);
+  EXPECT_TRUE(exists(lock));  // release did not touch the key
+
+  conn().close();
+  EXPECT_EQ(v.try_acquire(context(), lock, kTtlMs).outcome, Acquire::kAcquired);
+  EXPECT_EQ(v.release(context(), lock, first.token).outcome, Release::kNotHeld);
+}
+
+class CompareAndDeleteTest : public VariantTest,
+                             public ::testing::WithParamInterface<const char*> {};
+
+// A script error in the shared compare-and-delete release (the key is not a string) is kError
+// naming the script.
+TEST_P(CompareAndDeleteTest, ScriptErrorIsError) {
+  const LockVariant& v = variant(GetParam());
   const std::string lock = key("lock");
   ASSERT_TRUE(conn().command({"RPUSH", lock, "x"}).ok());
   const ReleaseResult r = v.release(context(), lock, "token");
@@ -173,25 +447,9 @@ TEST_F(VariantTest, LuaOwnerScriptErrorIsError) {
   EXPECT_TRUE(exists(lock));
 }
 
-// lua_owner uses a fresh 32-hex-digit token for every acquisition.
-TEST_F(VariantTest, LuaOwnerTokensDifferAcrossAcquisitions) {
-  const LockVariant& v = variant("lua_owner");
-  const std::string lock = key("lock");
-  std::set<std::string> tokens;
-  for (int i = 0; i < 20; ++i) {
-    const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
-    ASSERT_EQ(held.outcome, Acquire::kAcquired);
-    ASSERT_EQ(held.token.size(), 32u);
-    EXPECT_EQ(held.token.find_first_not_of("0123456789abcdef"), std::string::npos);
-    tokens.insert(held.token);
-    ASSERT_EQ(v.release(context(), lock, held.token).outcome, Release::kReleased);
-  }
-  EXPECT_EQ(tokens.size(), 20u);
-}
-
-// lua_owner's release still works after the server lost its script cache.
-TEST_F(VariantTest, LuaOwnerReleaseSurvivesScriptFlush) {
-  const LockVariant& v = variant("lua_owner");
+// The Lua variants still work after the server lost its script cache (every script reloads).
+TEST_P(CompareAndDeleteTest, SurvivesScriptFlush) {
+  const LockVariant& v = variant(GetParam());
   const std::string lock = key("lock");
   AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
   ASSERT_EQ(v.release(context(), lock, held.token).outcome, Release::kReleased);
@@ -201,9 +459,22 @@ TEST_F(VariantTest, LuaOwnerReleaseSurvivesScriptFlush) {
   EXPECT_EQ(r.outcome, Release::kReleased) << r.error.describe();
 }
 
-// The registry lists the three variants in a stable order and finds each by name only.
+INSTANTIATE_TEST_SUITE_P(Variants, CompareAndDeleteTest,
+                         ::testing::Values("lua_owner", "lua_acquire_owner", "lua_owner_renew"));
+
+// The registry lists the nine variants in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
-  const std::vector<std::string> expected = {"naive", "set_nx_ex", "lua_owner"};
+  const std::vector<std::string> expected = {
+      "naive",
+      "set_nx_ex",
+      "lua_owner",
+      "setnx_then_expire",
+      "lua_setnx_expire",
+      "get_then_del",
+      "lua_acquire_owner",
+      "lua_owner_renew",
+      "no_lock",
+  };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());
   for (const std::string& name : expected) {

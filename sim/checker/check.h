@@ -6,6 +6,11 @@
 // right after the acquire reply was read, exit right before the release request is sent), or
 // [enter, crash] if it crashed inside, or [enter, end of history] if it never left.
 //
+// Lease end. A window's lease ends ttl_ms after the latest of its acquire ok and the oks of the
+// holder's successful extends (count >= 1) on that key up to the window's end, so a lock renewed
+// in time never counts as expired. Every lease estimate below uses it. A window is `faulted` when
+// its client recorded a `fault` event inside it (Doc D's "lose_lock": renewal stopped on purpose).
+//
 // Mutual exclusion: two definite windows of different clients on one key that overlap are a
 // violation, reported with both windows, the overlap and the likely cause:
 //   - "stale_release": between the earlier holder's enter and the later holder's enter, a third
@@ -16,6 +21,7 @@
 //   - "racy_acquire": neither: both acquires succeeded on a held lock.
 // A release with count >= 1 made after the releaser's lease ran out while another client was
 // inside is reported as a StaleRelease finding even when nobody else got in.
+// violations_outside_faults counts the violations whose earlier window is not faulted.
 //
 // Liveness: for every acquire that ended in `fail`, the longest part of its [invoke, fail] window
 // during which no *live* client possibly held the key (possible hold: [acquire invoke, release
@@ -24,10 +30,26 @@
 // stuck: a Deadlock finding. A crash inside the critical section followed by a later successful
 // acquire is a Recovery (the time until the lock was obtainable again), not a deadlock.
 //
+// Idle holds (Doc C): a release ok that deleted nothing (count 0), invoked while the releaser's own
+// lease still ran and no other client was inside, left the key held by nobody: an IdleHold from
+// the release to the next enter, or to the lease end if nobody entered before. It is a liveness
+// cost, not a verdict; for liveness the key counts as possibly held until that lease end.
+//
 // Indeterminate: an acquire that ended in `info` (or was cut short by a crash) may have succeeded;
 // if its possible window [invoke, that client's next release completion or end] overlaps another
 // client's definite window, a violation could be hidden: the verdict is at least `unknown`. A crash
 // deletes nothing, so after one the window lasts until the lease end (the end without TTL).
+//
+// Resource (options.resource, events whose key is its name), judged from its `write` oks alone:
+//   - counter: with S sales (writes) from `initial`, "oversell" by S - initial (or by the most
+//     negative value written), and "lost_update" by final - (initial - S) when the last written
+//     value is higher than that; a write whose `base` is not the previous write's value is named.
+//   - find_or_create: a record id written (created) more than once: "duplicate".
+// Any ResourceFinding makes the verdict at least resource_corrupted.
+//
+// Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
+// [successful acquire's invoke, completion of the next release] that overlap. Never a verdict: it
+// shows how often logs around lock()/unlock() would "see" two holders on a correct run.
 //
 // Verdict: strongest of mutex_violation > resource_corrupted > deadlock > unknown > ok.
 //
@@ -55,7 +77,7 @@ struct ResourceSpec {
 
 struct CheckOptions {
   Nanos stuck_threshold_ns = ms_to_ns(500);
-  ResourceSpec resource;
+  ResourceSpec resource = {};  // kind kNone: no resource check
 };
 
 // HoldWindow: one definite hold of a key by a client.
@@ -66,10 +88,10 @@ struct HoldWindow {
   Nanos start_ns = 0;           // enter
   Nanos end_ns = 0;             // exit, crash, or end of history
   std::string token;
-  std::int64_t ttl_ms = -1;     // lease requested; -1: no TTL
+  std::int64_t ttl_ms = -1;  // lease requested; -1: no TTL
   enum class End { kExit, kCrash, kEndOfHistory } end = End::kExit;
   // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
-  // (ok time) by this holder within the window, plus ttl_ms; -1 without TTL.
+  // (ok time, count >= 1) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.
   Nanos lease_end_ns = -1;
   // faulted: the client recorded a `fault` event inside this window (e.g. Doc D's "lose_lock").
   bool faulted = false;
@@ -81,10 +103,10 @@ struct MutexViolation {
   HoldWindow earlier;
   HoldWindow later;
   Nanos overlap_ns = 0;
-  std::string cause;             // "stale_release", "lease_expired", "racy_acquire"
-  int stale_releaser = -1;       // stale_release: the client whose release deleted the lock
-  Nanos stale_release_ns = -1;   // stale_release: when that release was invoked
-  std::string explanation;       // one or two sentences with names and ms
+  std::string cause;            // "stale_release", "lease_expired", "racy_acquire"
+  int stale_releaser = -1;      // stale_release: the client whose release deleted the lock
+  Nanos stale_release_ns = -1;  // stale_release: when that release was invoked
+  std::string explanation;      // one or two sentences with names and ms
 };
 
 // StaleRelease: a release that deleted a key after its lease ran out while another client held
@@ -111,27 +133,29 @@ struct Recovery {
   std::string key;
   int crashed = -1;
   Nanos crash_ns = 0;
-  int next_holder = -1;        // -1: nobody acquired it afterwards
-  Nanos recovered_ns = -1;     // next holder's enter; -1 if never
+  int next_holder = -1;     // -1: nobody acquired it afterwards
+  Nanos recovered_ns = -1;  // next holder's enter; -1 if never
   std::string explanation;
 };
 
-// IdleHold: the holder's release deleted nothing although its lease was still running (Doc C's
-// release with a token that was never saved): the key stayed held by nobody until it expired.
+// IdleHold: the holder's release deleted nothing although its lease was still running and nobody
+// else was inside (Doc C's release with a token that was never saved): the key stayed held by
+// nobody until it expired. A refused release after the lease ran out, or while another client was
+// inside (a stale release refused, as it should be), is not one.
 struct IdleHold {
   std::string key;
   int client = -1;
   Nanos from_ns = 0;   // the refused release
-  Nanos until_ns = 0;  // next holder's enter, else the lease end estimate
+  Nanos until_ns = 0;  // next enter on the key if before the lease end, else the lease end
   std::string explanation;
 };
 
 // ResourceFinding: the protected resource was corrupted.
 struct ResourceFinding {
-  std::string kind;  // "lost_update", "oversell", "duplicate"
-  std::string key;   // the resource
-  std::string record_id;     // duplicate: which record
-  std::int64_t amount = 0;   // lost updates, units oversold, or extra records created
+  std::string kind;         // "lost_update", "oversell", "duplicate"
+  std::string key;          // the resource
+  std::string record_id;    // duplicate: which record
+  std::int64_t amount = 0;  // lost updates, units oversold, or extra records created
   std::string explanation;
 };
 
@@ -149,19 +173,19 @@ struct CheckStats {
   std::int64_t acquires_ok = 0;
   std::int64_t acquires_failed = 0;
   std::int64_t acquires_indeterminate = 0;
-  std::int64_t releases_ok = 0;      // deleted >= 1
-  std::int64_t releases_refused = 0; // ok with count 0, or fail without an I/O error
+  std::int64_t releases_ok = 0;       // deleted >= 1
+  std::int64_t releases_refused = 0;  // ok with count 0, or fail without an I/O error
   std::int64_t crashes = 0;
   std::vector<std::int64_t> holds_per_client;  // by client index
-  Nanos acquire_latency_p50_ns = 0;  // invoke -> ok of successful acquires
+  Nanos acquire_latency_p50_ns = 0;            // invoke -> ok of successful acquires
   Nanos acquire_latency_p99_ns = 0;
   Nanos acquire_latency_max_ns = 0;
-  Nanos duration_ns = 0;             // last event time - first event time
-  std::int64_t holds = 0;                // definite hold windows
-  std::int64_t holds_in_violation = 0;   // windows that overlap another client's window
-  std::int64_t extends_ok = 0;
-  std::int64_t extends_failed = 0;       // refused or errors
-  std::int64_t resource_writes = 0;
+  Nanos duration_ns = 0;                // last event time - first event time
+  std::int64_t holds = 0;               // definite hold windows
+  std::int64_t holds_in_violation = 0;  // windows that overlap another client's window
+  std::int64_t extends_ok = 0;          // extend ok with count >= 1
+  std::int64_t extends_failed = 0;      // extend ok with count < 1 (refused), fail or info
+  std::int64_t resource_writes = 0;     // write ok events (of any key)
 };
 
 struct CheckResult {

@@ -1,8 +1,10 @@
-// checkers.h: the individual checkers check_history runs, one per concept, each over one key.
+// checkers.h: the individual checkers check_history runs, one per concept, most over one key.
 //
 // Internal to the checker. Each appends its findings to `result` and never touches the verdict;
 // check.cc combines them.
 #pragma once
+
+#include <cstdint>
 
 #include "sim/checker/check.h"
 #include "sim/checker/timeline.h"
@@ -20,6 +22,16 @@ void check_liveness(const History& history, const KeyTimeline& timeline,
 
 // check_indeterminacy: indeterminate acquires whose possible window overlaps another hold.
 void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// check_idle_holds: releases that deleted nothing while their lease ran (the key sat idle).
+void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// count_naive_overlaps: pairs of naive log windows of different clients that overlap.
+std::int64_t count_naive_overlaps(const KeyTimeline& timeline);
+
+// check_resource: lost updates, oversell and duplicate records on the protected resource named
+// by options.resource (nothing when its kind is kNone). Over the whole history, not one key.
+void check_resource(const History& history, const ResourceSpec& resource, CheckResult& result);
 
 // compute_stats: counts and acquire latency percentiles over the whole history.
 CheckStats compute_stats(const History& history);

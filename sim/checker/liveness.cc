@@ -123,6 +123,9 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
       return "the last holder, " + who + ", released it at " + at;
     case HoldEnd::kReleaseDidNotDelete:
       return who + "'s release at " + at + " did not delete the key";
+    case HoldEnd::kIdle:
+      return who + "'s release at " + at + " deleted nothing and its lease ran out at " +
+             format_ms(hold.end_ns);
     case HoldEnd::kReleaseUnknown:
       return who + "'s release at " + at + " got no reply";
     case HoldEnd::kEndOfHistory:

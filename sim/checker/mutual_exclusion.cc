@@ -2,6 +2,7 @@
 // windows still open at the current start; on a correct history it never holds more than one, so
 // the sweep is linear after the sort.
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,10 @@ const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const Wi
 }
 
 std::string lease_phrase(const History& history, const WindowRecord& window) {
-  return client_name(history, window.client) + "'s lease (ttl " + std::to_string(window.ttl_ms) +
-         " ms)";
+  std::string text = client_name(history, window.client) + "'s lease (ttl " +
+                     std::to_string(window.ttl_ms) + " ms";
+  if (window.renewed_ns >= 0) text += ", last renewed at " + format_ms(window.renewed_ns);
+  return text + ")";
 }
 
 MutexViolation make_violation(const History& history, const KeyTimeline& timeline,
@@ -79,6 +82,7 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
 void find_overlaps(const History& history, const KeyTimeline& timeline, CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
   std::vector<std::size_t> active;
+  std::vector<bool> in_violation;  // sized only once a violation is found
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const WindowRecord& later = windows[i];
     // Touching windows (one ends exactly when the next starts) share no time: not a violation.
@@ -86,9 +90,13 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;
       result.violations.push_back(make_violation(history, timeline, windows[a], later));
+      if (in_violation.empty()) in_violation.resize(windows.size(), false);
+      in_violation[a] = in_violation[i] = true;
     }
     active.push_back(i);
   }
+  result.stats.holds_in_violation +=
+      static_cast<std::int64_t>(std::count(in_violation.begin(), in_violation.end(), true));
 }
 
 void find_stale_releases(const History& history, const KeyTimeline& timeline, CheckResult& result) {

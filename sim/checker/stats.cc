@@ -79,6 +79,16 @@ CheckStats compute_stats(const History& history) {
       case Op::kEnter:
         if (known_client) ++stats.holds_per_client[c];
         break;
+      case Op::kExtend:
+        if (event.type == EventType::kOk && event.count >= 1) {
+          ++stats.extends_ok;
+        } else if (event.type != EventType::kInvoke) {
+          ++stats.extends_failed;  // refused (count 0) or an error: the lease was not extended
+        }
+        break;
+      case Op::kWrite:
+        if (event.type == EventType::kOk) ++stats.resource_writes;
+        break;
       case Op::kCrash:
         ++stats.crashes;
         // An acquire cut short by a crash may have succeeded: it is indeterminate.

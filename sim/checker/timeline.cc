@@ -21,8 +21,11 @@ struct ClientKeyState {
   Nanos ok_ns = 0;
   std::int64_t ok_ttl_ms = -1;
   Nanos lease_end_ns = kNever;
+  Nanos renewed_ns = -1;            // the last successful extension's ok
+  std::int64_t extend_ttl_ms = -1;  // of the extension in flight
   std::string token;
-  Nanos enter_ns = -1;  // >= 0 while inside
+  Nanos enter_ns = -1;        // >= 0 while inside
+  Nanos naive_start_ns = -1;  // the naive log window in progress: the successful acquire's invoke
   // The possible hold in progress: from the first acquire that may have succeeded.
   Nanos hold_start_ns = -1;
   Nanos hold_lease_end_ns = -1;  // the latest lease end behind it; kNever if one has no TTL
@@ -33,12 +36,16 @@ struct ClientKeyState {
   Nanos release_invoke_ns = 0;
   bool release_lease_ran_out = false;
   int release_newer_holder = -1;
+  Nanos release_lease_end_ns = kNever;
+  bool release_others_inside = false;
 };
 
-// KeyState: the latest enter on a key, to tell whether a release deleted someone else's key.
+// KeyState: the latest enter on a key, to tell whether a release deleted someone else's key, and
+// how many clients are inside now.
 struct KeyState {
   int last_enter_client = -1;
   Nanos last_enter_ns = -1;
+  int inside = 0;
 };
 
 Nanos lease_end(Nanos from_ns, std::int64_t ttl_ms) {
@@ -66,7 +73,11 @@ class TimelineBuilder {
         crash(event.client, event.time_ns);
         continue;
       }
-      if (event.f == Op::kWork || event.f == Op::kWrite || event.f == Op::kFault) continue;
+      if (event.f == Op::kFault) {
+        fault(event.client, event.time_ns);
+        continue;
+      }
+      if (event.f == Op::kWork || event.f == Op::kWrite || event.f == Op::kRead) continue;
       const int key = key_index(event.key);
       ClientKeyState& s = state(event.client, key);
       switch (event.f) {
@@ -122,7 +133,10 @@ class TimelineBuilder {
     std::vector<ClientKeyState>& by_client = states_[static_cast<std::size_t>(key)];
     const auto c = static_cast<std::size_t>(client);
     if (by_client.size() <= c) by_client.resize(c + 1);
-    if (client_keys_.size() <= c) client_keys_.resize(c + 1);
+    if (client_keys_.size() <= c) {
+      client_keys_.resize(c + 1);
+      fault_times_.resize(c + 1);
+    }
     ClientKeyState& s = by_client[c];
     if (!s.seen) {
       s.seen = true;
@@ -156,7 +170,9 @@ class TimelineBuilder {
         s.ok_ns = t;
         s.ok_ttl_ms = ttl_ms;
         s.lease_end_ns = lease_end(t, ttl_ms);
+        s.renewed_ns = -1;
         s.token = event.token;
+        if (s.naive_start_ns < 0) s.naive_start_ns = invoke_ns;
         open_hold(s, invoke_ns, s.lease_end_ns, ttl_ms);
         break;
       }
@@ -184,20 +200,33 @@ class TimelineBuilder {
       s.ok_invoke_ns = s.ok_ns = event.time_ns;
       s.ok_ttl_ms = -1;
       s.lease_end_ns = kNever;
+      s.renewed_ns = -1;
     }
     s.enter_ns = event.time_ns;
     KeyState& k = key_states_[static_cast<std::size_t>(key)];
     k.last_enter_client = event.client;
     k.last_enter_ns = event.time_ns;
+    ++k.inside;
   }
 
   void on_exit(const Event& event, int key, ClientKeyState& s) {
     if (s.enter_ns >= 0) close_window(event.client, key, s, event.time_ns, HoldWindow::End::kExit);
   }
 
+  // on_extend: a renewal (from the client's renewal thread, so it may interleave with the
+  // client's other events). Only an ok that extended something (count >= 1) moves the lease end:
+  // the server set the lease to ttl_ms at receipt, so ok + ttl_ms is its latest end.
   void on_extend(const Event& event, ClientKeyState& s) {
-    if (event.type != EventType::kOk || !s.acquired || event.ttl_ms < 0) return;
-    s.lease_end_ns = lease_end(event.time_ns, event.ttl_ms);
+    if (event.type == EventType::kInvoke) {
+      s.extend_ttl_ms = event.ttl_ms;
+      return;
+    }
+    std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.extend_ttl_ms;
+    if (ttl_ms < 0) ttl_ms = s.ok_ttl_ms;
+    s.extend_ttl_ms = -1;
+    if (event.type != EventType::kOk || event.count < 1 || !s.acquired || ttl_ms < 0) return;
+    s.lease_end_ns = lease_end(event.time_ns, ttl_ms);
+    s.renewed_ns = event.time_ns;
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
   }
 
@@ -212,6 +241,7 @@ class TimelineBuilder {
                                         k.last_enter_client != event.client &&
                                         (!s.acquired || k.last_enter_ns > s.ok_ns);
       s.release_newer_holder = someone_else_entered ? k.last_enter_client : -1;
+      snapshot_release(key, s);
       return;
     }
     if (!s.releasing) {
@@ -219,9 +249,21 @@ class TimelineBuilder {
       s.release_invoke_ns = t;
       s.release_lease_ran_out = s.acquired && s.lease_end_ns <= t;
       s.release_newer_holder = -1;
+      snapshot_release(key, s);
     }
     HoldEnd how = HoldEnd::kReleaseDidNotDelete;
-    if (event.type == EventType::kOk && event.count >= 1) {
+    Nanos hold_end_ns = t;
+    if (event.type == EventType::kOk && event.count == 0 && s.acquired &&
+        s.release_lease_end_ns != kNever && s.release_lease_end_ns > s.release_invoke_ns &&
+        !s.release_others_inside) {
+      // It deleted nothing while its own lease ran and nobody else was inside: the key is still
+      // held (by a token nobody will present) until the lease runs out.
+      how = HoldEnd::kIdle;
+      hold_end_ns = s.release_lease_end_ns;
+      timeline(key).idle_releases.push_back(IdleRelease{.client = event.client,
+                                                        .invoke_ns = s.release_invoke_ns,
+                                                        .lease_end_ns = s.release_lease_end_ns});
+    } else if (event.type == EventType::kOk && event.count >= 1) {
       how = HoldEnd::kReleased;
       if (s.release_lease_ran_out || s.release_newer_holder >= 0) {
         timeline(key).foreign_deletes.push_back(ForeignDelete{
@@ -236,7 +278,8 @@ class TimelineBuilder {
                (event.type == EventType::kFail && is_io_error(event.error))) {
       how = HoldEnd::kReleaseUnknown;
     }
-    end_hold(event.client, key, s, t, t, how);
+    end_hold(event.client, key, s, hold_end_ns, t, how);
+    end_naive(key, event.client, s, t);
     for (int maybe : s.open_maybes) {
       timeline(key).maybe_acquires[static_cast<std::size_t>(maybe)].end_ns = t;
     }
@@ -245,7 +288,17 @@ class TimelineBuilder {
     s.releasing = false;
   }
 
+  // snapshot_release: what a release's completion is judged by, as it stood at its invoke.
+  void snapshot_release(int key, ClientKeyState& s) {
+    const int inside = key_states_[static_cast<std::size_t>(key)].inside;
+    s.release_lease_end_ns = s.acquired ? s.lease_end_ns : kNever;
+    s.release_others_inside = inside - (s.enter_ns >= 0 ? 1 : 0) > 0;
+  }
+
   void close_window(int client, int key, ClientKeyState& s, Nanos end_ns, HoldWindow::End end) {
+    // Faults are few and arrive in time order: the first one at or after the enter decides.
+    const std::vector<Nanos>& faults = fault_times_[static_cast<std::size_t>(client)];
+    const auto fault = std::lower_bound(faults.begin(), faults.end(), s.enter_ns);
     timeline(key).windows.push_back(WindowRecord{
         .client = client,
         .acquire_invoke_ns = s.ok_invoke_ns,
@@ -254,10 +307,29 @@ class TimelineBuilder {
         .end_ns = end_ns,
         .ttl_ms = s.ok_ttl_ms,
         .lease_end_ns = s.lease_end_ns,
+        .renewed_ns = s.renewed_ns,
         .end = end,
+        .faulted = fault != faults.end() && *fault <= end_ns,
         .token = s.token,
     });
     s.enter_ns = -1;
+    --key_states_[static_cast<std::size_t>(key)].inside;
+  }
+
+  void end_naive(int key, int client, ClientKeyState& s, Nanos end_ns) {
+    if (s.naive_start_ns < 0) return;
+    timeline(key).naive_windows.push_back(
+        NaiveWindow{.client = client, .start_ns = s.naive_start_ns, .end_ns = end_ns});
+    s.naive_start_ns = -1;
+  }
+
+  void fault(int client, Nanos t) {
+    const auto c = static_cast<std::size_t>(client);
+    if (fault_times_.size() <= c) {
+      fault_times_.resize(c + 1);
+      client_keys_.resize(c + 1);
+    }
+    fault_times_[c].push_back(t);
   }
 
   void end_hold(int client, int key, ClientKeyState& s, Nanos end_ns, Nanos completed_ns,
@@ -309,6 +381,7 @@ class TimelineBuilder {
       s.open_maybes.clear();
       const Nanos live_hold_end_ns = s.hold_lease_end_ns == kNever ? t : server_hold_end_ns;
       end_hold(client, key, s, live_hold_end_ns, t, HoldEnd::kCrash);
+      end_naive(key, client, s, t);
       s.acquired = false;
       s.releasing = false;
     }
@@ -336,6 +409,7 @@ class TimelineBuilder {
           line.maybe_acquires[static_cast<std::size_t>(maybe)].end_ns = last_ns;
         }
         end_hold(c, k, s, last_ns, last_ns, HoldEnd::kEndOfHistory);
+        end_naive(k, c, s, last_ns);
       }
       for (MaybeAcquire& maybe : line.maybe_acquires)
         maybe.end_ns = std::min(maybe.end_ns, last_ns);
@@ -348,6 +422,7 @@ class TimelineBuilder {
   std::vector<KeyState> key_states_;
   std::vector<std::vector<ClientKeyState>> states_;  // [key][client]
   std::vector<std::vector<int>> client_keys_;        // [client]: keys the client touched
+  std::vector<std::vector<Nanos>> fault_times_;      // [client]: its fault events, in time order
 };
 
 }  // namespace
@@ -364,6 +439,8 @@ HoldWindow to_hold_window(const WindowRecord& record, const std::string& key) {
       .token = record.token,
       .ttl_ms = record.ttl_ms,
       .end = record.end,
+      .lease_end_ns = record.lease_end_ns == kNever ? -1 : record.lease_end_ns,
+      .faulted = record.faulted,
   };
 }
 

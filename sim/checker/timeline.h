@@ -1,9 +1,10 @@
 // timeline.h: KeyTimeline, the per-key facts every checker reads, built in one pass over a history.
 //
 // Internal to the checker. The history interleaves clients and keys; the checkers want, per key,
-// definite hold windows, possible-hold intervals, failed and indeterminate acquires, deleting
-// releases made by a client that no longer held the key, and crashes inside. Building these once
-// keeps every checker a sort plus a sweep.
+// definite hold windows (with their lease end after renewals, and whether a fault was injected
+// inside), possible-hold intervals, failed and indeterminate acquires, deleting releases made by a
+// client that no longer held the key, releases that deleted nothing while the lease ran, crashes
+// inside, and the naive log windows. Building these once keeps every checker a sort plus a sweep.
 //
 //   Timelines timelines = build_timelines(history);
 //   for (const KeyTimeline& key : timelines.keys) sweep(key.windows);
@@ -31,8 +32,12 @@ struct WindowRecord {
   Nanos start_ns = 0;
   Nanos end_ns = 0;
   std::int64_t ttl_ms = -1;
-  Nanos lease_end_ns = kNever;  // acquire ok (or last extension ok) + ttl; kNever without TTL
+  // lease_end_ns: the acquire ok, or the last successful extension's ok up to the window's end,
+  // plus its ttl; kNever without TTL.
+  Nanos lease_end_ns = kNever;
+  Nanos renewed_ns = -1;  // the last successful extension's ok, or -1 if never renewed
   HoldWindow::End end = HoldWindow::End::kExit;
+  bool faulted = false;  // the client recorded a fault event inside the window
   std::string token;
 };
 
@@ -53,6 +58,7 @@ enum class HoldEnd {
   kReleaseDidNotDelete,  // release ok with count 0, or a release that failed
   kReleaseUnknown,       // release info: it may or may not have deleted the key
   kCrash,                // the client crashed; the interval is extended to its lease end
+  kIdle,                 // release ok with count 0 while the lease ran: held until the lease end
   kEndOfHistory,
 };
 
@@ -92,6 +98,22 @@ struct MaybeAcquire {
   bool interrupted = false;
 };
 
+// IdleRelease: a release ok with count 0 by a client whose lease was still running when it invoked
+// it, while no other client was inside: the key stays held by nobody until the lease runs out.
+struct IdleRelease {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos lease_end_ns = 0;
+};
+
+// NaiveWindow: [acquire invoke of a successful acquire, completion of the next release], or the
+// crash or end of history: what logs written around lock()/unlock() calls would call a hold.
+struct NaiveWindow {
+  int client = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+};
+
 struct KeyTimeline {
   std::string key;
   std::vector<WindowRecord> windows;           // sorted by start_ns, then end_ns
@@ -100,6 +122,8 @@ struct KeyTimeline {
   std::vector<FailedAcquire> failed_acquires;
   std::vector<CrashInside> crashes_inside;
   std::vector<MaybeAcquire> maybe_acquires;
+  std::vector<IdleRelease> idle_releases;  // in the order they completed
+  std::vector<NaiveWindow> naive_windows;  // in the order they ended
 };
 
 struct Timelines {

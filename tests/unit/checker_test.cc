@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -79,6 +80,43 @@ class HistoryBuilder {
   HistoryBuilder& crash(Nanos t, int client) {
     return event(t, client, EventType::kInfo, Op::kCrash, "");
   }
+  // extend: a renewal invoked at `invoke` whose ok (count 1: extended, 0: refused) came at `done`.
+  HistoryBuilder& extend(Nanos invoke, Nanos done, int client, std::int64_t ttl_ms,
+                         std::int64_t count = 1, const std::string& key = "lock") {
+    event(invoke, client, EventType::kInvoke, Op::kExtend, key);
+    last().ttl_ms = ttl_ms;
+    last().token = "renewal";
+    event(done, client, EventType::kOk, Op::kExtend, key);
+    last().count = count;
+    return *this;
+  }
+  // renewals: extends every `period` from `first` while before `until`, each ok 0.5 ms later.
+  HistoryBuilder& renewals(Nanos first, Nanos until, Nanos period, int client,
+                           std::int64_t ttl_ms) {
+    for (Nanos t = first; t < until; t += period) extend(t, t + ms(0.5), client, ttl_ms);
+    return *this;
+  }
+  HistoryBuilder& fault(Nanos t, int client, const std::string& name = "lose_lock") {
+    event(t, client, EventType::kInfo, Op::kFault);
+    last().token = name;
+    return *this;
+  }
+  // read, write: the protected resource (counter value or record id with 1/0 exists).
+  HistoryBuilder& read(Nanos t, int client, const std::string& resource, std::int64_t count,
+                       const std::string& record_id = "") {
+    event(t, client, EventType::kOk, Op::kRead, resource);
+    last().count = count;
+    last().token = record_id;
+    return *this;
+  }
+  HistoryBuilder& write(Nanos t, int client, const std::string& resource, std::int64_t count,
+                        std::optional<std::int64_t> base, const std::string& record_id = "") {
+    event(t, client, EventType::kOk, Op::kWrite, resource);
+    last().count = count;
+    last().base = base;
+    last().token = record_id;
+    return *this;
+  }
 
   History build() const {
     History h = history_;
@@ -94,6 +132,18 @@ class HistoryBuilder {
 
 CheckResult check(const History& history, Nanos stuck_threshold_ns = ms(500)) {
   return check_history(history, CheckOptions{.stuck_threshold_ns = stuck_threshold_ns});
+}
+
+CheckResult check(const History& history, const ResourceSpec& resource) {
+  return check_history(history, CheckOptions{.stuck_threshold_ns = ms(500), .resource = resource});
+}
+
+ResourceSpec counter(std::int64_t initial) {
+  return ResourceSpec{.kind = ResourceSpec::Kind::kCounter, .name = "stock", .initial = initial};
+}
+
+ResourceSpec records() {
+  return ResourceSpec{.kind = ResourceSpec::Kind::kFindOrCreate, .name = "records", .initial = 0};
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -586,6 +636,340 @@ TEST(CheckerTest, RandomizedLongHistory) {
   ASSERT_EQ(bad.violations.size(), 1u);
   EXPECT_EQ(bad.violations[0].overlap_ns, 1);
   EXPECT_EQ(bad.violations[0].later.start_ns, moved_ns);
+}
+
+// Proves successful renewals move the lease end: a 300 ms hold under a 100 ms TTL renewed every
+// 30 ms keeps its lease (an overlap is racy, not lease_expired), while refused renewals do not.
+TEST(CheckerTest, RenewalKeepsTheLease) {
+  // A holds 10..300 ms with ttl 100, renewing every 30 ms (oks at 40.5 .. 280.5); B after it.
+  HistoryBuilder base;
+  base.acquire_invoke(ms(0), A, 100)
+      .acquire_ok(ms(10), A, 100)
+      .renewals(ms(40), ms(300), ms(30), A, 100);
+  HistoryBuilder renewed = base;
+  renewed.release(ms(300), ms(301), A).hold(B, ms(50), ms(302), ms(400), ms(401), 100);
+  const History h = renewed.build();
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(r.stale_releases.empty());
+  EXPECT_EQ(r.stats.extends_ok, 9);
+  EXPECT_EQ(r.stats.extends_failed, 0);
+  EXPECT_EQ(r.stats.holds, 2);
+  EXPECT_EQ(r.stats.holds_in_violation, 0);
+  const std::vector<HoldWindow> windows = hold_windows(h);
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_EQ(windows[0].lease_end_ns, ms(280.5) + ms(100));
+  EXPECT_FALSE(windows[0].faulted);
+
+  // B inside at 150 ms, while the renewed lease runs until 180.5 ms: both acquires succeeded on a
+  // held lock.
+  HistoryBuilder racy = base;
+  racy.release(ms(300), ms(301), A).hold(B, ms(50), ms(150), ms(400), ms(401), 100);
+  const CheckResult rr = check(racy.build());
+  ASSERT_EQ(rr.violations.size(), 1u);
+  EXPECT_EQ(rr.violations[0].cause, "racy_acquire");
+  EXPECT_EQ(rr.stats.holds_in_violation, 2);
+
+  // The same renewals refused (count 0) extend nothing: B at 150 ms is after the lease end.
+  HistoryBuilder refused;
+  refused.acquire_invoke(ms(0), A, 100).acquire_ok(ms(10), A, 100);
+  for (int i = 1; i <= 9; ++i) {
+    refused.extend(ms(10 + 30 * i), ms(10.5 + 30 * i), A, 100, i == 1 ? 1 : 0);
+  }
+  refused.release(ms(300), ms(301), A).hold(B, ms(50), ms(150), ms(400), ms(401), 100);
+  const CheckResult rf = check(refused.build());
+  ASSERT_EQ(rf.violations.size(), 1u);
+  EXPECT_EQ(rf.violations[0].cause, "lease_expired");
+  EXPECT_EQ(rf.violations[0].earlier.lease_end_ns, ms(140.5));
+  EXPECT_EQ(rf.stats.extends_ok, 1);
+  EXPECT_EQ(rf.stats.extends_failed, 8);
+}
+
+// Proves a hold of 300 ms under a 100 ms TTL without renewal is lease_expired when B enters at
+// 150 ms, and counts outside faults (no fault was recorded).
+TEST(CheckerTest, NoRenewalLeaseExpiredOutsideFaults) {
+  const History h = HistoryBuilder()
+                        .hold(A, ms(0), ms(10), ms(300), ms(301), 100)
+                        .hold(B, ms(50), ms(150), ms(400), ms(401), 100)
+                        .build();
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kMutexViolation);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].cause, "lease_expired");
+  EXPECT_FALSE(r.violations[0].earlier.faulted);
+  EXPECT_EQ(r.violations[0].earlier.lease_end_ns, ms(110));
+  EXPECT_EQ(r.violations_outside_faults, 1);
+  EXPECT_EQ(r.stats.holds_in_violation, 2);
+}
+
+// Proves renewals that stop at a lose_lock fault let the lease run out, and that the violation
+// is counted as inside a fault (violations_outside_faults 0), with the last renewal named.
+TEST(CheckerTest, ViolationInFaultedWindow) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 100)
+      .acquire_ok(ms(1), A, 100)
+      .renewals(ms(30), ms(100), ms(30), A, 100)  // oks at 30.5, 60.5, 90.5
+      .fault(ms(100), A)
+      .release(ms(400), ms(401), A, 0)
+      .hold(B, ms(60), ms(250), ms(500), ms(501), 100);
+  const CheckResult r = check(builder.build());
+  EXPECT_EQ(r.verdict, Verdict::kMutexViolation);
+  ASSERT_EQ(r.violations.size(), 1u);
+  const MutexViolation& v = r.violations[0];
+  EXPECT_EQ(v.cause, "lease_expired");
+  EXPECT_TRUE(v.earlier.faulted);
+  EXPECT_FALSE(v.later.faulted);
+  EXPECT_EQ(v.earlier.lease_end_ns, ms(190.5));
+  EXPECT_TRUE(contains(v.explanation,
+                       "A's lease (ttl 100 ms, last renewed at 90.5 ms) ran out at "
+                       "190.5 ms"))
+      << v.explanation;
+  EXPECT_EQ(r.violations_outside_faults, 0);
+  EXPECT_TRUE(r.idle_holds.empty());  // A's refused release came after its lease ran out
+
+  // A fault before the window (the previous hold) does not mark it.
+  HistoryBuilder earlier_fault;
+  earlier_fault.fault(ms(0.5), A)
+      .hold(A, ms(1), ms(2), ms(300), ms(301), 100)
+      .hold(B, ms(60), ms(250), ms(500), ms(501), 100);
+  EXPECT_EQ(check(earlier_fault.build()).violations_outside_faults, 1);
+}
+
+// Proves the counter check is independent of the windows: two sequential sales of the last item,
+// the second computed from a stale read, are an oversell and a lost update (resource_corrupted);
+// with overlapping windows the violation outweighs it; without a resource spec it is not judged.
+TEST(CheckerTest, CounterStaleReadOversellsAndLosesUpdate) {
+  HistoryBuilder sequential;
+  sequential.hold(A, ms(0), ms(1), ms(10), ms(11))
+      .read(ms(2), A, "stock", 1)
+      .write(ms(5), A, "stock", 0, 1)
+      .hold(B, ms(3), ms(20), ms(30), ms(31))
+      .read(ms(22), B, "stock", 1)  // the harness's stale copy
+      .write(ms(25), B, "stock", 0, 1);
+  const History h = sequential.build();
+  const CheckResult r = check(h, counter(1));
+  EXPECT_EQ(r.verdict, Verdict::kResourceCorrupted);
+  EXPECT_TRUE(r.violations.empty());
+  EXPECT_EQ(r.stats.resource_writes, 2);
+  ASSERT_EQ(r.resource_findings.size(), 2u);
+  const ResourceFinding& oversell = r.resource_findings[0];
+  EXPECT_EQ(oversell.kind, "oversell");
+  EXPECT_EQ(oversell.key, "stock");
+  EXPECT_EQ(oversell.amount, 1);
+  EXPECT_EQ(oversell.explanation, "stock: 2 sales from an initial 1: oversold by 1.");
+  const ResourceFinding& lost = r.resource_findings[1];
+  EXPECT_EQ(lost.kind, "lost_update");
+  EXPECT_EQ(lost.amount, 1);
+  EXPECT_EQ(lost.explanation,
+            "stock ends at 0 but 2 sales from 1 should leave -1: 1 update lost (B wrote 0 at "
+            "25.0 ms computed from a stale read of 1).");
+
+  EXPECT_EQ(check(h).verdict, Verdict::kOk);  // no resource spec: only the lock is judged
+
+  HistoryBuilder overlapping;
+  overlapping.hold(A, ms(0), ms(1), ms(10), ms(11))
+      .read(ms(2), A, "stock", 1)
+      .hold(B, ms(1), ms(3), ms(30), ms(31))
+      .read(ms(4), B, "stock", 1)
+      .write(ms(5), A, "stock", 0, 1)
+      .write(ms(25), B, "stock", 0, 1);
+  const CheckResult both = check(overlapping.build(), counter(1));
+  EXPECT_EQ(both.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(both.resource_findings.size(), 2u);
+}
+
+// Proves a clean sequence of sales passes, and that one more correctly-based sale than the stock
+// (a write of -1) is an oversell but no lost update.
+TEST(CheckerTest, CounterCleanSalesPass) {
+  HistoryBuilder builder;
+  for (int i = 0; i < 3; ++i) {
+    const double t = 10.0 * i;
+    builder.hold(i % 2 == 0 ? A : B, ms(t), ms(t + 1), ms(t + 5), ms(t + 6))
+        .read(ms(t + 2), i % 2 == 0 ? A : B, "stock", 3 - i)
+        .write(ms(t + 3), i % 2 == 0 ? A : B, "stock", 2 - i, 3 - i);
+  }
+  const CheckResult ok = check(builder.build(), counter(3));
+  EXPECT_EQ(ok.verdict, Verdict::kOk);
+  EXPECT_TRUE(ok.resource_findings.empty());
+  EXPECT_EQ(ok.stats.resource_writes, 3);
+
+  builder.hold(C, ms(40), ms(41), ms(45), ms(46))
+      .read(ms(42), C, "stock", 0)
+      .write(ms(43), C, "stock", -1, 0);
+  const CheckResult bad = check(builder.build(), counter(3));
+  EXPECT_EQ(bad.verdict, Verdict::kResourceCorrupted);
+  ASSERT_EQ(bad.resource_findings.size(), 1u);
+  EXPECT_EQ(bad.resource_findings[0].kind, "oversell");
+  EXPECT_EQ(bad.resource_findings[0].amount, 1);
+
+  // A write below zero is an oversell even when the sales count does not show it.
+  const History negative = HistoryBuilder().write(ms(1), A, "stock", -2, 0).build();
+  const CheckResult neg = check(negative, counter(5));
+  ASSERT_EQ(neg.resource_findings.size(), 1u);
+  EXPECT_EQ(neg.resource_findings[0].kind, "oversell");
+  EXPECT_EQ(neg.resource_findings[0].amount, 2);
+  EXPECT_EQ(neg.resource_findings[0].explanation, "stock: A wrote -2 at 1.0 ms: oversold by 2.");
+}
+
+// Proves find-or-create reports a record created twice with its id and creators, and passes when
+// the second client found it.
+TEST(CheckerTest, FindOrCreateDuplicate) {
+  const History dup = HistoryBuilder()
+                          .read(ms(10), A, "records", 0, "1")
+                          .read(ms(11), B, "records", 0, "1")
+                          .write(ms(12), A, "records", 1, std::nullopt, "1")
+                          .write(ms(14.1), B, "records", 1, std::nullopt, "1")
+                          .read(ms(15), C, "records", 0, "2")
+                          .write(ms(16), C, "records", 1, std::nullopt, "2")
+                          .build();
+  const CheckResult r = check(dup, records());
+  EXPECT_EQ(r.verdict, Verdict::kResourceCorrupted);
+  ASSERT_EQ(r.resource_findings.size(), 1u);
+  const ResourceFinding& f = r.resource_findings[0];
+  EXPECT_EQ(f.kind, "duplicate");
+  EXPECT_EQ(f.key, "records");
+  EXPECT_EQ(f.record_id, "1");
+  EXPECT_EQ(f.amount, 1);
+  EXPECT_EQ(f.explanation,
+            "record 1 created 2 times (by A at 12.0 ms and B at 14.1 ms): 1 duplicate.");
+
+  const History clean = HistoryBuilder()
+                            .read(ms(10), A, "records", 0, "1")
+                            .write(ms(12), A, "records", 1, std::nullopt, "1")
+                            .read(ms(14), B, "records", 1, "1")
+                            .read(ms(15), C, "records", 0, "2")
+                            .write(ms(16), C, "records", 1, std::nullopt, "2")
+                            .build();
+  const CheckResult ok = check(clean, records());
+  EXPECT_EQ(ok.verdict, Verdict::kOk);
+  EXPECT_TRUE(ok.resource_findings.empty());
+  EXPECT_EQ(ok.stats.resource_writes, 2);
+}
+
+// Proves a release that deleted nothing while its lease ran is an idle hold lasting until the
+// lease end (the next holder came after), and that the verdict stays ok.
+TEST(CheckerTest, IdleHoldUntilLeaseEnd) {
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(0), A, 300)
+                        .acquire_ok(ms(30.2), A, 300)
+                        .release(ms(32.4), ms(33), A, 0)
+                        .hold(B, ms(40), ms(331), ms(400), ms(401), 300)
+                        .build();
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  ASSERT_EQ(r.idle_holds.size(), 1u);
+  const IdleHold& idle = r.idle_holds[0];
+  EXPECT_EQ(idle.client, A);
+  EXPECT_EQ(idle.from_ns, ms(32.4));
+  EXPECT_EQ(idle.until_ns, ms(330.2));
+  EXPECT_EQ(idle.explanation,
+            "A's release of lock at 32.4 ms deleted nothing though its lease ran until 330.2 ms: "
+            "the lock sat idle, held by nobody, for 297.8 ms (B got it at 331.0 ms).");
+}
+
+// Proves an idle key counts as held until the lease end for liveness: a waiter that gives up is
+// a deadlock only when the stretch after the lease end is long enough.
+TEST(CheckerTest, IdleHoldCoversLivenessUntilLeaseEnd) {
+  HistoryBuilder base;
+  base.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300).release(ms(20), ms(21), A, 0);
+  HistoryBuilder gives_up_early = base;
+  gives_up_early.acquire_invoke(ms(30), C).acquire_end(ms(700), C, EventType::kFail);
+  const CheckResult early = check(gives_up_early.build());
+  EXPECT_EQ(early.verdict, Verdict::kOk);  // uncovered only 310..700: 390 ms < 500 ms
+  EXPECT_EQ(early.idle_holds.size(), 1u);
+
+  HistoryBuilder gives_up_late = base;
+  gives_up_late.acquire_invoke(ms(30), C).acquire_end(ms(1000), C, EventType::kFail);
+  const CheckResult late = check(gives_up_late.build());
+  EXPECT_EQ(late.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(late.deadlocks.size(), 1u);
+  EXPECT_EQ(late.deadlocks[0].stuck_from_ns, ms(310));
+  EXPECT_TRUE(contains(late.deadlocks[0].explanation,
+                       "A's release at 21.0 ms deleted nothing and its lease ran out at 310.0 ms"))
+      << late.deadlocks[0].explanation;
+}
+
+// Proves a refused release is not an idle hold when the lease had run out, or when another client
+// was inside (a stale release refused, as it should be).
+TEST(CheckerTest, RefusedReleaseThatIsNotAnIdleHold) {
+  const History expired = HistoryBuilder()
+                              .acquire_invoke(ms(0), A, 20)
+                              .acquire_ok(ms(10), A, 20)
+                              .release(ms(40), ms(41), A, 0)
+                              .build();
+  EXPECT_TRUE(check(expired).idle_holds.empty());
+
+  HistoryBuilder other_inside;
+  other_inside.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);
+  other_inside.event(ms(20), A, EventType::kOk, Op::kExit)
+      .event(ms(100), A, EventType::kInvoke, Op::kRelease)
+      .event(ms(101), A, EventType::kOk, Op::kRelease)
+      .last()
+      .count = 0;
+  other_inside.hold(B, ms(30), ms(50), ms(200), ms(201), 300);
+  const CheckResult r = check(other_inside.build());
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(r.idle_holds.empty());
+}
+
+// Proves the naive [acquire invoke, release completed] windows overlap on a polled hand-off whose
+// definite windows are disjoint, and do not when each acquire starts after the previous release.
+TEST(CheckerTest, NaiveTimestampOverlaps) {
+  const History polled = HistoryBuilder()
+                             .hold(A, ms(0), ms(1), ms(100), ms(101))
+                             .hold(B, ms(50), ms(102), ms(200), ms(201))
+                             .hold(C, ms(150), ms(202), ms(300), ms(301))
+                             .hold(A, ms(160), ms(302), ms(400), ms(401))
+                             .build();
+  const CheckResult r = check(polled);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(r.violations.empty());
+  // A1-B, B-C, B-A2, C-A2.
+  EXPECT_EQ(r.naive_timestamp_overlaps, 4);
+
+  const History gaps = HistoryBuilder()
+                           .hold(A, ms(0), ms(1), ms(100), ms(101))
+                           .hold(B, ms(110), ms(111), ms(200), ms(201))
+                           .hold(C, ms(201), ms(202), ms(300), ms(301))
+                           .build();
+  EXPECT_EQ(check(gaps).naive_timestamp_overlaps, 0);
+}
+
+// Proves the naive-overlap sweep counts exactly what a pairwise comparison counts, on a long
+// contended history.
+TEST(CheckerTest, NaiveTimestampOverlapsMatchPairwiseCount) {
+  std::vector<CycleTimes> times;
+  const History h = correct_history(2'000, 5, 3, &times);
+  struct Naive {
+    int client;
+    Nanos start_ns;
+    Nanos end_ns;
+  };
+  std::vector<Naive> naive;
+  std::vector<Nanos> invoke_ns(h.clients.size(), -1);
+  std::vector<Nanos> start_ns(h.clients.size(), -1);
+  for (const Event& e : h.events) {
+    const auto c = static_cast<std::size_t>(e.client);
+    if (e.f == Op::kAcquire && e.type == EventType::kInvoke) invoke_ns[c] = e.time_ns;
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) start_ns[c] = invoke_ns[c];
+    if (e.f == Op::kRelease && e.type != EventType::kInvoke && start_ns[c] >= 0) {
+      naive.push_back({e.client, start_ns[c], e.time_ns});
+      start_ns[c] = -1;
+    }
+  }
+  std::int64_t pairs = 0;
+  for (std::size_t i = 0; i < naive.size(); ++i) {
+    for (std::size_t j = i + 1; j < naive.size(); ++j) {
+      if (naive[i].client == naive[j].client) continue;
+      const Nanos overlap = std::min(naive[i].end_ns, naive[j].end_ns) -
+                            std::max(naive[i].start_ns, naive[j].start_ns);
+      if (overlap > 0) ++pairs;
+    }
+  }
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_GT(pairs, 0);
+  EXPECT_EQ(r.naive_timestamp_overlaps, pairs);
 }
 
 }  // namespace

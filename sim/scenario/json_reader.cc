@@ -1,8 +1,11 @@
 #include "sim/scenario/json_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <charconv>
 #include <limits>
+#include <system_error>
 
 #include "sim/core/error.h"
 
@@ -88,6 +91,16 @@ std::string describe(const nlohmann::json& value) {
   if (value.is_object()) return "an object";
   if (value.is_array()) return "an array";
   return value.dump();
+}
+
+std::string shortest_number(double value) {
+  // Fixed notation keeps the digits a person wrote (0.00001, not 1e-05); the range of the values
+  // formatted here (sweep points, at most 1000) keeps it short.
+  std::array<char, 400> buffer{};
+  const auto [end, error] =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed);
+  if (error != std::errc()) return nlohmann::json(value).dump();
+  return std::string(buffer.data(), end);
 }
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string path, const std::string& file)
@@ -205,6 +218,15 @@ std::int64_t JsonReader::count(std::int64_t min, std::int64_t max, std::string_v
   return result;
 }
 
+std::int64_t JsonReader::at_least(std::int64_t min, std::string_view what) const {
+  const std::int64_t result = integer("an integer");
+  if (result < min) {
+    fail("expected " + std::string(what) + " (an integer >= " + std::to_string(min) + "), got " +
+         describe(*value_));
+  }
+  return result;
+}
+
 double JsonReader::probability() const {
   if (!value_->is_number()) fail("expected a probability (a number), got " + describe(*value_));
   const double result = value_->get<double>();
@@ -212,6 +234,18 @@ double JsonReader::probability() const {
     fail("expected a probability between 0 and 1, got " + describe(*value_));
   }
   return result;
+}
+
+double JsonReader::number(std::string_view what) const {
+  if (!value_->is_number()) {
+    fail("expected " + std::string(what) + " (a number), got " + describe(*value_));
+  }
+  return value_->get<double>();
+}
+
+bool JsonReader::boolean() const {
+  if (!value_->is_boolean()) fail("expected true or false, got " + describe(*value_));
+  return value_->get<bool>();
 }
 
 }  // namespace locksim::scenario_internal

@@ -38,6 +38,9 @@ std::optional<std::string> closest_match(std::string_view word,
 std::string join(const std::vector<std::string>& words);
 // describe: a short rendering of a JSON value for "got ..." in messages.
 std::string describe(const nlohmann::json& value);
+// shortest_number: `value` the way a person writes it, the shortest decimal (no exponent) that
+// reads back as the same double: 0.5 -> "0.5", 2.0 -> "2", 30 -> "30".
+std::string shortest_number(double value);
 
 // JsonReader: a view of one JSON value at `path` in `file`. Holds references: the document and
 // file name must outlive it.
@@ -77,8 +80,14 @@ class JsonReader {
   std::int64_t duration_ms(std::int64_t min_ms, std::int64_t max_ms) const;
   // count: a unitless integer in [min, max]; `what` names it in the range message.
   std::int64_t count(std::int64_t min, std::int64_t max, std::string_view what) const;
+  // at_least: an integer >= min, without an upper bound; `what` names it in the message.
+  std::int64_t at_least(std::int64_t min, std::string_view what) const;
   // probability: a number in [0, 1].
   double probability() const;
+  // number: any JSON number (integer or not); `what` names it in the type message.
+  double number(std::string_view what) const;
+  // boolean: true or false.
+  bool boolean() const;
 
  private:
   // integer: the value as int64 if it is a JSON integer that fits, else fails with `type_error`.

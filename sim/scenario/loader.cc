@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -19,11 +20,18 @@ using scenario_internal::describe;
 using scenario_internal::join;
 using scenario_internal::JsonReader;
 using scenario_internal::kMaxDurationMs;
+using scenario_internal::SweepContext;
+using scenario_internal::SweepTtl;
+using scenario_internal::SweepValue;
 
-const std::vector<std::string> kVerdictWords = {"ok", "mutex_violation", "deadlock",
-                                                "resource_corrupted", "unknown"};
-const std::vector<std::string> kCauses = {"lease_expired", "stale_release", "racy_acquire",
-                                          "lock_lost"};
+// Every top-level key; "sweep" and "sweep_point" are checked against the form in parse_one.
+const std::vector<std::string> kTopLevelKeys = {
+    "name",  "description", "source", "variants", "lock",  "resource",    "clients",
+    "steps", "workload",    "expect", "check",    "sweep", "sweep_point", "time_limit_ms"};
+
+// An expanded sweep point is named "<name>-ttl-x<value>", so its name may be longer than the
+// 64 characters of a name written by hand, and may contain the value's '.'.
+constexpr std::size_t kMaxPointNameLength = 80;
 
 Source parse_source(const JsonReader& node) {
   node.expect_object({"doc", "claim"});
@@ -48,118 +56,138 @@ std::vector<std::string> parse_variants(const JsonReader& node,
   return variants;
 }
 
-LockConfig parse_lock(const JsonReader& node) {
-  static const std::regex kKeyPattern("[A-Za-z0-9_:.-]{1,64}");
-  node.expect_object({"key", "ttl_ms", "acquire_timeout_ms", "wait"});
-  LockConfig lock;
-  if (const auto key = node.optional_member("key")) {
-    lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . -");
-  }
-  if (const auto ttl = node.optional_member("ttl_ms"))
-    lock.ttl_ms = ttl->duration_ms(1, kMaxDurationMs);
-  if (const auto timeout = node.optional_member("acquire_timeout_ms")) {
-    lock.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
-  }
-  if (const auto wait = node.optional_member("wait")) {
-    wait->expect_object({"strategy", "interval_ms"});
-    if (const auto strategy = wait->optional_member("strategy")) {
-      lock.wait.strategy = strategy->one_of({"poll"}, "strategy", "allowed");
-    }
-    if (const auto interval = wait->optional_member("interval_ms")) {
-      lock.wait.interval_ms = interval->duration_ms(1, 60000);
-    }
-  }
-  return lock;
-}
-
-Expectation parse_expectation(const JsonReader& node) {
-  Expectation expectation;
-  if (node.value().is_string()) {
-    expectation.verdict = *verdict_from_string(node.one_of(kVerdictWords, "verdict", "allowed"));
-    return expectation;
-  }
-  if (!node.value().is_object()) {
-    node.fail("expected a verdict (" + join(kVerdictWords) +
-              ") or {\"verdict\": ..., \"causes\": [...]}, got " + describe(node.value()));
-  }
-  node.expect_object({"verdict", "causes"});
-  expectation.verdict =
-      *verdict_from_string(node.member("verdict").one_of(kVerdictWords, "verdict", "allowed"));
-  if (const auto causes_node = node.optional_member("causes")) {
-    std::set<std::string> causes;
-    std::map<std::string, std::string> path_of;
-    for (const JsonReader& element : causes_node->elements(/*non_empty=*/false)) {
-      std::string cause = element.one_of(kCauses, "cause", "allowed");
-      const auto [previous, inserted] = path_of.emplace(cause, element.path());
-      if (!inserted) {
-        element.fail("duplicate cause \"" + cause + "\" (also at " + previous->second + ")");
-      }
-      causes.insert(std::move(cause));
-    }
-    // Causes explain a mutual-exclusion violation, and a violation outweighs every other
-    // verdict, so causes with another verdict could never be observed.
-    if (!causes.empty() && expectation.verdict != Verdict::kMutexViolation) {
-      causes_node->fail(
-          "causes describe a mutual-exclusion violation; they need \"verdict\": "
-          "\"mutex_violation\"");
-    }
-    expectation.causes = std::move(causes);
-  }
-  return expectation;
-}
-
-std::map<std::string, Expectation> parse_expect(const JsonReader& node,
-                                                const std::vector<std::string>& variants) {
-  if (!node.value().is_object()) node.fail("expected an object, got " + describe(node.value()));
-  std::map<std::string, Expectation> expect;
-  for (const auto& [variant, unused] : node.value().items()) {
-    if (std::find(variants.begin(), variants.end(), variant) == variants.end()) {
-      const auto hint = scenario_internal::closest_match(variant, variants);
-      node.member(variant).fail("\"" + variant + "\" is not in $.variants" +
-                                (hint ? " (did you mean \"" + *hint + "\"?)" : "") +
-                                "; variants: " + join(variants));
-    }
-    expect[variant] = parse_expectation(node.member(variant));
-  }
-  for (const std::string& variant : variants) {
-    if (!expect.contains(variant)) {
-      node.fail("missing an entry for variant \"" + variant +
-                "\"; every variant in $.variants needs an expected verdict");
-    }
-  }
-  return expect;
-}
-
 nlohmann::json resolved_document(const Scenario& scenario) {
   nlohmann::json document = {
       {"name", scenario.name},
       {"description", scenario.description},
       {"source", {{"doc", scenario.source.doc}, {"claim", scenario.source.claim}}},
       {"variants", scenario.variants},
-      {"lock",
-       {{"key", scenario.lock.key},
-        {"ttl_ms", scenario.lock.ttl_ms},
-        {"acquire_timeout_ms", scenario.lock.acquire_timeout_ms},
-        {"wait",
-         {{"strategy", scenario.lock.wait.strategy},
-          {"interval_ms", scenario.lock.wait.interval_ms}}}}},
+      {"lock", scenario_internal::resolved_lock(scenario.lock)},
       {"check", {{"stuck_ms", scenario.check.stuck_ms}}},
       {"time_limit_ms", scenario.time_limit_ms},
+      {"expect", scenario_internal::resolved_expect(scenario.expect)},
   };
+  if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
+    document["resource"] = scenario_internal::resolved_resource(scenario.resource);
+  }
   if (scenario.scripted()) {
     document["clients"] = scenario.clients;
-    document["steps"] = scenario_internal::resolved_steps(scenario.steps);
+    document["steps"] = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
   } else {
     document["workload"] = scenario_internal::resolved_workload(*scenario.workload);
   }
-  nlohmann::json expect = nlohmann::json::object();
-  for (const auto& [variant, expectation] : scenario.expect) {
-    nlohmann::json entry = {{"verdict", to_string(expectation.verdict)}};
-    if (expectation.causes) entry["causes"] = *expectation.causes;
-    expect[variant] = std::move(entry);
+  if (scenario.sweep) {
+    document["sweep_point"] = scenario_internal::resolved_sweep_point(*scenario.sweep);
   }
-  document["expect"] = std::move(expect);
   return document;
+}
+
+// sweep_ttl: the lease a sweep point sets, value x the workload's mean work time.
+SweepTtl sweep_ttl(const JsonReader& root, const Workload& workload, const SweepContext& sweep) {
+  const double mean_work_ms = (static_cast<double>(workload.work_ms.min_ms) +
+                               static_cast<double>(workload.work_ms.max_ms)) /
+                              2.0;
+  if (mean_work_ms <= 0.0) {
+    root.member("workload")
+        .member("work_ms")
+        .fail("a \"ttl_over_work\" sweep needs a mean work time above 0 ms");
+  }
+  const SweepValue& point = sweep.point();
+  const std::int64_t ttl_ms = std::max<std::int64_t>(1, std::llround(point.value * mean_work_ms));
+  if (ttl_ms > kMaxDurationMs) {
+    JsonReader(root.value(), point.path, root.file())
+        .fail("gives lock.ttl_ms " + std::to_string(ttl_ms) + " (" + point.key +
+              " x mean work_ms " + scenario_internal::shortest_number(mean_work_ms) +
+              "), above the maximum " + std::to_string(kMaxDurationMs));
+  }
+  return SweepTtl{ttl_ms, point.key};
+}
+
+// parse_one: one scenario; with `sweep`, the point sweep->index of a sweep file.
+Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known_variants,
+                   const SweepContext* sweep) {
+  static const std::regex kNamePattern("[a-z0-9][a-z0-9-]{0,63}");
+  static const std::regex kPointNamePattern("[a-z0-9][a-z0-9.-]{0,79}");
+  root.expect_object(kTopLevelKeys);
+  Scenario scenario;
+  scenario.file = root.file();
+  const std::optional<JsonReader> sweep_point = root.optional_member("sweep_point");
+  scenario.name =
+      sweep_point
+          ? root.member("name").matching(kPointNamePattern,
+                                         "a name of 1 to 80 lowercase letters, digits, '-' or "
+                                         "'.', starting with a letter or digit")
+          : root.member("name").matching(kNamePattern,
+                                         "a name of 1 to 64 lowercase letters, digits or '-', "
+                                         "not starting with '-'");
+  if (sweep) {
+    const SweepValue& point = sweep->point();
+    scenario.sweep = SweepPoint{scenario.name, "ttl_over_work", point.value};
+    scenario.name += "-ttl-x" + point.key;
+    if (scenario.name.size() > kMaxPointNameLength) {
+      JsonReader(root.value(), point.path, root.file())
+          .fail("the point's scenario name \"" + scenario.name + "\" is longer than " +
+                std::to_string(kMaxPointNameLength) + " characters; shorten $.name or the value");
+    }
+  }
+  if (const auto description = root.optional_member("description")) {
+    scenario.description = description->string();
+  }
+  scenario.source = parse_source(root.member("source"));
+  scenario.variants = parse_variants(root.member("variants"), known_variants);
+  if (const auto resource = root.optional_member("resource")) {
+    scenario.resource = scenario_internal::parse_resource(*resource);
+  }
+
+  const bool has_steps = root.has("steps");
+  const bool has_workload = root.has("workload");
+  if (has_steps && has_workload) {
+    root.fail("give either \"steps\" (a scripted scenario) or \"workload\", not both");
+  }
+  if (!has_steps && !has_workload) {
+    root.fail("missing \"steps\" (a scripted scenario) or \"workload\"; give exactly one");
+  }
+  if (sweep_point) {
+    if (sweep) {
+      sweep_point->fail("not allowed together with \"sweep\"; each expanded point gets its own");
+    }
+    if (has_steps) sweep_point->fail("only allowed in a workload scenario");
+    scenario.sweep = scenario_internal::parse_sweep_point(*sweep_point);
+  }
+  std::optional<SweepTtl> point_ttl;
+  if (has_workload) {
+    if (root.has("clients")) {
+      root.member("clients").fail(
+          "not allowed in a workload scenario; \"workload.clients\" sets the number of clients");
+    }
+    scenario.workload = scenario_internal::parse_workload(root.member("workload"));
+    for (int i = 0; i < scenario.workload->clients; ++i) {
+      scenario.clients.push_back("c" + std::to_string(i));
+    }
+    if (sweep) point_ttl = sweep_ttl(root, *scenario.workload, *sweep);
+  }
+  scenario.lock = scenario_internal::parse_lock(root.optional_member("lock"), point_ttl);
+  if (scenario.workload && scenario.workload->lose_sleep_ms == 0) {
+    // Doc D's lost iteration sleeps well past the lease; capped to stay a valid duration.
+    scenario.workload->lose_sleep_ms = std::min(3 * scenario.lock.ttl_ms, kMaxDurationMs);
+  }
+  if (has_steps) scenario_internal::parse_script(root, scenario);
+
+  scenario.expect =
+      scenario_internal::parse_expect(root.member("expect"), scenario.variants,
+                                      scenario.resource.kind != ResourceConfig::Kind::kNone, sweep);
+  scenario.check.stuck_ms = scenario_internal::default_stuck_ms(scenario.lock.wait);
+  if (const auto check = root.optional_member("check")) {
+    check->expect_object({"stuck_ms"});
+    if (const auto stuck = check->optional_member("stuck_ms")) {
+      scenario.check.stuck_ms = stuck->duration_ms(1, kMaxDurationMs);
+    }
+  }
+  if (const auto limit = root.optional_member("time_limit_ms")) {
+    scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
+  }
+  scenario.resolved = resolved_document(scenario);
+  return scenario;
 }
 
 // line_and_column: 1-based position of the byte nlohmann reports (the last one it read).
@@ -233,64 +261,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
   }
 }
 
-}  // namespace
-
-Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
-                        const std::vector<std::string>& known_variants) {
-  static const std::regex kNamePattern("[a-z0-9][a-z0-9-]{0,63}");
-  const JsonReader root(document, "$", file);
-  root.expect_object({"name", "description", "source", "variants", "lock", "clients", "steps",
-                      "workload", "expect", "check", "time_limit_ms"});
-  Scenario scenario;
-  scenario.file = file;
-  scenario.name = root.member("name").matching(
-      kNamePattern, "a name of 1 to 64 lowercase letters, digits or '-', not starting with '-'");
-  if (const auto description = root.optional_member("description")) {
-    scenario.description = description->string();
-  }
-  scenario.source = parse_source(root.member("source"));
-  scenario.variants = parse_variants(root.member("variants"), known_variants);
-  if (const auto lock = root.optional_member("lock")) scenario.lock = parse_lock(*lock);
-
-  const bool has_steps = root.has("steps");
-  const bool has_workload = root.has("workload");
-  if (has_steps && has_workload) {
-    root.fail("give either \"steps\" (a scripted scenario) or \"workload\", not both");
-  }
-  if (!has_steps && !has_workload) {
-    root.fail("missing \"steps\" (a scripted scenario) or \"workload\"; give exactly one");
-  }
-  if (has_workload) {
-    if (root.has("clients")) {
-      root.member("clients").fail(
-          "not allowed in a workload scenario; \"workload.clients\" sets the number of clients");
-    }
-    scenario.workload = scenario_internal::parse_workload(root.member("workload"));
-    for (int i = 0; i < scenario.workload->clients; ++i) {
-      scenario.clients.push_back("c" + std::to_string(i));
-    }
-  } else {
-    scenario_internal::parse_script(root, scenario);
-  }
-
-  scenario.expect = parse_expect(root.member("expect"), scenario.variants);
-  // A stuck lock is only noticed between polls, so the threshold must cover several intervals.
-  scenario.check.stuck_ms = std::max<std::int64_t>(500, 5 * scenario.lock.wait.interval_ms);
-  if (const auto check = root.optional_member("check")) {
-    check->expect_object({"stuck_ms"});
-    if (const auto stuck = check->optional_member("stuck_ms")) {
-      scenario.check.stuck_ms = stuck->duration_ms(1, kMaxDurationMs);
-    }
-  }
-  if (const auto limit = root.optional_member("time_limit_ms")) {
-    scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
-  }
-  scenario.resolved = resolved_document(scenario);
-  return scenario;
-}
-
-Scenario load_scenario(const std::filesystem::path& path,
-                       const std::vector<std::string>& known_variants) {
+// read_document: the parsed JSON of one scenario file.
+nlohmann::json read_document(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::error_code status_error;
   if (std::filesystem::is_directory(path, status_error)) {
@@ -301,7 +273,44 @@ Scenario load_scenario(const std::filesystem::path& path,
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(file + ": cannot read (" + std::strerror(errno) + ")");
-  return parse_scenario(parse_json_text(text.str(), file), file, known_variants);
+  return parse_json_text(text.str(), file);
+}
+
+}  // namespace
+
+Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
+                        const std::vector<std::string>& known_variants) {
+  if (document.is_object() && document.contains("sweep")) {
+    throw InputError(file +
+                     ": $.sweep: a sweep expands into several scenarios; load it with "
+                     "load_scenarios");
+  }
+  return parse_one(JsonReader(document, "$", file), known_variants, nullptr);
+}
+
+std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std::string& file,
+                                      const std::vector<std::string>& known_variants) {
+  const JsonReader root(document, "$", file);
+  if (!root.has("sweep")) return {parse_one(root, known_variants, nullptr)};
+  root.expect_object(kTopLevelKeys);
+  SweepContext sweep;
+  sweep.values = scenario_internal::parse_sweep(root.member("sweep"));
+  if (root.has("steps")) {
+    root.member("sweep").fail(
+        "only allowed in a workload scenario (\"workload\"); a scripted scenario has fixed "
+        "timings");
+  }
+  std::vector<Scenario> scenarios;
+  for (sweep.index = 0; sweep.index < sweep.values.size(); ++sweep.index) {
+    scenarios.push_back(parse_one(root, known_variants, &sweep));
+  }
+  return scenarios;
+}
+
+Scenario load_scenario(const std::filesystem::path& path,
+                       const std::vector<std::string>& known_variants) {
+  const std::string file = path.string();
+  return parse_scenario(read_document(path), file, known_variants);
 }
 
 std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& paths,
@@ -332,14 +341,15 @@ std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& p
   std::vector<Scenario> scenarios;
   std::map<std::string, std::string> file_of;  // scenario name -> file that defined it
   for (const std::filesystem::path& file : files) {
-    Scenario scenario = load_scenario(file, known_variants);
-    const auto [previous, inserted] = file_of.emplace(scenario.name, scenario.file);
-    if (!inserted) {
-      throw InputError(scenario.file + ": $.name: scenario name \"" + scenario.name +
-                       "\" is already used by " + previous->second +
-                       "; names must be unique (they name the report directories)");
+    for (Scenario& scenario : parse_scenarios(read_document(file), file.string(), known_variants)) {
+      const auto [previous, inserted] = file_of.emplace(scenario.name, scenario.file);
+      if (!inserted) {
+        throw InputError(scenario.file + ": $.name: scenario name \"" + scenario.name +
+                         "\" is already used by " + previous->second +
+                         "; names must be unique (they name the report directories)");
+      }
+      scenarios.push_back(std::move(scenario));
     }
-    scenarios.push_back(std::move(scenario));
   }
   return scenarios;
 }

@@ -1,5 +1,9 @@
 // loader.h: load_scenario and load_scenarios, strict JSON scenario loading.
 //
+// A file holds one scenario, or a "sweep" that expands into one scenario per swept value
+// (named "<name>-ttl-x<value>"); load_scenarios and parse_scenarios expand sweeps, the singular
+// functions refuse them.
+//
 // Every error is an InputError whose message names the file, the JSON path and what was expected,
 // e.g. `scenarios/x.json: $.lock.ttl_ms: expected a duration in ms between 1 and 3600000, got -5`
 // or `scenarios/x.json: $.lock.ttll_ms: unknown key (did you mean "ttl_ms"?)`. Nothing runs
@@ -19,13 +23,19 @@
 namespace locksim {
 
 // parse_scenario: validates an already-parsed document; `file` is used in messages only.
+// A sweep document is an InputError (use parse_scenarios).
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
                         const std::vector<std::string>& known_variants);
-// load_scenario: reads and parses one file (syntax errors name line and column).
+// parse_scenarios: like parse_scenario, but a sweep document expands into one scenario per value,
+// in the listed order; any other document gives a single scenario.
+std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std::string& file,
+                                      const std::vector<std::string>& known_variants);
+// load_scenario: reads and parses one file (syntax errors name line and column). A sweep file is
+// an InputError (use load_scenarios).
 Scenario load_scenario(const std::filesystem::path& path,
                        const std::vector<std::string>& known_variants);
-// load_scenarios: files, or directories whose *.json files are loaded in name order.
-// Duplicate scenario names are an error.
+// load_scenarios: files, or directories whose *.json files are loaded in name order; sweep files
+// are expanded. Duplicate scenario names (after expansion) are an error.
 std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& paths,
                                      const std::vector<std::string>& known_variants);
 

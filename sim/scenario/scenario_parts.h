@@ -1,11 +1,15 @@
-// scenario_parts.h: the parsers for the two scenario forms, shared by loader.cc.
+// scenario_parts.h: the parsers for the parts of a scenario, shared by loader.cc.
 //
 // Internal to the scenario module. Each parser reads its part of the document through a
 // JsonReader (so every error names file and path) and has a matching `resolved_*` function that
 // writes the part back with every default filled in, in a form the parser accepts again.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/scenario/json_reader.h"
@@ -13,13 +17,62 @@
 
 namespace locksim::scenario_internal {
 
-// parse_script: the "clients" and "steps" of a scripted scenario, into scenario.clients and
-// scenario.steps. `root` is the whole document.
-void parse_script(const JsonReader& root, Scenario& scenario);
-nlohmann::json resolved_steps(const std::vector<Step>& steps);
+// SweepValue: one value of "sweep.ttl_over_work" and the key its expectations are written under.
+struct SweepValue {
+  double value = 0;
+  std::string key;   // shortest_number(value): "0.5", "2"
+  std::string path;  // "$.sweep.ttl_over_work[1]", for messages
+};
 
-// parse_workload: the "workload" object.
+// SweepContext: which point of a sweep file is being parsed into a scenario.
+struct SweepContext {
+  std::vector<SweepValue> values;  // every point of the sweep, in the listed order
+  std::size_t index = 0;           // the point being parsed
+  const SweepValue& point() const { return values[index]; }
+};
+
+// SweepTtl: the lease a sweep point sets, for parse_lock.
+struct SweepTtl {
+  std::int64_t ttl_ms = 0;
+  std::string key;  // the point's key, for messages
+};
+
+// parse_lock: the "lock" object, or every default if it is absent. With `sweep_ttl`, lock.ttl_ms
+// comes from the sweep and may not be given. Fills renew_period_ms (default max(1, ttl_ms / 3)).
+LockConfig parse_lock(const std::optional<JsonReader>& node,
+                      const std::optional<SweepTtl>& sweep_ttl);
+nlohmann::json resolved_lock(const LockConfig& lock);
+// default_stuck_ms: the deadlock threshold for a wait strategy, several waits long because a
+// stuck lock is only noticed between attempts.
+std::int64_t default_stuck_ms(const WaitConfig& wait);
+
+// parse_resource: the top-level "resource" object.
+ResourceConfig parse_resource(const JsonReader& node);
+// resolved_resource: null for ResourceConfig::Kind::kNone.
+nlohmann::json resolved_resource(const ResourceConfig& resource);
+
+// parse_script: the "clients" and "steps" of a scripted scenario, into scenario.clients and
+// scenario.steps. `root` is the whole document; scenario.resource must already be parsed.
+void parse_script(const JsonReader& root, Scenario& scenario);
+nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource);
+
+// parse_workload: the "workload" object. lose_sleep_ms stays 0 when not given (the caller knows
+// the lease it defaults from).
 Workload parse_workload(const JsonReader& node);
 nlohmann::json resolved_workload(const Workload& workload);
+
+// parse_expect: the "expect" object, one entry per variant. In a sweep file (`sweep` set) each
+// entry is an object keyed by every sweep value, and the entries of the point being parsed are
+// returned. `resource` says whether a top-level "resource" exists.
+std::map<std::string, Expectation> parse_expect(const JsonReader& node,
+                                                const std::vector<std::string>& variants,
+                                                bool resource, const SweepContext* sweep);
+nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect);
+
+// parse_sweep: the "sweep" object of a sweep file.
+std::vector<SweepValue> parse_sweep(const JsonReader& node);
+// parse_sweep_point: the "sweep_point" a resolved sweep point carries.
+SweepPoint parse_sweep_point(const JsonReader& node);
+nlohmann::json resolved_sweep_point(const SweepPoint& point);
 
 }  // namespace locksim::scenario_internal

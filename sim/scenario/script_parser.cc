@@ -1,8 +1,10 @@
 // The scripted form: "clients", "steps" and the conditions steps wait on.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sim/scenario/scenario_parts.h"
@@ -23,11 +25,13 @@ struct ActionSpec {
 
 const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
-      {"acquire", Step::Action::kAcquire, {"timeout_ms"}},
-      {"release", Step::Action::kRelease, {}},
+      {"acquire", Step::Action::kAcquire, {"timeout_ms", "crash_at", "pause_at"}},
+      {"release", Step::Action::kRelease, {"crash_at", "pause_at", "unsaved_token"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
       {"crash", Step::Action::kCrash, {}},
       {"sleep", Step::Action::kSleep, {"sleep_ms"}},
+      {"read", Step::Action::kRead, {"record_id"}},
+      {"write", Step::Action::kWrite, {"record_id"}},
   };
   return specs;
 }
@@ -47,7 +51,9 @@ const ActionSpec& spec_of(Step::Action action) {
 std::vector<std::string> all_step_keys() {
   std::vector<std::string> keys = kCommonStepKeys;
   for (const ActionSpec& spec : action_specs()) {
-    keys.insert(keys.end(), spec.keys.begin(), spec.keys.end());
+    for (const std::string& key : spec.keys) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
   }
   return keys;
 }
@@ -172,7 +178,48 @@ std::vector<std::string> collect_step_ids(const std::vector<JsonReader>& steps) 
   return ids;
 }
 
-Step parse_step(const JsonReader& node, const ScriptNames& names, std::string id) {
+// parse_fault_point: "crash_at" and "pause_at" of an acquire or release step.
+void parse_fault_point(const JsonReader& node, const ScriptNames& names, Step& step) {
+  static const std::regex kCheckpointPattern("[a-z_]{1,32}");
+  constexpr std::string_view kCheckpoint = "a checkpoint name of 1 to 32 lowercase letters or '_'";
+  const std::optional<JsonReader> crash_at = node.optional_member("crash_at");
+  const std::optional<JsonReader> pause_at = node.optional_member("pause_at");
+  if (crash_at && pause_at) node.fail("\"crash_at\" and \"pause_at\" exclude each other; give one");
+  if (crash_at) step.crash_at = crash_at->matching(kCheckpointPattern, kCheckpoint);
+  if (!pause_at) return;
+  pause_at->expect_object({"point", "until", "max_ms"});
+  step.pause_at = pause_at->member("point").matching(kCheckpointPattern, kCheckpoint);
+  step.pause_until = parse_conditions(pause_at->member("until"), names, step.id);
+  // A pause inside a call holds up the client, so it needs a bound like "until" on a work step.
+  if (!pause_at->has("max_ms")) {
+    pause_at->fail("missing required key \"max_ms\", the upper bound of the pause in ms (1.." +
+                   std::to_string(kMaxDurationMs) + ")");
+  }
+  step.pause_max_ms = pause_at->member("max_ms").duration_ms(1, kMaxDurationMs);
+}
+
+// parse_resource_access: "record_id" of a read or write step; needs a top-level "resource".
+void parse_resource_access(const JsonReader& node, const ResourceConfig& resource, Step& step) {
+  const std::string action_name = spec_of(step.action).name;
+  if (resource.kind == ResourceConfig::Kind::kNone) {
+    node.member("do").fail("\"" + action_name + "\" needs a top-level \"resource\"");
+  }
+  const std::optional<JsonReader> record_id = node.optional_member("record_id");
+  if (!record_id) return;
+  if (resource.kind != ResourceConfig::Kind::kFindOrCreate) {
+    record_id->fail(
+        "only for a \"find_or_create\" resource (a counter has no records); $.resource.kind is "
+        "\"counter\"");
+  }
+  step.record_id = record_id->non_empty_string();
+  if (step.record_id.size() > 32) {
+    record_id->fail("expected a record id of 1 to 32 characters, got " +
+                    std::to_string(step.record_id.size()) + " characters");
+  }
+}
+
+Step parse_step(const JsonReader& node, const ScriptNames& names, const ResourceConfig& resource,
+                std::string id) {
   Step step;
   step.id = std::move(id);
   step.json_path = node.path();
@@ -205,6 +252,17 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, std::string id
       if (const auto timeout = node.optional_member("timeout_ms")) {
         step.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
       }
+      parse_fault_point(node, names, step);
+      break;
+    case Step::Action::kRelease:
+      parse_fault_point(node, names, step);
+      if (const auto unsaved = node.optional_member("unsaved_token")) {
+        step.unsaved_token = unsaved->boolean();
+      }
+      break;
+    case Step::Action::kRead:
+    case Step::Action::kWrite:
+      parse_resource_access(node, resource, step);
       break;
     case Step::Action::kWork: {
       const bool has_work_ms = node.has("work_ms");
@@ -231,7 +289,6 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, std::string id
     case Step::Action::kSleep:
       step.work_ms = node.member("sleep_ms").duration_ms(0, kMaxDurationMs);
       break;
-    case Step::Action::kRelease:
     case Step::Action::kCrash:
       break;
   }
@@ -256,12 +313,12 @@ void parse_script(const JsonReader& root, Scenario& scenario) {
   const std::vector<JsonReader> steps = root.member("steps").elements(/*non_empty=*/true);
   names.step_ids = collect_step_ids(steps);
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    scenario.steps.push_back(parse_step(steps[i], names, names.step_ids[i]));
+    scenario.steps.push_back(parse_step(steps[i], names, scenario.resource, names.step_ids[i]));
   }
   scenario.clients = std::move(names.clients);
 }
 
-nlohmann::json resolved_steps(const std::vector<Step>& steps) {
+nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource) {
   nlohmann::json result = nlohmann::json::array();
   for (const Step& step : steps) {
     nlohmann::json entry = {
@@ -270,9 +327,24 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps) {
       entry["wait_for"] = resolved_conditions(step.wait_for);
       entry["wait_max_ms"] = step.wait_max_ms;
     }
+    if (!step.crash_at.empty()) entry["crash_at"] = step.crash_at;
+    if (!step.pause_at.empty()) {
+      entry["pause_at"] = {{"point", step.pause_at},
+                           {"until", resolved_conditions(step.pause_until)},
+                           {"max_ms", step.pause_max_ms}};
+    }
     switch (step.action) {
       case Step::Action::kAcquire:
         if (step.acquire_timeout_ms) entry["timeout_ms"] = *step.acquire_timeout_ms;
+        break;
+      case Step::Action::kRelease:
+        entry["unsaved_token"] = step.unsaved_token;
+        break;
+      case Step::Action::kRead:
+      case Step::Action::kWrite:
+        if (resource.kind == ResourceConfig::Kind::kFindOrCreate) {
+          entry["record_id"] = step.record_id;
+        }
         break;
       case Step::Action::kWork:
         if (step.until.empty()) {
@@ -285,7 +357,6 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps) {
       case Step::Action::kSleep:
         entry["sleep_ms"] = step.work_ms;
         break;
-      case Step::Action::kRelease:
       case Step::Action::kCrash:
         break;
     }

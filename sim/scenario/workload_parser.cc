@@ -37,7 +37,8 @@ nlohmann::json resolved_range(const RangeMs& range) {
 }  // namespace
 
 Workload parse_workload(const JsonReader& node) {
-  node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability"});
+  node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability",
+                      "lose_probability", "lose_sleep_ms"});
   Workload workload;
   if (const auto clients = node.optional_member("clients")) {
     workload.clients = static_cast<int>(clients->count(1, kMaxClients, "a number of clients"));
@@ -55,6 +56,12 @@ Workload parse_workload(const JsonReader& node) {
   if (const auto crash = node.optional_member("crash_probability")) {
     workload.crash_probability = crash->probability();
   }
+  if (const auto lose = node.optional_member("lose_probability")) {
+    workload.lose_probability = lose->probability();
+  }
+  if (const auto lose_sleep = node.optional_member("lose_sleep_ms")) {
+    workload.lose_sleep_ms = lose_sleep->duration_ms(0, kMaxDurationMs);
+  }
   return workload;
 }
 
@@ -64,7 +71,9 @@ nlohmann::json resolved_workload(const Workload& workload) {
           {"keys", workload.keys},
           {"work_ms", resolved_range(workload.work_ms)},
           {"rest_ms", resolved_range(workload.rest_ms)},
-          {"crash_probability", workload.crash_probability}};
+          {"crash_probability", workload.crash_probability},
+          {"lose_probability", workload.lose_probability},
+          {"lose_sleep_ms", workload.lose_sleep_ms}};
 }
 
 }  // namespace locksim::scenario_internal

@@ -419,12 +419,607 @@ TEST(ScenarioLoaderTest, OtherOutOfFormatValuesAreRejected) {
   expect_contains(error_after(scripted_document(), [](json& d) { d["source"]["doc"] = "a"; }),
                   {"$.source.doc: unknown doc \"a\" (did you mean \"A\"?)"});
   expect_contains(
-      error_after(scripted_document(), [](json& d) { d["lock"]["wait"]["strategy"] = "notify"; }),
-      {"$.lock.wait.strategy: unknown strategy \"notify\"; allowed: poll"});
+      error_after(scripted_document(), [](json& d) { d["lock"]["wait"]["strategy"] = "pol"; }),
+      {"$.lock.wait.strategy: unknown strategy \"pol\" (did you mean \"poll\"?); allowed: poll, "
+       "backoff, retry_sleep, notify"});
   expect_contains(error_after(scripted_document(), [](json& d) { d["time_limit_ms"] = 999; }),
                   {"$.time_limit_ms: expected a duration in ms between 1000 and 3600000, got 999"});
   expect_contains(error_after(scripted_document(), [](json& d) { d["steps"][0]["do"] = "aquire"; }),
                   {"$.steps[0].do: unknown action \"aquire\" (did you mean \"acquire\"?)"});
+}
+
+// The wait object of `strategy` alone, on the scripted document.
+Scenario with_wait(const json& wait) {
+  json document = scripted_document();
+  document["lock"]["wait"] = wait;
+  return parse_scenario(document, kFile, kVariants);
+}
+
+// Each wait strategy fills its own defaults, writes only its own keys when resolved, and sets
+// the deadlock threshold from its longest wait.
+TEST(ScenarioLoaderTest, WaitStrategiesLoadWithTheirDefaults) {
+  const Scenario poll = with_wait({{"strategy", "poll"}});
+  EXPECT_EQ(poll.lock.wait.interval_ms, 10);
+  EXPECT_EQ(poll.check.stuck_ms, 500);
+  EXPECT_EQ(poll.resolved["lock"]["wait"],
+            json::parse(R"({"strategy": "poll", "interval_ms": 10})"));
+
+  const Scenario retry = with_wait({{"strategy", "retry_sleep"}});
+  EXPECT_EQ(retry.lock.wait.interval_ms, 3000);  // Doc B's 3 s sleep
+  EXPECT_EQ(retry.check.stuck_ms, 15000);
+  EXPECT_EQ(retry.resolved["lock"]["wait"],
+            json::parse(R"({"strategy": "retry_sleep", "interval_ms": 3000})"));
+
+  const Scenario backoff = with_wait({{"strategy", "backoff"}});
+  EXPECT_EQ(backoff.lock.wait.initial_ms, 100);
+  EXPECT_DOUBLE_EQ(backoff.lock.wait.factor, 2.0);
+  EXPECT_EQ(backoff.lock.wait.max_ms, 5000);
+  EXPECT_EQ(backoff.check.stuck_ms, 10000);  // 2 x max_ms
+  EXPECT_EQ(
+      backoff.resolved["lock"]["wait"],
+      json::parse(R"({"strategy": "backoff", "initial_ms": 100, "factor": 2.0, "max_ms": 5000})"));
+
+  const Scenario notify = with_wait({{"strategy", "notify"}});
+  EXPECT_EQ(notify.lock.wait.fallback_ms, 100);
+  EXPECT_EQ(notify.check.stuck_ms, 500);
+  EXPECT_EQ(notify.resolved["lock"]["wait"],
+            json::parse(R"({"strategy": "notify", "fallback_ms": 100})"));
+
+  const Scenario tuned = with_wait(
+      json::parse(R"({"strategy": "backoff", "initial_ms": 50, "factor": 1.5, "max_ms": 400})"));
+  EXPECT_EQ(tuned.lock.wait.initial_ms, 50);
+  EXPECT_DOUBLE_EQ(tuned.lock.wait.factor, 1.5);
+  EXPECT_EQ(tuned.lock.wait.max_ms, 400);
+  EXPECT_EQ(tuned.check.stuck_ms, 800);
+  EXPECT_EQ(with_wait({{"strategy", "notify"}, {"fallback_ms", 300}}).check.stuck_ms, 1500);
+  // A larger first wait raises the default cap with it.
+  EXPECT_EQ(with_wait({{"strategy", "backoff"}, {"initial_ms", 6000}}).lock.wait.max_ms, 6000);
+  for (const Scenario* s : {&poll, &retry, &backoff, &notify, &tuned}) {
+    EXPECT_EQ(parse_scenario(s->resolved, kFile, kVariants).resolved, s->resolved);
+  }
+}
+
+// A key that belongs to another strategy is named with the strategy that takes it.
+TEST(ScenarioLoaderTest, WaitKeyOfAnotherStrategyIsRejected) {
+  expect_contains(
+      error_after(
+          scripted_document(),
+          [](json& d) { d["lock"]["wait"] = json::parse(R"({"strategy": "poll", "factor": 2})"); }),
+      {kFile,
+       "$.lock.wait.factor: not allowed when \"strategy\" is \"poll\" (only with "
+       "\"strategy\": \"backoff\")"});
+  // Without "strategy" the strategy is poll.
+  expect_contains(
+      error_after(scripted_document(),
+                  [](json& d) { d["lock"]["wait"] = json::parse(R"({"fallback_ms": 5})"); }),
+      {"$.lock.wait.fallback_ms: not allowed when \"strategy\" is \"poll\" (only with "
+       "\"strategy\": \"notify\")"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["lock"]["wait"] =
+                                    json::parse(R"({"strategy": "backoff", "interval_ms": 5})");
+                              }),
+                  {"$.lock.wait.interval_ms: not allowed when \"strategy\" is \"backoff\" (only "
+                   "with \"strategy\": \"poll\", \"retry_sleep\")"});
+}
+
+// Backoff parameters are range-checked, and the cap cannot be below the first wait.
+TEST(ScenarioLoaderTest, BackoffValuesAreRangeChecked) {
+  auto backoff_error = [](const char* wait) {
+    return error_after(scripted_document(),
+                       [&](json& d) { d["lock"]["wait"] = json::parse(wait); });
+  };
+  expect_contains(backoff_error(R"({"strategy": "backoff", "factor": 11})"),
+                  {"$.lock.wait.factor: expected a backoff factor between 1 and 10, got 11"});
+  expect_contains(backoff_error(R"({"strategy": "backoff", "factor": 0.5})"),
+                  {"$.lock.wait.factor: expected a backoff factor between 1 and 10, got 0.5"});
+  expect_contains(backoff_error(R"({"strategy": "backoff", "factor": "2"})"),
+                  {"$.lock.wait.factor: expected a backoff factor (a number), got \"2\""});
+  expect_contains(backoff_error(R"({"strategy": "backoff", "max_ms": 50})"),
+                  {"$.lock.wait.max_ms: expected at least \"initial_ms\" (100)", "got 50"});
+  expect_contains(backoff_error(R"({"strategy": "backoff", "max_ms": 600001})"),
+                  {"$.lock.wait.max_ms: expected a duration in ms between 1 and 600000"});
+  expect_contains(
+      backoff_error(R"({"strategy": "notify", "fallback_ms": 0})"),
+      {"$.lock.wait.fallback_ms: expected a duration in ms between 1 and 60000, got 0"});
+  expect_contains(backoff_error(R"({"strategy": "retry_sleep", "interval_ms": 60001})"),
+                  {"$.lock.wait.interval_ms: expected a duration in ms between 1 and 60000"});
+}
+
+// The renewal period defaults to a third of the lease and must come before the lease ends.
+TEST(ScenarioLoaderTest, RenewPeriodDefaultsToAThirdOfTtlAndStaysBelowIt) {
+  const Scenario s = parse_scenario(scripted_document(), kFile, kVariants);  // ttl_ms 200
+  EXPECT_EQ(s.lock.renew_period_ms, 66);
+  EXPECT_EQ(s.resolved["lock"]["renew_period_ms"], 66);
+  json document = scripted_document();
+  document["lock"]["renew_period_ms"] = 50;
+  EXPECT_EQ(parse_scenario(document, kFile, kVariants).lock.renew_period_ms, 50);
+  document["lock"]["ttl_ms"] = 1;
+  document["lock"].erase("renew_period_ms");
+  const Scenario tiny = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(tiny.lock.renew_period_ms, 1);  // never 0
+  EXPECT_EQ(parse_scenario(tiny.resolved, kFile, kVariants).lock.renew_period_ms, 1);
+
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["renew_period_ms"] = 200; }),
+      {kFile, "$.lock.renew_period_ms: expected less than lock.ttl_ms (200)", "got 200"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["renew_period_ms"] = 0; }),
+      {"$.lock.renew_period_ms: expected a duration in ms between 1 and 3600000, got 0"});
+}
+
+// A scripted scenario over a protected resource, reading and writing it inside the lock.
+json resource_document(const char* resource) {
+  json document = scripted_document();
+  document["resource"] = json::parse(resource);
+  document["steps"] = json::parse(R"([
+    {"client": "A", "do": "acquire"},
+    {"client": "A", "do": "read"},
+    {"client": "A", "do": "write"},
+    {"client": "A", "do": "release"},
+    {"client": "B", "do": "acquire"},
+    {"client": "B", "do": "release"}
+  ])");
+  return document;
+}
+
+// Both resource kinds load with their defaults and resolve with only their own keys.
+TEST(ScenarioLoaderTest, ResourceKindsLoadWithDefaults) {
+  const Scenario counter =
+      parse_scenario(resource_document(R"({"kind": "counter"})"), kFile, kVariants);
+  EXPECT_EQ(counter.resource.kind, ResourceConfig::Kind::kCounter);
+  EXPECT_EQ(counter.resource.name, "resource");
+  EXPECT_EQ(counter.resource.initial, 1);
+  EXPECT_EQ(counter.resolved["resource"],
+            json::parse(R"({"kind": "counter", "name": "resource", "initial": 1})"));
+
+  const Scenario records =
+      parse_scenario(resource_document(R"({"kind": "find_or_create", "name": "users", "ids": 5})"),
+                     kFile, kVariants);
+  EXPECT_EQ(records.resource.kind, ResourceConfig::Kind::kFindOrCreate);
+  EXPECT_EQ(records.resource.name, "users");
+  EXPECT_EQ(records.resource.ids, 5);
+  EXPECT_EQ(records.resolved["resource"],
+            json::parse(R"({"kind": "find_or_create", "name": "users", "ids": 5})"));
+  EXPECT_EQ(parse_scenario(records.resolved, kFile, kVariants).resolved, records.resolved);
+
+  const Scenario none = parse_scenario(scripted_document(), kFile, kVariants);
+  EXPECT_EQ(none.resource.kind, ResourceConfig::Kind::kNone);
+  EXPECT_FALSE(none.resolved.contains("resource"));
+}
+
+// A key of the other resource kind, a missing or unknown kind and bad values are rejected.
+TEST(ScenarioLoaderTest, BadResourceIsRejected) {
+  auto resource_error = [](const char* resource) { return error_for(resource_document(resource)); };
+  expect_contains(resource_error(R"({"kind": "counter", "ids": 3})"),
+                  {kFile,
+                   "$.resource.ids: not allowed when \"kind\" is \"counter\" (only with \"kind\": "
+                   "\"find_or_create\")"});
+  expect_contains(resource_error(R"({"kind": "find_or_create", "initial": 3})"),
+                  {"$.resource.initial: not allowed when \"kind\" is \"find_or_create\""});
+  expect_contains(resource_error(R"({"name": "stock"})"),
+                  {"$.resource: missing required key \"kind\""});
+  expect_contains(
+      resource_error(R"({"kind": "countr"})"),
+      {"$.resource.kind: unknown resource kind \"countr\" (did you mean \"counter\"?)"});
+  expect_contains(
+      resource_error(R"({"kind": "counter", "initial": -1})"),
+      {"$.resource.initial: expected an initial stock between 0 and 1000000000, got -1"});
+  expect_contains(resource_error(R"({"kind": "find_or_create", "ids": 0})"),
+                  {"$.resource.ids: expected a number of record ids between 1 and 1000000, got 0"});
+  expect_contains(resource_error(R"({"kind": "counter", "name": "a b"})"),
+                  {"$.resource.name: expected a key of 1 to 64"});
+}
+
+// read and write steps load against a resource and are refused without one.
+TEST(ScenarioLoaderTest, ReadAndWriteStepsNeedAResource) {
+  const Scenario s = parse_scenario(resource_document(R"({"kind": "counter"})"), kFile, kVariants);
+  EXPECT_EQ(s.steps[1].action, Step::Action::kRead);
+  EXPECT_EQ(s.steps[2].action, Step::Action::kWrite);
+  EXPECT_EQ(s.resolved["steps"][1],
+            json::parse(R"({"id": "step-2", "client": "A", "do": "read"})"));
+
+  json document = resource_document(R"({"kind": "counter"})");
+  document.erase("resource");
+  expect_contains(error_for(document),
+                  {kFile, "$.steps[1].do: \"read\" needs a top-level \"resource\""});
+  document["steps"].erase(1);
+  expect_contains(error_for(document), {"$.steps[1].do: \"write\" needs a top-level \"resource\""});
+}
+
+// record_id belongs to find_or_create reads and writes only, and has a bounded length.
+TEST(ScenarioLoaderTest, RecordIdOnlyForFindOrCreate) {
+  json document = resource_document(R"({"kind": "find_or_create", "ids": 3})");
+  document["steps"][2]["record_id"] = "42";
+  const Scenario s = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(s.steps[1].record_id, "1");
+  EXPECT_EQ(s.steps[2].record_id, "42");
+  EXPECT_EQ(s.resolved["steps"][1]["record_id"], "1");
+  EXPECT_EQ(s.resolved["steps"][2]["record_id"], "42");
+
+  document["resource"] = json::parse(R"({"kind": "counter"})");
+  expect_contains(error_for(document),
+                  {kFile, "$.steps[2].record_id: only for a \"find_or_create\" resource"});
+  document["resource"] = json::parse(R"({"kind": "find_or_create"})");
+  document["steps"][2]["record_id"] = std::string(33, 'x');
+  expect_contains(error_for(document),
+                  {"$.steps[2].record_id: expected a record id of 1 to 32 characters"});
+  document["steps"][2]["record_id"] = "";
+  expect_contains(error_for(document), {"$.steps[2].record_id: expected a non-empty string"});
+  document["steps"][2].erase("record_id");
+  document["steps"][0]["record_id"] = "1";
+  expect_contains(error_for(document),
+                  {"$.steps[0].record_id: not allowed when \"do\" is \"acquire\" (only with "
+                   "\"do\": \"read\", \"write\")"});
+}
+
+// Acquire and release steps take crash and pause checkpoints; release takes unsaved_token.
+TEST(ScenarioLoaderTest, FaultPointsLoadOnAcquireAndRelease) {
+  json document = scripted_document();
+  document["steps"][0]["crash_at"] = "after_setnx";
+  document["steps"][4]["pause_at"] =
+      json::parse(R"({"point": "after_get", "until": {"inside": "B"}, "max_ms": 500})");
+  document["steps"][4]["unsaved_token"] = true;
+  const Scenario s = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(s.steps[0].crash_at, "after_setnx");
+  EXPECT_TRUE(s.steps[0].pause_at.empty());
+  EXPECT_EQ(s.steps[4].pause_at, "after_get");
+  ASSERT_EQ(s.steps[4].pause_until.size(), 1u);
+  EXPECT_EQ(s.steps[4].pause_until[0].kind, Condition::Kind::kInside);
+  EXPECT_EQ(s.steps[4].pause_until[0].argument, "B");
+  EXPECT_EQ(s.steps[4].pause_max_ms, 500);
+  EXPECT_TRUE(s.steps[4].unsaved_token);
+  EXPECT_EQ(s.resolved["steps"][0]["crash_at"], "after_setnx");
+  EXPECT_EQ(s.resolved["steps"][4]["pause_at"],
+            json::parse(R"({"point": "after_get", "until": [{"inside": "B"}], "max_ms": 500})"));
+  EXPECT_EQ(s.resolved["steps"][4]["unsaved_token"], true);
+  EXPECT_EQ(parse_scenario(s.resolved, kFile, kVariants).resolved, s.resolved);
+
+  // Defaults: no checkpoint, and a release with the saved token.
+  const Scenario plain = parse_scenario(scripted_document(), kFile, kVariants);
+  EXPECT_TRUE(plain.steps[4].crash_at.empty());
+  EXPECT_FALSE(plain.steps[4].unsaved_token);
+  EXPECT_EQ(plain.resolved["steps"][4]["unsaved_token"], false);
+  EXPECT_FALSE(plain.resolved["steps"][0].contains("crash_at"));
+}
+
+// Fault points are refused on other actions, validated, and exclusive.
+TEST(ScenarioLoaderTest, BadFaultPointsAreRejected) {
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["steps"][3]["crash_at"] = "after_get"; }),
+      {kFile,
+       "$.steps[3].crash_at: not allowed when \"do\" is \"work\" (only with \"do\": \"acquire\", "
+       "\"release\")"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["steps"][0]["unsaved_token"] = true; }),
+      {"$.steps[0].unsaved_token: not allowed when \"do\" is \"acquire\" (only with \"do\": "
+       "\"release\")"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["steps"][4]["unsaved_token"] = "yes"; }),
+      {"$.steps[4].unsaved_token: expected true or false, got \"yes\""});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["steps"][0]["crash_at"] = "After-Set"; }),
+      {"$.steps[0].crash_at: expected a checkpoint name of 1 to 32 lowercase letters or '_'"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["steps"][0]["pause_at"] = json::parse(
+                                    R"({"point": "after_get", "until": {"inside": "B"}})");
+                              }),
+                  {"$.steps[0].pause_at: missing required key \"max_ms\""});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["steps"][0]["pause_at"] = json::parse(
+                                    R"({"point": "after_get", "until": {"inside": "Z"},
+                                        "max_ms": 10})");
+                              }),
+                  {"$.steps[0].pause_at.until.inside: unknown client \"Z\""});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["steps"][0]["pause_at"] = json::parse(
+                                    R"({"point": "after_get", "until": {"done": "a-in"},
+                                        "max_ms": 10})");
+                              }),
+                  {"$.steps[0].pause_at.until.done: a step cannot wait for itself"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["steps"][0]["pause_at"] = json::parse(
+                                    R"({"point": "after_get", "until": {"inside": "B"},
+                                        "max_ms": 0})");
+                              }),
+                  {"$.steps[0].pause_at.max_ms: expected a duration in ms between 1 and 3600000"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["steps"][0]["crash_at"] = "after_setnx";
+                                d["steps"][0]["pause_at"] = json::parse(
+                                    R"({"point": "after_get", "until": {"inside": "B"},
+                                        "max_ms": 10})");
+                              }),
+                  {"$.steps[0]: \"crash_at\" and \"pause_at\" exclude each other"});
+}
+
+// Doc D's lost iterations default to never, sleeping three leases when they happen.
+TEST(ScenarioLoaderTest, WorkloadLoseDefaults) {
+  const Scenario s = parse_scenario(workload_document(), kFile, kVariants);
+  EXPECT_EQ(s.workload->lose_probability, 0.0);
+  EXPECT_EQ(s.workload->lose_sleep_ms, 3000);  // 3 x the default 1000 ms lease
+  EXPECT_EQ(s.resolved["workload"]["lose_sleep_ms"], 3000);
+  EXPECT_EQ(s.resolved["workload"]["lose_probability"], 0.0);
+
+  json document = workload_document();
+  document["workload"]["lose_probability"] = 0.1;
+  document["workload"]["lose_sleep_ms"] = 700;
+  const Scenario given = parse_scenario(document, kFile, kVariants);
+  EXPECT_DOUBLE_EQ(given.workload->lose_probability, 0.1);
+  EXPECT_EQ(given.workload->lose_sleep_ms, 700);
+  EXPECT_EQ(parse_scenario(given.resolved, kFile, kVariants).resolved, given.resolved);
+
+  document["workload"]["lose_sleep_ms"] = 0;  // 0 also means the default
+  document["lock"] = json::parse(R"({"ttl_ms": 2000000})");
+  EXPECT_EQ(parse_scenario(document, kFile, kVariants).workload->lose_sleep_ms, 3600000);
+
+  expect_contains(
+      error_after(workload_document(), [](json& d) { d["workload"]["lose_probability"] = 2; }),
+      {"$.workload.lose_probability: expected a probability between 0 and 1, got 2"});
+  expect_contains(
+      error_after(workload_document(), [](json& d) { d["workload"]["lose_sleep_ms"] = -1; }),
+      {"$.workload.lose_sleep_ms: expected a duration in ms between 0 and 3600000, got -1"});
+}
+
+// "any" reports without asserting; objects add resource state and a bound on violations.
+TEST(ScenarioLoaderTest, ExpectAnyResourceAndViolationBound) {
+  json document = resource_document(R"({"kind": "counter"})");
+  document["expect"] = json::parse(R"({
+    "naive": {"verdict": "resource_corrupted", "resource": "corrupted",
+              "max_violations_outside_faults": 0},
+    "lua_owner": "any"
+  })");
+  const Scenario s = parse_scenario(document, kFile, kVariants);
+  const Expectation& naive = s.expect.at("naive");
+  EXPECT_FALSE(naive.any);
+  EXPECT_EQ(naive.verdict, Verdict::kResourceCorrupted);
+  EXPECT_EQ(naive.resource_intact, false);
+  EXPECT_EQ(naive.max_violations_outside_faults, 0);
+  EXPECT_TRUE(s.expect.at("lua_owner").any);
+  EXPECT_FALSE(s.expect.at("lua_owner").resource_intact.has_value());
+  EXPECT_EQ(s.resolved["expect"]["lua_owner"], json::parse(R"({"verdict": "any"})"));
+  EXPECT_EQ(s.resolved["expect"]["naive"]["resource"], "corrupted");
+  EXPECT_EQ(parse_scenario(s.resolved, kFile, kVariants).resolved, s.resolved);
+
+  document["expect"]["lua_owner"] = json::parse(R"({"verdict": "any", "resource": "intact"})");
+  const Scenario object_any = parse_scenario(document, kFile, kVariants);
+  EXPECT_TRUE(object_any.expect.at("lua_owner").any);
+  EXPECT_EQ(object_any.expect.at("lua_owner").resource_intact, true);
+}
+
+// Resource expectations need a resource and must agree with the verdict; bounds are >= 0.
+TEST(ScenarioLoaderTest, BadExpectationExtensionsAreRejected) {
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["expect"]["lua_owner"] =
+                                    json::parse(R"({"verdict": "ok", "resource": "intact"})");
+                              }),
+                  {kFile, "$.expect.lua_owner.resource: needs a top-level \"resource\""});
+  json document = resource_document(R"({"kind": "counter"})");
+  document["expect"]["lua_owner"] = json::parse(R"({"verdict": "ok", "resource": "corrupted"})");
+  expect_contains(error_for(document),
+                  {"$.expect.lua_owner.resource: a corrupted resource makes the verdict"});
+  document["expect"]["lua_owner"] =
+      json::parse(R"({"verdict": "resource_corrupted", "resource": "intact"})");
+  expect_contains(error_for(document), {"$.expect.lua_owner.resource: contradicts"});
+  document["expect"]["lua_owner"] = json::parse(R"({"verdict": "ok", "resource": "broken"})");
+  expect_contains(error_for(document),
+                  {"$.expect.lua_owner.resource: unknown resource state \"broken\"; allowed: "
+                   "intact, corrupted"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["expect"]["lua_owner"] = json::parse(
+                                    R"({"verdict": "ok", "max_violations_outside_faults": -1})");
+                              }),
+                  {"$.expect.lua_owner.max_violations_outside_faults: expected a number of "
+                   "violations (an integer >= 0), got -1"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["expect"]["naive"]["verdict"] = "any"; }),
+      {"$.expect.naive.causes: causes describe a mutual-exclusion violation"});
+  expect_contains(error_after(scripted_document(), [](json& d) { d["expect"]["naive"] = "anyy"; }),
+                  {"$.expect.naive: unknown verdict \"anyy\" (did you mean \"any\"?)"});
+}
+
+// A TTL/work sweep over a workload with a mean work time of 100 ms.
+json sweep_document() {
+  return json::parse(R"({
+    "name": "doc-e-ttl-ratio",
+    "source": {"doc": "E", "claim": "A lease shorter than the work lets two clients in."},
+    "variants": ["naive", "lua_owner"],
+    "lock": {"wait": {"strategy": "backoff", "initial_ms": 5, "max_ms": 50}},
+    "workload": {"clients": 3, "cycles": 20, "work_ms": {"min": 80, "max": 120}},
+    "sweep": {"ttl_over_work": [0.5, 2, 30]},
+    "expect": {
+      "naive": {"0.5": "mutex_violation", "2": "any", "30": "ok"},
+      "lua_owner": {"0.5": {"verdict": "mutex_violation", "causes": ["lease_expired"]},
+                    "2": "any", "30": {"verdict": "ok", "max_violations_outside_faults": 0}}
+    }
+  })");
+}
+
+std::vector<Scenario> expand(const json& document) {
+  return parse_scenarios(document, kFile, kVariants);
+}
+
+// Returns the InputError message for expanding `document`, or "" (and a test failure).
+std::string sweep_error_after(const std::function<void(json&)>& edit) {
+  json document = sweep_document();
+  edit(document);
+  try {
+    expand(document);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no InputError for " << document.dump();
+  return "";
+}
+
+// A sweep expands in order into one named scenario per value, each with its lease, point and
+// expectations, and a resolved form that is a plain workload document.
+TEST(ScenarioLoaderTest, SweepExpandsIntoOneScenarioPerValue) {
+  const std::vector<Scenario> points = expand(sweep_document());
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].name, "doc-e-ttl-ratio-ttl-x0.5");
+  EXPECT_EQ(points[1].name, "doc-e-ttl-ratio-ttl-x2");
+  EXPECT_EQ(points[2].name, "doc-e-ttl-ratio-ttl-x30");
+  EXPECT_EQ(points[0].lock.ttl_ms, 50);
+  EXPECT_EQ(points[1].lock.ttl_ms, 200);
+  EXPECT_EQ(points[2].lock.ttl_ms, 3000);
+  EXPECT_EQ(points[0].lock.renew_period_ms, 16);  // defaults follow each point's lease
+  EXPECT_EQ(points[2].workload->lose_sleep_ms, 9000);
+  const double values[] = {0.5, 2, 30};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    ASSERT_TRUE(points[i].sweep.has_value());
+    EXPECT_EQ(points[i].sweep->group, "doc-e-ttl-ratio");
+    EXPECT_EQ(points[i].sweep->parameter, "ttl_over_work");
+    EXPECT_DOUBLE_EQ(points[i].sweep->value, values[i]);
+    EXPECT_EQ(points[i].file, kFile);
+    EXPECT_EQ(points[i].lock.wait.strategy, "backoff");
+    EXPECT_EQ(points[i].workload->clients, 3);
+    EXPECT_FALSE(points[i].resolved.contains("sweep"));
+    EXPECT_EQ(points[i].resolved["lock"]["ttl_ms"], points[i].lock.ttl_ms);
+    EXPECT_EQ(points[i].resolved["sweep_point"]["group"], "doc-e-ttl-ratio");
+    EXPECT_EQ(points[i].resolved["name"], points[i].name);
+  }
+  EXPECT_EQ(points[0].expect.at("naive").verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(points[0].expect.at("lua_owner").causes, (std::set<std::string>{"lease_expired"}));
+  EXPECT_TRUE(points[1].expect.at("naive").any);
+  EXPECT_TRUE(points[1].expect.at("lua_owner").any);
+  EXPECT_EQ(points[2].expect.at("naive").verdict, Verdict::kOk);
+  EXPECT_FALSE(points[2].expect.at("naive").any);
+  EXPECT_EQ(points[2].expect.at("lua_owner").max_violations_outside_faults, 0);
+  EXPECT_EQ(points[2].resolved["expect"]["lua_owner"],
+            json::parse(R"({"verdict": "ok", "max_violations_outside_faults": 0})"));
+
+  // A document without "sweep" gives exactly one scenario.
+  const std::vector<Scenario> single = expand(workload_document());
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_FALSE(single[0].sweep.has_value());
+  EXPECT_EQ(single[0].name, "contention-8");
+}
+
+// Point keys use the shortest form of each value; leases round to the nearest ms, at least 1.
+TEST(ScenarioLoaderTest, SweepValuesRoundAndFormat) {
+  json document = sweep_document();
+  document["workload"]["work_ms"] = json::parse(R"({"min": 1, "max": 2})");  // mean 1.5
+  document["sweep"]["ttl_over_work"] = json::parse("[0.1, 3, 1000, 2.5e-1]");
+  document["expect"] = json::parse(R"({"naive": {"0.1": "any", "3": "any", "1000": "any",
+                                                "0.25": "any"},
+                                      "lua_owner": {"0.1": "any", "3": "any", "1000": "any",
+                                                    "0.25": "any"}})");
+  const std::vector<Scenario> points = expand(document);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].name, "doc-e-ttl-ratio-ttl-x0.1");
+  EXPECT_EQ(points[0].lock.ttl_ms, 1);  // 0.15 ms rounds to 0, raised to 1
+  EXPECT_EQ(points[1].lock.ttl_ms, 5);  // 4.5 rounds half away from zero
+  EXPECT_EQ(points[2].name, "doc-e-ttl-ratio-ttl-x1000");
+  EXPECT_EQ(points[2].lock.ttl_ms, 1500);
+  EXPECT_EQ(points[3].name, "doc-e-ttl-ratio-ttl-x0.25");
+}
+
+// Every sweep value needs an entry under every variant, and nothing else is accepted there.
+TEST(ScenarioLoaderTest, SweepExpectationsMustMatchTheValues) {
+  expect_contains(sweep_error_after([](json& d) { d["expect"]["naive"].erase("30"); }),
+                  {kFile, "$.expect.naive: missing an entry for sweep point \"30\""});
+  expect_contains(sweep_error_after([](json& d) { d["expect"]["lua_owner"]["3"] = "ok"; }),
+                  {kFile,
+                   "$.expect.lua_owner[\"3\"]: \"3\" is not a value of $.sweep.ttl_over_work (did "
+                   "you mean \"30\"?); values: 0.5, 2, 30"});
+  expect_contains(sweep_error_after([](json& d) { d["expect"]["naive"] = "ok"; }),
+                  {"$.expect.naive: expected an object keyed by the sweep values (0.5, 2, 30)"});
+  expect_contains(sweep_error_after([](json& d) { d["expect"]["naive"]["2"] = "fine"; }),
+                  {"$.expect.naive[\"2\"]: unknown verdict \"fine\""});
+}
+
+// A sweep needs a workload, sets the lease itself, and takes 1..20 distinct values in range.
+TEST(ScenarioLoaderTest, BadSweepIsRejected) {
+  expect_contains(sweep_error_after([](json& d) {
+                    d.erase("workload");
+                    d["clients"] = {"A"};
+                    d["steps"] = json::parse(R"([{"client": "A", "do": "acquire"}])");
+                  }),
+                  {kFile, "$.sweep: only allowed in a workload scenario"});
+  expect_contains(sweep_error_after([](json& d) { d["lock"]["ttl_ms"] = 100; }),
+                  {kFile, "$.lock.ttl_ms: not allowed with \"sweep\""});
+  expect_contains(sweep_error_after([](json& d) { d["sweep"]["ttl_over_work"][1] = 0.5; }),
+                  {"$.sweep.ttl_over_work[1]: duplicate value 0.5 (also at "
+                   "$.sweep.ttl_over_work[0])"});
+  expect_contains(sweep_error_after([](json& d) { d["sweep"]["ttl_over_work"][0] = 0; }),
+                  {"$.sweep.ttl_over_work[0]: expected a ratio of TTL to mean work time above 0 "
+                   "and at most 1000, got 0"});
+  expect_contains(sweep_error_after([](json& d) { d["sweep"]["ttl_over_work"][0] = 1000.5; }),
+                  {"$.sweep.ttl_over_work[0]: expected a ratio"});
+  expect_contains(sweep_error_after([](json& d) { d["sweep"]["ttl_over_work"] = json::array(); }),
+                  {"$.sweep.ttl_over_work: expected a non-empty array"});
+  expect_contains(sweep_error_after([](json& d) {
+                    d["sweep"]["ttl_over_work"] = json::array();
+                    for (int i = 1; i <= 21; ++i) d["sweep"]["ttl_over_work"].push_back(i);
+                  }),
+                  {"$.sweep.ttl_over_work: expected 1 to 20 values, got 21"});
+  expect_contains(sweep_error_after([](json& d) { d["sweep"]["ttl_over_wrk"] = {1}; }),
+                  {"$.sweep.ttl_over_wrk: unknown key (did you mean \"ttl_over_work\"?)"});
+  // An explicit renewal period must fit every point's lease; the message names the point.
+  expect_contains(sweep_error_after([](json& d) { d["lock"]["renew_period_ms"] = 60; }),
+                  {"$.lock.renew_period_ms: expected less than lock.ttl_ms (50, set by sweep "
+                   "point 0.5)"});
+  expect_contains(sweep_error_after([](json& d) { d["workload"]["work_ms"] = 3600000; }),
+                  {"$.sweep.ttl_over_work[1]: gives lock.ttl_ms 7200000 (2 x mean work_ms "
+                   "3600000), above the maximum 3600000"});
+  expect_contains(sweep_error_after([](json& d) { d["workload"]["work_ms"] = 0; }),
+                  {"$.workload.work_ms: a \"ttl_over_work\" sweep needs a mean work time above 0"});
+  expect_contains(sweep_error_after([](json& d) {
+                    d["sweep_point"] =
+                        json::parse(R"({"group": "x", "parameter": "ttl_over_work", "value": 1})");
+                  }),
+                  {"$.sweep_point: not allowed together with \"sweep\""});
+}
+
+// Loading a point's resolved document gives the same scenario, sweep point included.
+TEST(ScenarioLoaderTest, ResolvedSweepPointReloadsToTheSameScenario) {
+  for (const Scenario& point : expand(sweep_document())) {
+    const Scenario again = parse_scenario(point.resolved, kFile, kVariants);
+    EXPECT_EQ(again.name, point.name);
+    EXPECT_EQ(again.lock.ttl_ms, point.lock.ttl_ms);
+    EXPECT_EQ(again.lock.renew_period_ms, point.lock.renew_period_ms);
+    EXPECT_EQ(again.lock.wait.max_ms, point.lock.wait.max_ms);
+    EXPECT_EQ(again.workload->lose_sleep_ms, point.workload->lose_sleep_ms);
+    EXPECT_EQ(again.workload->work_ms.max_ms, point.workload->work_ms.max_ms);
+    ASSERT_TRUE(again.sweep.has_value());
+    EXPECT_EQ(again.sweep->group, point.sweep->group);
+    EXPECT_EQ(again.sweep->parameter, point.sweep->parameter);
+    EXPECT_DOUBLE_EQ(again.sweep->value, point.sweep->value);
+    for (const auto& [variant, expectation] : point.expect) {
+      EXPECT_EQ(again.expect.at(variant).any, expectation.any);
+      EXPECT_EQ(again.expect.at(variant).verdict, expectation.verdict);
+      EXPECT_EQ(again.expect.at(variant).causes, expectation.causes);
+    }
+    EXPECT_EQ(again.resolved, point.resolved);
+    EXPECT_EQ(expand(point.resolved).size(), 1u);
+  }
+}
+
+// "sweep_point" is checked, and only it allows the longer expanded names.
+TEST(ScenarioLoaderTest, BadSweepPointIsRejected) {
+  json document = expand(sweep_document())[0].resolved;
+  document["sweep_point"]["parameter"] = "ttl";
+  expect_contains(error_for(document), {"$.sweep_point.parameter: unknown parameter \"ttl\""});
+  document = expand(sweep_document())[0].resolved;
+  document["sweep_point"]["value"] = -1;
+  expect_contains(error_for(document), {"$.sweep_point.value: expected a ratio"});
+  document = expand(sweep_document())[0].resolved;
+  document.erase("sweep_point");
+  expect_contains(error_for(document), {"$.name: expected a name of 1 to 64"});
+}
+
+// The singular parse refuses a sweep: it would silently drop all but one point.
+TEST(ScenarioLoaderTest, ParseScenarioRefusesSweep) {
+  EXPECT_EQ(error_for(sweep_document()),
+            std::string(kFile) +
+                ": $.sweep: a sweep expands into several scenarios; load it with load_scenarios");
 }
 
 // Scenario files on disk, in a fresh directory per test.
@@ -526,6 +1121,37 @@ TEST_F(ScenarioFilesTest, DuplicateNamesAcrossFilesAreRejected) {
   } catch (const InputError& error) {
     expect_contains(error.what(), {second.string() + ": $.name: scenario name \"same\"",
                                    "already used by " + first.string()});
+  }
+}
+
+// load_scenarios expands a sweep file in place; load_scenario refuses it.
+TEST_F(ScenarioFilesTest, SweepFileExpandsWhenLoaded) {
+  write_scenario("a.json", "first");
+  const auto sweep = write("b.json", sweep_document().dump(2));
+  const std::vector<Scenario> all = load_scenarios({directory_}, kVariants);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].name, "first");
+  EXPECT_EQ(all[1].name, "doc-e-ttl-ratio-ttl-x0.5");
+  EXPECT_EQ(all[3].name, "doc-e-ttl-ratio-ttl-x30");
+  EXPECT_EQ(all[3].file, sweep.string());
+  try {
+    load_scenario(sweep, kVariants);
+    FAIL() << "no InputError";
+  } catch (const InputError& error) {
+    expect_contains(error.what(), {sweep.string() + ": $.sweep: a sweep expands into several"});
+  }
+}
+
+// An expanded name is checked for duplicates like any other.
+TEST_F(ScenarioFilesTest, DuplicateExpandedNameIsRejected) {
+  write("a.json", sweep_document().dump(2));
+  const auto plain = write_scenario("b.json", "doc-e-ttl-ratio-ttl-x2");
+  try {
+    load_scenarios({directory_}, kVariants);
+    FAIL() << "no InputError";
+  } catch (const InputError& error) {
+    expect_contains(error.what(),
+                    {plain.string() + ": $.name: scenario name \"doc-e-ttl-ratio-ttl-x2\""});
   }
 }
 

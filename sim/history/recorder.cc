@@ -42,6 +42,12 @@ Recorder::Recorder(const RunClock& clock, std::vector<std::string> client_names,
   }
 }
 
+ClientLog& Recorder::add_log(std::size_t client, std::size_t reserve) {
+  LOCKSIM_ASSERT(client < client_names_.size());
+  logs_.push_back(std::make_unique<ClientLog>(clock_, static_cast<std::int32_t>(client), reserve));
+  return *logs_.back();
+}
+
 History Recorder::merge() && {
   History history;
   history.clients = std::move(client_names_);

@@ -48,7 +48,10 @@ class Recorder {
            std::size_t reserve_per_client = 1024);
 
   ClientLog& log(std::size_t client) { return *logs_.at(client); }
-  std::size_t client_count() const { return logs_.size(); }
+  std::size_t client_count() const { return client_names_.size(); }
+  // add_log: another log recording as `client`, for a second thread acting for that client (a
+  // renewal thread). Call before the threads start; each log still has exactly one writer.
+  ClientLog& add_log(std::size_t client, std::size_t reserve = 256);
   const RunClock& clock() const { return clock_; }
 
   // merge: all events sorted by time (ties keep per-client order), indexes assigned.

@@ -3,8 +3,16 @@
 #include <algorithm>
 
 #include "sim/core/assert.h"
+#include "sim/driver/conditions.h"
 
 namespace locksim::driver_internal {
+namespace {
+
+// ClientCrashed: thrown from a checkpoint to stop the client in the middle of a variant call,
+// as a process dying between two commands would. Variants let it propagate.
+struct ClientCrashed {};
+
+}  // namespace
 
 DriverClient::DriverClient(RunContext& run, int index, std::uint64_t seed)
     : run_(run),
@@ -12,7 +20,13 @@ DriverClient::DriverClient(RunContext& run, int index, std::uint64_t seed)
       name_(run.scenario().clients.at(static_cast<std::size_t>(index))),
       log_(run.recorder().log(static_cast<std::size_t>(index))),
       rng_(Rng(seed).fork(static_cast<std::uint64_t>(index))),
-      wait_(make_wait_strategy(run.scenario().lock.wait)) {}
+      wait_(make_wait_strategy(run.scenario().lock.wait, run.request().endpoint)) {
+  if (run.request().variant.renews()) {
+    renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
+  }
+}
+
+DriverClient::~DriverClient() { stop_renewal(); }
 
 std::string DriverClient::connect() {
   connection_.emplace(run_.request().endpoint, ConnectionOptions{});
@@ -27,29 +41,75 @@ Connection& DriverClient::observer() {
   return *observer_;
 }
 
-void DriverClient::set_inside(bool inside) {
+void DriverClient::set_state(bool inside, bool crashed) {
   {
     std::lock_guard<std::mutex> lock(run_.mutex);
     run_.inside[static_cast<std::size_t>(index_)] = inside;
+    run_.crashed[static_cast<std::size_t>(index_)] = crashed;
   }
   run_.changed.notify_all();
 }
 
-AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t timeout_ms) {
+void DriverClient::set_waiting(bool waiting) {
+  {
+    std::lock_guard<std::mutex> lock(run_.mutex);
+    run_.waiting[static_cast<std::size_t>(index_)] = waiting;
+  }
+  run_.changed.notify_all();
+}
+
+LockContext DriverClient::context(CallFaults* faults) {
+  LockContext context{*connection_, rng_, {}};
+  if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
+    context.checkpoint = [this, faults](std::string_view point) {
+      if (point == faults->crash_at) {
+        faults->reached = true;
+        throw ClientCrashed{};
+      }
+      if (point == faults->pause_at) {
+        faults->reached = true;
+        if (!wait_for_conditions(run_, observer(), faults->pause_until, faults->pause_max_ns) &&
+            !run_.should_stop()) {
+          run_.note(name_ + ": paused the full " + std::to_string(faults->pause_max_ns / kNanosPerMilli) +
+                    " ms at " + faults->pause_at + "; never saw " +
+                    describe_conditions(faults->pause_until));
+        }
+      }
+    };
+  }
+  return context;
+}
+
+AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
+                                    CallFaults* faults) {
   LOCKSIM_ASSERT(!holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
   const std::string key = run_.full_key(logical_key);
-  LockContext context{*connection_, rng_, {}};
+  const LockContext lock_context = context(faults);
 
   const Nanos start = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
   if (variant.uses_ttl()) log_.last().ttl_ms = ttl_ms;
   const Nanos deadline = start + ms_to_ns(timeout_ms);
+  // Once refused, the client is waiting for the lock until this call returns.
+  struct WaitingFlag {
+    DriverClient& client;
+    bool set = false;
+    ~WaitingFlag() {
+      if (set) client.set_waiting(false);
+    }
+  } waiting{*this};
 
-  // Bounded: every pass either returns or sleeps until the deadline draws closer.
+  // Bounded: every pass either returns or waits until the deadline draws closer.
   for (std::int64_t attempts = 1;; ++attempts) {
     if (connection_->broken()) connection_->reconnect();
-    AcquireAttempt attempt = variant.try_acquire(context, key, ttl_ms);
+    AcquireAttempt attempt;
+    try {
+      attempt = variant.try_acquire(lock_context, key, ttl_ms);
+    } catch (const ClientCrashed&) {
+      crash();  // the acquire stays without completion: the checker treats it as "may hold"
+      return AcquireStatus::kCrashed;
+    }
     switch (attempt.outcome) {
       case AcquireAttempt::Outcome::kAcquired: {
         // ok first, then enter: both after the reply was read (the conservative point).
@@ -62,7 +122,8 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
         holding_ = true;
         held_key_ = logical_key;
         held_token_ = std::move(attempt.token);
-        set_inside(true);
+        set_state(true, false);
+        if (variant.renews()) start_renewal(logical_key, held_token_);
         return AcquireStatus::kAcquired;
       }
       case AcquireAttempt::Outcome::kError: {
@@ -70,11 +131,15 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
         log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
         log_.last().error = attempt.error.describe();
         log_.last().count = attempts;
-        // Never reuse a connection after an I/O error: the next call reconnects.
+        // Never reuse a connection after an I/O error.
         if (maybe) connection_->reconnect();
         return maybe ? AcquireStatus::kIndeterminate : AcquireStatus::kFailed;
       }
       case AcquireAttempt::Outcome::kBusy:
+        if (!waiting.set) {
+          waiting.set = true;
+          set_waiting(true);
+        }
         break;
     }
     const Nanos now = run_.clock().now_ns();
@@ -87,22 +152,31 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
                                          std::to_string(timeout_ms) + " ms";
       return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
     }
-    const Nanos delay = std::min(wait_->next_delay_ns(static_cast<int>(attempts)), deadline - now);
-    run_.pause(delay);
+    wait_->wait([this](Nanos d) { return run_.pause(d); }, key, static_cast<int>(attempts),
+                deadline - now);
   }
 }
 
-void DriverClient::release() {
+bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   LOCKSIM_ASSERT(holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
-  LockContext context{*connection_, rng_, {}};
+  stop_renewal();
   // exit before the release request is sent (the conservative point).
   log_.record(EventType::kOk, Op::kExit, held_key_);
-  set_inside(false);
+  set_state(false, false);
+  // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
+  const std::string token = unsaved_token ? std::string() : held_token_;
   log_.record(EventType::kInvoke, Op::kRelease, held_key_);
-  log_.last().token = held_token_;
+  log_.last().token = token;
   if (connection_->broken()) connection_->reconnect();
-  const ReleaseResult result = variant.release(context, run_.full_key(held_key_), held_token_);
+  const std::string full_key = run_.full_key(held_key_);
+  ReleaseResult result;
+  try {
+    result = variant.release(context(faults), full_key, token);
+  } catch (const ClientCrashed&) {
+    crash();
+    return false;
+  }
   if (result.outcome == ReleaseResult::Outcome::kError) {
     const bool maybe = result.error.indeterminate();
     log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, held_key_);
@@ -111,30 +185,127 @@ void DriverClient::release() {
   } else {
     log_.record(EventType::kOk, Op::kRelease, held_key_);
     log_.last().count = result.deleted;
+    if (result.outcome == ReleaseResult::Outcome::kReleased) wait_->on_release(*connection_, full_key);
   }
   holding_ = false;
   held_token_.clear();
+  return true;
 }
 
 void DriverClient::crash() {
   LOCKSIM_ASSERT(!crashed_);
+  stop_renewal();  // a dead process renews nothing
   log_.record(EventType::kInfo, Op::kCrash, held_key_);
   crashed_ = true;
   holding_ = false;
   // The server sees the connection close, as it would when a process dies.
   connection_->close();
   observer_.reset();
-  {
-    std::lock_guard<std::mutex> lock(run_.mutex);
-    run_.inside[static_cast<std::size_t>(index_)] = false;
-    run_.crashed[static_cast<std::size_t>(index_)] = true;
-  }
-  run_.changed.notify_all();
+  set_state(false, true);
 }
 
 void DriverClient::record_work(std::int64_t planned_ms) {
   log_.record(EventType::kInfo, Op::kWork, held_key_);
   log_.last().count = planned_ms;
+}
+
+void DriverClient::lose_lock() {
+  stop_renewal();
+  log_.record(EventType::kInfo, Op::kFault, held_key_);
+  log_.last().token = "lose_lock";
+}
+
+void DriverClient::start_renewal(const std::string& logical_key, const std::string& token) {
+  LOCKSIM_ASSERT(renewal_log_ != nullptr && !renewal_.joinable());
+  renewal_stop_ = false;
+  const LockConfig& config = run_.scenario().lock;
+  const Nanos period_ns =
+      ms_to_ns(config.renew_period_ms > 0 ? config.renew_period_ms
+                                          : std::max<std::int64_t>(1, config.ttl_ms / 3));
+  renewal_ = std::thread([this, logical_key, token, period_ns, ttl_ms = config.ttl_ms,
+                          key = run_.full_key(logical_key)] {
+    // Its own connection and random stream: it runs beside the client's thread.
+    Connection connection(run_.request().endpoint, ConnectionOptions{});
+    Rng rng = rng_.fork(1000);
+    LockContext lock_context{connection, rng, {}};
+    std::unique_lock<std::mutex> lock(renewal_mutex_);
+    // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
+    while (!renewal_stop_ && !run_.should_stop()) {
+      renewal_wake_.wait_for(lock, std::chrono::nanoseconds(period_ns));
+      if (renewal_stop_ || run_.should_stop()) break;
+      lock.unlock();
+      renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
+      renewal_log_->last().ttl_ms = ttl_ms;
+      renewal_log_->last().token = token;
+      if (connection.broken()) connection.reconnect();
+      const ExtendResult result = run_.request().variant.extend(lock_context, key, token, ttl_ms);
+      if (result.outcome == ExtendResult::Outcome::kError) {
+        renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
+                             Op::kExtend, logical_key);
+        renewal_log_->last().error = result.error.describe();
+      } else {
+        renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
+        renewal_log_->last().count = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
+        renewal_log_->last().ttl_ms = ttl_ms;
+      }
+      lock.lock();
+    }
+  });
+}
+
+void DriverClient::stop_renewal() {
+  if (!renewal_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(renewal_mutex_);
+    renewal_stop_ = true;
+  }
+  renewal_wake_.notify_all();
+  renewal_.join();
+}
+
+void DriverClient::resource_read(const std::string& record_id) {
+  const ResourceConfig& resource = run_.scenario().resource;
+  const std::string key = run_.full_key(resource.name);
+  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const RedisResult result = counter ? connection_->command({"GET", key})
+                                     : connection_->command({"HEXISTS", key, record_id});
+  Event event;
+  event.f = Op::kRead;
+  event.key = resource.name;
+  if (!counter) event.token = record_id;
+  if (!result.ok()) {
+    event.type = EventType::kFail;
+    event.error = result.describe();
+    last_read_ = -1;
+  } else {
+    event.type = EventType::kOk;
+    last_read_ = counter ? (result.reply.is_nil() ? 0 : std::stoll(result.reply.str))
+                         : result.reply.integer;
+    event.count = last_read_;
+  }
+  log_.record(std::move(event));
+}
+
+void DriverClient::resource_write(const std::string& record_id) {
+  const ResourceConfig& resource = run_.scenario().resource;
+  const std::string key = run_.full_key(resource.name);
+  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  // The application logic of the documents: sell only if stock was left; create only if the
+  // record was not found. Nothing is written otherwise.
+  if (counter ? last_read_ <= 0 : last_read_ != 0) return;
+  const std::int64_t value = counter ? last_read_ - 1 : 1;
+  const RedisResult result = counter ? connection_->command({"SET", key, std::to_string(value)})
+                                     : connection_->command({"HSET", key, record_id, name_});
+  Event event;
+  event.f = Op::kWrite;
+  event.key = resource.name;
+  if (!counter) event.token = record_id;
+  event.type = result.ok() ? EventType::kOk : EventType::kFail;
+  event.error = result.ok() ? std::string() : result.describe();
+  event.count = value;
+  event.base = last_read_;
+  log_.record(std::move(event));
+  last_read_ = -1;
 }
 
 }  // namespace locksim::driver_internal

@@ -1,10 +1,19 @@
 // client.h (internal to driver/): DriverClient, the Jepsen "client": one lock variant on one
 // connection, with every call recorded in this client's log at the conservative points.
+//
+// Faults reach the variant only through checkpoints: for one call the driver may ask to crash or
+// to pause when the variant reaches a named point between two of its commands (CallFaults).
+// Variants that renew get a renewal thread while the lock is held; it records `extend` events
+// into its own log under this client's name.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "sim/core/random.h"
 #include "sim/driver/run_context.h"
@@ -14,24 +23,46 @@
 
 namespace locksim::driver_internal {
 
-enum class AcquireStatus { kAcquired, kFailed, kIndeterminate, kStopped };
+enum class AcquireStatus { kAcquired, kFailed, kIndeterminate, kStopped, kCrashed };
+
+// CallFaults: what to do at a variant's checkpoints during one call.
+struct CallFaults {
+  std::string crash_at;  // crash when the variant reaches this point
+  std::string pause_at;  // pause at this point until pause_until holds (at most pause_max_ns)
+  std::vector<Condition> pause_until;
+  Nanos pause_max_ns = 0;
+  bool reached = false;  // set when crash_at or pause_at was reached
+};
 
 class DriverClient {
  public:
   DriverClient(RunContext& run, int index, std::uint64_t seed);
+  ~DriverClient();
 
   // connect: opens the client's connection; returns an error description or "" on success.
   std::string connect();
 
   // acquire: attempts until acquired, the timeout passes (fail), an indeterminate error (info),
-  // or the run stops. Records invoke and its completion; on success records enter right after.
-  AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms);
-  // release: records exit, then the release invoke and completion. Requires holding().
-  void release();
+  // the run stops, or a crash fault fires. Records invoke and its completion; on success records
+  // enter right after and starts renewing if the variant renews.
+  AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
+                        CallFaults* faults = nullptr);
+  // release: stops renewing, records exit, then the release invoke and completion. With
+  // `unsaved_token` the variant is given a token that was never saved (Doc C). Returns false if
+  // a crash fault fired inside the release. Requires holding().
+  bool release(bool unsaved_token = false, CallFaults* faults = nullptr);
   // crash: records the crash and closes the connection without releasing. The client is dead.
   void crash();
   // work: records a work event; the caller then waits (plain sleep or a condition).
   void record_work(std::int64_t planned_ms);
+  // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
+  void lose_lock();
+
+  // resource_read / resource_write: one read or write of the scenario's protected resource,
+  // recorded as read/write events. A write sells one unit (counter, if the last read was > 0) or
+  // creates `record_id` (find_or_create, if the last read found it absent).
+  void resource_read(const std::string& record_id);
+  void resource_write(const std::string& record_id);
 
   bool holding() const { return holding_; }
   bool crashed() const { return crashed_; }
@@ -42,7 +73,11 @@ class DriverClient {
   Connection& observer();
 
  private:
-  void set_inside(bool inside);
+  void set_state(bool inside, bool crashed);
+  void set_waiting(bool waiting);
+  LockContext context(CallFaults* faults);
+  void start_renewal(const std::string& logical_key, const std::string& token);
+  void stop_renewal();
 
   RunContext& run_;
   int index_;
@@ -56,6 +91,14 @@ class DriverClient {
   bool crashed_ = false;
   std::string held_key_;    // logical
   std::string held_token_;
+  std::int64_t last_read_ = -1;  // the resource value (or existence) the last read saw
+
+  // Renewal (only for variants that renew).
+  ClientLog* renewal_log_ = nullptr;
+  std::thread renewal_;
+  std::mutex renewal_mutex_;
+  std::condition_variable renewal_wake_;
+  bool renewal_stop_ = false;  // guarded by renewal_mutex_
 };
 
 }  // namespace locksim::driver_internal

@@ -66,6 +66,17 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
 
+  // The protected resource starts in a known state (a counter at its initial stock).
+  if (scenario.resource.kind == ResourceConfig::Kind::kCounter) {
+    Connection setup(request.endpoint, ConnectionOptions{});
+    const RedisResult result = setup.command({"SET", request.key_prefix + scenario.resource.name,
+                                              std::to_string(scenario.resource.initial)});
+    if (!result.ok()) {
+      outcome.harness_error = "cannot initialise the resource: " + result.describe();
+      return outcome;
+    }
+  }
+
   // All connections are open before any client starts, so set-up is not part of the run.
   std::latch start(static_cast<std::ptrdiff_t>(clients.size()) + 1);
   std::atomic<std::size_t> finished{0};

@@ -8,6 +8,7 @@ namespace locksim::driver_internal {
 RunContext::RunContext(const RunRequest& request, std::vector<std::string> client_names)
     : inside(client_names.size(), false),
       crashed(client_names.size(), false),
+      waiting(client_names.size(), false),
       request_(request),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
       recorder_(clock_, std::move(client_names), request.scenario.workload
@@ -19,6 +20,11 @@ RunContext::RunContext(const RunRequest& request, std::vector<std::string> clien
 
 std::string RunContext::full_key(const std::string& logical_key) const {
   return request_.key_prefix + logical_key;
+}
+
+std::size_t RunContext::client_index(const std::string& name) const {
+  const auto& clients = request_.scenario.clients;
+  return static_cast<std::size_t>(std::find(clients.begin(), clients.end(), name) - clients.begin());
 }
 
 bool RunContext::should_stop() const { return request_.stop.requested() || timed_out(); }

@@ -27,6 +27,8 @@ class RunContext {
 
   // full_key: the Redis key for a logical key (prefix + name).
   std::string full_key(const std::string& logical_key) const;
+  // client_index: the index of a client name from the scenario (validated by the loader).
+  std::size_t client_index(const std::string& name) const;
 
   // should_stop: Ctrl-C was pressed or the time limit passed. Thread-safe.
   bool should_stop() const;
@@ -46,6 +48,8 @@ class RunContext {
   std::set<std::string> steps_done;  // ids
   std::vector<bool> inside;          // by client index
   std::vector<bool> crashed;         // by client index
+  // waiting: by client index: the client's acquire found the lock held and it waits for it.
+  std::vector<bool> waiting;
 
   // Workload progress (cycles finished by all clients). Thread-safe.
   std::atomic<std::int64_t> cycles_done{0};

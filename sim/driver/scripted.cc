@@ -1,9 +1,16 @@
 // Scripted scenarios: steps run on their clients' threads in the listed order, coordinated on
 // observable conditions (client state and keys on the server) rather than on sleeps, so that an
 // outcome does not depend on how fast the machine is.
+//
+// Ordering rule: a step starts once every earlier step has started, except the steps of a client
+// that is waiting for the lock (its acquire was answered "busy" and it keeps trying): a correct
+// lock must be able to hold such a client back without stalling the script, or a scenario could
+// only pass by timing out. A client whose acquire is merely in flight still holds later steps
+// back, so the listed order of acquisitions is kept.
 #include <chrono>
 #include <string>
 
+#include "sim/driver/conditions.h"
 #include "sim/driver/runners.h"
 
 namespace locksim::driver_internal {
@@ -11,78 +18,19 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// key_condition_holds: EXISTS on the observer connection; false if Redis did not answer.
-bool key_condition_holds(RunContext& run, DriverClient& client, const Condition& condition) {
-  const RedisResult result =
-      client.observer().command({"EXISTS", run.full_key(condition.argument)});
-  if (!result.ok()) return false;
-  const bool exists = result.reply.integer > 0;
-  return condition.kind == Condition::Kind::kKeyPresent ? exists : !exists;
-}
-
-bool is_key_condition(const Condition& condition) {
-  return condition.kind == Condition::Kind::kKeyAbsent ||
-         condition.kind == Condition::Kind::kKeyPresent;
-}
-
-// state_condition_holds: requires run.mutex to be held.
-bool state_condition_holds(RunContext& run, const Condition& condition) {
-  const Scenario& scenario = run.scenario();
-  auto client_index = [&](const std::string& name) {
-    for (std::size_t i = 0; i < scenario.clients.size(); ++i) {
-      if (scenario.clients[i] == name) return i;
-    }
-    return scenario.clients.size();
-  };
-  switch (condition.kind) {
-    case Condition::Kind::kInside: return run.inside.at(client_index(condition.argument));
-    case Condition::Kind::kOutside: return !run.inside.at(client_index(condition.argument));
-    case Condition::Kind::kCrashed: return run.crashed.at(client_index(condition.argument));
-    case Condition::Kind::kDone: return run.steps_done.count(condition.argument) > 0;
-    case Condition::Kind::kKeyAbsent:
-    case Condition::Kind::kKeyPresent: return true;  // checked outside the lock
+// turn_has_come: requires run.mutex.
+bool turn_has_come(RunContext& run, std::size_t index) {
+  const std::vector<Step>& steps = run.scenario().steps;
+  for (std::size_t j = run.steps_started; j < index; ++j) {
+    if (!run.step_started[j] && !run.waiting[run.client_index(steps[j].client)]) return false;
   }
-  return false;
+  return true;
 }
 
-// wait_for_conditions: true once every condition holds; false after max_ns or when the run stops.
-// State changes are notified; key conditions are polled every 2 ms.
-bool wait_for_conditions(RunContext& run, DriverClient& client,
-                         const std::vector<Condition>& conditions, Nanos max_ns) {
-  bool any_key_condition = false;
-  for (const Condition& c : conditions) any_key_condition |= is_key_condition(c);
-  const Nanos deadline = run.clock().now_ns() + max_ns;
-  while (true) {
-    bool keys_hold = true;
-    for (const Condition& c : conditions) {
-      if (is_key_condition(c) && !key_condition_holds(run, client, c)) keys_hold = false;
-    }
-    std::unique_lock<std::mutex> lock(run.mutex);
-    bool all_hold = keys_hold;
-    for (const Condition& c : conditions) {
-      if (!is_key_condition(c) && !state_condition_holds(run, c)) all_hold = false;
-    }
-    if (all_hold) return true;
-    if (run.should_stop() || run.clock().now_ns() >= deadline) return false;
-    run.changed.wait_for(lock, any_key_condition ? milliseconds(2) : milliseconds(20));
-  }
-}
-
-std::string describe_conditions(const std::vector<Condition>& conditions) {
-  static constexpr const char* kNames[] = {"inside",      "outside", "key_absent",
-                                           "key_present", "done",    "crashed"};
-  std::string text;
-  for (const Condition& c : conditions) {
-    if (!text.empty()) text += " and ";
-    text += std::string(kNames[static_cast<int>(c.kind)]) + " " + c.argument;
-  }
-  return text;
-}
-
-// wait_for_turn: blocks until every step before `index` has started; false if the run stops.
+// wait_for_turn: blocks until the ordering rule lets step `index` start; false if the run stops.
 bool wait_for_turn(RunContext& run, std::size_t index) {
   std::unique_lock<std::mutex> lock(run.mutex);
-  while (run.steps_started < index) {
+  while (!turn_has_come(run, index)) {
     if (run.should_stop()) return false;
     run.changed.wait_for(lock, milliseconds(20));
   }
@@ -108,6 +56,25 @@ void mark_done(RunContext& run, const Step& step) {
   run.changed.notify_all();
 }
 
+CallFaults faults_of(const Step& step) {
+  CallFaults faults;
+  faults.crash_at = step.crash_at;
+  faults.pause_at = step.pause_at;
+  faults.pause_until = step.pause_until;
+  faults.pause_max_ns = ms_to_ns(step.pause_max_ms);
+  return faults;
+}
+
+// after_call: a crash_at point the variant never reached means "crash right after the call".
+void after_call(RunContext& run, DriverClient& client, const Step& step, const CallFaults& faults,
+                const std::string& who) {
+  if (!step.crash_at.empty() && !faults.reached && !client.crashed()) {
+    run.note(who + ": the variant has no checkpoint \"" + step.crash_at +
+             "\"; crashed right after the call instead");
+    client.crash();
+  }
+}
+
 void execute(RunContext& run, DriverClient& client, const Step& step) {
   const Scenario& scenario = run.scenario();
   const std::string who = client.name() + " (" + step.id + ")";
@@ -123,23 +90,32 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       }
       const std::int64_t timeout_ms =
           step.acquire_timeout_ms.value_or(scenario.lock.acquire_timeout_ms);
-      const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms);
+      CallFaults faults = faults_of(step);
+      const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms, &faults);
       if (status == AcquireStatus::kFailed) {
         run.note(who + ": could not acquire " + scenario.lock.key +
                  (timeout_ms == 0 ? std::string(": it was held at its single try")
                                   : " within " + std::to_string(timeout_ms) + " ms"));
       } else if (status == AcquireStatus::kIndeterminate) {
         run.note(who + ": acquire outcome unknown (the reply was lost)");
+      } else if (status == AcquireStatus::kCrashed) {
+        run.note(who + ": crashed at " + step.crash_at + " inside the acquire");
       }
+      after_call(run, client, step, faults, who);
       return;
     }
-    case Step::Action::kRelease:
+    case Step::Action::kRelease: {
       if (!client.holding()) {
         run.note(who + ": release skipped, " + client.name() + " does not hold the lock");
         return;
       }
-      client.release();
+      CallFaults faults = faults_of(step);
+      if (!client.release(step.unsaved_token, &faults)) {
+        run.note(who + ": crashed at " + step.crash_at + " inside the release");
+      }
+      after_call(run, client, step, faults, who);
       return;
+    }
     case Step::Action::kWork:
       if (!client.holding()) {
         run.note(who + ": work skipped, " + client.name() + " does not hold the lock");
@@ -150,7 +126,7 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
         run.pause(ms_to_ns(step.work_ms));
       } else {
         client.record_work(step.max_ms);
-        if (!wait_for_conditions(run, client, step.until, ms_to_ns(step.max_ms)) &&
+        if (!wait_for_conditions(run, client.observer(), step.until, ms_to_ns(step.max_ms)) &&
             !run.should_stop()) {
           run.note(who + ": worked the full " + std::to_string(step.max_ms) + " ms; never saw " +
                    describe_conditions(step.until));
@@ -162,6 +138,19 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       return;
     case Step::Action::kSleep:
       run.pause(ms_to_ns(step.work_ms));
+      return;
+    case Step::Action::kRead:
+    case Step::Action::kWrite:
+      // A job touches the resource only inside its critical section, as the documents' code does.
+      if (!client.holding()) {
+        run.note(who + ": skipped, " + client.name() + " does not hold the lock");
+        return;
+      }
+      if (step.action == Step::Action::kRead) {
+        client.resource_read(step.record_id);
+      } else {
+        client.resource_write(step.record_id);
+      }
       return;
   }
 }
@@ -178,7 +167,7 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
       return;
     }
     if (!step.wait_for.empty() &&
-        !wait_for_conditions(run, client, step.wait_for, ms_to_ns(step.wait_max_ms))) {
+        !wait_for_conditions(run, client.observer(), step.wait_for, ms_to_ns(step.wait_max_ms))) {
       if (run.should_stop()) {
         run.stopped_early = true;
         return;

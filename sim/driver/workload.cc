@@ -1,6 +1,7 @@
 // Workloads: every client loops acquire -> work -> release -> rest with timings drawn from its
 // own seeded random stream. A client that crashes (crash_probability per cycle) stays dead: its
 // lock is left for the TTL (or forever) exactly as a dead process would leave it.
+#include <algorithm>
 #include <string>
 
 #include "sim/driver/runners.h"
@@ -31,9 +32,20 @@ void run_workload_client(RunContext& run, DriverClient& client) {
       return;
     }
     if (status == AcquireStatus::kAcquired) {
-      const std::int64_t work_ms = draw_ms(client.rng(), workload.work_ms);
-      client.record_work(work_ms);
-      run.pause(ms_to_ns(work_ms));
+      const bool resource = scenario.resource.kind != ResourceConfig::Kind::kNone;
+      const std::string record_id = std::to_string(cycle % std::max(1, scenario.resource.ids));
+      if (resource) client.resource_read(record_id);
+      if (client.rng().chance(workload.lose_probability)) {
+        // Doc D's lost iteration: stop renewing and stay inside well past the TTL.
+        client.lose_lock();
+        run.pause(ms_to_ns(workload.lose_sleep_ms > 0 ? workload.lose_sleep_ms
+                                                      : 3 * scenario.lock.ttl_ms));
+      } else {
+        const std::int64_t work_ms = draw_ms(client.rng(), workload.work_ms);
+        client.record_work(work_ms);
+        run.pause(ms_to_ns(work_ms));
+      }
+      if (resource) client.resource_write(record_id);
       if (client.rng().chance(workload.crash_probability)) {
         client.crash();
         run.note(client.name() + " crashed inside the critical section (cycle " +

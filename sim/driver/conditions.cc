@@ -1,0 +1,71 @@
+#include "sim/driver/conditions.h"
+
+#include <chrono>
+
+namespace locksim::driver_internal {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool is_key_condition(const Condition& condition) {
+  return condition.kind == Condition::Kind::kKeyAbsent ||
+         condition.kind == Condition::Kind::kKeyPresent;
+}
+
+// key_condition_holds: EXISTS on the observer connection; false if Redis did not answer.
+bool key_condition_holds(RunContext& run, Connection& observer, const Condition& condition) {
+  if (observer.broken()) observer.reconnect();
+  const RedisResult result = observer.command({"EXISTS", run.full_key(condition.argument)});
+  if (!result.ok()) return false;
+  const bool exists = result.reply.integer > 0;
+  return condition.kind == Condition::Kind::kKeyPresent ? exists : !exists;
+}
+
+// state_condition_holds: requires run.mutex to be held.
+bool state_condition_holds(RunContext& run, const Condition& condition) {
+  switch (condition.kind) {
+    case Condition::Kind::kInside: return run.inside.at(run.client_index(condition.argument));
+    case Condition::Kind::kOutside: return !run.inside.at(run.client_index(condition.argument));
+    case Condition::Kind::kCrashed: return run.crashed.at(run.client_index(condition.argument));
+    case Condition::Kind::kDone: return run.steps_done.count(condition.argument) > 0;
+    case Condition::Kind::kKeyAbsent:
+    case Condition::Kind::kKeyPresent: return true;  // checked outside the lock
+  }
+  return false;
+}
+
+}  // namespace
+
+bool wait_for_conditions(RunContext& run, Connection& observer,
+                         const std::vector<Condition>& conditions, Nanos max_ns) {
+  bool any_key_condition = false;
+  for (const Condition& c : conditions) any_key_condition |= is_key_condition(c);
+  const Nanos deadline = run.clock().now_ns() + max_ns;
+  while (true) {
+    bool keys_hold = true;
+    for (const Condition& c : conditions) {
+      if (is_key_condition(c) && !key_condition_holds(run, observer, c)) keys_hold = false;
+    }
+    std::unique_lock<std::mutex> lock(run.mutex);
+    bool all_hold = keys_hold;
+    for (const Condition& c : conditions) {
+      if (!is_key_condition(c) && !state_condition_holds(run, c)) all_hold = false;
+    }
+    if (all_hold) return true;
+    if (run.should_stop() || run.clock().now_ns() >= deadline) return false;
+    run.changed.wait_for(lock, any_key_condition ? milliseconds(2) : milliseconds(20));
+  }
+}
+
+std::string describe_conditions(const std::vector<Condition>& conditions) {
+  static constexpr const char* kNames[] = {"inside",      "outside", "key_absent",
+                                           "key_present", "done",    "crashed"};
+  std::string text;
+  for (const Condition& c : conditions) {
+    if (!text.empty()) text += " and ";
+    text += std::string(kNames[static_cast<int>(c.kind)]) + " " + c.argument;
+  }
+  return text;
+}
+
+}  // namespace locksim::driver_internal

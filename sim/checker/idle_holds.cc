@@ -10,9 +10,31 @@
 
 namespace locksim::checker_internal {
 
+namespace {
+
+// deleted_by_someone_else: another client's release deleted a key while `idle`'s client held it
+// (its window up to its release): its own key is gone, so its refused release left the lock free,
+// not idle. Foreign deletes are rare, so a scan is fine.
+bool deleted_by_someone_else(const KeyTimeline& timeline, const IdleRelease& idle) {
+  Nanos held_since = -1;
+  for (const WindowRecord& w : timeline.windows) {
+    if (w.client == idle.client && w.start_ns <= idle.invoke_ns) held_since = w.start_ns;
+  }
+  if (held_since < 0) return false;
+  for (const ForeignDelete& d : timeline.foreign_deletes) {
+    if (d.client != idle.client && d.ok_ns >= held_since && d.invoke_ns <= idle.invoke_ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
   for (const IdleRelease& idle : timeline.idle_releases) {
+    if (deleted_by_someone_else(timeline, idle)) continue;
     const auto next =
         std::lower_bound(windows.begin(), windows.end(), idle.invoke_ns,
                          [](const WindowRecord& w, Nanos t) { return w.start_ns < t; });

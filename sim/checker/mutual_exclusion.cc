@@ -13,17 +13,21 @@
 namespace locksim::checker_internal {
 namespace {
 
-// stale_release_between: the latest deleting release by a third client, invoked while the earlier
-// holder was inside and before the later one entered; nullptr if none.
+// stale_release_between: the latest deleting release by a third client that was under way
+// ([invoke, ok]) while the earlier holder was inside and invoked before the later one entered;
+// nullptr if none.
 const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const WindowRecord& earlier,
                                            const WindowRecord& later) {
-  const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;
-  auto first = std::lower_bound(deletes.begin(), deletes.end(), earlier.start_ns,
-                                [](const ForeignDelete& d, Nanos t) { return d.invoke_ns < t; });
-  auto last = std::upper_bound(first, deletes.end(), later.start_ns,
+  const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;  // sorted by invoke
+  auto last = std::upper_bound(deletes.begin(), deletes.end(), later.start_ns,
                                [](Nanos t, const ForeignDelete& d) { return t < d.invoke_ns; });
-  while (last != first) {
+  // Releases invoked before the earlier holder entered can still have deleted after it: look
+  // back a bounded number of them (foreign deletes are rare; correct histories have none).
+  int before_earlier = 0;
+  while (last != deletes.begin() && before_earlier < 64) {
     --last;
+    if (last->invoke_ns < earlier.start_ns) ++before_earlier;
+    if (last->ok_ns < earlier.start_ns) continue;
     if (last->client != earlier.client && last->client != later.client) return &*last;
   }
   return nullptr;
@@ -57,13 +61,17 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
     v.stale_releaser = stale->client;
     v.stale_release_ns = stale->invoke_ns;
     const std::string z = client_name(history, stale->client);
+    const bool late_delete = stale->lease_ran_out && stale->lease_end_ns > stale->invoke_ns;
     const std::string why =
-        stale->lease_ran_out
+        late_delete ? "returned at " + format_ms(stale->ok_ns) +
+                          ", after its own lease had run out at " + format_ms(stale->lease_end_ns)
+        : stale->lease_ran_out
             ? "made after its own lease had run out at " + format_ms(stale->lease_end_ns)
             : "made after " + client_name(history, stale->newer_holder) +
                   " had taken the lock over";
-    text += z + "'s release at " + format_ms(stale->invoke_ns) + ", " + why + ", deleted " + x +
-            "'s lock and let " + y + " in.";
+    text += z + "'s release " + (late_delete ? "invoked" : "") + (late_delete ? " " : "") + "at " +
+            format_ms(stale->invoke_ns) + ", " + why + ", deleted " + x + "'s lock and let " + y +
+            " in.";
   } else if (earlier.lease_end_ns <= later.start_ns) {
     v.cause = "lease_expired";
     text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
@@ -104,7 +112,8 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
   const WindowIndex index(timeline.windows);
   for (const ForeignDelete& release : timeline.foreign_deletes) {
     if (!release.lease_ran_out) continue;
-    const Nanos t = release.invoke_ns;
+    // Judged where the lease had certainly run out: at the invoke, or else at the completion.
+    const Nanos t = release.lease_end_ns <= release.invoke_ns ? release.invoke_ns : release.ok_ns;
     // Inside at t: entered at or before t and not yet left.
     const int victim =
         index.find(t, t + 1, [&](const WindowRecord& w) { return w.client != release.client; });

@@ -265,12 +265,18 @@ class TimelineBuilder {
                                                         .lease_end_ns = s.release_lease_end_ns});
     } else if (event.type == EventType::kOk && event.count >= 1) {
       how = HoldEnd::kReleased;
-      if (s.release_lease_ran_out || s.release_newer_holder >= 0) {
+      // The lease is also judged at the completion: a release that checks ownership and then
+      // deletes in a second command (GET then DEL) may delete after its lease ran out. Whether
+      // someone else entered is judged at the invoke only, because in a correct hand-off the
+      // next holder routinely enters before the releaser has read its reply.
+      const bool ran_out_by_completion = s.acquired && s.lease_end_ns <= t;
+      if (s.release_lease_ran_out || ran_out_by_completion || s.release_newer_holder >= 0) {
         timeline(key).foreign_deletes.push_back(ForeignDelete{
             .client = event.client,
             .invoke_ns = s.release_invoke_ns,
+            .ok_ns = t,
             .lease_end_ns = s.lease_end_ns,
-            .lease_ran_out = s.release_lease_ran_out,
+            .lease_ran_out = s.release_lease_ran_out || ran_out_by_completion,
             .newer_holder = s.release_newer_holder,
         });
       }

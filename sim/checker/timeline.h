@@ -47,6 +47,9 @@ struct WindowRecord {
 struct ForeignDelete {
   int client = -1;
   Nanos invoke_ns = 0;
+  // ok_ns: when the release returned. A multi-command release (GET, compare, DEL) deletes at some
+  // point in [invoke_ns, ok_ns], so a lease that ran out before ok_ns makes it foreign too.
+  Nanos ok_ns = 0;
   Nanos lease_end_ns = kNever;
   bool lease_ran_out = false;
   int newer_holder = -1;  // the client that had entered since, or -1

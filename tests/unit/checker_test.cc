@@ -244,6 +244,44 @@ TEST(CheckerTest, StaleReleaseCauseWithThreeClients) {
   EXPECT_EQ(r.stale_releases[0].release_ns, ms(300));
 }
 
+// Proves a two-step release (GET, then DEL; Doc B3) invoked while its lease was valid but
+// returning after the lease ran out is judged a stale release when it let a third client in,
+// while a hand-off where the next holder merely entered before the releaser read its reply is not.
+TEST(CheckerTest, StaleReleaseThatDeletedAfterItsLeaseRanOut) {
+  // A: lease 0..100 ms, exits and invokes its release at 10 ms, which returns at 160 ms (its
+  // DEL ran after B took the expired lock at 150). C gets in at 170 while B is inside.
+  const History late = HistoryBuilder()
+                           .hold(A, ms(0), ms(0), ms(10), ms(160), 100)
+                           .acquire_invoke(ms(20), B, 1000)
+                           .acquire_ok(ms(150), B, 1000)
+                           .release(ms(600), ms(601), B, 0)  // C's key was gone by then too
+                           .hold(C, ms(30), ms(170), ms(500), ms(501), 1000)
+                           .build();
+  const CheckResult r = check(late);
+  ASSERT_EQ(r.violations.size(), 1u);
+  const MutexViolation& v = r.violations[0];
+  EXPECT_EQ(v.earlier.client, B);
+  EXPECT_EQ(v.later.client, C);
+  EXPECT_EQ(v.cause, "stale_release");
+  EXPECT_EQ(v.stale_releaser, A);
+  EXPECT_TRUE(contains(v.explanation, "returned at 160.0 ms, after its own lease had run out"))
+      << v.explanation;
+  ASSERT_EQ(r.stale_releases.size(), 1u);
+  EXPECT_EQ(r.stale_releases[0].victim, B);
+
+  // B's own release later deletes nothing (its key was A's victim): that is no idle hold.
+  EXPECT_TRUE(r.idle_holds.empty());
+
+  // A normal hand-off: A's DEL frees the key, B enters at 12 ms before A's reply at 13 ms.
+  const History handoff = HistoryBuilder()
+                              .hold(A, ms(0), ms(0), ms(10), ms(13), 100)
+                              .hold(B, ms(5), ms(12), ms(20), ms(21), 100)
+                              .build();
+  const CheckResult ok = check(handoff);
+  EXPECT_EQ(ok.verdict, Verdict::kOk);
+  EXPECT_TRUE(ok.stale_releases.empty());
+}
+
 // Proves an overlap while the first lease was still valid (or absent) is a racy acquire.
 TEST(CheckerTest, RacyAcquire) {
   const History no_ttl = HistoryBuilder()

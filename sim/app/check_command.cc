@@ -52,8 +52,7 @@ int check_command(const CheckCommandOptions& options) {
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();
       const History history = read_history_jsonl(variant_dir / "history.jsonl");
-      const CheckResult result = check_history(
-          history, CheckOptions{.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms)});
+      const CheckResult result = check_history(history, check_options(scenario));
       const auto expected = scenario.expect.find(variant);
       const bool matches =
           expected != scenario.expect.end() && matches_expectation(expected->second, result);
@@ -69,6 +68,10 @@ int check_command(const CheckCommandOptions& options) {
       for (const Deadlock& d : result.deadlocks) std::cout << "  - " << d.explanation << "\n";
       for (const Recovery& r : result.recoveries) std::cout << "  - " << r.explanation << "\n";
       for (const Indeterminate& i : result.indeterminate) std::cout << "  - " << i.explanation << "\n";
+      for (const IdleHold& i : result.idle_holds) std::cout << "  - " << i.explanation << "\n";
+      for (const ResourceFinding& f : result.resource_findings) {
+        std::cout << "  - " << f.explanation << "\n";
+      }
     }
     return mismatched == 0 ? kExitOk : kExitMismatch;
   } catch (const InputError& e) {

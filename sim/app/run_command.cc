@@ -213,8 +213,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           VariantRun run;
           run.variant = variant_name;
           run.expected = scenario.expect.at(variant_name);
-          run.result = check_history(outcome.history,
-                                     CheckOptions{.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms)});
+          run.result = check_history(outcome.history, check_options(scenario));
           run.history = std::move(outcome.history);
           run.notes = std::move(outcome.notes);
           run.interrupted = outcome.interrupted;

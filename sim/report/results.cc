@@ -35,6 +35,11 @@ Json context_json(const Scenario& scenario, const RunInfo& info) {
   j["commit"] = info.commit;
   j["machine"] = info.machine;
   j["started_at"] = info.started_at;
+  if (scenario.sweep) {
+    j["sweep_point"] = {{"group", scenario.sweep->group},
+                        {"parameter", scenario.sweep->parameter},
+                        {"value", scenario.sweep->value}};
+  }
   return j;
 }
 
@@ -129,6 +134,30 @@ Json variant_results_json(const Scenario& scenario, const VariantRun& run, const
   }
   j["indeterminate"] = std::move(indeterminate);
 
+  Json idle = Json::array();
+  for (const IdleHold& i : r.idle_holds) {
+    idle.push_back({{"key", i.key},
+                    {"client", client_name(h, i.client)},
+                    {"from_ms", ns_to_ms(i.from_ns)},
+                    {"until_ms", ns_to_ms(i.until_ns)},
+                    {"idle_ms", ns_to_ms(i.until_ns - i.from_ns)},
+                    {"explanation", i.explanation}});
+  }
+  j["idle_holds"] = std::move(idle);
+  Json resource = Json::array();
+  for (const ResourceFinding& f : r.resource_findings) {
+    Json item{{"kind", f.kind}, {"key", f.key}, {"amount", f.amount}};
+    if (!f.record_id.empty()) item["record_id"] = f.record_id;
+    item["explanation"] = f.explanation;
+    resource.push_back(std::move(item));
+  }
+  j["resource_findings"] = std::move(resource);
+  if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
+    j["resource_intact"] = r.resource_findings.empty();
+  }
+  j["violations_outside_faults"] = r.violations_outside_faults;
+  j["naive_timestamp_overlaps"] = r.naive_timestamp_overlaps;
+
   const CheckStats& s = r.stats;
   Json holds = Json::object();
   for (std::size_t i = 0; i < s.holds_per_client.size() && i < h.clients.size(); ++i) {
@@ -145,7 +174,15 @@ Json variant_results_json(const Scenario& scenario, const VariantRun& run, const
                 {"acquire_latency_p50_ms", ns_to_ms(s.acquire_latency_p50_ns)},
                 {"acquire_latency_p99_ms", ns_to_ms(s.acquire_latency_p99_ns)},
                 {"acquire_latency_max_ms", ns_to_ms(s.acquire_latency_max_ns)},
-                {"duration_ms", ns_to_ms(s.duration_ns)}};
+                {"duration_ms", ns_to_ms(s.duration_ns)},
+                {"holds", s.holds},
+                {"holds_in_violation", s.holds_in_violation},
+                {"violation_rate", s.holds > 0 ? static_cast<double>(s.holds_in_violation) /
+                                                     static_cast<double>(s.holds)
+                                               : 0.0},
+                {"extends_ok", s.extends_ok},
+                {"extends_failed", s.extends_failed},
+                {"resource_writes", s.resource_writes}};
   j["notes"] = run.notes;
   return j;
 }

@@ -14,20 +14,54 @@ std::string with_causes(Verdict verdict, const std::vector<std::string>& causes)
 }  // namespace
 
 bool matches_expectation(const Expectation& expected, const CheckResult& result) {
-  if (expected.verdict != result.verdict) return false;
-  if (!expected.causes) return true;
-  const std::vector<std::string> observed = result.causes();
-  return std::set<std::string>(observed.begin(), observed.end()) == *expected.causes;
+  if (!expected.any && expected.verdict != result.verdict) return false;
+  if (expected.causes) {
+    const std::vector<std::string> observed = result.causes();
+    if (std::set<std::string>(observed.begin(), observed.end()) != *expected.causes) return false;
+  }
+  if (expected.resource_intact && *expected.resource_intact != result.resource_findings.empty()) {
+    return false;
+  }
+  if (expected.max_violations_outside_faults &&
+      result.violations_outside_faults > *expected.max_violations_outside_faults) {
+    return false;
+  }
+  return true;
 }
 
 std::string describe_expectation(const Expectation& expected) {
-  if (!expected.causes) return std::string(to_string(expected.verdict));
-  return with_causes(expected.verdict,
-                     std::vector<std::string>(expected.causes->begin(), expected.causes->end()));
+  std::string text =
+      expected.any ? std::string("any")
+      : expected.causes
+          ? with_causes(expected.verdict,
+                        std::vector<std::string>(expected.causes->begin(), expected.causes->end()))
+          : std::string(to_string(expected.verdict));
+  if (expected.resource_intact) text += *expected.resource_intact ? ", intact" : ", corrupted";
+  if (expected.max_violations_outside_faults) {
+    text += ", <=" + std::to_string(*expected.max_violations_outside_faults) + " unfaulted";
+  }
+  return text;
 }
 
 std::string describe_observation(const CheckResult& result) {
-  return with_causes(result.verdict, result.causes());
+  std::string text = with_causes(result.verdict, result.causes());
+  if (!result.resource_findings.empty()) text += ", corrupted";
+  return text;
+}
+
+CheckOptions check_options(const Scenario& scenario) {
+  CheckOptions options;
+  options.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms);
+  switch (scenario.resource.kind) {
+    case ResourceConfig::Kind::kNone: options.resource.kind = ResourceSpec::Kind::kNone; break;
+    case ResourceConfig::Kind::kCounter: options.resource.kind = ResourceSpec::Kind::kCounter; break;
+    case ResourceConfig::Kind::kFindOrCreate:
+      options.resource.kind = ResourceSpec::Kind::kFindOrCreate;
+      break;
+  }
+  options.resource.name = scenario.resource.name;
+  options.resource.initial = scenario.resource.initial;
+  return options;
 }
 
 }  // namespace locksim

@@ -38,9 +38,14 @@ struct VariantRun {
   bool matches = false;  // matches_expectation(expected, result) and the run completed
 };
 
-// matches_expectation: the verdict is the expected one and, if the expectation lists causes, the
-// set of violation causes is exactly that set.
+// matches_expectation: the verdict is the expected one (unless "any") and, where the expectation
+// says so, the set of violation causes is exactly that set, the resource is intact or corrupted,
+// and no more violations than allowed happened outside faulted windows.
 bool matches_expectation(const Expectation& expected, const CheckResult& result);
+
+// check_options: the checker parameters a scenario asks for (stuck threshold, resource). `run`
+// and `check` both use it, so a saved run is re-judged exactly as it was judged.
+CheckOptions check_options(const Scenario& scenario);
 
 // describe_expectation: "mutex_violation (lease_expired, stale_release)" or "ok".
 std::string describe_expectation(const Expectation& expected);

@@ -23,6 +23,10 @@ std::string findings_cell(const CheckResult& r) {
                               : "never recovered");
   }
   if (!r.indeterminate.empty()) add(std::to_string(r.indeterminate.size()) + " indeterminate");
+  for (const IdleHold& i : r.idle_holds) add("idle " + ms(i.until_ns - i.from_ns));
+  for (const ResourceFinding& f : r.resource_findings) {
+    add(f.kind + (f.amount > 0 ? " " + std::to_string(f.amount) : std::string()));
+  }
   return cell.empty() ? "none" : cell;
 }
 
@@ -64,12 +68,36 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
     for (const Deadlock& d : r.deadlocks) out << "- **Deadlock**: " << d.explanation << "\n";
     for (const Recovery& rec : r.recoveries) out << "- Recovery: " << rec.explanation << "\n";
     for (const Indeterminate& i : r.indeterminate) out << "- Unknown: " << i.explanation << "\n";
+    for (const IdleHold& i : r.idle_holds) out << "- Idle hold: " << i.explanation << "\n";
+    for (const ResourceFinding& f : r.resource_findings) {
+      out << "- **Resource corrupted** (" << f.kind << "): " << f.explanation << "\n";
+    }
+    if (scenario.resource.kind != ResourceConfig::Kind::kNone && r.resource_findings.empty()) {
+      out << "- Resource `" << scenario.resource.name
+          << "` intact: no lost update, oversell or duplicate.\n";
+    }
+    if (!r.violations.empty()) {
+      out << "- " << r.violations_outside_faults << " of " << r.violations.size()
+          << " violation(s) began outside a faulted window (a window where the holder was made to"
+             " lose its lock).\n";
+    }
+    if (r.naive_timestamp_overlaps > 0) {
+      out << "- Log-timestamp check (Doc D): judged from naive timestamps (before sending the "
+             "acquire, after the release returned) this run would show "
+          << r.naive_timestamp_overlaps << " overlap(s); the conservative history shows "
+          << r.violations.size() << ".\n";
+    }
     const CheckStats& s = r.stats;
     out << "- Numbers: " << s.acquires_ok << " acquires ok, " << s.acquires_failed << " failed, "
         << s.acquires_indeterminate << " indeterminate; " << s.releases_ok << " releases deleted a key, "
         << s.releases_refused << " deleted nothing; " << s.crashes << " crash(es); acquire latency p50 "
         << ms(s.acquire_latency_p50_ns) << ", p99 " << ms(s.acquire_latency_p99_ns) << ", max "
-        << ms(s.acquire_latency_max_ns) << "; run " << ms(s.duration_ns) << ".\n";
+        << ms(s.acquire_latency_max_ns) << "; " << s.holds_in_violation << " of " << s.holds
+        << " holds in a violation";
+    if (s.extends_ok + s.extends_failed > 0) {
+      out << "; " << s.extends_ok << " renewals ok, " << s.extends_failed << " failed";
+    }
+    out << "; run " << ms(s.duration_ns) << ".\n";
     if (!run.notes.empty()) {
       out << "\nDriver notes:\n\n";
       for (const std::string& note : run.notes) out << "- " << note << "\n";

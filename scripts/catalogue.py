@@ -52,6 +52,9 @@ def main(argv):
             cells.append(f"{observed} [timeline]({name}/latest/{variant}/timeline.png)")
         doc = results["context"]["source"]["doc"]
         lines.append(f"| [{name}]({name}/latest/summary.md) | {doc} | " + " | ".join(cells) + " |")
+    sweeps = sorted(f for f in os.listdir(reports) if f.endswith("-sweep.md"))
+    if sweeps:
+        lines += ["", "Sweeps: " + ", ".join(f"[{f[:-len('-sweep.md')]}]({f})" for f in sweeps)]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(reports, "catalogue.md"), "w", encoding="utf-8") as f:
         f.write(text)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <thread>
 
@@ -14,6 +15,8 @@
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
+#include "sim/driver/wait.h"
+#include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
 
 namespace locksim {
@@ -54,8 +57,7 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop, {}};
   Judged judged{run_scenario(request), {}};
   EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
-  judged.result = check_history(judged.outcome.history,
-                                CheckOptions{.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms)});
+  judged.result = check_history(judged.outcome.history, check_options(scenario));
   // Whatever happened, the run removed every key under its prefix.
   Connection connection(server->endpoint(), {});
   const RedisResult keys = connection.command({"KEYS", prefix + "*"});
@@ -142,14 +144,19 @@ Scenario workload(const std::string& variant, const std::string& extra_workload,
   return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
 }
 
-// Under contention with no faults, no variant shows a violation: the conservative timestamps
-// never produce a false alarm, and every cycle completes.
+// Under contention with no faults, no real lock shows a violation: the conservative timestamps
+// never produce a false alarm, and every cycle completes. The no_lock baseline, under the same
+// load, must be caught: the checker is not blind.
 TEST(DriverWorkload, NoFalseAlarmsUnderContention) {
   for (const LockVariant* variant : all_variants()) {
     const std::string name(variant->name());
     const Judged j = run(workload(name, R"(, "clients": 6, "cycles": 100)"), name);
-    EXPECT_EQ(j.result.verdict, Verdict::kOk) << name;
     EXPECT_EQ(j.result.stats.acquires_ok, 600) << name;
+    if (name == "no_lock") {
+      EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+      continue;
+    }
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << name;
     EXPECT_EQ(j.result.stats.releases_ok, 600) << name;
   }
 }
@@ -215,6 +222,127 @@ TEST(DriverControl, UnreachableServerIsHarnessError) {
   RunRequest request{scenario, *find_variant("lua_owner"), 1, nowhere, "locksim:x:", stop, {}};
   const RunOutcome outcome = run_scenario(request);
   EXPECT_NE(outcome.harness_error.find("cannot connect"), std::string::npos) << outcome.harness_error;
+}
+
+Scenario scripted(const std::string& variant, const std::string& body) {
+  const std::string text = R"({"name": "s", "source": {"doc": "none", "claim": "test"},
+    "variants": [")" + variant + R"("], )" + body + R"(, "expect": {")" + variant + R"(": "any"}})";
+  return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
+}
+
+Nanos acquire_latency(const History& history, const std::string& client) {
+  const int c = history.client_index(client);
+  Nanos invoke = -1;
+  for (const Event& e : history.events) {
+    if (e.client != c || e.f != Op::kAcquire) continue;
+    if (e.type == EventType::kInvoke) invoke = e.time_ns;
+    if (e.type == EventType::kOk) return e.time_ns - invoke;
+  }
+  return -1;
+}
+
+// Backoff doubles from its initial pause up to its cap; poll and retry_sleep keep their interval.
+TEST(WaitStrategies, Delays) {
+  WaitConfig backoff;
+  backoff.strategy = "backoff";
+  backoff.initial_ms = 100;
+  backoff.factor = 2;
+  backoff.max_ms = 5000;
+  EXPECT_EQ(delay_ns(backoff, 1), ms_to_ns(100));
+  EXPECT_EQ(delay_ns(backoff, 2), ms_to_ns(200));
+  EXPECT_EQ(delay_ns(backoff, 6), ms_to_ns(3200));
+  EXPECT_EQ(delay_ns(backoff, 7), ms_to_ns(5000));
+  EXPECT_EQ(delay_ns(backoff, 1000), ms_to_ns(5000));  // no overflow
+  WaitConfig poll;
+  poll.interval_ms = 7;
+  EXPECT_EQ(delay_ns(poll, 1), ms_to_ns(7));
+  EXPECT_EQ(delay_ns(poll, 50), ms_to_ns(7));
+  WaitConfig retry;
+  retry.strategy = "retry_sleep";
+  retry.interval_ms = 3000;
+  EXPECT_EQ(delay_ns(retry, 3), ms_to_ns(3000));
+}
+
+// A notify waiter is woken by the release, not by its (here 5 s) fallback.
+TEST(WaitStrategies, NotifyWakesTheWaiterOnRelease) {
+  const Scenario s = scripted("lua_owner", R"(
+    "lock": {"ttl_ms": 10000, "acquire_timeout_ms": 8000, "wait": {"strategy": "notify", "fallback_ms": 5000}},
+    "clients": ["A", "B"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "B", "do": "acquire"},
+      {"client": "A", "do": "work", "work_ms": 100},
+      {"client": "A", "do": "release"},
+      {"client": "B", "do": "release"}])");
+  const Judged j = run(s, "lua_owner");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  const Nanos waited = acquire_latency(j.outcome.history, "B");
+  EXPECT_GE(waited, ms_to_ns(90));     // it really waited for A
+  EXPECT_LT(waited, ms_to_ns(2500));   // and was woken long before the 5 s fallback
+}
+
+// Renewal keeps the lease alive past its TTL, so B cannot get in; without renewal it can.
+TEST(DriverFaults, RenewalKeepsTheLease) {
+  const std::string body = R"(
+    "lock": {"ttl_ms": 100, "renew_period_ms": 20, "acquire_timeout_ms": 2000},
+    "clients": ["A", "B"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "A", "do": "work", "until": {"inside": "B"}, "max_ms": 600},
+      {"client": "B", "do": "sleep", "sleep_ms": 300},
+      {"client": "B", "do": "acquire", "timeout_ms": 0},
+      {"client": "A", "do": "release"},
+      {"client": "B", "do": "release"}])";
+  const Judged renewed = run(scripted("lua_owner_renew", body), "lua_owner_renew");
+  EXPECT_EQ(renewed.result.verdict, Verdict::kOk);
+  EXPECT_EQ(renewed.result.stats.acquires_failed, 1);   // B's single try found it held
+  EXPECT_GE(renewed.result.stats.extends_ok, 10);       // ~600 ms / 20 ms
+  EXPECT_EQ(renewed.result.stats.extends_failed, 0);
+  const Judged plain = run(scripted("lua_owner", body), "lua_owner");
+  EXPECT_EQ(plain.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(plain.result.causes(), std::vector<std::string>{"lease_expired"});
+}
+
+// crash_at on a variant without that checkpoint crashes right after the call, and says so.
+TEST(DriverFaults, CrashAtMissingCheckpointCrashesAfterTheCall) {
+  const Judged j = run(catalogue("crash-between-setnx-and-expire"), "lua_owner");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  EXPECT_EQ(j.result.stats.crashes, 1);
+  ASSERT_EQ(j.result.recoveries.size(), 1u);
+  bool noted = false;
+  for (const std::string& note : j.outcome.notes) noted |= note.find("no checkpoint") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // With the checkpoint, the acquire never completes and the key keeps no TTL: a deadlock.
+  const Judged gap = run(catalogue("crash-between-setnx-and-expire"), "setnx_then_expire");
+  EXPECT_EQ(gap.result.verdict, Verdict::kDeadlock);
+}
+
+// An expired lease lets two buyers sell the last item: oversell and a lost update are found.
+TEST(DriverResources, StockOversellAndLostUpdate) {
+  const Judged j = run(catalogue("stock-deduction"), "set_nx_ex");
+  EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+  std::set<std::string> kinds;
+  for (const ResourceFinding& f : j.result.resource_findings) kinds.insert(f.kind);
+  EXPECT_EQ(kinds, (std::set<std::string>{"lost_update", "oversell"}));
+  const Judged renewed = run(catalogue("stock-deduction"), "lua_owner_renew");
+  EXPECT_EQ(renewed.result.verdict, Verdict::kOk);
+  EXPECT_TRUE(renewed.result.resource_findings.empty());
+}
+
+// Two jobs that both found no record both create it when the lease expired: one duplicate.
+TEST(DriverResources, FindOrCreateDuplicate) {
+  const Judged j = run(catalogue("find-or-create-race"), "lua_owner");
+  ASSERT_EQ(j.result.resource_findings.size(), 1u);
+  EXPECT_EQ(j.result.resource_findings[0].kind, "duplicate");
+  EXPECT_EQ(j.result.resource_findings[0].record_id, "1");
+}
+
+// Doc D's log artifact: naive timestamps show overlaps on a correct lock, the history none.
+TEST(DriverWorkload, NaiveTimestampsShowFalseOverlaps) {
+  const Judged j = run(catalogue("doc-d-log-timing"), "lua_owner");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  EXPECT_TRUE(j.result.violations.empty());
+  EXPECT_GT(j.result.naive_timestamp_overlaps, 0);
 }
 
 }  // namespace

@@ -55,22 +55,42 @@ Scenario tiny_scenario() {
   return s;
 }
 
+Expectation expect(Verdict verdict, std::optional<std::set<std::string>> causes = std::nullopt) {
+  Expectation e;
+  e.verdict = verdict;
+  e.causes = std::move(causes);
+  return e;
+}
+
 // An expectation matches on the verdict, and on the exact cause set when one is given.
 TEST(Expectation, VerdictAndExactCauses) {
   const CheckResult r = check_history(overlapping_history(), {});
   ASSERT_EQ(r.verdict, Verdict::kMutexViolation);
-  EXPECT_TRUE(matches_expectation({Verdict::kMutexViolation, std::nullopt}, r));
-  EXPECT_TRUE(matches_expectation({Verdict::kMutexViolation, std::set<std::string>{"lease_expired"}}, r));
+  EXPECT_TRUE(matches_expectation(expect(Verdict::kMutexViolation), r));
+  EXPECT_TRUE(matches_expectation(
+      expect(Verdict::kMutexViolation, std::set<std::string>{"lease_expired"}), r));
   EXPECT_FALSE(matches_expectation(
-      {Verdict::kMutexViolation, std::set<std::string>{"lease_expired", "stale_release"}}, r));
-  EXPECT_FALSE(matches_expectation({Verdict::kOk, std::nullopt}, r));
+      expect(Verdict::kMutexViolation, std::set<std::string>{"lease_expired", "stale_release"}),
+      r));
+  EXPECT_FALSE(matches_expectation(expect(Verdict::kOk), r));
+  Expectation any = expect(Verdict::kOk);
+  any.any = true;  // reported, not asserted
+  EXPECT_TRUE(matches_expectation(any, r));
+  Expectation intact = any;
+  intact.resource_intact = true;  // no resource findings in this history
+  EXPECT_TRUE(matches_expectation(intact, r));
+  intact.resource_intact = false;
+  EXPECT_FALSE(matches_expectation(intact, r));
+  Expectation unfaulted = any;
+  unfaulted.max_violations_outside_faults = 0;  // the one violation is in an unfaulted window
+  EXPECT_FALSE(matches_expectation(unfaulted, r));
   EXPECT_EQ(describe_observation(r), "mutex_violation (lease_expired)");
 }
 
 VariantRun judged_run() {
   VariantRun run;
   run.variant = "lua_owner";
-  run.expected = {Verdict::kMutexViolation, std::set<std::string>{"lease_expired"}};
+  run.expected = expect(Verdict::kMutexViolation, std::set<std::string>{"lease_expired"});
   run.history = overlapping_history();
   run.result = check_history(run.history, {});
   run.matches = matches_expectation(run.expected, run.result);

@@ -5,7 +5,7 @@
 // about faults (the driver wraps every call and records it). Variants are stateless and shared by
 // all client threads: all per-client state lives in LockContext.
 //
-// A variant that issues several commands per operation calls `context.checkpoint("name")` between
+// A variant that issues several commands per operation calls `context.at("name")` between
 // them; the driver uses these points to inject faults such as a crash between SETNX and EXPIRE
 // (checkpoint may throw ClientCrashed, which the variant must let through).
 //

@@ -76,6 +76,14 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
     v.cause = "lease_expired";
     text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
             " while " + x + " was still working.";
+  } else if (earlier.lease_end_lower_ns <= later.start_ns) {
+    // The lease may have ended just before the later acquire: the earlier holder's reply was
+    // read late. A racy acquire is claimed only when the lease was certainly still valid.
+    v.cause = "lease_expired";
+    text += lease_phrase(history, earlier) + " ran out between " +
+            format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
+            " (its acquire reply was read late), before " + y + " got in, while " + x +
+            " was still working.";
   } else {
     v.cause = "racy_acquire";
     text += earlier.ttl_ms >= 0

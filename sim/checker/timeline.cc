@@ -21,6 +21,8 @@ struct ClientKeyState {
   Nanos ok_ns = 0;
   std::int64_t ok_ttl_ms = -1;
   Nanos lease_end_ns = kNever;
+  Nanos lease_end_lower_ns = kNever;  // see WindowRecord::lease_end_lower_ns
+  Nanos extend_invoke_ns = -1;
   Nanos renewed_ns = -1;            // the last successful extension's ok
   std::int64_t extend_ttl_ms = -1;  // of the extension in flight
   std::string token;
@@ -170,6 +172,9 @@ class TimelineBuilder {
         s.ok_ns = t;
         s.ok_ttl_ms = ttl_ms;
         s.lease_end_ns = lease_end(t, ttl_ms);
+        // The SET ran after the successful attempt was sent (recorded in `base`; older
+        // histories have only the invoke of the whole acquire, an earlier bound).
+        s.lease_end_lower_ns = lease_end(event.base ? *event.base : invoke_ns, ttl_ms);
         s.renewed_ns = -1;
         s.token = event.token;
         if (s.naive_start_ns < 0) s.naive_start_ns = invoke_ns;
@@ -200,6 +205,7 @@ class TimelineBuilder {
       s.ok_invoke_ns = s.ok_ns = event.time_ns;
       s.ok_ttl_ms = -1;
       s.lease_end_ns = kNever;
+      s.lease_end_lower_ns = kNever;
       s.renewed_ns = -1;
     }
     s.enter_ns = event.time_ns;
@@ -219,6 +225,7 @@ class TimelineBuilder {
   void on_extend(const Event& event, ClientKeyState& s) {
     if (event.type == EventType::kInvoke) {
       s.extend_ttl_ms = event.ttl_ms;
+      s.extend_invoke_ns = event.time_ns;
       return;
     }
     std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.extend_ttl_ms;
@@ -226,6 +233,8 @@ class TimelineBuilder {
     s.extend_ttl_ms = -1;
     if (event.type != EventType::kOk || event.count < 1 || !s.acquired || ttl_ms < 0) return;
     s.lease_end_ns = lease_end(event.time_ns, ttl_ms);
+    s.lease_end_lower_ns = lease_end(s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns,
+                                     ttl_ms);
     s.renewed_ns = event.time_ns;
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
   }
@@ -313,6 +322,7 @@ class TimelineBuilder {
         .end_ns = end_ns,
         .ttl_ms = s.ok_ttl_ms,
         .lease_end_ns = s.lease_end_ns,
+        .lease_end_lower_ns = s.lease_end_lower_ns,
         .renewed_ns = s.renewed_ns,
         .end = end,
         .faulted = fault != faults.end() && *fault <= end_ns,

@@ -35,6 +35,9 @@ struct WindowRecord {
   // lease_end_ns: the acquire ok, or the last successful extension's ok up to the window's end,
   // plus its ttl; kNever without TTL.
   Nanos lease_end_ns = kNever;
+  // lease_end_lower_ns: the earliest the lease can have run out: when the successful acquire
+  // attempt (or the last successful extension) was sent, plus its ttl; kNever without TTL.
+  Nanos lease_end_lower_ns = kNever;
   Nanos renewed_ns = -1;  // the last successful extension's ok, or -1 if never renewed
   HoldWindow::End end = HoldWindow::End::kExit;
   bool faulted = false;  // the client recorded a fault event inside the window

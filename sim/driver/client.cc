@@ -103,6 +103,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
   // Bounded: every pass either returns or waits until the deadline draws closer.
   for (std::int64_t attempts = 1;; ++attempts) {
     if (connection_->broken()) connection_->reconnect();
+    const Nanos attempt_sent_ns = run_.clock().now_ns();
     AcquireAttempt attempt;
     try {
       attempt = variant.try_acquire(lock_context, key, ttl_ms);
@@ -117,6 +118,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
         Event& ok = log_.last();
         ok.token = attempt.token;
         ok.count = attempts;
+        ok.base = attempt_sent_ns;
         if (variant.uses_ttl()) ok.ttl_ms = ttl_ms;
         log_.record(EventType::kOk, Op::kEnter, logical_key);
         holding_ = true;

@@ -55,7 +55,9 @@ struct Event {
   std::int64_t ttl_ms = -1;  // lease length requested (acquire invoke/ok, extend); -1: none
   std::int64_t count = -1;   // acquire ok/fail: attempts; release ok: keys deleted; -1: none
   std::string error;         // error kind and message for fail/info ("timeout: ...")
-  std::optional<std::int64_t> base;  // write: the value the write was computed from
+  // write: the value the write was computed from. acquire ok: when the successful attempt was
+  // sent (ns since run start), so its lease started no earlier than that.
+  std::optional<std::int64_t> base;
 };
 
 // History: every event of one run, sorted by time_ns, index == position.

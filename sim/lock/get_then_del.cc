@@ -22,10 +22,7 @@ class GetThenDeleteLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
-    std::string token = context.rng.token_hex(32);
-    const std::string ttl = std::to_string(ttl_ms);
-    RedisResult result = context.connection.command({"SET", key, token, "NX", "PX", ttl});
-    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+    return acquire_with_fresh_token(context, key, ttl_ms);
   }
 
   ReleaseResult release(const LockContext& context, const std::string& key,

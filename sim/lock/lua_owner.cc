@@ -29,10 +29,7 @@ class OwnerCheckedLuaLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
-    std::string token = context.rng.token_hex(32);
-    const std::string ttl = std::to_string(ttl_ms);
-    RedisResult result = context.connection.command({"SET", key, token, "NX", "PX", ttl});
-    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+    return acquire_with_fresh_token(context, key, ttl_ms);
   }
 
   ReleaseResult release(const LockContext& context, const std::string& key,
@@ -43,6 +40,14 @@ class OwnerCheckedLuaLock final : public LockVariant {
 };
 
 }  // namespace
+
+AcquireAttempt acquire_with_fresh_token(const LockContext& context, const std::string& key,
+                                        std::int64_t ttl_ms) {
+  std::string token = context.rng.token_hex(32);
+  const std::string ttl = std::to_string(ttl_ms);
+  RedisResult result = context.connection.command({"SET", key, token, "NX", "PX", ttl});
+  return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+}
 
 const Script& compare_and_delete_script() {
   static const Script script("lua_owner.release", kCompareAndDeleteSource);

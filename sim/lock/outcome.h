@@ -31,6 +31,11 @@ ReleaseResult release_outcome(RedisResult result, std::string_view command);
 // `command` never returns: we cannot tell what the server did.
 RedisResult unexpected_reply(RedisResult result, std::string_view command);
 
+// acquire_with_fresh_token: `SET key <fresh 32-hex token> NX PX ttl_ms`, the owner-token acquire
+// shared by lua_owner (and lua_owner_renew) and get_then_del.
+AcquireAttempt acquire_with_fresh_token(const LockContext& context, const std::string& key,
+                                        std::int64_t ttl_ms);
+
 // compare_and_delete_script: the owner-checked release of lua_owner (KEYS[1] = key, ARGV[1] =
 // token; returns the number of keys deleted), shared by every variant that releases that way.
 const Script& compare_and_delete_script();

@@ -39,6 +39,7 @@ class HistoryBuilder {
     return *this;
   }
   Event& last() { return history_.events.back(); }
+  std::vector<Event>& events() { return history_.events; }
 
   HistoryBuilder& acquire_invoke(Nanos t, int client, std::int64_t ttl_ms = -1,
                                  const std::string& key = "lock") {
@@ -280,6 +281,31 @@ TEST(CheckerTest, StaleReleaseThatDeletedAfterItsLeaseRanOut) {
   const CheckResult ok = check(handoff);
   EXPECT_EQ(ok.verdict, Verdict::kOk);
   EXPECT_TRUE(ok.stale_releases.empty());
+}
+
+// Proves a racy acquire is claimed only when the earlier lease was certainly valid: A's acquire
+// reply was read late (sent at 0, read at 50 ms, ttl 100), so its lease ended between 100 and
+// 150 ms; B getting in at 120 ms is lease_expired. Sent at 40 ms instead, the lease ran until at
+// least 140 ms, and B at 120 ms is a racy acquire.
+TEST(CheckerTest, LateAcquireReplyIsNotARacyAcquire) {
+  auto history = [](std::optional<std::int64_t> sent_ns) {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), A, 100).acquire_ok(ms(50), A, 100);
+    for (Event& e : b.events()) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk) e.base = sent_ns;
+    }
+    return b.release(ms(300), ms(301), A)
+        .hold(B, ms(5), ms(120), ms(400), ms(401), 100)
+        .build();
+  };
+  const CheckResult late = check(history(std::nullopt));
+  ASSERT_EQ(late.violations.size(), 1u);
+  EXPECT_EQ(late.violations[0].cause, "lease_expired");
+  EXPECT_TRUE(contains(late.violations[0].explanation, "ran out between 100.0 ms and 150.0 ms"))
+      << late.violations[0].explanation;
+  const CheckResult racy = check(history(ms(40)));
+  ASSERT_EQ(racy.violations.size(), 1u);
+  EXPECT_EQ(racy.violations[0].cause, "racy_acquire");
 }
 
 // Proves an overlap while the first lease was still valid (or absent) is a racy acquire.

@@ -47,6 +47,7 @@ int check_command(const CheckCommandOptions& options) {
     if (variant_dirs.empty()) {
       throw InputError(options.run_dir + ": no history.jsonl in it or in its subdirectories");
     }
+    register_variant_files(options.variant_files);
     const Scenario scenario = load_scenario(find_scenario_file(variant_dirs.front()), variant_names());
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {

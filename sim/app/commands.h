@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/stop.h"
+#include "sim/lock/script_variant.h"
 
 namespace locksim {
 
@@ -29,19 +30,37 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   int repeat = 1;
   bool progress = true;               // progress line on a terminal
+  std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);
 
 struct CheckCommandOptions {
   std::string run_dir;
+  std::vector<std::string> variant_files;  // needed to re-read runs of user variants
 };
 
 int check_command(const CheckCommandOptions& options);
 
 struct ListOptions {
   std::vector<std::string> paths;  // default: ./scenarios if it exists
+  std::vector<std::string> variant_files;
 };
+
+// UserVariant: a variant loaded from a --variant-file.
+struct UserVariant {
+  std::string name;
+  std::string like;  // built-in whose expectations it must meet; empty: reported only
+  ScriptVariantSpec spec;
+};
+
+// register_variant_files: loads, validates and registers each file's variant (InputError).
+std::vector<UserVariant> register_variant_files(const std::vector<std::string>& files);
+
+// add_user_variants: runs each user variant in every scenario that lists its `like` variant,
+// expecting what that variant is expected to get (or in every scenario, expecting "any").
+struct Scenario;
+void add_user_variants(std::vector<Scenario>& scenarios, const std::vector<UserVariant>& users);
 
 int list_command(const ListOptions& options);
 

@@ -10,6 +10,12 @@
 namespace locksim {
 
 int list_command(const ListOptions& options) {
+  try {
+    register_variant_files(options.variant_files);
+  } catch (const InputError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitUsage;
+  }
   std::cout << "Variants:\n";
   for (const LockVariant* variant : all_variants()) {
     std::string name(variant->name());

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "sim/app/commands.h"
 #include "sim/app/signals.h"
@@ -19,6 +20,7 @@
 #include "sim/driver/driver.h"
 #include "sim/history/jsonl.h"
 #include "sim/lock/registry.h"
+#include "sim/lock/script_variant.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
@@ -95,9 +97,12 @@ struct Tally {
 int run_command(const RunOptions& options, StopSignal& stop) {
   // 1. Input: everything is validated before anything runs.
   std::vector<Scenario> scenarios;
+  std::vector<UserVariant> users;
   try {
+    users = register_variant_files(options.variant_files);
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     scenarios = load_scenarios(paths, variant_names());
+    add_user_variants(scenarios, users);
     for (const std::string& v : options.variants) {
       if (!find_variant(v)) {
         std::string known;
@@ -155,6 +160,17 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   } catch (const EnvironmentError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitEnvironment;
+  }
+  // User scripts are compiled before anything runs, so a Lua syntax error is bad input.
+  if (!users.empty()) {
+    Connection connection(endpoint, ConnectionOptions{});
+    for (const UserVariant& user : users) {
+      const std::string error = compile_script_variant(user.spec, connection);
+      if (!error.empty()) {
+        std::cerr << "locksim: " << error << "\n";
+        return kExitUsage;
+      }
+    }
   }
   const int total_runs = static_cast<int>(pair_count) * options.repeat;
   std::cout << "locksim: redis " << redis_version << " (" << endpoint_label << "), "
@@ -237,6 +253,12 @@ int run_command(const RunOptions& options, StopSignal& stop) {
                     << " observed " << pad(describe_observation(run.result), 34)
                     << (run.interrupted ? "INTERRUPTED" : run.matches ? "ok" : "MISMATCH") << "  "
                     << elapsed << std::endl;
+          // A user script that answers wrongly is named, once per distinct message.
+          std::set<std::string> script_errors;
+          for (const Event& e : run.history.events) {
+            if (e.error.find("script ") != std::string::npos) script_errors.insert(e.error);
+          }
+          for (const std::string& message : script_errors) std::cout << "    " << message << "\n";
           if (!run.matches && !run.interrupted) {
             for (const MutexViolation& v : run.result.violations) std::cout << "    " << v.explanation << "\n";
             for (const Deadlock& d : run.result.deadlocks) std::cout << "    " << d.explanation << "\n";

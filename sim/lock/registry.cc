@@ -1,5 +1,6 @@
 #include "sim/lock/registry.h"
 
+#include <memory>
 #include <utility>
 
 #include "sim/lock/outcome.h"
@@ -57,9 +58,11 @@ ReleaseResult release_outcome(RedisResult result, std::string_view command) {
 
 }  // namespace lock_detail
 
-const std::vector<const LockVariant*>& all_variants() {
+namespace {
+
+std::vector<const LockVariant*>& registry() {
   // Explicit references (not self-registration) so the static library keeps every variant.
-  static const std::vector<const LockVariant*> variants = {
+  static std::vector<const LockVariant*> variants = {
       &lock_detail::naive_variant(),
       &lock_detail::set_nx_ex_variant(),
       &lock_detail::lua_owner_variant(),
@@ -71,6 +74,16 @@ const std::vector<const LockVariant*>& all_variants() {
       &lock_detail::no_lock_variant(),
   };
   return variants;
+}
+
+}  // namespace
+
+const std::vector<const LockVariant*>& all_variants() { return registry(); }
+
+void register_variant(std::unique_ptr<const LockVariant> variant) {
+  static std::vector<std::unique_ptr<const LockVariant>> owned;  // live for the program
+  registry().push_back(variant.get());
+  owned.push_back(std::move(variant));
 }
 
 const LockVariant* find_variant(std::string_view name) {

@@ -4,6 +4,7 @@
 //   for (const LockVariant* v : all_variants()) std::cout << v->name() << '\n';
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,5 +19,8 @@ const std::vector<const LockVariant*>& all_variants();
 const LockVariant* find_variant(std::string_view name);
 // variant_names: the names of all_variants(), for validating scenarios.
 std::vector<std::string> variant_names();
+// register_variant: adds a variant (a user's Lua lock from --variant-file) after the built-ins.
+// Not thread-safe: call it before any client thread starts. The name must be new.
+void register_variant(std::unique_ptr<const LockVariant> variant);
 
 }  // namespace locksim

@@ -30,8 +30,11 @@ class Script {
   RedisResult run(Connection& connection, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args) const;
 
- private:
+  // load: SCRIPT LOAD now, e.g. to report a syntax error before a run starts. A compile error
+  // is a kReplyError whose message names the script.
   RedisResult load(Connection& connection) const;
+
+ private:
 
   std::string name_;
   std::string source_;

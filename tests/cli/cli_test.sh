@@ -101,6 +101,31 @@ expect_code "check detects an outcome that differs" 1 $?
 "$LOCKSIM" check "$WORK" >"$WORK/check3.out" 2>&1
 expect_code "check on a directory without history" 2 $?
 
+# --- user Lua locks (--variant-file) ---------------------------------------------------------
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$SOURCE/examples/my_lock.json" \
+  --variant my_lock --out "$WORK/out-user" >"$WORK/user.out" 2>&1
+expect_code "the example user lock behaves like lua_owner" 0 $?
+/usr/bin/python3 - "$SOURCE/examples/my_lock.json" "$WORK" <<'PY'
+import json, sys
+base = json.load(open(sys.argv[1]))
+def variant(name, **changes):
+    doc = json.loads(json.dumps(base)); doc["name"] = name
+    for part, value in changes.items(): doc[part] = value
+    json.dump(doc, open(f"{sys.argv[2]}/{name}.json", "w"))
+variant("bad_syntax", acquire={"script": "if then return 1", "keys": ["{key}"], "args": []})
+variant("typo", acquire={"script": "return 1", "keys": ["{key}"], "args": ["{tokn}"]})
+variant("unsafe_del", release={"script": "return redis.call('DEL', KEYS[1])", "keys": ["{key}"]})
+PY
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/bad_syntax.json" --out "$WORK/out-u" >"$WORK/syntax.out" 2>&1
+expect_code "a Lua syntax error is bad input" 2 $?
+expect_grep "the syntax error names the script" "bad_syntax.acquire" "$WORK/syntax.out"
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/typo.json" --out "$WORK/out-u" >"$WORK/typo.out" 2>&1
+expect_code "an unknown placeholder is bad input" 2 $?
+expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK/typo.out"
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/unsafe_del.json" --variant unsafe_del --out "$WORK/out-u" >"$WORK/unsafe.out" 2>&1
+expect_code "an unsafe user lock claiming to be like lua_owner is caught" 1 $?
+expect_grep "its stale release is named" "stale_release" "$WORK/unsafe.out"
+
 # --- --redis: only the run's own keys are touched ----------------------------------------------
 port=$(free_port)
 redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no \

@@ -1,0 +1,61 @@
+// script_variant.h: a lock variant defined by the user's own Lua scripts (--variant-file).
+//
+// The file names the variant, its acquire and release scripts (and optionally an extend script,
+// which makes the driver renew the lease), and how each script's KEYS and ARGV are filled from
+// placeholders: {key} (the lock's Redis key), {token} (a fresh random token per acquisition),
+// {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up). Replies are read as:
+//   acquire: 1 or status OK = acquired; 0 or nil = busy;
+//   release: an integer = keys deleted (0 = refused);  extend: 1 = extended, 0 = not held.
+// Any other reply is reported as an error naming the script ("my_lock.acquire returned ...").
+//
+//   {"name": "my_lock", "like": "lua_owner",
+//    "acquire": {"script": "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0",
+//                "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+//    "release": {"script": "...", "keys": ["{key}"], "args": ["{token}"]}}
+//
+//   ScriptVariantSpec spec = load_script_variant("my_lock.json", variant_names());  // InputError
+//   register_variant(make_script_variant(spec));
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/lock/variant.h"
+#include "sim/redis/script.h"
+
+namespace locksim {
+
+// ScriptCall: one script and how its KEYS and ARGV are filled.
+struct ScriptCall {
+  std::string source;
+  std::vector<std::string> keys;  // templates with {key}, {token}, {ttl_ms}, {ttl_s}
+  std::vector<std::string> args;
+};
+
+struct ScriptVariantSpec {
+  std::string file;
+  std::string name;     // [a-z][a-z0-9_]{0,31}, not a built-in name
+  std::string summary;  // optional; defaults to "user Lua lock from <file>"
+  std::string like;     // optional built-in whose expectations it should meet
+  bool uses_ttl = true;
+  ScriptCall acquire;
+  ScriptCall release;
+  std::optional<ScriptCall> extend;  // present: the variant renews
+};
+
+// load_script_variant: reads and validates the file; InputError naming file, JSON path and
+// what was expected (unknown keys, missing scripts, unknown placeholders, a name in use).
+ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
+                                      const std::vector<std::string>& known_variants);
+
+// make_script_variant: the variant the spec describes.
+std::unique_ptr<const LockVariant> make_script_variant(const ScriptVariantSpec& spec);
+
+// compile_script_variant: SCRIPT LOAD of each script on `connection`, so syntax errors are found
+// before a run. Returns "" or a message naming the file, the script and the Lua error.
+std::string compile_script_variant(const ScriptVariantSpec& spec, Connection& connection);
+
+}  // namespace locksim

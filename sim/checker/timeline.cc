@@ -245,7 +245,7 @@ class TimelineBuilder {
       const KeyState& k = key_states_[static_cast<std::size_t>(key)];
       s.releasing = true;
       s.release_invoke_ns = t;
-      s.release_lease_ran_out = s.acquired && s.lease_end_ns <= t;
+      s.release_lease_ran_out = s.acquired && s.lease_end_lower_ns <= t;
       const bool someone_else_entered = k.last_enter_client >= 0 &&
                                         k.last_enter_client != event.client &&
                                         (!s.acquired || k.last_enter_ns > s.ok_ns);
@@ -256,7 +256,7 @@ class TimelineBuilder {
     if (!s.releasing) {
       // A completion without its invoke: judge it at the completion.
       s.release_invoke_ns = t;
-      s.release_lease_ran_out = s.acquired && s.lease_end_ns <= t;
+      s.release_lease_ran_out = s.acquired && s.lease_end_lower_ns <= t;
       s.release_newer_holder = -1;
       snapshot_release(key, s);
     }
@@ -278,13 +278,15 @@ class TimelineBuilder {
       // deletes in a second command (GET then DEL) may delete after its lease ran out. Whether
       // someone else entered is judged at the invoke only, because in a correct hand-off the
       // next holder routinely enters before the releaser has read its reply.
-      const bool ran_out_by_completion = s.acquired && s.lease_end_ns <= t;
+      // Judged by the earliest the lease can have ended: a release that deleted a key after that
+      // may have deleted someone else's (it only becomes a finding with a victim inside).
+      const bool ran_out_by_completion = s.acquired && s.lease_end_lower_ns <= t;
       if (s.release_lease_ran_out || ran_out_by_completion || s.release_newer_holder >= 0) {
         timeline(key).foreign_deletes.push_back(ForeignDelete{
             .client = event.client,
             .invoke_ns = s.release_invoke_ns,
             .ok_ns = t,
-            .lease_end_ns = s.lease_end_ns,
+            .lease_end_ns = s.lease_end_lower_ns,
             .lease_ran_out = s.release_lease_ran_out || ran_out_by_completion,
             .newer_holder = s.release_newer_holder,
         });

@@ -53,7 +53,7 @@ struct ForeignDelete {
   // ok_ns: when the release returned. A multi-command release (GET, compare, DEL) deletes at some
   // point in [invoke_ns, ok_ns], so a lease that ran out before ok_ns makes it foreign too.
   Nanos ok_ns = 0;
-  Nanos lease_end_ns = kNever;
+  Nanos lease_end_ns = kNever;  // the earliest the releaser's lease can have run out
   bool lease_ran_out = false;
   int newer_holder = -1;  // the client that had entered since, or -1
 };

@@ -555,7 +555,7 @@ TEST(CheckerTest, StaleReleaseWithoutOverlap) {
   EXPECT_EQ(r.stale_releases[0].releaser, A);
   EXPECT_EQ(r.stale_releases[0].victim, B);
   EXPECT_EQ(r.stale_releases[0].explanation,
-            "A's release of lock at 160.0 ms came after its lease had run out at 110.0 ms and "
+            "A's release of lock at 160.0 ms came after its lease had run out (from 100.0 ms on) and "
             "deleted the lock while B was inside (since 150.0 ms).");
 
   // The same release made while A's lease was still valid is not stale.

@@ -3,7 +3,6 @@
 //   ./build/bench/recorder_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
 
-
 #include "sim/history/recorder.h"
 
 namespace locksim {

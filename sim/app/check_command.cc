@@ -21,7 +21,8 @@ fs::path find_scenario_file(const fs::path& dir) {
   for (const fs::path& candidate : {dir / "scenario.json", dir.parent_path() / "scenario.json"}) {
     if (fs::exists(candidate)) return candidate;
   }
-  throw InputError(dir.string() + ": no scenario.json here or in the parent directory "
+  throw InputError(dir.string() +
+                   ": no scenario.json here or in the parent directory "
                    "(expected a run directory written by `locksim run`)");
 }
 
@@ -48,7 +49,8 @@ int check_command(const CheckCommandOptions& options) {
       throw InputError(options.run_dir + ": no history.jsonl in it or in its subdirectories");
     }
     register_variant_files(options.variant_files);
-    const Scenario scenario = load_scenario(find_scenario_file(variant_dirs.front()), variant_names());
+    const Scenario scenario =
+        load_scenario(find_scenario_file(variant_dirs.front()), variant_names());
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();
@@ -61,14 +63,17 @@ int check_command(const CheckCommandOptions& options) {
       std::cout << scenario.name << " / " << variant << ": observed "
                 << describe_observation(result) << ", expected "
                 << (expected == scenario.expect.end() ? std::string("nothing (no expectation)")
-                                                       : describe_expectation(expected->second))
+                                                      : describe_expectation(expected->second))
                 << (matches ? "  ok" : "  MISMATCH") << " (" << history.events.size()
                 << " events)\n";
-      for (const MutexViolation& v : result.violations) std::cout << "  - " << v.explanation << "\n";
-      for (const StaleRelease& s : result.stale_releases) std::cout << "  - " << s.explanation << "\n";
+      for (const MutexViolation& v : result.violations)
+        std::cout << "  - " << v.explanation << "\n";
+      for (const StaleRelease& s : result.stale_releases)
+        std::cout << "  - " << s.explanation << "\n";
       for (const Deadlock& d : result.deadlocks) std::cout << "  - " << d.explanation << "\n";
       for (const Recovery& r : result.recoveries) std::cout << "  - " << r.explanation << "\n";
-      for (const Indeterminate& i : result.indeterminate) std::cout << "  - " << i.explanation << "\n";
+      for (const Indeterminate& i : result.indeterminate)
+        std::cout << "  - " << i.explanation << "\n";
       for (const IdleHold& i : result.idle_holds) std::cout << "  - " << i.explanation << "\n";
       for (const ResourceFinding& f : result.resource_findings) {
         std::cout << "  - " << f.explanation << "\n";

@@ -29,7 +29,7 @@ struct RunOptions {
   std::string out_dir = "reports";
   std::optional<std::uint64_t> seed;
   int repeat = 1;
-  bool progress = true;               // progress line on a terminal
+  bool progress = true;                    // progress line on a terminal
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
 };
 

@@ -26,23 +26,28 @@ int main(int argc, char** argv) {
       "with the scenario's `expect` block. Without --redis a private redis-server is started on\n"
       "127.0.0.1 and stopped on every exit path. Reports go to OUT/<scenario>/<run-id>/.");
   run_cmd->add_option("scenarios", run.paths, "Scenario files or directories")->required();
-  run_cmd->add_option("--variant", run.variants,
-                      "Only run these variants (repeatable); default: every variant a scenario lists");
-  run_cmd->add_option("--redis", run.redis_url,
-                      "Use this server instead of a private one: redis://[:password@]host:port[/db].\n"
-                      "Only keys under locksim:<run-id>: are touched; the password is never printed");
+  run_cmd->add_option(
+      "--variant", run.variants,
+      "Only run these variants (repeatable); default: every variant a scenario lists");
+  run_cmd->add_option(
+      "--redis", run.redis_url,
+      "Use this server instead of a private one: redis://[:password@]host:port[/db].\n"
+      "Only keys under locksim:<run-id>: are touched; the password is never printed");
   run_cmd->add_option("--out", run.out_dir, "Report directory")->capture_default_str();
-  run_cmd->add_option("--seed", run.seed, "Seed for every random choice (printed first on each run)");
+  run_cmd->add_option("--seed", run.seed,
+                      "Seed for every random choice (printed first on each run)");
   run_cmd->add_option("--repeat", run.repeat, "Run everything N times; every run must match")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   run_cmd->add_flag("!--no-progress", run.progress, "Do not show the progress line on a terminal");
-  run_cmd->add_option(
-      "--variant-file", run.variant_files,
-      "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts (repeatable).\n"
-      "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
-      "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
-      "See README.md \"Your own lock\"")
+  run_cmd
+      ->add_option(
+          "--variant-file", run.variant_files,
+          "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts "
+          "(repeatable).\n"
+          "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
+          "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
+          "See README.md \"Your own lock\"")
       ->check(CLI::ExistingFile);
 
   CheckCommandOptions check;
@@ -51,8 +56,9 @@ int main(int argc, char** argv) {
       "Re-judge a saved run without Redis: RUN_DIR is reports/<scenario>/<run-id> (all variants)\n"
       "or one variant's directory inside it. Exits 0 if every verdict matches the expectation.");
   check_cmd->add_option("run_dir", check.run_dir, "Run directory")->required();
-  check_cmd->add_option("--variant-file", check.variant_files,
-                        "The --variant-file(s) the run used, if it ran a user lock")
+  check_cmd
+      ->add_option("--variant-file", check.variant_files,
+                   "The --variant-file(s) the run used, if it ran a user lock")
       ->check(CLI::ExistingFile);
 
   ListOptions list;

@@ -146,8 +146,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
       Connection probe(endpoint, ConnectionOptions{});
       const RedisResult ping = probe.command({"PING"});
       if (!ping.ok()) {
-        throw EnvironmentError("Redis at " + endpoint_label + " is unreachable: " +
-                               ping.describe());
+        throw EnvironmentError("Redis at " + endpoint_label +
+                               " is unreachable: " + ping.describe());
       }
       redis_version = server_version(endpoint);
     } else {
@@ -174,8 +174,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   }
   const int total_runs = static_cast<int>(pair_count) * options.repeat;
   std::cout << "locksim: redis " << redis_version << " (" << endpoint_label << "), "
-            << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)"
-            << std::endl;
+            << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)" << std::endl;
 
   // 3. Runs.
   ProgressLine progress(options.progress);
@@ -204,24 +203,28 @@ int run_command(const RunOptions& options, StopSignal& stop) {
         const fs::path run_dir = scenario_dir / info.run_id;
         std::error_code error;
         fs::create_directories(run_dir, error);
-        if (error) throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
+        if (error)
+          throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
         write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
 
         std::vector<VariantRun> runs;
         for (const std::string& variant_name : variants) {
           ++done;
           const auto pair = std::make_pair(scenario.name, variant_name);
-          const std::string label = "[" + std::to_string(done) + "/" +
-                                    std::to_string(total_runs) + "] " + scenario.name + " / " +
-                                    variant_name;
+          const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total_runs) +
+                                    "] " + scenario.name + " / " + variant_name;
           progress.show(label + " ...");
           const auto started = std::chrono::steady_clock::now();
-          RunRequest request{scenario, *find_variant(variant_name), run_seed, endpoint,
-                             "locksim:" + info.run_id + ":" + variant_name + ":", stop,
-                             [&](double fraction) {
-                               progress.show(label + " " +
-                                             std::to_string(static_cast<int>(fraction * 100)) + "%");
-                             }};
+          RunRequest request{
+              scenario,
+              *find_variant(variant_name),
+              run_seed,
+              endpoint,
+              "locksim:" + info.run_id + ":" + variant_name + ":",
+              stop,
+              [&](double fraction) {
+                progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
+              }};
           RunOutcome outcome = run_scenario(request);
           progress.clear();
           if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
@@ -242,8 +245,9 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           write_history_jsonl(variant_dir / "history.jsonl", run.history);
           write_file_atomically(variant_dir / "results.json",
                                 variant_results_json(scenario, run, info).dump(2) + "\n");
-          write_file_atomically(variant_dir / "trace.json",
-                                trace_json(run.history, run.result, scenario.name + " / " + variant_name));
+          write_file_atomically(
+              variant_dir / "trace.json",
+              trace_json(run.history, run.result, scenario.name + " / " + variant_name));
 
           const double seconds =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -251,8 +255,10 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
           std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
                     << " observed " << pad(describe_observation(run.result), 34)
-                    << (run.interrupted ? "INTERRUPTED" : run.matches ? "ok" : "MISMATCH") << "  "
-                    << elapsed << std::endl;
+                    << (run.interrupted ? "INTERRUPTED"
+                        : run.matches   ? "ok"
+                                        : "MISMATCH")
+                    << "  " << elapsed << std::endl;
           // A user script that answers wrongly is named, once per distinct message.
           std::set<std::string> script_errors;
           for (const Event& e : run.history.events) {
@@ -260,8 +266,10 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           }
           for (const std::string& message : script_errors) std::cout << "    " << message << "\n";
           if (!run.matches && !run.interrupted) {
-            for (const MutexViolation& v : run.result.violations) std::cout << "    " << v.explanation << "\n";
-            for (const Deadlock& d : run.result.deadlocks) std::cout << "    " << d.explanation << "\n";
+            for (const MutexViolation& v : run.result.violations)
+              std::cout << "    " << v.explanation << "\n";
+            for (const Deadlock& d : run.result.deadlocks)
+              std::cout << "    " << d.explanation << "\n";
           }
           if (tallies.find(pair) == tallies.end()) order.push_back(pair);
           Tally& tally = tallies[pair];
@@ -293,7 +301,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   }
 
   // 4. The outcome table.
-  std::cout << "\n" << pad("scenario", 34) << pad("variant", 20) << pad("expected", 34)
+  std::cout << "\n"
+            << pad("scenario", 34) << pad("variant", 20) << pad("expected", 34)
             << pad("observed (last run)", 34) << "as expected\n";
   int mismatched = 0;
   for (const auto& pair : order) {
@@ -302,8 +311,9 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     if (!all) ++mismatched;
     std::cout << pad(pair.first, 34) << pad(pair.second, 20) << pad(t.expected, 34)
               << pad(t.last_observed, 34)
-              << (options.repeat > 1 ? std::to_string(t.matched) + "/" + std::to_string(t.runs) + " "
-                                     : "")
+              << (options.repeat > 1
+                      ? std::to_string(t.matched) + "/" + std::to_string(t.runs) + " "
+                      : "")
               << (all ? "yes" : "NO") << "\n";
   }
   std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";

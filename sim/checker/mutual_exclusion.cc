@@ -62,13 +62,14 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
     v.stale_release_ns = stale->invoke_ns;
     const std::string z = client_name(history, stale->client);
     const bool late_delete = stale->lease_ran_out && stale->lease_end_ns > stale->invoke_ns;
-    const std::string why =
-        late_delete ? "returned at " + format_ms(stale->ok_ns) +
-                          ", after its own lease had run out (from " + format_ms(stale->lease_end_ns) + " on)"
-        : stale->lease_ran_out
-            ? "made after its own lease had run out (from " + format_ms(stale->lease_end_ns) + " on)"
-            : "made after " + client_name(history, stale->newer_holder) +
-                  " had taken the lock over";
+    const std::string why = late_delete ? "returned at " + format_ms(stale->ok_ns) +
+                                              ", after its own lease had run out (from " +
+                                              format_ms(stale->lease_end_ns) + " on)"
+                            : stale->lease_ran_out
+                                ? "made after its own lease had run out (from " +
+                                      format_ms(stale->lease_end_ns) + " on)"
+                                : "made after " + client_name(history, stale->newer_holder) +
+                                      " had taken the lock over";
     text += z + "'s release " + (late_delete ? "invoked" : "") + (late_delete ? " " : "") + "at " +
             format_ms(stale->invoke_ns) + ", " + why + ", deleted " + x + "'s lock and let " + y +
             " in.";
@@ -135,9 +136,9 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
         .victim = window.client,
         .release_ns = t,
         .explanation = z + "'s release of " + timeline.key + " at " + format_ms(t) +
-                       " came after its lease had run out (from " + format_ms(release.lease_end_ns) + " on)" +
-                       " and deleted the lock while " + v + " was inside (since " +
-                       format_ms(window.start_ns) + ").",
+                       " came after its lease had run out (from " +
+                       format_ms(release.lease_end_ns) + " on)" + " and deleted the lock while " +
+                       v + " was inside (since " + format_ms(window.start_ns) + ").",
     });
   }
 }

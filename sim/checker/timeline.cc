@@ -233,8 +233,8 @@ class TimelineBuilder {
     s.extend_ttl_ms = -1;
     if (event.type != EventType::kOk || event.count < 1 || !s.acquired || ttl_ms < 0) return;
     s.lease_end_ns = lease_end(event.time_ns, ttl_ms);
-    s.lease_end_lower_ns = lease_end(s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns,
-                                     ttl_ms);
+    s.lease_end_lower_ns =
+        lease_end(s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns, ttl_ms);
     s.renewed_ns = event.time_ns;
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
   }

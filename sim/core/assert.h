@@ -10,9 +10,9 @@ namespace locksim::detail {
 [[noreturn]] void assertion_failed(const char* expression, const char* file, int line);
 }  // namespace locksim::detail
 
-#define LOCKSIM_ASSERT(expression)                                           \
-  do {                                                                       \
-    if (!(expression)) {                                                     \
+#define LOCKSIM_ASSERT(expression)                                          \
+  do {                                                                      \
+    if (!(expression)) {                                                    \
       ::locksim::detail::assertion_failed(#expression, __FILE__, __LINE__); \
-    }                                                                        \
+    }                                                                       \
   } while (false)

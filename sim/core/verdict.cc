@@ -4,11 +4,16 @@ namespace locksim {
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kOk: return "ok";
-    case Verdict::kUnknown: return "unknown";
-    case Verdict::kDeadlock: return "deadlock";
-    case Verdict::kResourceCorrupted: return "resource_corrupted";
-    case Verdict::kMutexViolation: return "mutex_violation";
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kUnknown:
+      return "unknown";
+    case Verdict::kDeadlock:
+      return "deadlock";
+    case Verdict::kResourceCorrupted:
+      return "resource_corrupted";
+    case Verdict::kMutexViolation:
+      return "mutex_violation";
   }
   return "unknown";
 }
@@ -21,6 +26,8 @@ std::optional<Verdict> verdict_from_string(std::string_view word) {
   return std::nullopt;
 }
 
-Verdict strongest(Verdict a, Verdict b) { return static_cast<int>(a) >= static_cast<int>(b) ? a : b; }
+Verdict strongest(Verdict a, Verdict b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
 
 }  // namespace locksim

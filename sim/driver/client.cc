@@ -70,9 +70,9 @@ LockContext DriverClient::context(CallFaults* faults) {
         faults->reached = true;
         if (!wait_for_conditions(run_, observer(), faults->pause_until, faults->pause_max_ns) &&
             !run_.should_stop()) {
-          run_.note(name_ + ": paused the full " + std::to_string(faults->pause_max_ns / kNanosPerMilli) +
-                    " ms at " + faults->pause_at + "; never saw " +
-                    describe_conditions(faults->pause_until));
+          run_.note(name_ + ": paused the full " +
+                    std::to_string(faults->pause_max_ns / kNanosPerMilli) + " ms at " +
+                    faults->pause_at + "; never saw " + describe_conditions(faults->pause_until));
         }
       }
     };
@@ -149,9 +149,9 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
     if (now >= deadline || stopping) {
       log_.record(EventType::kFail, Op::kAcquire, logical_key);
       log_.last().count = attempts;
-      log_.last().error = stopping ? std::string("stopped: the run was interrupted or timed out")
-                                   : "timeout: lock still held after " +
-                                         std::to_string(timeout_ms) + " ms";
+      log_.last().error =
+          stopping ? std::string("stopped: the run was interrupted or timed out")
+                   : "timeout: lock still held after " + std::to_string(timeout_ms) + " ms";
       return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
     }
     wait_->wait([this](Nanos d) { return run_.pause(d); }, key, static_cast<int>(attempts),
@@ -187,7 +187,8 @@ bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   } else {
     log_.record(EventType::kOk, Op::kRelease, held_key_);
     log_.last().count = result.deleted;
-    if (result.outcome == ReleaseResult::Outcome::kReleased) wait_->on_release(*connection_, full_key);
+    if (result.outcome == ReleaseResult::Outcome::kReleased)
+      wait_->on_release(*connection_, full_key);
   }
   holding_ = false;
   held_token_.clear();
@@ -281,8 +282,8 @@ void DriverClient::resource_read(const std::string& record_id) {
     last_read_ = -1;
   } else {
     event.type = EventType::kOk;
-    last_read_ = counter ? (result.reply.is_nil() ? 0 : std::stoll(result.reply.str))
-                         : result.reply.integer;
+    last_read_ =
+        counter ? (result.reply.is_nil() ? 0 : std::stoll(result.reply.str)) : result.reply.integer;
     event.count = last_read_;
   }
   log_.record(std::move(event));

@@ -89,7 +89,7 @@ class DriverClient {
   std::optional<Connection> observer_;
   bool holding_ = false;
   bool crashed_ = false;
-  std::string held_key_;    // logical
+  std::string held_key_;  // logical
   std::string held_token_;
   std::int64_t last_read_ = -1;  // the resource value (or existence) the last read saw
 

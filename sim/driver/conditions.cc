@@ -24,12 +24,17 @@ bool key_condition_holds(RunContext& run, Connection& observer, const Condition&
 // state_condition_holds: requires run.mutex to be held.
 bool state_condition_holds(RunContext& run, const Condition& condition) {
   switch (condition.kind) {
-    case Condition::Kind::kInside: return run.inside.at(run.client_index(condition.argument));
-    case Condition::Kind::kOutside: return !run.inside.at(run.client_index(condition.argument));
-    case Condition::Kind::kCrashed: return run.crashed.at(run.client_index(condition.argument));
-    case Condition::Kind::kDone: return run.steps_done.count(condition.argument) > 0;
+    case Condition::Kind::kInside:
+      return run.inside.at(run.client_index(condition.argument));
+    case Condition::Kind::kOutside:
+      return !run.inside.at(run.client_index(condition.argument));
+    case Condition::Kind::kCrashed:
+      return run.crashed.at(run.client_index(condition.argument));
+    case Condition::Kind::kDone:
+      return run.steps_done.count(condition.argument) > 0;
     case Condition::Kind::kKeyAbsent:
-    case Condition::Kind::kKeyPresent: return true;  // checked outside the lock
+    case Condition::Kind::kKeyPresent:
+      return true;  // checked outside the lock
   }
   return false;
 }

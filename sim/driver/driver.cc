@@ -25,8 +25,8 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
   }
   std::string cursor = "0";
   for (int round = 0; round < 100000; ++round) {
-    const RedisResult scan = connection.command(
-        {"SCAN", cursor, "MATCH", request.key_prefix + "*", "COUNT", "1000"});
+    const RedisResult scan =
+        connection.command({"SCAN", cursor, "MATCH", request.key_prefix + "*", "COUNT", "1000"});
     if (!scan.ok() || scan.reply.elements.size() != 2) {
       notes.push_back("cleanup: SCAN failed: " + scan.describe());
       return;

@@ -11,10 +11,10 @@ RunContext::RunContext(const RunRequest& request, std::vector<std::string> clien
       waiting(client_names.size(), false),
       request_(request),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
-      recorder_(clock_, std::move(client_names), request.scenario.workload
-                                                     ? static_cast<std::size_t>(
-                                                           request.scenario.workload->cycles) * 8
-                                                     : 64) {
+      recorder_(clock_, std::move(client_names),
+                request.scenario.workload
+                    ? static_cast<std::size_t>(request.scenario.workload->cycles) * 8
+                    : 64) {
   step_started.assign(request.scenario.steps.size(), false);
 }
 
@@ -24,7 +24,8 @@ std::string RunContext::full_key(const std::string& logical_key) const {
 
 std::size_t RunContext::client_index(const std::string& name) const {
   const auto& clients = request_.scenario.clients;
-  return static_cast<std::size_t>(std::find(clients.begin(), clients.end(), name) - clients.begin());
+  return static_cast<std::size_t>(std::find(clients.begin(), clients.end(), name) -
+                                  clients.begin());
 }
 
 bool RunContext::should_stop() const { return request_.stop.requested() || timed_out(); }
@@ -32,7 +33,8 @@ bool RunContext::should_stop() const { return request_.stop.requested() || timed
 bool RunContext::pause(Nanos duration) {
   const Nanos remaining = deadline_ns_ - clock_.now_ns();
   if (remaining <= 0) return false;
-  const bool completed = request_.stop.sleep_for(std::chrono::nanoseconds(std::min(duration, remaining)));
+  const bool completed =
+      request_.stop.sleep_for(std::chrono::nanoseconds(std::min(duration, remaining)));
   return completed && !should_stop();
 }
 

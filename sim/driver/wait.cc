@@ -48,7 +48,8 @@ class NotifyWait final : public WaitStrategy {
     }
     if (!pause(0)) return;
     char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.3f", std::max(0.001, static_cast<double>(wait_ns) / 1e9));
+    std::snprintf(seconds, sizeof seconds, "%.3f",
+                  std::max(0.001, static_cast<double>(wait_ns) / 1e9));
     const RedisResult result = waiter_->command({"BLPOP", notify_key(full_key), seconds});
     if (!result.ok()) pause(wait_ns);  // fall back to sleeping; reconnect next time
   }
@@ -73,13 +74,15 @@ Nanos delay_ns(const WaitConfig& config, int failed_attempts) {
     const double delay_ms =
         static_cast<double>(config.initial_ms) *
         std::pow(config.factor, static_cast<double>(std::max(0, failed_attempts - 1)));
-    return ms_to_ns(static_cast<std::int64_t>(std::min(delay_ms, static_cast<double>(config.max_ms))));
+    return ms_to_ns(
+        static_cast<std::int64_t>(std::min(delay_ms, static_cast<double>(config.max_ms))));
   }
   if (config.strategy == "notify") return ms_to_ns(config.fallback_ms);
   return ms_to_ns(config.interval_ms);  // poll, retry_sleep
 }
 
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint) {
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
+                                                 const Endpoint& endpoint) {
   if (config.strategy == "notify") return std::make_unique<NotifyWait>(config, endpoint);
   LOCKSIM_ASSERT(config.strategy == "poll" || config.strategy == "retry_sleep" ||
                  config.strategy == "backoff");

@@ -34,7 +34,8 @@ class WaitStrategy {
 };
 
 // make_wait_strategy: the strategy named by config.strategy (validated by the loader).
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint);
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
+                                                 const Endpoint& endpoint);
 
 // delay_ns: for the sleeping strategies, the pause after `failed_attempts` busy answers
 // (exposed for tests). "notify" answers its fallback.

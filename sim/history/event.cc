@@ -6,9 +6,8 @@ namespace locksim {
 namespace {
 
 constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", "info"};
-constexpr std::array<std::string_view, 10> kOpNames = {"acquire", "release", "extend", "enter",
-                                                       "exit",    "crash",   "work",   "write",
-                                                       "read",    "fault"};
+constexpr std::array<std::string_view, 10> kOpNames = {
+    "acquire", "release", "extend", "enter", "exit", "crash", "work", "write", "read", "fault"};
 
 }  // namespace
 

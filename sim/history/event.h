@@ -45,9 +45,9 @@ std::optional<Op> op_from_string(std::string_view word);
 
 // Event: one line of history.jsonl.
 struct Event {
-  std::int64_t index = 0;    // position in the merged history; assigned by Recorder::merge
-  Nanos time_ns = 0;         // monotonic, since run start
-  std::int32_t client = 0;   // index into History::clients
+  std::int64_t index = 0;   // position in the merged history; assigned by Recorder::merge
+  Nanos time_ns = 0;        // monotonic, since run start
+  std::int32_t client = 0;  // index into History::clients
   EventType type = EventType::kInfo;
   Op f = Op::kAcquire;
   std::string key;           // logical key name from the scenario ("lock"), without run prefix

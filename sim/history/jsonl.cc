@@ -12,8 +12,8 @@ std::string event_to_json_line(const History& history, const Event& event) {
   j["index"] = event.index;
   j["time_ns"] = event.time_ns;
   const auto client = static_cast<std::size_t>(event.client);
-  j["client"] = client < history.clients.size() ? history.clients[client]
-                                                 : std::to_string(event.client);
+  j["client"] =
+      client < history.clients.size() ? history.clients[client] : std::to_string(event.client);
   j["type"] = to_string(event.type);
   j["f"] = to_string(event.f);
   if (!event.key.empty()) j["key"] = event.key;

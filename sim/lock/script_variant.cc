@@ -56,7 +56,8 @@ std::vector<std::string> templates_at(const Json& object, const std::string& key
          it != std::sregex_iterator(); ++it) {
       if (kKnown.count((*it)[1].str()) == 0) {
         bad(file, item_path,
-            "unknown placeholder {" + (*it)[1].str() + "}; expected {key}, {token}, {ttl_ms} or {ttl_s}");
+            "unknown placeholder {" + (*it)[1].str() +
+                "}; expected {key}, {token}, {ttl_ms} or {ttl_s}");
       }
     }
     out.push_back(text);
@@ -68,7 +69,8 @@ ScriptCall call_at(const Json& root, const std::string& key, const std::string& 
                    std::vector<std::string> default_args) {
   const std::string path = "$." + key;
   const Json& object = root.at(key);
-  if (!object.is_object()) bad(file, path, "expected an object with \"script\", \"keys\", \"args\"");
+  if (!object.is_object())
+    bad(file, path, "expected an object with \"script\", \"keys\", \"args\"");
   only_keys(object, {"script", "keys", "args"}, file, path);
   ScriptCall call;
   call.source = string_at(object, "script", file, path, true);
@@ -99,22 +101,29 @@ std::string fill(const std::string& text, const std::string& key, const std::str
 
 std::string describe_reply(const Reply& reply) {
   switch (reply.type) {
-    case Reply::Type::kNil: return "nil";
-    case Reply::Type::kString: return "the string \"" + reply.str + "\"";
-    case Reply::Type::kStatus: return "the status " + reply.str;
-    case Reply::Type::kInteger: return "the integer " + std::to_string(reply.integer);
-    case Reply::Type::kArray: return "an array";
-    case Reply::Type::kError: return "an error";
+    case Reply::Type::kNil:
+      return "nil";
+    case Reply::Type::kString:
+      return "the string \"" + reply.str + "\"";
+    case Reply::Type::kStatus:
+      return "the status " + reply.str;
+    case Reply::Type::kInteger:
+      return "the integer " + std::to_string(reply.integer);
+    case Reply::Type::kArray:
+      return "an array";
+    case Reply::Type::kError:
+      return "an error";
   }
   return "an unknown reply";
 }
 
 // wrong_reply: the script ran but answered something the contract does not allow; what it did to
 // the key is unknown, so the result is indeterminate (kProtocol).
-RedisResult wrong_reply(RedisResult result, const std::string& script, const std::string& expected) {
+RedisResult wrong_reply(RedisResult result, const std::string& script,
+                        const std::string& expected) {
   result.error = RedisErrorKind::kProtocol;
-  result.message = "script " + script + " returned " + describe_reply(result.reply) +
-                   "; expected " + expected;
+  result.message =
+      "script " + script + " returned " + describe_reply(result.reply) + "; expected " + expected;
   return result;
 }
 
@@ -135,8 +144,9 @@ class ScriptedLuaLock final : public LockVariant {
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
     std::string token = context.rng.token_hex(32);
-    RedisResult result = acquire_.run(context.connection, expand(spec_.acquire.keys, key, token, ttl_ms),
-                                      expand(spec_.acquire.args, key, token, ttl_ms));
+    RedisResult result =
+        acquire_.run(context.connection, expand(spec_.acquire.keys, key, token, ttl_ms),
+                     expand(spec_.acquire.args, key, token, ttl_ms));
     AcquireAttempt attempt;
     if (!result.ok()) {
       attempt.outcome = AcquireAttempt::Outcome::kError;
@@ -148,8 +158,8 @@ class ScriptedLuaLock final : public LockVariant {
       attempt.outcome = AcquireAttempt::Outcome::kBusy;
     } else {
       attempt.outcome = AcquireAttempt::Outcome::kError;
-      attempt.error = wrong_reply(std::move(result), acquire_.name(),
-                                  "1 or OK (acquired), 0 or nil (busy)");
+      attempt.error =
+          wrong_reply(std::move(result), acquire_.name(), "1 or OK (acquired), 0 or nil (busy)");
     }
     return attempt;
   }
@@ -157,8 +167,9 @@ class ScriptedLuaLock final : public LockVariant {
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const override {
     const std::int64_t no_ttl = 0;
-    RedisResult result = release_.run(context.connection, expand(spec_.release.keys, key, token, no_ttl),
-                                      expand(spec_.release.args, key, token, no_ttl));
+    RedisResult result =
+        release_.run(context.connection, expand(spec_.release.keys, key, token, no_ttl),
+                     expand(spec_.release.args, key, token, no_ttl));
     ReleaseResult release;
     if (result.ok() && result.reply.type == Reply::Type::kInteger) {
       release.deleted = result.reply.integer;
@@ -176,8 +187,9 @@ class ScriptedLuaLock final : public LockVariant {
   ExtendResult extend(const LockContext& context, const std::string& key, const std::string& token,
                       std::int64_t ttl_ms) const override {
     if (!spec_.extend) return {};
-    RedisResult result = extend_.run(context.connection, expand(spec_.extend->keys, key, token, ttl_ms),
-                                     expand(spec_.extend->args, key, token, ttl_ms));
+    RedisResult result =
+        extend_.run(context.connection, expand(spec_.extend->keys, key, token, ttl_ms),
+                    expand(spec_.extend->args, key, token, ttl_ms));
     ExtendResult extended;
     if (result.ok() && (result.reply.is_integer(1) || result.reply.is_integer(0))) {
       extended.outcome = result.reply.integer == 1 ? ExtendResult::Outcome::kExtended
@@ -227,7 +239,8 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
     throw InputError(file + ": invalid JSON: " + e.what());
   }
   if (!root.is_object()) bad(file, "$", "expected an object");
-  only_keys(root, {"name", "summary", "like", "uses_ttl", "acquire", "release", "extend"}, file, "$");
+  only_keys(root, {"name", "summary", "like", "uses_ttl", "acquire", "release", "extend"}, file,
+            "$");
   ScriptVariantSpec spec;
   spec.file = file;
   spec.name = string_at(root, "name", file, "$", true);
@@ -236,7 +249,8 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
     bad(file, "$.name", "expected [a-z][a-z0-9_]{0,31}, got \"" + spec.name + "\"");
   }
   for (const std::string& known : known_variants) {
-    if (known == spec.name) bad(file, "$.name", "\"" + spec.name + "\" is already a variant's name");
+    if (known == spec.name)
+      bad(file, "$.name", "\"" + spec.name + "\" is already a variant's name");
   }
   spec.summary = string_at(root, "summary", file, "$", false);
   if (spec.summary.empty()) spec.summary = "user Lua lock from " + file;
@@ -265,7 +279,8 @@ std::unique_ptr<const LockVariant> make_script_variant(const ScriptVariantSpec& 
 
 std::string compile_script_variant(const ScriptVariantSpec& spec, Connection& connection) {
   const std::vector<std::pair<std::string, const ScriptCall*>> calls = {
-      {"acquire", &spec.acquire}, {"release", &spec.release},
+      {"acquire", &spec.acquire},
+      {"release", &spec.release},
       {"extend", spec.extend ? &*spec.extend : nullptr}};
   for (const auto& [which, call] : calls) {
     if (call == nullptr) continue;

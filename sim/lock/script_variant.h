@@ -9,7 +9,8 @@
 // Any other reply is reported as an error naming the script ("my_lock.acquire returned ...").
 //
 //   {"name": "my_lock", "like": "lua_owner",
-//    "acquire": {"script": "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0",
+//    "acquire": {"script": "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1
+//    or 0",
 //                "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
 //    "release": {"script": "...", "keys": ["{key}"], "args": ["{token}"]}}
 //

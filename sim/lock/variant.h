@@ -39,9 +39,9 @@ struct LockContext {
 // AcquireAttempt: the result of one attempt.
 struct AcquireAttempt {
   enum class Outcome {
-    kAcquired,       // the lock is ours; `token` identifies this acquisition
-    kBusy,           // someone else holds it; nothing changed on the server
-    kError,          // the attempt failed; see `error`
+    kAcquired,  // the lock is ours; `token` identifies this acquisition
+    kBusy,      // someone else holds it; nothing changed on the server
+    kError,     // the attempt failed; see `error`
   };
   Outcome outcome = Outcome::kBusy;
   std::string token;  // kAcquired: the value stored in the key ("1" for variants without owner)

@@ -42,8 +42,8 @@ std::string_view to_string(RedisErrorKind kind);
 struct Reply {
   enum class Type { kNil, kString, kStatus, kInteger, kArray, kError };
   Type type = Type::kNil;
-  std::string str;            // kString, kStatus, kError
-  std::int64_t integer = 0;   // kInteger
+  std::string str;              // kString, kStatus, kError
+  std::int64_t integer = 0;     // kInteger
   std::vector<Reply> elements;  // kArray
 
   bool is_nil() const { return type == Type::kNil; }

@@ -35,7 +35,6 @@ class Script {
   RedisResult load(Connection& connection) const;
 
  private:
-
   std::string name_;
   std::string source_;
   mutable std::mutex mutex_;

@@ -53,8 +53,12 @@ CheckOptions check_options(const Scenario& scenario) {
   CheckOptions options;
   options.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms);
   switch (scenario.resource.kind) {
-    case ResourceConfig::Kind::kNone: options.resource.kind = ResourceSpec::Kind::kNone; break;
-    case ResourceConfig::Kind::kCounter: options.resource.kind = ResourceSpec::Kind::kCounter; break;
+    case ResourceConfig::Kind::kNone:
+      options.resource.kind = ResourceSpec::Kind::kNone;
+      break;
+    case ResourceConfig::Kind::kCounter:
+      options.resource.kind = ResourceSpec::Kind::kCounter;
+      break;
     case ResourceConfig::Kind::kFindOrCreate:
       options.resource.kind = ResourceSpec::Kind::kFindOrCreate;
       break;

@@ -37,7 +37,8 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
   std::ostringstream out;
   out << "# " << scenario.name << "\n\n";
   if (!scenario.description.empty()) out << scenario.description << "\n\n";
-  out << "Source: " << (scenario.source.doc == "none" ? "no source document" : "Doc " + scenario.source.doc)
+  out << "Source: "
+      << (scenario.source.doc == "none" ? "no source document" : "Doc " + scenario.source.doc)
       << ". Claim: " << scenario.source.claim << "\n\n";
   out << "Run `" << info.run_id << "`, seed " << info.seed << ", redis " << info.redis_version
       << ", commit " << info.commit << ", " << info.started_at << ".\n\n";
@@ -64,7 +65,8 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
     for (const MutexViolation& v : r.violations) {
       out << "- **Mutual exclusion violated** (" << v.cause << "): " << v.explanation << "\n";
     }
-    for (const StaleRelease& s : r.stale_releases) out << "- **Stale release**: " << s.explanation << "\n";
+    for (const StaleRelease& s : r.stale_releases)
+      out << "- **Stale release**: " << s.explanation << "\n";
     for (const Deadlock& d : r.deadlocks) out << "- **Deadlock**: " << d.explanation << "\n";
     for (const Recovery& rec : r.recoveries) out << "- Recovery: " << rec.explanation << "\n";
     for (const Indeterminate& i : r.indeterminate) out << "- Unknown: " << i.explanation << "\n";
@@ -89,11 +91,11 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
     }
     const CheckStats& s = r.stats;
     out << "- Numbers: " << s.acquires_ok << " acquires ok, " << s.acquires_failed << " failed, "
-        << s.acquires_indeterminate << " indeterminate; " << s.releases_ok << " releases deleted a key, "
-        << s.releases_refused << " deleted nothing; " << s.crashes << " crash(es); acquire latency p50 "
-        << ms(s.acquire_latency_p50_ns) << ", p99 " << ms(s.acquire_latency_p99_ns) << ", max "
-        << ms(s.acquire_latency_max_ns) << "; " << s.holds_in_violation << " of " << s.holds
-        << " holds in a violation";
+        << s.acquires_indeterminate << " indeterminate; " << s.releases_ok
+        << " releases deleted a key, " << s.releases_refused << " deleted nothing; " << s.crashes
+        << " crash(es); acquire latency p50 " << ms(s.acquire_latency_p50_ns) << ", p99 "
+        << ms(s.acquire_latency_p99_ns) << ", max " << ms(s.acquire_latency_max_ns) << "; "
+        << s.holds_in_violation << " of " << s.holds << " holds in a violation";
     if (s.extends_ok + s.extends_failed > 0) {
       out << "; " << s.extends_ok << " renewals ok, " << s.extends_failed << " failed";
     }

@@ -26,7 +26,8 @@ Json base(const char* phase, const std::string& name, int tid, Nanos ts) {
 std::string trace_json(const History& history, const CheckResult& result,
                        const std::string& title) {
   Json events = Json::array();
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", title}}}});
+  events.push_back(
+      {{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", title}}}});
   for (std::size_t i = 0; i < history.clients.size(); ++i) {
     events.push_back({{"ph", "M"},
                       {"name", "thread_name"},
@@ -40,8 +41,8 @@ std::string trace_json(const History& history, const CheckResult& result,
   for (const Event& e : history.events) {
     if (e.f != Op::kAcquire && e.f != Op::kRelease && e.f != Op::kExtend) {
       if (e.f == Op::kCrash || e.f == Op::kFault) {
-        Json instant = base("i", e.f == Op::kCrash ? "crash" : "fault: " + e.token, e.client,
-                            e.time_ns);
+        Json instant =
+            base("i", e.f == Op::kCrash ? "crash" : "fault: " + e.token, e.client, e.time_ns);
         instant["s"] = "t";
         events.push_back(std::move(instant));
       }

@@ -8,12 +8,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/core/verdict.h"
 
@@ -85,14 +84,14 @@ struct Step {
     kRead,     // read the resource (counter value, or whether record `record_id` exists)
     kWrite,    // write the resource (counter: last read - 1; find_or_create: create if absent)
   };
-  std::string id;                 // optional name for {"done": id}; defaults to "step-<n>" (1-based)
-  std::string client;             // a name from Scenario::clients
+  std::string id;      // optional name for {"done": id}; defaults to "step-<n>" (1-based)
+  std::string client;  // a name from Scenario::clients
   Action action = Action::kWork;
-  std::int64_t work_ms = 0;       // kWork, kSleep
-  std::vector<Condition> until;   // kWork: all must hold to end the work early
-  std::int64_t max_ms = 0;        // kWork with `until`: upper bound of the work
-  std::vector<Condition> wait_for;  // before the step starts: all must hold
-  std::int64_t wait_max_ms = 10000;   // bound on wait_for; the step starts anyway after it
+  std::int64_t work_ms = 0;          // kWork, kSleep
+  std::vector<Condition> until;      // kWork: all must hold to end the work early
+  std::int64_t max_ms = 0;           // kWork with `until`: upper bound of the work
+  std::vector<Condition> wait_for;   // before the step starts: all must hold
+  std::int64_t wait_max_ms = 10000;  // bound on wait_for; the step starts anyway after it
   std::optional<std::int64_t> acquire_timeout_ms;  // kAcquire: overrides lock.acquire_timeout_ms
   // kAcquire, kRelease: crash inside the variant's call at this checkpoint (e.g. "after_setnx",
   // "after_get"); if the variant has no such checkpoint, crash right after the call returns.
@@ -102,9 +101,9 @@ struct Step {
   std::string pause_at;
   std::vector<Condition> pause_until;
   std::int64_t pause_max_ms = 0;
-  bool unsaved_token = false;     // kRelease: release with a token that was never saved (Doc C)
-  std::string record_id = "1";    // kRead, kWrite with find_or_create
-  std::string json_path;          // "$.steps[2]", for messages
+  bool unsaved_token = false;   // kRelease: release with a token that was never saved (Doc C)
+  std::string record_id = "1";  // kRead, kWrite with find_or_create
+  std::string json_path;        // "$.steps[2]", for messages
 };
 
 // Range: an inclusive range of milliseconds, drawn uniformly with the run's seeded Rng.
@@ -143,8 +142,8 @@ struct Expectation {
 
 // SweepPoint: set on each scenario a "sweep" file expands into.
 struct SweepPoint {
-  std::string group;       // the sweep file's name
-  std::string parameter;   // "ttl_over_work": lock.ttl_ms = value x workload mean work_ms
+  std::string group;      // the sweep file's name
+  std::string parameter;  // "ttl_over_work": lock.ttl_ms = value x workload mean work_ms
   double value = 0;
 };
 
@@ -168,11 +167,11 @@ struct Scenario {
   Source source;
   std::vector<std::string> variants;  // variant names, validated against the registry
   LockConfig lock;
-  std::vector<std::string> clients;   // scripted: client names; workload: generated c0..cN-1
-  std::vector<Step> steps;            // scripted form
-  std::optional<Workload> workload;   // workload form
-  ResourceConfig resource;            // kNone unless "resource" is given
-  std::optional<SweepPoint> sweep;    // set when this scenario is one point of a sweep
+  std::vector<std::string> clients;  // scripted: client names; workload: generated c0..cN-1
+  std::vector<Step> steps;           // scripted form
+  std::optional<Workload> workload;  // workload form
+  ResourceConfig resource;           // kNone unless "resource" is given
+  std::optional<SweepPoint> sweep;   // set when this scenario is one point of a sweep
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this

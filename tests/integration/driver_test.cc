@@ -1,21 +1,22 @@
 // driver_test: every variant against every core fault on a real redis-server, through the driver
 // and the checkers: crash inside the critical section, work outliving the TTL, stale release, and
 // a fault-free contended workload that must raise no false alarm.
+#include "sim/driver/driver.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "sim/checker/check.h"
-#include "sim/driver/driver.h"
+#include "sim/driver/wait.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
-#include "sim/driver/wait.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
 
@@ -26,8 +27,14 @@ RedisServer* server = nullptr;
 
 class ServerEnvironment : public ::testing::Environment {
  public:
-  void SetUp() override { server_ = std::make_unique<RedisServer>(RedisServer::start({})); server = server_.get(); }
-  void TearDown() override { server_.reset(); server = nullptr; }
+  void SetUp() override {
+    server_ = std::make_unique<RedisServer>(RedisServer::start({}));
+    server = server_.get();
+  }
+  void TearDown() override {
+    server_.reset();
+    server = nullptr;
+  }
 
  private:
   std::unique_ptr<RedisServer> server_;
@@ -66,7 +73,9 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   return judged;
 }
 
-int client(const Judged& j, const std::string& name) { return j.outcome.history.client_index(name); }
+int client(const Judged& j, const std::string& name) {
+  return j.outcome.history.client_index(name);
+}
 
 // Without a TTL a crash inside the critical section deadlocks B; with one, B gets in after it.
 TEST(DriverFaults, CrashInCriticalSection) {
@@ -135,12 +144,17 @@ TEST(DriverFaults, StaleRelease) {
   EXPECT_EQ(owner.result.stats.releases_refused, 1);  // A's late release deleted nothing
 }
 
-Scenario workload(const std::string& variant, const std::string& extra_workload,
-                  const std::string& lock = R"({"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}})") {
+Scenario workload(
+    const std::string& variant, const std::string& extra_workload,
+    const std::string& lock =
+        R"({"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}})") {
   const std::string text = R"({"name": "w", "source": {"doc": "none", "claim": "test"},
-    "variants": [")" + variant + R"("], "lock": )" + lock + R"(,
-    "workload": {"work_ms": {"min": 0, "max": 1})" + extra_workload + R"(},
-    "expect": {")" + variant + R"(": "ok"}})";
+    "variants": [")" + variant +
+                           R"("], "lock": )" + lock + R"(,
+    "workload": {"work_ms": {"min": 0, "max": 1})" +
+                           extra_workload + R"(},
+    "expect": {")" + variant +
+                           R"(": "ok"}})";
   return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
 }
 
@@ -189,10 +203,14 @@ TEST(DriverWorkload, ConservativeTimestamps) {
 // A workload client that crashes inside leaves a lock without TTL stuck (deadlock for the
 // others) but a TTL lock recovers.
 TEST(DriverWorkload, CrashInWorkload) {
-  const std::string lock = R"({"ttl_ms": 200, "acquire_timeout_ms": 1200, "wait": {"interval_ms": 5}})";
-  const Judged naive = run(workload("naive", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock), "naive");
+  const std::string lock =
+      R"({"ttl_ms": 200, "acquire_timeout_ms": 1200, "wait": {"interval_ms": 5}})";
+  const Judged naive = run(
+      workload("naive", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock), "naive");
   EXPECT_EQ(naive.result.verdict, Verdict::kDeadlock);
-  const Judged ttl = run(workload("set_nx_ex", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock), "set_nx_ex");
+  const Judged ttl =
+      run(workload("set_nx_ex", R"(, "clients": 2, "cycles": 3, "crash_probability": 1)", lock),
+          "set_nx_ex");
   EXPECT_EQ(ttl.result.verdict, Verdict::kOk);
   EXPECT_EQ(ttl.result.stats.crashes, 2);
 }
@@ -205,7 +223,8 @@ TEST(DriverControl, StopEndsTheRun) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     stop.request();
   });
-  RunRequest request{scenario, *find_variant("lua_owner"), 1, server->endpoint(), "locksim:stop:", stop, {}};
+  RunRequest request{
+      scenario, *find_variant("lua_owner"), 1, server->endpoint(), "locksim:stop:", stop, {}};
   const RunOutcome outcome = run_scenario(request);
   stopper.join();
   EXPECT_TRUE(outcome.interrupted);
@@ -221,12 +240,14 @@ TEST(DriverControl, UnreachableServerIsHarnessError) {
   nowhere.port = 1;
   RunRequest request{scenario, *find_variant("lua_owner"), 1, nowhere, "locksim:x:", stop, {}};
   const RunOutcome outcome = run_scenario(request);
-  EXPECT_NE(outcome.harness_error.find("cannot connect"), std::string::npos) << outcome.harness_error;
+  EXPECT_NE(outcome.harness_error.find("cannot connect"), std::string::npos)
+      << outcome.harness_error;
 }
 
 Scenario scripted(const std::string& variant, const std::string& body) {
   const std::string text = R"({"name": "s", "source": {"doc": "none", "claim": "test"},
-    "variants": [")" + variant + R"("], )" + body + R"(, "expect": {")" + variant + R"(": "any"}})";
+    "variants": [")" + variant +
+                           R"("], )" + body + R"(, "expect": {")" + variant + R"(": "any"}})";
   return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
 }
 
@@ -277,8 +298,8 @@ TEST(WaitStrategies, NotifyWakesTheWaiterOnRelease) {
   const Judged j = run(s, "lua_owner");
   EXPECT_EQ(j.result.verdict, Verdict::kOk);
   const Nanos waited = acquire_latency(j.outcome.history, "B");
-  EXPECT_GE(waited, ms_to_ns(90));     // it really waited for A
-  EXPECT_LT(waited, ms_to_ns(2500));   // and was woken long before the 5 s fallback
+  EXPECT_GE(waited, ms_to_ns(90));    // it really waited for A
+  EXPECT_LT(waited, ms_to_ns(2500));  // and was woken long before the 5 s fallback
 }
 
 // Renewal keeps the lease alive past its TTL, so B cannot get in; without renewal it can.
@@ -295,8 +316,8 @@ TEST(DriverFaults, RenewalKeepsTheLease) {
       {"client": "B", "do": "release"}])";
   const Judged renewed = run(scripted("lua_owner_renew", body), "lua_owner_renew");
   EXPECT_EQ(renewed.result.verdict, Verdict::kOk);
-  EXPECT_EQ(renewed.result.stats.acquires_failed, 1);   // B's single try found it held
-  EXPECT_GE(renewed.result.stats.extends_ok, 10);       // ~600 ms / 20 ms
+  EXPECT_EQ(renewed.result.stats.acquires_failed, 1);  // B's single try found it held
+  EXPECT_GE(renewed.result.stats.extends_ok, 10);      // ~600 ms / 20 ms
   EXPECT_EQ(renewed.result.stats.extends_failed, 0);
   const Judged plain = run(scripted("lua_owner", body), "lua_owner");
   EXPECT_EQ(plain.result.verdict, Verdict::kMutexViolation);
@@ -310,7 +331,8 @@ TEST(DriverFaults, CrashAtMissingCheckpointCrashesAfterTheCall) {
   EXPECT_EQ(j.result.stats.crashes, 1);
   ASSERT_EQ(j.result.recoveries.size(), 1u);
   bool noted = false;
-  for (const std::string& note : j.outcome.notes) noted |= note.find("no checkpoint") != std::string::npos;
+  for (const std::string& note : j.outcome.notes)
+    noted |= note.find("no checkpoint") != std::string::npos;
   EXPECT_TRUE(noted);
   // With the checkpoint, the acquire never completes and the key keeps no TTL: a deadlock.
   const Judged gap = run(catalogue("crash-between-setnx-and-expire"), "setnx_then_expire");

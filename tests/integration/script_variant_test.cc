@@ -1,6 +1,8 @@
 // script_variant_test: a user's Lua lock (--variant-file): strict loading with JSON-path errors,
 // placeholders filled into KEYS and ARGV, replies mapped to outcomes, and wrong replies and
 // syntax errors reported naming the script. Against a real redis-server.
+#include "sim/lock/script_variant.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 
 #include "sim/core/error.h"
 #include "sim/lock/registry.h"
-#include "sim/lock/script_variant.h"
 #include "tests/integration/redis_fixture.h"
 
 namespace locksim {
@@ -17,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("locksim-script-variant-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("locksim-script-variant-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;
@@ -44,23 +46,29 @@ std::string load_error(const std::string& text) {
 
 // Bad files are rejected with the file, the JSON path and what was expected.
 TEST(ScriptVariantLoad, ErrorsNameFilePathAndExpectation) {
-  EXPECT_NE(load_error(R"({"name": "x", "acquire": {"script": "return 1"}})").find("$.release: missing"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error(R"({"name": "x", "acquire": {"script": "return 1"}})").find("$.release: missing"),
+      std::string::npos);
   EXPECT_NE(load_error(R"({"name": "x", "acquire": {"script": "return 1", "argz": []},
-                          "release": {"script": "return 1"}})").find("$.acquire.argz: unknown key"),
+                          "release": {"script": "return 1"}})")
+                .find("$.acquire.argz: unknown key"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"name": "x", "acquire": {"script": "return 1", "args": ["{tokn}"]},
-                          "release": {"script": "return 1"}})").find("unknown placeholder {tokn}"),
+                          "release": {"script": "return 1"}})")
+                .find("unknown placeholder {tokn}"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"name": "lua_owner", "acquire": {"script": "return 1"},
-                          "release": {"script": "return 1"}})").find("already a variant's name"),
+                          "release": {"script": "return 1"}})")
+                .find("already a variant's name"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"name": "x", "like": "lua_ownr", "acquire": {"script": "return 1"},
-                          "release": {"script": "return 1"}})").find("$.like: unknown variant"),
+                          "release": {"script": "return 1"}})")
+                .find("$.like: unknown variant"),
             std::string::npos);
-  EXPECT_NE(load_error(R"({"name": "x", "acquire": {"script": ""}, "release": {"script": "return 1"}})")
-                .find("bad.json: $.acquire.script"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error(R"({"name": "x", "acquire": {"script": ""}, "release": {"script": "return 1"}})")
+          .find("bad.json: $.acquire.script"),
+      std::string::npos);
   EXPECT_EQ(load_error(kOwnerLock), "");
 }
 
@@ -68,7 +76,8 @@ class ScriptVariantTest : public test_support::RedisTest {};
 
 // The user's owner lock acquires, is busy for a second taker, renews and releases like lua_owner.
 TEST_F(ScriptVariantTest, OwnerLockBehavesLikeLuaOwner) {
-  const ScriptVariantSpec spec = load_script_variant(write_file("owner.json", kOwnerLock), variant_names());
+  const ScriptVariantSpec spec =
+      load_script_variant(write_file("owner.json", kOwnerLock), variant_names());
   const auto variant = make_script_variant(spec);
   EXPECT_TRUE(variant->renews());
   Connection connection = connect();
@@ -104,11 +113,13 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
   const AcquireAttempt attempt = variant->try_acquire(context, key("k"), 100);
   ASSERT_EQ(attempt.outcome, AcquireAttempt::Outcome::kError);
   EXPECT_NE(attempt.error.message.find("script wrong.acquire returned the string \"yes\""),
-            std::string::npos) << attempt.error.message;
+            std::string::npos)
+      << attempt.error.message;
   connection.reconnect();
   const ReleaseResult release = variant->release(context, key("k"), "t");
   ASSERT_EQ(release.outcome, ReleaseResult::Outcome::kError);
-  EXPECT_NE(release.error.message.find("script wrong.release returned an array"), std::string::npos);
+  EXPECT_NE(release.error.message.find("script wrong.release returned an array"),
+            std::string::npos);
 
   const ScriptVariantSpec broken = load_script_variant(write_file("broken.json", R"({
     "name": "broken", "acquire": {"script": "return 1"}, "release": {"script": "if then"}})"),

@@ -294,9 +294,7 @@ TEST(CheckerTest, LateAcquireReplyIsNotARacyAcquire) {
     for (Event& e : b.events()) {
       if (e.f == Op::kAcquire && e.type == EventType::kOk) e.base = sent_ns;
     }
-    return b.release(ms(300), ms(301), A)
-        .hold(B, ms(5), ms(120), ms(400), ms(401), 100)
-        .build();
+    return b.release(ms(300), ms(301), A).hold(B, ms(5), ms(120), ms(400), ms(401), 100).build();
   };
   const CheckResult late = check(history(std::nullopt));
   ASSERT_EQ(late.violations.size(), 1u);
@@ -554,9 +552,10 @@ TEST(CheckerTest, StaleReleaseWithoutOverlap) {
   ASSERT_EQ(r.stale_releases.size(), 1u);
   EXPECT_EQ(r.stale_releases[0].releaser, A);
   EXPECT_EQ(r.stale_releases[0].victim, B);
-  EXPECT_EQ(r.stale_releases[0].explanation,
-            "A's release of lock at 160.0 ms came after its lease had run out (from 100.0 ms on) and "
-            "deleted the lock while B was inside (since 150.0 ms).");
+  EXPECT_EQ(
+      r.stale_releases[0].explanation,
+      "A's release of lock at 160.0 ms came after its lease had run out (from 100.0 ms on) and "
+      "deleted the lock while B was inside (since 150.0 ms).");
 
   // The same release made while A's lease was still valid is not stale.
   HistoryBuilder fresh;

@@ -16,7 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("locksim-history-test-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("locksim-history-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
 }
@@ -29,7 +30,8 @@ TEST(Recorder, MergesConcurrentLogsInTimeOrder) {
   std::vector<std::thread> threads;
   for (std::size_t c = 0; c < 4; ++c) {
     threads.emplace_back([&recorder, c] {
-      for (int i = 0; i < 5000; ++i) recorder.log(c).record(EventType::kInvoke, Op::kAcquire, "lock");
+      for (int i = 0; i < 5000; ++i)
+        recorder.log(c).record(EventType::kInvoke, Op::kAcquire, "lock");
     });
   }
   for (auto& t : threads) t.join();
@@ -92,8 +94,10 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   const fs::path path = temp_file("bad.jsonl");
   {
     std::ofstream out(path);
-    out << R"({"index":0,"time_ns":1,"client":"A","type":"invoke","f":"acquire"})" << "\n";
-    out << R"({"index":1,"time_ns":2,"client":"A","type":"maybe","f":"acquire"})" << "\n";
+    out << R"({"index":0,"time_ns":1,"client":"A","type":"invoke","f":"acquire"})"
+        << "\n";
+    out << R"({"index":1,"time_ns":2,"client":"A","type":"maybe","f":"acquire"})"
+        << "\n";
   }
   try {
     read_history_jsonl(path);
@@ -103,8 +107,10 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   }
   {
     std::ofstream out(path);
-    out << R"({"index":0,"time_ns":5,"client":"A","type":"invoke","f":"acquire"})" << "\n";
-    out << R"({"index":1,"time_ns":2,"client":"A","type":"ok","f":"acquire"})" << "\n";
+    out << R"({"index":0,"time_ns":5,"client":"A","type":"invoke","f":"acquire"})"
+        << "\n";
+    out << R"({"index":1,"time_ns":2,"client":"A","type":"ok","f":"acquire"})"
+        << "\n";
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);

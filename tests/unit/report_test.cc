@@ -42,7 +42,8 @@ History overlapping_history() {
               make(320 * ms, 1, EventType::kOk, Op::kExit),
               make(320 * ms, 1, EventType::kInvoke, Op::kRelease),
               make(321 * ms, 1, EventType::kOk, Op::kRelease, -1, 1)};
-  for (std::size_t i = 0; i < h.events.size(); ++i) h.events[i].index = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < h.events.size(); ++i)
+    h.events[i].index = static_cast<std::int64_t>(i);
   return h;
 }
 
@@ -126,8 +127,10 @@ TEST(Results, SchemaContextAndViolation) {
 // summary.md has the table row and states the anomaly in words with both clients.
 TEST(Summary, TableAndAnomalyInWords) {
   const std::string md = summary_markdown(tiny_scenario(), {judged_run()}, info());
-  EXPECT_NE(md.find("| lua_owner | mutex_violation (lease_expired) | mutex_violation (lease_expired) | yes |"),
-            std::string::npos) << md;
+  EXPECT_NE(md.find("| lua_owner | mutex_violation (lease_expired) | mutex_violation "
+                    "(lease_expired) | yes |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("Mutual exclusion violated"), std::string::npos);
   EXPECT_NE(md.find("150.0"), std::string::npos);  // the overlap in ms
   EXPECT_NE(md.find("something worth knowing"), std::string::npos);

@@ -291,7 +291,7 @@ TEST(WaitStrategies, NotifyWakesTheWaiterOnRelease) {
     "clients": ["A", "B"],
     "steps": [
       {"client": "A", "do": "acquire"},
-      {"client": "B", "do": "acquire"},
+      {"client": "B", "do": "acquire", "wait_for": {"inside": "A"}},
       {"client": "A", "do": "work", "work_ms": 100},
       {"client": "A", "do": "release"},
       {"client": "B", "do": "release"}])");

@@ -12,13 +12,18 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 FIXTURE = os.path.join(HERE, "fixtures", "reports")
 
 
-class PlotScripts(unittest.TestCase):
+class ReportsFixture(unittest.TestCase):
+    """A temporary copy of the checked-in reports, with `latest` links as locksim makes them."""
+
     def setUp(self):
         self.reports = os.path.join(tempfile.mkdtemp(prefix="locksim-plot-test-"), "reports")
         shutil.copytree(FIXTURE, self.reports)
         scenario = os.path.join(self.reports, "stale-release")
         os.symlink("20261122-run", os.path.join(scenario, "latest"))
         self.run_dir = os.path.join(scenario, "latest")
+        for name in os.listdir(self.reports):
+            if name.startswith("doc-e-ttl-ratio-ttl-x"):
+                os.symlink("run", os.path.join(self.reports, name, "latest"))
 
     def tearDown(self):
         shutil.rmtree(os.path.dirname(self.reports))
@@ -26,6 +31,9 @@ class PlotScripts(unittest.TestCase):
     def script(self, name, *args):
         return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
                               capture_output=True, text=True, check=False)
+
+
+class PlotScripts(ReportsFixture):
 
     def test_timeline_png_per_variant(self):
         """Each variant directory gets a non-empty PNG."""
@@ -64,6 +72,27 @@ class PlotScripts(unittest.TestCase):
         result = self.script("catalogue.py", self.reports)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("**mutex_violation", result.stdout)
+
+
+class SweepScript(ReportsFixture):
+    def test_sweep_table_and_plot(self):
+        """The four points of a real sweep become one table row each and a PNG."""
+        result = self.script("plot_sweep.py", self.reports)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.reports, "doc-e-ttl-ratio-sweep.md"), encoding="utf-8") as f:
+            text = f.read()
+        for value in ("| 0.5 |", "| 1 |", "| 2 |", "| 30 |"):
+            self.assertIn(value, text)
+        self.assertIn("| ttl_over_work | set_nx_ex | lua_owner |", text)
+        with open(os.path.join(self.reports, "doc-e-ttl-ratio-sweep.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_no_sweep_is_an_error(self):
+        """A reports directory without sweep results says so and fails."""
+        for name in os.listdir(self.reports):
+            if name.startswith("doc-e"):
+                shutil.rmtree(os.path.join(self.reports, name))
+        self.assertEqual(self.script("plot_sweep.py", self.reports).returncode, 1)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ Reads REPORTS_DIR/<scenario>/latest/results.json, writes REPORTS_DIR/catalogue.m
 Each cell is the observed verdict (and causes), marked when it differs from the expectation, and
 links to that run's summary and the variant's timeline PNG.
 """
-import json
 import os
 import sys
+
+from locksim_reports import latest_results
 
 
 def main(argv):
@@ -18,12 +19,7 @@ def main(argv):
         print(__doc__.strip())
         return 0
     rows, variants = [], []
-    for name in sorted(os.listdir(reports)) if os.path.isdir(reports) else []:
-        path = os.path.join(reports, name, "latest", "results.json")
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as f:
-            results = json.load(f)
+    for name, results in latest_results(reports):
         rows.append((name, results))
         for v in results["variants"]:
             if v["context"]["variant"] not in variants:

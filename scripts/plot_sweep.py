@@ -8,7 +8,6 @@ scenarios a "sweep" file expands into), groups them by sweep, and for each group
 REPORTS_DIR/<group>-sweep.md (table: rate of holds caught in a violation, and the verdict, per
 point and variant) and REPORTS_DIR/<group>-sweep.png (rate against the swept value, log x axis).
 """
-import json
 import os
 import sys
 
@@ -17,15 +16,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from locksim_reports import latest_results  # noqa: E402
+
 
 def collect(reports):
     groups = {}
-    for name in sorted(os.listdir(reports)) if os.path.isdir(reports) else []:
-        path = os.path.join(reports, name, "latest", "results.json")
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as f:
-            results = json.load(f)
+    for _, results in latest_results(reports):
         point = results["context"].get("sweep_point")
         if not point:
             continue

@@ -117,7 +117,10 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
       std::string text =
           who + " crashed at " + at + (hold.acquired ? " while holding it" : " during an acquire");
       if (hold.ttl_ms < 0) return text + " and its key has no TTL";
-      return text + "; its lease ran out at " + format_ms(hold.end_ns);
+      // Still stuck after the requested lease would have ended: the TTL never took effect
+      // (e.g. a crash between SETNX and EXPIRE) or was lost.
+      return text + "; its requested lease would have ended at " + format_ms(hold.end_ns) +
+             ", yet the lock stayed taken: the TTL was never set";
     }
     case HoldEnd::kReleased:
       return "the last holder, " + who + ", released it at " + at;

@@ -432,7 +432,10 @@ TEST(CheckerTest, FailedAcquireAfterLeaseOfCrashedHolderIsDeadlock) {
   const CheckResult r = check(h);
   ASSERT_EQ(r.deadlocks.size(), 1u);
   EXPECT_EQ(r.deadlocks[0].stuck_from_ns, ms(120));
-  EXPECT_TRUE(contains(r.deadlocks[0].explanation, "its lease ran out at 120.0 ms"));
+  EXPECT_TRUE(contains(r.deadlocks[0].explanation,
+                       "its requested lease would have ended at 120.0 ms, yet the lock stayed "
+                       "taken: the TTL was never set"))
+      << r.deadlocks[0].explanation;
   EXPECT_FALSE(contains(r.deadlocks[0].explanation, "no TTL"));
 }
 

@@ -25,13 +25,13 @@ namespace {
 
 constexpr int kClients = 8;
 
+History* building = nullptr;  // the history being built, for its key and string tables
+
 Event make_event(Nanos t, int client, EventType type, Op f, const std::string& key) {
-  Event e;
+  Event e = Event::make(type, f);
   e.time_ns = t;
   e.client = client;
-  e.type = type;
-  e.f = f;
-  e.key = key;
+  e.key = building->key_id(key);
   return e;
 }
 
@@ -51,34 +51,35 @@ void append_key_stream(const std::string& key, const std::string& stock, bool re
     const Nanos exit_ns = enter_ns + 20'000 + static_cast<Nanos>(rng() % 200'000);
     const Nanos released_ns = exit_ns + 50'000 + static_cast<Nanos>(rng() % 50'000);
     events.push_back(make_event(invoke_ns, holder, EventType::kInvoke, Op::kAcquire, key));
-    events.back().ttl_ms = ttl_ms;
+    events.back().ttl_ms = static_cast<std::int32_t>(ttl_ms);
     events.push_back(make_event(enter_ns, holder, EventType::kOk, Op::kAcquire, key));
-    events.back().token = std::to_string(cycle);
-    events.back().ttl_ms = ttl_ms;
-    events.back().count = 1;
+    events.back().token = building->strings.add(std::to_string(cycle));
+    events.back().ttl_ms = static_cast<std::int32_t>(ttl_ms);
+    events.back().acquire().attempts = 1;
     events.push_back(make_event(enter_ns, holder, EventType::kOk, Op::kEnter, key));
     events.push_back(make_event(enter_ns, holder, EventType::kInfo, Op::kWork, key));
     if (renew) {
       events.push_back(make_event(enter_ns + 5'000, holder, EventType::kInvoke, Op::kExtend, key));
-      events.back().ttl_ms = ttl_ms;
-      events.back().token = std::to_string(cycle);
+      events.back().ttl_ms = static_cast<std::int32_t>(ttl_ms);
+      events.back().token = building->strings.add(std::to_string(cycle));
       events.push_back(make_event(enter_ns + 6'000, holder, EventType::kOk, Op::kExtend, key));
-      events.back().count = 1;
+      events.back().extend().extended = 1;
       events.push_back(make_event(enter_ns + 7'000, holder, EventType::kOk, Op::kRead, stock));
-      events.back().count = stock_value;
+      events.back().resource().value = stock_value;
       events.push_back(make_event(enter_ns + 8'000, holder, EventType::kOk, Op::kWrite, stock));
-      events.back().base = stock_value;
-      events.back().count = --stock_value;
+      events.back().resource().base = stock_value;
+      events.back().resource().has_base = true;
+      events.back().resource().value = --stock_value;
       if (cycle % 64 == 63) {
         events.push_back(make_event(enter_ns + 9'000, holder, EventType::kInfo, Op::kFault, key));
-        events.back().token = "lose_lock";
+        events.back().fault().name = building->strings.add("lose_lock");
       }
     }
     events.push_back(make_event(exit_ns, holder, EventType::kOk, Op::kExit, key));
     events.push_back(make_event(exit_ns, holder, EventType::kInvoke, Op::kRelease, key));
-    events.back().token = std::to_string(cycle);
+    events.back().token = building->strings.add(std::to_string(cycle));
     events.push_back(make_event(released_ns, holder, EventType::kOk, Op::kRelease, key));
-    events.back().count = 1;
+    events.back().release().deleted = 1;
 
     const int next = (holder + 1 + static_cast<int>(rng() % (kClients - 1))) % kClients;
     invoke_ns = enter_ns + static_cast<Nanos>(rng() % 10'000);
@@ -86,7 +87,7 @@ void append_key_stream(const std::string& key, const std::string& stock, bool re
       // A first attempt that gives up while the lock is visibly held.
       events.push_back(make_event(invoke_ns, next, EventType::kInvoke, Op::kAcquire, key));
       events.push_back(make_event(invoke_ns + 5'000, next, EventType::kFail, Op::kAcquire, key));
-      events.back().error = "timeout: lock still held after 0 ms";
+      events.back().error = ErrorKind::kGaveUp;
       invoke_ns += 6'000;
     }
     holder = next;
@@ -99,6 +100,7 @@ const History& correct_history(std::size_t events, int keys, bool renew) {
   auto [it, inserted] = cache.try_emplace({events, keys, renew});
   if (!inserted) return it->second;
   History& h = it->second;
+  building = &h;
   for (int c = 0; c < kClients; ++c) h.clients.push_back("c" + std::to_string(c));
   h.events.reserve(events + 16);
   for (int k = 0; k < keys; ++k) {
@@ -109,7 +111,6 @@ const History& correct_history(std::size_t events, int keys, bool renew) {
   }
   std::stable_sort(h.events.begin(), h.events.end(),
                    [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
-  for (std::size_t i = 0; i < h.events.size(); ++i) h.events[i].index = std::int64_t(i);
   return h;
 }
 

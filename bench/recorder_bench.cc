@@ -17,14 +17,18 @@ void BM_RecordEvent(benchmark::State& state) {
   static Recorder recorder = [] {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < kClients; ++i) names.push_back("c" + std::to_string(i));
-    return Recorder(clock, names, 1 << 20);
+    return Recorder(clock, names);
   }();
   ClientLog& log = recorder.log(static_cast<std::size_t>(state.thread_index()) % kClients);
+  const std::string token = "0123456789abcdef0123456789abcdef";
   for (auto _ : state) {
-    log.record(EventType::kInvoke, Op::kAcquire, "lock");
+    // A typical event: stamped, keyed, with a token (interned) and a typed fact.
+    Event& event = log.record(EventType::kOk, Op::kAcquire, "lock");
+    event.token = log.intern(token);
+    event.acquire().attempts = 1;
     if (log.size() >= (1 << 20)) {
       state.PauseTiming();
-      log.events().clear();
+      log.clear();
       state.ResumeTiming();
     }
   }
@@ -40,7 +44,7 @@ void BM_MergeLogs(benchmark::State& state) {
     RunClock clock;
     std::vector<std::string> names;
     for (std::size_t i = 0; i < kClients; ++i) names.push_back("c" + std::to_string(i));
-    Recorder recorder(clock, names, per_client);
+    Recorder recorder(clock, names);
     for (std::size_t c = 0; c < kClients; ++c) {
       for (std::size_t i = 0; i < per_client; ++i) {
         recorder.log(c).record(EventType::kOk, Op::kEnter, "lock");

@@ -5,9 +5,9 @@ Usage: /usr/bin/python3 scripts/plot_timeline.py RUN_DIR [RUN_DIR ...]
 
 RUN_DIR is reports/<scenario>/<run-id> (or its `latest` link) as written by `locksim run`; for every
 variant directory in it (one holding history.jsonl and results.json) this writes
-<variant>/timeline.png: one row per client, acquire waits in grey, hold windows in blue, the
-overlapping part of every mutual-exclusion violation in red, crashes as black crosses. Reads only
-locksim's JSON output.
+<variant>/timeline.png: one row per client, acquire waits in grey, hold windows in blue (the
+`holds` of results.json), the overlapping part of every mutual-exclusion violation in red (its
+`findings`), crashes as black crosses. Reads only locksim's JSON output (results.json schema 2).
 """
 import json
 import os
@@ -20,31 +20,25 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def read_history(path):
+    """The events of history.jsonl (its schema-2 header line, if any, skipped)."""
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        lines = [json.loads(line) for line in f if line.strip()]
+    return [e for e in lines if "history_schema" not in e]
 
 
-def spans(events):
-    """Hold windows [enter, exit|crash|end] and acquire waits [invoke, ok|fail|info] per client."""
-    end_ms = events[-1]["time_ns"] / 1e6 if events else 0.0
-    holds, waits, crashes = [], [], []
-    inside, invoked = {}, {}
+def waits_and_crashes(events):
+    """Acquire waits [invoke, ok|fail|info] and crashes per client, from the history."""
+    waits, crashes = [], []
+    invoked = {}
     for e in events:
         t, c, f, kind = e["time_ns"] / 1e6, e["client"], e["f"], e["type"]
-        if f == "enter":
-            inside[c] = t
-        elif f in ("exit", "crash"):
-            if c in inside:
-                holds.append((c, inside.pop(c), t))
-            if f == "crash":
-                crashes.append((c, t))
+        if f == "crash":
+            crashes.append((c, t))
         elif f == "acquire" and kind == "invoke":
             invoked[c] = t
         elif f == "acquire" and c in invoked:
             waits.append((c, invoked.pop(c), t, kind))
-    for c, start in inside.items():
-        holds.append((c, start, end_ms))
-    return holds, waits, crashes
+    return waits, crashes
 
 
 def plot_variant(variant_dir):
@@ -55,7 +49,9 @@ def plot_variant(variant_dir):
         results = json.load(f)
     clients = results.get("clients") or sorted({e["client"] for e in events})
     row = {name: i for i, name in enumerate(clients)}
-    holds, waits, crashes = spans(events)
+    waits, crashes = waits_and_crashes(events)
+    holds = [(h["client"], h["start_ms"], h["end_ms"]) for h in results.get("holds", [])]
+    findings = results.get("findings", [])
 
     height = max(2.2, 0.45 * len(clients) + 1.4)
     fig, ax = plt.subplots(figsize=(11, height))
@@ -64,16 +60,15 @@ def plot_variant(variant_dir):
         ax.barh(row[c], end - start, left=start, height=0.35, color=color, edgecolor="none")
     for c, start, end in holds:
         ax.barh(row[c], max(end - start, 0.05), left=start, height=0.6, color="#4a7ebb")
-    for v in results.get("violations", []):
-        start = v["later"]["start_ms"]
-        for side in ("earlier", "later"):
-            ax.barh(row[v[side]["client"]], v["overlap_ms"], left=start, height=0.6,
-                    color="#d62728")
-        ax.axvspan(start, start + v["overlap_ms"], color="#d62728", alpha=0.08)
+    for v in (f for f in findings if f["kind"] == "mutex_violation"):
+        start, end = v["from_ms"], v["to_ms"]
+        for client in v["clients"][:2]:  # the earlier and the later holder
+            ax.barh(row[client], end - start, left=start, height=0.6, color="#d62728")
+        ax.axvspan(start, end, color="#d62728", alpha=0.08)
     for c, t in crashes:
         ax.plot([t], [row[c]], marker="x", color="black", markersize=10, mew=2)
-    for s in results.get("stale_releases", []):
-        ax.plot([s["release_ms"]], [row[s["releaser"]]], marker="v", color="#d62728",
+    for s in (f for f in findings if f["kind"] == "stale_release"):
+        ax.plot([s["from_ms"]], [row[s["clients"][0]]], marker="v", color="#d62728",
                 markersize=9)
 
     ax.set_yticks(range(len(clients)))

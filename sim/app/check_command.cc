@@ -9,6 +9,7 @@
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
 #include "sim/lock/registry.h"
+#include "sim/report/findings.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
 
@@ -66,17 +67,8 @@ int check_command(const CheckCommandOptions& options) {
                                                       : describe_expectation(expected->second))
                 << (matches ? "  ok" : "  MISMATCH") << " (" << history.events.size()
                 << " events)\n";
-      for (const MutexViolation& v : result.violations)
-        std::cout << "  - " << v.explanation << "\n";
-      for (const StaleRelease& s : result.stale_releases)
-        std::cout << "  - " << s.explanation << "\n";
-      for (const Deadlock& d : result.deadlocks) std::cout << "  - " << d.explanation << "\n";
-      for (const Recovery& r : result.recoveries) std::cout << "  - " << r.explanation << "\n";
-      for (const Indeterminate& i : result.indeterminate)
-        std::cout << "  - " << i.explanation << "\n";
-      for (const IdleHold& i : result.idle_holds) std::cout << "  - " << i.explanation << "\n";
-      for (const ResourceFinding& f : result.resource_findings) {
-        std::cout << "  - " << f.explanation << "\n";
+      for (const Finding& finding : result.findings) {
+        std::cout << "  - " << finding_line(finding) << "\n";
       }
     }
     return mismatched == 0 ? kExitOk : kExitMismatch;

@@ -259,17 +259,16 @@ int run_command(const RunOptions& options, StopSignal& stop) {
                         : run.matches   ? "ok"
                                         : "MISMATCH")
                     << "  " << elapsed << std::endl;
-          // A user script that answers wrongly is named, once per distinct message.
-          std::set<std::string> script_errors;
-          for (const Event& e : run.history.events) {
-            if (e.error.find("script ") != std::string::npos) script_errors.insert(e.error);
+          // The lock's own errors are always named (a user script that answers wrongly); the
+          // findings behind an unexpected verdict are named when the outcome differs.
+          for (const Finding* f : run.result.of(FindingKind::kLockError)) {
+            std::cout << "    " << f->words << "\n";
           }
-          for (const std::string& message : script_errors) std::cout << "    " << message << "\n";
           if (!run.matches && !run.interrupted) {
-            for (const MutexViolation& v : run.result.violations)
-              std::cout << "    " << v.explanation << "\n";
-            for (const Deadlock& d : run.result.deadlocks)
-              std::cout << "    " << d.explanation << "\n";
+            for (const Finding& f : run.result.findings) {
+              if (f.kind == FindingKind::kLockError || verdict_of(f.kind) == Verdict::kOk) continue;
+              std::cout << "    " << f.words << "\n";
+            }
           }
           if (tallies.find(pair) == tallies.end()) order.push_back(pair);
           Tally& tally = tallies[pair];

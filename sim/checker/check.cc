@@ -1,8 +1,9 @@
-// check_history: builds the per-key timelines once, runs every checker over each key, and takes
-// the strongest verdict the findings support.
+// check_history: builds the per-key timelines once, runs every checker over each key and over the
+// whole history, orders the findings by kind, and takes the strongest verdict they support.
 #include "sim/checker/check.h"
 
 #include <algorithm>
+#include <set>
 
 #include "sim/checker/checkers.h"
 #include "sim/checker/timeline.h"
@@ -10,11 +11,24 @@
 namespace locksim {
 
 std::vector<std::string> CheckResult::causes() const {
-  std::vector<std::string> distinct;
-  for (const MutexViolation& violation : violations) distinct.push_back(violation.cause);
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  return distinct;
+  std::set<std::string> distinct;
+  for (const Finding& finding : findings) {
+    if (finding.kind == FindingKind::kMutexViolation) distinct.insert(finding.cause);
+  }
+  return {distinct.begin(), distinct.end()};
+}
+
+std::vector<const Finding*> CheckResult::of(FindingKind kind) const {
+  std::vector<const Finding*> found;
+  for (const Finding& finding : findings) {
+    if (finding.kind == kind) found.push_back(&finding);
+  }
+  return found;
+}
+
+std::size_t CheckResult::count(FindingKind kind) const {
+  return static_cast<std::size_t>(std::count_if(
+      findings.begin(), findings.end(), [kind](const Finding& f) { return f.kind == kind; }));
 }
 
 CheckResult check_history(const History& history, const CheckOptions& options) {
@@ -25,29 +39,31 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   const Timelines timelines = build_timelines(history);
   for (const KeyTimeline& timeline : timelines.keys) {
     result.stats.holds += static_cast<std::int64_t>(timeline.windows.size());
+    for (const WindowRecord& record : timeline.windows) {
+      result.holds.push_back(to_hold_window(record, timeline.key, history));
+    }
     check_mutual_exclusion(history, timeline, result);
     check_liveness(history, timeline, options, result);
     check_idle_holds(history, timeline, result);
     check_indeterminacy(history, timeline, result);
+    check_renewals(history, timeline, result);
+    check_grants(history, timeline, result);
     result.naive_timestamp_overlaps += count_naive_overlaps(timeline);
   }
   check_resource(history, options.resource, result);
-  result.violations_outside_faults =
-      std::count_if(result.violations.begin(), result.violations.end(),
-                    [](const MutexViolation& violation) { return !violation.earlier.faulted; });
+  check_run(history, result);
+  // Keys are kept apart while building; a report wants one timeline across keys.
+  std::stable_sort(
+      result.holds.begin(), result.holds.end(),
+      [](const HoldWindow& a, const HoldWindow& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(result.findings.begin(), result.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.kind < b.kind; });
 
-  // A stale release or an idle hold alone is a finding, not a verdict: it harmed nobody unless
-  // someone got in (then there is a violation) or a waiter gave up (then there is a deadlock).
-  if (!result.violations.empty()) {
-    result.verdict = Verdict::kMutexViolation;
-  } else if (!result.resource_findings.empty()) {
-    result.verdict = Verdict::kResourceCorrupted;
-  } else if (!result.deadlocks.empty()) {
-    result.verdict = Verdict::kDeadlock;
-  } else if (!result.indeterminate.empty()) {
-    result.verdict = Verdict::kUnknown;
-  } else {
-    result.verdict = Verdict::kOk;
+  // A stale release, a stolen renewal or an idle hold alone supports no verdict: it harmed nobody
+  // unless someone got in (a violation) or a waiter was stuck (a deadlock).
+  result.verdict = Verdict::kOk;
+  for (const Finding& finding : result.findings) {
+    result.verdict = strongest(result.verdict, verdict_of(finding.kind));
   }
   return result;
 }

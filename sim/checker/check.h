@@ -1,64 +1,64 @@
 // check.h: check_history, the checkers' verdict on one run. Pure functions of a History.
 //
-// The checkers never see Redis: `locksim check run-dir/` re-judges an old history.jsonl.
+// The checkers never see Redis: `locksim check run-dir/` re-judges an old history.jsonl. Every
+// checker reports one type, Finding (kind, cause, key, clients, interval, amount, words), which
+// every output renders the same way; each kind says which verdict it supports (finding.cc), and
+// the verdict is the strongest of them. Adding a check is one file that appends findings.
 //
 // Hold windows. A client's *definite* hold window on a key is [enter, exit] (enter is recorded
 // right after the acquire reply was read, exit right before the release request is sent), or
 // [enter, crash] if it crashed inside, or [enter, end of history] if it never left.
 //
 // Lease end. A window's lease ends ttl_ms after the latest of its acquire ok and the oks of the
-// holder's successful extends (count >= 1) on that key up to the window's end, so a lock renewed
-// in time never counts as expired. Every lease estimate below uses it. A window is `faulted` when
-// its client recorded a `fault` event inside it (Doc D's "lose_lock": renewal stopped on purpose).
+// holder's successful extends on that key up to the window's end, so a lock renewed in time never
+// counts as expired. A window is `faulted` when its client recorded a `fault` event inside it
+// (Doc D's "lose_lock": renewal stopped on purpose).
 //
-// Mutual exclusion: two definite windows of different clients on one key that overlap are a
-// violation, reported with both windows, the overlap and the likely cause:
-//   - "stale_release": between the earlier holder's enter and the later holder's enter, a third
-//     client's release deleted a key (count >= 1) after that client's own window had ended: it
-//     deleted the holder's lock and let the later client in;
-//   - "lease_expired": the earlier holder's lease (acquire ok + ttl_ms) had run out before the
-//     later client's acquire completed, while the earlier holder was still inside;
-//   - "racy_acquire": neither: both acquires succeeded on a held lock.
-// A release with count >= 1 made after the releaser's lease ran out while another client was
-// inside is reported as a StaleRelease finding even when nobody else got in.
-// violations_outside_faults counts the violations whose earlier window is not faulted.
-//
-// Liveness: for every acquire that ended in `fail`, the longest part of its [invoke, fail] window
-// during which no *live* client possibly held the key (possible hold: [acquire invoke, release
-// completed], cut at a crash, but kept until the lease end when the crashed holder had a TTL, since
-// the TTL frees it) is measured; if it is at least stuck_threshold_ns the lock was
-// stuck: a Deadlock finding. A crash inside the critical section followed by a later successful
-// acquire is a Recovery (the time until the lock was obtainable again), not a deadlock.
-//
-// Idle holds (Doc C): a release ok that deleted nothing (count 0), invoked while the releaser's own
-// lease still ran and no other client was inside, left the key held by nobody: an IdleHold from
-// the release to the next enter, or to the lease end if nobody entered before. It is a liveness
-// cost, not a verdict; for liveness the key counts as possibly held until that lease end.
-//
-// Indeterminate: an acquire that ended in `info` (or was cut short by a crash) may have succeeded;
-// if its possible window [invoke, that client's next release completion or end] overlaps another
-// client's definite window, a violation could be hidden: the verdict is at least `unknown`. A crash
-// deletes nothing, so after one the window lasts until the lease end (the end without TTL).
-//
-// Resource (options.resource, events whose key is its name), judged from its `write` oks alone:
-//   - counter: with S sales (writes) from `initial`, "oversell" by S - initial (or by the most
-//     negative value written), and "lost_update" by final - (initial - S) when the last written
-//     value is higher than that; a write whose `base` is not the previous write's value is named.
-//   - find_or_create: a record id written (created) more than once: "duplicate".
-// Any ResourceFinding makes the verdict at least resource_corrupted.
+// Findings, by kind (the verdict each supports in brackets):
+//   mutex_violation [mutex_violation]: two definite windows of different clients on one key
+//     overlap; clients = {earlier, later[, stale releaser]}, interval = the overlap; cause:
+//     "stale_release" (a client's release deleted a key after its own hold had ended, between the
+//     earlier holder's enter and the later's, letting the later one in), "lease_expired" (the
+//     earlier holder's lease ran out before the later acquire completed, while it still worked) or
+//     "racy_acquire" (neither: both acquires succeeded on a held lock).
+//   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
+//     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units.
+//   deadlock [deadlock]: an acquire waited while, for at least stuck_threshold_ns, no live client
+//     possibly held the key (possible hold: [acquire invoke, release completed], cut at a crash
+//     but kept until the lease end when the crashed holder had a TTL); cause "never_recovered"
+//     (the acquire failed) or "recovered_late" (it succeeded only after being stuck); interval =
+//     the stuck stretch.
+//   lock_error [error]: the lock's acquire, release or extend answered an error or a reply outside
+//     its contract (a Lua error, NOPERM, a string where 1 or 0 belongs); amount = how many;
+//     cause = the error kind.
+//   never_granted [error]: a key was wanted (acquires completed) but never granted, not even
+//     possibly (no indeterminate acquire).
+//   server_lost [error]: the harness recorded that the Redis server stopped answering.
+//   indeterminate [unknown]: an acquire without a definite answer (info, or cut short by a crash)
+//     whose possible window overlaps another client's definite window: a violation could hide.
+//   incomplete [unknown]: the harness stopped the run before it finished; cause "time_limit" or
+//     "interrupted".
+//   stale_release, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader needs.
+//     stale_release: a release deleted a key after its lease ran out while another client was
+//     inside (clients = {releaser, victim}); stolen_renewal: an extend succeeded while another
+//     client, which acquired after the extender, was inside (clients = {extender, holder}): it
+//     prolonged someone else's lock; recovery: a crash inside and when the key was next acquired
+//     (clients = {crashed, next}; interval = [crash, next enter] or to_ns = -1); idle_hold: a
+//     release that deleted nothing while its own lease ran (Doc C's unsaved token) left the key
+//     held by nobody (interval = the idle time).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
-// [successful acquire's invoke, completion of the next release] that overlap. Never a verdict: it
-// shows how often logs around lock()/unlock() would "see" two holders on a correct run.
+// [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.
 //
-// Verdict: strongest of mutex_violation > resource_corrupted > deadlock > unknown > ok.
+// Verdict: strongest of mutex_violation > resource_corrupted > deadlock > error > unknown > ok.
 //
 //   CheckResult r = check_history(history, CheckOptions{.stuck_threshold_ns = ms_to_ns(500)});
-//   if (r.verdict == Verdict::kMutexViolation) std::cout << r.violations[0].explanation;
+//   for (const Finding* f : r.of(FindingKind::kMutexViolation)) std::cout << f->words;
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/clock.h"
@@ -91,80 +91,46 @@ struct HoldWindow {
   std::int64_t ttl_ms = -1;  // lease requested; -1: no TTL
   enum class End { kExit, kCrash, kEndOfHistory } end = End::kExit;
   // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
-  // (ok time, count >= 1) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.
+  // (ok time) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.
   Nanos lease_end_ns = -1;
   // faulted: the client recorded a `fault` event inside this window (e.g. Doc D's "lose_lock").
   bool faulted = false;
 };
 
-// MutexViolation: two overlapping definite windows; `earlier.start_ns <= later.start_ns`.
-struct MutexViolation {
-  std::string key;
-  HoldWindow earlier;
-  HoldWindow later;
-  Nanos overlap_ns = 0;
-  std::string cause;            // "stale_release", "lease_expired", "racy_acquire"
-  int stale_releaser = -1;      // stale_release: the client whose release deleted the lock
-  Nanos stale_release_ns = -1;  // stale_release: when that release was invoked
-  std::string explanation;      // one or two sentences with names and ms
+// FindingKind: what a finding is about; see the list above.
+enum class FindingKind : std::uint8_t {
+  kMutexViolation,
+  kResourceCorrupted,
+  kDeadlock,
+  kLockError,
+  kNeverGranted,
+  kServerLost,
+  kIndeterminate,
+  kIncomplete,
+  kStaleRelease,
+  kStolenRenewal,
+  kRecovery,
+  kIdleHold,
 };
 
-// StaleRelease: a release that deleted a key after its lease ran out while another client held
-// the key (whether or not someone else then got in).
-struct StaleRelease {
-  std::string key;
-  int releaser = -1;
-  int victim = -1;  // the client inside when the release deleted the key
-  Nanos release_ns = 0;
-  std::string explanation;
-};
+// to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").
+std::string_view to_string(FindingKind kind);
+// verdict_of: the verdict a finding of this kind supports (kOk: reported, no verdict).
+Verdict verdict_of(FindingKind kind);
+// all_finding_kinds: every kind, in the order reports list them.
+const std::vector<FindingKind>& all_finding_kinds();
 
-// Deadlock: an acquire failed while, for stuck_ns, no live client possibly held the key.
-struct Deadlock {
-  std::string key;
-  int waiter = -1;
-  Nanos stuck_from_ns = 0;  // start of the longest uncovered stretch
-  Nanos stuck_to_ns = 0;    // end of that stretch: usually when the acquire gave up
-  std::string explanation;
-};
-
-// Recovery: a crash inside the critical section, and when the key was next acquired.
-struct Recovery {
-  std::string key;
-  int crashed = -1;
-  Nanos crash_ns = 0;
-  int next_holder = -1;     // -1: nobody acquired it afterwards
-  Nanos recovered_ns = -1;  // next holder's enter; -1 if never
-  std::string explanation;
-};
-
-// IdleHold: the holder's release deleted nothing although its lease was still running and nobody
-// else was inside (Doc C's release with a token that was never saved): the key stayed held by
-// nobody until it expired. A refused release after the lease ran out, or while another client was
-// inside (a stale release refused, as it should be), is not one.
-struct IdleHold {
-  std::string key;
-  int client = -1;
-  Nanos from_ns = 0;   // the refused release
-  Nanos until_ns = 0;  // next enter on the key if before the lease end, else the lease end
-  std::string explanation;
-};
-
-// ResourceFinding: the protected resource was corrupted.
-struct ResourceFinding {
-  std::string kind;         // "lost_update", "oversell", "duplicate"
-  std::string key;          // the resource
-  std::string record_id;    // duplicate: which record
-  std::int64_t amount = 0;  // lost updates, units oversold, or extra records created
-  std::string explanation;
-};
-
-// Indeterminate: an `info` acquire whose possible window overlaps another client's hold.
-struct Indeterminate {
-  std::string key;
-  int client = -1;
-  Nanos invoke_ns = 0;
-  std::string explanation;
+// Finding: one thing the checkers found, as every report renders it.
+struct Finding {
+  FindingKind kind = FindingKind::kMutexViolation;
+  std::string cause;         // refines the kind: "lease_expired", "oversell", "time_limit", ...
+  std::string key;           // the lock key or resource; empty for run-level findings
+  std::vector<int> clients;  // the clients involved, in the order the kind above lists them
+  Nanos from_ns = -1;        // the interval the finding is about; -1 where it has none
+  Nanos to_ns = -1;
+  std::int64_t amount = 0;  // a count where the kind has one (units, errors)
+  std::string record;       // resource_corrupted by duplicate: the record id
+  std::string words;        // one or two sentences with names and ms, for people
 };
 
 // CheckStats: counts and acquire latency, for summaries and contention tables.
@@ -174,29 +140,29 @@ struct CheckStats {
   std::int64_t acquires_failed = 0;
   std::int64_t acquires_indeterminate = 0;
   std::int64_t releases_ok = 0;       // deleted >= 1
-  std::int64_t releases_refused = 0;  // ok with count 0, or fail without an I/O error
+  std::int64_t releases_refused = 0;  // ok with deleted 0, or fail without an I/O error
   std::int64_t crashes = 0;
   std::vector<std::int64_t> holds_per_client;  // by client index
-  Nanos acquire_latency_p50_ns = 0;            // invoke -> ok of successful acquires
-  Nanos acquire_latency_p99_ns = 0;
-  Nanos acquire_latency_max_ns = 0;
+  // Acquire latency (invoke -> ok of successful acquires). A percentile is only stated when there
+  // are enough samples to tell it from the maximum: p50 from 2 samples, p99 from 100; otherwise it
+  // is -1.
+  std::int64_t latency_samples = 0;
+  Nanos acquire_latency_p50_ns = -1;
+  Nanos acquire_latency_p99_ns = -1;
+  Nanos acquire_latency_max_ns = -1;
   Nanos duration_ns = 0;                // last event time - first event time
   std::int64_t holds = 0;               // definite hold windows
   std::int64_t holds_in_violation = 0;  // windows that overlap another client's window
-  std::int64_t extends_ok = 0;          // extend ok with count >= 1
-  std::int64_t extends_failed = 0;      // extend ok with count < 1 (refused), fail or info
+  std::int64_t extends_ok = 0;          // extend ok with extended >= 1
+  std::int64_t extends_failed = 0;      // extend ok refused, fail or info
   std::int64_t resource_writes = 0;     // write ok events (of any key)
+  std::int64_t lock_errors = 0;         // calls that answered outside the lock's contract
 };
 
 struct CheckResult {
   Verdict verdict = Verdict::kOk;
-  std::vector<MutexViolation> violations;
-  std::vector<StaleRelease> stale_releases;
-  std::vector<Deadlock> deadlocks;
-  std::vector<Recovery> recoveries;
-  std::vector<Indeterminate> indeterminate;
-  std::vector<IdleHold> idle_holds;
-  std::vector<ResourceFinding> resource_findings;
+  std::vector<Finding> findings;  // by kind (in all_finding_kinds order), then as found
+  std::vector<HoldWindow> holds;  // every definite hold window, by start time
   // violations whose earlier window is not `faulted` (renewal should bring this to 0).
   std::int64_t violations_outside_faults = 0;
   // Doc D's log artifact: overlapping windows if hold windows were taken naively as
@@ -204,14 +170,15 @@ struct CheckResult {
   std::int64_t naive_timestamp_overlaps = 0;
   CheckStats stats;
 
-  // causes: the distinct causes of `violations`, sorted.
+  // causes: the distinct causes of the mutex_violation findings, sorted.
   std::vector<std::string> causes() const;
+  // of: the findings of one kind, in order; count: how many.
+  std::vector<const Finding*> of(FindingKind kind) const;
+  std::size_t count(FindingKind kind) const;
+  bool resource_intact() const { return count(FindingKind::kResourceCorrupted) == 0; }
 };
 
 // check_history: runs every checker. O(n log n) in the number of events.
 CheckResult check_history(const History& history, const CheckOptions& options);
-
-// hold_windows: the definite hold windows of the history, by start time (exposed for reports).
-std::vector<HoldWindow> hold_windows(const History& history);
 
 }  // namespace locksim

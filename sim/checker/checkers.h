@@ -1,7 +1,7 @@
 // checkers.h: the individual checkers check_history runs, one per concept, most over one key.
 //
-// Internal to the checker. Each appends its findings to `result` and never touches the verdict;
-// check.cc combines them.
+// Internal to the checker. Each appends its findings to `result.findings` (and the counts only it
+// can tell to result.stats) and never touches the verdict; check.cc combines them.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +12,12 @@
 
 namespace locksim::checker_internal {
 
-// check_mutual_exclusion: overlapping definite windows with their cause, and stale releases.
+// check_mutual_exclusion: overlapping definite windows with their cause, and stale releases;
+// also sets result.violations_outside_faults.
 void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
                             CheckResult& result);
 
-// check_liveness: deadlocks (failed acquires while nobody live held the key) and recoveries.
+// check_liveness: deadlocks (waits while nobody live held the key) and recoveries.
 void check_liveness(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result);
 
@@ -25,6 +26,16 @@ void check_indeterminacy(const History& history, const KeyTimeline& timeline, Ch
 
 // check_idle_holds: releases that deleted nothing while their lease ran (the key sat idle).
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// check_renewals: extends that succeeded on a key another client had acquired since (stolen).
+void check_renewals(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// check_grants: a key wanted but never granted.
+void check_grants(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
+// check_run: what concerns the run as a whole: the lock's errors, the harness's stops and a lost
+// server.
+void check_run(const History& history, CheckResult& result);
 
 // count_naive_overlaps: pairs of naive log windows of different clients that overlap.
 std::int64_t count_naive_overlaps(const KeyTimeline& timeline);

@@ -54,12 +54,16 @@ void check_idle_holds(const History& history, const KeyTimeline& timeline, Check
     } else {
       text += " (nobody got it afterwards).";
     }
-    result.idle_holds.push_back(IdleHold{
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kIdleHold,
+        .cause = "",
         .key = timeline.key,
-        .client = idle.client,
+        .clients = {idle.client},
         .from_ns = idle.invoke_ns,
-        .until_ns = until_ns,
-        .explanation = std::move(text),
+        .to_ns = until_ns,
+        .amount = 0,
+        .record = "",
+        .words = std::move(text),
     });
   }
 }

@@ -20,15 +20,20 @@ void check_indeterminacy(const History& history, const KeyTimeline& timeline, Ch
     const std::string who = client_name(history, maybe.client);
     const std::string how = maybe.interrupted ? "was interrupted before its reply"
                                               : "got no definite reply (" + maybe.error + ")";
-    result.indeterminate.push_back(Indeterminate{
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kIndeterminate,
+        .cause = maybe.interrupted ? "interrupted" : "no_reply",
         .key = timeline.key,
-        .client = maybe.client,
-        .invoke_ns = maybe.invoke_ns,
-        .explanation = who + "'s acquire of " + timeline.key + " at " + format_ms(maybe.invoke_ns) +
-                       " " + how + "; it may have succeeded, and its possible hold until " +
-                       format_ms(maybe.end_ns) + " overlaps " +
-                       client_name(history, window.client) + "'s hold from " +
-                       format_ms(window.start_ns) + " to " + format_ms(window.end_ns) + ".",
+        .clients = {maybe.client, window.client},
+        .from_ns = maybe.invoke_ns,
+        .to_ns = maybe.end_ns,
+        .amount = 0,
+        .record = "",
+        .words = who + "'s acquire of " + timeline.key + " at " + format_ms(maybe.invoke_ns) + " " +
+                 how + "; it may have succeeded, and its possible hold until " +
+                 format_ms(maybe.end_ns) + " overlaps " + client_name(history, window.client) +
+                 "'s hold from " + format_ms(window.start_ns) + " to " + format_ms(window.end_ns) +
+                 ".",
     });
   }
 }

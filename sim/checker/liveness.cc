@@ -117,10 +117,12 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
       std::string text =
           who + " crashed at " + at + (hold.acquired ? " while holding it" : " during an acquire");
       if (hold.ttl_ms < 0) return text + " and its key has no TTL";
-      // Still stuck after the requested lease would have ended: the TTL never took effect
-      // (e.g. a crash between SETNX and EXPIRE) or was lost.
-      return text + "; its requested lease would have ended at " + format_ms(hold.end_ns) +
-             ", yet the lock stayed taken: the TTL was never set";
+      // Still taken after the lease the history shows had ended: the history cannot tell which of
+      // these it was, so it names them all.
+      return text + "; its lease (ttl " + std::to_string(hold.ttl_ms) + " ms) ran out by " +
+             format_ms(hold.end_ns) +
+             " at the latest, yet the lock stayed taken: its TTL was never set, was set longer "
+             "than requested, or was refreshed after the crash";
     }
     case HoldEnd::kReleased:
       return "the last holder, " + who + ", released it at " + at;
@@ -137,28 +139,53 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
   return "the last possible holder was " + who;
 }
 
+// Wait: an acquire's wait, failed or granted late.
+struct Wait {
+  int client = -1;
+  Nanos from_ns = 0;  // invoke
+  Nanos to_ns = 0;    // gave up, or sent the attempt that succeeded
+  bool granted = false;
+  Nanos granted_ns = 0;
+};
+
 void find_deadlocks(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result) {
-  if (timeline.failed_acquires.empty()) return;
+  std::vector<Wait> waits;
+  for (const FailedAcquire& failed : timeline.failed_acquires) {
+    waits.push_back(Wait{failed.client, failed.invoke_ns, failed.fail_ns, false, 0});
+  }
+  for (const GrantedAcquire& granted : timeline.granted_acquires) {
+    if (granted.sent_ns - granted.invoke_ns < options.stuck_threshold_ns) continue;
+    waits.push_back(Wait{granted.client, granted.invoke_ns, granted.sent_ns, true, granted.ok_ns});
+  }
+  if (waits.empty()) return;
   const CoverIndex cover(timeline.possible_holds);
   std::vector<PossibleHold> by_end;  // built only when a deadlock needs explaining
-  for (const FailedAcquire& failed : timeline.failed_acquires) {
-    const Stretch stuck = cover.longest_uncovered(failed.invoke_ns, failed.fail_ns);
+  for (const Wait& wait : waits) {
+    const Stretch stuck = cover.longest_uncovered(wait.from_ns, wait.to_ns);
     if (stuck.length() <= 0 || stuck.length() < options.stuck_threshold_ns) continue;
     if (by_end.empty()) {
       by_end = timeline.possible_holds;
       std::sort(by_end.begin(), by_end.end(),
                 [](const PossibleHold& a, const PossibleHold& b) { return a.end_ns < b.end_ns; });
     }
-    result.deadlocks.push_back(Deadlock{
+    const std::string who = client_name(history, wait.client);
+    const std::string outcome =
+        wait.granted ? "got it only at " + format_ms(wait.granted_ns) + ", after waiting " +
+                           format_ms(wait.granted_ns - wait.from_ns)
+                     : "failed after " + format_ms(wait.to_ns - wait.from_ns);
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kDeadlock,
+        .cause = wait.granted ? "recovered_late" : "never_recovered",
         .key = timeline.key,
-        .waiter = failed.client,
-        .stuck_from_ns = stuck.from_ns,
-        .stuck_to_ns = stuck.to_ns,
-        .explanation = client_name(history, failed.client) + "'s acquire of " + timeline.key +
-                       " failed after " + format_ms(failed.fail_ns - failed.invoke_ns) + "; for " +
-                       format_ms(stuck.length()) + " no live client held it (" +
-                       why_stuck(history, by_end, stuck.from_ns) + ").",
+        .clients = {wait.client},
+        .from_ns = stuck.from_ns,
+        .to_ns = stuck.to_ns,
+        .amount = 0,
+        .record = "",
+        .words = who + "'s acquire of " + timeline.key + " " + outcome + "; for " +
+                 format_ms(stuck.length()) + " (from " + format_ms(stuck.from_ns) +
+                 ") no live client held it (" + why_stuck(history, by_end, stuck.from_ns) + ").",
     });
   }
 }
@@ -169,23 +196,31 @@ void find_recoveries(const History& history, const KeyTimeline& timeline, CheckR
     auto next = std::upper_bound(windows.begin(), windows.end(), crash.crash_ns,
                                  [](Nanos t, const WindowRecord& w) { return t < w.start_ns; });
     while (next != windows.end() && next->client == crash.client) ++next;
-    Recovery recovery;
+    Finding recovery;
+    recovery.kind = FindingKind::kRecovery;
     recovery.key = timeline.key;
-    recovery.crashed = crash.client;
-    recovery.crash_ns = crash.crash_ns;
+    recovery.clients = {crash.client};
+    recovery.from_ns = crash.crash_ns;
     const std::string who = client_name(history, crash.client);
     std::string text = who + " crashed inside at " + format_ms(crash.crash_ns) + "; ";
     if (next == windows.end()) {
       text += "nobody acquired " + timeline.key + " afterwards";
     } else {
-      recovery.next_holder = next->client;
-      recovery.recovered_ns = next->start_ns;
+      recovery.clients.push_back(next->client);
+      recovery.to_ns = next->start_ns;
       text += timeline.key + " was obtainable again at " + format_ms(next->start_ns) +
               " (recovery " + format_ms(next->start_ns - crash.crash_ns) + ", " +
               client_name(history, next->client) + " acquired it)";
     }
-    recovery.explanation = std::move(text);
-    result.recoveries.push_back(std::move(recovery));
+    if (crash.ttl_ms >= 0 && crash.lease_end_ns != kNever) {
+      text += "; " + who + "'s lease (ttl " + std::to_string(crash.ttl_ms) + " ms";
+      if (crash.renewed_ns >= 0) text += ", last renewed at " + format_ms(crash.renewed_ns);
+      text += ") ran out by " + format_ms(crash.lease_end_ns);
+    } else if (crash.ttl_ms < 0) {
+      text += "; its key has no TTL";
+    }
+    recovery.words = std::move(text) + ".";
+    result.findings.push_back(std::move(recovery));
   }
 }
 

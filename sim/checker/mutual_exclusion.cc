@@ -13,9 +13,10 @@
 namespace locksim::checker_internal {
 namespace {
 
-// stale_release_between: the latest deleting release by a third client that was under way
-// ([invoke, ok]) while the earlier holder was inside and invoked before the later one entered;
-// nullptr if none.
+// stale_release_between: the latest deleting release by another client than the earlier holder
+// that was under way ([invoke, ok]) while the earlier holder was inside and invoked before the
+// later one entered; nullptr if none. The later holder's own release from an earlier hold counts:
+// a client whose late release deleted the holder's key can walk in itself.
 const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const WindowRecord& earlier,
                                            const WindowRecord& later) {
   const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;  // sorted by invoke
@@ -28,7 +29,7 @@ const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const Wi
     --last;
     if (last->invoke_ns < earlier.start_ns) ++before_earlier;
     if (last->ok_ns < earlier.start_ns) continue;
-    if (last->client != earlier.client && last->client != later.client) return &*last;
+    if (last->client != earlier.client) return &*last;
   }
   return nullptr;
 }
@@ -40,13 +41,14 @@ std::string lease_phrase(const History& history, const WindowRecord& window) {
   return text + ")";
 }
 
-MutexViolation make_violation(const History& history, const KeyTimeline& timeline,
-                              const WindowRecord& earlier, const WindowRecord& later) {
-  MutexViolation v;
+Finding make_violation(const History& history, const KeyTimeline& timeline,
+                       const WindowRecord& earlier, const WindowRecord& later) {
+  Finding v;
+  v.kind = FindingKind::kMutexViolation;
   v.key = timeline.key;
-  v.earlier = to_hold_window(earlier, timeline.key);
-  v.later = to_hold_window(later, timeline.key);
-  v.overlap_ns = std::min(earlier.end_ns, later.end_ns) - later.start_ns;
+  v.clients = {earlier.client, later.client};
+  v.from_ns = later.start_ns;
+  v.to_ns = std::min(earlier.end_ns, later.end_ns);
 
   const std::string x = client_name(history, earlier.client);
   const std::string y = client_name(history, later.client);
@@ -54,12 +56,11 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
                      " while " + x + " was still inside (" + x + " held it since " +
                      format_ms(earlier.start_ns) + ", " +
                      window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
-                     format_ms(v.overlap_ns) + ". ";
+                     format_ms(v.to_ns - v.from_ns) + ". ";
 
   if (const ForeignDelete* stale = stale_release_between(timeline, earlier, later)) {
     v.cause = "stale_release";
-    v.stale_releaser = stale->client;
-    v.stale_release_ns = stale->invoke_ns;
+    v.clients.push_back(stale->client);
     const std::string z = client_name(history, stale->client);
     const bool late_delete = stale->lease_ran_out && stale->lease_end_ns > stale->invoke_ns;
     const std::string why = late_delete ? "returned at " + format_ms(stale->ok_ns) +
@@ -70,9 +71,9 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
                                       format_ms(stale->lease_end_ns) + " on)"
                                 : "made after " + client_name(history, stale->newer_holder) +
                                       " had taken the lock over";
-    text += z + "'s release " + (late_delete ? "invoked" : "") + (late_delete ? " " : "") + "at " +
-            format_ms(stale->invoke_ns) + ", " + why + ", deleted " + x + "'s lock and let " + y +
-            " in.";
+    const std::string who = z == y ? z + "'s own earlier release" : z + "'s release";
+    text += who + " " + (late_delete ? "invoked " : "") + "at " + format_ms(stale->invoke_ns) +
+            ", " + why + ", deleted " + x + "'s lock and let " + y + " in.";
   } else if (earlier.lease_end_ns <= later.start_ns) {
     v.cause = "lease_expired";
     text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
@@ -92,7 +93,7 @@ MutexViolation make_violation(const History& history, const KeyTimeline& timelin
                       format_ms(earlier.lease_end_ns) + ": both acquires succeeded on a held lock."
                 : x + "'s lock has no TTL: both acquires succeeded on a held lock.";
   }
-  v.explanation = std::move(text);
+  v.words = std::move(text);
   return v;
 }
 
@@ -106,7 +107,8 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
     std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;
-      result.violations.push_back(make_violation(history, timeline, windows[a], later));
+      result.findings.push_back(make_violation(history, timeline, windows[a], later));
+      if (!windows[a].faulted) ++result.violations_outside_faults;
       if (in_violation.empty()) in_violation.resize(windows.size(), false);
       in_violation[a] = in_violation[i] = true;
     }
@@ -130,15 +132,19 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
     const WindowRecord& window = timeline.windows[static_cast<std::size_t>(victim)];
     const std::string z = client_name(history, release.client);
     const std::string v = client_name(history, window.client);
-    result.stale_releases.push_back(StaleRelease{
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kStaleRelease,
+        .cause = "",
         .key = timeline.key,
-        .releaser = release.client,
-        .victim = window.client,
-        .release_ns = t,
-        .explanation = z + "'s release of " + timeline.key + " at " + format_ms(t) +
-                       " came after its lease had run out (from " +
-                       format_ms(release.lease_end_ns) + " on)" + " and deleted the lock while " +
-                       v + " was inside (since " + format_ms(window.start_ns) + ").",
+        .clients = {release.client, window.client},
+        .from_ns = t,
+        .to_ns = t,
+        .amount = 0,
+        .record = "",
+        .words = z + "'s release of " + timeline.key + " at " + format_ms(t) +
+                 " came after its lease had run out (from " + format_ms(release.lease_end_ns) +
+                 " on)" + " and deleted the lock while " + v + " was inside (since " +
+                 format_ms(window.start_ns) + ").",
     });
   }
 }

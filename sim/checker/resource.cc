@@ -33,8 +33,8 @@ std::string join_named(const std::vector<std::string>& parts, std::size_t total)
   return text;
 }
 
-bool is_resource_write(const Event& event, const std::string& name) {
-  return event.f == Op::kWrite && event.type == EventType::kOk && event.key == name;
+bool is_resource_write(const History& history, const Event& event, const std::string& name) {
+  return event.f == Op::kWrite && event.type == EventType::kOk && history.key_name(event) == name;
 }
 
 void check_counter(const History& history, const ResourceSpec& resource, CheckResult& result) {
@@ -45,21 +45,22 @@ void check_counter(const History& history, const ResourceSpec& resource, CheckRe
   std::vector<std::string> stale;  // writes computed from a value another write had replaced
   std::size_t stale_total = 0;
   for (const Event& event : history.events) {
-    if (!is_resource_write(event, resource.name)) continue;
+    if (!is_resource_write(history, event, resource.name)) continue;
+    const ResourceFacts& write = event.resource();
     ++sales;
-    if (event.base && *event.base != value) {
+    if (write.has_base && write.base != value) {
       if (stale.size() < kNamedMax) {
         stale.push_back(client_name(history, event.client) + " wrote " +
-                        std::to_string(event.count) + " at " + format_ms(event.time_ns) +
-                        " computed from a stale read of " + std::to_string(*event.base));
+                        std::to_string(write.value) + " at " + format_ms(event.time_ns) +
+                        " computed from a stale read of " + std::to_string(write.base));
       }
       ++stale_total;
     }
-    if (event.count < lowest) {
-      lowest = event.count;
+    if (write.value < lowest) {
+      lowest = write.value;
       lowest_write = &event;
     }
-    value = event.count;
+    value = write.value;
   }
   const std::string& name = resource.name;
   const std::int64_t expected = resource.initial - sales;
@@ -69,13 +70,18 @@ void check_counter(const History& history, const ResourceSpec& resource, CheckRe
         sales > resource.initial
             ? plural(sales, "sale") + " from an initial " + std::to_string(resource.initial)
             : client_name(history, lowest_write->client) + " wrote " +
-                  std::to_string(lowest_write->count) + " at " + format_ms(lowest_write->time_ns);
-    result.resource_findings.push_back(ResourceFinding{
-        .kind = "oversell",
+                  std::to_string(lowest_write->resource().value) + " at " +
+                  format_ms(lowest_write->time_ns);
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kResourceCorrupted,
+        .cause = "oversell",
         .key = name,
-        .record_id = "",
+        .clients = lowest_write ? std::vector<int>{lowest_write->client} : std::vector<int>{},
+        .from_ns = lowest_write ? lowest_write->time_ns : -1,
+        .to_ns = lowest_write ? lowest_write->time_ns : -1,
         .amount = oversold,
-        .explanation = name + ": " + how + ": oversold by " + std::to_string(oversold) + ".",
+        .record = "",
+        .words = name + ": " + how + ": oversold by " + std::to_string(oversold) + ".",
     });
   }
   if (value > expected) {
@@ -85,12 +91,16 @@ void check_counter(const History& history, const ResourceSpec& resource, CheckRe
                        " should leave " + std::to_string(expected) + ": " + plural(lost, "update") +
                        " lost";
     if (!stale.empty()) text += " (" + join_named(stale, stale_total) + ")";
-    result.resource_findings.push_back(ResourceFinding{
-        .kind = "lost_update",
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kResourceCorrupted,
+        .cause = "lost_update",
         .key = name,
-        .record_id = "",
+        .clients = {},
+        .from_ns = -1,
+        .to_ns = -1,
         .amount = lost,
-        .explanation = std::move(text) + ".",
+        .record = "",
+        .words = std::move(text) + ".",
     });
   }
 }
@@ -108,9 +118,10 @@ void check_find_or_create(const History& history, const ResourceSpec& resource,
   std::vector<Record> records;  // in order of first creation
   std::unordered_map<std::string, std::size_t> by_id;
   for (const Event& event : history.events) {
-    if (!is_resource_write(event, resource.name)) continue;
-    auto [it, inserted] = by_id.try_emplace(event.token, records.size());
-    if (inserted) records.push_back(Record{.id = event.token, .creations = {}});
+    if (!is_resource_write(history, event, resource.name)) continue;
+    const std::string id(history.str(event.resource().record));
+    auto [it, inserted] = by_id.try_emplace(id, records.size());
+    if (inserted) records.push_back(Record{.id = id, .creations = {}});
     records[it->second].creations.push_back({event.client, event.time_ns});
   }
   for (const Record& record : records) {
@@ -122,14 +133,19 @@ void check_find_or_create(const History& history, const ResourceSpec& resource,
       by.push_back(client_name(history, creation.client) + " at " + format_ms(creation.time_ns));
     }
     const auto duplicates = static_cast<std::int64_t>(creates - 1);
-    result.resource_findings.push_back(ResourceFinding{
-        .kind = "duplicate",
+    std::vector<int> creators;
+    for (const Creation& creation : record.creations) creators.push_back(creation.client);
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kResourceCorrupted,
+        .cause = "duplicate",
         .key = resource.name,
-        .record_id = record.id,
+        .clients = std::move(creators),
+        .from_ns = record.creations.front().time_ns,
+        .to_ns = record.creations.back().time_ns,
         .amount = duplicates,
-        .explanation = "record " + record.id + " created " + std::to_string(creates) +
-                       " times (by " + join_named(by, creates) +
-                       "): " + plural(duplicates, "duplicate") + ".",
+        .record = record.id,
+        .words = "record " + record.id + " created " + std::to_string(creates) + " times (by " +
+                 join_named(by, creates) + "): " + plural(duplicates, "duplicate") + ".",
     });
   }
 }

@@ -1,7 +1,6 @@
 // Stats: one pass of counting, plus acquire latency percentiles by selection (nth_element) rather
 // than a full sort.
 #include <algorithm>
-#include <string_view>
 #include <vector>
 
 #include "sim/checker/checkers.h"
@@ -9,13 +8,8 @@
 namespace locksim::checker_internal {
 namespace {
 
-// is_io_error: a release error after which the release may or may not have run.
-bool is_io_error(std::string_view error) {
-  for (std::string_view kind : {"timeout", "closed", "protocol", "refused"}) {
-    if (error.starts_with(kind)) return true;
-  }
-  return false;
-}
+constexpr std::size_t kSamplesForP50 = 2;
+constexpr std::size_t kSamplesForP99 = 100;
 
 // percentile: the nearest-rank percentile of `values` (reordered); 0 for no values.
 Nanos percentile(std::vector<Nanos>& values, int percent) {
@@ -67,7 +61,7 @@ CheckStats compute_stats(const History& history) {
         break;
       case Op::kRelease:
         if (event.type == EventType::kOk) {
-          if (event.count >= 1) {
+          if (event.release().deleted >= 1) {
             ++stats.releases_ok;
           } else {
             ++stats.releases_refused;
@@ -80,7 +74,7 @@ CheckStats compute_stats(const History& history) {
         if (known_client) ++stats.holds_per_client[c];
         break;
       case Op::kExtend:
-        if (event.type == EventType::kOk && event.count >= 1) {
+        if (event.type == EventType::kOk && event.extend().extended >= 1) {
           ++stats.extends_ok;
         } else if (event.type != EventType::kInvoke) {
           ++stats.extends_failed;  // refused (count 0) or an error: the lease was not extended
@@ -101,10 +95,14 @@ CheckStats compute_stats(const History& history) {
         break;
     }
   }
+  // A percentile is stated only when enough samples lie above it to tell it from the maximum.
+  stats.latency_samples = static_cast<std::int64_t>(latencies.size());
   if (!latencies.empty()) {
     stats.acquire_latency_max_ns = *std::max_element(latencies.begin(), latencies.end());
-    stats.acquire_latency_p99_ns = percentile(latencies, 99);
-    stats.acquire_latency_p50_ns = percentile(latencies, 50);
+    if (latencies.size() >= kSamplesForP99)
+      stats.acquire_latency_p99_ns = percentile(latencies, 99);
+    if (latencies.size() >= kSamplesForP50)
+      stats.acquire_latency_p50_ns = percentile(latencies, 50);
   }
   return stats;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 namespace locksim::checker_internal {
@@ -25,7 +24,7 @@ struct ClientKeyState {
   Nanos extend_invoke_ns = -1;
   Nanos renewed_ns = -1;            // the last successful extension's ok
   std::int64_t extend_ttl_ms = -1;  // of the extension in flight
-  std::string token;
+  StringId token = 0;
   Nanos enter_ns = -1;        // >= 0 while inside
   Nanos naive_start_ns = -1;  // the naive log window in progress: the successful acquire's invoke
   // The possible hold in progress: from the first acquire that may have succeeded.
@@ -54,17 +53,10 @@ Nanos lease_end(Nanos from_ns, std::int64_t ttl_ms) {
   return ttl_ms >= 0 ? from_ns + ms_to_ns(ttl_ms) : kNever;
 }
 
-// is_io_error: the error text of a release or acquire that may or may not have run.
-bool is_io_error(std::string_view error) {
-  for (std::string_view kind : {"timeout", "closed", "protocol"}) {
-    if (error.starts_with(kind)) return true;
-  }
-  return false;
-}
-
 class TimelineBuilder {
  public:
   Timelines build(const History& history) {
+    history_ = &history;
     if (!history.events.empty()) {
       timelines_.first_ns = history.events.front().time_ns;
       timelines_.last_ns = history.events.back().time_ns;
@@ -79,7 +71,10 @@ class TimelineBuilder {
         fault(event.client, event.time_ns);
         continue;
       }
-      if (event.f == Op::kWork || event.f == Op::kWrite || event.f == Op::kRead) continue;
+      if (event.f != Op::kAcquire && event.f != Op::kRelease && event.f != Op::kExtend &&
+          event.f != Op::kEnter && event.f != Op::kExit) {
+        continue;
+      }
       const int key = key_index(event.key);
       ClientKeyState& s = state(event.client, key);
       switch (event.f) {
@@ -96,7 +91,7 @@ class TimelineBuilder {
           on_release(event, key, s);
           break;
         case Op::kExtend:
-          on_extend(event, s);
+          on_extend(event, key, s);
           break;
         default:
           break;
@@ -116,19 +111,17 @@ class TimelineBuilder {
   }
 
  private:
-  int key_index(const std::string& key) {
-    // Histories usually hammer one key: skip the hash lookup when it repeats.
-    if (last_key_ >= 0 && timelines_.keys[static_cast<std::size_t>(last_key_)].key == key) {
-      return last_key_;
-    }
-    auto [it, inserted] = key_indexes_.try_emplace(key, static_cast<int>(timelines_.keys.size()));
-    if (inserted) {
-      timelines_.keys.emplace_back().key = key;
+  // key_index: the timeline of a history key id, in order of first appearance.
+  int key_index(KeyId key) {
+    if (key_indexes_.size() <= key) key_indexes_.resize(key + 1, -1);
+    int& index = key_indexes_[key];
+    if (index < 0) {
+      index = static_cast<int>(timelines_.keys.size());
+      timelines_.keys.emplace_back().key = history_->keys.at(key);
       key_states_.emplace_back();
       states_.emplace_back();
     }
-    last_key_ = it->second;
-    return last_key_;
+    return index;
   }
 
   ClientKeyState& state(int client, int key) {
@@ -160,25 +153,34 @@ class TimelineBuilder {
   void on_acquire(const Event& event, int key, ClientKeyState& s) {
     const Nanos t = event.time_ns;
     const Nanos invoke_ns = s.acquire_invoke_ns >= 0 ? s.acquire_invoke_ns : t;
+    if (event.type != EventType::kInvoke) ++timeline(key).acquires_completed;
     switch (event.type) {
       case EventType::kInvoke:
         s.acquire_invoke_ns = t;
         s.acquire_ttl_ms = event.ttl_ms;
         return;
       case EventType::kOk: {
+        ++timeline(key).acquires_ok;
         const std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.acquire_ttl_ms;
         s.acquired = true;
         s.ok_invoke_ns = invoke_ns;
         s.ok_ns = t;
         s.ok_ttl_ms = ttl_ms;
         s.lease_end_ns = lease_end(t, ttl_ms);
-        // The SET ran after the successful attempt was sent (recorded in `base`; older
-        // histories have only the invoke of the whole acquire, an earlier bound).
-        s.lease_end_lower_ns = lease_end(event.base ? *event.base : invoke_ns, ttl_ms);
+        // The SET ran after the successful attempt was sent (recorded as sent_ns; histories
+        // without it have only the invoke of the whole acquire, an earlier bound).
+        const Nanos sent_ns = event.acquire().sent_ns;
+        s.lease_end_lower_ns = lease_end(sent_ns >= 0 ? sent_ns : invoke_ns, ttl_ms);
         s.renewed_ns = -1;
         s.token = event.token;
         if (s.naive_start_ns < 0) s.naive_start_ns = invoke_ns;
-        open_hold(s, invoke_ns, s.lease_end_ns, ttl_ms);
+        // Every attempt before the successful one was answered "busy": the client can hold the
+        // key only from when that attempt was sent, and waited before it.
+        if (sent_ns > invoke_ns) {
+          timeline(key).granted_acquires.push_back(GrantedAcquire{
+              .client = event.client, .invoke_ns = invoke_ns, .sent_ns = sent_ns, .ok_ns = t});
+        }
+        open_hold(s, sent_ns >= 0 ? sent_ns : invoke_ns, s.lease_end_ns, ttl_ms);
         break;
       }
       case EventType::kFail:
@@ -190,8 +192,11 @@ class TimelineBuilder {
         open_hold(s, invoke_ns, lease_end(t, s.acquire_ttl_ms), s.acquire_ttl_ms);
         std::vector<MaybeAcquire>& maybes = timeline(key).maybe_acquires;
         s.open_maybes.push_back(static_cast<int>(maybes.size()));
-        maybes.push_back(MaybeAcquire{
-            .client = event.client, .invoke_ns = invoke_ns, .end_ns = -1, .error = event.error});
+        maybes.push_back(MaybeAcquire{.client = event.client,
+                                      .invoke_ns = invoke_ns,
+                                      .end_ns = -1,
+                                      .error = describe_error(event),
+                                      .interrupted = false});
         break;
       }
     }
@@ -222,7 +227,7 @@ class TimelineBuilder {
   // on_extend: a renewal (from the client's renewal thread, so it may interleave with the
   // client's other events). Only an ok that extended something (count >= 1) moves the lease end:
   // the server set the lease to ttl_ms at receipt, so ok + ttl_ms is its latest end.
-  void on_extend(const Event& event, ClientKeyState& s) {
+  void on_extend(const Event& event, int key, ClientKeyState& s) {
     if (event.type == EventType::kInvoke) {
       s.extend_ttl_ms = event.ttl_ms;
       s.extend_invoke_ns = event.time_ns;
@@ -231,10 +236,25 @@ class TimelineBuilder {
     std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.extend_ttl_ms;
     if (ttl_ms < 0) ttl_ms = s.ok_ttl_ms;
     s.extend_ttl_ms = -1;
-    if (event.type != EventType::kOk || event.count < 1 || !s.acquired || ttl_ms < 0) return;
+    const Nanos extend_invoke_ns = s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns;
+    s.extend_invoke_ns = -1;
+    if (event.type != EventType::kOk || event.extend().extended < 1 || !s.acquired || ttl_ms < 0) {
+      return;
+    }
+    // Someone else entered since this client's acquire and is inside: the key the extension
+    // found was theirs. It prolonged their lock, not this client's lease.
+    const KeyState& k = key_states_[static_cast<std::size_t>(key)];
+    const int others_inside = k.inside - (s.enter_ns >= 0 ? 1 : 0);
+    if (others_inside > 0 && k.last_enter_client != event.client && k.last_enter_ns > s.ok_ns) {
+      timeline(key).stolen_extends.push_back(StolenExtend{.client = event.client,
+                                                          .holder = k.last_enter_client,
+                                                          .invoke_ns = extend_invoke_ns,
+                                                          .ok_ns = event.time_ns,
+                                                          .holder_since_ns = k.last_enter_ns});
+      return;
+    }
     s.lease_end_ns = lease_end(event.time_ns, ttl_ms);
-    s.lease_end_lower_ns =
-        lease_end(s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns, ttl_ms);
+    s.lease_end_lower_ns = lease_end(extend_invoke_ns, ttl_ms);
     s.renewed_ns = event.time_ns;
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
   }
@@ -262,7 +282,8 @@ class TimelineBuilder {
     }
     HoldEnd how = HoldEnd::kReleaseDidNotDelete;
     Nanos hold_end_ns = t;
-    if (event.type == EventType::kOk && event.count == 0 && s.acquired &&
+    const std::int32_t deleted = event.type == EventType::kOk ? event.release().deleted : -1;
+    if (event.type == EventType::kOk && deleted == 0 && s.acquired &&
         s.release_lease_end_ns != kNever && s.release_lease_end_ns > s.release_invoke_ns &&
         !s.release_others_inside) {
       // It deleted nothing while its own lease ran and nobody else was inside: the key is still
@@ -272,7 +293,7 @@ class TimelineBuilder {
       timeline(key).idle_releases.push_back(IdleRelease{.client = event.client,
                                                         .invoke_ns = s.release_invoke_ns,
                                                         .lease_end_ns = s.release_lease_end_ns});
-    } else if (event.type == EventType::kOk && event.count >= 1) {
+    } else if (event.type == EventType::kOk && deleted >= 1) {
       how = HoldEnd::kReleased;
       // The lease is also judged at the completion: a release that checks ownership and then
       // deletes in a second command (GET then DEL) may delete after its lease ran out. Whether
@@ -292,7 +313,7 @@ class TimelineBuilder {
         });
       }
     } else if (event.type == EventType::kInfo ||
-               (event.type == EventType::kFail && is_io_error(event.error))) {
+               (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
     }
     end_hold(event.client, key, s, hold_end_ns, t, how);
@@ -375,7 +396,11 @@ class TimelineBuilder {
       ClientKeyState& s = states_[static_cast<std::size_t>(key)][static_cast<std::size_t>(client)];
       KeyTimeline& line = timeline(key);
       if (s.enter_ns >= 0) {
-        line.crashes_inside.push_back(CrashInside{.client = client, .crash_ns = t});
+        line.crashes_inside.push_back(CrashInside{.client = client,
+                                                  .crash_ns = t,
+                                                  .ttl_ms = s.ok_ttl_ms,
+                                                  .lease_end_ns = s.lease_end_ns,
+                                                  .renewed_ns = s.renewed_ns});
         close_window(client, key, s, t, HoldWindow::End::kCrash);
       }
       if (s.acquire_invoke_ns >= 0) {
@@ -434,9 +459,17 @@ class TimelineBuilder {
     }
   }
 
+  // describe_error: "timeout: Resource temporarily unavailable", for explanations.
+  std::string describe_error(const Event& event) const {
+    std::string text(to_string(event.error));
+    const std::string_view message = history_->message(event);
+    if (!message.empty()) text += ": " + std::string(message);
+    return text;
+  }
+
+  const History* history_ = nullptr;
   Timelines timelines_;
-  std::unordered_map<std::string, int> key_indexes_;
-  int last_key_ = -1;
+  std::vector<int> key_indexes_;  // by history KeyId: the timeline's index, or -1
   std::vector<KeyState> key_states_;
   std::vector<std::vector<ClientKeyState>> states_;  // [key][client]
   std::vector<std::vector<int>> client_keys_;        // [client]: keys the client touched
@@ -447,14 +480,15 @@ class TimelineBuilder {
 
 Timelines build_timelines(const History& history) { return TimelineBuilder().build(history); }
 
-HoldWindow to_hold_window(const WindowRecord& record, const std::string& key) {
+HoldWindow to_hold_window(const WindowRecord& record, const std::string& key,
+                          const History& history) {
   return HoldWindow{
       .client = record.client,
       .key = key,
       .acquire_invoke_ns = record.acquire_invoke_ns,
       .start_ns = record.start_ns,
       .end_ns = record.end_ns,
-      .token = record.token,
+      .token = std::string(history.str(record.token)),
       .ttl_ms = record.ttl_ms,
       .end = record.end,
       .lease_end_ns = record.lease_end_ns == kNever ? -1 : record.lease_end_ns,

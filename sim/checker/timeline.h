@@ -41,7 +41,7 @@ struct WindowRecord {
   Nanos renewed_ns = -1;  // the last successful extension's ok, or -1 if never renewed
   HoldWindow::End end = HoldWindow::End::kExit;
   bool faulted = false;  // the client recorded a fault event inside the window
-  std::string token;
+  StringId token = 0;
 };
 
 // ForeignDelete: a release that deleted a key (count >= 1) although its client was no longer the
@@ -88,10 +88,32 @@ struct FailedAcquire {
   Nanos fail_ns = 0;
 };
 
-// CrashInside: a client crashed between enter and exit.
+// GrantedAcquire: an acquire that succeeded only after waiting: [invoke, when the successful
+// attempt was sent] is its wait (histories without the send time have no such record).
+struct GrantedAcquire {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos sent_ns = 0;
+  Nanos ok_ns = 0;
+};
+
+// CrashInside: a client crashed between enter and exit, with its lease as it stood.
 struct CrashInside {
   int client = -1;
   Nanos crash_ns = 0;
+  std::int64_t ttl_ms = -1;
+  Nanos lease_end_ns = kNever;  // the latest its lease can have run out
+  Nanos renewed_ns = -1;        // its last successful extension's ok, or -1
+};
+
+// StolenExtend: a successful extension (extended >= 1) made while another client, which entered
+// after the extender's own acquire succeeded, was inside: it extended that client's lock.
+struct StolenExtend {
+  int client = -1;  // the extender
+  int holder = -1;  // the client whose key it extended
+  Nanos invoke_ns = 0;
+  Nanos ok_ns = 0;
+  Nanos holder_since_ns = 0;  // when the holder entered
 };
 
 // MaybeAcquire: an acquire that ended in `info`, or was still in flight at a crash or at the end
@@ -126,7 +148,11 @@ struct KeyTimeline {
   std::vector<PossibleHold> possible_holds;    // in the order they ended
   std::vector<ForeignDelete> foreign_deletes;  // sorted by invoke_ns
   std::vector<FailedAcquire> failed_acquires;
+  std::vector<GrantedAcquire> granted_acquires;  // those that waited (more than one attempt)
   std::vector<CrashInside> crashes_inside;
+  std::vector<StolenExtend> stolen_extends;  // in the order they completed
+  std::int64_t acquires_completed = 0;       // ok, fail or info
+  std::int64_t acquires_ok = 0;
   std::vector<MaybeAcquire> maybe_acquires;
   std::vector<IdleRelease> idle_releases;  // in the order they completed
   std::vector<NaiveWindow> naive_windows;  // in the order they ended
@@ -142,6 +168,7 @@ struct Timelines {
 Timelines build_timelines(const History& history);
 
 // to_hold_window: the public view of a window record.
-HoldWindow to_hold_window(const WindowRecord& record, const std::string& key);
+HoldWindow to_hold_window(const WindowRecord& record, const std::string& key,
+                          const History& history);
 
 }  // namespace locksim::checker_internal

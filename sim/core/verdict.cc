@@ -8,6 +8,8 @@ std::string_view to_string(Verdict verdict) {
       return "ok";
     case Verdict::kUnknown:
       return "unknown";
+    case Verdict::kError:
+      return "error";
     case Verdict::kDeadlock:
       return "deadlock";
     case Verdict::kResourceCorrupted:
@@ -19,7 +21,7 @@ std::string_view to_string(Verdict verdict) {
 }
 
 std::optional<Verdict> verdict_from_string(std::string_view word) {
-  for (Verdict v : {Verdict::kOk, Verdict::kUnknown, Verdict::kDeadlock,
+  for (Verdict v : {Verdict::kOk, Verdict::kUnknown, Verdict::kError, Verdict::kDeadlock,
                     Verdict::kResourceCorrupted, Verdict::kMutexViolation}) {
     if (to_string(v) == word) return v;
   }

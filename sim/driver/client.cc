@@ -1,6 +1,7 @@
 #include "sim/driver/client.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
@@ -11,6 +12,38 @@ namespace {
 // ClientCrashed: thrown from a checkpoint to stop the client in the middle of a variant call,
 // as a process dying between two commands would. Variants let it propagate.
 struct ClientCrashed {};
+
+ErrorKind error_kind(RedisErrorKind kind) {
+  switch (kind) {
+    case RedisErrorKind::kNone:
+      return ErrorKind::kNone;
+    case RedisErrorKind::kTimeout:
+      return ErrorKind::kTimeout;
+    case RedisErrorKind::kClosed:
+      return ErrorKind::kClosed;
+    case RedisErrorKind::kRefused:
+      return ErrorKind::kRefused;
+    case RedisErrorKind::kProtocol:
+      return ErrorKind::kProtocol;
+    case RedisErrorKind::kReplyError:
+      return ErrorKind::kReplyError;
+    case RedisErrorKind::kUnexpectedReply:
+      return ErrorKind::kUnexpectedReply;
+  }
+  return ErrorKind::kProtocol;
+}
+
+// set_error: the error of a failed call, typed, with the server's or hiredis' words.
+void set_error(ClientLog& log, Event& event, const RedisResult& result) {
+  event.error = error_kind(result.error);
+  event.message = log.intern(result.message);
+}
+
+// needs_reconnect: after an I/O error the hiredis context is never reused.
+bool needs_reconnect(const RedisResult& result) {
+  return result.error == RedisErrorKind::kTimeout || result.error == RedisErrorKind::kClosed ||
+         result.error == RedisErrorKind::kProtocol;
+}
 
 }  // namespace
 
@@ -88,8 +121,9 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
   const std::string key = run_.full_key(logical_key);
   const LockContext lock_context = context(faults);
 
-  const Nanos start = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
-  if (variant.uses_ttl()) log_.last().ttl_ms = ttl_ms;
+  Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
+  if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+  const Nanos start = invoke.time_ns;
   const Nanos deadline = start + ms_to_ns(timeout_ms);
   // Once refused, the client is waiting for the lock until this call returns.
   struct WaitingFlag {
@@ -101,7 +135,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
   } waiting{*this};
 
   // Bounded: every pass either returns or waits until the deadline draws closer.
-  for (std::int64_t attempts = 1;; ++attempts) {
+  for (std::int32_t attempts = 1;; ++attempts) {
     if (connection_->broken()) connection_->reconnect();
     const Nanos attempt_sent_ns = run_.clock().now_ns();
     AcquireAttempt attempt;
@@ -114,12 +148,11 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
     switch (attempt.outcome) {
       case AcquireAttempt::Outcome::kAcquired: {
         // ok first, then enter: both after the reply was read (the conservative point).
-        log_.record(EventType::kOk, Op::kAcquire, logical_key);
-        Event& ok = log_.last();
-        ok.token = attempt.token;
-        ok.count = attempts;
-        ok.base = attempt_sent_ns;
-        if (variant.uses_ttl()) ok.ttl_ms = ttl_ms;
+        Event& ok = log_.record(EventType::kOk, Op::kAcquire, logical_key);
+        ok.token = log_.intern(attempt.token);
+        ok.acquire().attempts = attempts;
+        ok.acquire().sent_ns = attempt_sent_ns;
+        if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key);
         holding_ = true;
         held_key_ = logical_key;
@@ -130,11 +163,12 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
       }
       case AcquireAttempt::Outcome::kError: {
         const bool maybe = attempt.error.indeterminate();
-        log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
-        log_.last().error = attempt.error.describe();
-        log_.last().count = attempts;
+        Event& failed =
+            log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
+        set_error(log_, failed, attempt.error);
+        failed.acquire().attempts = attempts;
         // Never reuse a connection after an I/O error.
-        if (maybe) connection_->reconnect();
+        if (needs_reconnect(attempt.error)) connection_->reconnect();
         return maybe ? AcquireStatus::kIndeterminate : AcquireStatus::kFailed;
       }
       case AcquireAttempt::Outcome::kBusy:
@@ -147,11 +181,9 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
     const Nanos now = run_.clock().now_ns();
     const bool stopping = run_.should_stop();
     if (now >= deadline || stopping) {
-      log_.record(EventType::kFail, Op::kAcquire, logical_key);
-      log_.last().count = attempts;
-      log_.last().error =
-          stopping ? std::string("stopped: the run was interrupted or timed out")
-                   : "timeout: lock still held after " + std::to_string(timeout_ms) + " ms";
+      Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
+      failed.acquire().attempts = attempts;
+      failed.error = stopping ? ErrorKind::kStopped : ErrorKind::kGaveUp;
       return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
     }
     wait_->wait([this](Nanos d) { return run_.pause(d); }, key, static_cast<int>(attempts),
@@ -168,8 +200,7 @@ bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   set_state(false, false);
   // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
   const std::string token = unsaved_token ? std::string() : held_token_;
-  log_.record(EventType::kInvoke, Op::kRelease, held_key_);
-  log_.last().token = token;
+  log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
   if (connection_->broken()) connection_->reconnect();
   const std::string full_key = run_.full_key(held_key_);
   ReleaseResult result;
@@ -181,12 +212,13 @@ bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   }
   if (result.outcome == ReleaseResult::Outcome::kError) {
     const bool maybe = result.error.indeterminate();
-    log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, held_key_);
-    log_.last().error = result.error.describe();
-    if (maybe) connection_->reconnect();
+    Event& failed =
+        log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, held_key_);
+    set_error(log_, failed, result.error);
+    if (needs_reconnect(result.error)) connection_->reconnect();
   } else {
-    log_.record(EventType::kOk, Op::kRelease, held_key_);
-    log_.last().count = result.deleted;
+    log_.record(EventType::kOk, Op::kRelease, held_key_).release().deleted =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(result.deleted, 0, INT32_MAX));
     if (result.outcome == ReleaseResult::Outcome::kReleased)
       wait_->on_release(*connection_, full_key);
   }
@@ -208,14 +240,13 @@ void DriverClient::crash() {
 }
 
 void DriverClient::record_work(std::int64_t planned_ms) {
-  log_.record(EventType::kInfo, Op::kWork, held_key_);
-  log_.last().count = planned_ms;
+  log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
+      static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
 }
 
 void DriverClient::lose_lock() {
   stop_renewal();
-  log_.record(EventType::kInfo, Op::kFault, held_key_);
-  log_.last().token = "lose_lock";
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
 }
 
 void DriverClient::start_renewal(const std::string& logical_key, const std::string& token) {
@@ -237,19 +268,20 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
       renewal_wake_.wait_for(lock, std::chrono::nanoseconds(period_ns));
       if (renewal_stop_ || run_.should_stop()) break;
       lock.unlock();
-      renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
-      renewal_log_->last().ttl_ms = ttl_ms;
-      renewal_log_->last().token = token;
+      Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
+      invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+      invoke.token = renewal_log_->intern(token);
       if (connection.broken()) connection.reconnect();
       const ExtendResult result = run_.request().variant.extend(lock_context, key, token, ttl_ms);
       if (result.outcome == ExtendResult::Outcome::kError) {
-        renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
-                             Op::kExtend, logical_key);
-        renewal_log_->last().error = result.error.describe();
+        Event& failed =
+            renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
+                                 Op::kExtend, logical_key);
+        set_error(*renewal_log_, failed, result.error);
       } else {
-        renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
-        renewal_log_->last().count = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
-        renewal_log_->last().ttl_ms = ttl_ms;
+        Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
+        ok.extend().extended = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
+        ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
       }
       lock.lock();
     }
@@ -270,23 +302,32 @@ void DriverClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
   const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
-  const RedisResult result = counter ? connection_->command({"GET", key})
-                                     : connection_->command({"HEXISTS", key, record_id});
-  Event event;
-  event.f = Op::kRead;
-  event.key = resource.name;
-  if (!counter) event.token = record_id;
+  RedisResult result = counter ? connection_->command({"GET", key})
+                               : connection_->command({"HEXISTS", key, record_id});
+  std::int64_t value = 0;
+  if (result.ok()) {
+    if (!counter) {
+      value = result.reply.integer;
+    } else if (!result.reply.is_nil()) {
+      const std::string& text = result.reply.str;
+      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (parsed.ec != std::errc() || parsed.ptr != text.data() + text.size()) {
+        result.error = RedisErrorKind::kUnexpectedReply;
+        result.message = "the counter holds \"" + text.substr(0, 40) + "\", not an integer";
+      }
+    }
+  }
+  // Recorded when the reply was read, as every completion is.
+  Event& event =
+      log_.record(result.ok() ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
+  if (!counter) event.resource().record = log_.intern(record_id);
   if (!result.ok()) {
-    event.type = EventType::kFail;
-    event.error = result.describe();
+    set_error(log_, event, result);
     last_read_ = -1;
   } else {
-    event.type = EventType::kOk;
-    last_read_ =
-        counter ? (result.reply.is_nil() ? 0 : std::stoll(result.reply.str)) : result.reply.integer;
-    event.count = last_read_;
+    last_read_ = value;
+    event.resource().value = value;
   }
-  log_.record(std::move(event));
 }
 
 void DriverClient::resource_write(const std::string& record_id) {
@@ -299,15 +340,13 @@ void DriverClient::resource_write(const std::string& record_id) {
   const std::int64_t value = counter ? last_read_ - 1 : 1;
   const RedisResult result = counter ? connection_->command({"SET", key, std::to_string(value)})
                                      : connection_->command({"HSET", key, record_id, name_});
-  Event event;
-  event.f = Op::kWrite;
-  event.key = resource.name;
-  if (!counter) event.token = record_id;
-  event.type = result.ok() ? EventType::kOk : EventType::kFail;
-  event.error = result.ok() ? std::string() : result.describe();
-  event.count = value;
-  event.base = last_read_;
-  log_.record(std::move(event));
+  Event& event =
+      log_.record(result.ok() ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
+  if (!counter) event.resource().record = log_.intern(record_id);
+  if (!result.ok()) set_error(log_, event, result);
+  event.resource().value = value;
+  event.resource().base = last_read_;
+  event.resource().has_base = true;
   last_read_ = -1;
 }
 

@@ -11,13 +11,7 @@ RunContext::RunContext(const RunRequest& request, std::vector<std::string> clien
       waiting(client_names.size(), false),
       request_(request),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
-      // About 8 events a cycle, reserved up front so recording rarely reallocates; capped so a
-      // million-cycle workload does not reserve gigabytes (the vectors still grow past it).
-      recorder_(clock_, std::move(client_names),
-                request.scenario.workload
-                    ? std::min<std::size_t>(
-                          static_cast<std::size_t>(request.scenario.workload->cycles) * 8, 1 << 16)
-                    : 64) {
+      recorder_(clock_, std::move(client_names)) {
   step_started.assign(request.scenario.steps.size(), false);
 }
 

@@ -2,30 +2,129 @@
 
 #include <array>
 
+#include "sim/core/assert.h"
+
 namespace locksim {
 namespace {
 
 constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", "info"};
-constexpr std::array<std::string_view, 10> kOpNames = {
-    "acquire", "release", "extend", "enter", "exit", "crash", "work", "write", "read", "fault"};
+constexpr std::array<std::string_view, 12> kOpNames = {
+    "acquire", "release", "extend", "enter", "exit", "crash",
+    "work",    "write",   "read",   "fault", "stop", "server_lost"};
+constexpr std::array<std::string_view, 9> kErrorNames = {
+    "none",    "gave_up",  "stopped",     "timeout",         "closed",
+    "refused", "protocol", "reply_error", "unexpected_reply"};
+constexpr std::array<std::string_view, 2> kStopNames = {"time_limit", "interrupted"};
 
-}  // namespace
-
-std::string_view to_string(EventType type) { return kTypeNames[static_cast<std::size_t>(type)]; }
-std::string_view to_string(Op op) { return kOpNames[static_cast<std::size_t>(op)]; }
-
-std::optional<EventType> event_type_from_string(std::string_view word) {
-  for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
-    if (kTypeNames[i] == word) return static_cast<EventType>(i);
+template <typename Enum, std::size_t N>
+std::optional<Enum> from_names(const std::array<std::string_view, N>& names,
+                               std::string_view word) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == word) return static_cast<Enum>(i);
   }
   return std::nullopt;
 }
 
-std::optional<Op> op_from_string(std::string_view word) {
-  for (std::size_t i = 0; i < kOpNames.size(); ++i) {
-    if (kOpNames[i] == word) return static_cast<Op>(i);
+template <typename Facts>
+Facts& facts_of(Event& event) {
+  Facts* facts = std::get_if<Facts>(&event.facts);
+  LOCKSIM_ASSERT(facts != nullptr);
+  return *facts;
+}
+
+template <typename Facts>
+const Facts& facts_of(const Event& event) {
+  const Facts* facts = std::get_if<Facts>(&event.facts);
+  LOCKSIM_ASSERT(facts != nullptr);
+  return *facts;
+}
+
+}  // namespace
+
+static_assert(sizeof(Event) <= 72, "keep events compact: memory per event is budgeted");
+
+std::string_view to_string(EventType type) { return kTypeNames[static_cast<std::size_t>(type)]; }
+std::string_view to_string(Op op) { return kOpNames[static_cast<std::size_t>(op)]; }
+std::string_view to_string(ErrorKind kind) { return kErrorNames[static_cast<std::size_t>(kind)]; }
+std::string_view to_string(StopReason reason) {
+  return kStopNames[static_cast<std::size_t>(reason)];
+}
+
+std::optional<EventType> event_type_from_string(std::string_view word) {
+  return from_names<EventType>(kTypeNames, word);
+}
+std::optional<Op> op_from_string(std::string_view word) { return from_names<Op>(kOpNames, word); }
+std::optional<ErrorKind> error_kind_from_string(std::string_view word) {
+  return from_names<ErrorKind>(kErrorNames, word);
+}
+std::optional<StopReason> stop_reason_from_string(std::string_view word) {
+  return from_names<StopReason>(kStopNames, word);
+}
+
+Event Event::make(EventType type, Op f) {
+  Event event;
+  event.type = type;
+  event.f = f;
+  switch (f) {
+    case Op::kAcquire:
+      event.facts = AcquireFacts{};
+      break;
+    case Op::kRelease:
+      event.facts = ReleaseFacts{};
+      break;
+    case Op::kExtend:
+      event.facts = ExtendFacts{};
+      break;
+    case Op::kWork:
+      event.facts = WorkFacts{};
+      break;
+    case Op::kRead:
+    case Op::kWrite:
+      event.facts = ResourceFacts{};
+      break;
+    case Op::kFault:
+      event.facts = FaultFacts{};
+      break;
+    case Op::kStop:
+      event.facts = StopFacts{};
+      break;
+    case Op::kEnter:
+    case Op::kExit:
+    case Op::kCrash:
+    case Op::kServerLost:
+      break;
   }
-  return std::nullopt;
+  return event;
+}
+
+AcquireFacts& Event::acquire() { return facts_of<AcquireFacts>(*this); }
+const AcquireFacts& Event::acquire() const { return facts_of<AcquireFacts>(*this); }
+ReleaseFacts& Event::release() { return facts_of<ReleaseFacts>(*this); }
+const ReleaseFacts& Event::release() const { return facts_of<ReleaseFacts>(*this); }
+ExtendFacts& Event::extend() { return facts_of<ExtendFacts>(*this); }
+const ExtendFacts& Event::extend() const { return facts_of<ExtendFacts>(*this); }
+WorkFacts& Event::work() { return facts_of<WorkFacts>(*this); }
+const WorkFacts& Event::work() const { return facts_of<WorkFacts>(*this); }
+ResourceFacts& Event::resource() { return facts_of<ResourceFacts>(*this); }
+const ResourceFacts& Event::resource() const { return facts_of<ResourceFacts>(*this); }
+FaultFacts& Event::fault() { return facts_of<FaultFacts>(*this); }
+const FaultFacts& Event::fault() const { return facts_of<FaultFacts>(*this); }
+StopFacts& Event::stop() { return facts_of<StopFacts>(*this); }
+const StopFacts& Event::stop() const { return facts_of<StopFacts>(*this); }
+
+StringId StringTable::add(std::string_view text) {
+  if (text.empty()) return 0;
+  chars_.append(text);
+  ends_.push_back(chars_.size());
+  LOCKSIM_ASSERT(ends_.size() < UINT32_MAX);
+  return static_cast<StringId>(ends_.size());
+}
+
+std::string_view StringTable::get(StringId id) const {
+  if (id == 0 || id > ends_.size()) return {};
+  const std::uint64_t begin = id == 1 ? 0 : ends_[id - 2];
+  const std::uint64_t end = ends_[id - 1];
+  return std::string_view(chars_).substr(begin, end - begin);
 }
 
 int History::client_index(std::string_view name) const {
@@ -33,6 +132,20 @@ int History::client_index(std::string_view name) const {
     if (clients[i] == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+KeyId History::key_id(std::string_view key) {
+  if (key.empty()) return 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return static_cast<KeyId>(i);
+  }
+  keys.emplace_back(key);
+  return static_cast<KeyId>(keys.size() - 1);
+}
+
+const std::string& History::key_name(const Event& event) const {
+  static const std::string kNone;
+  return event.key < keys.size() ? keys[event.key] : kNone;
 }
 
 }  // namespace locksim

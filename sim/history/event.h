@@ -2,71 +2,202 @@
 //
 // Jepsen-like: each operation is an `invoke` followed by `ok`, `fail` or `info` ("may or may not
 // have happened": a timeout is never silently turned into a fail). Single-moment events are
-// recorded once: `enter` and `exit` as `ok`; `crash`, `work` and `fault` as `info`.
+// recorded once: `enter` and `exit` as `ok`; `crash`, `work`, `fault` and the harness's `stop` and
+// `server_lost` as `info`.
 //
 // Timestamps are conservative: `enter` is taken after the acquire reply was read, `exit` before
 // the release request is sent, so a correct lock can never show two overlapping hold windows.
 //
-//   Event e{.time_ns = t, .client = 0, .type = EventType::kOk, .f = Op::kAcquire, .key = "lock"};
+// Events are typed and compact (72 bytes): every field has one meaning; strings (keys, tokens,
+// error messages, record ids) live once in the History's tables and events hold their ids; what
+// only one operation has lives in that operation's facts (`acquire()`, `release()`, ...).
+//
+//   Event e = Event::make(EventType::kOk, Op::kAcquire);
+//   e.acquire().attempts = 3;
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "sim/core/clock.h"
 
 namespace locksim {
 
+// kHistorySchemaVersion: the version history.jsonl's header line carries.
+inline constexpr int kHistorySchemaVersion = 2;
+
 enum class EventType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
 
 // Op: what the event is about (`f` in JSON).
 enum class Op : std::uint8_t {
-  kAcquire,  // invoke/ok/fail/info; ok carries token and ttl_ms; count = attempts made
-  kRelease,  // invoke carries token; ok: count = keys deleted (1 or 0); fail: refused or error
-  kExtend,   // invoke/ok/fail: lease extension (renewal)
-  kEnter,    // ok: the client is inside the critical section (taken right after acquire ok)
-  kExit,     // ok: the client leaves the critical section (taken before the release request)
-  kCrash,    // info: the client stopped without releasing; its connection is closed
-  kWork,     // info: the client works inside the critical section; count = planned ms
-  kWrite,    // ok: a write to the protected resource: key = resource, token = record id,
-             //     count = value written (counter) or 1 (record created); base = value read
-  kRead,     // ok: a read of the protected resource: key, token = record id,
-             //     count = value read (counter) or 1/0 (record exists or not)
-  kFault,    // info: a fault injected by the harness (value in `error`/`token` fields)
+  kAcquire,     // invoke/ok/fail/info; ok carries the token; facts: AcquireFacts
+  kRelease,     // invoke carries the token; ok: ReleaseFacts::deleted; fail/info: error
+  kExtend,      // invoke carries the token and ttl_ms; ok: ExtendFacts::extended
+  kEnter,       // ok: the client is inside the critical section (taken right after acquire ok)
+  kExit,        // ok: the client leaves the critical section (taken before the release request)
+  kCrash,       // info: the client stopped without releasing; its connection is closed
+  kWork,        // info: the client works inside the critical section; WorkFacts
+  kWrite,       // ok/fail: a write to the protected resource; ResourceFacts
+  kRead,        // ok/fail: a read of the protected resource; ResourceFacts
+  kFault,       // info: a fault injected by the harness; FaultFacts
+  kStop,        // info (harness): the run was stopped before it finished; StopFacts
+  kServerLost,  // info (harness): the Redis server stopped answering; message says how
 };
+
+// ErrorKind: why a call did not succeed, as recorded (`error` in JSON).
+enum class ErrorKind : std::uint8_t {
+  kNone,
+  kGaveUp,           // acquire: the lock was still held when the acquire timeout ran out
+  kStopped,          // the run stopped (Ctrl-C, time limit) before the call completed
+  kTimeout,          // no reply within the command timeout: may or may not have run
+  kClosed,           // the connection closed: may or may not have run
+  kRefused,          // could not connect: did not run
+  kProtocol,         // a malformed reply or another I/O error: may or may not have run
+  kReplyError,       // the server answered with an error (a Lua error, NOPERM, BUSY...)
+  kUnexpectedReply,  // a reply outside the variant's contract: what it did is unknown
+};
+
+// is_indeterminate: the call may have taken effect although no usable reply was read.
+constexpr bool is_indeterminate(ErrorKind kind) {
+  return kind == ErrorKind::kTimeout || kind == ErrorKind::kClosed ||
+         kind == ErrorKind::kProtocol || kind == ErrorKind::kUnexpectedReply;
+}
+// is_io_error: the connection, not the lock, failed (may or may not have run, or did not run).
+constexpr bool is_io_error(ErrorKind kind) {
+  return kind == ErrorKind::kTimeout || kind == ErrorKind::kClosed || kind == ErrorKind::kRefused ||
+         kind == ErrorKind::kProtocol;
+}
+// is_lock_error: the lock under test answered outside its contract (its script failed or replied
+// something a lock may not reply); a correct lock never does this.
+constexpr bool is_lock_error(ErrorKind kind) {
+  return kind == ErrorKind::kReplyError || kind == ErrorKind::kUnexpectedReply;
+}
+
+// StopReason: why the harness stopped a run early.
+enum class StopReason : std::uint8_t { kTimeLimit, kInterrupted };
 
 std::string_view to_string(EventType type);
 std::string_view to_string(Op op);
+std::string_view to_string(ErrorKind kind);
+std::string_view to_string(StopReason reason);
 std::optional<EventType> event_type_from_string(std::string_view word);
 std::optional<Op> op_from_string(std::string_view word);
+std::optional<ErrorKind> error_kind_from_string(std::string_view word);
+std::optional<StopReason> stop_reason_from_string(std::string_view word);
+
+// StringId: an index into History::strings (or a ClientLog's table while recording); 0 is "".
+using StringId = std::uint32_t;
+// KeyId: an index into History::keys.
+using KeyId = std::uint32_t;
+
+// AcquireFacts (f == kAcquire).
+struct AcquireFacts {
+  Nanos sent_ns = -1;          // ok: when the successful attempt was sent (the lease began after)
+  std::int64_t fencing = -1;   // ok: the fencing number the grant carried; -1: none
+  std::int32_t attempts = -1;  // ok, fail, info: attempts made
+  std::int32_t validity_ms = -1;  // ok: the lease the lock promises if not ttl_ms; -1: ttl_ms
+};
+// ReleaseFacts (f == kRelease).
+struct ReleaseFacts {
+  std::int32_t deleted = -1;  // ok: keys deleted as the server reported (0: refused or gone)
+};
+// ExtendFacts (f == kExtend).
+struct ExtendFacts {
+  std::int32_t extended = -1;  // ok: 1 the lease was extended, 0 not held
+};
+// WorkFacts (f == kWork).
+struct WorkFacts {
+  std::int32_t planned_ms = -1;  // how long the client meant to stay inside
+};
+// ResourceFacts (f == kRead, kWrite).
+struct ResourceFacts {
+  std::int64_t value = 0;     // read: counter value or 1/0 (record exists); write: value written
+  std::int64_t base = 0;      // write: the value it was computed from (valid if has_base)
+  std::int64_t fencing = -1;  // write: the fencing number presented; -1: none
+  StringId record = 0;        // find_or_create: the record id
+  bool has_base = false;
+};
+// FaultFacts (f == kFault).
+struct FaultFacts {
+  StringId name = 0;  // "lose_lock", ...
+};
+// StopFacts (f == kStop).
+struct StopFacts {
+  StopReason reason = StopReason::kTimeLimit;
+};
 
 // Event: one line of history.jsonl.
 struct Event {
-  std::int64_t index = 0;   // position in the merged history; assigned by Recorder::merge
   Nanos time_ns = 0;        // monotonic, since run start
   std::int32_t client = 0;  // index into History::clients
   EventType type = EventType::kInfo;
   Op f = Op::kAcquire;
-  std::string key;           // logical key name from the scenario ("lock"), without run prefix
-  std::string token;         // lock token (acquire ok, release invoke), or a fault's name
-  std::int64_t ttl_ms = -1;  // lease length requested (acquire invoke/ok, extend); -1: none
-  std::int64_t count = -1;   // acquire ok/fail: attempts; release ok: keys deleted; -1: none
-  std::string error;         // error kind and message for fail/info ("timeout: ...")
-  // write: the value the write was computed from. acquire ok: when the successful attempt was
-  // sent (ns since run start), so its lease started no earlier than that.
-  std::optional<std::int64_t> base;
+  ErrorKind error = ErrorKind::kNone;  // fail/info of a call: why
+  KeyId key = 0;                       // the lock key (or resource) without the run prefix
+  StringId token = 0;                  // acquire ok, release invoke, extend invoke: lock token
+  StringId message = 0;                // the error's or harness event's detail in words
+  std::int32_t ttl_ms = -1;            // acquire, extend: the lease requested; -1: none
+  std::variant<std::monostate, AcquireFacts, ReleaseFacts, ExtendFacts, WorkFacts, ResourceFacts,
+               FaultFacts, StopFacts>
+      facts;
+
+  // make: an event of `f` with that operation's facts in their default state.
+  static Event make(EventType type, Op f);
+
+  // Typed access to the facts; each asserts that the event is of that operation.
+  AcquireFacts& acquire();
+  const AcquireFacts& acquire() const;
+  ReleaseFacts& release();
+  const ReleaseFacts& release() const;
+  ExtendFacts& extend();
+  const ExtendFacts& extend() const;
+  WorkFacts& work();
+  const WorkFacts& work() const;
+  ResourceFacts& resource();
+  const ResourceFacts& resource() const;
+  FaultFacts& fault();
+  const FaultFacts& fault() const;
+  StopFacts& stop();
+  const StopFacts& stop() const;
 };
 
-// History: every event of one run, sorted by time_ns, index == position.
+// StringTable: append-only strings addressed by StringId; id 0 is the empty string. Compact: one
+// character buffer and one offset per string.
+class StringTable {
+ public:
+  StringTable() = default;
+  // add: appends `text` and returns its id ("" is always 0). Does not look for duplicates.
+  StringId add(std::string_view text);
+  // get: the string of `id`; "" for 0 or an unknown id.
+  std::string_view get(StringId id) const;
+  std::size_t size() const { return ends_.size() + 1; }
+  std::size_t bytes() const { return chars_.capacity() + ends_.capacity() * sizeof(std::uint32_t); }
+
+ private:
+  std::string chars_;
+  std::vector<std::uint64_t> ends_;  // ends_[id - 1]: one past the last character of `id`
+};
+
+// History: every event of one run, sorted by time_ns, plus the tables its ids refer to.
 struct History {
-  std::vector<std::string> clients;  // client names; Event::client indexes this
+  std::vector<std::string> clients;                 // client names; Event::client indexes this
+  std::vector<std::string> keys = {std::string()};  // Event::key indexes this; 0 is "no key"
+  StringTable strings;                              // tokens, messages, record ids, fault names
   std::vector<Event> events;
 
   // client_index: the index of `name`, or -1.
   int client_index(std::string_view name) const;
+  // key_id: the id of `key`, adding it if new ("" is 0). Linear in the number of keys.
+  KeyId key_id(std::string_view key);
+  // key_name / str: what an event's ids refer to.
+  const std::string& key_name(const Event& event) const;
+  std::string_view str(StringId id) const { return strings.get(id); }
+  std::string_view token(const Event& event) const { return strings.get(event.token); }
+  std::string_view message(const Event& event) const { return strings.get(event.message); }
 };
 
 }  // namespace locksim

@@ -1,58 +1,308 @@
 #include "sim/history/jsonl.h"
 
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "sim/core/error.h"
+#include "sim/core/json_text.h"
 
 namespace locksim {
-
-std::string event_to_json_line(const History& history, const Event& event) {
-  nlohmann::ordered_json j;
-  j["index"] = event.index;
-  j["time_ns"] = event.time_ns;
-  const auto client = static_cast<std::size_t>(event.client);
-  j["client"] =
-      client < history.clients.size() ? history.clients[client] : std::to_string(event.client);
-  j["type"] = to_string(event.type);
-  j["f"] = to_string(event.f);
-  if (!event.key.empty()) j["key"] = event.key;
-  nlohmann::ordered_json value = nlohmann::ordered_json::object();
-  if (!event.token.empty()) value["token"] = event.token;
-  if (event.ttl_ms >= 0) value["ttl_ms"] = event.ttl_ms;
-  if (event.count >= 0 || event.f == Op::kWrite || event.f == Op::kRead) {
-    value["count"] = event.count;  // a counter may legitimately go negative (oversell)
-  }
-  if (event.base) value["base"] = *event.base;
-  if (!value.empty()) j["value"] = std::move(value);
-  if (!event.error.empty()) j["error"] = event.error;
-  return j.dump();
-}
-
-void write_history_jsonl(const std::filesystem::path& path, const History& history) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw EnvironmentError("cannot write " + temporary.string());
-    for (const Event& event : history.events) out << event_to_json_line(history, event) << '\n';
-    if (!out.flush()) throw EnvironmentError("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, path);
-}
-
 namespace {
+
+void append_event(std::string& out, const History& history, const Event& event, std::size_t index) {
+  JsonObjectWriter line(out);
+  line.number("index", static_cast<std::int64_t>(index));
+  line.number("time_ns", event.time_ns);
+  const auto client = static_cast<std::size_t>(event.client);
+  line.text("client", client < history.clients.size() ? std::string_view(history.clients[client])
+                                                      : std::string_view("?"));
+  line.text("type", to_string(event.type));
+  line.text("f", to_string(event.f));
+  if (event.key != 0) line.text("key", history.key_name(event));
+  if (event.token != 0) line.text("token", history.token(event));
+  if (event.ttl_ms >= 0) line.number("ttl_ms", event.ttl_ms);
+  if (const auto* acquire = std::get_if<AcquireFacts>(&event.facts)) {
+    if (acquire->attempts >= 0) line.number("attempts", acquire->attempts);
+    if (acquire->sent_ns >= 0) line.number("sent_ns", acquire->sent_ns);
+    if (acquire->fencing >= 0) line.number("fencing", acquire->fencing);
+    if (acquire->validity_ms >= 0) line.number("validity_ms", acquire->validity_ms);
+  } else if (const auto* release = std::get_if<ReleaseFacts>(&event.facts)) {
+    if (release->deleted >= 0) line.number("deleted", release->deleted);
+  } else if (const auto* extend = std::get_if<ExtendFacts>(&event.facts)) {
+    if (extend->extended >= 0) line.number("extended", extend->extended);
+  } else if (const auto* work = std::get_if<WorkFacts>(&event.facts)) {
+    if (work->planned_ms >= 0) line.number("planned_ms", work->planned_ms);
+  } else if (const auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
+    if (event.type == EventType::kOk) line.number("value", resource->value);
+    if (resource->has_base) line.number("base", resource->base);
+    if (resource->fencing >= 0) line.number("fencing", resource->fencing);
+    if (resource->record != 0) line.text("record", history.str(resource->record));
+  } else if (const auto* fault = std::get_if<FaultFacts>(&event.facts)) {
+    if (fault->name != 0) line.text("fault", history.str(fault->name));
+  } else if (const auto* stop = std::get_if<StopFacts>(&event.facts)) {
+    line.text("reason", to_string(stop->reason));
+  }
+  if (event.error != ErrorKind::kNone) line.text("error", to_string(event.error));
+  if (event.message != 0) line.text("message", history.message(event));
+  line.close();
+}
 
 [[noreturn]] void bad_line(const std::filesystem::path& path, std::size_t line_number,
                            const std::string& what) {
   throw InputError(path.string() + ":" + std::to_string(line_number) + ": " + what);
 }
 
+// Reader: turns lines into events, interning keys and strings as it goes.
+class Reader {
+ public:
+  Reader(const std::filesystem::path& path, History& history) : path_(path), history_(history) {}
+
+  void header(const nlohmann::json& j, std::size_t line_number) {
+    const auto& schema = j.at("history_schema");
+    if (!schema.is_number_integer() || schema.get<std::int64_t>() != kHistorySchemaVersion) {
+      bad_line(path_, line_number,
+               "$.history_schema: expected " + std::to_string(kHistorySchemaVersion) +
+                   " (this locksim reads schemas 1 and 2), got " + schema.dump());
+    }
+    for (const auto& client : j.at("clients")) client_id(client.get<std::string>());
+    schema_ = 2;
+  }
+
+  void event(const nlohmann::json& j, std::size_t line_number) {
+    if (schema_ == 0) schema_ = 1;  // no header: an older history
+    const auto type = event_type_from_string(j.at("type").get<std::string>());
+    if (!type) bad_line(path_, line_number, "$.type: expected invoke, ok, fail or info");
+    const auto op = op_from_string(j.at("f").get<std::string>());
+    if (!op) bad_line(path_, line_number, "$.f: unknown operation " + j.at("f").dump());
+    Event event = Event::make(*type, *op);
+    event.time_ns = j.at("time_ns").get<std::int64_t>();
+    event.client = client_id(j.at("client").get<std::string>());
+    event.key = key_id(j.value("key", ""));
+    if (schema_ == 1) {
+      legacy_fields(j, event, line_number);
+    } else {
+      fields(j, event, line_number);
+    }
+    if (!history_.events.empty() && event.time_ns < history_.events.back().time_ns) {
+      bad_line(path_, line_number, "$.time_ns: expected events in time order");
+    }
+    history_.events.push_back(event);
+  }
+
+ private:
+  std::int32_t client_id(const std::string& name) {
+    const auto [it, inserted] =
+        clients_.try_emplace(name, static_cast<std::int32_t>(history_.clients.size()));
+    if (inserted) history_.clients.push_back(name);
+    return it->second;
+  }
+  KeyId key_id(const std::string& key) {
+    if (key.empty()) return 0;
+    const auto [it, inserted] = keys_.try_emplace(key, static_cast<KeyId>(history_.keys.size()));
+    if (inserted) history_.keys.push_back(key);
+    return it->second;
+  }
+  StringId string_id(const std::string& text) { return history_.strings.add(text); }
+
+  static std::int32_t small(const nlohmann::json& j, const char* name) {
+    const std::int64_t value = j.at(name).get<std::int64_t>();
+    if (value < INT32_MIN || value > INT32_MAX) {
+      throw std::out_of_range(std::string(name) + " out of range");
+    }
+    return static_cast<std::int32_t>(value);
+  }
+
+  void fields(const nlohmann::json& j, Event& event, std::size_t line_number) {
+    if (j.contains("token")) event.token = string_id(j.at("token").get<std::string>());
+    if (j.contains("ttl_ms")) event.ttl_ms = small(j, "ttl_ms");
+    if (j.contains("error")) {
+      const auto kind = error_kind_from_string(j.at("error").get<std::string>());
+      if (!kind) bad_line(path_, line_number, "$.error: unknown error kind " + j["error"].dump());
+      event.error = *kind;
+    }
+    if (j.contains("message")) event.message = string_id(j.at("message").get<std::string>());
+    switch (event.f) {
+      case Op::kAcquire: {
+        AcquireFacts& facts = event.acquire();
+        if (j.contains("attempts")) facts.attempts = small(j, "attempts");
+        if (j.contains("sent_ns")) facts.sent_ns = j.at("sent_ns").get<std::int64_t>();
+        if (j.contains("fencing")) facts.fencing = j.at("fencing").get<std::int64_t>();
+        if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
+        break;
+      }
+      case Op::kRelease:
+        if (j.contains("deleted")) event.release().deleted = small(j, "deleted");
+        break;
+      case Op::kExtend:
+        if (j.contains("extended")) event.extend().extended = small(j, "extended");
+        break;
+      case Op::kWork:
+        if (j.contains("planned_ms")) event.work().planned_ms = small(j, "planned_ms");
+        break;
+      case Op::kRead:
+      case Op::kWrite: {
+        ResourceFacts& facts = event.resource();
+        if (j.contains("value")) facts.value = j.at("value").get<std::int64_t>();
+        if (j.contains("base")) {
+          facts.base = j.at("base").get<std::int64_t>();
+          facts.has_base = true;
+        }
+        if (j.contains("fencing")) facts.fencing = j.at("fencing").get<std::int64_t>();
+        if (j.contains("record")) facts.record = string_id(j.at("record").get<std::string>());
+        break;
+      }
+      case Op::kFault:
+        if (j.contains("fault")) event.fault().name = string_id(j.at("fault").get<std::string>());
+        break;
+      case Op::kStop: {
+        const auto reason = stop_reason_from_string(j.value("reason", ""));
+        if (!reason) bad_line(path_, line_number, "$.reason: expected time_limit or interrupted");
+        event.stop().reason = *reason;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // legacy_fields: schema 1 kept everything in value.{token,ttl_ms,count,base} and wrote errors
+  // as "kind: text".
+  void legacy_fields(const nlohmann::json& j, Event& event, std::size_t line_number) {
+    std::string token;
+    std::int64_t count = -1;
+    std::optional<std::int64_t> base;
+    if (j.contains("value")) {
+      const auto& value = j.at("value");
+      token = value.value("token", "");
+      if (value.contains("ttl_ms")) event.ttl_ms = small(value, "ttl_ms");
+      count = value.value("count", std::int64_t{-1});
+      if (value.contains("base")) base = value.at("base").get<std::int64_t>();
+    }
+    const std::string error = j.value("error", "");
+    if (!error.empty()) {
+      const std::size_t colon = error.find(':');
+      const std::string kind = error.substr(0, colon);
+      std::string text = colon == std::string::npos ? "" : error.substr(colon + 1);
+      if (!text.empty() && text.front() == ' ') text.erase(0, 1);
+      if (kind == "timeout" && text.starts_with("lock still held")) {
+        event.error = ErrorKind::kGaveUp;
+      } else if (const auto parsed = error_kind_from_string(kind)) {
+        event.error = *parsed;
+      } else {
+        event.error =
+            event.type == EventType::kInfo ? ErrorKind::kProtocol : ErrorKind::kReplyError;
+        text = error;
+      }
+      // Schema 1 filed a script's wrong reply under "protocol".
+      if (event.error == ErrorKind::kProtocol && text.starts_with("script ")) {
+        event.error = ErrorKind::kUnexpectedReply;
+      }
+      event.message = string_id(text);
+    }
+    switch (event.f) {
+      case Op::kAcquire:
+        event.token = string_id(token);
+        event.acquire().attempts = static_cast<std::int32_t>(count);
+        if (base) event.acquire().sent_ns = *base;
+        break;
+      case Op::kRelease:
+        event.token = string_id(token);
+        if (event.type == EventType::kOk)
+          event.release().deleted = static_cast<std::int32_t>(count);
+        break;
+      case Op::kExtend:
+        event.token = string_id(token);
+        if (event.type == EventType::kOk)
+          event.extend().extended = static_cast<std::int32_t>(count);
+        break;
+      case Op::kWork:
+        event.work().planned_ms = static_cast<std::int32_t>(count);
+        break;
+      case Op::kRead:
+      case Op::kWrite:
+        event.resource().value = count;
+        if (base) {
+          event.resource().base = *base;
+          event.resource().has_base = true;
+        }
+        event.resource().record = string_id(token);
+        break;
+      case Op::kFault:
+        event.fault().name = string_id(token);
+        break;
+      default:
+        (void)line_number;
+        break;
+    }
+  }
+
+  const std::filesystem::path& path_;
+  History& history_;
+  int schema_ = 0;
+  std::unordered_map<std::string, std::int32_t> clients_;
+  std::unordered_map<std::string, KeyId> keys_;
+};
+
 }  // namespace
+
+std::string event_to_json_line(const History& history, const Event& event, std::size_t index) {
+  std::string line;
+  append_event(line, history, event, index);
+  return line;
+}
+
+void write_history_jsonl(const std::filesystem::path& path, const History& history) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  std::string buffer;
+  auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw EnvironmentError(what + " " + temporary.string() + ": " + reason);
+  };
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) fail("cannot create");
+    {
+      JsonObjectWriter header(buffer);
+      header.number("history_schema", kHistorySchemaVersion);
+      buffer += ",\"clients\":[";
+      for (std::size_t i = 0; i < history.clients.size(); ++i) {
+        if (i > 0) buffer += ',';
+        append_json_string(buffer, history.clients[i]);
+      }
+      buffer += ']';
+      header.close();
+      buffer += '\n';
+    }
+    for (std::size_t i = 0; i < history.events.size(); ++i) {
+      append_event(buffer, history, history.events[i], i);
+      buffer += '\n';
+      if (buffer.size() >= (1 << 20)) {
+        if (!out.write(buffer.data(), static_cast<std::streamsize>(buffer.size())))
+          fail("cannot write");
+        buffer.clear();
+      }
+    }
+    if (!out.write(buffer.data(), static_cast<std::streamsize>(buffer.size())) || !out.flush()) {
+      fail("cannot write");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw EnvironmentError("cannot rename " + temporary.string() + " to " + path.string());
+  }
+}
 
 History read_history_jsonl(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string() + ": cannot open (expected a history.jsonl file)");
   History history;
+  Reader reader(path, history);
   std::string line;
   std::size_t line_number = 0;
   while (std::getline(in, line)) {
@@ -61,41 +311,19 @@ History read_history_jsonl(const std::filesystem::path& path) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       bad_line(path, line_number, std::string("not valid JSON: ") + e.what());
     }
     if (!j.is_object()) bad_line(path, line_number, "expected a JSON object");
     try {
-      Event event;
-      event.index = static_cast<std::int64_t>(history.events.size());
-      event.time_ns = j.at("time_ns").get<std::int64_t>();
-      const auto client = j.at("client").get<std::string>();
-      int index = history.client_index(client);
-      if (index < 0) {
-        history.clients.push_back(client);
-        index = static_cast<int>(history.clients.size()) - 1;
+      if (line_number == 1 && j.contains("history_schema")) {
+        reader.header(j, line_number);
+      } else {
+        reader.event(j, line_number);
       }
-      event.client = index;
-      const auto type = event_type_from_string(j.at("type").get<std::string>());
-      if (!type) bad_line(path, line_number, "$.type: expected invoke, ok, fail or info");
-      event.type = *type;
-      const auto op = op_from_string(j.at("f").get<std::string>());
-      if (!op) bad_line(path, line_number, "$.f: unknown operation " + j.at("f").dump());
-      event.f = *op;
-      event.key = j.value("key", "");
-      if (j.contains("value")) {
-        const auto& value = j.at("value");
-        event.token = value.value("token", "");
-        event.ttl_ms = value.value("ttl_ms", std::int64_t{-1});
-        event.count = value.value("count", std::int64_t{-1});
-        if (value.contains("base")) event.base = value.at("base").get<std::int64_t>();
-      }
-      event.error = j.value("error", "");
-      if (!history.events.empty() && event.time_ns < history.events.back().time_ns) {
-        bad_line(path, line_number, "$.time_ns: expected events in time order");
-      }
-      history.events.push_back(std::move(event));
     } catch (const nlohmann::json::exception& e) {
+      bad_line(path, line_number, std::string("malformed event: ") + e.what());
+    } catch (const std::out_of_range& e) {
       bad_line(path, line_number, std::string("malformed event: ") + e.what());
     }
   }

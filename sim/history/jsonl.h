@@ -1,9 +1,15 @@
 // jsonl.h: history.jsonl, one JSON object per event, and back.
 //
-// Line format (fields with default values are omitted):
+// Schema 2. The first line is a header, then one event per line; fields with default values are
+// omitted, each field has one meaning (see event.h):
+//   {"history_schema":2,"clients":["A","B"]}
 //   {"index":3,"time_ns":1520431,"client":"A","type":"ok","f":"acquire","key":"lock",
-//    "value":{"token":"9f...","ttl_ms":200,"count":1},"error":"timeout: ..."}
-// The reader accepts exactly what the writer produces and reports the first bad line by number.
+//    "token":"9f...","ttl_ms":200,"attempts":1,"sent_ns":1490210}
+//   {"index":9,"time_ns":2520431,"client":"B","type":"info","f":"release","key":"lock",
+//    "error":"timeout","message":"Resource temporarily unavailable"}
+// The reader accepts schema 2 and the headerless schema 1 of earlier locksim versions (whose
+// `value.count` and `error: "kind: text"` are mapped to the typed fields), and reports the first
+// bad line by number.
 //
 //   write_history_jsonl(dir / "history.jsonl", history);
 //   History h = read_history_jsonl(dir / "history.jsonl");  // throws InputError
@@ -16,10 +22,12 @@
 
 namespace locksim {
 
-// event_to_json_line: one event as a single JSON line without the trailing newline.
-std::string event_to_json_line(const History& history, const Event& event);
-// write_history_jsonl: writes to `path` via a temporary file renamed into place.
-// Throws EnvironmentError if the file cannot be written.
+// event_to_json_line: one event as a single JSON line without the trailing newline; `index` is
+// its position in the history.
+std::string event_to_json_line(const History& history, const Event& event, std::size_t index);
+// write_history_jsonl: writes the header and every event to `path` via a temporary file renamed
+// into place. Throws EnvironmentError (with the reason) if the file cannot be written; a failed
+// write leaves no temporary file behind.
 void write_history_jsonl(const std::filesystem::path& path, const History& history);
 // read_history_jsonl: throws InputError naming the file and line on malformed input.
 History read_history_jsonl(const std::filesystem::path& path);

@@ -1,68 +1,149 @@
 #include "sim/history/recorder.h"
 
-#include <algorithm>
+#include <queue>
+#include <unordered_map>
 
 #include "sim/core/assert.h"
 
 namespace locksim {
 
-ClientLog::ClientLog(const RunClock& clock, std::int32_t client, std::size_t reserve)
-    : clock_(clock), client_(client) {
-  events_.reserve(reserve);
+ClientLog::ClientLog(const RunClock& clock, std::int32_t client) : clock_(clock), client_(client) {}
+
+KeyId ClientLog::key_id(std::string_view key) {
+  if (key.empty()) return 0;
+  if (keys_[last_key_] == key) return last_key_;
+  for (std::size_t i = 1; i < keys_.size(); ++i) {
+    if (keys_[i] == key) return last_key_ = static_cast<KeyId>(i);
+  }
+  keys_.emplace_back(key);
+  return last_key_ = static_cast<KeyId>(keys_.size() - 1);
 }
 
-Nanos ClientLog::record(EventType type, Op f, std::string_view key) {
-  Event& event = events_.emplace_back();
+Event& ClientLog::record(EventType type, Op f, std::string_view key) {
+  if (chunks_.empty() || chunks_.back()->size() == kChunkEvents) {
+    chunks_.push_back(std::make_unique<std::vector<Event>>());
+    chunks_.back()->reserve(kChunkEvents);
+  }
+  Event& event = chunks_.back()->emplace_back(Event::make(type, f));
   event.time_ns = clock_.now_ns();
   event.client = client_;
-  event.type = type;
-  event.f = f;
-  event.key = key;
-  return event.time_ns;
+  event.key = key_id(key);
+  ++size_;
+  return event;
 }
 
-Nanos ClientLog::record(Event event) {
-  event.time_ns = clock_.now_ns();
-  event.client = client_;
-  events_.push_back(std::move(event));
-  return events_.back().time_ns;
+StringId ClientLog::intern(std::string_view text) {
+  if (text.empty()) return 0;
+  if (last_string_ != 0 && strings_.get(last_string_) == text) return last_string_;
+  return last_string_ = strings_.add(text);
 }
 
 Event& ClientLog::last() {
-  LOCKSIM_ASSERT(!events_.empty());
-  return events_.back();
+  LOCKSIM_ASSERT(size_ > 0);
+  return chunks_.back()->back();
 }
 
-Recorder::Recorder(const RunClock& clock, std::vector<std::string> client_names,
-                   std::size_t reserve_per_client)
+void ClientLog::clear() {
+  chunks_.clear();
+  size_ = 0;
+  strings_ = StringTable();
+  last_string_ = 0;
+}
+
+std::size_t ClientLog::bytes() const {
+  return chunks_.size() * kChunkEvents * sizeof(Event) + strings_.bytes();
+}
+
+Recorder::Recorder(const RunClock& clock, std::vector<std::string> client_names)
     : clock_(clock), client_names_(std::move(client_names)) {
   for (std::size_t i = 0; i < client_names_.size(); ++i) {
-    logs_.push_back(
-        std::make_unique<ClientLog>(clock_, static_cast<std::int32_t>(i), reserve_per_client));
+    logs_.push_back(std::make_unique<ClientLog>(clock_, static_cast<std::int32_t>(i)));
   }
 }
 
-ClientLog& Recorder::add_log(std::size_t client, std::size_t reserve) {
+ClientLog& Recorder::add_log(std::size_t client) {
   LOCKSIM_ASSERT(client < client_names_.size());
-  logs_.push_back(std::make_unique<ClientLog>(clock_, static_cast<std::int32_t>(client), reserve));
+  logs_.push_back(std::make_unique<ClientLog>(clock_, static_cast<std::int32_t>(client)));
   return *logs_.back();
+}
+
+std::size_t Recorder::events() const {
+  std::size_t total = 0;
+  for (const auto& log : logs_) total += log->size();
+  return total;
 }
 
 History Recorder::merge() && {
   History history;
   history.clients = std::move(client_names_);
-  std::size_t total = 0;
-  for (const auto& log : logs_) total += log->size();
-  history.events.reserve(total);
+  history.events.reserve(events());
+
+  // Per log: where its local key and string ids land in the History's tables. Strings are copied
+  // lazily, the first time an event refers to them, so only what the history uses is kept.
+  struct Cursor {
+    ClientLog* log;
+    std::size_t chunk = 0;
+    std::size_t offset = 0;
+    std::vector<KeyId> keys;
+    std::vector<StringId> strings;  // 0: not copied yet
+  };
+  std::vector<Cursor> cursors;
+  cursors.reserve(logs_.size());
+  std::unordered_map<std::string, KeyId> key_ids;
   for (auto& log : logs_) {
-    for (auto& event : log->events()) history.events.push_back(std::move(event));
+    Cursor cursor{log.get(), 0, 0, {}, {}};
+    for (const std::string& key : log->keys_) {
+      if (key.empty()) {
+        cursor.keys.push_back(0);
+        continue;
+      }
+      const auto [it, inserted] = key_ids.try_emplace(key, static_cast<KeyId>(history.keys.size()));
+      if (inserted) history.keys.push_back(key);
+      cursor.keys.push_back(it->second);
+    }
+    cursor.strings.assign(log->strings_.size(), 0);
+    cursors.push_back(std::move(cursor));
   }
-  // Each log is already in time order; a stable sort keeps a client's own order on equal stamps.
-  std::stable_sort(history.events.begin(), history.events.end(),
-                   [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
-  for (std::size_t i = 0; i < history.events.size(); ++i) {
-    history.events[i].index = static_cast<std::int64_t>(i);
+  auto move_string = [&history](Cursor& cursor, StringId& id) {
+    if (id == 0) return;
+    StringId& global = cursor.strings[id];
+    if (global == 0) global = history.strings.add(cursor.log->strings_.get(id));
+    id = global;
+  };
+
+  // A min-heap of (time, log) over each log's next event: ties go to the lower log, and a log's
+  // own events keep their order, as a stable sort of the concatenated logs would.
+  using Head = std::pair<Nanos, std::size_t>;
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  auto push_head = [&](std::size_t i) {
+    Cursor& cursor = cursors[i];
+    if (cursor.chunk < cursor.log->chunks_.size()) {
+      heads.emplace((*cursor.log->chunks_[cursor.chunk])[cursor.offset].time_ns, i);
+    }
+  };
+  for (std::size_t i = 0; i < cursors.size(); ++i) push_head(i);
+  while (!heads.empty()) {
+    const std::size_t i = heads.top().second;
+    heads.pop();
+    Cursor& cursor = cursors[i];
+    std::vector<Event>& chunk = *cursor.log->chunks_[cursor.chunk];
+    Event& event = history.events.emplace_back(std::move(chunk[cursor.offset]));
+    event.key = cursor.keys[event.key];
+    move_string(cursor, event.token);
+    move_string(cursor, event.message);
+    if (auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
+      move_string(cursor, resource->record);
+    } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
+      move_string(cursor, fault->name);
+    }
+    if (++cursor.offset == chunk.size()) {
+      cursor.log->chunks_[cursor.chunk].reset();  // read: give its memory back now
+      ++cursor.chunk;
+      cursor.offset = 0;
+    }
+    push_head(i);
   }
+  for (auto& log : logs_) log->strings_ = StringTable();
   return history;
 }
 

@@ -1,15 +1,20 @@
 // recorder.h: Recorder and ClientLog, the cheap, contention-free way events are recorded.
 //
-// Each client thread owns one ClientLog (a pre-reserved vector only that thread appends to), so
-// recording never takes a lock and never makes clients wait on each other. After every client
-// thread has been joined, Recorder::merge sorts all logs by time into one History.
+// Each client thread owns one ClientLog (chunks of events only that thread appends to, with its
+// own key and string tables), so recording never takes a lock and never makes clients wait on
+// each other. Chunks never move, so a log grows without the copy and the double-size peak of a
+// growing vector. After every client thread has been joined, Recorder::merge k-way merges the logs
+// by time into one History, freeing each chunk as soon as it has been read, so the merge needs
+// little memory beyond the merged history itself.
 //
-//   Recorder recorder(clock, {"A", "B", "nemesis"});
+//   Recorder recorder(clock, {"A", "B"});
 //   ClientLog& log = recorder.log(0);               // only client A's thread uses this
-//   Nanos t = log.record(EventType::kInvoke, Op::kAcquire, "lock");
+//   Event& e = log.record(EventType::kOk, Op::kAcquire, "lock");
+//   e.token = log.intern(token);
 //   History history = std::move(recorder).merge();  // after joining the threads
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,41 +25,57 @@
 
 namespace locksim {
 
-// ClientLog: one client's append-only event buffer. Not thread-safe by design: one writer.
+// ClientLog: one writer's append-only event buffer. Not thread-safe by design: one writer.
 class ClientLog {
  public:
-  ClientLog(const RunClock& clock, std::int32_t client, std::size_t reserve);
+  ClientLog(const RunClock& clock, std::int32_t client);
 
-  // record: stamps the event with the current time and appends it; returns the timestamp.
-  Nanos record(EventType type, Op f, std::string_view key);
-  // record: appends a fully built event, stamping time_ns now; `event.client` is overwritten.
-  Nanos record(Event event);
-  // last: the most recently recorded event (to add fields); requires a non-empty log.
+  // record: appends an event of `f` stamped now, with its facts in their default state, and
+  // returns it to be filled in (valid until the next record). `key` may be empty.
+  Event& record(EventType type, Op f, std::string_view key);
+  // intern: the id of `text` in this log's string table. The last string interned is reused, so
+  // a token recorded on acquire, release and extend is stored once.
+  StringId intern(std::string_view text);
+  // last: the most recently recorded event; requires a non-empty log.
   Event& last();
 
-  std::size_t size() const { return events_.size(); }
-  std::vector<Event>& events() { return events_; }
+  std::size_t size() const { return size_; }
+  // clear: drops every event and string (for benchmarks that record more than fits).
+  void clear();
+  // bytes: memory held by this log (events, chunks and tables).
+  std::size_t bytes() const;
 
  private:
+  friend class Recorder;
+  static constexpr std::size_t kChunkEvents = 4096;
+  KeyId key_id(std::string_view key);
+
   const RunClock& clock_;
   std::int32_t client_;
-  std::vector<Event> events_;
+  std::vector<std::unique_ptr<std::vector<Event>>> chunks_;
+  std::size_t size_ = 0;
+  std::vector<std::string> keys_ = {std::string()};  // local KeyIds; 0 is "no key"
+  KeyId last_key_ = 0;
+  StringTable strings_;
+  StringId last_string_ = 0;
 };
 
 // Recorder: the logs of one run. Construct before starting client threads; merge after joining.
 class Recorder {
  public:
-  Recorder(const RunClock& clock, std::vector<std::string> client_names,
-           std::size_t reserve_per_client = 1024);
+  Recorder(const RunClock& clock, std::vector<std::string> client_names);
 
   ClientLog& log(std::size_t client) { return *logs_.at(client); }
   std::size_t client_count() const { return client_names_.size(); }
   // add_log: another log recording as `client`, for a second thread acting for that client (a
   // renewal thread). Call before the threads start; each log still has exactly one writer.
-  ClientLog& add_log(std::size_t client, std::size_t reserve = 256);
+  ClientLog& add_log(std::size_t client);
   const RunClock& clock() const { return clock_; }
+  // events: how many events all logs hold (only while no thread records).
+  std::size_t events() const;
 
-  // merge: all events sorted by time (ties keep per-client order), indexes assigned.
+  // merge: all events sorted by time (ties: lower log first, then each log's own order), with
+  // every key and string id rewritten into the History's tables.
   History merge() &&;
 
  private:
@@ -62,5 +83,10 @@ class Recorder {
   std::vector<std::string> client_names_;
   std::vector<std::unique_ptr<ClientLog>> logs_;
 };
+
+// kEventMemoryBytes: the memory one recorded event costs a run from recording to the verdict
+// (event, its share of tokens and messages, the checker's per-hold state), for estimates made
+// before a run starts. Measured by tests/integration/memory_test and kept honest there.
+inline constexpr std::size_t kEventMemoryBytes = 100;
 
 }  // namespace locksim

@@ -9,7 +9,7 @@ namespace locksim {
 namespace lock_detail {
 
 RedisResult unexpected_reply(RedisResult result, std::string_view command) {
-  result.error = RedisErrorKind::kProtocol;
+  result.error = RedisErrorKind::kUnexpectedReply;
   result.message = "unexpected reply type to " + std::string(command);
   return result;
 }

@@ -118,10 +118,10 @@ std::string describe_reply(const Reply& reply) {
 }
 
 // wrong_reply: the script ran but answered something the contract does not allow; what it did to
-// the key is unknown, so the result is indeterminate (kProtocol).
+// the key is unknown, so the result is indeterminate (kUnexpectedReply).
 RedisResult wrong_reply(RedisResult result, const std::string& script,
                         const std::string& expected) {
-  result.error = RedisErrorKind::kProtocol;
+  result.error = RedisErrorKind::kUnexpectedReply;
   result.message =
       "script " + script + " returned " + describe_reply(result.reply) + "; expected " + expected;
   return result;

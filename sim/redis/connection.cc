@@ -121,6 +121,8 @@ std::string_view to_string(RedisErrorKind kind) {
       return "protocol";
     case RedisErrorKind::kReplyError:
       return "reply_error";
+    case RedisErrorKind::kUnexpectedReply:
+      return "unexpected_reply";
   }
   return "unknown";
 }

@@ -34,6 +34,9 @@ enum class RedisErrorKind {
   kRefused,     // could not connect: the command did not run
   kProtocol,    // malformed reply, or another I/O error
   kReplyError,  // the server answered with an error reply (e.g. NOSCRIPT, WRONGTYPE)
+  // A reply of a type or value the caller's contract does not allow (set by callers, e.g. a lock
+  // variant whose script answered "yes"): what the command did is unknown.
+  kUnexpectedReply,
 };
 
 std::string_view to_string(RedisErrorKind kind);
@@ -61,7 +64,7 @@ struct RedisResult {
   // indeterminate: the command may have been executed even though no reply was read.
   bool indeterminate() const {
     return error == RedisErrorKind::kTimeout || error == RedisErrorKind::kClosed ||
-           error == RedisErrorKind::kProtocol;
+           error == RedisErrorKind::kProtocol || error == RedisErrorKind::kUnexpectedReply;
   }
   // describe: "timeout: Resource temporarily unavailable", for history `error` fields.
   std::string describe() const;

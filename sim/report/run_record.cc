@@ -1,5 +1,7 @@
 #include "sim/report/run_record.h"
 
+#include <set>
+
 namespace locksim {
 namespace {
 
@@ -19,7 +21,11 @@ bool matches_expectation(const Expectation& expected, const CheckResult& result)
     const std::vector<std::string> observed = result.causes();
     if (std::set<std::string>(observed.begin(), observed.end()) != *expected.causes) return false;
   }
-  if (expected.resource_intact && *expected.resource_intact != result.resource_findings.empty()) {
+  if (expected.resource_intact && *expected.resource_intact != result.resource_intact()) {
+    return false;
+  }
+  if (expected.stolen_renewal &&
+      *expected.stolen_renewal != (result.count(FindingKind::kStolenRenewal) > 0)) {
     return false;
   }
   if (expected.max_violations_outside_faults &&
@@ -40,12 +46,15 @@ std::string describe_expectation(const Expectation& expected) {
   if (expected.max_violations_outside_faults) {
     text += ", <=" + std::to_string(*expected.max_violations_outside_faults) + " unfaulted";
   }
+  if (expected.stolen_renewal)
+    text += *expected.stolen_renewal ? ", stolen renewal" : ", no stolen renewal";
   return text;
 }
 
 std::string describe_observation(const CheckResult& result) {
   std::string text = with_causes(result.verdict, result.causes());
-  if (!result.resource_findings.empty()) text += ", corrupted";
+  if (!result.resource_intact()) text += ", corrupted";
+  if (result.count(FindingKind::kStolenRenewal) > 0) text += ", stolen renewal";
   return text;
 }
 

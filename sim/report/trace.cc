@@ -1,103 +1,182 @@
 #include "sim/report/trace.h"
 
-#include <map>
-#include <nlohmann/json.hpp>
-#include <tuple>
+#include <vector>
+
+#include "sim/core/json_text.h"
 
 namespace locksim {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 double micros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 
-Json base(const char* phase, const std::string& name, int tid, Nanos ts) {
-  Json j;
-  j["ph"] = phase;
-  j["name"] = name;
-  j["pid"] = 1;
-  j["tid"] = tid + 1;
-  j["ts"] = micros(ts);
-  return j;
+// TraceWriter: the traceEvents array, one object per event.
+class TraceWriter {
+ public:
+  explicit TraceWriter(std::string& out) : out_(out) { out_ += "{\"traceEvents\":["; }
+
+  // begin: an event object with the fields every event has; the caller adds more and closes it.
+  JsonObjectWriter begin(const char* phase, std::string_view name, int tid, Nanos ts) {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+    JsonObjectWriter event(out_);
+    event.text("ph", phase);
+    event.text("name", name);
+    event.number("pid", 1);
+    event.number("tid", tid);
+    if (ts >= 0) event.real("ts", micros(ts));
+    return event;
+  }
+
+  void finish(std::string_view note) {
+    out_ += "],\"displayTimeUnit\":\"ms\"";
+    if (!note.empty()) {
+      out_ += ",\"otherData\":{\"note\":";
+      append_json_string(out_, note);
+      out_ += '}';
+    }
+    out_ += "}";
+  }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+std::string args_json(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+  std::string out;
+  JsonObjectWriter args(out);
+  for (const auto& [name, value] : fields) args.text(name, value);
+  args.close();
+  return out;
 }
 
 }  // namespace
 
 std::string trace_json(const History& history, const CheckResult& result,
                        const std::string& title) {
-  Json events = Json::array();
-  events.push_back(
-      {{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", title}}}});
+  std::string out;
+  TraceWriter trace(out);
+  // Tracks: tid 0 is the violations track, client i is tid i + 1.
+  {
+    JsonObjectWriter meta = trace.begin("M", "process_name", 0, -1);
+    meta.raw("args", args_json({{"name", title}}));
+    meta.close();
+  }
+  {
+    JsonObjectWriter meta = trace.begin("M", "thread_name", 0, -1);
+    meta.raw("args", args_json({{"name", "violations"}}));
+    meta.close();
+  }
   for (std::size_t i = 0; i < history.clients.size(); ++i) {
-    events.push_back({{"ph", "M"},
-                      {"name", "thread_name"},
-                      {"pid", 1},
-                      {"tid", i + 1},
-                      {"args", {{"name", history.clients[i]}}}});
+    JsonObjectWriter meta = trace.begin("M", "thread_name", static_cast<int>(i) + 1, -1);
+    meta.raw("args", args_json({{"name", history.clients[i]}}));
+    meta.close();
   }
 
-  // Calls: pair each invoke with its completion on the same client (one call at a time each).
-  std::map<std::tuple<int, Op>, const Event*> open;
+  // Calls: pair each invoke with its completion on the same client (one call of a kind at a time).
+  std::vector<std::vector<const Event*>> open(history.clients.size(),
+                                              std::vector<const Event*>(3, nullptr));
+  std::size_t calls = 0;
+  std::size_t calls_skipped = 0;
   for (const Event& e : history.events) {
-    if (e.f != Op::kAcquire && e.f != Op::kRelease && e.f != Op::kExtend) {
-      if (e.f == Op::kCrash || e.f == Op::kFault) {
-        Json instant =
-            base("i", e.f == Op::kCrash ? "crash" : "fault: " + e.token, e.client, e.time_ns);
-        instant["s"] = "t";
-        events.push_back(std::move(instant));
-      }
+    const auto client = static_cast<std::size_t>(e.client);
+    if (client >= history.clients.size()) continue;
+    const int tid = e.client + 1;
+    if (e.f == Op::kCrash || e.f == Op::kFault || e.f == Op::kStop || e.f == Op::kServerLost) {
+      std::string name(to_string(e.f));
+      if (e.f == Op::kFault) name = "fault: " + std::string(history.str(e.fault().name));
+      if (e.f == Op::kStop) name = "stop: " + std::string(to_string(e.stop().reason));
+      JsonObjectWriter instant = trace.begin("i", name, tid, e.time_ns);
+      instant.text("s", e.f == Op::kServerLost ? "g" : "t");
+      if (e.message != 0)
+        instant.raw("args", args_json({{"message", std::string(history.message(e))}}));
+      instant.close();
       continue;
     }
-    const auto slot = std::make_tuple(e.client, e.f);
+    if (e.f != Op::kAcquire && e.f != Op::kRelease && e.f != Op::kExtend) continue;
+    const auto slot = static_cast<std::size_t>(e.f);  // kAcquire, kRelease, kExtend are 0..2
     if (e.type == EventType::kInvoke) {
-      open[slot] = &e;
+      open[client][slot] = &e;
       continue;
     }
-    const auto it = open.find(slot);
-    if (it == open.end()) continue;
-    Json call = base("X", std::string(to_string(e.f)) + " " + std::string(to_string(e.type)),
-                     e.client, it->second->time_ns);
-    call["dur"] = micros(e.time_ns - it->second->time_ns);
-    call["cat"] = "call";
-    Json args{{"key", e.key}};
-    if (e.count >= 0) args["count"] = e.count;
-    if (!e.error.empty()) args["error"] = e.error;
-    call["args"] = std::move(args);
-    events.push_back(std::move(call));
-    open.erase(it);
+    const Event* invoke = open[client][slot];
+    if (invoke == nullptr) continue;
+    open[client][slot] = nullptr;
+    if (calls >= kMaxTraceCalls) {
+      ++calls_skipped;
+      continue;
+    }
+    ++calls;
+    const std::string name = std::string(to_string(e.f)) + " " + std::string(to_string(e.type));
+    JsonObjectWriter call = trace.begin("X", name, tid, invoke->time_ns);
+    call.real("dur", micros(e.time_ns - invoke->time_ns));
+    call.text("cat", "call");
+    std::string args;
+    JsonObjectWriter a(args);
+    a.text("key", history.key_name(e));
+    if (e.f == Op::kAcquire && e.acquire().attempts >= 0)
+      a.number("attempts", e.acquire().attempts);
+    if (e.f == Op::kRelease && e.release().deleted >= 0) a.number("deleted", e.release().deleted);
+    if (e.f == Op::kExtend && e.extend().extended >= 0) a.number("extended", e.extend().extended);
+    if (e.error != ErrorKind::kNone) {
+      std::string error(to_string(e.error));
+      if (e.message != 0) error += ": " + std::string(history.message(e));
+      a.text("error", error);
+    }
+    a.close();
+    call.raw("args", args);
+    call.close();
   }
 
   int id = 0;
-  for (const HoldWindow& w : hold_windows(history)) {
+  std::size_t holds = 0;
+  std::size_t holds_skipped = 0;
+  for (const HoldWindow& w : result.holds) {
+    if (holds >= kMaxTraceHolds) {
+      ++holds_skipped;
+      continue;
+    }
+    ++holds;
     const std::string name =
         history.clients.at(static_cast<std::size_t>(w.client)) + " holds " + w.key;
-    Json begin = base("b", name, w.client, w.start_ns);
-    begin["cat"] = "hold";
-    begin["id"] = ++id;
-    begin["args"] = {{"ttl_ms", w.ttl_ms}};
-    Json end = base("e", name, w.client, w.end_ns);
-    end["cat"] = "hold";
-    end["id"] = id;
-    events.push_back(std::move(begin));
-    events.push_back(std::move(end));
+    ++id;
+    {
+      JsonObjectWriter begin = trace.begin("b", name, w.client + 1, w.start_ns);
+      begin.text("cat", "hold");
+      begin.number("id", id);
+      std::string args;
+      JsonObjectWriter a(args);
+      a.number("ttl_ms", w.ttl_ms);
+      if (w.lease_end_ns >= 0) a.real("lease_end_ms", ns_to_ms(w.lease_end_ns));
+      a.close();
+      begin.raw("args", args);
+      begin.close();
+    }
+    JsonObjectWriter end = trace.begin("e", name, w.client + 1, w.end_ns);
+    end.text("cat", "hold");
+    end.number("id", id);
+    end.close();
   }
-  for (const MutexViolation& v : result.violations) {
-    const Nanos start = v.later.start_ns;
-    const std::string name = "VIOLATION " + v.cause;
-    Json begin = base("b", name, v.later.client, start);
-    begin["cat"] = "violation";
-    begin["id"] = ++id;
-    begin["args"] = {{"explanation", v.explanation}};
-    Json end = base("e", name, v.later.client, start + v.overlap_ns);
-    end["cat"] = "violation";
-    end["id"] = id;
-    events.push_back(std::move(begin));
-    events.push_back(std::move(end));
+  for (const Finding& f : result.findings) {
+    if (f.kind != FindingKind::kMutexViolation) continue;
+    const std::string name = "VIOLATION " + f.cause;
+    const int later_tid = f.clients.size() > 1 ? f.clients[1] + 1 : 0;
+    for (const int tid : {0, later_tid}) {
+      JsonObjectWriter slice = trace.begin("X", name, tid, f.from_ns);
+      slice.real("dur", micros(f.to_ns - f.from_ns));
+      slice.text("cat", "violation");
+      slice.text("cname", "terrible");
+      slice.raw("args", args_json({{"explanation", f.words}}));
+      slice.close();
+    }
   }
-  Json document;
-  document["traceEvents"] = std::move(events);
-  document["displayTimeUnit"] = "ms";
-  return document.dump();
+  std::string note;
+  if (calls_skipped > 0 || holds_skipped > 0) {
+    note = "cut to bound its size: " + std::to_string(calls_skipped) + " call slices and " +
+           std::to_string(holds_skipped) + " hold slices were left out (history.jsonl has all)";
+  }
+  trace.finish(note);
+  return out;
 }
 
 }  // namespace locksim

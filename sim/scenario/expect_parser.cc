@@ -10,7 +10,7 @@ namespace {
 
 // Verdict words, then "any": a verdict that is reported but not asserted.
 const std::vector<std::string> kVerdictWords = {
-    "ok", "mutex_violation", "deadlock", "resource_corrupted", "unknown", "any"};
+    "ok", "mutex_violation", "deadlock", "resource_corrupted", "error", "unknown", "any"};
 const std::vector<std::string> kCauses = {"lease_expired", "stale_release", "racy_acquire",
                                           "lock_lost"};
 
@@ -45,7 +45,8 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
     node.fail("expected a verdict (" + join(kVerdictWords) +
               ") or {\"verdict\": ..., \"causes\": [...]}, got " + describe(node.value()));
   }
-  node.expect_object({"verdict", "causes", "resource", "max_violations_outside_faults"});
+  node.expect_object(
+      {"verdict", "causes", "resource", "max_violations_outside_faults", "stolen_renewal"});
   set_verdict(node.member("verdict"), expectation);
   const bool asserts = !expectation.any;
   if (const auto causes_node = node.optional_member("causes")) {
@@ -79,6 +80,9 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
   }
   if (const auto max_node = node.optional_member("max_violations_outside_faults")) {
     expectation.max_violations_outside_faults = max_node->at_least(0, "a number of violations");
+  }
+  if (const auto stolen_node = node.optional_member("stolen_renewal")) {
+    expectation.stolen_renewal = stolen_node->boolean();
   }
   return expectation;
 }
@@ -146,6 +150,7 @@ nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect)
     if (expectation.max_violations_outside_faults) {
       entry["max_violations_outside_faults"] = *expectation.max_violations_outside_faults;
     }
+    if (expectation.stolen_renewal) entry["stolen_renewal"] = *expectation.stolen_renewal;
     result[variant] = std::move(entry);
   }
   return result;

@@ -138,6 +138,9 @@ struct Expectation {
   // If set: at most this many violations whose earlier holder was not in a faulted window
   // (e.g. 0: renewal removed every violation outside Doc D's "lost" iterations).
   std::optional<std::int64_t> max_violations_outside_faults;
+  // If set: whether the run must show (true) or must not show (false) a stolen renewal: an
+  // extension that prolonged another client's lock.
+  std::optional<bool> stolen_renewal;
 };
 
 // SweepPoint: set on each scenario a "sweep" file expands into.

@@ -22,71 +22,180 @@ fs::path temp_file(const std::string& name) {
   return dir / name;
 }
 
-// Logs written concurrently by several threads merge into one history sorted by time with
-// indexes equal to positions, and no event is lost.
+// Logs written concurrently by several threads merge into one history sorted by time, and no
+// event is lost; keys and tokens recorded in different logs land in the history's tables.
 TEST(Recorder, MergesConcurrentLogsInTimeOrder) {
   RunClock clock;
-  Recorder recorder(clock, {"A", "B", "C", "D"}, 16);
+  Recorder recorder(clock, {"A", "B", "C", "D"});
   std::vector<std::thread> threads;
   for (std::size_t c = 0; c < 4; ++c) {
     threads.emplace_back([&recorder, c] {
-      for (int i = 0; i < 5000; ++i)
-        recorder.log(c).record(EventType::kInvoke, Op::kAcquire, "lock");
+      ClientLog& log = recorder.log(c);
+      for (int i = 0; i < 5000; ++i) {
+        Event& e = log.record(EventType::kOk, Op::kAcquire, "lock" + std::to_string(i % 3));
+        e.token = log.intern("t" + std::to_string(c) + "-" + std::to_string(i));
+      }
     });
   }
   for (auto& t : threads) t.join();
   const History history = std::move(recorder).merge();
   ASSERT_EQ(history.events.size(), 20000u);
   ASSERT_EQ(history.clients.size(), 4u);
+  EXPECT_EQ(history.keys.size(), 4u);  // "" and lock0..lock2
+  std::vector<int> next(4, 0);
   for (std::size_t i = 0; i < history.events.size(); ++i) {
-    ASSERT_EQ(history.events[i].index, static_cast<std::int64_t>(i));
+    const Event& e = history.events[i];
     if (i > 0) {
-      ASSERT_LE(history.events[i - 1].time_ns, history.events[i].time_ns);
+      ASSERT_LE(history.events[i - 1].time_ns, e.time_ns);
     }
+    // Each client's own events keep their order, with their own key and token.
+    const int n = next[static_cast<std::size_t>(e.client)]++;
+    ASSERT_EQ(history.key_name(e), "lock" + std::to_string(n % 3));
+    ASSERT_EQ(history.token(e), "t" + std::to_string(e.client) + "-" + std::to_string(n));
   }
 }
 
-// Every field survives a write and a read.
+// Events of different logs stamped at the same instant keep the order of a stable sort of the
+// logs concatenated: lower log first (a renewal log is added after the client logs).
+TEST(Recorder, TiesGoToTheLowerLog) {
+  RunClock clock;
+  Recorder recorder(clock, {"A", "B"});
+  ClientLog& renewal = recorder.add_log(0);
+  for (ClientLog* log : {&recorder.log(1), &renewal, &recorder.log(0)}) {
+    for (int i = 0; i < 3; ++i) log->record(EventType::kInfo, Op::kWork, "k").time_ns = 7;
+  }
+  renewal.last().time_ns = 7;
+  const History history = std::move(recorder).merge();
+  ASSERT_EQ(history.events.size(), 9u);
+  // Logs in creation order: A's, B's, then A's renewal log.
+  const std::vector<int> clients = {0, 0, 0, 1, 1, 1, 0, 0, 0};
+  for (std::size_t i = 0; i < 9; ++i) EXPECT_EQ(history.events[i].client, clients[i]) << i;
+}
+
+// A log of many chunks merges completely and frees its chunks: memory per event stays near the
+// size of an event (the chunks are given back as the merge reads them).
+TEST(Recorder, ChunkedLogsMergeCompletely) {
+  RunClock clock;
+  Recorder recorder(clock, {"A"});
+  ClientLog& log = recorder.log(0);
+  for (int i = 0; i < 100000; ++i)
+    log.record(EventType::kInfo, Op::kWork, "k").work().planned_ms = i;
+  EXPECT_EQ(recorder.events(), 100000u);
+  EXPECT_LE(log.bytes(), 100000u * sizeof(Event) * 11 / 10);  // no vector doubling
+  const History history = std::move(recorder).merge();
+  ASSERT_EQ(history.events.size(), 100000u);
+  for (int i = 0; i < 100000; ++i)
+    ASSERT_EQ(history.events[static_cast<std::size_t>(i)].work().planned_ms, i);
+}
+
+// interning reuses the last string, so a token recorded on acquire and release is stored once.
+TEST(Recorder, InternReusesTheLastString) {
+  RunClock clock;
+  Recorder recorder(clock, {"A"});
+  ClientLog& log = recorder.log(0);
+  const StringId first = log.intern("abc");
+  EXPECT_EQ(log.intern("abc"), first);
+  EXPECT_NE(log.intern("def"), first);
+  EXPECT_EQ(log.intern(""), 0u);
+}
+
+// An event is compact: the memory budget per event depends on it.
+TEST(Event, IsCompact) { EXPECT_LE(sizeof(Event), 72u); }
+
+// Every field survives a write and a read, and the file starts with the schema header.
 TEST(Jsonl, RoundTripsEveryField) {
   History history;
-  history.clients = {"A", "B"};
-  Event e;
-  e.index = 0;
+  history.clients = {"A", "B", "C"};
+  Event e = Event::make(EventType::kOk, Op::kAcquire);
   e.time_ns = 1500;
   e.client = 1;
-  e.type = EventType::kOk;
-  e.f = Op::kAcquire;
-  e.key = "lock";
-  e.token = "abc123";
+  e.key = history.key_id("lock");
+  e.token = history.strings.add("abc\"123");
   e.ttl_ms = 200;
-  e.count = 3;
+  e.acquire().attempts = 3;
+  e.acquire().sent_ns = 1400;
+  e.acquire().fencing = 34;
   history.events.push_back(e);
-  Event f;
-  f.index = 1;
+  Event f = Event::make(EventType::kInfo, Op::kRelease);
   f.time_ns = 2500;
   f.client = 0;
-  f.type = EventType::kInfo;
-  f.f = Op::kCrash;
-  f.error = "timeout: lost";
+  f.key = e.key;
+  f.error = ErrorKind::kTimeout;
+  f.message = history.strings.add("Resource temporarily unavailable");
   history.events.push_back(f);
+  Event w = Event::make(EventType::kOk, Op::kWrite);
+  w.time_ns = 2600;
+  w.key = history.key_id("stock");
+  w.resource().value = -1;
+  w.resource().base = 0;
+  w.resource().has_base = true;
+  w.resource().record = history.strings.add("r7");
+  history.events.push_back(w);
+  Event stop = Event::make(EventType::kInfo, Op::kStop);
+  stop.time_ns = 2700;
+  stop.stop().reason = StopReason::kInterrupted;
+  history.events.push_back(stop);
 
   const fs::path path = temp_file("roundtrip.jsonl");
   write_history_jsonl(path, history);
+  {
+    std::ifstream in(path);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_EQ(header, R"({"history_schema":2,"clients":["A","B","C"]})");
+  }
   const History back = read_history_jsonl(path);
-  ASSERT_EQ(back.events.size(), 2u);
+  ASSERT_EQ(back.events.size(), 4u);
+  EXPECT_EQ(back.clients, history.clients);  // C has no event and is still listed
   EXPECT_EQ(back.clients[static_cast<std::size_t>(back.events[0].client)], "B");
-  EXPECT_EQ(back.clients[static_cast<std::size_t>(back.events[1].client)], "A");
   EXPECT_EQ(back.events[0].time_ns, 1500);
   EXPECT_EQ(back.events[0].type, EventType::kOk);
   EXPECT_EQ(back.events[0].f, Op::kAcquire);
-  EXPECT_EQ(back.events[0].key, "lock");
-  EXPECT_EQ(back.events[0].token, "abc123");
+  EXPECT_EQ(back.key_name(back.events[0]), "lock");
+  EXPECT_EQ(back.token(back.events[0]), "abc\"123");
   EXPECT_EQ(back.events[0].ttl_ms, 200);
-  EXPECT_EQ(back.events[0].count, 3);
-  EXPECT_EQ(back.events[1].f, Op::kCrash);
+  EXPECT_EQ(back.events[0].acquire().attempts, 3);
+  EXPECT_EQ(back.events[0].acquire().sent_ns, 1400);
+  EXPECT_EQ(back.events[0].acquire().fencing, 34);
+  EXPECT_EQ(back.events[1].f, Op::kRelease);
   EXPECT_EQ(back.events[1].ttl_ms, -1);
-  EXPECT_EQ(back.events[1].error, "timeout: lost");
+  EXPECT_EQ(back.events[1].error, ErrorKind::kTimeout);
+  EXPECT_EQ(back.message(back.events[1]), "Resource temporarily unavailable");
+  EXPECT_EQ(back.events[2].resource().value, -1);
+  EXPECT_TRUE(back.events[2].resource().has_base);
+  EXPECT_EQ(back.events[2].resource().base, 0);
+  EXPECT_EQ(back.str(back.events[2].resource().record), "r7");
+  EXPECT_EQ(back.events[3].stop().reason, StopReason::kInterrupted);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+}
+
+// A history written by an earlier locksim (schema 1: no header, value.count, "kind: text"
+// errors) is read into the typed fields, so old runs can still be re-judged.
+TEST(Jsonl, ReadsSchemaOne) {
+  const fs::path path = temp_file("v1.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"index":0,"time_ns":1,"client":"A","type":"invoke","f":"acquire","key":"lock","value":{"ttl_ms":500}})"
+        << "\n"
+        << R"({"index":1,"time_ns":2,"client":"A","type":"ok","f":"acquire","key":"lock","value":{"token":"t1","ttl_ms":500,"count":2,"base":1}})"
+        << "\n"
+        << R"({"index":2,"time_ns":3,"client":"B","type":"fail","f":"acquire","key":"lock","value":{"count":4},"error":"timeout: lock still held after 100 ms"})"
+        << "\n"
+        << R"({"index":3,"time_ns":4,"client":"A","type":"ok","f":"release","key":"lock","value":{"count":1}})"
+        << "\n"
+        << R"({"index":4,"time_ns":5,"client":"B","type":"info","f":"acquire","key":"lock","error":"protocol: script my.acquire returned a table"})"
+        << "\n";
+  }
+  const History h = read_history_jsonl(path);
+  ASSERT_EQ(h.events.size(), 5u);
+  EXPECT_EQ(h.token(h.events[1]), "t1");
+  EXPECT_EQ(h.events[1].acquire().attempts, 2);
+  EXPECT_EQ(h.events[1].acquire().sent_ns, 1);
+  EXPECT_EQ(h.events[2].error, ErrorKind::kGaveUp);
+  EXPECT_EQ(h.events[2].acquire().attempts, 4);
+  EXPECT_EQ(h.events[3].release().deleted, 1);
+  EXPECT_EQ(h.events[4].error, ErrorKind::kUnexpectedReply);
+  EXPECT_EQ(h.message(h.events[4]), "script my.acquire returned a table");
 }
 
 // A malformed line is reported with the file name and its line number.
@@ -113,6 +222,20 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
         << "\n";
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":3,"clients":[]})"
+        << "\n";
+  }
+  EXPECT_THROW(read_history_jsonl(path), InputError);  // a schema this locksim cannot read
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":2,"clients":["A"]})"
+        << "\n"
+        << R"({"index":0,"time_ns":1,"client":"A","type":"fail","f":"acquire","error":"oops"})"
+        << "\n";
+  }
+  EXPECT_THROW(read_history_jsonl(path), InputError);  // an unknown error kind
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);
 }
 

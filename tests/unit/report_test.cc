@@ -11,24 +11,27 @@
 namespace locksim {
 namespace {
 
-Event make(Nanos t, int client, EventType type, Op f, std::int64_t ttl_ms = -1,
-           std::int64_t count = -1) {
-  Event e;
-  e.time_ns = t;
-  e.client = client;
-  e.type = type;
-  e.f = f;
-  e.key = "lock";
-  e.ttl_ms = ttl_ms;
-  e.count = count;
-  if (f == Op::kAcquire && type == EventType::kOk) e.token = "t" + std::to_string(client);
-  return e;
-}
-
 // A holds from 1 ms to 300 ms with a 100 ms lease; B gets in at 150 ms.
 History overlapping_history() {
   History h;
   h.clients = {"A", "B"};
+  const KeyId lock = h.key_id("lock");
+  auto make = [&h, lock](Nanos t, int client, EventType type, Op f, std::int64_t ttl_ms = -1,
+                         std::int64_t count = -1) {
+    Event e = Event::make(type, f);
+    e.time_ns = t;
+    e.client = client;
+    e.key = lock;
+    e.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+    if (f == Op::kAcquire && type == EventType::kOk) {
+      e.token = h.strings.add("t" + std::to_string(client));
+      e.acquire().attempts = static_cast<std::int32_t>(count);
+    }
+    if (f == Op::kRelease && type == EventType::kOk) {
+      e.release().deleted = static_cast<std::int32_t>(count);
+    }
+    return e;
+  };
   const Nanos ms = kNanosPerMilli;
   h.events = {make(0, 0, EventType::kInvoke, Op::kAcquire, 100),
               make(1 * ms, 0, EventType::kOk, Op::kAcquire, 100, 1),
@@ -42,8 +45,6 @@ History overlapping_history() {
               make(320 * ms, 1, EventType::kOk, Op::kExit),
               make(320 * ms, 1, EventType::kInvoke, Op::kRelease),
               make(321 * ms, 1, EventType::kOk, Op::kRelease, -1, 1)};
-  for (std::size_t i = 0; i < h.events.size(); ++i)
-    h.events[i].index = static_cast<std::int64_t>(i);
   return h;
 }
 
@@ -108,7 +109,8 @@ RunInfo info() {
   return i;
 }
 
-// results.json carries the schema version, the context block and the violation in ms.
+// results.json carries the schema version, the context block, the violation as a finding in ms
+// with its clients by name, and the hold windows with their lease ends.
 TEST(Results, SchemaContextAndViolation) {
   const auto j = variant_results_json(tiny_scenario(), judged_run(), info());
   EXPECT_EQ(j["schema_version"], kResultsSchemaVersion);
@@ -117,11 +119,21 @@ TEST(Results, SchemaContextAndViolation) {
   EXPECT_EQ(j["context"]["redis_version"], "7.0.15");
   EXPECT_EQ(j["observed"]["verdict"], "mutex_violation");
   EXPECT_TRUE(j["matches"].get<bool>());
-  ASSERT_EQ(j["violations"].size(), 1u);
-  EXPECT_EQ(j["violations"][0]["earlier"]["client"], "A");
-  EXPECT_EQ(j["violations"][0]["later"]["client"], "B");
-  EXPECT_DOUBLE_EQ(j["violations"][0]["overlap_ms"].get<double>(), 150.0);
-  EXPECT_EQ(j["violations"][0]["cause"], "lease_expired");
+  ASSERT_EQ(j["findings"].size(), 1u);
+  const auto& v = j["findings"][0];
+  EXPECT_EQ(v["kind"], "mutex_violation");
+  EXPECT_EQ(v["clients"], (nlohmann::json{"A", "B"}));
+  EXPECT_DOUBLE_EQ(v["from_ms"].get<double>(), 150.0);
+  EXPECT_DOUBLE_EQ(v["to_ms"].get<double>(), 300.0);
+  EXPECT_EQ(v["cause"], "lease_expired");
+  EXPECT_NE(v["words"].get<std::string>().find("ran out at 101.0 ms"), std::string::npos);
+  ASSERT_EQ(j["holds"].size(), 2u);
+  EXPECT_EQ(j["holds"][0]["client"], "A");
+  EXPECT_DOUBLE_EQ(j["holds"][0]["lease_end_ms"].get<double>(), 101.0);
+  EXPECT_EQ(j["holds"][1]["ended_by"], "exit");
+  // Two samples: a p50 is stated, a p99 is not.
+  EXPECT_TRUE(j["stats"]["acquire_latency_p99_ms"].is_null());
+  EXPECT_EQ(j["stats"]["latency_samples"], 2);
 }
 
 // summary.md has the table row and states the anomaly in words with both clients.
@@ -136,8 +148,9 @@ TEST(Summary, TableAndAnomalyInWords) {
   EXPECT_NE(md.find("something worth knowing"), std::string::npos);
 }
 
-// trace.json is valid trace-event JSON with one async begin/end pair per hold and per violation,
-// and a named track per client.
+// trace.json is valid trace-event JSON with one async begin/end pair per hold, the violation as
+// red slices on the later holder's track and on the violations track, and a named track per
+// client plus the violations track.
 TEST(Trace, AsyncSlicesPerHoldAndViolation) {
   const VariantRun run = judged_run();
   const auto doc = nlohmann::json::parse(trace_json(run.history, run.result, "tiny / lua_owner"));
@@ -145,15 +158,19 @@ TEST(Trace, AsyncSlicesPerHoldAndViolation) {
   for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "thread_name") ++thread_names;
     if (e.value("cat", "") == "hold") (e["ph"] == "b" ? hold_begin : hold_end) += 1;
-    if (e.value("cat", "") == "violation" && e["ph"] == "b") {
+    if (e.value("cat", "") == "violation") {
       ++violation;
+      EXPECT_EQ(e["ph"], "X");
+      EXPECT_EQ(e["cname"], "terrible");                  // drawn red
       EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 150000.0);  // microseconds
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 150000.0);
+      EXPECT_TRUE(e["tid"] == 0 || e["tid"] == 2);  // violations track, B's track
     }
   }
-  EXPECT_EQ(thread_names, 2);
+  EXPECT_EQ(thread_names, 3);
   EXPECT_EQ(hold_begin, 2);
   EXPECT_EQ(hold_end, 2);
-  EXPECT_EQ(violation, 1);
+  EXPECT_EQ(violation, 2);
 }
 
 }  // namespace

@@ -394,7 +394,7 @@ TEST(ScenarioLoaderTest, BadVerdictWordIsRejected) {
       error_after(scripted_document(), [](json& d) { d["expect"]["lua_owner"] = "oke"; }),
       {kFile,
        "$.expect.lua_owner: unknown verdict \"oke\" (did you mean \"ok\"?); "
-       "allowed: ok, mutex_violation, deadlock, resource_corrupted, unknown"});
+       "allowed: ok, mutex_violation, deadlock, resource_corrupted, error, unknown"});
 }
 
 // Causes must be known, unique, and only accompany a mutex_violation.

@@ -183,6 +183,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   std::vector<std::string> written_dirs;
   int done = 0;
   bool interrupted = false;
+  std::string environment_failure;  // set: stop, print what ran, exit 3
   try {
     for (int repetition = 1; repetition <= options.repeat && !interrupted; ++repetition) {
       for (const Scenario& scenario : scenarios) {
@@ -224,10 +225,18 @@ int run_command(const RunOptions& options, StopSignal& stop) {
               stop,
               [&](double fraction) {
                 progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
-              }};
+              },
+              /*private_server=*/!external,
+              /*admin_endpoint=*/std::nullopt};
           RunOutcome outcome = run_scenario(request);
           progress.clear();
-          if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
+          if (!outcome.harness_error.empty()) {
+            // Nothing ran, so there is nothing to judge: the reports of what did run are written
+            // below, then locksim stops.
+            environment_failure =
+                outcome.harness_error + " (during " + scenario.name + " / " + variant_name + ")";
+            break;
+          }
 
           VariantRun run;
           run.variant = variant_name;
@@ -255,9 +264,10 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
           std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
                     << " observed " << pad(describe_observation(run.result), 34)
-                    << (run.interrupted ? "INTERRUPTED"
-                        : run.matches   ? "ok"
-                                        : "MISMATCH")
+                    << (run.interrupted       ? "INTERRUPTED"
+                        : outcome.server_lost ? "SERVER LOST"
+                        : run.matches         ? "ok"
+                                              : "MISMATCH")
                     << "  " << elapsed << std::endl;
           // The lock's own errors are always named (a user script that answers wrongly); the
           // findings behind an unexpected verdict are named when the outcome differs.
@@ -279,27 +289,34 @@ int run_command(const RunOptions& options, StopSignal& stop) {
             tally.matched += run.matches ? 1 : 0;
           }
           interrupted = run.interrupted;
+          const bool server_lost = outcome.server_lost;
           runs.push_back(std::move(run));
-          if (interrupted) break;
+          if (server_lost) {
+            environment_failure =
+                "the Redis server stopped answering during " + scenario.name + " / " + variant_name;
+          }
+          if (interrupted || server_lost) break;
         }
-        write_file_atomically(run_dir / "results.json",
-                              scenario_results_json(scenario, runs, info).dump(2) + "\n");
-        write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
-        point_latest(scenario_dir, info.run_id);
-        written_dirs.push_back(run_dir.string());
+        if (!runs.empty()) {
+          write_file_atomically(run_dir / "results.json",
+                                scenario_results_json(scenario, runs, info).dump(2) + "\n");
+          write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
+          point_latest(scenario_dir, info.run_id);
+          written_dirs.push_back(run_dir.string());
+        }
+        if (!environment_failure.empty()) break;
       }
+      if (!environment_failure.empty()) break;
     }
   } catch (const EnvironmentError& e) {
     progress.clear();
-    std::cerr << "locksim: " << e.what() << "\n";
-    return kExitEnvironment;
+    environment_failure = e.what();
   } catch (const fs::filesystem_error& e) {
     progress.clear();
-    std::cerr << "locksim: " << e.what() << "\n";
-    return kExitEnvironment;
+    environment_failure = e.what();
   }
 
-  // 4. The outcome table.
+  // 4. The outcome table, also after a failure: it says what did run.
   std::cout << "\n"
             << pad("scenario", 34) << pad("variant", 20) << pad("expected", 34)
             << pad("observed (last run)", 34) << "as expected\n";
@@ -316,6 +333,11 @@ int run_command(const RunOptions& options, StopSignal& stop) {
               << (all ? "yes" : "NO") << "\n";
   }
   std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";
+  if (!environment_failure.empty()) {
+    std::cerr << "locksim: " << environment_failure
+              << "; the reports of what ran are written, the rest was not run\n";
+    return kExitEnvironment;
+  }
   if (interrupted) {
     std::cout << "Interrupted: the reports above are complete up to the interrupted run.\n";
     return kExitInterrupted;

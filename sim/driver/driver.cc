@@ -1,6 +1,7 @@
 #include "sim/driver/driver.h"
 
 #include <chrono>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <thread>
@@ -36,6 +37,55 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
     if (cursor == "0") return;
   }
 }
+
+// ServerWatch: is the server still answering? Used from the driver's own thread only.
+class ServerWatch {
+ public:
+  explicit ServerWatch(const RunRequest& request)
+      : private_server_(request.private_server),
+        connection_(
+            request.admin_endpoint.value_or(request.endpoint),
+            ConnectionOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(1000)}) {}
+
+  // check: "" while the server answers (a busy one is unstuck if locksim owns it); otherwise why
+  // it is considered lost. `note` receives what the watch did that a reader should know.
+  std::string check(const std::function<void(const std::string&)>& note) {
+    if (connection_.broken()) {
+      const RedisResult reconnected = connection_.reconnect();
+      if (!reconnected.ok()) return "cannot reconnect: " + reconnected.describe();
+    }
+    const RedisResult ping = connection_.command({"PING"});
+    if (ping.ok()) {
+      timeouts_ = 0;
+      return "";
+    }
+    if (ping.error == RedisErrorKind::kReplyError && ping.message.starts_with("BUSY")) {
+      if (!private_server_) {
+        return "the server answers BUSY: a Lua script has run too long; locksim does not kill "
+               "scripts on a server it did not start";
+      }
+      const RedisResult killed = connection_.command({"SCRIPT", "KILL"});
+      if (killed.ok() || killed.message.starts_with("NOTBUSY")) {
+        note("a Lua script kept the server busy; the harness ended it with SCRIPT KILL");
+        return "";
+      }
+      return "a Lua script keeps the server busy and cannot be killed (" + killed.message +
+             "): it wrote before it hung, and only SHUTDOWN NOSAVE would stop it";
+    }
+    if (ping.error == RedisErrorKind::kTimeout && ++timeouts_ < 3) return "";
+    // Never reuse a connection after an I/O error: the next check reconnects, and a server that
+    // is gone refuses.
+    const RedisResult reconnected = connection_.reconnect();
+    if (!reconnected.ok()) return "it stopped answering: " + reconnected.describe();
+    return ping.error == RedisErrorKind::kTimeout ? "no reply to PING for 3 s: " + ping.describe()
+                                                  : "";
+  }
+
+ private:
+  bool private_server_;
+  Connection connection_;
+  int timeouts_ = 0;
+};
 
 double progress_fraction(RunContext& run) {
   const Scenario& scenario = run.scenario();
@@ -94,26 +144,49 @@ RunOutcome run_scenario(const RunRequest& request) {
       run.changed.notify_all();
     });
   }
+  ServerWatch watch(request);
   start.arrive_and_wait();
+  auto next_check = std::chrono::steady_clock::now();
   while (finished.load() < threads.size()) {
     {
       std::unique_lock<std::mutex> lock(run.mutex);
       run.changed.wait_for(lock, std::chrono::milliseconds(200));
     }
     if (request.progress) request.progress(progress_fraction(run));
+    if (!run.server_lost.load() && std::chrono::steady_clock::now() >= next_check) {
+      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
+      if (!lost.empty()) {
+        run.harness_log().record(EventType::kInfo, Op::kServerLost, "").message =
+            run.harness_log().intern(lost);
+        run.note("the Redis server was lost: " + lost + "; the run was stopped");
+        run.server_lost = true;
+        run.changed.notify_all();
+      }
+    }
   }
   for (auto& thread : threads) thread.join();
 
   outcome.interrupted = request.stop.requested();
-  outcome.timed_out = !outcome.interrupted && run.stopped_early.load();
-  if (outcome.timed_out) {
-    run.note("the run reached its time limit of " + std::to_string(scenario.time_limit_ms) +
-             " ms and was stopped");
+  outcome.server_lost = run.server_lost.load();
+  outcome.timed_out = !outcome.interrupted && !outcome.server_lost && run.stopped_early.load();
+  if (outcome.interrupted || outcome.timed_out) {
+    Event& stop = run.harness_log().record(EventType::kInfo, Op::kStop, "");
+    stop.stop().reason = outcome.interrupted ? StopReason::kInterrupted : StopReason::kTimeLimit;
+    if (outcome.timed_out) {
+      stop.message =
+          run.harness_log().intern("time_limit_ms " + std::to_string(scenario.time_limit_ms));
+      run.note("the run reached its time limit of " + std::to_string(scenario.time_limit_ms) +
+               " ms and was stopped");
+    }
   }
   outcome.notes = run.take_notes();
-  delete_run_keys(request, outcome.notes);
+  if (!outcome.server_lost) delete_run_keys(request, outcome.notes);
   clients.clear();
+  const bool harness_recorded = run.harness_log().size() > 0;
   outcome.history = std::move(run.recorder()).merge();
+  // The harness is listed only when it has something to say.
+  if (!harness_recorded) outcome.history.clients.pop_back();
   return outcome;
 }
 

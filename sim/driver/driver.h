@@ -4,8 +4,13 @@
 // Connection and its own ClientLog; every call to the lock variant is wrapped and recorded here
 // (the variant never records). Scripted scenarios run their steps in order, coordinated on
 // observable conditions; workloads loop acquire -> work -> release with seeded timings.
-// A run is bounded by the scenario's time_limit_ms and stops early on a StopSignal (Ctrl-C);
-// every key it created under its prefix is deleted at the end.
+// A run is bounded by the scenario's time_limit_ms and stops early on a StopSignal (Ctrl-C) or when
+// the server stops answering; every key it created under its prefix is deleted at the end. The
+// harness's own observations are part of the history, under the reserved client "harness": a
+// `stop` event when the run was cut short (time limit, Ctrl-C) and a `server_lost` event when the
+// server stopped answering, so the checkers (and `locksim check` later) see them. While the run
+// goes on, the driver PINGs the server about every 200 ms; on the private server it also ends a
+// Lua script that keeps the server busy (SCRIPT KILL), e.g. a user lock whose script loops.
 //
 //   RunOutcome out = run_scenario(RunRequest{scenario, variant, seed, endpoint, prefix, stop});
 //   CheckResult verdict = check_history(out.history, options);
@@ -13,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,9 @@
 
 namespace locksim {
 
+// kHarnessClient: the reserved client name of the harness's own events.
+inline constexpr const char* kHarnessClient = "harness";
+
 struct RunRequest {
   const Scenario& scenario;
   const LockVariant& variant;
@@ -33,6 +42,11 @@ struct RunRequest {
   StopSignal& stop;        // Ctrl-C: clients stop at their next step or cycle
   // progress: called about every 200 ms from the driver's thread with the fraction done (0..1).
   std::function<void(double)> progress;
+  // private_server: locksim started this server, so the driver may end a Lua script that keeps it
+  // busy (SCRIPT KILL); on a server it did not start it only reports it.
+  bool private_server = false;
+  // admin_endpoint: where the driver watches the server from (PING, SCRIPT KILL); empty: endpoint.
+  std::optional<Endpoint> admin_endpoint;
 };
 
 struct RunOutcome {
@@ -40,7 +54,8 @@ struct RunOutcome {
   std::vector<std::string> notes;  // what the driver did that a reader should know (skips, waits)
   bool interrupted = false;        // stopped by the StopSignal
   bool timed_out = false;          // stopped by time_limit_ms
-  std::string harness_error;       // non-empty: the run could not be carried out (exit code 3)
+  bool server_lost = false;        // the server stopped answering during the run (exit code 3)
+  std::string harness_error;       // non-empty: the run could not be started (exit code 3)
 };
 
 RunOutcome run_scenario(const RunRequest& request);

@@ -4,6 +4,14 @@
 #include <cstdio>
 
 namespace locksim::driver_internal {
+namespace {
+
+std::vector<std::string> with_harness(std::vector<std::string> names) {
+  names.emplace_back(kHarnessClient);
+  return names;
+}
+
+}  // namespace
 
 RunContext::RunContext(const RunRequest& request, std::vector<std::string> client_names)
     : inside(client_names.size(), false),
@@ -11,8 +19,9 @@ RunContext::RunContext(const RunRequest& request, std::vector<std::string> clien
       waiting(client_names.size(), false),
       request_(request),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
-      recorder_(clock_, std::move(client_names)) {
+      recorder_(clock_, with_harness(std::move(client_names))) {
   step_started.assign(request.scenario.steps.size(), false);
+  step_finished.assign(request.scenario.steps.size(), false);
 }
 
 std::string RunContext::full_key(const std::string& logical_key) const {
@@ -25,7 +34,9 @@ std::size_t RunContext::client_index(const std::string& name) const {
                                   clients.begin());
 }
 
-bool RunContext::should_stop() const { return request_.stop.requested() || timed_out(); }
+bool RunContext::should_stop() const {
+  return request_.stop.requested() || timed_out() || server_lost.load();
+}
 
 bool RunContext::pause(Nanos duration) {
   const Nanos remaining = deadline_ns_ - clock_.now_ns();

@@ -30,7 +30,7 @@ class RunContext {
   // client_index: the index of a client name from the scenario (validated by the loader).
   std::size_t client_index(const std::string& name) const;
 
-  // should_stop: Ctrl-C was pressed or the time limit passed. Thread-safe.
+  // should_stop: Ctrl-C was pressed, the time limit passed or the server was lost. Thread-safe.
   bool should_stop() const;
   // pause: sleeps `duration` (bounded by the time limit); false if the run must stop.
   bool pause(Nanos duration);
@@ -45,6 +45,9 @@ class RunContext {
   std::condition_variable changed;  // notified on every change below
   std::size_t steps_started = 0;    // steps [0, steps_started) have started
   std::vector<bool> step_started;
+  std::vector<bool> step_finished;
+  // Steps [0, steps_started_and_acquired) have started, and those that acquire have finished.
+  std::size_t steps_started_and_acquired = 0;
   std::set<std::string> steps_done;  // ids
   std::vector<bool> inside;          // by client index
   std::vector<bool> crashed;         // by client index
@@ -55,6 +58,11 @@ class RunContext {
   std::atomic<std::int64_t> cycles_done{0};
   // Set by a client that stopped before its last step or cycle because should_stop() was true.
   std::atomic<bool> stopped_early{false};
+  // Set by the driver's server watch when the server stopped answering.
+  std::atomic<bool> server_lost{false};
+  // harness_log: the harness's own events (client kHarnessClient); written only by the driver's
+  // own thread.
+  ClientLog& harness_log() { return recorder_.log(recorder_.client_count() - 1); }
 
  private:
   const RunRequest& request_;

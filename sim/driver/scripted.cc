@@ -2,11 +2,11 @@
 // observable conditions (client state and keys on the server) rather than on sleeps, so that an
 // outcome does not depend on how fast the machine is.
 //
-// Ordering rule: a step starts once every earlier step has started, except the steps of a client
-// that is waiting for the lock (its acquire was answered "busy" and it keeps trying): a correct
-// lock must be able to hold such a client back without stalling the script, or a scenario could
-// only pass by timing out. A client whose acquire is merely in flight still holds later steps
-// back, so the listed order of acquisitions is kept.
+// Ordering rule: a step starts once every earlier step has started and every earlier acquire has
+// finished, except the steps of a client that is waiting for the lock (its acquire was answered
+// "busy" and it keeps trying): a correct lock must be able to hold such a client back without
+// stalling the script, or a scenario could only pass by timing out. A client whose acquire is
+// merely in flight still holds later steps back, so the listed order of acquisitions is kept.
 #include <chrono>
 #include <string>
 
@@ -18,11 +18,16 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// turn_has_come: requires run.mutex.
+// turn_has_come: requires run.mutex. An earlier step holds step `index` back until it has started;
+// an earlier acquire until it has finished, so acquisitions happen in the listed order, unless
+// its client is waiting for the lock (answered "busy" and trying again).
 bool turn_has_come(RunContext& run, std::size_t index) {
   const std::vector<Step>& steps = run.scenario().steps;
-  for (std::size_t j = run.steps_started; j < index; ++j) {
-    if (!run.step_started[j] && !run.waiting[run.client_index(steps[j].client)]) return false;
+  for (std::size_t j = run.steps_started_and_acquired; j < index; ++j) {
+    const bool waiting = run.waiting[run.client_index(steps[j].client)];
+    if (waiting) continue;
+    if (!run.step_started[j]) return false;
+    if (steps[j].action == Step::Action::kAcquire && !run.step_finished[j]) return false;
   }
   return true;
 }
@@ -48,10 +53,19 @@ void mark_started(RunContext& run, std::size_t index) {
   run.changed.notify_all();
 }
 
-void mark_done(RunContext& run, const Step& step) {
+void mark_done(RunContext& run, std::size_t index) {
   {
     std::lock_guard<std::mutex> lock(run.mutex);
-    run.steps_done.insert(step.id);
+    const std::vector<Step>& steps = run.scenario().steps;
+    run.steps_done.insert(steps[index].id);
+    run.step_finished[index] = true;
+    // Steps below this bound have started and, if acquires, finished: no later step waits on them.
+    while (run.steps_started_and_acquired < steps.size() &&
+           run.step_started[run.steps_started_and_acquired] &&
+           (steps[run.steps_started_and_acquired].action != Step::Action::kAcquire ||
+            run.step_finished[run.steps_started_and_acquired])) {
+      ++run.steps_started_and_acquired;
+    }
   }
   run.changed.notify_all();
 }
@@ -178,7 +192,7 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
     }
     mark_started(run, index);
     execute(run, client, step);
-    mark_done(run, step);
+    mark_done(run, index);
     if (run.should_stop()) {
       run.stopped_early = true;
       return;

@@ -12,8 +12,9 @@
 namespace locksim::scenario_internal {
 namespace {
 
-// The fault injector records its events under this client name, so no scripted client may use it.
-constexpr const char* kReservedClient = "nemesis";
+// The fault injector and the harness record their events under these client names, so no scripted
+// client may use them.
+constexpr const char* kReservedClients[] = {"nemesis", "harness"};
 
 const std::vector<std::string> kCommonStepKeys = {"client", "do", "id", "wait_for", "wait_max_ms"};
 
@@ -147,8 +148,12 @@ std::vector<std::string> parse_clients(const JsonReader& node) {
   for (const JsonReader& element : node.elements(/*non_empty=*/true)) {
     std::string client = element.matching(
         kClientPattern, "a client name (a letter, then up to 31 letters, digits, '_' or '-')");
-    if (client == kReservedClient) {
-      element.fail("\"nemesis\" is reserved for the fault injector; choose another client name");
+    for (const char* reserved : kReservedClients) {
+      if (client == reserved) {
+        element.fail("\"" + client +
+                     "\" is reserved for locksim's own events (the fault injector and the "
+                     "harness); choose another client name");
+      }
     }
     const auto [previous, inserted] = path_of.emplace(client, element.path());
     if (!inserted)

@@ -61,7 +61,8 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   static int counter = 0;
   StopSignal stop;
   const std::string prefix = "locksim:test" + std::to_string(++counter) + ":" + variant + ":";
-  RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop, {}};
+  RunRequest request{
+      scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop, {}, true, {}};
   Judged judged{run_scenario(request), {}};
   EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
   judged.result = check_history(judged.outcome.history, check_options(scenario));
@@ -224,7 +225,8 @@ TEST(DriverControl, StopEndsTheRun) {
     stop.request();
   });
   RunRequest request{
-      scenario, *find_variant("lua_owner"), 1, server->endpoint(), "locksim:stop:", stop, {}};
+      scenario, *find_variant("lua_owner"), 1, server->endpoint(), "locksim:stop:", stop, {}, true,
+      {}};
   const RunOutcome outcome = run_scenario(request);
   stopper.join();
   EXPECT_TRUE(outcome.interrupted);
@@ -238,7 +240,8 @@ TEST(DriverControl, UnreachableServerIsHarnessError) {
   StopSignal stop;
   Endpoint nowhere = server->endpoint();
   nowhere.port = 1;
-  RunRequest request{scenario, *find_variant("lua_owner"), 1, nowhere, "locksim:x:", stop, {}};
+  RunRequest request{scenario, *find_variant("lua_owner"), 1, nowhere, "locksim:x:", stop, {}, true,
+                     {}};
   const RunOutcome outcome = run_scenario(request);
   EXPECT_NE(outcome.harness_error.find("cannot connect"), std::string::npos)
       << outcome.harness_error;

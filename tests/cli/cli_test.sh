@@ -3,7 +3,8 @@
 # Proves: --help answers; bad input exits 2 before anything runs and writes nothing; an
 # unreachable or missing Redis exits 3; passwords never appear; `check` re-judges a saved run and
 # detects a changed expectation; --redis touches only the run's own keys; Ctrl-C and SIGTERM exit
-# 130 with reports written and no redis-server left; killing locksim leaves no redis-server.
+# 130 with reports written and no redis-server left, also for two SIGTERMs at once (GNU timeout);
+# killing locksim leaves no redis-server.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -169,6 +170,33 @@ for signal in INT TERM KILL; do
   fi
   if wait_gone "$server"; then pass "SIG$signal: redis-server $server is gone"; else fail "SIG$signal: redis-server $server orphaned"; kill -9 "$server"; fi
 done
+
+# Two SIGTERMs at once, as GNU timeout sends them (one to locksim, one to its process group): the
+# second, within the grace period, must not lose the reports. First by hand, 10 ms apart, to the
+# process and then its own process group (setsid); then under timeout itself.
+expect_interrupted_reports() {  # expect_interrupted_reports NAME OUT_DIR
+  local run_dir
+  run_dir=$(ls -d "$2"/long/*/ 2>/dev/null | head -1)
+  if [[ -n $run_dir && -s $run_dir/summary.md && -s $run_dir/results.json ]] &&
+    grep -q interrupted "$run_dir/summary.md" && grep -q '"interrupted": true' "$run_dir/results.json"; then
+    pass "$1: summary.md and results.json written, marked interrupted"
+  else
+    fail "$1: no interrupted summary.md and results.json in $2: $(ls -R "$2" 2>/dev/null | tr '\n' ' ')"
+  fi
+}
+setsid "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-TERM2" >"$WORK/sig-TERM2.out" 2>&1 &
+pid=$!
+server=""
+for _ in $(seq 100); do server=$(redis_children "$pid"); [[ -n $server ]] && break; sleep 0.1; done
+sleep 1
+kill -TERM "$pid"; sleep 0.01; kill -TERM -- "-$pid"
+wait "$pid"
+expect_code "two SIGTERMs 10 ms apart stop the run" 130 $?
+expect_interrupted_reports "two SIGTERMs 10 ms apart" "$WORK/out-TERM2"
+if [[ -n $server ]] && wait_gone "$server"; then pass "two SIGTERMs: redis-server is gone"; else fail "two SIGTERMs: redis-server ${server:-?} orphaned or never seen"; [[ -n $server ]] && kill -9 "$server"; fi
+timeout --preserve-status -s TERM 2 "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-timeout" >"$WORK/sig-timeout.out" 2>&1
+expect_code "timeout -s TERM stops the run" 130 $?
+expect_interrupted_reports "timeout -s TERM" "$WORK/out-timeout"
 
 echo
 echo "$passed passed, $failed failed"

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "sim/app/commands.h"
+#include "sim/app/run_id.h"
 #include "sim/app/signals.h"
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
@@ -190,8 +191,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
         if (variants.empty() || interrupted) continue;
         const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
         RunInfo info;
-        info.run_id = utc_now("%Y%m%d-%H%M%S") + "-s" + std::to_string(run_seed);
-        if (options.repeat > 1) info.run_id += "-r" + std::to_string(repetition);
+        info.run_id = make_run_id(run_seed, options.repeat > 1 ? repetition : 0);
         info.seed = run_seed;
         info.repetition = repetition;
         info.redis_version = redis_version;

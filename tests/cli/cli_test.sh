@@ -142,6 +142,20 @@ if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$por
 else
   fail "--redis keyspace after the run: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"
 fi
+# Two runs with the same seed on the same server in the same second must not share keys (one's
+# cleanup would delete the other's lock and counter) nor a report directory.
+for twin in 1 2; do
+  "$LOCKSIM" run "$SOURCE/scenarios/stock-deduction.json" --redis "redis://127.0.0.1:$port" --seed 5 \
+    --out "$WORK/out-twins" >"$WORK/twin-$twin.out" 2>&1 &
+  eval "twin_pid_$twin=\$!"
+done
+wait "$twin_pid_1"; twin_code_1=$?
+wait "$twin_pid_2"; twin_code_2=$?
+expect_code "first of two concurrent same-seed runs" 0 "$twin_code_1"
+expect_code "second of two concurrent same-seed runs" 0 "$twin_code_2"
+twin_dirs=$(find "$WORK/out-twins/stock-deduction" -mindepth 1 -maxdepth 1 -type d | wc -l)
+if [[ $twin_dirs == 2 ]]; then pass "two concurrent same-seed runs got two report directories"; else fail "two concurrent same-seed runs: $twin_dirs report directories"; fi
+if [[ $(redis-cli -p "$port" dbsize) == 1 ]]; then pass "both runs removed their own keys"; else fail "keys left by the two runs: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"; fi
 kill "$EXTERNAL_PID"; wait "$EXTERNAL_PID" 2>/dev/null; EXTERNAL_PID=""
 
 # --- signals: reports written, exit 130, no redis-server left ----------------------------------

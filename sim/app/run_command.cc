@@ -22,6 +22,7 @@
 #include "sim/history/jsonl.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
+#include "sim/redis/acl_user.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
@@ -207,6 +208,16 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
         write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
 
+        // On the private server the clients log in as an ACL user limited to the run's keys, so a
+        // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
+        // isolation is by key prefix only.
+        std::optional<PrefixUser> run_user;
+        if (server) {
+          run_user.emplace(PrefixUser::create(endpoint, "locksim-" + info.run_id,
+                                              "locksim:" + info.run_id + ":"));
+        }
+        const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
+
         std::vector<VariantRun> runs;
         for (const std::string& variant_name : variants) {
           ++done;
@@ -219,7 +230,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
               scenario,
               *find_variant(variant_name),
               run_seed,
-              endpoint,
+              client_endpoint,
               "locksim:" + info.run_id + ":" + variant_name + ":",
               stop,
               [&](double fraction) {

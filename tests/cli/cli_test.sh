@@ -116,6 +116,9 @@ def variant(name, **changes):
 variant("bad_syntax", acquire={"script": "if then return 1", "keys": ["{key}"], "args": []})
 variant("typo", acquire={"script": "return 1", "keys": ["{key}"], "args": ["{tokn}"]})
 variant("unsafe_del", release={"script": "return redis.call('DEL', KEYS[1])", "keys": ["{key}"]})
+variant("sneaky", acquire={"script": "redis.call('SET', 'other', 1) "
+                           "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",
+                           "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]})
 PY
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/bad_syntax.json" --out "$WORK/out-u" >"$WORK/syntax.out" 2>&1
 expect_code "a Lua syntax error is bad input" 2 $?
@@ -126,6 +129,18 @@ expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/unsafe_del.json" --variant unsafe_del --out "$WORK/out-u" >"$WORK/unsafe.out" 2>&1
 expect_code "an unsafe user lock claiming to be like lua_owner is caught" 1 $?
 expect_grep "its stale release is named" "stale_release" "$WORK/unsafe.out"
+# On the private server the clients are an ACL user limited to the run's keys: a script that also
+# writes another key fails, and the error is shown and recorded (Redis 7.0 words it as ERR).
+cat >"$WORK/once.json" <<'JSON'
+{"name": "once", "source": {"doc": "none", "claim": "one client takes the lock once and releases it"},
+ "variants": ["lua_owner"], "lock": {"ttl_ms": 1000, "acquire_timeout_ms": 0},
+ "clients": ["A"], "steps": [{"client": "A", "do": "acquire"}, {"client": "A", "do": "release"}],
+ "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/once.json" --variant-file "$WORK/sneaky.json" --out "$WORK/out-sneaky" >"$WORK/sneaky.out" 2>&1
+acl_denial="NOPERM\|user executing the script can't access"
+expect_grep "a user script writing another key fails, named" "script sneaky.acquire: .*\($acl_denial\)" "$WORK/sneaky.out"
+expect_grep "the refusal is the acquire's recorded error" "\"error\":.*\($acl_denial\)" "$WORK/out-sneaky/once/latest/sneaky/history.jsonl"
 
 # --- --redis: only the run's own keys are touched ----------------------------------------------
 port=$(free_port)

@@ -157,6 +157,18 @@ if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$por
 else
   fail "--redis keyspace after the run: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"
 fi
+# An ACL user in the URL logs in as that user; its password appears nowhere.
+redis-cli -p "$port" acl setuser app on '>app-secret-77' '~locksim:*' '&*' '+@all' >/dev/null
+"$LOCKSIM" run "$WORK/once.json" --redis "redis://app:app-secret-77@127.0.0.1:$port" \
+  --out "$WORK/out-acl" >"$WORK/acl.out" 2>&1
+expect_code "run against --redis as an ACL user" 0 $?
+if grep -rq app-secret-77 "$WORK/acl.out" "$WORK/out-acl"; then fail "ACL user's password printed or written"; else pass "ACL user's password neither printed nor written"; fi
+expect_grep "the report names the user, redacted" "redis://app:\*\*\*@127.0.0.1" "$WORK/out-acl/once/latest/results.json"
+"$LOCKSIM" run "$WORK/once.json" --redis "redis://app:wrong-pass-88@127.0.0.1:$port" \
+  --out "$WORK/out-acl2" >"$WORK/acl2.out" 2>&1
+expect_code "a wrong ACL password is an environment failure" 3 $?
+expect_grep "the AUTH failure names the user" "AUTH as user app failed" "$WORK/acl2.out"
+
 # Two runs with the same seed on the same server in the same second must not share keys (one's
 # cleanup would delete the other's lock and counter) nor a report directory.
 for twin in 1 2; do

@@ -106,6 +106,13 @@ expect_code "check on a directory without history" 2 $?
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$SOURCE/examples/my_lock.json" \
   --variant my_lock --out "$WORK/out-user" >"$WORK/user.out" 2>&1
 expect_code "the example user lock behaves like lua_owner" 0 $?
+"$LOCKSIM" check "$WORK/out-user/stale-release" --variant-file "$SOURCE/examples/my_lock.json" >"$WORK/check-user.out" 2>&1
+expect_code "check on a scenario directory follows its latest link" 0 $?
+expect_grep "check says it took the latest run" "latest" "$WORK/check-user.out"
+"$LOCKSIM" check "$WORK/out-user/stale-release/latest/" >"$WORK/check-nofile.out" 2>&1
+expect_code "check of a user lock's run without its --variant-file" 2 $?
+expect_grep "check suggests --variant-file, naming the lock" 'lock "my_lock".*--variant-file' "$WORK/check-nofile.out"
+expect_grep "check says it must be the same file" "same file the run used" "$WORK/check-nofile.out"
 /usr/bin/python3 - "$SOURCE/examples/my_lock.json" "$WORK" <<'PY'
 import json, sys
 base = json.load(open(sys.argv[1]))

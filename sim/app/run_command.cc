@@ -13,6 +13,7 @@
 #include <set>
 
 #include "sim/app/commands.h"
+#include "sim/app/did_you_mean.h"
 #include "sim/app/run_id.h"
 #include "sim/app/signals.h"
 #include "sim/checker/check.h"
@@ -109,7 +110,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
       if (!find_variant(v)) {
         std::string known;
         for (const std::string& name : variant_names()) known += (known.empty() ? "" : ", ") + name;
-        throw InputError("--variant " + v + ": unknown variant; known: " + known);
+        throw InputError("--variant " + v + ": unknown variant" + did_you_mean(v, variant_names()) +
+                         "; known: " + known);
       }
     }
   } catch (const InputError& e) {

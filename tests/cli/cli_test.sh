@@ -62,6 +62,10 @@ expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
 if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
 "$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
 expect_code "unknown --variant" 2 $?
+"$LOCKSIM" run "$SOURCE/scenarios" --variant lua_ownr --out "$WORK/out-x" >"$WORK/var2.out" 2>&1
+expect_code "misspelt --variant" 2 $?
+expect_grep "a misspelt --variant gets a did-you-mean" 'lua_ownr: unknown variant (did you mean "lua_owner"?); known: ' "$WORK/var2.out"
+if grep -q "did you mean" "$WORK/var.out"; then fail "no did-you-mean for a name near nothing"; else pass "no did-you-mean for a name near nothing"; fi
 "$LOCKSIM" run "$WORK/missing.json" >"$WORK/missing.out" 2>&1
 expect_code "missing scenario file" 2 $?
 

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
       "and writes reports.\n\n"
       "Exit codes: 0 all outcomes as expected, 1 some outcome differs, 2 bad input or usage,\n"
       "3 harness or environment failure (Redis missing or unreachable), 130 interrupted."};
+  app.set_version_flag("--version",
+                       "locksim " + build_version() + " (commit " + build_commit() + ")",
+                       "Print the version and the git commit locksim was built from, and exit");
   app.require_subcommand(1);
 
   RunOptions run;

@@ -42,6 +42,10 @@ expect_grep "--help explains exit codes" "Exit codes" "$WORK/help"
 expect_grep "run --help documents --redis" "redis://" "$WORK/run-help"
 "$LOCKSIM" >/dev/null 2>&1
 expect_code "no subcommand is a usage error" 2 $?
+"$LOCKSIM" --version >"$WORK/version" 2>&1
+expect_code "--version" 0 $?
+project_version=$(sed -n 's/^project(locksim VERSION \([0-9.]*\).*/\1/p' "$SOURCE/CMakeLists.txt")
+expect_grep "--version prints the CMake project version and the commit" "^locksim $project_version (commit \([0-9a-f]\{7,\}\(-dirty\)\?\|unknown\))$" "$WORK/version"
 
 # --- list -------------------------------------------------------------------------------------
 (cd "$SOURCE" && "$LOCKSIM" list) >"$WORK/list" 2>&1

@@ -94,6 +94,10 @@ for f in scenario.json summary.md results.json lua_owner/history.jsonl lua_owner
   if [[ -s $run_dir/$f ]]; then pass "wrote $f"; else fail "missing $f"; fi
 done
 expect_grep "summary names the stale release" "stale_release" "$run_dir/summary.md"
+if grep -q "timeline.png)" "$run_dir/summary.md"; then fail "summary.md links a timeline nobody drew"; else pass "summary.md links no undrawn timeline"; fi
+expect_grep "summary.md says how to draw the timeline" "timeline: not drawn yet (\`/usr/bin/python3 scripts/plot_timeline.py\`" "$run_dir/summary.md"
+/usr/bin/python3 "$SOURCE/scripts/plot_timeline.py" "$run_dir" >"$WORK/plot.out" 2>&1
+expect_grep "plot_timeline.py links the timeline it drew" '!\[lua_owner timeline\](lua_owner/timeline.png)$' "$run_dir/summary.md"
 "$LOCKSIM" check "$run_dir" >"$WORK/check.out" 2>&1
 expect_code "check re-judges the saved run" 0 $?
 "$LOCKSIM" check "$run_dir/set_nx_ex" >"$WORK/check1.out" 2>&1

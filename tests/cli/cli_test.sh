@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # cli_test.sh LOCKSIM SOURCE_DIR: the `locksim` command end to end, as a user drives it.
-# Proves: --help answers; bad input exits 2 before anything runs and writes nothing; an
-# unreachable or missing Redis exits 3; passwords never appear; `check` re-judges a saved run and
-# detects a changed expectation; --redis touches only the run's own keys; Ctrl-C and SIGTERM exit
-# 130 with reports written and no redis-server left, also for two SIGTERMs at once (GNU timeout);
-# killing locksim leaves no redis-server.
+# Proves: --help and --version answer; bad input exits 2 before anything runs and writes nothing
+# (a misspelt --variant gets a did-you-mean); an unreachable or missing Redis exits 3; passwords
+# never appear; `check` re-judges a saved run (also from the scenario directory, via `latest`),
+# detects a changed expectation and asks for the --variant-file of a user lock; summary.md links a
+# timeline only once plot_timeline.py drew it; on the private server a user script touching another
+# key is refused by the run's ACL user, visibly; --redis touches only the run's own keys, accepts an
+# ACL user, and two same-seed runs at once do not collide; Ctrl-C and SIGTERM exit 130 with reports
+# written and no redis-server left, also for two SIGTERMs at once (GNU timeout); killing locksim
+# leaves no redis-server.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2

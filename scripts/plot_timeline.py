@@ -8,6 +8,8 @@ variant directory in it (one holding history.jsonl and results.json) this writes
 <variant>/timeline.png: one row per client, acquire waits in grey, hold windows in blue (the
 `holds` of results.json), the overlapping part of every mutual-exclusion violation in red (its
 `findings`), crashes as black crosses. Reads only locksim's JSON output (results.json schema 2).
+It then makes that variant's "Files:" line in the run's summary.md link the image (locksim writes
+"timeline: not drawn yet" there); running it again changes nothing more.
 """
 import json
 import os
@@ -96,6 +98,37 @@ def plot_variant(variant_dir):
     return out
 
 
+def link_timeline_in_summary(variant_dir):
+    """Point the variant's "Files:" line in ../summary.md at its timeline.png.
+
+    The line is `Files: [`<variant>/history.jsonl`](...), ..., timeline: <anything>`; everything
+    after "timeline: " becomes the image link, so a second run rewrites the same text. Returns
+    True if summary.md now links the image, False if there is no summary or no such line.
+    """
+    variant_dir = os.path.normpath(variant_dir)
+    variant = os.path.basename(variant_dir)
+    summary = os.path.join(os.path.dirname(variant_dir), "summary.md")
+    if not os.path.isfile(summary):
+        return False
+    with open(summary, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = f"Files: [`{variant}/history.jsonl`]"
+    marker = ", timeline: "
+    link = f"![{variant} timeline]({variant}/timeline.png)"
+    found = False
+    for i, line in enumerate(lines):
+        if line.startswith(start) and marker in line:
+            lines[i] = line[:line.index(marker) + len(marker)] + link
+            found = True
+    if not found:
+        return False
+    temporary = summary + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    os.replace(temporary, summary)  # a reader sees the old summary or the new one, never half
+    return True
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -110,6 +143,7 @@ def main(argv):
             if os.path.isfile(os.path.join(d, "history.jsonl")) and os.path.isfile(
                     os.path.join(d, "results.json")):
                 plot_variant(d)
+                link_timeline_in_summary(d)
                 written += 1
     print(f"wrote {written} timeline PNG(s)")
     return 0 if written else 1

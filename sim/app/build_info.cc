@@ -9,10 +9,15 @@
 #ifndef LOCKSIM_COMMIT
 #define LOCKSIM_COMMIT "unknown"
 #endif
+#ifndef LOCKSIM_VERSION
+#define LOCKSIM_VERSION "unknown"
+#endif
 
 namespace locksim {
 
 std::string build_commit() { return LOCKSIM_COMMIT; }
+
+std::string build_version() { return LOCKSIM_VERSION; }
 
 std::string machine_description() {
   char host[256] = {};

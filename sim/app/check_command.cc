@@ -1,8 +1,12 @@
 // `locksim check <run-dir>`: re-judge saved histories without Redis. Accepts a variant directory
-// (holding history.jsonl) or a scenario run directory (holding one such directory per variant).
+// (holding history.jsonl), a scenario run directory (holding one such directory per variant), or
+// a scenario's directory (holding run directories and `latest`, which it follows).
 // The thresholds and expectations come from the run's saved scenario.json.
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "sim/app/commands.h"
 #include "sim/checker/check.h"
@@ -27,13 +31,40 @@ fs::path find_scenario_file(const fs::path& dir) {
                    "(expected a run directory written by `locksim run`)");
 }
 
+// require_known_variants: a run of a user lock (--variant-file) can only be re-read with the same
+// file; say so, naming the lock, rather than the loader's bare "unknown variant". A file that is
+// not valid JSON is left for the loader to report.
+void require_known_variants(const fs::path& scenario_file) {
+  std::ifstream in(scenario_file);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("variants") || !doc["variants"].is_array()) return;
+  const std::vector<std::string> known = variant_names();
+  for (const nlohmann::json& variant : doc["variants"]) {
+    if (!variant.is_string()) continue;
+    const std::string name = variant.get<std::string>();
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    throw InputError(scenario_file.string() + ": the run used the lock \"" + name +
+                     "\", which is not built in; pass the --variant-file that defines it, the "
+                     "same file the run used (locksim check " +
+                     scenario_file.parent_path().string() + " --variant-file <file defining " +
+                     name + ">)");
+  }
+}
+
 }  // namespace
 
 int check_command(const CheckCommandOptions& options) {
   try {
-    const fs::path dir = fs::path(options.run_dir).lexically_normal();
+    fs::path dir = fs::path(options.run_dir).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "run/lua_owner/" names lua_owner
     if (!fs::is_directory(dir)) {
       throw InputError(options.run_dir + ": not a directory (expected a run directory)");
+    }
+    // reports/<scenario> holds run directories and `latest`: judge the latest run.
+    if (!fs::exists(dir / "history.jsonl") && !fs::exists(dir / "scenario.json") &&
+        fs::is_directory(dir / "latest")) {
+      dir /= "latest";
+      std::cout << "checking " << dir.string() << " (the latest run)\n";
     }
     std::vector<fs::path> variant_dirs;
     if (fs::exists(dir / "history.jsonl")) {
@@ -47,11 +78,12 @@ int check_command(const CheckCommandOptions& options) {
       std::sort(variant_dirs.begin(), variant_dirs.end());
     }
     if (variant_dirs.empty()) {
-      throw InputError(options.run_dir + ": no history.jsonl in it or in its subdirectories");
+      throw InputError(dir.string() + ": no history.jsonl in it or in its subdirectories");
     }
     register_variant_files(options.variant_files);
-    const Scenario scenario =
-        load_scenario(find_scenario_file(variant_dirs.front()), variant_names());
+    const fs::path scenario_file = find_scenario_file(variant_dirs.front());
+    require_known_variants(scenario_file);
+    const Scenario scenario = load_scenario(scenario_file, variant_names());
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();

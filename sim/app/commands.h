@@ -66,6 +66,8 @@ int list_command(const ListOptions& options);
 
 // build_commit: the git commit locksim was configured from ("unknown" outside a git checkout).
 std::string build_commit();
+// build_version: the CMake project version, e.g. "0.1.0".
+std::string build_version();
 // machine_description: "host, 2 cores, Linux 6.1.0".
 std::string machine_description();
 

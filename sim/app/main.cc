@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
       "and writes reports.\n\n"
       "Exit codes: 0 all outcomes as expected, 1 some outcome differs, 2 bad input or usage,\n"
       "3 harness or environment failure (Redis missing or unreachable), 130 interrupted."};
+  app.set_version_flag("--version",
+                       "locksim " + build_version() + " (commit " + build_commit() + ")",
+                       "Print the version and the git commit locksim was built from, and exit");
   app.require_subcommand(1);
 
   RunOptions run;
@@ -31,8 +34,10 @@ int main(int argc, char** argv) {
       "Only run these variants (repeatable); default: every variant a scenario lists");
   run_cmd->add_option(
       "--redis", run.redis_url,
-      "Use this server instead of a private one: redis://[:password@]host:port[/db].\n"
-      "Only keys under locksim:<run-id>: are touched; the password is never printed");
+      "Use this server instead of a private one: redis://[[user]:password@]host:port[/db]\n"
+      "(user: an ACL user). Only keys under locksim:<run-id>: are touched (isolation by prefix\n"
+      "only; on its private server locksim also runs the clients as an ACL user limited to\n"
+      "them); the password is never printed");
   run_cmd->add_option("--out", run.out_dir, "Report directory")->capture_default_str();
   run_cmd->add_option("--seed", run.seed,
                       "Seed for every random choice (printed first on each run)");

@@ -13,6 +13,8 @@
 #include <set>
 
 #include "sim/app/commands.h"
+#include "sim/app/did_you_mean.h"
+#include "sim/app/run_id.h"
 #include "sim/app/signals.h"
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
@@ -21,6 +23,7 @@
 #include "sim/history/jsonl.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
+#include "sim/redis/acl_user.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
@@ -107,7 +110,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
       if (!find_variant(v)) {
         std::string known;
         for (const std::string& name : variant_names()) known += (known.empty() ? "" : ", ") + name;
-        throw InputError("--variant " + v + ": unknown variant; known: " + known);
+        throw InputError("--variant " + v + ": unknown variant" + did_you_mean(v, variant_names()) +
+                         "; known: " + known);
       }
     }
   } catch (const InputError& e) {
@@ -191,8 +195,7 @@ int run_command(const RunOptions& options, StopSignal& stop) {
         if (variants.empty() || interrupted) continue;
         const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
         RunInfo info;
-        info.run_id = utc_now("%Y%m%d-%H%M%S") + "-s" + std::to_string(run_seed);
-        if (options.repeat > 1) info.run_id += "-r" + std::to_string(repetition);
+        info.run_id = make_run_id(run_seed, options.repeat > 1 ? repetition : 0);
         info.seed = run_seed;
         info.repetition = repetition;
         info.redis_version = redis_version;
@@ -208,6 +211,16 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
         write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
 
+        // On the private server the clients log in as an ACL user limited to the run's keys, so a
+        // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
+        // isolation is by key prefix only.
+        std::optional<PrefixUser> run_user;
+        if (server) {
+          run_user.emplace(PrefixUser::create(endpoint, "locksim-" + info.run_id,
+                                              "locksim:" + info.run_id + ":"));
+        }
+        const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
+
         std::vector<VariantRun> runs;
         for (const std::string& variant_name : variants) {
           ++done;
@@ -220,14 +233,14 @@ int run_command(const RunOptions& options, StopSignal& stop) {
               scenario,
               *find_variant(variant_name),
               run_seed,
-              endpoint,
+              client_endpoint,
               "locksim:" + info.run_id + ":" + variant_name + ":",
               stop,
               [&](double fraction) {
                 progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
               },
               /*private_server=*/!external,
-              /*admin_endpoint=*/std::nullopt};
+              /*admin_endpoint=*/endpoint};
           RunOutcome outcome = run_scenario(request);
           progress.clear();
           if (!outcome.harness_error.empty()) {

@@ -3,7 +3,9 @@
 // SIGINT, SIGTERM and SIGHUP are blocked in every thread and received by one sigwait thread. The
 // first signal requests a stop: clients stop at their next step or cycle, the current run's partial
 // history and reports are written, the private redis-server is stopped, and locksim exits 130.
-// A second signal kills the private server at once and exits 130 immediately.
+// A second signal within 2 s of the first is part of the same request (GNU `timeout` sends SIGTERM
+// to locksim and then to its process group, so two arrive at once) and is ignored. A second signal
+// after that kills the private server at once and exits 130 immediately, losing unwritten reports.
 //
 // Call it first thing in main(), before any other thread exists (threads inherit the mask).
 #pragma once

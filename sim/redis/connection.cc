@@ -175,13 +175,18 @@ RedisResult Connection::connect() {
 
   // AUTH and SELECT go through run() so their failures are classified like any command. A
   // rejected AUTH or SELECT leaves the connection broken: it is not the connection asked for.
+  // With a user name it is Redis 6's `AUTH <user> <password>` (an ACL user); hiredis 0.14 has no
+  // notion of users, so this is an ordinary command.
   if (!endpoint_.password.empty()) {
-    const char* argv[] = {"AUTH", endpoint_.password.c_str()};
-    const std::size_t lengths[] = {4, endpoint_.password.size()};
-    RedisResult auth = run(2, argv, lengths);
+    std::vector<std::string> auth_args = {"AUTH"};
+    if (!endpoint_.username.empty()) auth_args.push_back(endpoint_.username);
+    auth_args.push_back(endpoint_.password);
+    RedisResult auth = command(auth_args);
     if (!auth.ok()) {
       // The server's message ("WRONGPASS ...") never contains the password; say which step failed.
-      auth.message = "AUTH failed: " + auth.message;
+      auth.message = (endpoint_.username.empty() ? std::string("AUTH")
+                                                 : "AUTH as user " + endpoint_.username) +
+                     " failed: " + auth.message;
       context_.reset();
       last_error_ = auth;
       return last_error_;

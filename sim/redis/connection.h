@@ -77,8 +77,9 @@ struct ConnectionOptions {
 
 class Connection {
  public:
-  // Connects immediately (AUTH and SELECT as the endpoint says). A failed connect leaves the
-  // connection broken with last_error() set; it does not throw.
+  // Connects immediately (AUTH [user] password and SELECT as the endpoint says). A failed connect
+  // or a rejected AUTH or SELECT leaves the connection broken with last_error() set (naming the
+  // user, never the password); it does not throw.
   Connection(Endpoint endpoint, ConnectionOptions options);
   ~Connection();
   Connection(Connection&&) noexcept;

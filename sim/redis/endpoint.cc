@@ -10,7 +10,7 @@ namespace locksim {
 namespace {
 
 constexpr std::string_view kScheme = "redis://";
-constexpr std::string_view kExpectedForm = "redis://[:password@]host:port[/db]";
+constexpr std::string_view kExpectedForm = "redis://[[user]:password@]host:port[/db]";
 
 // The user's input with everything up to the last '@' masked, so a password can never be echoed,
 // even when the URL is too malformed to tell where the password ends.
@@ -47,7 +47,7 @@ bool parse_decimal(std::string_view text, int low, int high, int& value) {
 
 std::string Endpoint::redacted() const {
   std::string url(kScheme);
-  if (!password.empty()) url += ":***@";
+  if (!username.empty() || !password.empty()) url += username + ":***@";
   url += host;
   url += ':';
   url += std::to_string(port);
@@ -63,14 +63,23 @@ Endpoint parse_redis_url(std::string_view url) {
   std::string_view rest = url.substr(kScheme.size());
 
   Endpoint endpoint;
+  endpoint.username.clear();
   endpoint.password.clear();
-  // The password may itself contain '@' or ':', so the user info ends at the last '@'.
+  // The password may itself contain '@' or ':', so the user info ends at the last '@' and the
+  // user name at the first ':'.
   if (const std::size_t at = rest.rfind('@'); at != std::string_view::npos) {
     const std::string_view user_info = rest.substr(0, at);
-    if (user_info.size() < 2 || user_info.front() != ':') {
-      fail(url, "credentials must be written as :password@ (no user name)");
+    const std::size_t colon = user_info.find(':');
+    if (colon == std::string_view::npos) {
+      fail(url, "credentials must be written as user:password@ or :password@");
     }
-    endpoint.password = std::string(user_info.substr(1));
+    const std::string_view username = user_info.substr(0, colon);
+    if (username.find_first_of(" \t\r\n/") != std::string_view::npos) {
+      fail(url, "the user name contains characters that are not allowed");
+    }
+    if (colon + 1 == user_info.size()) fail(url, "the password is empty");
+    endpoint.username = std::string(username);
+    endpoint.password = std::string(user_info.substr(colon + 1));
     rest = rest.substr(at + 1);
   }
 

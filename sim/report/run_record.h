@@ -16,7 +16,7 @@ namespace locksim {
 
 // RunInfo: the context block of results.json.
 struct RunInfo {
-  std::string run_id;  // "20261122-073012-s42"
+  std::string run_id;  // "20261122-073012-s42-9f3a1c" (see app/run_id.h)
   std::uint64_t seed = 0;
   int repetition = 1;          // 1-based, with --repeat
   std::string redis_version;   // "7.0.15"

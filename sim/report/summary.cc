@@ -135,10 +135,13 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
       out << "\nDriver notes:\n\n";
       for (const std::string& note : run.notes) out << "- " << note << "\n";
     }
+    // Only files that exist are linked: the timeline is drawn later, by scripts/plot_timeline.py,
+    // which then rewrites the end of this line into a link (keep the two in step).
     out << "\nFiles: [`" << run.variant << "/history.jsonl`](" << run.variant
         << "/history.jsonl), [`results.json`](" << run.variant << "/results.json), [`trace.json`]("
-        << run.variant << "/trace.json) (open in ui.perfetto.dev), timeline: ![" << run.variant
-        << " timeline](" << run.variant << "/timeline.png)\n";
+        << run.variant << "/trace.json) (open in ui.perfetto.dev), timeline: not drawn yet "
+        << "(`/usr/bin/python3 scripts/plot_timeline.py` on this run directory draws `"
+        << run.variant << "/timeline.png` and links it here)\n";
   }
   return out.str();
 }

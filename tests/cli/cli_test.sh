@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # cli_test.sh LOCKSIM SOURCE_DIR: the `locksim` command end to end, as a user drives it.
-# Proves: --help answers; bad input exits 2 before anything runs and writes nothing; an
-# unreachable or missing Redis exits 3; passwords never appear; `check` re-judges a saved run and
-# detects a changed expectation; --redis touches only the run's own keys; Ctrl-C and SIGTERM exit
-# 130 with reports written and no redis-server left; killing locksim leaves no redis-server.
+# Proves: --help and --version answer; bad input exits 2 before anything runs and writes nothing
+# (a misspelt --variant gets a did-you-mean); an unreachable or missing Redis exits 3; passwords
+# never appear; `check` re-judges a saved run (also from the scenario directory, via `latest`),
+# detects a changed expectation and asks for the --variant-file of a user lock; summary.md links a
+# timeline only once plot_timeline.py drew it; on the private server a user script touching another
+# key is refused by the run's ACL user, visibly; --redis touches only the run's own keys, accepts an
+# ACL user, and two same-seed runs at once do not collide; Ctrl-C and SIGTERM exit 130 with reports
+# written and no redis-server left, also for two SIGTERMs at once (GNU timeout); killing locksim
+# leaves no redis-server.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -41,6 +46,10 @@ expect_grep "--help explains exit codes" "Exit codes" "$WORK/help"
 expect_grep "run --help documents --redis" "redis://" "$WORK/run-help"
 "$LOCKSIM" >/dev/null 2>&1
 expect_code "no subcommand is a usage error" 2 $?
+"$LOCKSIM" --version >"$WORK/version" 2>&1
+expect_code "--version" 0 $?
+project_version=$(sed -n 's/^project(locksim VERSION \([0-9.]*\).*/\1/p' "$SOURCE/CMakeLists.txt")
+expect_grep "--version prints the CMake project version and the commit" "^locksim $project_version (commit \([0-9a-f]\{7,\}\(-dirty\)\?\|unknown\))$" "$WORK/version"
 
 # --- list -------------------------------------------------------------------------------------
 (cd "$SOURCE" && "$LOCKSIM" list) >"$WORK/list" 2>&1
@@ -61,6 +70,10 @@ expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
 if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
 "$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
 expect_code "unknown --variant" 2 $?
+"$LOCKSIM" run "$SOURCE/scenarios" --variant lua_ownr --out "$WORK/out-x" >"$WORK/var2.out" 2>&1
+expect_code "misspelt --variant" 2 $?
+expect_grep "a misspelt --variant gets a did-you-mean" 'lua_ownr: unknown variant (did you mean "lua_owner"?); known: ' "$WORK/var2.out"
+if grep -q "did you mean" "$WORK/var.out"; then fail "no did-you-mean for a name near nothing"; else pass "no did-you-mean for a name near nothing"; fi
 "$LOCKSIM" run "$WORK/missing.json" >"$WORK/missing.out" 2>&1
 expect_code "missing scenario file" 2 $?
 
@@ -85,6 +98,10 @@ for f in scenario.json summary.md results.json lua_owner/history.jsonl lua_owner
   if [[ -s $run_dir/$f ]]; then pass "wrote $f"; else fail "missing $f"; fi
 done
 expect_grep "summary names the stale release" "stale_release" "$run_dir/summary.md"
+if grep -q "timeline.png)" "$run_dir/summary.md"; then fail "summary.md links a timeline nobody drew"; else pass "summary.md links no undrawn timeline"; fi
+expect_grep "summary.md says how to draw the timeline" "timeline: not drawn yet (\`/usr/bin/python3 scripts/plot_timeline.py\`" "$run_dir/summary.md"
+/usr/bin/python3 "$SOURCE/scripts/plot_timeline.py" "$run_dir" >"$WORK/plot.out" 2>&1
+expect_grep "plot_timeline.py links the timeline it drew" '!\[lua_owner timeline\](lua_owner/timeline.png)$' "$run_dir/summary.md"
 "$LOCKSIM" check "$run_dir" >"$WORK/check.out" 2>&1
 expect_code "check re-judges the saved run" 0 $?
 "$LOCKSIM" check "$run_dir/set_nx_ex" >"$WORK/check1.out" 2>&1
@@ -105,6 +122,13 @@ expect_code "check on a directory without history" 2 $?
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$SOURCE/examples/my_lock.json" \
   --variant my_lock --out "$WORK/out-user" >"$WORK/user.out" 2>&1
 expect_code "the example user lock behaves like lua_owner" 0 $?
+"$LOCKSIM" check "$WORK/out-user/stale-release" --variant-file "$SOURCE/examples/my_lock.json" >"$WORK/check-user.out" 2>&1
+expect_code "check on a scenario directory follows its latest link" 0 $?
+expect_grep "check says it took the latest run" "latest" "$WORK/check-user.out"
+"$LOCKSIM" check "$WORK/out-user/stale-release/latest/" >"$WORK/check-nofile.out" 2>&1
+expect_code "check of a user lock's run without its --variant-file" 2 $?
+expect_grep "check suggests --variant-file, naming the lock" 'lock "my_lock".*--variant-file' "$WORK/check-nofile.out"
+expect_grep "check says it must be the same file" "same file the run used" "$WORK/check-nofile.out"
 /usr/bin/python3 - "$SOURCE/examples/my_lock.json" "$WORK" <<'PY'
 import json, sys
 base = json.load(open(sys.argv[1]))
@@ -115,6 +139,9 @@ def variant(name, **changes):
 variant("bad_syntax", acquire={"script": "if then return 1", "keys": ["{key}"], "args": []})
 variant("typo", acquire={"script": "return 1", "keys": ["{key}"], "args": ["{tokn}"]})
 variant("unsafe_del", release={"script": "return redis.call('DEL', KEYS[1])", "keys": ["{key}"]})
+variant("sneaky", acquire={"script": "redis.call('SET', 'other', 1) "
+                           "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",
+                           "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]})
 PY
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/bad_syntax.json" --out "$WORK/out-u" >"$WORK/syntax.out" 2>&1
 expect_code "a Lua syntax error is bad input" 2 $?
@@ -125,6 +152,18 @@ expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/unsafe_del.json" --variant unsafe_del --out "$WORK/out-u" >"$WORK/unsafe.out" 2>&1
 expect_code "an unsafe user lock claiming to be like lua_owner is caught" 1 $?
 expect_grep "its stale release is named" "stale_release" "$WORK/unsafe.out"
+# On the private server the clients are an ACL user limited to the run's keys: a script that also
+# writes another key fails, and the error is shown and recorded (Redis 7.0 words it as ERR).
+cat >"$WORK/once.json" <<'JSON'
+{"name": "once", "source": {"doc": "none", "claim": "one client takes the lock once and releases it"},
+ "variants": ["lua_owner"], "lock": {"ttl_ms": 1000, "acquire_timeout_ms": 0},
+ "clients": ["A"], "steps": [{"client": "A", "do": "acquire"}, {"client": "A", "do": "release"}],
+ "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/once.json" --variant-file "$WORK/sneaky.json" --out "$WORK/out-sneaky" >"$WORK/sneaky.out" 2>&1
+acl_denial="NOPERM\|user executing the script can't access"
+expect_grep "a user script writing another key fails, named" "script sneaky.acquire: .*\($acl_denial\)" "$WORK/sneaky.out"
+expect_grep "the refusal is the acquire's recorded error" "\"error\":.*\($acl_denial\)" "$WORK/out-sneaky/once/latest/sneaky/history.jsonl"
 
 # --- --redis: only the run's own keys are touched ----------------------------------------------
 port=$(free_port)
@@ -141,6 +180,32 @@ if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$por
 else
   fail "--redis keyspace after the run: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"
 fi
+# An ACL user in the URL logs in as that user; its password appears nowhere.
+redis-cli -p "$port" acl setuser app on '>app-secret-77' '~locksim:*' '&*' '+@all' >/dev/null
+"$LOCKSIM" run "$WORK/once.json" --redis "redis://app:app-secret-77@127.0.0.1:$port" \
+  --out "$WORK/out-acl" >"$WORK/acl.out" 2>&1
+expect_code "run against --redis as an ACL user" 0 $?
+if grep -rq app-secret-77 "$WORK/acl.out" "$WORK/out-acl"; then fail "ACL user's password printed or written"; else pass "ACL user's password neither printed nor written"; fi
+expect_grep "the report names the user, redacted" "redis://app:\*\*\*@127.0.0.1" "$WORK/out-acl/once/latest/results.json"
+"$LOCKSIM" run "$WORK/once.json" --redis "redis://app:wrong-pass-88@127.0.0.1:$port" \
+  --out "$WORK/out-acl2" >"$WORK/acl2.out" 2>&1
+expect_code "a wrong ACL password is an environment failure" 3 $?
+expect_grep "the AUTH failure names the user" "AUTH as user app failed" "$WORK/acl2.out"
+
+# Two runs with the same seed on the same server in the same second must not share keys (one's
+# cleanup would delete the other's lock and counter) nor a report directory.
+for twin in 1 2; do
+  "$LOCKSIM" run "$SOURCE/scenarios/stock-deduction.json" --redis "redis://127.0.0.1:$port" --seed 5 \
+    --out "$WORK/out-twins" >"$WORK/twin-$twin.out" 2>&1 &
+  eval "twin_pid_$twin=\$!"
+done
+wait "$twin_pid_1"; twin_code_1=$?
+wait "$twin_pid_2"; twin_code_2=$?
+expect_code "first of two concurrent same-seed runs" 0 "$twin_code_1"
+expect_code "second of two concurrent same-seed runs" 0 "$twin_code_2"
+twin_dirs=$(find "$WORK/out-twins/stock-deduction" -mindepth 1 -maxdepth 1 -type d | wc -l)
+if [[ $twin_dirs == 2 ]]; then pass "two concurrent same-seed runs got two report directories"; else fail "two concurrent same-seed runs: $twin_dirs report directories"; fi
+if [[ $(redis-cli -p "$port" dbsize) == 1 ]]; then pass "both runs removed their own keys"; else fail "keys left by the two runs: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"; fi
 kill "$EXTERNAL_PID"; wait "$EXTERNAL_PID" 2>/dev/null; EXTERNAL_PID=""
 
 # --- signals: reports written, exit 130, no redis-server left ----------------------------------
@@ -169,6 +234,33 @@ for signal in INT TERM KILL; do
   fi
   if wait_gone "$server"; then pass "SIG$signal: redis-server $server is gone"; else fail "SIG$signal: redis-server $server orphaned"; kill -9 "$server"; fi
 done
+
+# Two SIGTERMs at once, as GNU timeout sends them (one to locksim, one to its process group): the
+# second, within the grace period, must not lose the reports. First by hand, 10 ms apart, to the
+# process and then its own process group (setsid); then under timeout itself.
+expect_interrupted_reports() {  # expect_interrupted_reports NAME OUT_DIR
+  local run_dir
+  run_dir=$(ls -d "$2"/long/*/ 2>/dev/null | head -1)
+  if [[ -n $run_dir && -s $run_dir/summary.md && -s $run_dir/results.json ]] &&
+    grep -q interrupted "$run_dir/summary.md" && grep -q '"interrupted": true' "$run_dir/results.json"; then
+    pass "$1: summary.md and results.json written, marked interrupted"
+  else
+    fail "$1: no interrupted summary.md and results.json in $2: $(ls -R "$2" 2>/dev/null | tr '\n' ' ')"
+  fi
+}
+setsid "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-TERM2" >"$WORK/sig-TERM2.out" 2>&1 &
+pid=$!
+server=""
+for _ in $(seq 100); do server=$(redis_children "$pid"); [[ -n $server ]] && break; sleep 0.1; done
+sleep 1
+kill -TERM "$pid"; sleep 0.01; kill -TERM -- "-$pid"
+wait "$pid"
+expect_code "two SIGTERMs 10 ms apart stop the run" 130 $?
+expect_interrupted_reports "two SIGTERMs 10 ms apart" "$WORK/out-TERM2"
+if [[ -n $server ]] && wait_gone "$server"; then pass "two SIGTERMs: redis-server is gone"; else fail "two SIGTERMs: redis-server ${server:-?} orphaned or never seen"; [[ -n $server ]] && kill -9 "$server"; fi
+timeout --preserve-status -s TERM 2 "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-timeout" >"$WORK/sig-timeout.out" 2>&1
+expect_code "timeout -s TERM stops the run" 130 $?
+expect_interrupted_reports "timeout -s TERM" "$WORK/out-timeout"
 
 echo
 echo "$passed passed, $failed failed"

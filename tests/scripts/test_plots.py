@@ -1,5 +1,6 @@
 """test_plots: plot_timeline.py and catalogue.py on checked-in locksim output (a real stale-release
-run): the PNGs are written, and the catalogue matrix shows each variant's observed verdict."""
+run): the PNGs are written and linked from summary.md, and the catalogue matrix shows each
+variant's observed verdict."""
 import os
 import shutil
 import subprocess
@@ -44,6 +45,37 @@ class PlotScripts(ReportsFixture):
             self.assertTrue(os.path.isfile(png), png)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_timeline_linked_in_summary(self):
+        """summary.md links each drawn timeline, only those, and a second run changes nothing."""
+        summary = os.path.join(self.run_dir, "summary.md")
+        with open(summary, encoding="utf-8") as f:
+            before = f.read()
+        self.assertNotIn("timeline.png)", before)  # locksim links no timeline it did not draw
+        self.assertEqual(before.count("timeline: not drawn yet"), 3)
+        result = self.script("plot_timeline.py", self.run_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(summary, encoding="utf-8") as f:
+            after = f.read()
+        for variant in ("set_nx_ex", "lua_owner"):
+            self.assertIn(f"(open in ui.perfetto.dev), timeline: ![{variant} timeline]"
+                          f"({variant}/timeline.png)\n", after)
+        # naive has no variant directory in the fixture: no image, so no link.
+        self.assertIn("draws `naive/timeline.png` and links it here)", after)
+        self.assertEqual(after.count("timeline: not drawn yet"), 1)
+        self.assertEqual(len(after.splitlines()), len(before.splitlines()))
+        self.assertEqual(self.script("plot_timeline.py", self.run_dir).returncode, 0)
+        with open(summary, encoding="utf-8") as f:
+            self.assertEqual(f.read(), after)
+
+    def test_timeline_of_one_variant_directory(self):
+        """Given one variant's directory, only that variant's line in summary.md is linked."""
+        result = self.script("plot_timeline.py", os.path.join(self.run_dir, "lua_owner") + "/")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.run_dir, "summary.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("![lua_owner timeline](lua_owner/timeline.png)", text)
+        self.assertNotIn("![set_nx_ex timeline]", text)
 
     def test_timeline_rejects_missing_directory(self):
         """A path that is not a run directory is an error, not an empty success."""

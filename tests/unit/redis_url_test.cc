@@ -1,5 +1,5 @@
-// redis_url_test: parse_redis_url accepts exactly redis://[:password@]host:port[/db] and never
-// lets a password reach a message or a redacted URL.
+// redis_url_test: parse_redis_url accepts exactly redis://[[user]:password@]host:port[/db] and
+// never lets a password reach a message or a redacted URL.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,6 +50,23 @@ TEST(RedisUrlTest, PasswordMayContainSeparators) {
   EXPECT_EQ(e.db, 0);
 }
 
+// An ACL user name comes before the first ':'; the password is everything after it.
+TEST(RedisUrlTest, ParsesUserName) {
+  const Endpoint e = parse_redis_url(std::string("redis://app:") + kSecret + ":x@redis.local:7/1");
+  EXPECT_EQ(e.username, "app");
+  EXPECT_EQ(e.password, std::string(kSecret) + ":x");
+  EXPECT_EQ(e.host, "redis.local");
+  EXPECT_EQ(e.port, 7);
+  EXPECT_EQ(e.db, 1);
+  EXPECT_EQ(parse_redis_url("redis://:pw@h:1").username, "");
+}
+
+// redacted() shows the user name but never its password.
+TEST(RedisUrlTest, RedactedShowsUserHidesPassword) {
+  const Endpoint e = parse_redis_url(std::string("redis://app:") + kSecret + "@10.0.0.2:7000");
+  EXPECT_EQ(e.redacted(), "redis://app:***@10.0.0.2:7000");
+}
+
 // redacted() masks the password and omits what is default.
 TEST(RedisUrlTest, RedactedHidesPassword) {
   Endpoint e = parse_redis_url(std::string("redis://:") + kSecret + "@10.0.0.2:7000/3");
@@ -73,30 +90,32 @@ TEST(RedisUrlTest, RedactedWithoutPasswordRoundTrips) {
 // Every malformed URL is an InputError that shows the expected form.
 TEST(RedisUrlTest, RejectsMalformedUrls) {
   const char* const bad[] = {
-      "",                             // empty
-      "127.0.0.1:6379",               // no scheme
-      "http://127.0.0.1:6379",        // other scheme
-      "rediss://127.0.0.1:6379",      // TLS is not supported
-      "redis://127.0.0.1",            // missing port
-      "redis://127.0.0.1:",           // empty port
-      "redis://:6379",                // empty host
-      "redis://127.0.0.1:0",          // port out of range
-      "redis://127.0.0.1:65536",      // port out of range
-      "redis://127.0.0.1:-1",         // signed port
-      "redis://127.0.0.1:63x9",       // junk in port
-      "redis://127.0.0.1:6379/16",    // db out of range
-      "redis://127.0.0.1:6379/-1",    // signed db
-      "redis://127.0.0.1:6379/",      // empty db
-      "redis://127.0.0.1:6379/1/2",   // junk after db
-      "redis://127.0.0.1:6379/db",    // non-numeric db
-      "redis://127.0.0.1:6379?x=1",   // query string
-      "redis://user:pw@127.0.0.1:1",  // user names are not supported
-      "redis://:@127.0.0.1:6379",     // empty password
-      "redis://::1:6379",             // bare IPv6 host
+      "",                              // empty
+      "127.0.0.1:6379",                // no scheme
+      "http://127.0.0.1:6379",         // other scheme
+      "rediss://127.0.0.1:6379",       // TLS is not supported
+      "redis://127.0.0.1",             // missing port
+      "redis://127.0.0.1:",            // empty port
+      "redis://:6379",                 // empty host
+      "redis://127.0.0.1:0",           // port out of range
+      "redis://127.0.0.1:65536",       // port out of range
+      "redis://127.0.0.1:-1",          // signed port
+      "redis://127.0.0.1:63x9",        // junk in port
+      "redis://127.0.0.1:6379/16",     // db out of range
+      "redis://127.0.0.1:6379/-1",     // signed db
+      "redis://127.0.0.1:6379/",       // empty db
+      "redis://127.0.0.1:6379/1/2",    // junk after db
+      "redis://127.0.0.1:6379/db",     // non-numeric db
+      "redis://127.0.0.1:6379?x=1",    // query string
+      "redis://user@127.0.0.1:1",      // a user name without a password
+      "redis://user:@127.0.0.1:1",     // a user name with an empty password
+      "redis://us er:pw@127.0.0.1:1",  // a space in the user name
+      "redis://:@127.0.0.1:6379",      // empty password
+      "redis://::1:6379",              // bare IPv6 host
   };
   for (const char* url : bad) {
     const std::string message = error_for(url);
-    EXPECT_NE(message.find("redis://[:password@]host:port[/db]"), std::string::npos)
+    EXPECT_NE(message.find("redis://[[user]:password@]host:port[/db]"), std::string::npos)
         << url << " -> " << message;
   }
 }
@@ -111,7 +130,8 @@ TEST(RedisUrlTest, ErrorsNeverContainPassword) {
       "redis://:" + secret + "@:6379",              // empty host
       "http://:" + secret + "@127.0.0.1:6379",      // other scheme
       "redis//:" + secret + "@127.0.0.1:6379",      // broken scheme
-      "redis://admin:" + secret + "@127.0.0.1:1",   // user name
+      "redis://admin:" + secret + "@127.0.0.1",     // user name, missing port
+      "redis://ad min:" + secret + "@127.0.0.1:1",  // bad user name
       "redis://:" + secret + "@h@:6379",            // '@' in the wrong place
   };
   for (const std::string& url : bad) {

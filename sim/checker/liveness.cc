@@ -152,7 +152,8 @@ void find_deadlocks(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result) {
   std::vector<Wait> waits;
   for (const FailedAcquire& failed : timeline.failed_acquires) {
-    waits.push_back(Wait{failed.client, failed.invoke_ns, failed.fail_ns, false, 0});
+    if (failed.waited)
+      waits.push_back(Wait{failed.client, failed.invoke_ns, failed.fail_ns, false, 0});
   }
   for (const GrantedAcquire& granted : timeline.granted_acquires) {
     if (granted.sent_ns - granted.invoke_ns < options.stuck_threshold_ns) continue;

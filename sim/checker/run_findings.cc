@@ -87,7 +87,9 @@ void check_run(const History& history, CheckResult& result) {
                         " call(s) ended in " + std::string(to_string(what.second)) +
                         "; the first, by " + client_name(history, e.clients.front()) + " at " +
                         format_ms(e.first_ns);
-    if (!e.first_message.empty()) words += ": " + e.first_message;
+    std::string message = e.first_message;
+    while (!message.empty() && (message.back() == '.' || message.back() == ' ')) message.pop_back();
+    if (!message.empty()) words += ": " + message;
     result.findings.push_back(Finding{
         .kind = FindingKind::kLockError,
         .cause = std::string(to_string(what.second)),

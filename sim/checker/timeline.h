@@ -86,6 +86,7 @@ struct FailedAcquire {
   int client = -1;
   Nanos invoke_ns = 0;
   Nanos fail_ns = 0;
+  bool waited = true;  // it gave up waiting (or was stopped); false: it failed on an error
 };
 
 // GrantedAcquire: an acquire that succeeded only after waiting: [invoke, when the successful

@@ -244,6 +244,25 @@ void DriverClient::record_work(std::int64_t planned_ms) {
       static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
 }
 
+void DriverClient::freeze() {
+  {
+    // A stall lands between two commands: a renewal already under way finishes first.
+    std::unique_lock<std::mutex> lock(renewal_mutex_);
+    frozen_ = true;
+    renewal_wake_.wait(lock, [this] { return !renewing_; });
+  }
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("pause");
+}
+
+void DriverClient::thaw() {
+  {
+    std::lock_guard<std::mutex> lock(renewal_mutex_);
+    frozen_ = false;
+  }
+  renewal_wake_.notify_all();
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("resume");
+}
+
 void DriverClient::lose_lock() {
   stop_renewal();
   log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
@@ -265,8 +284,12 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
     std::unique_lock<std::mutex> lock(renewal_mutex_);
     // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
     while (!renewal_stop_ && !run_.should_stop()) {
-      renewal_wake_.wait_for(lock, std::chrono::nanoseconds(period_ns));
+      renewal_wake_.wait_for(lock, std::chrono::nanoseconds(period_ns),
+                             [this] { return renewal_stop_; });
+      // A frozen client renews nothing; the renewal that fell due meanwhile runs on thaw.
+      renewal_wake_.wait(lock, [this] { return !frozen_ || renewal_stop_; });
       if (renewal_stop_ || run_.should_stop()) break;
+      renewing_ = true;
       lock.unlock();
       Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
       invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
@@ -283,7 +306,14 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
         ok.extend().extended = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
         ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
       }
+      {
+        std::lock_guard<std::mutex> state(run_.mutex);
+        ++run_.renewals[static_cast<std::size_t>(index_)];
+      }
+      run_.changed.notify_all();
       lock.lock();
+      renewing_ = false;
+      renewal_wake_.notify_all();  // a freeze may wait for this call to end
     }
   });
 }

@@ -57,6 +57,11 @@ class DriverClient {
   void record_work(std::int64_t planned_ms);
   // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
   void lose_lock();
+  // freeze / thaw: a stall of the whole client (GC, VM): while frozen its renewal thread renews
+  // nothing; on thaw a renewal that fell due runs at once. Records the fault events "pause" and
+  // "resume". The caller (the client's own thread) waits in between.
+  void freeze();
+  void thaw();
 
   // resource_read / resource_write: one read or write of the scenario's protected resource,
   // recorded as read/write events. A write sells one unit (counter, if the last read was > 0) or
@@ -99,6 +104,8 @@ class DriverClient {
   std::mutex renewal_mutex_;
   std::condition_variable renewal_wake_;
   bool renewal_stop_ = false;  // guarded by renewal_mutex_
+  bool frozen_ = false;        // guarded by renewal_mutex_
+  bool renewing_ = false;      // guarded by renewal_mutex_: an extend call is under way
 };
 
 }  // namespace locksim::driver_internal

@@ -21,8 +21,10 @@ bool key_condition_holds(RunContext& run, Connection& observer, const Condition&
   return condition.kind == Condition::Kind::kKeyPresent ? exists : !exists;
 }
 
-// state_condition_holds: requires run.mutex to be held.
-bool state_condition_holds(RunContext& run, const Condition& condition) {
+// state_condition_holds: requires run.mutex to be held. `renewals_before`: each client's renewal
+// count when the wait began ("renewed" counts the renewals since).
+bool state_condition_holds(RunContext& run, const Condition& condition,
+                           const std::vector<int>& renewals_before) {
   switch (condition.kind) {
     case Condition::Kind::kInside:
       return run.inside.at(run.client_index(condition.argument));
@@ -32,6 +34,10 @@ bool state_condition_holds(RunContext& run, const Condition& condition) {
       return run.crashed.at(run.client_index(condition.argument));
     case Condition::Kind::kDone:
       return run.steps_done.count(condition.argument) > 0;
+    case Condition::Kind::kRenewed: {
+      const std::size_t c = run.client_index(condition.argument);
+      return run.renewals.at(c) - renewals_before.at(c) >= condition.times;
+    }
     case Condition::Kind::kKeyAbsent:
     case Condition::Kind::kKeyPresent:
       return true;  // checked outside the lock
@@ -46,6 +52,11 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
   bool any_key_condition = false;
   for (const Condition& c : conditions) any_key_condition |= is_key_condition(c);
   const Nanos deadline = run.clock().now_ns() + max_ns;
+  std::vector<int> renewals_before;
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    renewals_before = run.renewals;
+  }
   while (true) {
     bool keys_hold = true;
     for (const Condition& c : conditions) {
@@ -54,7 +65,9 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
     std::unique_lock<std::mutex> lock(run.mutex);
     bool all_hold = keys_hold;
     for (const Condition& c : conditions) {
-      if (!is_key_condition(c) && !state_condition_holds(run, c)) all_hold = false;
+      if (!is_key_condition(c) && !state_condition_holds(run, c, renewals_before)) {
+        all_hold = false;
+      }
     }
     if (all_hold) return true;
     if (run.should_stop() || run.clock().now_ns() >= deadline) return false;
@@ -63,12 +76,13 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
 }
 
 std::string describe_conditions(const std::vector<Condition>& conditions) {
-  static constexpr const char* kNames[] = {"inside",      "outside", "key_absent",
-                                           "key_present", "done",    "crashed"};
+  static constexpr const char* kNames[] = {"inside", "outside", "key_absent", "key_present",
+                                           "done",   "crashed", "renewed"};
   std::string text;
   for (const Condition& c : conditions) {
     if (!text.empty()) text += " and ";
     text += std::string(kNames[static_cast<int>(c.kind)]) + " " + c.argument;
+    if (c.kind == Condition::Kind::kRenewed) text += " " + std::to_string(c.times) + " times";
   }
   return text;
 }

@@ -47,6 +47,9 @@ class ServerWatch {
             request.admin_endpoint.value_or(request.endpoint),
             ConnectionOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(1000)}) {}
 
+  // healthy: the last check's PING was answered.
+  bool healthy() const { return healthy_; }
+
   // check: "" while the server answers (a busy one is unstuck if locksim owns it); otherwise why
   // it is considered lost. `note` receives what the watch did that a reader should know.
   std::string check(const std::function<void(const std::string&)>& note) {
@@ -55,6 +58,7 @@ class ServerWatch {
       if (!reconnected.ok()) return "cannot reconnect: " + reconnected.describe();
     }
     const RedisResult ping = connection_.command({"PING"});
+    healthy_ = ping.ok();
     if (ping.ok()) {
       timeouts_ = 0;
       return "";
@@ -85,6 +89,7 @@ class ServerWatch {
   bool private_server_;
   Connection connection_;
   int timeouts_ = 0;
+  bool healthy_ = false;
 };
 
 double progress_fraction(RunContext& run) {
@@ -178,6 +183,19 @@ RunOutcome run_scenario(const RunRequest& request) {
           run.harness_log().intern("time_limit_ms " + std::to_string(scenario.time_limit_ms));
       run.note("the run reached its time limit of " + std::to_string(scenario.time_limit_ms) +
                " ms and was stopped");
+    }
+  }
+  // Leave the server answering for the next run: a script still looping is ended now (bounded:
+  // the server starts answering BUSY, and so becomes killable, after its busy-reply-threshold).
+  if (!outcome.server_lost) {
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
+      if (!lost.empty()) {
+        run.note("after the run the Redis server was lost: " + lost);
+        outcome.server_lost = true;
+        break;
+      }
+      if (watch.healthy()) break;
     }
   }
   outcome.notes = run.take_notes();

@@ -16,6 +16,7 @@ std::vector<std::string> with_harness(std::vector<std::string> names) {
 RunContext::RunContext(const RunRequest& request, std::vector<std::string> client_names)
     : inside(client_names.size(), false),
       crashed(client_names.size(), false),
+      renewals(client_names.size(), 0),
       waiting(client_names.size(), false),
       request_(request),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
@@ -39,11 +40,18 @@ bool RunContext::should_stop() const {
 }
 
 bool RunContext::pause(Nanos duration) {
-  const Nanos remaining = deadline_ns_ - clock_.now_ns();
-  if (remaining <= 0) return false;
-  const bool completed =
-      request_.stop.sleep_for(std::chrono::nanoseconds(std::min(duration, remaining)));
-  return completed && !should_stop();
+  const Nanos now = clock_.now_ns();
+  if (now >= deadline_ns_) return false;
+  const Nanos end = now + std::min(duration, deadline_ns_ - now);
+  // Woken by every change of the run (a lost server among them); Ctrl-C, which sets a StopSignal
+  // of its own, is noticed within 50 ms.
+  std::unique_lock<std::mutex> lock(mutex);
+  while (!should_stop()) {
+    const Nanos left = end - clock_.now_ns();
+    if (left <= 0) return true;
+    changed.wait_for(lock, std::chrono::nanoseconds(std::min<Nanos>(left, ms_to_ns(50))));
+  }
+  return false;
 }
 
 void RunContext::note(const std::string& text) {

@@ -51,6 +51,7 @@ class RunContext {
   std::set<std::string> steps_done;  // ids
   std::vector<bool> inside;          // by client index
   std::vector<bool> crashed;         // by client index
+  std::vector<int> renewals;         // by client index: renewal calls made so far (monotonic)
   // waiting: by client index: the client's acquire found the lock held and it waits for it.
   std::vector<bool> waiting;
 

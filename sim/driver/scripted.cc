@@ -150,6 +150,17 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     case Step::Action::kCrash:
       client.crash();
       return;
+    case Step::Action::kPause:
+      client.freeze();
+      if (step.until.empty()) {
+        run.pause(ms_to_ns(step.work_ms));
+      } else if (!wait_for_conditions(run, client.observer(), step.until, ms_to_ns(step.max_ms)) &&
+                 !run.should_stop()) {
+        run.note(who + ": paused the full " + std::to_string(step.max_ms) + " ms; never saw " +
+                 describe_conditions(step.until));
+      }
+      client.thaw();
+      return;
     case Step::Action::kSleep:
       run.pause(ms_to_ns(step.work_ms));
       return;

@@ -186,25 +186,15 @@ RedisServer RedisServer::start(const RedisServerOptions& options) {
 
   for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
     const int port = pick_free_port();
-    const std::vector<std::string> argv = {options.executable,
-                                           "--bind",
-                                           "127.0.0.1",
-                                           "--port",
-                                           std::to_string(port),
-                                           "--save",
-                                           "",
-                                           "--appendonly",
-                                           "no",
-                                           "--dir",
-                                           server.directory_.string(),
-                                           "--logfile",
-                                           log.string(),
-                                           "--daemonize",
-                                           "no",
-                                           "--protected-mode",
-                                           "yes",
-                                           "--enable-debug-command",
-                                           "local"};
+    const std::vector<std::string> argv = {
+        options.executable, "--bind", "127.0.0.1", "--port", std::to_string(port), "--save", "",
+        "--appendonly", "no", "--dir", server.directory_.string(), "--logfile", log.string(),
+        "--daemonize", "no", "--protected-mode", "yes", "--enable-debug-command", "local",
+        // A Lua script running longer than this is answered
+        // BUSY to others and may be killed (SCRIPT KILL): a
+        // user lock whose script loops is found within a
+        // second, not five.
+        "--busy-reply-threshold", "1000"};
     std::error_code ignored;
     std::filesystem::remove(log, ignored);
     server.pid_ = spawn(argv);

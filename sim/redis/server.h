@@ -1,10 +1,11 @@
 // server.h: RedisServer, a private redis-server owned by locksim.
 //
 // start() launches `redis-server` on 127.0.0.1 with a free ephemeral port, no persistence, in its
-// own temporary directory, and waits until it answers PING. The server is stopped on every exit
-// path: by the destructor (normal end, exceptions), by app/'s signal handling (Ctrl-C, SIGTERM,
-// which calls kill_now), and, if locksim itself dies, by the kernel (PR_SET_PDEATHSIG), so no
-// server is ever orphaned.
+// own temporary directory, with a 1 s busy-reply-threshold (a looping Lua script is answered BUSY
+// and can be killed after 1 s, not 5), and waits until it answers PING. The server is stopped on
+// every exit path: by the destructor (normal end, exceptions), by app/'s signal handling (Ctrl-C,
+// SIGTERM, which calls kill_now), and, if locksim itself dies, by the kernel (PR_SET_PDEATHSIG), so
+// no server is ever orphaned.
 //
 // PR_SET_PDEATHSIG fires when the *thread* that called start() exits, not only when the process
 // does: call start() from the main thread (or a thread that outlives the server), or the server

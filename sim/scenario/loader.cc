@@ -14,6 +14,14 @@
 #include "sim/scenario/scenario_parts.h"
 
 namespace locksim {
+
+const std::vector<std::string>& lock_properties() {
+  static const std::vector<std::string> properties = {
+      "exclusive_without_faults",  "survives_crash",       "refuses_stale_release",
+      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl"};
+  return properties;
+}
+
 namespace {
 
 using scenario_internal::describe;
@@ -26,8 +34,9 @@ using scenario_internal::SweepValue;
 
 // Every top-level key; "sweep" and "sweep_point" are checked against the form in parse_one.
 const std::vector<std::string> kTopLevelKeys = {
-    "name",  "description", "source", "variants", "lock",  "resource",    "clients",
-    "steps", "workload",    "expect", "check",    "sweep", "sweep_point", "time_limit_ms"};
+    "name",     "description", "source",      "variants",      "lock",
+    "resource", "clients",     "steps",       "workload",      "expect",
+    "check",    "sweep",       "sweep_point", "time_limit_ms", "shows"};
 
 // An expanded sweep point is named "<name>-ttl-x<value>", so its name may be longer than the
 // 64 characters of a name written by hand, and may contain the value's '.'.
@@ -70,6 +79,7 @@ nlohmann::json resolved_document(const Scenario& scenario) {
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
     document["resource"] = scenario_internal::resolved_resource(scenario.resource);
   }
+  if (!scenario.shows.empty()) document["shows"] = scenario.shows;
   if (scenario.scripted()) {
     document["clients"] = scenario.clients;
     document["steps"] = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
@@ -135,6 +145,17 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   }
   scenario.source = parse_source(root.member("source"));
   scenario.variants = parse_variants(root.member("variants"), known_variants);
+  if (const auto shows = root.optional_member("shows")) {
+    std::map<std::string, std::string> path_of;
+    for (const JsonReader& element : shows->elements(/*non_empty=*/true)) {
+      std::string property = element.one_of(lock_properties(), "property", "properties");
+      const auto [previous, inserted] = path_of.emplace(property, element.path());
+      if (!inserted) {
+        element.fail("duplicate property \"" + property + "\" (also at " + previous->second + ")");
+      }
+      scenario.shows.push_back(std::move(property));
+    }
+  }
   if (const auto resource = root.optional_member("resource")) {
     scenario.resource = scenario_internal::parse_resource(*resource);
   }

@@ -67,9 +67,12 @@ struct Condition {
     kKeyPresent,  // "key_present": logical key; the key exists on the server
     kDone,        // "done": step id; that step has finished
     kCrashed,     // "crashed": client name; the client has crashed
+    kRenewed,     // "renewed": {"client", "times"}; the client's renewal has run (extend calls,
+                  // whatever their outcome) at least `times` times since the wait began
   };
   Kind kind = Kind::kDone;
-  std::string argument;
+  std::string argument;  // the client, key or step id
+  int times = 0;         // kRenewed
 };
 
 // Step: one scripted step. A step starts once every earlier step has started, the previous step
@@ -83,13 +86,15 @@ struct Step {
     kSleep,    // wait outside the critical section for work_ms
     kRead,     // read the resource (counter value, or whether record `record_id` exists)
     kWrite,    // write the resource (counter: last read - 1; find_or_create: create if absent)
+    kPause,    // freeze the client for work_ms, or until `until` holds (bounded by max_ms): like a
+               // GC or VM stall, its renewal stops too; a renewal that fell due runs on resume
   };
   std::string id;      // optional name for {"done": id}; defaults to "step-<n>" (1-based)
   std::string client;  // a name from Scenario::clients
   Action action = Action::kWork;
-  std::int64_t work_ms = 0;          // kWork, kSleep
-  std::vector<Condition> until;      // kWork: all must hold to end the work early
-  std::int64_t max_ms = 0;           // kWork with `until`: upper bound of the work
+  std::int64_t work_ms = 0;          // kWork, kSleep, kPause
+  std::vector<Condition> until;      // kWork, kPause: all must hold to end it early
+  std::int64_t max_ms = 0;           // kWork, kPause with `until`: upper bound
   std::vector<Condition> wait_for;   // before the step starts: all must hold
   std::int64_t wait_max_ms = 10000;  // bound on wait_for; the step starts anyway after it
   std::optional<std::int64_t> acquire_timeout_ms;  // kAcquire: overrides lock.acquire_timeout_ms
@@ -163,12 +168,23 @@ struct Source {
   std::string claim;  // one sentence
 };
 
+// lock_properties: the properties of a lock a scenario can show ("shows" in JSON), which
+// `locksim audit` reports one line each:
+//   exclusive_without_faults   no two holders when nothing goes wrong
+//   survives_crash             a holder that dies does not block the others for good
+//   refuses_stale_release      a release after the lease ended deletes nobody else's lock
+//   renewal_keeps_live_holder  a live holder that works past the TTL keeps its lock
+//   renewal_never_steals       a renewal never extends another client's lock
+//   recovers_after_ttl         after a crash the lock is free one TTL after the last renewal
+const std::vector<std::string>& lock_properties();
+
 struct Scenario {
   std::string name;         // from "name"; also the report directory name
   std::string file;         // path it was loaded from
   std::string description;  // optional free text
   Source source;
   std::vector<std::string> variants;  // variant names, validated against the registry
+  std::vector<std::string> shows;     // lock properties this scenario shows (lock_properties)
   LockConfig lock;
   std::vector<std::string> clients;  // scripted: client names; workload: generated c0..cN-1
   std::vector<Step> steps;           // scripted form

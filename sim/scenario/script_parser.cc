@@ -33,6 +33,7 @@ const std::vector<ActionSpec>& action_specs() {
       {"sleep", Step::Action::kSleep, {"sleep_ms"}},
       {"read", Step::Action::kRead, {"record_id"}},
       {"write", Step::Action::kWrite, {"record_id"}},
+      {"pause", Step::Action::kPause, {"pause_ms", "until", "max_ms"}},
   };
   return specs;
 }
@@ -80,6 +81,7 @@ const std::vector<ConditionSpec>& condition_specs() {
       {"inside", Condition::Kind::kInside},          {"outside", Condition::Kind::kOutside},
       {"crashed", Condition::Kind::kCrashed},        {"key_absent", Condition::Kind::kKeyAbsent},
       {"key_present", Condition::Kind::kKeyPresent}, {"done", Condition::Kind::kDone},
+      {"renewed", Condition::Kind::kRenewed},
   };
   return specs;
 }
@@ -125,6 +127,12 @@ Condition parse_condition(const JsonReader& node, const ScriptNames& names,
       if (condition.argument == own_id) {
         argument.fail("a step cannot wait for itself to be done (\"" + own_id + "\")");
       }
+      break;
+    case Condition::Kind::kRenewed:
+      argument.expect_object({"client", "times"});
+      condition.argument = argument.member("client").one_of(names.clients, "client", "clients");
+      condition.times =
+          static_cast<int>(argument.member("times").count(1, 1000000, "a number of renewals"));
       break;
   }
   return condition;
@@ -269,22 +277,30 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     case Step::Action::kWrite:
       parse_resource_access(node, resource, step);
       break;
-    case Step::Action::kWork: {
-      const bool has_work_ms = node.has("work_ms");
+    case Step::Action::kWork:
+    case Step::Action::kPause: {
+      // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms" or "until" + "max_ms".
+      const bool pause = step.action == Step::Action::kPause;
+      const char* fixed_key = pause ? "pause_ms" : "work_ms";
+      const std::string fixed = std::string("\"") + fixed_key + "\"";
+      const bool has_fixed = node.has(fixed_key);
       const bool has_until = node.has("until");
-      if (has_work_ms == has_until) {
-        node.fail(has_work_ms ? "\"work_ms\" and \"until\" exclude each other; give one"
-                              : "a \"work\" step needs \"work_ms\" or \"until\" (with \"max_ms\")");
+      if (has_fixed == has_until) {
+        node.fail(has_fixed ? fixed + " and \"until\" exclude each other; give one"
+                            : "a \"" + action_name + "\" step needs " + fixed +
+                                  " or \"until\" (with \"max_ms\")");
       }
-      if (has_work_ms) {
+      if (has_fixed) {
         if (node.has("max_ms")) {
-          node.member("max_ms").fail("only allowed together with \"until\" (\"work_ms\" is exact)");
+          node.member("max_ms").fail("only allowed together with \"until\" (" + fixed +
+                                     " is exact)");
         }
-        step.work_ms = node.member("work_ms").duration_ms(0, kMaxDurationMs);
+        step.work_ms = node.member(fixed_key).duration_ms(0, kMaxDurationMs);
       } else {
         step.until = parse_conditions(node.member("until"), names, step.id);
         if (!node.has("max_ms")) {
-          node.fail("\"until\" needs \"max_ms\", the upper bound of the work in ms (1.." +
+          node.fail("\"until\" needs \"max_ms\", the upper bound of the " +
+                    std::string(pause ? "pause" : "work") + " in ms (1.." +
                     std::to_string(kMaxDurationMs) + ")");
         }
         step.max_ms = node.member("max_ms").duration_ms(1, kMaxDurationMs);
@@ -304,7 +320,13 @@ nlohmann::json resolved_conditions(const std::vector<Condition>& conditions) {
   nlohmann::json result = nlohmann::json::array();
   for (const Condition& condition : conditions) {
     for (const ConditionSpec& spec : condition_specs()) {
-      if (spec.kind == condition.kind) result.push_back({{spec.name, condition.argument}});
+      if (spec.kind != condition.kind) continue;
+      if (condition.kind == Condition::Kind::kRenewed) {
+        result.push_back(
+            {{spec.name, {{"client", condition.argument}, {"times", condition.times}}}});
+      } else {
+        result.push_back({{spec.name, condition.argument}});
+      }
     }
   }
   return result;
@@ -352,8 +374,9 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
         }
         break;
       case Step::Action::kWork:
+      case Step::Action::kPause:
         if (step.until.empty()) {
-          entry["work_ms"] = step.work_ms;
+          entry[step.action == Step::Action::kPause ? "pause_ms" : "work_ms"] = step.work_ms;
         } else {
           entry["until"] = resolved_conditions(step.until);
           entry["max_ms"] = step.max_ms;

@@ -165,6 +165,69 @@ acl_denial="NOPERM\|user executing the script can't access"
 expect_grep "a user script writing another key fails, named" "script sneaky.acquire: .*\($acl_denial\)" "$WORK/sneaky.out"
 expect_grep "the refusal is the acquire's recorded error" "\"error\":.*\($acl_denial\)" "$WORK/out-sneaky/once/latest/sneaky/history.jsonl"
 
+# --- no silent ok: every run that could not decide says so ------------------------------------
+observed() {  # observed RESULTS_JSON VARIANT: the observed verdict of one variant
+  /usr/bin/python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+print(next(v["observed"]["verdict"] for v in r["variants"] if v["context"]["variant"] == sys.argv[2]))' "$1" "$2"
+}
+expect_verdict() {  # expect_verdict NAME EXPECTED RESULTS_JSON VARIANT
+  local got; got=$(observed "$3" "$4" 2>/dev/null)
+  if [[ $got == "$2" ]]; then pass "$1 ($got)"; else fail "$1: expected verdict $2, got '$got'"; fi
+}
+cat >"$WORK/stuck.json" <<'JSON'
+{"name": "stuck", "source": {"doc": "none", "claim": "a condition that never holds"},
+ "variants": ["lua_owner"], "time_limit_ms": 1500, "lock": {"ttl_ms": 500},
+ "clients": ["A", "B"],
+ "steps": [{"client": "A", "do": "acquire"},
+           {"client": "A", "do": "work", "until": {"crashed": "B"}, "max_ms": 100000},
+           {"client": "A", "do": "release"}],
+ "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/stuck.json" --out "$WORK/out-stuck" >"$WORK/stuck.out" 2>&1
+expect_code "a run stopped by its time limit does not pass as ok" 1 $?
+expect_verdict "a run stopped by its time limit is unknown" unknown "$WORK/out-stuck/stuck/latest/results.json" lua_owner
+expect_grep "the summary says the time limit stopped it" "Incomplete run.*time_limit" "$WORK/out-stuck/stuck/latest/summary.md"
+cat >"$WORK/table_lock.json" <<'JSON'
+{"name": "table_lock", "acquire": {"script": "return {1, 2}"},
+ "release": {"script": "return redis.call('DEL', KEYS[1])", "args": []}}
+JSON
+cat >"$WORK/loop_lock.json" <<'JSON'
+{"name": "loop_lock", "acquire": {"script": "while true do end"},
+ "release": {"script": "return redis.call('DEL', KEYS[1])", "args": []}}
+JSON
+cat >"$WORK/twice.json" <<'JSON'
+{"name": "twice", "source": {"doc": "none", "claim": "two clients, one cycle each"},
+ "variants": ["lua_owner"], "workload": {"clients": 2, "cycles": 1}, "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/twice.json" "$WORK/once.json" --variant-file "$WORK/table_lock.json" \
+  --variant-file "$WORK/loop_lock.json" --out "$WORK/out-err" >"$WORK/err.out" 2>&1
+expect_verdict "a lock whose acquire returns a table is an error" error "$WORK/out-err/twice/latest/results.json" table_lock
+expect_verdict "a lock whose acquire loops is an error" error "$WORK/out-err/twice/latest/results.json" loop_lock
+expect_grep "the wrong reply is named under the row" "table_lock.acquire returned an array" "$WORK/err.out"
+expect_grep "a looping script was ended with SCRIPT KILL" "SCRIPT KILL" "$WORK/out-err/twice/latest/summary.md"
+expect_verdict "after a looping script the server serves the next scenario" ok "$WORK/out-err/once/latest/results.json" lua_owner
+cat >"$WORK/waits.json" <<'JSON'
+{"name": "waits", "source": {"doc": "none", "claim": "B waits while the server dies"},
+ "variants": ["lua_owner", "set_nx_ex"], "lock": {"ttl_ms": 20000, "acquire_timeout_ms": 20000},
+ "clients": ["A", "B"],
+ "steps": [{"client": "A", "do": "acquire"}, {"client": "B", "do": "acquire"},
+           {"client": "A", "do": "work", "work_ms": 15000}, {"client": "A", "do": "release"},
+           {"client": "B", "do": "release"}],
+ "expect": {"lua_owner": "ok", "set_nx_ex": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/waits.json" --out "$WORK/out-dies" >"$WORK/dies.out" 2>&1 &
+dies_pid=$!
+for _ in $(seq 100); do [[ -n $(redis_children "$dies_pid") ]] && break; sleep 0.1; done
+sleep 1
+kill -9 $(redis_children "$dies_pid") 2>/dev/null
+wait "$dies_pid"
+expect_code "a server killed while a client waits is an environment failure" 3 $?
+expect_verdict "the run it killed is an error" error "$WORK/out-dies/waits/latest/results.json" lua_owner
+expect_grep "the run-level summary is written" "Server lost" "$WORK/out-dies/waits/latest/summary.md"
+expect_grep "the outcome table is printed" "^waits .*lua_owner .*error" "$WORK/dies.out"
+expect_grep "it says the rest was not run" "the rest was not run" "$WORK/dies.out"
+
 # --- --redis: only the run's own keys are touched ----------------------------------------------
 port=$(free_port)
 redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no \

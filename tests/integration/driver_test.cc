@@ -308,19 +308,19 @@ TEST(WaitStrategies, NotifyWakesTheWaiterOnRelease) {
 // Renewal keeps the lease alive past its TTL, so B cannot get in; without renewal it can.
 TEST(DriverFaults, RenewalKeepsTheLease) {
   const std::string body = R"(
-    "lock": {"ttl_ms": 100, "renew_period_ms": 20, "acquire_timeout_ms": 2000},
+    "lock": {"ttl_ms": 300, "renew_period_ms": 30, "acquire_timeout_ms": 2000},
     "clients": ["A", "B"],
     "steps": [
       {"client": "A", "do": "acquire"},
-      {"client": "A", "do": "work", "until": {"inside": "B"}, "max_ms": 600},
-      {"client": "B", "do": "sleep", "sleep_ms": 300},
+      {"client": "A", "do": "work", "until": {"inside": "B"}, "max_ms": 800},
+      {"client": "B", "do": "sleep", "sleep_ms": 400},
       {"client": "B", "do": "acquire", "timeout_ms": 0},
       {"client": "A", "do": "release"},
       {"client": "B", "do": "release"}])";
   const Judged renewed = run(scripted("lua_owner_renew", body), "lua_owner_renew");
   EXPECT_EQ(renewed.result.verdict, Verdict::kOk);
   EXPECT_EQ(renewed.result.stats.acquires_failed, 1);  // B's single try found it held
-  EXPECT_GE(renewed.result.stats.extends_ok, 10);      // ~600 ms / 20 ms
+  EXPECT_GE(renewed.result.stats.extends_ok, 10);      // ~800 ms / 30 ms
   EXPECT_EQ(renewed.result.stats.extends_failed, 0);
   const Judged plain = run(scripted("lua_owner", body), "lua_owner");
   EXPECT_EQ(plain.result.verdict, Verdict::kMutexViolation);
@@ -368,6 +368,117 @@ TEST(DriverWorkload, NaiveTimestampsShowFalseOverlaps) {
   EXPECT_EQ(j.result.verdict, Verdict::kOk);
   EXPECT_TRUE((j.result.count(FindingKind::kMutexViolation) == 0));
   EXPECT_GT(j.result.naive_timestamp_overlaps, 0);
+}
+
+// A paused client renews nothing: its lease runs out while it is frozen, B gets in, and the
+// renewal that fell due runs only after the resume (where an owner-checked one is refused).
+TEST(DriverFaults, PauseFreezesTheRenewal) {
+  const Judged j = run(catalogue("renewal-after-pause"), "lua_owner_renew");
+  EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_EQ(j.result.count(FindingKind::kStolenRenewal), 0u);
+  const History& h = j.outcome.history;
+  const int a = client(j, "A");
+  Nanos paused = -1, resumed = -1;
+  for (const Event& e : h.events) {
+    if (e.client != a || e.f != Op::kFault) continue;
+    (h.str(e.fault().name) == "pause" ? paused : resumed) = e.time_ns;
+  }
+  ASSERT_GE(paused, 0);
+  ASSERT_GT(resumed, paused);
+  int extends_after_resume = 0;
+  for (const Event& e : h.events) {
+    if (e.client != a || e.f != Op::kExtend || e.type != EventType::kInvoke) continue;
+    EXPECT_FALSE(e.time_ns > paused && e.time_ns < resumed) << "renewed while frozen";
+    if (e.time_ns >= resumed) ++extends_after_resume;
+  }
+  EXPECT_GE(extends_after_resume, 1);
+  // A's window holds the pause: it is a faulted window, so the violation is not counted
+  // "outside faults".
+  EXPECT_EQ(j.result.violations_outside_faults, 0);
+}
+
+// A renewing holder that crashes after renewing frees the lock one TTL after its last renewal.
+TEST(DriverFaults, CrashAfterRenewalsRecoversByTheTtl) {
+  const Judged j = run(catalogue("crash-after-renewals"), "lua_owner_renew");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  EXPECT_GE(j.result.stats.extends_ok, 3);
+  ASSERT_EQ(j.result.count(FindingKind::kRecovery), 1u);
+  const Finding& recovery = *j.result.of(FindingKind::kRecovery)[0];
+  EXPECT_GE(recovery.to_ns, 0);
+  EXPECT_NE(recovery.words.find("last renewed at"), std::string::npos) << recovery.words;
+}
+
+// A run stopped by its time limit records the stop in its history and is unknown, never ok.
+TEST(DriverControl, TimeLimitIsRecordedAndUnknown) {
+  Scenario s = scripted("lua_owner", R"(
+    "lock": {"ttl_ms": 500},
+    "clients": ["A", "B"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "A", "do": "work", "until": {"crashed": "B"}, "max_ms": 100000},
+      {"client": "A", "do": "release"}])");
+  s.time_limit_ms = 1000;
+  const Judged j = run(s, "lua_owner");
+  EXPECT_TRUE(j.outcome.timed_out);
+  EXPECT_EQ(j.result.verdict, Verdict::kUnknown);
+  ASSERT_EQ(j.result.count(FindingKind::kIncomplete), 1u);
+  EXPECT_EQ(j.result.of(FindingKind::kIncomplete)[0]->cause, "time_limit");
+  EXPECT_EQ(j.outcome.history.clients.back(), kHarnessClient);
+}
+
+// A server that dies while a client waits stops the run, is recorded, and makes it an error.
+TEST(DriverControl, LostServerIsRecordedAndAnError) {
+  RedisServer doomed = RedisServer::start({});
+  const Scenario s = scripted("lua_owner", R"(
+    "lock": {"ttl_ms": 10000, "acquire_timeout_ms": 20000},
+    "clients": ["A", "B"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "B", "do": "acquire"},
+      {"client": "A", "do": "work", "work_ms": 15000},
+      {"client": "A", "do": "release"},
+      {"client": "B", "do": "release"}])");
+  StopSignal stop;
+  RunRequest request{
+      s, *find_variant("lua_owner"), 1, doomed.endpoint(), "locksim:lost:", stop, {}, true, {}};
+  std::thread killer([&doomed] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill_server_now(doomed.pid());
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const RunOutcome outcome = run_scenario(request);
+  killer.join();
+  EXPECT_TRUE(outcome.server_lost);
+  // The watch noticed within a few of its 200 ms checks, not at the end of A's 15 s of work.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  const CheckResult r = check_history(outcome.history, check_options(s));
+  EXPECT_EQ(r.verdict, Verdict::kError);
+  EXPECT_EQ(r.count(FindingKind::kServerLost), 1u);
+}
+
+// A looping Lua script on the private server is ended (SCRIPT KILL) and recorded as the lock's
+// error; the server answers again for the next run.
+TEST(DriverControl, LoopingScriptIsKilledAndTheServerRecovers) {
+  const Scenario s = workload("lua_owner", R"(, "clients": 1, "cycles": 1)");
+  Connection admin(server->endpoint(), {});
+  // Stand-in for a user lock's looping script: another connection runs it, the run's client then
+  // meets a BUSY server.
+  std::thread looping([] {
+    Connection c(server->endpoint(), ConnectionOptions{std::chrono::milliseconds(2000),
+                                                       std::chrono::milliseconds(4000)});
+    c.command({"EVAL", "while true do end", "0"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const Judged j = run(s, "lua_owner");
+  looping.join();
+  EXPECT_FALSE(j.outcome.server_lost);
+  EXPECT_EQ(j.result.verdict, Verdict::kError);  // BUSY replies to the lock's own calls
+  EXPECT_TRUE(admin.command({"PING"}).ok());
+  bool killed = false;
+  for (const std::string& note : j.outcome.notes)
+    killed |= note.find("SCRIPT KILL") != std::string::npos;
+  EXPECT_TRUE(killed);
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   int repeat = 1;
   bool progress = true;                    // progress line on a terminal
+  // max_memory_mb: refuse a run whose history would need more; 0: 80% of the available memory.
+  std::int64_t max_memory_mb = 0;
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
 };
 
@@ -70,5 +72,9 @@ std::string build_commit();
 std::string build_version();
 // machine_description: "host, 2 cores, Linux 6.1.0".
 std::string machine_description();
+// peak_rss_mb: this process's peak resident memory so far, in MB (1 MB = 1024 KB here).
+double peak_rss_mb();
+// available_memory_bytes: MemAvailable from /proc/meminfo; 0 if unknown.
+std::uint64_t available_memory_bytes();
 
 }  // namespace locksim

@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_flag("!--no-progress", run.progress, "Do not show the progress line on a terminal");
   run_cmd
+      ->add_option("--max-memory", run.max_memory_mb,
+                   "Refuse, before anything runs, a scenario whose history would need more than\n"
+                   "this many MB (estimated from its clients, cycles and renewals); default: 80%\n"
+                   "of the memory this machine has available")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  run_cmd
       ->add_option(
           "--variant-file", run.variant_files,
           "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts "

@@ -21,6 +21,7 @@
 #include "sim/core/random.h"
 #include "sim/driver/driver.h"
 #include "sim/history/jsonl.h"
+#include "sim/history/recorder.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
 #include "sim/redis/acl_user.h"
@@ -120,6 +121,31 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   }
   std::size_t pair_count = 0;
   for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
+  // Memory: a run keeps its whole history until it is judged; refuse what would not fit.
+  {
+    const double limit_bytes = options.max_memory_mb > 0
+                                   ? static_cast<double>(options.max_memory_mb) * 1e6
+                                   : 0.8 * static_cast<double>(available_memory_bytes());
+    for (const Scenario& s : scenarios) {
+      for (const std::string& v : selected_variants(s, options.variants)) {
+        const double events = estimated_events(s, *find_variant(v));
+        const double bytes = events * static_cast<double>(kEventMemoryBytes);
+        if (limit_bytes > 0 && bytes > limit_bytes) {
+          char text[512];
+          std::snprintf(text, sizeof text,
+                        "%s: $.workload: %s with %s would record about %.3g events, about %.1f GB "
+                        "of memory (%zu bytes an event), more than the %.1f GB allowed (%s); "
+                        "lower $.workload.clients or $.workload.cycles",
+                        s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e9,
+                        kEventMemoryBytes, limit_bytes / 1e9,
+                        options.max_memory_mb > 0 ? "--max-memory"
+                                                  : "80% of the memory available; see --max-memory");
+          std::cerr << "locksim: " << text << "\n";
+          return kExitUsage;
+        }
+      }
+    }
+  }
   if (pair_count == 0) {
     std::cerr << "locksim: --variant: none of the given variants is listed by these scenarios\n";
     return kExitUsage;
@@ -265,11 +291,12 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           fs::create_directories(variant_dir, error);
           if (error) throw EnvironmentError("cannot create " + variant_dir.string());
           write_history_jsonl(variant_dir / "history.jsonl", run.history);
-          write_file_atomically(variant_dir / "results.json",
-                                variant_results_json(scenario, run, info).dump(2) + "\n");
           write_file_atomically(
               variant_dir / "trace.json",
               trace_json(run.history, run.result, scenario.name + " / " + variant_name));
+          info.peak_rss_mb = peak_rss_mb();  // after the trace: the run's peak is behind it
+          write_file_atomically(variant_dir / "results.json",
+                                variant_results_json(scenario, run, info).dump(2) + "\n");
 
           const double seconds =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -40,7 +40,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   for (const KeyTimeline& timeline : timelines.keys) {
     result.stats.holds += static_cast<std::int64_t>(timeline.windows.size());
     for (const WindowRecord& record : timeline.windows) {
-      result.holds.push_back(to_hold_window(record, timeline.key, history));
+      result.holds.push_back(to_hold_window(record, timeline.key_id));
     }
     check_mutual_exclusion(history, timeline, result);
     check_liveness(history, timeline, options, result);

@@ -80,15 +80,16 @@ struct CheckOptions {
   ResourceSpec resource = {};  // kind kNone: no resource check
 };
 
-// HoldWindow: one definite hold of a key by a client.
+// HoldWindow: one definite hold of a key by a client. Compact (ids into the History's tables):
+// a run may have hundreds of thousands.
 struct HoldWindow {
   int client = -1;
-  std::string key;
+  KeyId key = 0;                // History::keys
+  StringId token = 0;           // History::strings
   Nanos acquire_invoke_ns = 0;  // when the successful acquire was invoked
   Nanos start_ns = 0;           // enter
   Nanos end_ns = 0;             // exit, crash, or end of history
-  std::string token;
-  std::int64_t ttl_ms = -1;  // lease requested; -1: no TTL
+  std::int64_t ttl_ms = -1;     // lease requested; -1: no TTL
   enum class End { kExit, kCrash, kEndOfHistory } end = End::kExit;
   // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
   // (ok time) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.

@@ -118,6 +118,7 @@ class TimelineBuilder {
     if (index < 0) {
       index = static_cast<int>(timelines_.keys.size());
       timelines_.keys.emplace_back().key = history_->keys.at(key);
+      timelines_.keys.back().key_id = key;
       key_states_.emplace_back();
       states_.emplace_back();
     }
@@ -486,15 +487,14 @@ class TimelineBuilder {
 
 Timelines build_timelines(const History& history) { return TimelineBuilder().build(history); }
 
-HoldWindow to_hold_window(const WindowRecord& record, const std::string& key,
-                          const History& history) {
+HoldWindow to_hold_window(const WindowRecord& record, KeyId key) {
   return HoldWindow{
       .client = record.client,
       .key = key,
+      .token = record.token,
       .acquire_invoke_ns = record.acquire_invoke_ns,
       .start_ns = record.start_ns,
       .end_ns = record.end_ns,
-      .token = std::string(history.str(record.token)),
       .ttl_ms = record.ttl_ms,
       .end = record.end,
       .lease_end_ns = record.lease_end_ns == kNever ? -1 : record.lease_end_ns,

@@ -145,6 +145,7 @@ struct NaiveWindow {
 
 struct KeyTimeline {
   std::string key;
+  KeyId key_id = 0;
   std::vector<WindowRecord> windows;           // sorted by start_ns, then end_ns
   std::vector<PossibleHold> possible_holds;    // in the order they ended
   std::vector<ForeignDelete> foreign_deletes;  // sorted by invoke_ns
@@ -168,8 +169,7 @@ struct Timelines {
 // build_timelines: one pass over `history` (sorted by time, as History promises).
 Timelines build_timelines(const History& history);
 
-// to_hold_window: the public view of a window record.
-HoldWindow to_hold_window(const WindowRecord& record, const std::string& key,
-                          const History& history);
+// to_hold_window: the public view of a window record on the history key `key`.
+HoldWindow to_hold_window(const WindowRecord& record, KeyId key);
 
 }  // namespace locksim::checker_internal

@@ -272,9 +272,9 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
   LOCKSIM_ASSERT(renewal_log_ != nullptr && !renewal_.joinable());
   renewal_stop_ = false;
   const LockConfig& config = run_.scenario().lock;
-  const Nanos period_ns =
-      ms_to_ns(config.renew_period_ms > 0 ? config.renew_period_ms
-                                          : std::max<std::int64_t>(1, config.ttl_ms / 3));
+  // The loader resolves the default (ttl_ms / 3) once; the driver takes what it says.
+  LOCKSIM_ASSERT(config.renew_period_ms > 0);
+  const Nanos period_ns = ms_to_ns(config.renew_period_ms);
   renewal_ = std::thread([this, logical_key, token, period_ns, ttl_ms = config.ttl_ms,
                           key = run_.full_key(logical_key)] {
     // Its own connection and random stream: it runs beside the client's thread.

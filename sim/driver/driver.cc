@@ -105,6 +105,22 @@ double progress_fraction(RunContext& run) {
 
 }  // namespace
 
+double estimated_events(const Scenario& scenario, const LockVariant& variant) {
+  if (!scenario.workload) return 64.0 * static_cast<double>(scenario.steps.size() + 1);
+  const Workload& w = *scenario.workload;
+  // acquire invoke and ok, enter, work, exit, release invoke and ok; a few failed attempts' worth
+  // of slack; a read and a write with a resource; an extend invoke and ok per renewal period.
+  double per_cycle = 8;
+  if (scenario.resource.kind != ResourceConfig::Kind::kNone) per_cycle += 2;
+  if (variant.renews()) {
+    const double period_ms = static_cast<double>(std::max<std::int64_t>(1, scenario.lock.renew_period_ms));
+    const double inside_ms = static_cast<double>(w.work_ms.max_ms) +
+                             w.lose_probability * static_cast<double>(w.lose_sleep_ms);
+    per_cycle += 2.0 * (1.0 + inside_ms / period_ms);
+  }
+  return static_cast<double>(w.clients) * static_cast<double>(w.cycles) * per_cycle;
+}
+
 RunOutcome run_scenario(const RunRequest& request) {
   const Scenario& scenario = request.scenario;
   RunOutcome outcome;

@@ -60,4 +60,9 @@ struct RunOutcome {
 
 RunOutcome run_scenario(const RunRequest& request);
 
+// estimated_events: an upper estimate of the events one run of `scenario` with `variant` records
+// (workloads: every cycle of every client with its renewals and resource accesses; scripted: a
+// few per step), for refusing before a run what would not fit in memory.
+double estimated_events(const Scenario& scenario, const LockVariant& variant);
+
 }  // namespace locksim

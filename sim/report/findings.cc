@@ -94,14 +94,14 @@ Json holds_json(const History& history, const CheckResult& result) {
     const HoldWindow& w = result.holds[i];
     Json j;
     j["client"] = client_name(history, w.client);
-    j["key"] = w.key;
+    j["key"] = history.keys.at(w.key);
     j["start_ms"] = ns_to_ms(w.start_ns);
     j["end_ms"] = ns_to_ms(w.end_ns);
     j["ended_by"] = kEnds[static_cast<int>(w.end)];
     j["ttl_ms"] = w.ttl_ms;
     if (w.lease_end_ns >= 0) j["lease_end_ms"] = ns_to_ms(w.lease_end_ns);
     if (w.faulted) j["faulted"] = true;
-    if (!w.token.empty()) j["token"] = w.token;
+    if (w.token != 0) j["token"] = history.str(w.token);
     holds.push_back(std::move(j));
   }
   return holds;

@@ -20,6 +20,7 @@ Json context_json(const Scenario& scenario, const RunInfo& info) {
   j["commit"] = info.commit;
   j["machine"] = info.machine;
   j["started_at"] = info.started_at;
+  if (info.peak_rss_mb > 0) j["peak_rss_mb"] = info.peak_rss_mb;
   if (scenario.sweep) {
     j["sweep_point"] = {{"group", scenario.sweep->group},
                         {"parameter", scenario.sweep->parameter},

@@ -24,6 +24,7 @@ struct RunInfo {
   std::string commit;          // git commit locksim was built from
   std::string machine;         // "hostname, 2 cores, Linux 6.1"
   std::string started_at;      // UTC, ISO 8601
+  double peak_rss_mb = 0;      // the process's peak resident memory so far (getrusage), in MB
 };
 
 // VariantRun: one variant's run of a scenario and its judgement.

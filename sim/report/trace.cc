@@ -138,7 +138,7 @@ std::string trace_json(const History& history, const CheckResult& result,
     }
     ++holds;
     const std::string name =
-        history.clients.at(static_cast<std::size_t>(w.client)) + " holds " + w.key;
+        history.clients.at(static_cast<std::size_t>(w.client)) + " holds " + history.keys.at(w.key);
     ++id;
     {
       JsonObjectWriter begin = trace.begin("b", name, w.client + 1, w.start_ns);

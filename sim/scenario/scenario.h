@@ -40,8 +40,8 @@ struct LockConfig {
   std::int64_t ttl_ms = 1000;              // lease for TTL variants, 1..3600000
   std::int64_t acquire_timeout_ms = 2000;  // give up acquiring after this, 0..3600000 (0 = one try)
   WaitConfig wait;
-  // Variants that renew (lua_owner_renew) extend the lease every renew_period_ms while held.
-  // 0 (the default) means ttl_ms / 3.
+  // Variants that renew (lua_owner_renew) extend the lease every renew_period_ms while held. The
+  // loader fills in the default, max(1, ttl_ms / 3); 0 only in a LockConfig nobody loaded.
   std::int64_t renew_period_ms = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 
 namespace locksim {
@@ -30,14 +31,12 @@ std::string event_to_json_line(const History& history, const Event& event) {
 }
 
 void write_history_jsonl(const std::filesystem::path& path, const History& history) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw EnvironmentError("cannot write " + temporary.string());
-    for (const Event& event : history.events) out << event_to_json_line(history, event) << '\n';
-    if (!out.flush()) throw EnvironmentError("cannot write " + temporary.string());
+  AtomicFile file(path);
+  for (const Event& event : history.events) {
+    file.write(event_to_json_line(history, event));
+    file.write("\n");
   }
-  std::filesystem::rename(temporary, path);
+  file.commit();
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // history_test: per-client logs merge into one time-ordered history, and history.jsonl
-// round-trips exactly and rejects malformed lines with the line number.
+// round-trips exactly, rejects malformed lines with the line number, and a full disk leaves no
+// temporary file behind.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
+#include "tests/support/file_size_limit.h"
 
 namespace locksim {
 namespace {
@@ -114,6 +116,29 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);
+}
+
+// A history that does not fit on the disk (RLIMIT_FSIZE: EFBIG) fails naming the file and the
+// reason, and leaves neither the history nor its temporary behind.
+TEST(Jsonl, FullDiskNamesTheReasonAndLeavesNoTemporary) {
+  const fs::path path = temp_file("full.jsonl");
+  fs::remove(path);
+  History history;
+  history.clients = {"A"};
+  for (int i = 0; i < 2000; ++i) {
+    Event event;
+    event.index = i;
+    event.time_ns = i;
+    event.type = EventType::kInvoke;
+    event.f = Op::kAcquire;
+    event.key = "lock";
+    history.events.push_back(event);
+  }
+  const std::string message = test_support::message_under_file_size_limit(
+      8192, [&] { write_history_jsonl(path, history); });
+  EXPECT_NE(message.find(path.string() + ".tmp: File too large"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(path));
 }
 
 }  // namespace

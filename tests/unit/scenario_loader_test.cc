@@ -1,6 +1,7 @@
 // scenario_loader_test: valid scenarios load with their values and defaults, and every kind of bad
 // input is rejected with a message naming the file, the JSON path and what was expected.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -1046,6 +1047,15 @@ class ScenarioFilesTest : public ::testing::Test {
     return write(file_name, document.dump(2));
   }
 
+  std::string load_error(const std::filesystem::path& path) {
+    try {
+      load_scenarios({path}, kVariants);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "";
+  }
+
   std::filesystem::path directory_;
 };
 
@@ -1070,6 +1080,22 @@ TEST_F(ScenarioFilesTest, DuplicateJsonKeyIsRejected) {
   } catch (const InputError& error) {
     expect_contains(error.what(), {path.string() + ": $.lock.ttl_ms: duplicate key"});
   }
+}
+
+// A scenario file over the size cap, or nested too deep, or with a number beyond a double, is
+// refused with the file and the reason; none of them aborts or exhausts memory.
+TEST_F(ScenarioFilesTest, HostileFilesAreInputErrors) {
+  const auto huge = write("huge.json", "{\"description\": \"" + std::string(2 << 20, 'x') + "\"}");
+  expect_contains(load_error(huge), {huge.string() + ": 2097171 bytes is larger than the limit for "
+                                                     "a scenario file (1048576 bytes)"});
+  const auto deep = write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
+  expect_contains(load_error(deep), {deep.string() + ": $[0][0]", "nested more than 64 levels"});
+  const auto overflow = write("overflow.json", R"({"name": 1e400})");
+  expect_contains(load_error(overflow),
+                  {overflow.string() + ": line 1, column 10: number 1e400 is out of range"});
+  const auto fifo = directory_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_contains(load_error(fifo), {fifo.string() + ": not a regular file (a FIFO)"});
 }
 
 // A missing file is an InputError naming it.

@@ -29,11 +29,16 @@ const std::vector<std::string> kTopLevelKeys = {
 // 64 characters of a name written by hand, and may contain the value's '.'.
 constexpr std::size_t kMaxPointNameLength = 80;
 
+// Free text is copied into scenario.json, summary.md and results.json of every run: a few
+// paragraphs are plenty, megabytes are a mistake (or an attack on the report directory).
+constexpr std::size_t kMaxDescriptionCharacters = 10000;
+constexpr std::size_t kMaxClaimCharacters = 2000;
+
 Source parse_source(const JsonReader& node) {
   node.expect_object({"doc", "claim"});
   Source source;
   source.doc = node.member("doc").one_of({"A", "B", "C", "D", "E", "none"}, "doc", "allowed");
-  source.claim = node.member("claim").non_empty_string();
+  source.claim = node.member("claim").non_empty_string(kMaxClaimCharacters);
   return source;
 }
 
@@ -127,7 +132,7 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     }
   }
   if (const auto description = root.optional_member("description")) {
-    scenario.description = description->string();
+    scenario.description = description->string(kMaxDescriptionCharacters);
   }
   scenario.source = parse_source(root.member("source"));
   scenario.variants = parse_variants(root.member("variants"), known_variants);

@@ -1023,6 +1023,22 @@ TEST(ScenarioLoaderTest, ParseScenarioRefusesSweep) {
                 ": $.sweep: a sweep expands into several scenarios; load it with load_scenarios");
 }
 
+// Free text copied into every report is capped: a description of 10000 characters and a claim of
+// 2000 load, one more character is an error naming the path, the cap and the length.
+TEST(ScenarioLoaderTest, DescriptionAndClaimAreCapped) {
+  json document = workload_document();
+  document["description"] = std::string(10000, 'd');
+  document["source"]["claim"] = std::string(2000, 'c');
+  EXPECT_EQ(parse_scenario(document, kFile, kVariants).description.size(), 10000u);
+  document["description"] = std::string(10001, 'd');
+  expect_contains(error_for(document), {"$.description: expected a string of at most 10000 "
+                                        "characters, got 10001 characters"});
+  document = workload_document();
+  document["source"]["claim"] = std::string(2001, 'c');
+  expect_contains(error_for(document), {"$.source.claim: expected a string of at most 2000 "
+                                        "characters, got 2001 characters"});
+}
+
 // Scenario files on disk, in a fresh directory per test.
 class ScenarioFilesTest : public ::testing::Test {
  protected:

@@ -5,6 +5,7 @@
 
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
+#include "sim/json/parse.h"
 
 namespace locksim {
 
@@ -59,7 +60,7 @@ History read_history_jsonl(const std::filesystem::path& path) {
     if (line.empty()) continue;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = json::parse_json_line(line, path.string(), line_number, json::kHistoryLineLimits);
     } catch (const nlohmann::json::parse_error& e) {
       bad_line(path, line_number, std::string("not valid JSON: ") + e.what());
     }

@@ -118,6 +118,31 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);
 }
 
+// Hostile lines are InputErrors naming the file and line, never an abort: a number beyond a
+// double (nlohmann's out_of_range 406), a duplicate key, too deep a nesting, a NUL byte.
+TEST(Jsonl, HostileLinesAreInputErrorsWithLineNumbers) {
+  const fs::path path = temp_file("hostile.jsonl");
+  const std::string first = R"({"index":0,"time_ns":1,"client":"A","type":"invoke","f":"acquire"})";
+  for (const auto& [line, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"index":1,"time_ns":1e400,"client":"A","type":"ok","f":"acquire"})",
+            ":2: column 22: number 1e400 is out of range"},
+           {R"({"index":1,"time_ns":2,"time_ns":3,"client":"A","type":"ok","f":"acquire"})",
+            ":2: $.time_ns: duplicate key"},
+           {R"({"index":1,"value":)" + std::string(40, '[') + std::string(40, ']') + "}",
+            ":2: $.value[0]"},
+           {std::string("{\"index\":1,\0}", 13), ":2: column 12: invalid JSON"},
+       }) {
+    std::ofstream(path, std::ios::binary) << first << "\n" << line << "\n";
+    try {
+      read_history_jsonl(path);
+      ADD_FAILURE() << "no InputError for " << line;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + expected), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A history that does not fit on the disk (RLIMIT_FSIZE: EFBIG) fails naming the file and the
 // reason, and leaves neither the history nor its temporary behind.
 TEST(Jsonl, FullDiskNamesTheReasonAndLeavesNoTemporary) {

@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "sim/app/commands.h"
+#include "sim/app/flags.h"
 #include "sim/app/signals.h"
+#include "sim/core/error.h"
 
 int main(int argc, char** argv) {
   using namespace locksim;
@@ -34,8 +36,10 @@ int main(int argc, char** argv) {
       "Use this server instead of a private one: redis://[:password@]host:port[/db].\n"
       "Only keys under locksim:<run-id>: are touched; the password is never printed");
   run_cmd->add_option("--out", run.out_dir, "Report directory")->capture_default_str();
-  run_cmd->add_option("--seed", run.seed,
-                      "Seed for every random choice (printed first on each run)");
+  std::string seed_text;  // parsed by parse_seed_flag: CLI11 would wrap "-1" around
+  run_cmd->add_option("--seed", seed_text,
+                      "Seed for every random choice, an integer from 0 to 18446744073709551615\n"
+                      "(printed first on each run)");
   run_cmd->add_option("--repeat", run.repeat, "Run everything N times; every run must match")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -74,7 +78,17 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (*run_cmd) return run_command(run, stop);
+  if (*run_cmd) {
+    try {
+      if (run_cmd->count("--seed") > 0) run.seed = parse_seed_flag(seed_text);
+      check_out_flag(run.out_dir);
+      if (run_cmd->count("--redis") > 0) check_redis_flag(run.redis_url);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return run_command(run, stop);
+  }
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
   return kExitUsage;

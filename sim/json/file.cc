@@ -52,17 +52,22 @@ std::string kind_of(mode_t mode) {
 
 }  // namespace
 
+void require_regular_file(const std::filesystem::path& path, std::string_view what) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) {
+    const int error = errno;
+    throw InputError(path.string() + ": cannot open (" + std::strerror(error) + ")");
+  }
+  if (!S_ISREG(status.st_mode)) not_regular(path.string(), status.st_mode, what);
+}
+
 std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
                               std::string_view what) {
   const std::string file = path.string();
   // A first look refuses special files without opening them: opening a device can have effects,
   // and opening a FIFO for reading blocks until a writer comes.
+  require_regular_file(path, what);
   struct stat status {};
-  if (::stat(path.c_str(), &status) != 0) {
-    const int error = errno;
-    throw InputError(file + ": cannot open (" + std::strerror(error) + ")");
-  }
-  if (!S_ISREG(status.st_mode)) not_regular(file, status.st_mode, what);
   // The path may have been replaced since: O_NONBLOCK keeps a FIFO put there from blocking the
   // open, and the type is checked again on what was actually opened.
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));

@@ -18,6 +18,11 @@
 
 namespace locksim::json {
 
+// require_regular_file: throws InputError unless `path` is a regular file (or a symbolic link to
+// one): "x: not a regular file (a FIFO); expected a <what>", or "x: cannot open (<reason>)". Looks
+// with stat() only and never opens, so it cannot block; for callers that open the file themselves.
+void require_regular_file(const std::filesystem::path& path, std::string_view what);
+
 // read_regular_file: the bytes of `path`, at most `max_bytes` of them; `what` names the kind of
 // file in messages ("scenario file"). Throws InputError for a missing, unreadable, non-regular or
 // too large file.

@@ -149,8 +149,19 @@ std::int64_t JsonReader::count(std::int64_t min, std::int64_t max, std::string_v
 
 std::int64_t JsonReader::at_least(std::int64_t min, std::string_view what) const {
   const std::int64_t result = integer("an integer");
+  // integer() clamps what lies beyond int64 to its maximum; without an upper bound of its own,
+  // this reader must refuse it here rather than take 2^64 - 1 as 2^63 - 1.
+  const bool beyond_int64 =
+      value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (result < min) {
     fail("expected " + std::string(what) + " (an integer >= " + std::to_string(min) + "), got " +
+         describe(*value_));
+  }
+  if (beyond_int64) {
+    fail("expected " + std::string(what) + " (an integer >= " + std::to_string(min) +
+         " and at most " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "), got " +
          describe(*value_));
   }
   return result;

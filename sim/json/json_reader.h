@@ -64,7 +64,7 @@ class JsonReader {
   std::int64_t duration_ms(std::int64_t min_ms, std::int64_t max_ms) const;
   // count: a unitless integer in [min, max]; `what` names it in the range message.
   std::int64_t count(std::int64_t min, std::int64_t max, std::string_view what) const;
-  // at_least: an integer >= min, without an upper bound; `what` names it in the message.
+  // at_least: an integer from min to the int64 maximum; `what` names it in the message.
   std::int64_t at_least(std::int64_t min, std::string_view what) const;
   // probability: a number in [0, 1].
   double probability() const;

@@ -284,6 +284,19 @@ TEST(JsonReader, StringCapsAndShortMessages) {
   }
 }
 
+// Integers beyond int64 are refused by every integer reader, also by at_least, which has no upper
+// bound of its own (it used to take 2^64 - 1 as 2^63 - 1).
+TEST(JsonReader, IntegersBeyondInt64AreRefused) {
+  const std::string file = "x.json";
+  const nlohmann::json document =
+      nlohmann::json::parse(R"({"n": 18446744073709551615, "m": 9223372036854775807})");
+  const JsonReader root(document, "$", file);
+  EXPECT_THROW(root.member("n").at_least(0, "a count"), InputError);
+  EXPECT_THROW(root.member("n").count(0, 10, "a count"), InputError);
+  EXPECT_THROW(root.member("n").duration_ms(0, 10), InputError);
+  EXPECT_EQ(root.member("m").at_least(0, "a count"), 9223372036854775807);
+}
+
 // Did-you-mean finds close names, and stays fast against a huge word.
 TEST(Messages, ClosestMatch) {
   EXPECT_EQ(closest_match("ttll_ms", {"ttl_ms", "key"}), "ttl_ms");

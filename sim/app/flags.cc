@@ -37,10 +37,22 @@ void check_out_flag(const std::string& path) {
   if (path.empty()) {
     throw InputError("--out: expected a report directory, got \"\" (an empty path)");
   }
+  // The nearest part of the path that exists must be a directory, or the reports cannot go there
+  // (--out results.json/x): say so now rather than after Redis has started.
+  std::filesystem::path existing = path;
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  std::filesystem::file_status status = std::filesystem::status(existing, error);
+  while (!std::filesystem::exists(status) && existing.has_relative_path() &&
+         existing.has_parent_path() && existing.parent_path() != existing) {
+    existing = existing.parent_path();
+    status = std::filesystem::status(existing, error);
+  }
   if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
-    throw InputError("--out: " + shown(path) + " exists and is not a directory");
+    if (existing == std::filesystem::path(path)) {
+      throw InputError("--out: " + shown(path) + " exists and is not a directory");
+    }
+    throw InputError("--out: " + shown(path) + ": " + shown(existing.string()) +
+                     " is not a directory");
   }
 }
 

@@ -44,15 +44,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   run_cmd->add_flag("!--no-progress", run.progress, "Do not show the progress line on a terminal");
-  run_cmd
-      ->add_option(
-          "--variant-file", run.variant_files,
-          "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts "
-          "(repeatable).\n"
-          "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
-          "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
-          "See README.md \"Your own lock\"")
-      ->check(CLI::ExistingFile);
+  run_cmd->add_option(
+      "--variant-file", run.variant_files,
+      "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts "
+      "(repeatable).\n"
+      "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
+      "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
+      "See README.md \"Your own lock\"");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -60,17 +58,14 @@ int main(int argc, char** argv) {
       "Re-judge a saved run without Redis: RUN_DIR is reports/<scenario>/<run-id> (all variants)\n"
       "or one variant's directory inside it. Exits 0 if every verdict matches the expectation.");
   check_cmd->add_option("run_dir", check.run_dir, "Run directory")->required();
-  check_cmd
-      ->add_option("--variant-file", check.variant_files,
-                   "The --variant-file(s) the run used, if it ran a user lock")
-      ->check(CLI::ExistingFile);
+  check_cmd->add_option("--variant-file", check.variant_files,
+                        "The --variant-file(s) the run used, if it ran a user lock");
 
   ListOptions list;
   CLI::App* list_cmd = app.add_subcommand(
       "list", "List the lock variants and the scenarios (default: ./scenarios), one line each");
   list_cmd->add_option("scenarios", list.paths, "Scenario files or directories");
-  list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks")
-      ->check(CLI::ExistingFile);
+  list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks");
 
   try {
     app.parse(argc, argv);

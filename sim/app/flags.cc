@@ -11,9 +11,9 @@
 namespace locksim {
 namespace {
 
-// shown: a flag value as given, quoted, cut after 40 characters.
+// shown: a flag value as given, quoted, cut after 200 characters.
 std::string shown(std::string_view text) {
-  if (text.size() > 40) return "\"" + std::string(text.substr(0, 40)) + "...\"";
+  if (text.size() > 200) return "\"" + std::string(text.substr(0, 200)) + "...\"";
   return "\"" + std::string(text) + "\"";
 }
 

@@ -30,7 +30,8 @@ struct JsonLimits {
   int max_depth = 0;          // containers nested in each other: {} is 1, {"a": []} is 2
 };
 
-// The caps for each input, with room to spare: the largest catalogue scenario is 4 kB deep 5.
+// The caps for each input, with room to spare: the largest catalogue scenario is 2 kB, nested 5
+// deep; a history line is about 200 bytes, nested 2 deep.
 inline constexpr JsonLimits kScenarioFileLimits{1024 * 1024, 64};
 inline constexpr JsonLimits kVariantFileLimits{1024 * 1024, 64};
 inline constexpr JsonLimits kHistoryLineLimits{1024 * 1024, 16};

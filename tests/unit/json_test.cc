@@ -234,8 +234,9 @@ TEST_F(JsonFileTest, OtherNonRegularFilesAreRefused) {
   ASSERT_GE(listener, 0);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  ASSERT_LT(socket_path.string().size(), sizeof address.sun_path);
-  std::copy(socket_path.string().begin(), socket_path.string().end(), address.sun_path);
+  const std::string socket_name = socket_path.string();
+  ASSERT_LT(socket_name.size(), sizeof address.sun_path);
+  std::copy(socket_name.begin(), socket_name.end(), address.sun_path);
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   EXPECT_EQ(file_error(socket_path),
             socket_path.string() + ": not a regular file (a socket); expected a test file");

@@ -12,6 +12,7 @@
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
+#include "sim/json/file.h"
 #include "sim/lock/registry.h"
 #include "sim/report/findings.h"
 #include "sim/report/run_record.h"
@@ -87,6 +88,8 @@ int check_command(const CheckCommandOptions& options) {
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();
+      // A FIFO or a device named history.jsonl would block or never end the reader.
+      json::require_regular_file(variant_dir / "history.jsonl", "history file");
       const History history = read_history_jsonl(variant_dir / "history.jsonl");
       const CheckResult result = check_history(history, check_options(scenario));
       const auto expected = scenario.expect.find(variant);

@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "sim/app/commands.h"
+#include "sim/app/flags.h"
 #include "sim/app/signals.h"
+#include "sim/core/error.h"
 
 int main(int argc, char** argv) {
   using namespace locksim;
@@ -39,8 +41,10 @@ int main(int argc, char** argv) {
       "only; on its private server locksim also runs the clients as an ACL user limited to\n"
       "them); the password is never printed");
   run_cmd->add_option("--out", run.out_dir, "Report directory")->capture_default_str();
-  run_cmd->add_option("--seed", run.seed,
-                      "Seed for every random choice (printed first on each run)");
+  std::string seed_text;  // parsed by parse_seed_flag: CLI11 would wrap "-1" around
+  run_cmd->add_option("--seed", seed_text,
+                      "Seed for every random choice, an integer from 0 to 18446744073709551615\n"
+                      "(printed first on each run)");
   run_cmd->add_option("--repeat", run.repeat, "Run everything N times; every run must match")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -58,8 +62,7 @@ int main(int argc, char** argv) {
           "(repeatable).\n"
           "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
           "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
-          "See README.md \"Your own lock\"")
-      ->check(CLI::ExistingFile);
+          "See README.md \"Your own lock\"");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -67,17 +70,14 @@ int main(int argc, char** argv) {
       "Re-judge a saved run without Redis: RUN_DIR is reports/<scenario>/<run-id> (all variants)\n"
       "or one variant's directory inside it. Exits 0 if every verdict matches the expectation.");
   check_cmd->add_option("run_dir", check.run_dir, "Run directory")->required();
-  check_cmd
-      ->add_option("--variant-file", check.variant_files,
-                   "The --variant-file(s) the run used, if it ran a user lock")
-      ->check(CLI::ExistingFile);
+  check_cmd->add_option("--variant-file", check.variant_files,
+                        "The --variant-file(s) the run used, if it ran a user lock");
 
   ListOptions list;
   CLI::App* list_cmd = app.add_subcommand(
       "list", "List the lock variants and the scenarios (default: ./scenarios), one line each");
   list_cmd->add_option("scenarios", list.paths, "Scenario files or directories");
-  list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks")
-      ->check(CLI::ExistingFile);
+  list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks");
 
   try {
     app.parse(argc, argv);
@@ -85,7 +85,17 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (*run_cmd) return run_command(run, stop);
+  if (*run_cmd) {
+    try {
+      if (run_cmd->count("--seed") > 0) run.seed = parse_seed_flag(seed_text);
+      check_out_flag(run.out_dir);
+      if (run_cmd->count("--redis") > 0) check_redis_flag(run.redis_url);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return run_command(run, stop);
+  }
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
   return kExitUsage;

@@ -2,11 +2,14 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/core/json_text.h"
+#include "sim/json/parse.h"
 
 namespace locksim {
 namespace {
@@ -49,6 +52,22 @@ void append_event(std::string& out, const History& history, const Event& event, 
   line.close();
 }
 
+// read_bounded_line: like std::getline, but stops storing after limit + 1 bytes (the caller
+// refuses such a line), so a file without newlines costs bounded memory.
+bool read_bounded_line(std::istream& in, std::string& line, std::size_t limit) {
+  line.clear();
+  std::streambuf* buffer = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    const int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) return any;
+    any = true;
+    if (c == '\n') return true;
+    line.push_back(static_cast<char>(c));
+    if (line.size() > limit) return true;
+  }
+}
+
 [[noreturn]] void bad_line(const std::filesystem::path& path, std::size_t line_number,
                            const std::string& what) {
   throw InputError(path.string() + ":" + std::to_string(line_number) + ": " + what);
@@ -77,7 +96,7 @@ class Reader {
     const auto op = op_from_string(j.at("f").get<std::string>());
     if (!op) bad_line(path_, line_number, "$.f: unknown operation " + j.at("f").dump());
     Event event = Event::make(*type, *op);
-    event.time_ns = j.at("time_ns").get<std::int64_t>();
+    event.time_ns = big(j, "time_ns");
     event.client = client_id(j.at("client").get<std::string>());
     event.key = key_id(j.value("key", ""));
     if (schema_ == 1) {
@@ -106,12 +125,30 @@ class Reader {
   }
   StringId string_id(const std::string& text) { return history_.strings.add(text); }
 
-  static std::int32_t small(const nlohmann::json& j, const char* name) {
-    const std::int64_t value = j.at(name).get<std::int64_t>();
-    if (value < INT32_MIN || value > INT32_MAX) {
-      throw std::out_of_range(std::string(name) + " out of range");
+  // integer: the field `name` of `j`, an integer within [lo, hi]; anything else (a fraction,
+  // 1e300, 2^64) is an out_of_range naming the field and the range.
+  static std::int64_t integer(const nlohmann::json& j, const char* name, std::int64_t lo,
+                              std::int64_t hi) {
+    const nlohmann::json& field = j.at(name);
+    const bool too_big =
+        field.is_number_unsigned() &&
+        field.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (!field.is_number_integer() || too_big || field.get<std::int64_t>() < lo ||
+        field.get<std::int64_t>() > hi) {
+      throw std::out_of_range("$." + std::string(name) + ": expected an integer from " +
+                              std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                              field.dump().substr(0, 40));
     }
-    return static_cast<std::int32_t>(value);
+    return field.get<std::int64_t>();
+  }
+  // small: a count or a duration in ms (fits 32 bits, -1 = absent).
+  static std::int32_t small(const nlohmann::json& j, const char* name) {
+    return static_cast<std::int32_t>(integer(j, name, -1, INT32_MAX));
+  }
+  // big: a time in ns, a fencing number or a counter value: within +-2^62, so sums of two of
+  // them cannot overflow in the checker.
+  static std::int64_t big(const nlohmann::json& j, const char* name) {
+    return integer(j, name, -(std::int64_t{1} << 62), std::int64_t{1} << 62);
   }
 
   void fields(const nlohmann::json& j, Event& event, std::size_t line_number) {
@@ -127,8 +164,8 @@ class Reader {
       case Op::kAcquire: {
         AcquireFacts& facts = event.acquire();
         if (j.contains("attempts")) facts.attempts = small(j, "attempts");
-        if (j.contains("sent_ns")) facts.sent_ns = j.at("sent_ns").get<std::int64_t>();
-        if (j.contains("fencing")) facts.fencing = j.at("fencing").get<std::int64_t>();
+        if (j.contains("sent_ns")) facts.sent_ns = big(j, "sent_ns");
+        if (j.contains("fencing")) facts.fencing = big(j, "fencing");
         if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
         break;
       }
@@ -144,12 +181,12 @@ class Reader {
       case Op::kRead:
       case Op::kWrite: {
         ResourceFacts& facts = event.resource();
-        if (j.contains("value")) facts.value = j.at("value").get<std::int64_t>();
+        if (j.contains("value")) facts.value = big(j, "value");
         if (j.contains("base")) {
-          facts.base = j.at("base").get<std::int64_t>();
+          facts.base = big(j, "base");
           facts.has_base = true;
         }
-        if (j.contains("fencing")) facts.fencing = j.at("fencing").get<std::int64_t>();
+        if (j.contains("fencing")) facts.fencing = big(j, "fencing");
         if (j.contains("record")) facts.record = string_id(j.at("record").get<std::string>());
         break;
       }
@@ -177,8 +214,8 @@ class Reader {
       const auto& value = j.at("value");
       token = value.value("token", "");
       if (value.contains("ttl_ms")) event.ttl_ms = small(value, "ttl_ms");
-      count = value.value("count", std::int64_t{-1});
-      if (value.contains("base")) base = value.at("base").get<std::int64_t>();
+      if (value.contains("count")) count = big(value, "count");
+      if (value.contains("base")) base = big(value, "base");
     }
     const std::string error = j.value("error", "");
     if (!error.empty()) {
@@ -254,48 +291,30 @@ std::string event_to_json_line(const History& history, const Event& event, std::
 }
 
 void write_history_jsonl(const std::filesystem::path& path, const History& history) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
+  AtomicFile file(path);
   std::string buffer;
-  auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw EnvironmentError(what + " " + temporary.string() + ": " + reason);
-  };
   {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) fail("cannot create");
-    {
-      JsonObjectWriter header(buffer);
-      header.number("history_schema", kHistorySchemaVersion);
-      buffer += ",\"clients\":[";
-      for (std::size_t i = 0; i < history.clients.size(); ++i) {
-        if (i > 0) buffer += ',';
-        append_json_string(buffer, history.clients[i]);
-      }
-      buffer += ']';
-      header.close();
-      buffer += '\n';
+    JsonObjectWriter header(buffer);
+    header.number("history_schema", kHistorySchemaVersion);
+    buffer += ",\"clients\":[";
+    for (std::size_t i = 0; i < history.clients.size(); ++i) {
+      if (i > 0) buffer += ',';
+      append_json_string(buffer, history.clients[i]);
     }
-    for (std::size_t i = 0; i < history.events.size(); ++i) {
-      append_event(buffer, history, history.events[i], i);
-      buffer += '\n';
-      if (buffer.size() >= (1 << 20)) {
-        if (!out.write(buffer.data(), static_cast<std::streamsize>(buffer.size())))
-          fail("cannot write");
-        buffer.clear();
-      }
-    }
-    if (!out.write(buffer.data(), static_cast<std::streamsize>(buffer.size())) || !out.flush()) {
-      fail("cannot write");
+    buffer += ']';
+    header.close();
+    buffer += '\n';
+  }
+  for (std::size_t i = 0; i < history.events.size(); ++i) {
+    append_event(buffer, history, history.events[i], i);
+    buffer += '\n';
+    if (buffer.size() >= (1 << 20)) {
+      file.write(buffer);
+      buffer.clear();
     }
   }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw EnvironmentError("cannot rename " + temporary.string() + " to " + path.string());
-  }
+  file.write(buffer);
+  file.commit();
 }
 
 History read_history_jsonl(const std::filesystem::path& path) {
@@ -305,12 +324,17 @@ History read_history_jsonl(const std::filesystem::path& path) {
   Reader reader(path, history);
   std::string line;
   std::size_t line_number = 0;
-  while (std::getline(in, line)) {
+  while (read_bounded_line(in, line, json::kHistoryLineLimits.max_bytes)) {
     ++line_number;
+    if (line.size() > json::kHistoryLineLimits.max_bytes) {
+      bad_line(path, line_number,
+               "line longer than " + std::to_string(json::kHistoryLineLimits.max_bytes) +
+                   " bytes (a history line is about 200)");
+    }
     if (line.empty()) continue;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = json::parse_json_line(line, path.string(), line_number, json::kHistoryLineLimits);
     } catch (const nlohmann::json::exception& e) {
       bad_line(path, line_number, std::string("not valid JSON: ") + e.what());
     }

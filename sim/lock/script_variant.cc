@@ -1,102 +1,83 @@
 #include "sim/lock/script_variant.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
-#include <set>
-#include <sstream>
+#include <string_view>
 
 #include "sim/core/error.h"
+#include "sim/json/file.h"
+#include "sim/json/json_reader.h"
 
 namespace locksim {
 namespace {
 
-using Json = nlohmann::json;
+using json::JsonReader;
 
-[[noreturn]] void bad(const std::string& file, const std::string& path, const std::string& what) {
-  throw InputError(file + ": " + path + ": " + what);
-}
+// Caps on a variant file's parts: far above any real lock, far below what would hurt.
+constexpr std::size_t kMaxScriptBytes = 64 * 1024;
+constexpr std::size_t kMaxTemplates = 32;
+constexpr std::size_t kMaxTemplateCharacters = 256;
+constexpr std::size_t kMaxSummaryCharacters = 200;
 
-void only_keys(const Json& object, const std::set<std::string>& allowed, const std::string& file,
-               const std::string& path) {
-  for (const auto& [key, value] : object.items()) {
-    if (allowed.count(key) == 0) {
-      std::string list;
-      for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      bad(file, path + "." + key, "unknown key; expected one of: " + list);
+const std::vector<std::string> kPlaceholders = {"key", "token", "ttl_ms", "ttl_s"};
+constexpr std::string_view kPlaceholderList = "{key}, {token}, {ttl_ms} or {ttl_s}";
+
+// check_placeholders: every '{' opens one of kPlaceholders and is closed by '}'.
+void check_placeholders(const JsonReader& node, const std::string& text) {
+  for (std::size_t open = text.find('{'); open != std::string::npos;
+       open = text.find('{', open + 1)) {
+    const std::size_t close = text.find('}', open + 1);
+    if (close == std::string::npos) {
+      node.fail("unclosed placeholder: the '{' at character " + std::to_string(open + 1) +
+                " has no closing '}'; expected " + std::string(kPlaceholderList));
     }
-  }
-}
-
-std::string string_at(const Json& object, const std::string& key, const std::string& file,
-                      const std::string& path, bool required) {
-  if (!object.contains(key)) {
-    if (required) bad(file, path + "." + key, "missing; expected a string");
-    return "";
-  }
-  if (!object.at(key).is_string()) bad(file, path + "." + key, "expected a string");
-  return object.at(key).get<std::string>();
-}
-
-std::vector<std::string> templates_at(const Json& object, const std::string& key,
-                                      std::vector<std::string> fallback, const std::string& file,
-                                      const std::string& path) {
-  if (!object.contains(key)) return fallback;
-  const Json& list = object.at(key);
-  if (!list.is_array()) bad(file, path + "." + key, "expected an array of strings");
-  static const std::regex kPlaceholder(R"(\{([^}]*)\})");
-  static const std::set<std::string> kKnown = {"key", "token", "ttl_ms", "ttl_s"};
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string item_path = path + "." + key + "[" + std::to_string(i) + "]";
-    if (!list[i].is_string()) bad(file, item_path, "expected a string");
-    const std::string text = list[i].get<std::string>();
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kPlaceholder);
-         it != std::sregex_iterator(); ++it) {
-      if (kKnown.count((*it)[1].str()) == 0) {
-        bad(file, item_path,
-            "unknown placeholder {" + (*it)[1].str() +
-                "}; expected {key}, {token}, {ttl_ms} or {ttl_s}");
-      }
+    const std::string name = text.substr(open + 1, close - open - 1);
+    if (std::find(kPlaceholders.begin(), kPlaceholders.end(), name) == kPlaceholders.end()) {
+      const std::optional<std::string> hint = json::closest_match(name, kPlaceholders);
+      node.fail("unknown placeholder {" + name + "}" +
+                (hint ? " (did you mean {" + *hint + "}?)" : "") + "; expected " +
+                std::string(kPlaceholderList));
     }
-    out.push_back(text);
+    open = close;
   }
-  return out;
 }
 
-ScriptCall call_at(const Json& root, const std::string& key, const std::string& file,
-                   std::vector<std::string> default_args) {
-  const std::string path = "$." + key;
-  const Json& object = root.at(key);
-  if (!object.is_object())
-    bad(file, path, "expected an object with \"script\", \"keys\", \"args\"");
-  only_keys(object, {"script", "keys", "args"}, file, path);
+std::vector<std::string> parse_templates(const std::optional<JsonReader>& node,
+                                         std::vector<std::string> fallback) {
+  if (!node) return fallback;
+  const std::vector<JsonReader> elements = node->elements(/*non_empty=*/false);
+  if (elements.size() > kMaxTemplates) {
+    node->fail("expected at most " + std::to_string(kMaxTemplates) + " entries, got " +
+               std::to_string(elements.size()));
+  }
+  std::vector<std::string> templates;
+  for (const JsonReader& element : elements) {
+    std::string text = element.string(kMaxTemplateCharacters);
+    check_placeholders(element, text);
+    templates.push_back(std::move(text));
+  }
+  return templates;
+}
+
+ScriptCall parse_call(const JsonReader& node, std::vector<std::string> default_args) {
+  if (!node.value().is_object()) {
+    node.fail("expected an object with \"script\", \"keys\" and \"args\", got " +
+              json::describe(node.value()));
+  }
+  node.expect_object({"script", "keys", "args"});
   ScriptCall call;
-  call.source = string_at(object, "script", file, path, true);
-  if (call.source.empty()) bad(file, path + ".script", "expected Lua source, got an empty string");
-  call.keys = templates_at(object, "keys", {"{key}"}, file, path);
-  call.args = templates_at(object, "args", std::move(default_args), file, path);
-  return call;
-}
-
-std::string fill(const std::string& text, const std::string& key, const std::string& token,
-                 std::int64_t ttl_ms) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    if (text[i] == '{') {
-      const std::size_t close = text.find('}', i);
-      const std::string name = text.substr(i + 1, close - i - 1);
-      if (name == "key") out += key;
-      if (name == "token") out += token;
-      if (name == "ttl_ms") out += std::to_string(ttl_ms);
-      if (name == "ttl_s") out += std::to_string((ttl_ms + 999) / 1000);
-      i = close + 1;
-    } else {
-      out += text[i++];
-    }
+  const JsonReader script = node.member("script");
+  call.source = script.string();
+  if (call.source.empty()) script.fail("expected Lua source, got an empty string");
+  if (call.source.size() > kMaxScriptBytes) {
+    script.fail("expected Lua source of at most " + std::to_string(kMaxScriptBytes) +
+                " bytes, got " + std::to_string(call.source.size()) + " bytes");
   }
-  return out;
+  call.keys = parse_templates(node.optional_member("keys"), {"{key}"});
+  call.args = parse_templates(node.optional_member("args"), std::move(default_args));
+  return call;
 }
 
 std::string describe_reply(const Reply& reply) {
@@ -213,7 +194,8 @@ class ScriptedLuaLock final : public LockVariant {
                                          std::int64_t ttl_ms) {
     std::vector<std::string> out;
     out.reserve(templates.size());
-    for (const std::string& t : templates) out.push_back(fill(t, key, token, ttl_ms));
+    for (const std::string& t : templates)
+      out.push_back(expand_placeholders(t, key, token, ttl_ms));
     return out;
   }
 
@@ -225,51 +207,68 @@ class ScriptedLuaLock final : public LockVariant {
 
 }  // namespace
 
+std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
+                                std::int64_t ttl_ms) {
+  std::string out;
+  out.reserve(text.size() + key.size() + token.size());
+  std::size_t i = 0;
+  // Every pass consumes at least one character or ends the loop, whatever `text` holds.
+  while (i < text.size()) {
+    const std::size_t open = text.find('{', i);
+    const std::size_t close = open == std::string_view::npos ? open : text.find('}', open + 1);
+    if (close == std::string_view::npos) {  // no (closed) placeholder left: copy the rest
+      out.append(text.substr(i));
+      break;
+    }
+    out.append(text.substr(i, open - i));
+    const std::string_view name = text.substr(open + 1, close - open - 1);
+    if (name == "key") {
+      out.append(key);
+    } else if (name == "token") {
+      out.append(token);
+    } else if (name == "ttl_ms") {
+      out.append(std::to_string(ttl_ms));
+    } else if (name == "ttl_s") {
+      out.append(std::to_string((ttl_ms + 999) / 1000));
+    } else {
+      out.append(text.substr(open, close - open + 1));  // not a placeholder: as written
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
 ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
                                       const std::vector<std::string>& known_variants) {
-  const std::string file = path.string();
-  std::ifstream in(path);
-  if (!in) throw InputError(file + ": cannot open (expected a JSON variant file)");
-  std::stringstream text;
-  text << in.rdbuf();
-  Json root;
-  try {
-    root = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(file + ": invalid JSON: " + e.what());
-  }
-  if (!root.is_object()) bad(file, "$", "expected an object");
-  only_keys(root, {"name", "summary", "like", "uses_ttl", "acquire", "release", "extend"}, file,
-            "$");
-  ScriptVariantSpec spec;
-  spec.file = file;
-  spec.name = string_at(root, "name", file, "$", true);
   static const std::regex kName("[a-z][a-z0-9_]{0,31}");
-  if (!std::regex_match(spec.name, kName)) {
-    bad(file, "$.name", "expected [a-z][a-z0-9_]{0,31}, got \"" + spec.name + "\"");
+  ScriptVariantSpec spec;
+  spec.file = path.string();
+  const nlohmann::json document =
+      json::read_json_file(path, json::kVariantFileLimits, "variant file");
+  const JsonReader root(document, "$", spec.file);
+  root.expect_object({"name", "summary", "like", "uses_ttl", "acquire", "release", "extend"});
+  const JsonReader name = root.member("name");
+  spec.name = name.matching(
+      kName, "a variant name: a lowercase letter, then up to 31 lowercase letters, digits or '_'");
+  if (std::find(known_variants.begin(), known_variants.end(), spec.name) != known_variants.end()) {
+    name.fail("\"" + spec.name + "\" is already a variant's name; choose another");
   }
-  for (const std::string& known : known_variants) {
-    if (known == spec.name)
-      bad(file, "$.name", "\"" + spec.name + "\" is already a variant's name");
+  if (const auto summary = root.optional_member("summary")) {
+    spec.summary = summary->string(kMaxSummaryCharacters);
+    if (spec.summary.find_first_of("\r\n") != std::string::npos) {
+      summary->fail("expected one line, got a line break");
+    }
   }
-  spec.summary = string_at(root, "summary", file, "$", false);
-  if (spec.summary.empty()) spec.summary = "user Lua lock from " + file;
-  spec.like = string_at(root, "like", file, "$", false);
-  if (!spec.like.empty() &&
-      std::find(known_variants.begin(), known_variants.end(), spec.like) == known_variants.end()) {
-    std::string list;
-    for (const std::string& k : known_variants) list += (list.empty() ? "" : ", ") + k;
-    bad(file, "$.like", "unknown variant \"" + spec.like + "\"; known: " + list);
+  if (spec.summary.empty()) spec.summary = "user Lua lock from " + spec.file;
+  if (const auto like = root.optional_member("like")) {
+    spec.like = like->one_of(known_variants, "variant", "known");
   }
-  if (root.contains("uses_ttl")) {
-    if (!root.at("uses_ttl").is_boolean()) bad(file, "$.uses_ttl", "expected true or false");
-    spec.uses_ttl = root.at("uses_ttl").get<bool>();
+  if (const auto uses_ttl = root.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
+  spec.acquire = parse_call(root.member("acquire"), {"{token}", "{ttl_ms}"});
+  spec.release = parse_call(root.member("release"), {"{token}"});
+  if (const auto extend = root.optional_member("extend")) {
+    spec.extend = parse_call(*extend, {"{token}", "{ttl_ms}"});
   }
-  if (!root.contains("acquire")) bad(file, "$.acquire", "missing; expected the acquire script");
-  if (!root.contains("release")) bad(file, "$.release", "missing; expected the release script");
-  spec.acquire = call_at(root, "acquire", file, {"{token}", "{ttl_ms}"});
-  spec.release = call_at(root, "release", file, {"{token}"});
-  if (root.contains("extend")) spec.extend = call_at(root, "extend", file, {"{token}", "{ttl_ms}"});
   return spec;
 }
 

@@ -18,10 +18,12 @@
 //   register_variant(make_script_variant(spec));
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/lock/variant.h"
@@ -47,10 +49,18 @@ struct ScriptVariantSpec {
   std::optional<ScriptCall> extend;  // present: the variant renews
 };
 
-// load_script_variant: reads and validates the file; InputError naming file, JSON path and
-// what was expected (unknown keys, missing scripts, unknown placeholders, a name in use).
+// load_script_variant: reads and validates the file (json::read_json_file with
+// json::kVariantFileLimits); InputError naming file, JSON path and what was expected: unknown keys
+// (with a did-you-mean), wrong types, missing scripts, unknown or unclosed placeholders, a name in
+// use, a script over 64 KiB, more than 32 keys or args, a template over 256 characters.
 ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
                                       const std::vector<std::string>& known_variants);
+
+// expand_placeholders: `text` with {key}, {token}, {ttl_ms} and {ttl_s} filled in ({ttl_s} is the
+// lease in whole seconds, rounded up). Anything else, including a '{' without its '}', is copied
+// as written; linear in the size of the result for any input.
+std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
+                                std::int64_t ttl_ms);
 
 // make_script_variant: the variant the spec describes.
 std::unique_ptr<const LockVariant> make_script_variant(const ScriptVariantSpec& spec);

@@ -1,16 +1,12 @@
 #include "sim/scenario/loader.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "sim/core/error.h"
-#include "sim/scenario/json_reader.h"
+#include "sim/json/file.h"
 #include "sim/scenario/scenario_parts.h"
 
 namespace locksim {
@@ -42,11 +38,16 @@ const std::vector<std::string> kTopLevelKeys = {
 // 64 characters of a name written by hand, and may contain the value's '.'.
 constexpr std::size_t kMaxPointNameLength = 80;
 
+// Free text is copied into scenario.json, summary.md and results.json of every run: a few
+// paragraphs are plenty, megabytes are a mistake (or an attack on the report directory).
+constexpr std::size_t kMaxDescriptionCharacters = 10000;
+constexpr std::size_t kMaxClaimCharacters = 2000;
+
 Source parse_source(const JsonReader& node) {
   node.expect_object({"doc", "claim"});
   Source source;
   source.doc = node.member("doc").one_of({"A", "B", "C", "D", "E", "none"}, "doc", "allowed");
-  source.claim = node.member("claim").non_empty_string();
+  source.claim = node.member("claim").non_empty_string(kMaxClaimCharacters);
   return source;
 }
 
@@ -141,7 +142,7 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     }
   }
   if (const auto description = root.optional_member("description")) {
-    scenario.description = description->string();
+    scenario.description = description->string(kMaxDescriptionCharacters);
   }
   scenario.source = parse_source(root.member("source"));
   scenario.variants = parse_variants(root.member("variants"), known_variants);
@@ -211,90 +212,9 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   return scenario;
 }
 
-// line_and_column: 1-based position of the byte nlohmann reports (the last one it read).
-std::string line_and_column(const std::string& text, std::size_t byte) {
-  const std::size_t offset = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  const std::size_t line =
-      1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + offset, '\n'));
-  const std::size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-  const std::size_t column =
-      (line_start == std::string::npos || offset == 0) ? offset + 1 : offset - line_start;
-  return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
-// parse_json_text: parses `text`, rejecting duplicate keys, which nlohmann would otherwise
-// silently resolve to the last one, hiding a typo'd copy-paste.
-nlohmann::json parse_json_text(const std::string& text, const std::string& file) {
-  struct Frame {
-    bool array;
-    std::size_t index;
-    std::string path;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> stack;
-  auto child_path = [&]() -> std::string {
-    if (stack.empty()) return "$";
-    const Frame& frame = stack.back();
-    return frame.array ? scenario_internal::index_path(frame.path, frame.index)
-                       : scenario_internal::member_path(frame.path, frame.key);
-  };
-  auto element_done = [&]() {
-    if (!stack.empty() && stack.back().array) ++stack.back().index;
-  };
-  const nlohmann::json::parser_callback_t callback =
-      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using Event = nlohmann::json::parse_event_t;
-        switch (event) {
-          case Event::object_start:
-          case Event::array_start:
-            stack.push_back(Frame{event == Event::array_start, 0, child_path(), "", {}});
-            break;
-          case Event::key: {
-            Frame& frame = stack.back();
-            frame.key = parsed.get<std::string>();
-            if (!frame.keys.insert(frame.key).second) {
-              throw InputError(file + ": " + child_path() +
-                               ": duplicate key (each key may appear once in an object)");
-            }
-            break;
-          }
-          case Event::object_end:
-          case Event::array_end:
-            stack.pop_back();
-            element_done();
-            break;
-          case Event::value:
-            element_done();
-            break;
-        }
-        return true;
-      };
-  try {
-    return nlohmann::json::parse(text, callback);
-  } catch (const nlohmann::json::parse_error& error) {
-    // nlohmann's message starts "[json.exception.parse_error.101] parse error at line 1, column
-    // 2: "; keep only the explanation after it and give the position in our own format.
-    std::string detail = error.what();
-    const std::size_t colon = detail.find(": ");
-    if (colon != std::string::npos) detail = detail.substr(colon + 2);
-    throw InputError(file + ": " + line_and_column(text, error.byte) + ": invalid JSON: " + detail);
-  }
-}
-
 // read_document: the parsed JSON of one scenario file.
 nlohmann::json read_document(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  std::error_code status_error;
-  if (std::filesystem::is_directory(path, status_error)) {
-    throw InputError(file + ": cannot open (is a directory; use load_scenarios for directories)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(file + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(file + ": cannot read (" + std::strerror(errno) + ")");
-  return parse_json_text(text.str(), file);
+  return json::read_json_file(path, json::kScenarioFileLimits, "scenario file");
 }
 
 }  // namespace
@@ -338,21 +258,22 @@ std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& p
                                      const std::vector<std::string>& known_variants) {
   std::vector<std::filesystem::path> files;
   for (const std::filesystem::path& path : paths) {
+    // Anything but a directory is read as a file, and read_json_file says what is wrong with it
+    // (missing, a symlink loop, a FIFO...). No filesystem call here may throw.
     std::error_code error;
-    const std::filesystem::file_status status = std::filesystem::status(path, error);
-    if (!std::filesystem::exists(status)) {
-      throw InputError(path.string() + ": cannot open (no such file or directory)");
-    }
-    if (!std::filesystem::is_directory(status)) {
+    if (!std::filesystem::is_directory(path, error)) {
       files.push_back(path);
       continue;
     }
     std::vector<std::filesystem::path> in_directory;
-    for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.path().extension() == ".json" && !entry.is_directory()) {
-        in_directory.push_back(entry.path());
+    std::filesystem::directory_iterator entry(path, error);
+    for (; !error && entry != std::filesystem::directory_iterator(); entry.increment(error)) {
+      std::error_code type_error;
+      if (entry->path().extension() == ".json" && !entry->is_directory(type_error)) {
+        in_directory.push_back(entry->path());
       }
     }
+    if (error) throw InputError(path.string() + ": cannot list (" + error.message() + ")");
     if (in_directory.empty()) throw InputError(path.string() + ": no *.json scenario files");
     std::sort(in_directory.begin(), in_directory.end(),
               [](const auto& a, const auto& b) { return a.filename() < b.filename(); });

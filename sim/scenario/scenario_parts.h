@@ -12,10 +12,23 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario/json_reader.h"
+#include "sim/json/json_reader.h"
+#include "sim/json/messages.h"
 #include "sim/scenario/scenario.h"
 
 namespace locksim::scenario_internal {
+
+// The strict reader and the words of its messages come from the json module.
+using json::closest_match;
+using json::describe;
+using json::index_path;
+using json::join;
+using json::JsonReader;
+using json::member_path;
+using json::shortest_number;
+
+// kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
+inline constexpr std::int64_t kMaxDurationMs = 3600000;
 
 // SweepValue: one value of "sweep.ttl_over_work" and the key its expectations are written under.
 struct SweepValue {

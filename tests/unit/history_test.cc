@@ -1,5 +1,6 @@
 // history_test: per-client logs merge into one time-ordered history, and history.jsonl
-// round-trips exactly and rejects malformed lines with the line number.
+// round-trips exactly, rejects malformed lines with the line number, and a full disk leaves no
+// temporary file behind.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
+#include "tests/support/file_size_limit.h"
 
 namespace locksim {
 namespace {
@@ -237,6 +239,51 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // an unknown error kind
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);
+}
+
+// Hostile lines are InputErrors naming the file and line, never an abort: a number beyond a
+// double (nlohmann's out_of_range 406), a duplicate key, too deep a nesting, a NUL byte.
+TEST(Jsonl, HostileLinesAreInputErrorsWithLineNumbers) {
+  const fs::path path = temp_file("hostile.jsonl");
+  const std::string first = R"({"index":0,"time_ns":1,"client":"A","type":"invoke","f":"acquire"})";
+  for (const auto& [line, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"index":1,"time_ns":1e400,"client":"A","type":"ok","f":"acquire"})",
+            ":2: column 22: number 1e400 is out of range"},
+           {R"({"index":1,"time_ns":2,"time_ns":3,"client":"A","type":"ok","f":"acquire"})",
+            ":2: $.time_ns: duplicate key"},
+           {R"({"index":1,"value":)" + std::string(40, '[') + std::string(40, ']') + "}",
+            ":2: $.value[0]"},
+           {std::string("{\"index\":1,\0}", 13), ":2: column 12: invalid JSON"},
+       }) {
+    std::ofstream(path, std::ios::binary) << first << "\n" << line << "\n";
+    try {
+      read_history_jsonl(path);
+      ADD_FAILURE() << "no InputError for " << line;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + expected), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A history that does not fit on the disk (RLIMIT_FSIZE: EFBIG) fails naming the file and the
+// reason, and leaves neither the history nor its temporary behind.
+TEST(Jsonl, FullDiskNamesTheReasonAndLeavesNoTemporary) {
+  const fs::path path = temp_file("full.jsonl");
+  fs::remove(path);
+  History history;
+  history.clients = {"A"};
+  for (int i = 0; i < 2000; ++i) {
+    Event event = Event::make(EventType::kInvoke, Op::kAcquire);
+    event.time_ns = i;
+    event.key = history.key_id("lock");
+    history.events.push_back(event);
+  }
+  const std::string message = test_support::message_under_file_size_limit(
+      8192, [&] { write_history_jsonl(path, history); });
+  EXPECT_NE(message.find(path.string() + ".tmp: File too large"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(path));
 }
 
 }  // namespace

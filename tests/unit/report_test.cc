@@ -1,12 +1,16 @@
 // report_test: expectation matching (verdict and exact causes), results.json fields, the words of
-// summary.md, and trace.json's async hold slices, on a hand-written history with a violation.
+// summary.md, and trace.json's async hold slices, on a hand-written history with a violation; and
+// report files are written completely or not at all.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "sim/report/files.h"
 #include "sim/report/results.h"
 #include "sim/report/summary.h"
 #include "sim/report/trace.h"
+#include "tests/support/file_size_limit.h"
 
 namespace locksim {
 namespace {
@@ -171,6 +175,20 @@ TEST(Trace, AsyncSlicesPerHoldAndViolation) {
   EXPECT_EQ(hold_begin, 2);
   EXPECT_EQ(hold_end, 2);
   EXPECT_EQ(violation, 2);
+}
+
+// A report file that does not fit on the disk (RLIMIT_FSIZE: EFBIG) fails naming the file and the
+// reason, and leaves no temporary behind.
+TEST(Files, FullDiskNamesTheReasonAndLeavesNoTemporary) {
+  namespace fs = std::filesystem;
+  const fs::path path =
+      fs::temp_directory_path() / ("locksim-report-full-" + std::to_string(::getpid()) + ".json");
+  fs::remove(path);
+  const std::string message = test_support::message_under_file_size_limit(
+      4096, [&] { write_file_atomically(path, std::string(100000, 'x')); });
+  EXPECT_NE(message.find(path.string() + ".tmp: File too large"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(path));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // scenario_loader_test: valid scenarios load with their values and defaults, and every kind of bad
 // input is rejected with a message naming the file, the JSON path and what was expected.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -1022,6 +1023,22 @@ TEST(ScenarioLoaderTest, ParseScenarioRefusesSweep) {
                 ": $.sweep: a sweep expands into several scenarios; load it with load_scenarios");
 }
 
+// Free text copied into every report is capped: a description of 10000 characters and a claim of
+// 2000 load, one more character is an error naming the path, the cap and the length.
+TEST(ScenarioLoaderTest, DescriptionAndClaimAreCapped) {
+  json document = workload_document();
+  document["description"] = std::string(10000, 'd');
+  document["source"]["claim"] = std::string(2000, 'c');
+  EXPECT_EQ(parse_scenario(document, kFile, kVariants).description.size(), 10000u);
+  document["description"] = std::string(10001, 'd');
+  expect_contains(error_for(document), {"$.description: expected a string of at most 10000 "
+                                        "characters, got 10001 characters"});
+  document = workload_document();
+  document["source"]["claim"] = std::string(2001, 'c');
+  expect_contains(error_for(document), {"$.source.claim: expected a string of at most 2000 "
+                                        "characters, got 2001 characters"});
+}
+
 // Scenario files on disk, in a fresh directory per test.
 class ScenarioFilesTest : public ::testing::Test {
  protected:
@@ -1044,6 +1061,15 @@ class ScenarioFilesTest : public ::testing::Test {
     json document = workload_document();
     document["name"] = name;
     return write(file_name, document.dump(2));
+  }
+
+  std::string load_error(const std::filesystem::path& path) {
+    try {
+      load_scenarios({path}, kVariants);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "";
   }
 
   std::filesystem::path directory_;
@@ -1070,6 +1096,22 @@ TEST_F(ScenarioFilesTest, DuplicateJsonKeyIsRejected) {
   } catch (const InputError& error) {
     expect_contains(error.what(), {path.string() + ": $.lock.ttl_ms: duplicate key"});
   }
+}
+
+// A scenario file over the size cap, or nested too deep, or with a number beyond a double, is
+// refused with the file and the reason; none of them aborts or exhausts memory.
+TEST_F(ScenarioFilesTest, HostileFilesAreInputErrors) {
+  const auto huge = write("huge.json", "{\"description\": \"" + std::string(2 << 20, 'x') + "\"}");
+  expect_contains(load_error(huge), {huge.string() + ": 2097171 bytes is larger than the limit for "
+                                                     "a scenario file (1048576 bytes)"});
+  const auto deep = write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
+  expect_contains(load_error(deep), {deep.string() + ": $[0][0]", "nested more than 64 levels"});
+  const auto overflow = write("overflow.json", R"({"name": 1e400})");
+  expect_contains(load_error(overflow),
+                  {overflow.string() + ": line 1, column 10: number 1e400 is out of range"});
+  const auto fifo = directory_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_contains(load_error(fifo), {fifo.string() + ": not a regular file (a FIFO)"});
 }
 
 // A missing file is an InputError naming it.

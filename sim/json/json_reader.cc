@@ -1,47 +1,13 @@
-#include "sim/scenario/json_reader.h"
+#include "sim/json/json_reader.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <charconv>
 #include <limits>
-#include <system_error>
 
 #include "sim/core/error.h"
 
-namespace locksim::scenario_internal {
+namespace locksim::json {
 namespace {
-
-bool is_identifier(std::string_view key) {
-  if (key.empty() || std::isdigit(static_cast<unsigned char>(key.front()))) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-std::string lowercase(std::string_view word) {
-  std::string result(word);
-  for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return result;
-}
-
-// edit_distance: optimal string alignment distance, so the common typo of two swapped letters
-// ("tll_ms") costs 1 like a single wrong letter.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
 
 std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
   const std::optional<std::string> match = closest_match(word, candidates);
@@ -49,59 +15,6 @@ std::string suggestion(std::string_view word, const std::vector<std::string>& ca
 }
 
 }  // namespace
-
-std::string member_path(const std::string& parent, std::string_view key) {
-  if (is_identifier(key)) return parent + "." + std::string(key);
-  return parent + "[" + nlohmann::json(std::string(key)).dump() + "]";
-}
-
-std::string index_path(const std::string& parent, std::size_t index) {
-  return parent + "[" + std::to_string(index) + "]";
-}
-
-std::optional<std::string> closest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates) {
-  const std::string lower_word = lowercase(word);
-  for (const std::string& candidate : candidates) {
-    if (lowercase(candidate) == lower_word) return candidate;
-  }
-  std::optional<std::string> best;
-  std::size_t best_distance = 3;
-  for (const std::string& candidate : candidates) {
-    const std::size_t distance = edit_distance(word, candidate);
-    // A distance as long as both words means nothing of it was right ("x" vs "id").
-    if (distance < best_distance && distance < std::max(word.size(), candidate.size())) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string result;
-  for (const std::string& word : words) {
-    if (!result.empty()) result += ", ";
-    result += word;
-  }
-  return result;
-}
-
-std::string describe(const nlohmann::json& value) {
-  if (value.is_object()) return "an object";
-  if (value.is_array()) return "an array";
-  return value.dump();
-}
-
-std::string shortest_number(double value) {
-  // Fixed notation keeps the digits a person wrote (0.00001, not 1e-05); the range of the values
-  // formatted here (sweep points, at most 1000) keeps it short.
-  std::array<char, 400> buffer{};
-  const auto [end, error] =
-      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed);
-  if (error != std::errc()) return nlohmann::json(value).dump();
-  return std::string(buffer.data(), end);
-}
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string path, const std::string& file)
     : value_(&value), path_(std::move(path)), file_(&file) {}
@@ -155,6 +68,22 @@ std::string JsonReader::string() const {
 
 std::string JsonReader::non_empty_string() const {
   std::string result = string();
+  if (result.empty()) fail("expected a non-empty string");
+  return result;
+}
+
+std::string JsonReader::string(std::size_t max_characters) const {
+  std::string result = string();
+  const std::size_t length = utf8_length(result);
+  if (length > max_characters) {
+    fail("expected a string of at most " + std::to_string(max_characters) + " characters, got " +
+         std::to_string(length) + " characters");
+  }
+  return result;
+}
+
+std::string JsonReader::non_empty_string(std::size_t max_characters) const {
+  std::string result = string(max_characters);
   if (result.empty()) fail("expected a non-empty string");
   return result;
 }
@@ -220,8 +149,19 @@ std::int64_t JsonReader::count(std::int64_t min, std::int64_t max, std::string_v
 
 std::int64_t JsonReader::at_least(std::int64_t min, std::string_view what) const {
   const std::int64_t result = integer("an integer");
+  // integer() clamps what lies beyond int64 to its maximum; without an upper bound of its own,
+  // this reader must refuse it here rather than take 2^64 - 1 as 2^63 - 1.
+  const bool beyond_int64 =
+      value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (result < min) {
     fail("expected " + std::string(what) + " (an integer >= " + std::to_string(min) + "), got " +
+         describe(*value_));
+  }
+  if (beyond_int64) {
+    fail("expected " + std::string(what) + " (an integer >= " + std::to_string(min) +
+         " and at most " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "), got " +
          describe(*value_));
   }
   return result;
@@ -248,4 +188,4 @@ bool JsonReader::boolean() const {
   return value_->get<bool>();
 }
 
-}  // namespace locksim::scenario_internal
+}  // namespace locksim::json

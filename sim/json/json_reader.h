@@ -1,8 +1,8 @@
 // json_reader.h: JsonReader, a JSON value that knows its file and path, for strict validation.
 //
-// Internal to the scenario module. Every accessor either returns a value of the requested type
-// and range or throws InputError("<file>: <path>: <what was wrong and what was expected>"), so
-// the parsers read like a description of the format:
+// Every accessor either returns a value of the requested type and range or throws
+// InputError("<file>: <path>: <what was wrong and what was expected>"), so the parsers of
+// scenario files and variant files read like a description of their format:
 //
 //   JsonReader lock = root.member("lock");
 //   lock.expect_object({"key", "ttl_ms", "acquire_timeout_ms", "wait"});
@@ -18,29 +18,9 @@
 #include <string_view>
 #include <vector>
 
-namespace locksim::scenario_internal {
+#include "sim/json/messages.h"
 
-// kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
-inline constexpr std::int64_t kMaxDurationMs = 3600000;
-
-// member_path: "$.lock" + "ttl_ms" -> "$.lock.ttl_ms"; keys that are not identifiers are quoted
-// ($["a b"]) so the path stays unambiguous.
-std::string member_path(const std::string& parent, std::string_view key);
-// index_path: "$.steps" + 2 -> "$.steps[2]".
-std::string index_path(const std::string& parent, std::size_t index);
-
-// closest_match: the candidate the user most likely meant by `word`: a case-insensitive match,
-// else the nearest by edit distance (transpositions count once) if at most 2 and shorter than
-// the longer of the two words. nullopt when nothing is close.
-std::optional<std::string> closest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates);
-// join: "a, b, c".
-std::string join(const std::vector<std::string>& words);
-// describe: a short rendering of a JSON value for "got ..." in messages.
-std::string describe(const nlohmann::json& value);
-// shortest_number: `value` the way a person writes it, the shortest decimal (no exponent) that
-// reads back as the same double: 0.5 -> "0.5", 2.0 -> "2", 30 -> "30".
-std::string shortest_number(double value);
+namespace locksim::json {
 
 // JsonReader: a view of one JSON value at `path` in `file`. Holds references: the document and
 // file name must outlive it.
@@ -69,6 +49,10 @@ class JsonReader {
 
   std::string string() const;
   std::string non_empty_string() const;
+  // string: a string of at most `max_characters` characters (UTF-8 code points); a longer one
+  // fails with its length, so a 50 MB description is refused rather than copied into reports.
+  std::string string(std::size_t max_characters) const;
+  std::string non_empty_string(std::size_t max_characters) const;
   // matching: a string matching `pattern`; `description` says in words what matches.
   std::string matching(const std::regex& pattern, std::string_view description) const;
   // one_of: a string from `allowed`; otherwise `unknown <noun> "x" (did you mean "y"?); <label>:
@@ -80,7 +64,7 @@ class JsonReader {
   std::int64_t duration_ms(std::int64_t min_ms, std::int64_t max_ms) const;
   // count: a unitless integer in [min, max]; `what` names it in the range message.
   std::int64_t count(std::int64_t min, std::int64_t max, std::string_view what) const;
-  // at_least: an integer >= min, without an upper bound; `what` names it in the message.
+  // at_least: an integer from min to the int64 maximum; `what` names it in the message.
   std::int64_t at_least(std::int64_t min, std::string_view what) const;
   // probability: a number in [0, 1].
   double probability() const;
@@ -98,4 +82,4 @@ class JsonReader {
   const std::string* file_;
 };
 
-}  // namespace locksim::scenario_internal
+}  // namespace locksim::json

@@ -1,0 +1,67 @@
+#include "sim/app/flags.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include "sim/core/error.h"
+
+namespace locksim {
+namespace {
+
+// shown: a flag value as given, quoted, cut after 200 characters.
+std::string shown(std::string_view text) {
+  if (text.size() > 200) return "\"" + std::string(text.substr(0, 200)) + "...\"";
+  return "\"" + std::string(text) + "\"";
+}
+
+}  // namespace
+
+std::uint64_t parse_seed_flag(std::string_view text) {
+  std::uint64_t seed = 0;
+  const bool digits_only = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (!digits_only || error != std::errc() || end != text.data() + text.size()) {
+    throw InputError("--seed: expected an integer from 0 to " +
+                     std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got " +
+                     shown(text));
+  }
+  return seed;
+}
+
+void check_out_flag(const std::string& path) {
+  if (path.empty()) {
+    throw InputError("--out: expected a report directory, got \"\" (an empty path)");
+  }
+  // The nearest part of the path that exists must be a directory, or the reports cannot go there
+  // (--out results.json/x): say so now rather than after Redis has started.
+  std::filesystem::path existing = path;
+  std::error_code error;
+  std::filesystem::file_status status = std::filesystem::status(existing, error);
+  while (!std::filesystem::exists(status) && existing.has_relative_path() &&
+         existing.has_parent_path() && existing.parent_path() != existing) {
+    existing = existing.parent_path();
+    status = std::filesystem::status(existing, error);
+  }
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+    if (existing == std::filesystem::path(path)) {
+      throw InputError("--out: " + shown(path) + " exists and is not a directory");
+    }
+    throw InputError("--out: " + shown(path) + ": " + shown(existing.string()) +
+                     " is not a directory");
+  }
+}
+
+void check_redis_flag(const std::string& url) {
+  if (url.empty()) {
+    throw InputError(
+        "--redis: expected a URL redis://[:password@]host:port[/db], got \"\" (leave out --redis "
+        "to start a private server)");
+  }
+}
+
+}  // namespace locksim

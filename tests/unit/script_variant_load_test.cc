@@ -1,0 +1,171 @@
+// script_variant_load_test: a --variant-file is read by the one strict JSON reader (no Redis
+// needed): unknown keys with did-you-mean and paths, wrong types, placeholders (unknown and
+// unclosed), caps on scripts and templates, hostile files; and filling placeholders is bounded.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+
+#include "sim/core/error.h"
+#include "sim/lock/script_variant.h"
+
+namespace locksim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kKnown = {"naive", "set_nx_ex", "lua_owner"};
+
+class VariantFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    directory_ = fs::temp_directory_path() /
+                 ("locksim-variant-file-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+  fs::path write(const std::string& text) {
+    const fs::path path = directory_ / "v.json";
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  // error_of: the InputError message for a variant file holding `text`, or "" if it loaded.
+  std::string error_of(const std::string& text) { return error_of_file(write(text)); }
+  std::string error_of_file(const fs::path& path) {
+    try {
+      load_script_variant(path, kKnown);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "";
+  }
+
+  void expect_error(const std::string& text, std::initializer_list<std::string> parts) {
+    const std::string message = error_of(text);
+    EXPECT_NE(message.find((directory_ / "v.json").string() + ": "), std::string::npos) << message;
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "message: " << message << "\nmissing: " << part;
+    }
+  }
+
+  fs::path directory_;
+};
+
+// A lock from the README loads with its defaults.
+TEST_F(VariantFileTest, ValidFileLoadsWithDefaults) {
+  const fs::path path = write(R"({"name": "my_lock", "like": "lua_owner",
+    "acquire": {"script": "return 1", "args": ["{token}", "{ttl_s}", "x{key}y"]},
+    "release": {"script": "return 1"}})");
+  const ScriptVariantSpec spec = load_script_variant(path, kKnown);
+  EXPECT_EQ(spec.name, "my_lock");
+  EXPECT_EQ(spec.like, "lua_owner");
+  EXPECT_TRUE(spec.uses_ttl);
+  EXPECT_EQ(spec.acquire.keys, std::vector<std::string>{"{key}"});
+  EXPECT_EQ(spec.release.args, std::vector<std::string>{"{token}"});
+  EXPECT_FALSE(spec.extend.has_value());
+  EXPECT_EQ(spec.summary, "user Lua lock from " + path.string());
+}
+
+// Unknown keys name their path with a did-you-mean; wrong types name what was expected.
+TEST_F(VariantFileTest, UnknownKeysAndWrongTypesNameTheirPath) {
+  expect_error(R"({"name": "x", "acqire": {"script": "return 1"}, "release": {"script": "r"}})",
+               {"$.acqire: unknown key (did you mean \"acquire\"?)"});
+  expect_error(
+      R"({"name": "x", "acquire": {"script": "r", "argz": []}, "release": {"script": "r"}})",
+      {"$.acquire.argz: unknown key (did you mean \"args\"?)"});
+  expect_error(R"({"name": 5, "acquire": {"script": "r"}, "release": {"script": "r"}})",
+               {"$.name: expected a string, got 5"});
+  expect_error(R"({"name": "x", "uses_ttl": "no", "acquire": {"script": "r"},
+                   "release": {"script": "r"}})",
+               {"$.uses_ttl: expected true or false, got \"no\""});
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "keys": "{key}"},
+                   "release": {"script": "r"}})",
+               {"$.acquire.keys: expected an array, got \"{key}\""});
+  expect_error(
+      R"({"name": "x", "acquire": {"script": "r", "args": [1]}, "release": {"script": "r"}})",
+      {"$.acquire.args[0]: expected a string, got 1"});
+  expect_error(R"({"name": "x", "acquire": "return 1", "release": {"script": "r"}})",
+               {"$.acquire: expected an object with \"script\""});
+  expect_error(R"({"name": "x", "acquire": {"script": "r"}})",
+               {"$: missing required key \"release\""});
+  expect_error(R"([1, 2])", {"$: expected an object, got an array"});
+  expect_error(R"({"name": "x", "like": "lua_ownr", "acquire": {"script": "r"},
+                   "release": {"script": "r"}})",
+               {"$.like: unknown variant \"lua_ownr\" (did you mean \"lua_owner\"?)"});
+  expect_error(R"({"name": "Bad-Name", "acquire": {"script": "r"}, "release": {"script": "r"}})",
+               {"$.name: expected a variant name"});
+}
+
+// A '{' without its '}' is refused at load (it made fill() loop forever); unknown placeholders get
+// a did-you-mean.
+TEST_F(VariantFileTest, PlaceholdersAreValidated) {
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "keys": ["{key}", "{token"]},
+                   "release": {"script": "r"}})",
+               {"$.acquire.keys[1]: unclosed placeholder: the '{' at character 1 has no closing "
+                "'}'; expected {key}, {token}, {ttl_ms} or {ttl_s}"});
+  expect_error(R"({"name": "x", "acquire": {"script": "r"},
+                   "release": {"script": "r", "args": ["a{key}b{"]}})",
+               {"$.release.args[0]: unclosed placeholder: the '{' at character 8"});
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "args": ["{tokn}"]},
+                   "release": {"script": "r"}})",
+               {"$.acquire.args[0]: unknown placeholder {tokn} (did you mean {token}?)"});
+}
+
+// Scripts, templates and their number are capped, each with the path and the limit.
+TEST_F(VariantFileTest, SizesAreCapped) {
+  const std::string big_script = std::string(64 * 1024 + 1, '-');
+  expect_error(R"({"name": "x", "acquire": {"script": ")" + big_script +
+                   R"("}, "release": {"script": "r"}})",
+               {"$.acquire.script: expected Lua source of at most 65536 bytes, got 65537 bytes"});
+  std::string many = "[";
+  for (int i = 0; i < 33; ++i) many += std::string(i == 0 ? "" : ",") + "\"{key}\"";
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "keys": )" + many +
+                   R"(]}, "release": {"script": "r"}})",
+               {"$.acquire.keys: expected at most 32 entries, got 33"});
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "args": [")" + std::string(257, 'a') +
+                   R"("]}, "release": {"script": "r"}})",
+               {"$.acquire.args[0]: expected a string of at most 256 characters"});
+  expect_error(R"({"name": "x", "summary": "two\nlines", "acquire": {"script": "r"},
+                   "release": {"script": "r"}})",
+               {"$.summary: expected one line"});
+}
+
+// Hostile files are InputErrors, never an abort or a hang: 1e400, duplicate keys, deep nesting,
+// a FIFO, a directory.
+TEST_F(VariantFileTest, HostileFilesAreInputErrors) {
+  expect_error(R"({"name": 1e400})", {"line 1, column 10: number 1e400 is out of range"});
+  expect_error(R"({"name": "x", "acquire": {"script": "r", "script": "s"}})",
+               {"$.acquire.script: duplicate key"});
+  expect_error(R"({"name": "x", "acquire": )" + std::string(100, '[') + std::string(100, ']') + "}",
+               {"nested more than 64 levels deep"});
+  const fs::path fifo = directory_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of_file(fifo),
+            fifo.string() + ": not a regular file (a FIFO); expected a variant file");
+  EXPECT_EQ(error_of_file(directory_),
+            directory_.string() + ": not a regular file (a directory); expected a variant file");
+}
+
+// Filling placeholders replaces each known one and ends on any input, an unclosed '{' included.
+TEST(ExpandPlaceholders, FillsKnownOnesAndAlwaysEnds) {
+  EXPECT_EQ(expand_placeholders("{key}:{token}:{ttl_ms}:{ttl_s}", "k", "t", 1500), "k:t:1500:2");
+  EXPECT_EQ(expand_placeholders("{other}", "k", "t", 1), "{other}");
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(expand_placeholders("{token", "k", "t", 1), "{token");
+  EXPECT_EQ(expand_placeholders("a{key}{", "k", "t", 1), "ak{");
+  EXPECT_EQ(expand_placeholders("}{}{", "k", "t", 1), "}{}{");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace locksim

@@ -133,11 +133,11 @@ int run_command(const RunOptions& options, StopSignal& stop) {
         if (limit_bytes > 0 && bytes > limit_bytes) {
           char text[512];
           std::snprintf(text, sizeof text,
-                        "%s: $.workload: %s with %s would record about %.3g events, about %.1f GB "
-                        "of memory (%zu bytes an event), more than the %.1f GB allowed (%s); "
+                        "%s: $.workload: %s with %s would record about %.3g events, about %.0f MB "
+                        "of memory (%zu bytes an event), more than the %.0f MB allowed (%s); "
                         "lower $.workload.clients or $.workload.cycles",
-                        s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e9,
-                        kEventMemoryBytes, limit_bytes / 1e9,
+                        s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e6,
+                        kEventMemoryBytes, limit_bytes / 1e6,
                         options.max_memory_mb > 0 ? "--max-memory"
                                                   : "80% of the memory available; see --max-memory");
           std::cerr << "locksim: " << text << "\n";
@@ -291,9 +291,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           fs::create_directories(variant_dir, error);
           if (error) throw EnvironmentError("cannot create " + variant_dir.string());
           write_history_jsonl(variant_dir / "history.jsonl", run.history);
-          write_file_atomically(
-              variant_dir / "trace.json",
-              trace_json(run.history, run.result, scenario.name + " / " + variant_name));
+          write_trace_json(variant_dir / "trace.json", run.history, run.result,
+                           scenario.name + " / " + variant_name);
           info.peak_rss_mb = peak_rss_mb();  // after the trace: the run's peak is behind it
           write_file_atomically(variant_dir / "results.json",
                                 variant_results_json(scenario, run, info).dump(2) + "\n");

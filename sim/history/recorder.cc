@@ -1,11 +1,34 @@
 #include "sim/history/recorder.h"
 
+#include <sys/mman.h>
+
+#include <memory>
+#include <new>
 #include <queue>
 #include <unordered_map>
 
 #include "sim/core/assert.h"
 
 namespace locksim {
+
+EventChunk::EventChunk(std::size_t capacity) : capacity_(capacity) {
+  mapped_ = capacity * sizeof(Event);
+  void* memory = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) throw std::bad_alloc();
+  data_ = static_cast<Event*>(memory);
+}
+
+EventChunk::~EventChunk() {
+  std::destroy_n(data_, size_);
+  ::munmap(data_, mapped_);
+}
+
+Event& EventChunk::push(const Event& event) {
+  LOCKSIM_ASSERT(size_ < capacity_);
+  Event* slot = new (data_ + size_) Event(event);
+  ++size_;
+  return *slot;
+}
 
 ClientLog::ClientLog(const RunClock& clock, std::int32_t client) : clock_(clock), client_(client) {}
 
@@ -20,11 +43,10 @@ KeyId ClientLog::key_id(std::string_view key) {
 }
 
 Event& ClientLog::record(EventType type, Op f, std::string_view key) {
-  if (chunks_.empty() || chunks_.back()->size() == kChunkEvents) {
-    chunks_.push_back(std::make_unique<std::vector<Event>>());
-    chunks_.back()->reserve(kChunkEvents);
+  if (chunks_.empty() || chunks_.back()->full()) {
+    chunks_.push_back(std::make_unique<EventChunk>(kChunkEvents));
   }
-  Event& event = chunks_.back()->emplace_back(Event::make(type, f));
+  Event& event = chunks_.back()->push(Event::make(type, f));
   event.time_ns = clock_.now_ns();
   event.client = client_;
   event.key = key_id(key);
@@ -51,7 +73,9 @@ void ClientLog::clear() {
 }
 
 std::size_t ClientLog::bytes() const {
-  return chunks_.size() * kChunkEvents * sizeof(Event) + strings_.bytes();
+  std::size_t total = strings_.bytes();
+  for (const auto& chunk : chunks_) total += chunk ? chunk->bytes() : 0;
+  return total;
 }
 
 Recorder::Recorder(const RunClock& clock, std::vector<std::string> client_names)
@@ -126,7 +150,7 @@ History Recorder::merge() && {
     const std::size_t i = heads.top().second;
     heads.pop();
     Cursor& cursor = cursors[i];
-    std::vector<Event>& chunk = *cursor.log->chunks_[cursor.chunk];
+    EventChunk& chunk = *cursor.log->chunks_[cursor.chunk];
     Event& event = history.events.emplace_back(std::move(chunk[cursor.offset]));
     event.key = cursor.keys[event.key];
     move_string(cursor, event.token);

@@ -25,6 +25,30 @@
 
 namespace locksim {
 
+// EventChunk: room for a fixed number of events in pages of their own (mmap), so a chunk's memory
+// goes back to the system the moment it is freed, whichever thread's malloc arena would otherwise
+// have kept it, and untouched room costs no resident memory.
+class EventChunk {
+ public:
+  explicit EventChunk(std::size_t capacity);
+  ~EventChunk();
+  EventChunk(const EventChunk&) = delete;
+  EventChunk& operator=(const EventChunk&) = delete;
+
+  std::size_t size() const { return size_; }
+  bool full() const { return size_ == capacity_; }
+  Event& push(const Event& event);  // requires !full()
+  Event& operator[](std::size_t i) { return data_[i]; }
+  Event& back() { return data_[size_ - 1]; }
+  std::size_t bytes() const { return mapped_; }
+
+ private:
+  Event* data_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::size_t size_ = 0;
+  std::size_t mapped_ = 0;
+};
+
 // ClientLog: one writer's append-only event buffer. Not thread-safe by design: one writer.
 class ClientLog {
  public:
@@ -47,12 +71,14 @@ class ClientLog {
 
  private:
   friend class Recorder;
-  static constexpr std::size_t kChunkEvents = 4096;
+  // 72 KB: small enough that the merge, which frees a chunk once read, never holds much more
+  // than the merged history.
+  static constexpr std::size_t kChunkEvents = 1024;
   KeyId key_id(std::string_view key);
 
   const RunClock& clock_;
   std::int32_t client_;
-  std::vector<std::unique_ptr<std::vector<Event>>> chunks_;
+  std::vector<std::unique_ptr<EventChunk>> chunks_;
   std::size_t size_ = 0;
   std::vector<std::string> keys_ = {std::string()};  // local KeyIds; 0 is "no key"
   KeyId last_key_ = 0;

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/json_text.h"
 
 namespace locksim {
@@ -12,10 +13,19 @@ double micros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 // TraceWriter: the traceEvents array, one object per event.
 class TraceWriter {
  public:
-  explicit TraceWriter(std::string& out) : out_(out) { out_ += "{\"traceEvents\":["; }
+  // TraceWriter: with a `sink`, the text goes to the file in pieces of about 1 MB, so a huge
+  // trace is never held in memory whole.
+  explicit TraceWriter(std::string& out, AtomicFile* sink = nullptr) : out_(out), sink_(sink) {
+    out_ += "{\"traceEvents\":[";
+  }
 
   // begin: an event object with the fields every event has; the caller adds more and closes it.
+  // The previous object is closed by now, so this is where a full buffer goes to the sink.
   JsonObjectWriter begin(const char* phase, std::string_view name, int tid, Nanos ts) {
+    if (sink_ != nullptr && out_.size() >= (1u << 20)) {
+      sink_->write(out_);
+      out_.clear();
+    }
     if (!first_) out_ += ",\n";
     first_ = false;
     JsonObjectWriter event(out_);
@@ -35,10 +45,15 @@ class TraceWriter {
       out_ += '}';
     }
     out_ += "}";
+    if (sink_ != nullptr) {
+      sink_->write(out_);
+      out_.clear();
+    }
   }
 
  private:
   std::string& out_;
+  AtomicFile* sink_;
   bool first_ = true;
 };
 
@@ -50,12 +65,9 @@ std::string args_json(std::initializer_list<std::pair<std::string_view, std::str
   return out;
 }
 
-}  // namespace
 
-std::string trace_json(const History& history, const CheckResult& result,
-                       const std::string& title) {
-  std::string out;
-  TraceWriter trace(out);
+void emit_trace(TraceWriter& trace, const History& history, const CheckResult& result,
+                const std::string& title) {
   // Tracks: tid 0 is the violations track, client i is tid i + 1.
   {
     JsonObjectWriter meta = trace.begin("M", "process_name", 0, -1);
@@ -176,7 +188,25 @@ std::string trace_json(const History& history, const CheckResult& result,
            std::to_string(holds_skipped) + " hold slices were left out (history.jsonl has all)";
   }
   trace.finish(note);
+}
+
+}  // namespace
+
+std::string trace_json(const History& history, const CheckResult& result,
+                       const std::string& title) {
+  std::string out;
+  TraceWriter trace(out);
+  emit_trace(trace, history, result, title);
   return out;
+}
+
+void write_trace_json(const std::filesystem::path& path, const History& history,
+                      const CheckResult& result, const std::string& title) {
+  AtomicFile file(path);
+  std::string buffer;
+  TraceWriter trace(buffer, &file);
+  emit_trace(trace, history, result, title);
+  file.commit();
 }
 
 }  // namespace locksim

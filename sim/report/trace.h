@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 
 #include "sim/checker/check.h"
@@ -26,5 +27,9 @@ inline constexpr std::size_t kMaxTraceHolds = 100000;
 
 // trace_json: the whole trace document as a string. `title` names the process track.
 std::string trace_json(const History& history, const CheckResult& result, const std::string& title);
+// write_trace_json: the same document written to `path` through an AtomicFile in pieces, so a
+// large run's trace is never held in memory whole. Throws EnvironmentError.
+void write_trace_json(const std::filesystem::path& path, const History& history,
+                      const CheckResult& result, const std::string& title);
 
 }  // namespace locksim

@@ -1,6 +1,8 @@
 // report_test: expectation matching (verdict and exact causes), results.json fields, the words of
 // summary.md, and trace.json's async hold slices, on a hand-written history with a violation; and
 // report files are written completely or not at all.
+#include <tuple>
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -175,6 +177,45 @@ TEST(Trace, AsyncSlicesPerHoldAndViolation) {
   EXPECT_EQ(hold_begin, 2);
   EXPECT_EQ(hold_end, 2);
   EXPECT_EQ(violation, 2);
+}
+
+// write_trace_json streams a large trace (several MB, written in pieces) and the file is exactly
+// the document trace_json builds in memory.
+TEST(Trace, StreamedFileEqualsTheDocument) {
+  namespace fs = std::filesystem;
+  History h;
+  h.clients = {"A"};
+  const KeyId lock = h.key_id("lock");
+  for (int cycle = 0; cycle < 20000; ++cycle) {
+    const Nanos t = static_cast<Nanos>(cycle) * 1000;
+    for (const auto& [offset, type, f] : {std::tuple{0, EventType::kInvoke, Op::kAcquire},
+                                          std::tuple{100, EventType::kOk, Op::kAcquire},
+                                          std::tuple{100, EventType::kOk, Op::kEnter},
+                                          std::tuple{500, EventType::kOk, Op::kExit},
+                                          std::tuple{500, EventType::kInvoke, Op::kRelease},
+                                          std::tuple{600, EventType::kOk, Op::kRelease}}) {
+      Event e = Event::make(type, f);
+      e.time_ns = t + offset;
+      e.key = lock;
+      if (f == Op::kAcquire) e.ttl_ms = 100;
+      if (f == Op::kAcquire && type == EventType::kOk) e.token = h.strings.add("t");
+      if (f == Op::kRelease && type == EventType::kOk) e.release().deleted = 1;
+      h.events.push_back(e);
+    }
+  }
+  const CheckResult result = check_history(h, CheckOptions{});
+  ASSERT_EQ(result.holds.size(), 20000u);
+  const std::string document = trace_json(h, result, "big / lua_owner");
+  ASSERT_GT(document.size(), 3u << 20);  // more than one piece
+  const fs::path path =
+      fs::temp_directory_path() / ("locksim-trace-" + std::to_string(::getpid()) + ".json");
+  write_trace_json(path, h, result, "big / lua_owner");
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(path);
+  EXPECT_EQ(file.size(), document.size());
+  EXPECT_TRUE(file == document);
+  EXPECT_TRUE(nlohmann::json::accept(file));
 }
 
 // A report file that does not fit on the disk (RLIMIT_FSIZE: EFBIG) fails naming the file and the

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# memory_test.sh LOCKSIM SOURCE_DIR: a run's memory is bounded per recorded event, and a run that
+# would not fit is refused before anything runs.
+# Proves: the peak resident memory of a 100-client x 500-cycle workload (350k events; results.json
+# context.peak_rss_mb) minus that of a 1-event run, per event, is at most kEventMemoryBytes (the
+# figure locksim's up-front estimate uses, read from sim/history/recorder.h); a workload whose
+# estimate exceeds --max-memory exits 2 with the estimate in the message and writes nothing; the
+# default limit refuses a 256 x 10^6 workload the same way.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-memory-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+
+budget=$(sed -n 's/^inline constexpr std::size_t kEventMemoryBytes = \([0-9]*\);.*/\1/p' \
+  "$SOURCE/sim/history/recorder.h")
+[[ -n $budget ]] || { echo "cannot read kEventMemoryBytes from recorder.h"; exit 1; }
+
+scenario() {  # scenario NAME CLIENTS CYCLES
+  cat >"$WORK/$1.json" <<JSON
+{"name": "$1", "description": "memory per recorded event",
+ "source": {"doc": "none", "claim": "a run's memory is bounded per event"},
+ "variants": ["lua_owner"],
+ "lock": {"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"strategy": "poll", "interval_ms": 1}},
+ "workload": {"clients": $2, "cycles": $3, "keys": $2, "work_ms": 0, "rest_ms": 0},
+ "expect": {"lua_owner": "ok"}}
+JSON
+}
+scenario memory-one 1 1
+scenario memory-big 100 500
+scenario memory-huge 256 1000000
+
+for name in memory-one memory-big; do
+  if ! "$LOCKSIM" run "$WORK/$name.json" --out "$WORK/out" --seed 1 --no-progress >"$WORK/$name.log" 2>&1; then
+    fail "$name ran"; sed 's/^/    /' "$WORK/$name.log"
+  fi
+done
+peak() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["peak_rss_mb"])' "$1"; }
+one_dir="$WORK/out/memory-one/latest/lua_owner"
+big_dir="$WORK/out/memory-big/latest/lua_owner"
+if [[ -f $one_dir/results.json && -f $big_dir/results.json ]]; then
+  events=$(($(wc -l <"$big_dir/history.jsonl") - 1))
+  read -r per_event verdict < <(/usr/bin/python3 - "$(peak "$one_dir/results.json")" \
+    "$(peak "$big_dir/results.json")" "$events" "$budget" <<'PY'
+import sys
+one, big, events, budget = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+per_event = (big - one) * 1024 * 1024 / events
+print(f"{per_event:.0f}", "within" if per_event <= budget else "over")
+PY
+  )
+  echo "    $events events; $per_event bytes an event at the peak (budget $budget)"
+  if [[ $events -ge 300000 ]]; then pass "the workload recorded $events events"; else fail "only $events events"; fi
+  if [[ $verdict == within ]]; then
+    pass "memory per event $per_event <= $budget bytes"
+  else
+    fail "memory per event $per_event > $budget bytes (kEventMemoryBytes)"
+  fi
+fi
+
+"$LOCKSIM" run "$WORK/memory-big.json" --out "$WORK/refused" --max-memory 10 >"$WORK/refused.log" 2>&1
+code=$?
+if [[ $code == 2 ]]; then pass "--max-memory 10 refuses (exit 2)"; else fail "--max-memory 10: exit $code"; fi
+if grep -q "memory-big.json: \$.workload: memory-big with lua_owner would record about [0-9.e+]* events, about [0-9]* MB of memory ($budget bytes an event), more than the 10 MB allowed (--max-memory)" "$WORK/refused.log"; then
+  pass "the refusal gives the estimate"
+else
+  fail "refusal message:"; sed 's/^/    /' "$WORK/refused.log"
+fi
+if [[ ! -e $WORK/refused ]]; then pass "nothing written when refused"; else fail "$WORK/refused exists"; fi
+
+"$LOCKSIM" run "$WORK/memory-huge.json" --out "$WORK/huge" >"$WORK/huge.log" 2>&1
+code=$?
+if [[ $code == 2 ]] && grep -q "would record about [0-9.]*e+09 events, about [0-9]* MB.*80% of the memory available" "$WORK/huge.log" \
+   && [[ ! -e $WORK/huge ]]; then
+  pass "256 x 10^6 refused by the default limit"
+else
+  fail "256 x 10^6: exit $code"; sed 's/^/    /' "$WORK/huge.log"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/stop.h"
+#include "sim/core/verdict.h"
 #include "sim/lock/script_variant.h"
 
 namespace locksim {
@@ -37,6 +38,44 @@ struct RunOptions {
 
 int run_command(const RunOptions& options, StopSignal& stop);
 
+// RunRow: one scenario x variant run as `run_scenarios` saw it (for commands built on runs).
+struct RunRow {
+  std::string scenario;
+  std::string variant;
+  Verdict observed = Verdict::kOk;
+  std::string observed_text;  // "mutex_violation (lease_expired)"
+  std::string expected_text;
+  bool matches = false;
+  bool undecided = false;       // interrupted, or the server was lost
+  bool stolen_renewal = false;  // a stolen_renewal finding
+  bool stale_release = false;   // a stale_release finding
+  std::string summary;          // the run's summary.md
+  std::vector<std::string> words;  // the findings that count, in words
+};
+
+struct Scenario;
+struct UserVariant;
+// run_scenarios: steps 2-4 of `run` on scenarios already loaded (with user variants added and
+// compiled here): the server, the runs, the reports and the table. Fills `rows` if given.
+int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
+                  const std::vector<UserVariant>& users, StopSignal& stop,
+                  std::vector<RunRow>* rows);
+
+// AuditOptions: `locksim audit`.
+struct AuditOptions {
+  std::vector<std::string> variant_files;
+  std::string scenarios_dir = "scenarios";
+  std::string redis_url;
+  std::string out_dir = "reports";
+  std::optional<std::uint64_t> seed;
+  bool progress = true;
+};
+
+// audit_command: runs each user lock and its reference through every scenario that shows a lock
+// property and prints one line per property. Exit 0: every property holds; 1: some does not;
+// 2: bad input; 3: a run could not decide or the harness failed.
+int audit_command(const AuditOptions& options, StopSignal& stop);
+
 struct CheckCommandOptions {
   std::string run_dir;
   std::vector<std::string> variant_files;  // needed to re-read runs of user variants
@@ -52,15 +91,15 @@ struct ListOptions {
 // UserVariant: a variant loaded from a --variant-file.
 struct UserVariant {
   std::string name;
-  std::string like;  // built-in whose expectations it must meet; empty: reported only
+  std::string like;  // the reference: the built-in whose expectations it must meet
   ScriptVariantSpec spec;
 };
 
 // register_variant_files: loads, validates and registers each file's variant (InputError).
 std::vector<UserVariant> register_variant_files(const std::vector<std::string>& files);
 
-// add_user_variants: runs each user variant in every scenario that lists its `like` variant,
-// expecting what that variant is expected to get (or in every scenario, expecting "any").
+// add_user_variants: runs each user variant in every scenario that lists its reference variant,
+// expecting what that variant is expected to get.
 struct Scenario;
 void add_user_variants(std::vector<Scenario>& scenarios, const std::vector<UserVariant>& users);
 

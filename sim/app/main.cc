@@ -60,9 +60,10 @@ int main(int argc, char** argv) {
           "--variant-file", run.variant_files,
           "A JSON file defining your own lock by its acquire/release(/extend) Lua scripts "
           "(repeatable).\n"
-          "With \"like\": \"lua_owner\" it runs wherever lua_owner runs and must get the same\n"
-          "verdicts; without, it runs everywhere and its verdicts are reported, not asserted.\n"
-          "See README.md \"Your own lock\"");
+          "It runs wherever its reference runs and must get the same verdicts: \"like\" names\n"
+          "the reference, else it is the built-in matching what the lock declares (renewal ->\n"
+          "lua_owner_renew, owner check -> lua_owner, TTL -> set_nx_ex, else naive). See\n"
+          "README.md \"Your own lock\" and `locksim audit`");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -78,6 +79,26 @@ int main(int argc, char** argv) {
       "list", "List the lock variants and the scenarios (default: ./scenarios), one line each");
   list_cmd->add_option("scenarios", list.paths, "Scenario files or directories");
   list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks");
+
+  AuditOptions audit;
+  std::string audit_seed_text;
+  CLI::App* audit_cmd = app.add_subcommand(
+      "audit",
+      "Is my lock broken, and where is it worse than the reference? Runs each --variant-file lock\n"
+      "and its reference (\"like\", or the built-in matching what it declares) through every\n"
+      "scenario whose \"shows\" names a property that applies, and prints one line per property:\n"
+      "YES, NO (and which way it differs from the reference) or UNDECIDED, with the run that shows\n"
+      "it; writes <out>/audit-<name>/audit.md. Exit 0: every property holds; 1: some does not;\n"
+      "2: bad input; 3: a run could not decide or the harness failed");
+  audit_cmd->add_option("variant_file", audit.variant_files, "Your lock's variant file(s)")
+      ->required();
+  audit_cmd->add_option("--scenarios", audit.scenarios_dir,
+                        "The directory of property scenarios")
+      ->capture_default_str();
+  audit_cmd->add_option("--redis", audit.redis_url, "As for run (default: a private server)");
+  audit_cmd->add_option("--out", audit.out_dir, "Report directory")->capture_default_str();
+  audit_cmd->add_option("--seed", audit_seed_text, "As for run");
+  audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
 
   try {
     app.parse(argc, argv);
@@ -95,6 +116,17 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     return run_command(run, stop);
+  }
+  if (*audit_cmd) {
+    try {
+      if (audit_cmd->count("--seed") > 0) audit.seed = parse_seed_flag(audit_seed_text);
+      check_out_flag(audit.out_dir);
+      if (audit_cmd->count("--redis") > 0) check_redis_flag(audit.redis_url);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return audit_command(audit, stop);
   }
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);

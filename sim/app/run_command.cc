@@ -119,6 +119,12 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
   }
+  return run_scenarios(options, std::move(scenarios), users, stop, nullptr);
+}
+
+int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
+                  const std::vector<UserVariant>& users, StopSignal& stop,
+                  std::vector<RunRow>* rows) {
   std::size_t pair_count = 0;
   for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
   // Memory: a run keeps its whole history until it is judged; refuse what would not fit.
@@ -326,6 +332,26 @@ int run_command(const RunOptions& options, StopSignal& stop) {
           if (!run.interrupted) {
             tally.runs += 1;
             tally.matched += run.matches ? 1 : 0;
+          }
+          if (rows != nullptr) {
+            RunRow row;
+            row.scenario = scenario.name;
+            row.variant = variant_name;
+            row.observed = run.result.verdict;
+            row.observed_text = describe_observation(run.result);
+            row.expected_text = describe_expectation(run.expected);
+            row.matches = run.matches;
+            row.undecided = run.interrupted || outcome.server_lost;
+            row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
+            row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
+            row.summary = (run_dir / "summary.md").string();
+            for (const Finding& f : run.result.findings) {
+              if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kStolenRenewal ||
+                  f.kind == FindingKind::kStaleRelease) {
+                row.words.push_back(f.words);
+              }
+            }
+            rows->push_back(std::move(row));
           }
           interrupted = run.interrupted;
           const bool server_lost = outcome.server_lost;

@@ -1,5 +1,6 @@
 // User Lua locks (--variant-file): registered before scenarios load, so scenario files may name
-// them; added to every scenario that lists their `like` variant, with its expectation.
+// them; added to every scenario that lists their reference variant (`like`, or the built-in that
+// matches what they declare), with that variant's expectation.
 #include <algorithm>
 
 #include "sim/app/commands.h"
@@ -14,7 +15,7 @@ std::vector<UserVariant> register_variant_files(const std::vector<std::string>& 
   for (const std::string& file : files) {
     const ScriptVariantSpec spec = load_script_variant(file, variant_names());
     register_variant(make_script_variant(spec));
-    users.push_back(UserVariant{spec.name, spec.like, spec});
+    users.push_back(UserVariant{spec.name, reference_variant(spec), spec});
   }
   return users;
 }
@@ -24,15 +25,9 @@ void add_user_variants(std::vector<Scenario>& scenarios, const std::vector<UserV
     for (const UserVariant& user : users) {
       const auto& listed = scenario.variants;
       if (std::find(listed.begin(), listed.end(), user.name) != listed.end()) continue;
-      Expectation expected;
-      nlohmann::json resolved_expectation = {{"verdict", "any"}};
-      if (!user.like.empty()) {
-        if (std::find(listed.begin(), listed.end(), user.like) == listed.end()) continue;
-        expected = scenario.expect.at(user.like);
-        resolved_expectation = scenario.resolved["expect"][user.like];
-      } else {
-        expected.any = true;
-      }
+      if (std::find(listed.begin(), listed.end(), user.like) == listed.end()) continue;
+      const Expectation expected = scenario.expect.at(user.like);
+      const nlohmann::json resolved_expectation = scenario.resolved["expect"][user.like];
       scenario.variants.push_back(user.name);
       scenario.expect[user.name] = expected;
       scenario.resolved["variants"].push_back(user.name);

@@ -255,12 +255,14 @@ void DriverClient::freeze() {
 }
 
 void DriverClient::thaw() {
+  // The resume is recorded before the renewal thread may run again, so a renewal that fell due
+  // while frozen is always stamped after the resume, never inside the pause window.
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("resume");
   {
     std::lock_guard<std::mutex> lock(renewal_mutex_);
     frozen_ = false;
   }
   renewal_wake_.notify_all();
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("resume");
 }
 
 void DriverClient::lose_lock() {

@@ -238,6 +238,18 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
   return out;
 }
 
+namespace {
+// mentions: whether any KEYS or ARGV template of `call` contains `placeholder`.
+bool mentions(const ScriptCall& call, std::string_view placeholder) {
+  for (const auto* list : {&call.keys, &call.args}) {
+    for (const std::string& text : *list) {
+      if (text.find(placeholder) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
                                       const std::vector<std::string>& known_variants) {
   static const std::regex kName("[a-z][a-z0-9_]{0,31}");
@@ -246,7 +258,8 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   const nlohmann::json document =
       json::read_json_file(path, json::kVariantFileLimits, "variant file");
   const JsonReader root(document, "$", spec.file);
-  root.expect_object({"name", "summary", "like", "uses_ttl", "acquire", "release", "extend"});
+  root.expect_object(
+      {"name", "summary", "like", "uses_ttl", "owner_check", "acquire", "release", "extend"});
   const JsonReader name = root.member("name");
   spec.name = name.matching(
       kName, "a variant name: a lowercase letter, then up to 31 lowercase letters, digits or '_'");
@@ -259,17 +272,33 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
       summary->fail("expected one line, got a line break");
     }
   }
-  if (spec.summary.empty()) spec.summary = "user Lua lock from " + spec.file;
   if (const auto like = root.optional_member("like")) {
     spec.like = like->one_of(known_variants, "variant", "known");
   }
-  if (const auto uses_ttl = root.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
   spec.acquire = parse_call(root.member("acquire"), {"{token}", "{ttl_ms}"});
   spec.release = parse_call(root.member("release"), {"{token}"});
   if (const auto extend = root.optional_member("extend")) {
     spec.extend = parse_call(*extend, {"{token}", "{ttl_ms}"});
   }
+  // What the lock declares: given explicitly, or read from the placeholders its scripts use.
+  spec.uses_ttl = mentions(spec.acquire, "{ttl_ms}") || mentions(spec.acquire, "{ttl_s}");
+  if (const auto uses_ttl = root.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
+  spec.owner_check = mentions(spec.release, "{token}");
+  if (const auto owner_check = root.optional_member("owner_check")) {
+    spec.owner_check = owner_check->boolean();
+  }
+  if (spec.summary.empty()) {
+    spec.summary = "user Lua lock from " + spec.file + "; judged as " + reference_variant(spec);
+  }
   return spec;
+}
+
+std::string reference_variant(const ScriptVariantSpec& spec) {
+  if (!spec.like.empty()) return spec.like;
+  if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
+  if (spec.owner_check && spec.uses_ttl) return "lua_owner";
+  if (spec.uses_ttl) return "set_nx_ex";
+  return "naive";
 }
 
 std::unique_ptr<const LockVariant> make_script_variant(const ScriptVariantSpec& spec) {

@@ -41,9 +41,13 @@ struct ScriptCall {
 struct ScriptVariantSpec {
   std::string file;
   std::string name;     // [a-z][a-z0-9_]{0,31}, not a built-in name
-  std::string summary;  // optional; defaults to "user Lua lock from <file>"
+  std::string summary;  // optional; defaults to "user Lua lock from <file>; judged as <reference>"
   std::string like;     // optional built-in whose expectations it should meet
+  // uses_ttl: the acquire sets a lease (default: its KEYS or ARGV use {ttl_ms} or {ttl_s}).
   bool uses_ttl = true;
+  // owner_check: the release deletes only its own token's key (default: the release's KEYS or
+  // ARGV use {token}).
+  bool owner_check = true;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -61,6 +65,11 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 // as written; linear in the size of the result for any input.
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
                                 std::int64_t ttl_ms);
+
+// reference_variant: the built-in a user lock is judged against: `like` if given, else from what
+// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL -> lua_owner;
+// TTL -> set_nx_ex; no TTL -> naive.
+std::string reference_variant(const ScriptVariantSpec& spec);
 
 // make_script_variant: the variant the spec describes.
 std::unique_ptr<const LockVariant> make_script_variant(const ScriptVariantSpec& spec);

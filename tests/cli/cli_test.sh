@@ -189,11 +189,11 @@ expect_code "a run stopped by its time limit does not pass as ok" 1 $?
 expect_verdict "a run stopped by its time limit is unknown" unknown "$WORK/out-stuck/stuck/latest/results.json" lua_owner
 expect_grep "the summary says the time limit stopped it" "Incomplete run.*time_limit" "$WORK/out-stuck/stuck/latest/summary.md"
 cat >"$WORK/table_lock.json" <<'JSON'
-{"name": "table_lock", "acquire": {"script": "return {1, 2}"},
+{"name": "table_lock", "like": "lua_owner", "acquire": {"script": "return {1, 2}"},
  "release": {"script": "return redis.call('DEL', KEYS[1])", "args": []}}
 JSON
 cat >"$WORK/loop_lock.json" <<'JSON'
-{"name": "loop_lock", "acquire": {"script": "while true do end"},
+{"name": "loop_lock", "like": "lua_owner", "acquire": {"script": "while true do end"},
  "release": {"script": "return redis.call('DEL', KEYS[1])", "args": []}}
 JSON
 cat >"$WORK/twice.json" <<'JSON'

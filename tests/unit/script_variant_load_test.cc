@@ -73,7 +73,40 @@ TEST_F(VariantFileTest, ValidFileLoadsWithDefaults) {
   EXPECT_EQ(spec.acquire.keys, std::vector<std::string>{"{key}"});
   EXPECT_EQ(spec.release.args, std::vector<std::string>{"{token}"});
   EXPECT_FALSE(spec.extend.has_value());
-  EXPECT_EQ(spec.summary, "user Lua lock from " + path.string());
+  EXPECT_EQ(spec.summary, "user Lua lock from " + path.string() + "; judged as lua_owner");
+}
+
+// What a lock declares is read from its placeholders unless given: a TTL when the acquire passes
+// {ttl_ms} or {ttl_s}, an owner check when the release passes {token}; the reference it is judged
+// against follows (like, else the built-in with the same declarations).
+TEST_F(VariantFileTest, DeclarationsAndReferenceFollowThePlaceholders) {
+  struct Case {
+    std::string acquire_args, release_args, extra;
+    bool uses_ttl, owner_check;
+    std::string reference;
+  };
+  const std::vector<Case> cases = {
+      {R"(["{token}", "{ttl_ms}"])", R"(["{token}"])", "", true, true, "lua_owner"},
+      {R"(["{token}", "{ttl_s}"])", R"(["{token}"])",
+       R"(, "extend": {"script": "return 1"})", true, true, "lua_owner_renew"},
+      {R"(["{token}", "{ttl_ms}"])", R"([])", "", true, false, "set_nx_ex"},
+      {R"(["{token}"])", R"(["{token}"])", "", false, true, "naive"},
+      {R"(["1"])", R"([])", R"(, "extend": {"script": "return 1"})", false, false, "naive"},
+      // Explicit declarations win over the placeholders.
+      {R"(["{token}", "{ttl_ms}"])", R"(["{token}"])", R"(, "owner_check": false)", true, false,
+       "set_nx_ex"},
+      {R"(["{token}"])", R"(["{token}"])", R"(, "uses_ttl": true)", true, true, "lua_owner"},
+      {R"(["{token}"])", R"([])", R"(, "like": "lua_owner")", false, false, "lua_owner"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = R"({"name": "x", "acquire": {"script": "r", "args": )" +
+                             c.acquire_args + R"(}, "release": {"script": "r", "args": )" +
+                             c.release_args + "}" + c.extra + "}";
+    const ScriptVariantSpec spec = load_script_variant(write(text), kKnown);
+    EXPECT_EQ(spec.uses_ttl, c.uses_ttl) << text;
+    EXPECT_EQ(spec.owner_check, c.owner_check) << text;
+    EXPECT_EQ(reference_variant(spec), c.reference) << text;
+  }
 }
 
 // Unknown keys name their path with a did-you-mean; wrong types name what was expected.

@@ -1,0 +1,266 @@
+// `locksim audit`: is my lock broken, and where is it worse than the reference?
+//
+// Each user lock runs, side by side with its reference variant (`like`, or the built-in that
+// matches what it declares), through every catalogue scenario whose "shows" names a property that
+// applies to it. Each property gets one line: YES or NO (or UNDECIDED when a run could not
+// decide), how the lock compares with the reference in that scenario, and the run that shows it.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "sim/app/commands.h"
+#include "sim/core/error.h"
+#include "sim/lock/registry.h"
+#include "sim/report/files.h"
+#include "sim/scenario/loader.h"
+#include "sim/scenario/scenario.h"
+
+namespace locksim {
+namespace fs = std::filesystem;
+namespace {
+
+struct Property {
+  const char* name;
+  const char* words;
+  bool needs_renewal;
+  const char* failure;  // what a failing run shows, in words; nullptr: its verdict says it
+};
+
+// The order of the table; the names are lock_properties().
+const Property kProperties[] = {
+    {"exclusive_without_faults", "exclusive without faults", false, nullptr},
+    {"survives_crash", "survives a crash of the holder", false, nullptr},
+    {"refuses_stale_release", "refuses a stale release", false,
+     "a release deleted another client's key"},
+    {"renewal_keeps_live_holder", "renewal keeps a live holder", true, nullptr},
+    {"renewal_never_steals", "renewal never extends someone else's lock", true,
+     "an extend succeeded on another client's key"},
+    {"recovers_after_ttl", "recovers after the TTL", false, nullptr},
+};
+
+bool decided(const RunRow& row) { return !row.undecided && row.observed != Verdict::kUnknown; }
+
+// has: whether the run shows the property (only meaningful when decided).
+bool has(const Property& p, const RunRow& row) {
+  const std::string name = p.name;
+  if (row.observed == Verdict::kError) return false;
+  if (name == "refuses_stale_release") return !row.stale_release;
+  if (name == "renewal_never_steals") return !row.stolen_renewal;
+  if (name == "renewal_keeps_live_holder") return row.matches;
+  return row.observed == Verdict::kOk;  // exclusive, survives a crash, recovers after the TTL
+}
+
+std::string what(const Property& p, const RunRow& row) {
+  if (row.observed != Verdict::kError && p.failure != nullptr && !has(p, row)) return p.failure;
+  return row.observed_text;
+}
+
+std::string relative(const std::string& path, const fs::path& base) {
+  std::error_code error;
+  const fs::path rel = fs::relative(path, base, error);
+  return error ? path : rel.string();
+}
+
+struct Line {
+  const Property* property;
+  std::string answer;  // YES, NO, UNDECIDED, n/a
+  std::string detail;
+  std::string link;  // a summary.md
+};
+
+// judge: one property's line from the user's and the reference's rows of each scenario showing it.
+// NO as soon as one decided run lacks the property; UNDECIDED if a run could not decide; else
+// YES, with the strongest evidence: a scenario where the reference fails and the lock does not,
+// else one whose run is ok, else the first.
+Line judge(const Property& p, const std::string& reference,
+           const std::vector<std::pair<const RunRow*, const RunRow*>>& pairs) {
+  std::optional<Line> undecided;
+  std::optional<Line> better;
+  std::optional<Line> ok;
+  std::optional<Line> first;
+  for (const auto& [user, ref] : pairs) {
+    if (!decided(*user)) {
+      if (!undecided) {
+        undecided = Line{&p, "UNDECIDED",
+                         user->scenario + ": " + user->observed_text + " (the run could not decide)",
+                         user->summary};
+      }
+      continue;
+    }
+    const bool ref_decided = ref != nullptr && decided(*ref);
+    const bool ref_has = ref_decided && has(p, *ref);
+    if (!has(p, *user)) {
+      std::string detail = user->scenario + ": " + what(p, *user);
+      if (!ref_decided) {
+        detail += " (" + reference + " could not be compared)";
+      } else if (ref_has) {
+        detail += "; worse than " + reference + ", which is " + ref->observed_text + " here";
+      } else {
+        detail += "; as " + reference + " (" + what(p, *ref) + ")";
+      }
+      return {&p, "NO", detail, user->summary};
+    }
+    if (ref_decided && !ref_has) {
+      if (!better) {
+        better = Line{&p, "YES",
+                      user->scenario + ": " + user->observed_text + "; better than " + reference +
+                          ", which shows " + what(p, *ref),
+                      user->summary};
+      }
+      continue;
+    }
+    std::string detail = user->scenario + ": " + user->observed_text;
+    if (ref == nullptr || ref->observed_text == user->observed_text) {
+      detail += ", as " + reference;
+    } else {
+      detail += "; " + reference + ": " + ref->observed_text;
+    }
+    Line line{&p, "YES", detail, user->summary};
+    if (!ok && user->observed == Verdict::kOk) ok = line;
+    if (!first) first = line;
+  }
+  if (undecided) return *undecided;
+  Line line = better ? *better : ok ? *ok : *first;
+  if (pairs.size() > 1) {
+    line.detail += " (" + std::to_string(pairs.size()) + " scenarios agree)";
+  }
+  return line;
+}
+
+}  // namespace
+
+int audit_command(const AuditOptions& options, StopSignal& stop) {
+  std::vector<UserVariant> users;
+  std::vector<Scenario> catalogue;
+  try {
+    users = register_variant_files(options.variant_files);
+    catalogue = load_scenarios({fs::path(options.scenarios_dir)}, variant_names());
+  } catch (const InputError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const bool any_shows = std::any_of(catalogue.begin(), catalogue.end(),
+                                     [](const Scenario& s) { return !s.shows.empty(); });
+  if (!any_shows) {
+    std::cerr << "locksim: " << options.scenarios_dir
+              << ": no scenario has \"shows\"; audit needs the catalogue's property scenarios\n";
+    return kExitUsage;
+  }
+
+  int exit_code = kExitOk;
+  for (const UserVariant& user : users) {
+    const std::string& reference = user.like;
+    const bool renews = user.spec.extend.has_value();
+    // The scenarios to run: each shows an applicable property and lists the reference.
+    std::vector<Scenario> scenarios;
+    for (const Scenario& s : catalogue) {
+      const bool applies = std::any_of(s.shows.begin(), s.shows.end(), [&](const std::string& n) {
+        const auto* p = std::find_if(std::begin(kProperties), std::end(kProperties),
+                                     [&](const Property& q) { return n == q.name; });
+        return p != std::end(kProperties) && (renews || !p->needs_renewal);
+      });
+      if (!applies) continue;
+      if (std::find(s.variants.begin(), s.variants.end(), reference) == s.variants.end()) continue;
+      Scenario copy = s;
+      copy.variants = {reference, user.name};
+      const Expectation expected = s.expect.at(reference);
+      copy.expect = {{reference, expected}, {user.name, expected}};
+      const nlohmann::json resolved_expectation = s.resolved["expect"][reference];
+      copy.resolved["variants"] = {reference, user.name};
+      copy.resolved["expect"] = {{reference, resolved_expectation},
+                                 {user.name, resolved_expectation}};
+      scenarios.push_back(std::move(copy));
+    }
+    const fs::path out = fs::path(options.out_dir) / ("audit-" + user.name);
+    std::cout << "locksim audit: " << user.name << " (" << user.spec.file << ") against "
+              << reference << "; declares: " << (user.spec.uses_ttl ? "TTL" : "no TTL") << ", "
+              << (user.spec.owner_check ? "owner-checked release" : "release without owner check")
+              << ", " << (renews ? "renewal" : "no renewal") << "; " << scenarios.size()
+              << " scenario(s)" << std::endl;
+    std::vector<RunRow> rows;
+    int code = kExitOk;
+    if (!scenarios.empty()) {
+      RunOptions run;
+      run.redis_url = options.redis_url;
+      run.out_dir = out.string();
+      run.seed = options.seed;
+      run.progress = options.progress;
+      code = run_scenarios(run, scenarios, {user}, stop, &rows);
+      if (code == kExitUsage || code == kExitInterrupted) return code;
+    }
+
+    std::vector<Line> lines;
+    for (const Property& p : kProperties) {
+      if (p.needs_renewal && !renews) {
+        lines.push_back({&p, "n/a", "the lock has no extend script", ""});
+        continue;
+      }
+      std::vector<std::pair<const RunRow*, const RunRow*>> pairs;
+      for (const Scenario& s : scenarios) {
+        if (std::find(s.shows.begin(), s.shows.end(), p.name) == s.shows.end()) continue;
+        const RunRow* user_row = nullptr;
+        const RunRow* ref_row = nullptr;
+        for (const RunRow& row : rows) {
+          if (row.scenario != s.name) continue;
+          if (row.variant == user.name) user_row = &row;
+          if (row.variant == reference) ref_row = &row;
+        }
+        if (user_row != nullptr) pairs.emplace_back(user_row, ref_row);
+      }
+      if (pairs.empty()) {
+        lines.push_back({&p, code == kExitEnvironment ? "UNDECIDED" : "n/a",
+                         code == kExitEnvironment
+                             ? "not run: the harness failed"
+                             : "no scenario in " + options.scenarios_dir + " shows it for " +
+                                   reference,
+                         ""});
+        continue;
+      }
+      lines.push_back(judge(p, reference, pairs));
+    }
+
+    std::ostringstream table;
+    std::ostringstream md;
+    md << "# Audit of " << user.name << "\n\n"
+       << "File: `" << user.spec.file << "`; reference: `" << reference << "`; declares "
+       << (user.spec.uses_ttl ? "a TTL" : "no TTL") << ", "
+       << (user.spec.owner_check ? "an owner-checked release" : "a release without owner check")
+       << ", " << (renews ? "renewal" : "no renewal") << ".\n\n"
+       << "| property | answer | how it compares | run |\n|---|---|---|---|\n";
+    bool no = false;
+    bool undecided = false;
+    for (const Line& line : lines) {
+      no = no || line.answer == "NO";
+      undecided = undecided || line.answer == "UNDECIDED";
+      table << "  " << line.property->words
+            << std::string(44 - std::string(line.property->words).size(), ' ') << line.answer
+            << std::string(11 - line.answer.size(), ' ') << line.detail << "\n";
+      if (!line.link.empty()) table << std::string(57, ' ') << line.link << "\n";
+      md << "| " << line.property->words << " | " << line.answer << " | " << line.detail << " | "
+         << (line.link.empty() ? std::string()
+                               : "[summary](" + relative(line.link, out) + ")")
+         << " |\n";
+    }
+    std::cout << "\nAudit of " << user.name << " (reference " << reference << "):\n"
+              << table.str();
+    try {
+      fs::create_directories(out);
+      write_file_atomically(out / "audit.md", md.str());
+      std::cout << "Audit: " << (out / "audit.md").string() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "locksim: cannot write " << (out / "audit.md").string() << ": " << e.what()
+                << "\n";
+      return kExitEnvironment;
+    }
+    const int user_code = no ? kExitMismatch : (undecided || code == kExitEnvironment)
+                                                   ? kExitEnvironment
+                                                   : kExitOk;
+    if (user_code == kExitMismatch || exit_code == kExitOk) exit_code = user_code;
+  }
+  return exit_code;
+}
+
+}  // namespace locksim

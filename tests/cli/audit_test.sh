@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# audit_test.sh LOCKSIM SOURCE_DIR: `locksim audit` judges a user's Lua lock property by property
+# against its reference, on a private redis-server. Proves: a correct lock (with and without
+# renewal) gets YES on every line and exit 0; each of five broken locks gets NO on exactly the
+# property it breaks, worded against the reference, and exit 1; audit.md is written; a lock
+# without an extend script gets n/a on the renewal lines; a bad lock file exits 2 and writes
+# nothing.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-audit-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+expect_code() {  # expect_code NAME EXPECTED ACTUAL
+  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
+}
+expect_grep() {  # expect_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
+}
+expect_no_grep() {  # expect_no_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then fail "$1: '$2' in $3:"; sed 's/^/    /' "$3"; else pass "$1"; fi
+}
+
+# lock NAME ACQUIRE RELEASE [EXTEND]: writes $WORK/NAME.json, a lock file with these scripts.
+lock() {
+  local extend=""
+  if [[ $# -ge 4 ]]; then
+    extend=", \"extend\": {\"script\": \"$4\", \"keys\": [\"{key}\"], \"args\": [\"{token}\", \"{ttl_ms}\"]}"
+  fi
+  cat >"$WORK/$1.json" <<JSON
+{"name": "$1",
+ "acquire": {"script": "$2", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+ "release": {"script": "$3", "keys": ["{key}"], "args": ["{token}"]}$extend}
+JSON
+}
+SET_NX="if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"
+OWNER_DEL="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+OWNER_PEXPIRE="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+lock good "$SET_NX" "$OWNER_DEL"
+lock good_renew "$SET_NX" "$OWNER_DEL" "$OWNER_PEXPIRE"
+# Broken, one property each.
+lock not_exclusive "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1" "$OWNER_DEL"
+lock blind_release "$SET_NX" "return redis.call('DEL', KEYS[1])"
+lock long_ttl "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', tonumber(ARGV[2]) * 100) then return 1 end return 0" "$OWNER_DEL"
+lock steal_renew "$SET_NX" "$OWNER_DEL" "return redis.call('PEXPIRE', KEYS[1], ARGV[2])"
+lock lazy_renew "$SET_NX" "$OWNER_DEL" "return 1"
+
+# audit NAME: runs the audit of $WORK/NAME.json; output in $WORK/NAME.log, exit code in $code.
+audit() {
+  "$LOCKSIM" audit "$WORK/$1.json" --scenarios "$SOURCE/scenarios" --out "$WORK/out" --seed 1 \
+    --no-progress >"$WORK/$1.log" 2>&1
+  code=$?
+}
+line() { grep -- "^  $2 " "$WORK/$1.log" >"$WORK/$1.line" || echo "(no line '$2')" >"$WORK/$1.line"; }
+
+audit good
+expect_code "a correct lock passes the audit" 0 "$code"
+expect_grep "its reference is lua_owner" "reference lua_owner)" "$WORK/good.log"
+for p in "exclusive without faults" "survives a crash of the holder" "refuses a stale release" \
+         "recovers after the TTL"; do
+  line good "$p"; expect_grep "good: $p is YES" "YES" "$WORK/good.line"
+done
+line good "renewal keeps a live holder"
+expect_grep "good: renewal lines are n/a without an extend script" "n/a" "$WORK/good.line"
+expect_grep "audit.md is written" "| exclusive without faults | YES |" "$WORK/out/audit-good/audit.md"
+
+audit good_renew
+expect_code "a correct renewing lock passes the audit" 0 "$code"
+expect_grep "its reference is lua_owner_renew" "reference lua_owner_renew)" "$WORK/good_renew.log"
+expect_no_grep "good_renew: no NO" " NO " "$WORK/good_renew.log"
+line good_renew "renewal keeps a live holder"
+expect_grep "good_renew: renewal keeps a live holder is YES" "YES" "$WORK/good_renew.line"
+
+audit not_exclusive
+expect_code "a lock without NX fails the audit" 1 "$code"
+line not_exclusive "exclusive without faults"
+expect_grep "not_exclusive: exclusive is NO, worse than lua_owner" "NO .*mutex_violation.*worse than lua_owner, which is ok" "$WORK/not_exclusive.line"
+
+audit blind_release
+expect_code "a release without owner check fails the audit" 1 "$code"
+line blind_release "refuses a stale release"
+expect_grep "blind_release: stale release is NO" "NO .*a release deleted another client's key; worse than lua_owner" "$WORK/blind_release.line"
+line blind_release "exclusive without faults"
+expect_grep "blind_release: still exclusive without faults" "YES" "$WORK/blind_release.line"
+
+audit long_ttl
+expect_code "a lock that sets a hundredfold TTL fails the audit" 1 "$code"
+line long_ttl "recovers after the TTL"
+expect_grep "long_ttl: recovers after the TTL is NO (deadlock)" "NO .*deadlock.*worse than lua_owner" "$WORK/long_ttl.line"
+
+audit steal_renew
+expect_code "a renewal without owner check fails the audit" 1 "$code"
+line steal_renew "renewal never extends someone else's lock"
+expect_grep "steal_renew: stolen renewal is NO" "NO .*an extend succeeded on another client's key; worse than lua_owner_renew" "$WORK/steal_renew.line"
+
+audit lazy_renew
+expect_code "a renewal that extends nothing fails the audit" 1 "$code"
+line lazy_renew "renewal keeps a live holder"
+expect_grep "lazy_renew: renewal keeps a live holder is NO" "NO .*worse than lua_owner_renew" "$WORK/lazy_renew.line"
+
+# Bad input: exit 2, nothing written.
+echo '{"name": "broken", "acquire": {"script": 7}}' >"$WORK/broken.json"
+"$LOCKSIM" audit "$WORK/broken.json" --scenarios "$SOURCE/scenarios" --out "$WORK/bad-out" \
+  >"$WORK/broken.log" 2>&1
+expect_code "a bad lock file is a usage error" 2 $?
+expect_grep "the error names the file" "broken.json" "$WORK/broken.log"
+if [[ -e $WORK/bad-out ]]; then fail "a bad lock file wrote $WORK/bad-out"; else pass "a bad lock file writes nothing"; fi
+
+echo "passed: $passed, failed: $failed"
+[[ $failed -eq 0 ]]

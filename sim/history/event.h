@@ -100,6 +100,9 @@ struct AcquireFacts {
   std::int64_t fencing = -1;   // ok: the fencing number the grant carried; -1: none
   std::int32_t attempts = -1;  // ok, fail, info: attempts made
   std::int32_t validity_ms = -1;  // ok: the lease the lock promises if not ttl_ms; -1: ttl_ms
+  // invoke (open-loop contention studies): when the acquire was due by the client's schedule,
+  // at or before the invoke; latency is measured from it. -1: the invoke's own time.
+  Nanos intended_ns = -1;
 };
 // ReleaseFacts (f == kRelease).
 struct ReleaseFacts {

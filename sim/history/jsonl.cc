@@ -31,6 +31,7 @@ void append_event(std::string& out, const History& history, const Event& event, 
     if (acquire->sent_ns >= 0) line.number("sent_ns", acquire->sent_ns);
     if (acquire->fencing >= 0) line.number("fencing", acquire->fencing);
     if (acquire->validity_ms >= 0) line.number("validity_ms", acquire->validity_ms);
+    if (acquire->intended_ns >= 0) line.number("intended_ns", acquire->intended_ns);
   } else if (const auto* release = std::get_if<ReleaseFacts>(&event.facts)) {
     if (release->deleted >= 0) line.number("deleted", release->deleted);
   } else if (const auto* extend = std::get_if<ExtendFacts>(&event.facts)) {
@@ -167,6 +168,7 @@ class Reader {
         if (j.contains("sent_ns")) facts.sent_ns = big(j, "sent_ns");
         if (j.contains("fencing")) facts.fencing = big(j, "fencing");
         if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
+        if (j.contains("intended_ns")) facts.intended_ns = big(j, "intended_ns");
         break;
       }
       case Op::kRelease:

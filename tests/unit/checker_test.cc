@@ -11,126 +11,17 @@
 #include <vector>
 
 #include "sim/checker/check.h"
+#include "tests/unit/history_builder.h"
 
 namespace locksim {
 namespace {
 
+using test::HistoryBuilder;
+using test::ms;
+
 constexpr int A = 0;
 constexpr int B = 1;
 constexpr int C = 2;
-
-Nanos ms(double value) { return static_cast<Nanos>(std::llround(value * 1e6)); }
-
-// HistoryBuilder: appends events in any order; build() sorts them by time as History promises.
-class HistoryBuilder {
- public:
-  explicit HistoryBuilder(std::vector<std::string> clients = {"A", "B", "C"}) {
-    history_.clients = std::move(clients);
-  }
-
-  HistoryBuilder& event(Nanos t, int client, EventType type, Op f,
-                        const std::string& key = "lock") {
-    Event e = Event::make(type, f);
-    e.time_ns = t;
-    e.client = client;
-    e.key = history_.key_id(key);
-    history_.events.push_back(e);
-    return *this;
-  }
-  Event& last() { return history_.events.back(); }
-  std::vector<Event>& events() { return history_.events; }
-  StringId str(const std::string& text) { return history_.strings.add(text); }
-
-  HistoryBuilder& acquire_invoke(Nanos t, int client, std::int64_t ttl_ms = -1,
-                                 const std::string& key = "lock") {
-    event(t, client, EventType::kInvoke, Op::kAcquire, key);
-    last().ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    return *this;
-  }
-  // acquire_ok: the ok and the enter right after it.
-  HistoryBuilder& acquire_ok(Nanos t, int client, std::int64_t ttl_ms = -1,
-                             const std::string& key = "lock") {
-    event(t, client, EventType::kOk, Op::kAcquire, key);
-    last().ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    last().token = str("token-" + std::to_string(history_.events.size()));
-    last().acquire().attempts = 1;
-    return event(t, client, EventType::kOk, Op::kEnter, key);
-  }
-  HistoryBuilder& acquire_end(Nanos t, int client, EventType type,
-                              const std::string& key = "lock") {
-    event(t, client, type, Op::kAcquire, key);
-    last().error = type == EventType::kInfo ? ErrorKind::kTimeout : ErrorKind::kGaveUp;
-    last().message = str(type == EventType::kInfo ? "no reply" : "gave up");
-    return *this;
-  }
-  // release: exit, release invoke at the same instant, release ok deleting `count` at `done`.
-  HistoryBuilder& release(Nanos exit, Nanos done, int client, std::int64_t count = 1,
-                          const std::string& key = "lock") {
-    event(exit, client, EventType::kOk, Op::kExit, key);
-    event(exit, client, EventType::kInvoke, Op::kRelease, key);
-    event(done, client, EventType::kOk, Op::kRelease, key);
-    last().release().deleted = static_cast<std::int32_t>(count);
-    return *this;
-  }
-  // hold: a whole successful cycle.
-  HistoryBuilder& hold(int client, Nanos invoke, Nanos ok, Nanos exit, Nanos done,
-                       std::int64_t ttl_ms = -1, const std::string& key = "lock") {
-    acquire_invoke(invoke, client, ttl_ms, key);
-    acquire_ok(ok, client, ttl_ms, key);
-    return release(exit, done, client, 1, key);
-  }
-  HistoryBuilder& crash(Nanos t, int client) {
-    return event(t, client, EventType::kInfo, Op::kCrash, "");
-  }
-  // extend: a renewal invoked at `invoke` whose ok (1: extended, 0: refused) came at `done`.
-  HistoryBuilder& extend(Nanos invoke, Nanos done, int client, std::int64_t ttl_ms,
-                         std::int64_t count = 1, const std::string& key = "lock") {
-    event(invoke, client, EventType::kInvoke, Op::kExtend, key);
-    last().ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    last().token = str("renewal");
-    event(done, client, EventType::kOk, Op::kExtend, key);
-    last().extend().extended = static_cast<std::int32_t>(count);
-    return *this;
-  }
-  // renewals: extends every `period` from `first` while before `until`, each ok 0.5 ms later.
-  HistoryBuilder& renewals(Nanos first, Nanos until, Nanos period, int client,
-                           std::int64_t ttl_ms) {
-    for (Nanos t = first; t < until; t += period) extend(t, t + ms(0.5), client, ttl_ms);
-    return *this;
-  }
-  HistoryBuilder& fault(Nanos t, int client, const std::string& name = "lose_lock") {
-    event(t, client, EventType::kInfo, Op::kFault);
-    last().fault().name = str(name);
-    return *this;
-  }
-  // read, write: the protected resource (counter value or record id with 1/0 exists).
-  HistoryBuilder& read(Nanos t, int client, const std::string& resource, std::int64_t count,
-                       const std::string& record_id = "") {
-    event(t, client, EventType::kOk, Op::kRead, resource);
-    last().resource().value = count;
-    last().resource().record = str(record_id);
-    return *this;
-  }
-  HistoryBuilder& write(Nanos t, int client, const std::string& resource, std::int64_t count,
-                        std::optional<std::int64_t> base, const std::string& record_id = "") {
-    event(t, client, EventType::kOk, Op::kWrite, resource);
-    last().resource().value = count;
-    last().resource().has_base = base.has_value();
-    last().resource().base = base.value_or(0);
-    last().resource().record = str(record_id);
-    return *this;
-  }
-
-  History build() const {
-    History h = history_;
-    std::stable_sort(h.events.begin(), h.events.end(),
-                     [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
-    return h;
-  }
-
- private:
-  History history_;
-};
 
 std::vector<const Finding*> violations(const CheckResult& r) {
   return r.of(FindingKind::kMutexViolation);

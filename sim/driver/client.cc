@@ -114,7 +114,7 @@ LockContext DriverClient::context(CallFaults* faults) {
 }
 
 AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
-                                    CallFaults* faults) {
+                                    CallFaults* faults, Nanos intended_ns) {
   LOCKSIM_ASSERT(!holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
@@ -123,6 +123,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
 
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
   if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+  if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
   const Nanos start = invoke.time_ns;
   const Nanos deadline = start + ms_to_ns(timeout_ms);
   // Once refused, the client is waiting for the lock until this call returns.

@@ -44,9 +44,10 @@ class DriverClient {
 
   // acquire: attempts until acquired, the timeout passes (fail), an indeterminate error (info),
   // the run stops, or a crash fault fires. Records invoke and its completion; on success records
-  // enter right after and starts renewing if the variant renews.
+  // enter right after and starts renewing if the variant renews. `intended_ns` (open loop): when
+  // the acquire was due by the client's schedule; recorded on the invoke.
   AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
-                        CallFaults* faults = nullptr);
+                        CallFaults* faults = nullptr, Nanos intended_ns = -1);
   // release: stops renewing, records exit, then the release invoke and completion. With
   // `unsaved_token` the variant is given a token that was never saved (Doc C). Returns false if
   // a crash fault fired inside the release. Requires holding().

@@ -94,6 +94,11 @@ class ServerWatch {
 
 double progress_fraction(RunContext& run) {
   const Scenario& scenario = run.scenario();
+  if (scenario.workload && scenario.workload->duration_ms > 0) {
+    const double total_ns =
+        static_cast<double>(ms_to_ns(scenario.workload->warmup_ms + scenario.workload->duration_ms));
+    return std::min(1.0, static_cast<double>(run.clock().now_ns()) / total_ns);
+  }
   if (scenario.workload) {
     const auto total = static_cast<double>(scenario.workload->clients) *
                        static_cast<double>(scenario.workload->cycles);
@@ -118,7 +123,18 @@ double estimated_events(const Scenario& scenario, const LockVariant& variant) {
                              w.lose_probability * static_cast<double>(w.lose_sleep_ms);
     per_cycle += 2.0 * (1.0 + inside_ms / period_ms);
   }
-  return static_cast<double>(w.clients) * static_cast<double>(w.cycles) * per_cycle;
+  double cycles = static_cast<double>(w.clients) * static_cast<double>(w.cycles);
+  if (w.duration_ms > 0) {
+    // Time-bounded: at most what one Redis serves (well under 200k cycles a second on loopback),
+    // or what the clients' work and schedule allow, whichever is less.
+    const double seconds = static_cast<double>(w.warmup_ms + w.duration_ms) / 1000.0;
+    const double per_client_per_s =
+        w.arrival_per_s > 0 ? w.arrival_per_s
+                            : 1000.0 / std::max(0.005, static_cast<double>(w.work_ms.min_ms +
+                                                                            w.rest_ms.min_ms));
+    cycles = seconds * std::min(200000.0, static_cast<double>(w.clients) * per_client_per_s);
+  }
+  return cycles * per_cycle;
 }
 
 RunOutcome run_scenario(const RunRequest& request) {

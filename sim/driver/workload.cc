@@ -21,12 +21,30 @@ void run_workload_client(RunContext& run, DriverClient& client) {
   const std::string key =
       workload.keys == 1 ? scenario.lock.key
                          : scenario.lock.key + "-" + std::to_string(client.index() % workload.keys);
-  for (int cycle = 0; cycle < workload.cycles; ++cycle) {
+  // Time-bounded (contention studies): loop until the end of the measured window.
+  const bool timed = workload.duration_ms > 0;
+  const Nanos end_ns = ms_to_ns(workload.warmup_ms + workload.duration_ms);
+  // Open loop: acquires fall due every interval from a random phase, so clients do not start in
+  // lockstep; a client behind schedule acquires at once.
+  const bool open_loop = workload.arrival_per_s > 0;
+  const auto interval_ns = open_loop ? static_cast<Nanos>(1e9 / workload.arrival_per_s) : 0;
+  Nanos due_ns = open_loop ? static_cast<Nanos>(client.rng().uniform(0, interval_ns)) : -1;
+  for (int cycle = 0; timed ? run.clock().now_ns() < end_ns : cycle < workload.cycles; ++cycle) {
     if (run.should_stop()) {
       run.stopped_early = true;
       return;
     }
-    const AcquireStatus status = client.acquire(key, scenario.lock.acquire_timeout_ms);
+    if (open_loop) {
+      const Nanos now = run.clock().now_ns();
+      if (due_ns > now && !run.pause(due_ns - now)) {
+        run.stopped_early = true;
+        return;
+      }
+      if (timed && due_ns >= end_ns) return;
+    }
+    const AcquireStatus status =
+        client.acquire(key, scenario.lock.acquire_timeout_ms, nullptr, due_ns);
+    if (open_loop) due_ns += interval_ns;
     if (status == AcquireStatus::kStopped) {
       run.stopped_early = true;
       return;
@@ -50,12 +68,13 @@ void run_workload_client(RunContext& run, DriverClient& client) {
         client.crash();
         run.note(client.name() + " crashed inside the critical section (cycle " +
                  std::to_string(cycle + 1) + ")");
-        run.cycles_done += workload.cycles - cycle;
+        if (!timed) run.cycles_done += workload.cycles - cycle;
         return;
       }
       client.release();
     }
     run.cycles_done += 1;
+    if (open_loop) continue;  // the schedule, not a rest, decides when the next acquire is due
     const std::int64_t rest_ms = draw_ms(client.rng(), workload.rest_ms);
     if (rest_ms > 0) run.pause(ms_to_ns(rest_ms));
   }

@@ -234,6 +234,7 @@ RedisResult Connection::command(const std::vector<std::string>& args) {
 
 RedisResult Connection::run(int argc, const char** argv, const std::size_t* lengths) {
   if (context_ == nullptr) return last_error_;
+  ++round_trips_;
   errno = 0;
   std::unique_ptr<redisReply, ReplyDeleter> reply(
       static_cast<redisReply*>(redisCommandArgv(context_.get(), argc, argv, lengths)));

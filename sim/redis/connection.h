@@ -99,6 +99,8 @@ class Connection {
   void close();
 
   const Endpoint& endpoint() const { return endpoint_; }
+  // round_trips: commands sent on this connection so far (each waits for its reply).
+  std::uint64_t round_trips() const { return round_trips_; }
 
  private:
   RedisResult run(int argc, const char** argv, const std::size_t* lengths);
@@ -111,6 +113,7 @@ class Connection {
   ConnectionOptions options_;
   std::unique_ptr<redisContext, ContextDeleter> context_;
   RedisResult last_error_;
+  std::uint64_t round_trips_ = 0;
 };
 
 }  // namespace locksim

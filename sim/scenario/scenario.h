@@ -129,6 +129,15 @@ struct Workload {
   // "lose_lock", stays inside for lose_sleep_ms (default 3 x ttl_ms), then releases.
   double lose_probability = 0.0;   // 0..1
   std::int64_t lose_sleep_ms = 0;  // 0: 3 x lock.ttl_ms
+  // Time-bounded runs (contention studies): with duration_ms > 0 each client loops until
+  // warmup_ms + duration_ms after the run's start, whatever `cycles` says; the metrics are taken
+  // over [warmup_ms, warmup_ms + duration_ms).
+  std::int64_t warmup_ms = 0;
+  std::int64_t duration_ms = 0;
+  // Open loop: > 0: each client's acquires are due at this rate (per second), on a fixed
+  // schedule; a client behind schedule acquires at once and its latency counts from when the
+  // acquire was due. There is no rest. 0: closed loop (acquire again after rest_ms).
+  double arrival_per_s = 0;
 };
 
 // Expectation: what a variant must observe for the scenario to pass ("expect" in JSON).

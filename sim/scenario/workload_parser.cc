@@ -38,7 +38,8 @@ nlohmann::json resolved_range(const RangeMs& range) {
 
 Workload parse_workload(const JsonReader& node) {
   node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability",
-                      "lose_probability", "lose_sleep_ms"});
+                      "lose_probability", "lose_sleep_ms", "warmup_ms", "duration_ms",
+                      "arrival_per_s"});
   Workload workload;
   if (const auto clients = node.optional_member("clients")) {
     workload.clients = static_cast<int>(clients->count(1, kMaxClients, "a number of clients"));
@@ -62,11 +63,24 @@ Workload parse_workload(const JsonReader& node) {
   if (const auto lose_sleep = node.optional_member("lose_sleep_ms")) {
     workload.lose_sleep_ms = lose_sleep->duration_ms(0, kMaxDurationMs);
   }
+  if (const auto warmup = node.optional_member("warmup_ms")) {
+    workload.warmup_ms = warmup->duration_ms(0, kMaxDurationMs);
+  }
+  if (const auto duration = node.optional_member("duration_ms")) {
+    workload.duration_ms = duration->duration_ms(1, kMaxDurationMs);
+  }
+  if (const auto rate = node.optional_member("arrival_per_s")) {
+    workload.arrival_per_s = rate->number("acquires per second per client");
+    if (!(workload.arrival_per_s >= 0.001 && workload.arrival_per_s <= 1e6)) {
+      rate->fail("expected acquires per second per client between 0.001 and 1000000, got " +
+                 describe(rate->value()));
+    }
+  }
   return workload;
 }
 
 nlohmann::json resolved_workload(const Workload& workload) {
-  return {{"clients", workload.clients},
+  nlohmann::json resolved = {{"clients", workload.clients},
           {"cycles", workload.cycles},
           {"keys", workload.keys},
           {"work_ms", resolved_range(workload.work_ms)},
@@ -74,6 +88,12 @@ nlohmann::json resolved_workload(const Workload& workload) {
           {"crash_probability", workload.crash_probability},
           {"lose_probability", workload.lose_probability},
           {"lose_sleep_ms", workload.lose_sleep_ms}};
+  if (workload.duration_ms > 0) {
+    resolved["warmup_ms"] = workload.warmup_ms;
+    resolved["duration_ms"] = workload.duration_ms;
+  }
+  if (workload.arrival_per_s > 0) resolved["arrival_per_s"] = workload.arrival_per_s;
+  return resolved;
 }
 
 }  // namespace locksim::scenario_internal

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "sim/app/commands.h"
+#include "sim/app/console.h"
 #include "sim/app/did_you_mean.h"
 #include "sim/app/run_id.h"
 #include "sim/app/signals.h"
@@ -38,36 +39,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string utc_now(const char* format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, format, &parts);
-  return buffer;
-}
-
-// ProgressLine: one self-overwriting status line on stderr, only when stderr is a terminal.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
-  void show(const std::string& text) {
-    if (!enabled_) return;
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    std::fflush(stderr);
-  }
-  void clear() {
-    if (enabled_) std::fprintf(stderr, "\r\033[K");
-  }
-
- private:
-  bool enabled_;
-};
-
-std::string pad(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
-}
-
 // The pairs to run: each scenario's variants, narrowed by --variant.
 std::vector<std::string> selected_variants(const Scenario& scenario,
                                            const std::vector<std::string>& filter) {
@@ -78,15 +49,6 @@ std::vector<std::string> selected_variants(const Scenario& scenario,
     }
   }
   return variants;
-}
-
-void point_latest(const fs::path& scenario_dir, const std::string& run_id) {
-  const fs::path link = scenario_dir / "latest";
-  const fs::path temporary = scenario_dir / ".latest.tmp";
-  std::error_code error;
-  fs::remove(temporary, error);
-  fs::create_directory_symlink(run_id, temporary, error);
-  if (!error) fs::rename(temporary, link, error);
 }
 
 struct Tally {
@@ -156,47 +118,31 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
     std::cerr << "locksim: --variant: none of the given variants is listed by these scenarios\n";
     return kExitUsage;
   }
-  std::optional<Endpoint> external;
   if (!options.redis_url.empty()) {
     try {
-      external = parse_redis_url(options.redis_url);
+      parse_redis_url(options.redis_url);
     } catch (const InputError& e) {
       std::cerr << "locksim: --redis: " << e.what() << "\n";
       return kExitUsage;
     }
   }
-
   const std::uint64_t seed = options.seed.value_or(random_seed());
   std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
             << std::endl;
 
   // 2. Redis: a private server unless --redis was given.
-  std::optional<RedisServer> server;
-  Endpoint endpoint;
-  std::string endpoint_label;
-  std::string redis_version;
+  std::optional<RedisTarget> target;
   try {
-    if (external) {
-      endpoint = *external;
-      endpoint_label = endpoint.redacted();
-      Connection probe(endpoint, ConnectionOptions{});
-      const RedisResult ping = probe.command({"PING"});
-      if (!ping.ok()) {
-        throw EnvironmentError("Redis at " + endpoint_label +
-                               " is unreachable: " + ping.describe());
-      }
-      redis_version = server_version(endpoint);
-    } else {
-      server.emplace(RedisServer::start(RedisServerOptions{}));
-      set_server_pid_for_signals(server->pid());
-      endpoint = server->endpoint();
-      endpoint_label = "private redis-server on 127.0.0.1:" + std::to_string(endpoint.port);
-      redis_version = server->version();
-    }
+    target.emplace(open_redis(options.redis_url));
   } catch (const EnvironmentError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitEnvironment;
   }
+  const bool external = target->external();
+  const Endpoint endpoint = target->endpoint;
+  const std::string& endpoint_label = target->label;
+  const std::string& redis_version = target->version;
+  std::optional<RedisServer>& server = target->server;
   // User scripts are compiled before anything runs, so a Lua syntax error is bad input.
   if (!users.empty()) {
     Connection connection(endpoint, ConnectionOptions{});

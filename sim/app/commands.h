@@ -76,6 +76,22 @@ struct AuditOptions {
 // 2: bad input; 3: a run could not decide or the harness failed.
 int audit_command(const AuditOptions& options, StopSignal& stop);
 
+struct ContendOptions {
+  std::vector<std::string> paths;  // study files or directories
+  std::string redis_url;
+  std::string out_dir = "reports";
+  std::optional<std::uint64_t> seed;
+  bool progress = true;
+  bool plots = true;               // run scripts/plot_contention.py on the report
+  int round_trip_samples = 3000;   // PINGs and SET NX PX for the limit
+};
+
+// contend_command: runs contention studies and writes <out>/contention/<run-id>/contention.json
+// and contention.md (and the plots). Exit 0: every point ok; 1: a point showed a violation or
+// could not decide; 2: bad input; 3: harness failure; 130: interrupted (the report of what ran is
+// written).
+int contend_command(const ContendOptions& options, StopSignal& stop);
+
 struct CheckCommandOptions {
   std::string run_dir;
   std::vector<std::string> variant_files;  // needed to re-read runs of user variants

@@ -100,6 +100,28 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--seed", audit_seed_text, "As for run");
   audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
 
+  ContendOptions contend;
+  std::string contend_seed_text;
+  CLI::App* contend_cmd = app.add_subcommand(
+      "contend",
+      "What does a lock cost under contention? Runs contention studies (files or directories of\n"
+      "*.json, e.g. scenarios/contention/): every variant x wait strategy x client count, each a\n"
+      "time-bounded workload (warm-up, then a measured window), judged by the checker like any\n"
+      "run. First measures the limit (round trip of PING and SET NX PX, commands per cycle of\n"
+      "each variant). Writes OUT/contention/<run-id>/contention.json and contention.md, and the\n"
+      "plots (scripts/plot_contention.py). Exit 0: every point ok; 1: a point showed a violation\n"
+      "or could not decide; 2: bad input; 3: harness failure; 130: interrupted (report written)");
+  contend_cmd->add_option("studies", contend.paths, "Study files or directories")->required();
+  contend_cmd->add_option("--redis", contend.redis_url, "As for run (default: a private server)");
+  contend_cmd->add_option("--out", contend.out_dir, "Report directory")->capture_default_str();
+  contend_cmd->add_option("--seed", contend_seed_text, "As for run");
+  contend_cmd->add_option("--rtt-samples", contend.round_trip_samples,
+                          "PINGs and SET NX PX round trips measured for the limit")
+      ->check(CLI::Range(10, 1000000))
+      ->capture_default_str();
+  contend_cmd->add_flag("!--no-plots", contend.plots, "Do not run scripts/plot_contention.py");
+  contend_cmd->add_flag("!--no-progress", contend.progress, "Do not show the progress line");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -127,6 +149,17 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     return audit_command(audit, stop);
+  }
+  if (*contend_cmd) {
+    try {
+      if (contend_cmd->count("--seed") > 0) contend.seed = parse_seed_flag(contend_seed_text);
+      check_out_flag(contend.out_dir);
+      if (contend_cmd->count("--redis") > 0) check_redis_flag(contend.redis_url);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return contend_command(contend, stop);
   }
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);

@@ -129,3 +129,54 @@ class SweepScript(ReportsFixture):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ContentionPlots(unittest.TestCase):
+    """plot_contention.py on a checked-in `locksim contend` report (a real two-strategy study)."""
+
+    def setUp(self):
+        self.dir = os.path.join(tempfile.mkdtemp(prefix="locksim-contention-plot-"), "report")
+        shutil.copytree(os.path.join(HERE, "fixtures", "contention"), self.dir)
+
+    def tearDown(self):
+        shutil.rmtree(os.path.dirname(self.dir))
+
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, os.path.join(SCRIPTS, "plot_contention.py"), *args],
+                              capture_output=True, text=True, check=False)
+
+    def test_every_plot_is_drawn_and_linked_once(self):
+        """Five PNGs per study, linked from contention.md; a second run links them once."""
+        result = self.run_script(self.dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for kind in ("throughput", "latency", "cdf", "fairness", "handoff"):
+            png = os.path.join(self.dir, f"small-{kind}.png")
+            self.assertTrue(os.path.isfile(png), png)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(self.run_script(self.dir).returncode, 0)
+        with open(os.path.join(self.dir, "contention.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(text.count("## Plots"), 1)
+        self.assertEqual(text.count("(small-throughput.png)"), 1)
+
+    def test_median_repetition_is_plotted(self):
+        """Of three repetitions of a point, the one with the median throughput is used."""
+        sys.path.insert(0, SCRIPTS)
+        import plot_contention  # noqa: E402
+        points = [{"variant": "v", "strategy": "s", "clients": 1, "throughput_per_s": t}
+                  for t in (300, 100, 200)]
+        self.assertEqual([p["throughput_per_s"] for p in plot_contention.median_points(points)],
+                         [200])
+
+    def test_bad_input_is_refused(self):
+        """A directory without contention.json, or another schema, exits 2 naming the file."""
+        os.remove(os.path.join(self.dir, "contention.json"))
+        result = self.run_script(self.dir)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("contention.json", result.stderr)
+        with open(os.path.join(self.dir, "contention.json"), "w", encoding="utf-8") as f:
+            f.write('{"schema": 7, "studies": []}')
+        result = self.run_script(self.dir)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("schema 7", result.stderr)

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""plot_contention.py: the plots of a `locksim contend` report.
+
+Usage: /usr/bin/python3 scripts/plot_contention.py REPORT_DIR   (a reports/contention/<run-id>
+or reports/contention/latest directory holding contention.json)
+
+Writes, per study, into REPORT_DIR:
+  <study>-throughput.png   acquisitions/s against clients, a line per variant/strategy, with the
+                           limit the round trip allows (dashed)
+  <study>-latency.png      p50 and p99 acquire latency against clients (log scale)
+  <study>-cdf.png          the acquire latency CDF at the largest client count
+  <study>-fairness.png     Jain's index and the barging rate against clients
+  <study>-handoff.png      the handoff-gap histogram at the largest client count
+and appends the plots' links to contention.md (once).
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def median_points(points):
+    """Per (variant, strategy, clients), the repetition with the median throughput."""
+    groups = {}
+    for p in points:
+        groups.setdefault((p["variant"], p["strategy"], p["clients"]), []).append(p)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda p: p["throughput_per_s"])
+        out.append(group[(len(group) - 1) // 2])
+    return out
+
+
+def series(points):
+    """{"variant / strategy": [points sorted by clients]}"""
+    lines = {}
+    for p in median_points(points):
+        lines.setdefault(f'{p["variant"]} / {p["strategy"]}', []).append(p)
+    for line in lines.values():
+        line.sort(key=lambda p: p["clients"])
+    return lines
+
+
+def cdf(histogram):
+    total = histogram["count"]
+    xs, ys, seen = [], [], 0
+    for upper, count in histogram["buckets"]:
+        seen += count
+        xs.append(upper / 1e6)
+        ys.append(seen / total)
+    return xs, ys
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return os.path.basename(path)
+
+
+def plot_study(directory, study):
+    name = study["name"]
+    lines = series(study["points"])
+    if not lines:
+        return []
+    written = []
+    clients_axis = sorted({p["clients"] for p in study["points"]})
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in lines.items():
+        xs = [p["clients"] for p in points]
+        line, = ax.plot(xs, [p["throughput_per_s"] for p in points], marker="o", label=label)
+        ax.plot(xs, [p["limit_per_s"] for p in points], linestyle="--", color=line.get_color(),
+                alpha=0.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
+    ax.set_xlabel("clients")
+    ax.set_ylabel("acquisitions / s")
+    ax.set_title(f"{name}: throughput (dashed: the round-trip limit)")
+    ax.legend(fontsize=8)
+    written.append(save(fig, os.path.join(directory, f"{name}-throughput.png")))
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in lines.items():
+        xs = [p["clients"] for p in points]
+        line, = ax.plot(xs, [p["latency"]["p50_ns"] / 1e6 for p in points], marker="o",
+                        label=f"{label} p50")
+        ax.plot(xs, [p["latency"]["p99_ns"] / 1e6 for p in points], marker="^", linestyle=":",
+                color=line.get_color(), label=f"{label} p99")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
+    ax.set_xlabel("clients")
+    ax.set_ylabel("acquire latency (ms)")
+    ax.set_title(f"{name}: acquire latency")
+    ax.legend(fontsize=7)
+    written.append(save(fig, os.path.join(directory, f"{name}-latency.png")))
+
+    top = max(clients_axis)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in lines.items():
+        at_top = [p for p in points if p["clients"] == top and p["latency"]["count"] > 0]
+        if at_top:
+            xs, ys = cdf(at_top[0]["latency"])
+            ax.step(xs, ys, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("acquire latency (ms)")
+    ax.set_ylabel("fraction of acquisitions")
+    ax.set_title(f"{name}: latency CDF at {top} clients")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    written.append(save(fig, os.path.join(directory, f"{name}-cdf.png")))
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for label, points in lines.items():
+        xs = [p["clients"] for p in points]
+        left.plot(xs, [p["jain"] for p in points], marker="o", label=label)
+        right.plot(xs, [p["barging_rate"] for p in points], marker="o", label=label)
+    for ax, title in ((left, "Jain's index (1 = even)"), (right, "barging rate")):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
+        ax.set_xlabel("clients")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{name}: {title}")
+    left.legend(fontsize=8)
+    written.append(save(fig, os.path.join(directory, f"{name}-fairness.png")))
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in lines.items():
+        at_top = [p for p in points if p["clients"] == top and p["handoff_gap"]["count"] > 0]
+        if at_top:
+            buckets = at_top[0]["handoff_gap"]["buckets"]
+            ax.step([b[0] / 1e6 for b in buckets], [b[1] for b in buckets], where="mid",
+                    label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("handoff gap (ms): exit to the next enter while someone waited")
+    ax.set_ylabel("handoffs")
+    ax.set_title(f"{name}: handoff gap at {top} clients")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no contended handoffs", ha="center", va="center",
+                transform=ax.transAxes)
+    written.append(save(fig, os.path.join(directory, f"{name}-handoff.png")))
+    return written
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    directory = argv[1]
+    path = os.path.join(directory, "contention.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"plot_contention.py: {path}: {e}", file=sys.stderr)
+        return 2
+    if report.get("schema") != 1:
+        print(f"plot_contention.py: {path}: schema {report.get('schema')!r}, expected 1",
+              file=sys.stderr)
+        return 2
+    links = []
+    for study in report["studies"]:
+        for png in plot_study(directory, study):
+            links.append((study["name"], png))
+    md = os.path.join(directory, "contention.md")
+    if links and os.path.exists(md):
+        with open(md, encoding="utf-8") as f:
+            text = f.read()
+        marker = "\n## Plots\n"
+        if marker in text:
+            text = text[: text.index(marker)]
+        text += marker + "\n" + "".join(f"![{s}: {png}]({png})\n" for s, png in links)
+        tmp = md + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, md)
+    print(f"plot_contention.py: {len(links)} plot(s) in {directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

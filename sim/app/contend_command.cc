@@ -1,0 +1,392 @@
+// `locksim contend`: contention studies. Every point (variant x wait strategy x clients, each
+// repetition) runs as a time-bounded workload on the private redis-server (or --redis), is judged
+// by the checker like any run (a violation is a verdict, never dropped), and is measured over its
+// window by contention_metrics. Before the points, the run measures what the machine allows: the
+// round trip (PING, SET NX PX) and the commands one uncontended cycle of each variant sends.
+// Writes <out>/contention/<run-id>/contention.json and contention.md, then draws the plots.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/app/commands.h"
+#include "sim/app/console.h"
+#include "sim/app/run_id.h"
+#include "sim/checker/check.h"
+#include "sim/core/error.h"
+#include "sim/core/random.h"
+#include "sim/driver/driver.h"
+#include "sim/lock/registry.h"
+#include "sim/redis/acl_user.h"
+#include "sim/redis/connection.h"
+#include "sim/report/contention.h"
+#include "sim/report/files.h"
+#include "sim/report/run_record.h"
+#include "sim/scenario/study.h"
+#include "sim/stats/contention.h"
+
+namespace locksim {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Nanos elapsed_ns(Clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
+}
+
+// ServerCounters: what INFO says the server has done so far.
+struct ServerCounters {
+  double calls = 0;        // commands, without the harness's INFO/PING/ACL/CLIENT/SCRIPT/...
+  double cpu_seconds = 0;  // used_cpu_user + used_cpu_sys
+  bool ok = false;
+};
+
+ServerCounters read_counters(Connection& admin) {
+  static const std::set<std::string> kHarness = {"info",  "ping",   "acl",    "client",
+                                                 "hello", "auth",   "script", "config",
+                                                 "scan",  "select", "dbsize", "unlink"};
+  ServerCounters counters;
+  const RedisResult stats = admin.command({"INFO", "commandstats"});
+  const RedisResult cpu = admin.command({"INFO", "cpu"});
+  if (!stats.ok() || !cpu.ok()) return counters;
+  std::istringstream lines(stats.reply.str);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // cmdstat_set:calls=12,usec=...; subcommands: cmdstat_acl|setuser:calls=...
+    if (line.rfind("cmdstat_", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    std::string name = line.substr(8, colon - 8);
+    const std::size_t bar = name.find('|');
+    if (bar != std::string::npos) name = name.substr(0, bar);
+    if (kHarness.count(name) != 0) continue;
+    const std::size_t calls = line.find("calls=", colon);
+    if (calls != std::string::npos) counters.calls += std::atof(line.c_str() + calls + 6);
+  }
+  std::istringstream cpu_lines(cpu.reply.str);
+  while (std::getline(cpu_lines, line)) {
+    if (line.rfind("used_cpu_sys:", 0) == 0) counters.cpu_seconds += std::atof(line.c_str() + 13);
+    if (line.rfind("used_cpu_user:", 0) == 0) counters.cpu_seconds += std::atof(line.c_str() + 14);
+  }
+  counters.ok = true;
+  return counters;
+}
+
+// measure_round_trips: `samples` PINGs and SET NX PX of one key, one at a time.
+void measure_round_trips(Connection& admin, const std::string& key, int samples,
+                         ContentionLimit& limit) {
+  for (int i = 0; i < samples; ++i) {
+    const auto start = Clock::now();
+    if (!admin.command({"PING"}).ok()) throw EnvironmentError("PING failed while measuring");
+    limit.ping_ns.record(elapsed_ns(start));
+  }
+  for (int i = 0; i < samples; ++i) {
+    const auto start = Clock::now();
+    if (!admin.command({"SET", key, "1", "NX", "PX", "60000"}).ok()) {
+      throw EnvironmentError("SET NX PX failed while measuring");
+    }
+    limit.set_ns.record(elapsed_ns(start));
+  }
+  admin.command({"DEL", key});
+}
+
+// server_capacity: SET NX PX operations per second the server serves to 50 parallel clients,
+// measured by redis-benchmark (100000 requests on random keys under `prefix`, expiring in 10 s);
+// 0 if redis-benchmark is missing or failed.
+double server_capacity(const Endpoint& endpoint, const std::string& prefix) {
+  const char* benchmark = "/usr/bin/redis-benchmark";
+  if (access(benchmark, X_OK) != 0) return 0;
+  // Only the private server is measured: it has no password to put on a command line.
+  const std::string command = std::string(benchmark) + " -h 127.0.0.1 -p " +
+                              std::to_string(endpoint.port) + " -c 50 -n 100000 -r 1000000 " +
+                              "--csv SET " + prefix + "bench:__rand_int__ 1 NX PX 10000 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return 0;
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  if (pclose(pipe) != 0) return 0;
+  // "test","rps",...: the data line's second field.
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("\"SET", 0) != 0) continue;
+    const std::size_t comma = line.find(",\"");
+    if (comma == std::string::npos) continue;
+    return std::atof(line.c_str() + comma + 2);
+  }
+  return 0;
+}
+
+// CycleCost: what one uncontended acquire + release of a variant costs.
+struct CycleCost {
+  double round_trips = 2;  // commands the client sends (each waits for its reply)
+  double commands = 2;     // commands the server runs, those inside scripts included
+};
+
+// measure_cycle: `cycles` uncontended acquire + release calls of `variant` on one connection,
+// counted by the connection and by INFO commandstats.
+CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockVariant& variant,
+                          const std::string& key, int cycles) {
+  Connection connection(endpoint, ConnectionOptions{});
+  Rng rng(1);
+  const LockContext context{connection, rng, {}};
+  // One cycle first, uncounted: it loads the variant's scripts (NOSCRIPT, then SCRIPT LOAD).
+  const AcquireAttempt first = variant.try_acquire(context, key, 60000);
+  if (first.outcome == AcquireAttempt::Outcome::kAcquired) variant.release(context, key, first.token);
+  const ServerCounters before = read_counters(admin);
+  const std::uint64_t sent_before = connection.round_trips();
+  int done = 0;
+  for (int i = 0; i < cycles; ++i) {
+    const AcquireAttempt attempt = variant.try_acquire(context, key, 60000);
+    if (attempt.outcome != AcquireAttempt::Outcome::kAcquired) break;
+    variant.release(context, key, attempt.token);
+    ++done;
+  }
+  const ServerCounters after = read_counters(admin);
+  const auto sent = static_cast<double>(connection.round_trips() - sent_before);
+  admin.command({"DEL", key});
+  CycleCost cost;
+  if (done == 0) return cost;
+  cost.round_trips = sent / done;
+  if (before.ok && after.ok) cost.commands = (after.calls - before.calls) / done;
+  return cost;
+}
+
+std::string ms_text(double ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, ns >= 1e7 ? "%.0f" : ns >= 1e6 ? "%.1f" : "%.2f", ns / 1e6);
+  return text;
+}
+
+// draw_plots: runs scripts/plot_contention.py on the report directory, if python3 with
+// matplotlib is there; says what it did.
+void draw_plots(const fs::path& dir) {
+  const fs::path script = fs::path(LOCKSIM_SOURCE_DIR) / "scripts" / "plot_contention.py";
+  const char* python = "/usr/bin/python3";
+  std::error_code error;
+  if (!fs::exists(script, error) || access(python, X_OK) != 0) {
+    std::cout << "Plots: not drawn (" << script.string() << " or " << python
+              << " missing); run: /usr/bin/python3 scripts/plot_contention.py " << dir.string()
+              << "\n";
+    return;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl(python, python, script.c_str(), dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::cout << "Plots: the plot script failed; run it by hand: /usr/bin/python3 "
+              << script.string() << " " << dir.string() << "\n";
+    return;
+  }
+  std::cout << "Plots: " << (dir / "*.png").string() << "\n";
+}
+
+}  // namespace
+
+int contend_command(const ContendOptions& options, StopSignal& stop) {
+  std::vector<Study> studies;
+  try {
+    std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
+    studies = load_studies(paths, variant_names());
+    if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
+  } catch (const InputError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  std::size_t total = 0;
+  for (const Study& s : studies) total += s.points.size() * static_cast<std::size_t>(s.repetitions);
+
+  const std::uint64_t seed = options.seed.value_or(random_seed());
+  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
+            << std::endl;
+  std::optional<RedisTarget> target;
+  try {
+    target.emplace(open_redis(options.redis_url));
+  } catch (const EnvironmentError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitEnvironment;
+  }
+  const std::string run_id = make_run_id(seed, 0);
+  const fs::path base = fs::path(options.out_dir) / "contention";
+  const fs::path dir = base / run_id;
+
+  ContentionReport report;
+  report.context = {{"run_id", run_id},
+                    {"seed", seed},
+                    {"commit", build_commit()},
+                    {"redis_version", target->version},
+                    {"redis_endpoint", target->external() ? target->label : "private redis-server"},
+                    {"machine", machine_description()},
+                    {"started_at", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
+  std::cout << "locksim: redis " << target->version << " (" << target->label << "), "
+            << studies.size() << " stud" << (studies.size() == 1 ? "y" : "ies") << ", " << total
+            << " point run(s)" << std::endl;
+
+  int exit_code = kExitOk;
+  bool interrupted = false;
+  try {
+    Connection admin(target->endpoint, ConnectionOptions{});
+    const std::string prefix = "locksim:" + run_id + ":";
+    // 1. The limit.
+    measure_round_trips(admin, prefix + "rtt", options.round_trip_samples, report.limit);
+    if (!target->external()) report.limit.server_ops_per_s = server_capacity(target->endpoint, prefix);
+    std::set<std::string> variants;
+    for (const Study& s : studies) variants.insert(s.variants.begin(), s.variants.end());
+    for (const std::string& v : variants) {
+      const CycleCost cost =
+          measure_cycle(target->endpoint, admin, *find_variant(v), prefix + "calibrate:" + v, 300);
+      report.limit.round_trips_per_cycle.emplace_back(v, cost.round_trips);
+      report.limit.commands_per_cycle.emplace_back(v, cost.commands);
+    }
+    const double rtt_ns = static_cast<double>(report.limit.set_ns.percentile(50));
+    std::cout << "locksim: round trip p50 PING " << ms_text(static_cast<double>(report.limit.ping_ns.percentile(50)))
+              << " ms, SET NX PX " << ms_text(rtt_ns) << " ms (" << options.round_trip_samples
+              << " samples each); round trips per uncontended cycle:";
+    for (const auto& [v, c] : report.limit.round_trips_per_cycle) {
+      char text[32];
+      std::snprintf(text, sizeof text, " %s %.2f", v.c_str(), c);
+      std::cout << text;
+    }
+    if (report.limit.server_ops_per_s > 0) {
+      char text[96];
+      std::snprintf(text, sizeof text, "; server capacity %.0f SET NX PX/s (redis-benchmark -c 50)",
+                    report.limit.server_ops_per_s);
+      std::cout << text;
+    }
+    std::cout << std::endl;
+
+    // 2. The points.
+    ProgressLine progress(options.progress);
+    std::size_t done = 0;
+    for (const Study& study : studies) {
+      ContentionStudyReport study_report{study.name, study.description, study.file,
+                                         study.resolved, {}};
+      for (int repetition = 1; repetition <= study.repetitions && !interrupted; ++repetition) {
+        for (const StudyPoint& point : study.points) {
+          if (stop.requested()) {
+            interrupted = true;
+            break;
+          }
+          ++done;
+          const std::string point_id = make_run_id(seed + done, 0);
+          const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total) +
+                                    "] " + study.name + " " + point.variant + " " +
+                                    point.strategy + " c=" + std::to_string(point.clients);
+          progress.show(label + " ...");
+          std::optional<PrefixUser> user;
+          if (!target->external()) {
+            user.emplace(PrefixUser::create(target->endpoint, "locksim-" + point_id,
+                                            "locksim:" + point_id + ":"));
+          }
+          const ServerCounters before = read_counters(admin);
+          RunRequest request{point.scenario,
+                             *find_variant(point.variant),
+                             seed + done,
+                             user ? user->endpoint() : target->endpoint,
+                             "locksim:" + point_id + ":",
+                             stop,
+                             [&](double fraction) {
+                               progress.show(label + " " +
+                                             std::to_string(static_cast<int>(fraction * 100)) + "%");
+                             },
+                             !target->external(),
+                             target->endpoint};
+          RunOutcome outcome = run_scenario(request);
+          const ServerCounters after = read_counters(admin);
+          progress.clear();
+          if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
+          const CheckResult result = check_history(outcome.history, check_options(point.scenario));
+          const Workload& w = *point.scenario.workload;
+          ContentionPoint p;
+          p.variant = point.variant;
+          p.strategy = point.strategy;
+          p.clients = point.clients;
+          p.keys = point.keys;
+          p.repetition = repetition;
+          p.arrival_per_s = w.arrival_per_s;
+          p.mean_work_ms = static_cast<double>(w.work_ms.min_ms + w.work_ms.max_ms) / 2;
+          p.mean_rest_ms = static_cast<double>(w.rest_ms.min_ms + w.rest_ms.max_ms) / 2;
+          p.metrics = contention_metrics(outcome.history, ms_to_ns(w.warmup_ms),
+                                         ms_to_ns(w.warmup_ms + w.duration_ms));
+          p.verdict = std::string(to_string(result.verdict));
+          p.observed = describe_observation(result);
+          p.decided = !outcome.interrupted && !outcome.server_lost && !outcome.timed_out;
+          for (const Event& e : outcome.history.events) {
+            if (e.f == Op::kAcquire && e.type == EventType::kOk) ++p.run_acquisitions;
+          }
+          if (before.ok && after.ok && p.run_acquisitions > 0) {
+            const auto n = static_cast<double>(p.run_acquisitions);
+            p.commands_per_acquisition = (after.calls - before.calls) / n;
+            p.cpu_us_per_acquisition = (after.cpu_seconds - before.cpu_seconds) * 1e6 / n;
+          }
+          p.limit_per_s = limit_per_s(rtt_ns, report.limit.round_trips_for(point.variant),
+                                      point.clients, point.keys, p.mean_work_ms, p.mean_rest_ms,
+                                      p.arrival_per_s, report.limit.server_ops_per_s);
+          p.latency_floor_ns = rtt_ns;
+          const ContentionMetrics& m = p.metrics;
+          char line[256];
+          std::snprintf(line, sizeof line,
+                        "%7.0f acq/s (%.2f of limit)  p50 %s ms  p99 %s ms  gap p50 %s ms  "
+                        "jain %.3f  barging %.2f  ",
+                        m.throughput_per_s,
+                        p.limit_per_s > 0 ? m.throughput_per_s / p.limit_per_s : 0.0,
+                        ms_text(static_cast<double>(m.latency_ns.percentile(50))).c_str(),
+                        ms_text(static_cast<double>(m.latency_ns.percentile(99))).c_str(),
+                        m.contended_handoffs > 0
+                            ? ms_text(static_cast<double>(m.handoff_gap_ns.percentile(50))).c_str()
+                            : "-",
+                        m.jain, m.barging_rate);
+          std::cout << pad(label, 44) << line << (p.decided ? p.observed : "UNDECIDED " + p.observed)
+                    << std::endl;
+          if (outcome.interrupted) interrupted = true;
+          if (outcome.server_lost) {
+            exit_code = kExitEnvironment;
+          } else if (!p.decided || result.verdict != Verdict::kOk) {
+            // A correct lock shows no violation under contention; an undecided point is not ok.
+            if (exit_code == kExitOk) exit_code = kExitMismatch;
+            for (const Finding& f : result.findings) {
+              if (verdict_of(f.kind) != Verdict::kOk) std::cout << "    " << f.words << "\n";
+            }
+          }
+          study_report.points.push_back(std::move(p));
+          if (outcome.server_lost) break;
+        }
+        if (exit_code == kExitEnvironment) break;
+      }
+      report.studies.push_back(std::move(study_report));
+      if (interrupted || exit_code == kExitEnvironment) break;
+    }
+  } catch (const EnvironmentError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    exit_code = kExitEnvironment;
+  }
+
+  // 3. The report: whatever ran is written, also after Ctrl-C or a lost server.
+  try {
+    fs::create_directories(dir);
+    if (interrupted) report.context["interrupted"] = true;
+    write_file_atomically(dir / "contention.json", contention_json(report).dump(1) + "\n");
+    write_file_atomically(dir / "contention.md", contention_markdown(report));
+    point_latest(base, run_id);
+  } catch (const std::exception& e) {
+    std::cerr << "locksim: cannot write the report in " << dir.string() << ": " << e.what()
+              << "\n";
+    return kExitEnvironment;
+  }
+  std::cout << "\nReport: " << (dir / "contention.md").string() << "\n";
+  if (options.plots && !interrupted) draw_plots(dir);
+  if (interrupted) return kExitInterrupted;
+  return exit_code;
+}
+
+}  // namespace locksim

@@ -1,0 +1,261 @@
+#include "sim/report/contention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace locksim {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+// ms: a duration in ns as milliseconds with three significant digits.
+std::string ms(double ns) {
+  const double v = ns / 1e6;
+  if (v >= 100) return format("%.0f", v);
+  if (v >= 10) return format("%.1f", v);
+  if (v >= 1) return format("%.2f", v);
+  return format("%.3f", v);
+}
+
+nlohmann::json histogram_json(const LogHistogram& h) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const LogHistogram::Bucket& b : h.buckets()) buckets.push_back({b.upper, b.count});
+  return {{"count", h.count()},
+          {"min_ns", h.min()},
+          {"mean_ns", h.mean()},
+          {"p50_ns", h.percentile(50)},
+          {"p90_ns", h.percentile(90)},
+          {"p99_ns", h.percentile(99)},
+          {"p999_ns", h.percentile(99.9)},
+          {"max_ns", h.max()},
+          {"relative_error", LogHistogram::kRelativeError},
+          {"buckets", buckets}};
+}
+
+}  // namespace
+
+double ContentionLimit::round_trips_for(const std::string& variant) const {
+  for (const auto& [name, round_trips] : round_trips_per_cycle) {
+    if (name == variant) return round_trips;
+  }
+  return 2;
+}
+
+double limit_per_s(double rtt_ns, double round_trips, int clients, int keys, double work_ms,
+                   double rest_ms, double arrival_per_s, double server_ops_per_s) {
+  const double rtt_s = rtt_ns / 1e9;
+  const double work_s = work_ms / 1e3;
+  double per_client = 1.0 / (round_trips * rtt_s + work_s + (arrival_per_s > 0 ? 0 : rest_ms / 1e3));
+  if (arrival_per_s > 0) per_client = std::min(per_client, arrival_per_s);
+  const double per_key = 1.0 / (work_s + 2 * rtt_s);
+  double limit = std::min(clients * per_client, keys * per_key);
+  if (server_ops_per_s > 0) limit = std::min(limit, server_ops_per_s / round_trips);
+  return limit;
+}
+
+std::vector<std::size_t> median_repetitions(const std::vector<ContentionPoint>& points) {
+  std::map<std::tuple<std::string, std::string, int>, std::vector<std::size_t>> groups;
+  std::vector<std::tuple<std::string, std::string, int>> order;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto key = std::make_tuple(points[i].variant, points[i].strategy, points[i].clients);
+    if (groups.find(key) == groups.end()) order.push_back(key);
+    groups[key].push_back(i);
+  }
+  std::vector<std::size_t> medians;
+  for (const auto& key : order) {
+    std::vector<std::size_t> group = groups[key];
+    std::sort(group.begin(), group.end(), [&](std::size_t a, std::size_t b) {
+      return points[a].metrics.throughput_per_s < points[b].metrics.throughput_per_s;
+    });
+    medians.push_back(group[(group.size() - 1) / 2]);
+  }
+  return medians;
+}
+
+nlohmann::json contention_json(const ContentionReport& report) {
+  nlohmann::json limit = {{"ping", histogram_json(report.limit.ping_ns)},
+                          {"set_nx_px", histogram_json(report.limit.set_ns)},
+                          {"round_trips_per_cycle", nlohmann::json::object()},
+                          {"commands_per_cycle", nlohmann::json::object()},
+                          {"server_ops_per_s", report.limit.server_ops_per_s}};
+  for (const auto& [variant, round_trips] : report.limit.round_trips_per_cycle) {
+    limit["round_trips_per_cycle"][variant] = round_trips;
+  }
+  for (const auto& [variant, commands] : report.limit.commands_per_cycle) {
+    limit["commands_per_cycle"][variant] = commands;
+  }
+  nlohmann::json studies = nlohmann::json::array();
+  for (const ContentionStudyReport& study : report.studies) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const ContentionPoint& p : study.points) {
+      const ContentionMetrics& m = p.metrics;
+      points.push_back({
+          {"variant", p.variant},
+          {"strategy", p.strategy},
+          {"clients", p.clients},
+          {"keys", p.keys},
+          {"repetition", p.repetition},
+          {"arrival_per_s", p.arrival_per_s},
+          {"verdict", p.verdict},
+          {"observed", p.observed},
+          {"decided", p.decided},
+          {"seconds", m.seconds},
+          {"acquisitions", m.acquisitions},
+          {"throughput_per_s", m.throughput_per_s},
+          {"acquires_failed", m.acquires_failed},
+          {"latency", histogram_json(m.latency_ns)},
+          {"handoff_gap", histogram_json(m.handoff_gap_ns)},
+          {"contended_handoffs", m.contended_handoffs},
+          {"barges", m.barges},
+          {"barging_rate", m.barging_rate},
+          {"utilisation", m.utilisation},
+          {"acquisitions_per_client", m.acquisitions_per_client},
+          {"jain", m.jain},
+          {"max_min_share", m.max_min_share},
+          {"starved_clients", m.starved_clients},
+          {"longest_wait_ns", m.longest_wait_ns},
+          {"wasted_attempts_per_acquisition", m.wasted_attempts_per_acquisition},
+          {"run_acquisitions", p.run_acquisitions},
+          {"commands_per_acquisition", p.commands_per_acquisition},
+          {"cpu_us_per_acquisition", p.cpu_us_per_acquisition},
+          {"limit_per_s", p.limit_per_s},
+          {"throughput_over_limit", p.limit_per_s > 0 ? m.throughput_per_s / p.limit_per_s : 0},
+          {"latency_floor_ns", p.latency_floor_ns},
+          {"p50_over_floor", p.latency_floor_ns > 0
+                                 ? static_cast<double>(m.latency_ns.percentile(50)) /
+                                       p.latency_floor_ns
+                                 : 0},
+      });
+    }
+    studies.push_back({{"name", study.name},
+                       {"description", study.description},
+                       {"file", study.file},
+                       {"study", study.resolved},
+                       {"points", points}});
+  }
+  return {{"schema", kContentionSchemaVersion},
+          {"context", report.context},
+          {"limit", limit},
+          {"studies", studies}};
+}
+
+std::string contention_markdown(const ContentionReport& report) {
+  std::ostringstream md;
+  md << "# Contention report\n\n";
+  const nlohmann::json& c = report.context;
+  md << "Run `" << c.value("run_id", "") << "`, seed " << c.value("seed", std::uint64_t{0})
+     << ", redis " << c.value("redis_version", "") << " (" << c.value("redis_endpoint", "")
+     << "), commit " << c.value("commit", "") << ", " << c.value("machine", "") << ", "
+     << c.value("started_at", "") << ".\n\n";
+  const double rtt = static_cast<double>(report.limit.set_ns.percentile(50));
+  md << "**The limit.** Round trip on this machine, measured in this run: PING p50 "
+     << ms(static_cast<double>(report.limit.ping_ns.percentile(50))) << " ms (p99 "
+     << ms(static_cast<double>(report.limit.ping_ns.percentile(99))) << " ms), SET NX PX p50 "
+     << ms(rtt) << " ms (p99 " << ms(static_cast<double>(report.limit.set_ns.percentile(99)))
+     << " ms), " << report.limit.ping_ns.count()
+     << " samples each. Per uncontended acquire + release cycle (round trips / server commands, "
+        "a script's own calls included):";
+  for (std::size_t i = 0; i < report.limit.round_trips_per_cycle.size(); ++i) {
+    const auto& [variant, round_trips] = report.limit.round_trips_per_cycle[i];
+    md << " " << variant << " " << format("%.2f", round_trips);
+    if (i < report.limit.commands_per_cycle.size()) {
+      md << " / " << format("%.2f", report.limit.commands_per_cycle[i].second);
+    }
+    md << ";";
+  }
+  if (report.limit.server_ops_per_s > 0) {
+    md << " the server serves " << format("%.0f", report.limit.server_ops_per_s)
+       << " SET NX PX per second to 50 clients (redis-benchmark -c 50, same run).";
+  }
+  md << " The limit of a point is min(clients / (round trips x RTT + work + rest), keys / (work + "
+        "2 x RTT), server capacity / round trips) acquisitions per second (open loop: the offered "
+        "rate, if lower); *of limit* is the throughput over it, *p50/RTT* the median acquire "
+        "latency over one round trip.\n\n";
+  for (const ContentionStudyReport& study : report.studies) {
+    md << "## " << study.name << "\n\n";
+    if (!study.description.empty()) md << study.description << "\n\n";
+    const nlohmann::json& s = study.resolved;
+    md << "`" << study.file << "`: keys " << s.value("keys", std::string("1")) << ", work "
+       << s["work_ms"].value("min", 0) << ".." << s["work_ms"].value("max", 0) << " ms, rest "
+       << s["rest_ms"].value("min", 0) << ".." << s["rest_ms"].value("max", 0) << " ms, warm-up "
+       << s.value("warmup_ms", 0) << " ms, measured " << s.value("duration_ms", 0) << " ms, "
+       << s.value("repetitions", 1) << " repetition(s)";
+    if (s.value("arrival_per_s", 0.0) > 0) {
+      md << ", open loop at " << format("%g", s.value("arrival_per_s", 0.0))
+         << " acquires/s per client (latency from the intended start)";
+    } else {
+      md << ", closed loop";
+    }
+    md << ".\n\n";
+    const std::vector<std::size_t> medians = median_repetitions(study.points);
+    std::vector<std::string> variants;
+    for (const std::size_t i : medians) {
+      if (std::find(variants.begin(), variants.end(), study.points[i].variant) == variants.end()) {
+        variants.push_back(study.points[i].variant);
+      }
+    }
+    for (const std::string& variant : variants) {
+      md << "### " << variant << "\n\n"
+         << "| strategy | clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
+            "handoff gap p50 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
+            "verdict |\n"
+         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      for (const std::size_t i : medians) {
+        const ContentionPoint& p = study.points[i];
+        if (p.variant != variant) continue;
+        const ContentionMetrics& m = p.metrics;
+        md << "| " << p.strategy << " | " << p.clients << " | "
+           << format("%.0f", m.throughput_per_s) << " | "
+           << (p.limit_per_s > 0 ? format("%.2f", m.throughput_per_s / p.limit_per_s) : "-")
+           << " | " << ms(static_cast<double>(m.latency_ns.percentile(50))) << " | "
+           << ms(static_cast<double>(m.latency_ns.percentile(99))) << " | "
+           << ms(static_cast<double>(m.latency_ns.percentile(99.9))) << " | "
+           << (p.latency_floor_ns > 0
+                   ? format("%.1f",
+                            static_cast<double>(m.latency_ns.percentile(50)) / p.latency_floor_ns)
+                   : "-")
+           << " | "
+           << (m.contended_handoffs > 0
+                   ? ms(static_cast<double>(m.handoff_gap_ns.percentile(50)))
+                   : "-")
+           << " | " << format("%.3f", m.jain) << " | "
+           << (m.contended_handoffs > 0 ? format("%.2f", m.barging_rate) : "-") << " | "
+           << format("%.2f", m.wasted_attempts_per_acquisition) << " | "
+           << (p.commands_per_acquisition >= 0 ? format("%.2f", p.commands_per_acquisition) : "-")
+           << " | "
+           << (p.cpu_us_per_acquisition >= 0 ? format("%.1f", p.cpu_us_per_acquisition) : "-")
+           << " | " << (p.decided ? p.observed : p.observed + " (undecided)") << " |\n";
+      }
+      md << "\n";
+    }
+    std::size_t repetitions = 0;
+    for (const ContentionPoint& p : study.points) {
+      repetitions = std::max<std::size_t>(repetitions, static_cast<std::size_t>(p.repetition));
+    }
+    if (repetitions > 1) {
+      md << "Each row is the repetition with the median throughput; contention.json has every "
+            "repetition.\n\n";
+    }
+  }
+  md << "Metrics: *acq/s* acquisitions per second in the measured window; *p50/p99/p99.9* acquire "
+        "latency (from the invoke, or from the intended start in an open loop; log-bucket "
+        "histogram, at most "
+     << format("%.2f", LogHistogram::kRelativeError * 100)
+     << "% above the true value); *handoff gap* the time from one holder's exit to the next "
+        "holder's enter while another client waited; *Jain* (sum x)^2 / (n sum x^2) of "
+        "acquisitions per client (1 = even); *barging* the share of contended handoffs won by "
+        "the client that had just released; *wasted/acq* busy answers per acquisition; "
+        "*cmds/acq* and *CPU us/acq* Redis commands and server CPU time (INFO commandstats and "
+        "INFO cpu deltas over the whole run, harness PINGs and INFO excluded) per acquisition.\n";
+  return md.str();
+}
+
+}  // namespace locksim

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# contend_test.sh LOCKSIM SOURCE_DIR: `locksim contend` end to end on a private redis-server.
+# Proves: a small study writes contention.json (schema 1, the limit, a point per variant x
+# strategy x clients with its metrics) and contention.md (a table row per point), exit 0 for a
+# correct lock; a point where the lock fails (TTL shorter than the work) is reported with its
+# verdict and exits 1, never dropped; a bad study exits 2 naming the file and the JSON path, and
+# writes nothing; --help answers.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-contend-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+expect_code() {  # expect_code NAME EXPECTED ACTUAL
+  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
+}
+expect_grep() {  # expect_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
+}
+json() {  # json FILE EXPRESSION: prints a Python expression over the document `d`
+  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+"$LOCKSIM" contend --help >"$WORK/help" 2>&1
+expect_code "contend --help" 0 $?
+expect_grep "contend --help names the report" "contention.json" "$WORK/help"
+
+cat >"$WORK/small.json" <<'JSON'
+{"name": "small", "description": "two strategies, one and three clients",
+ "variants": ["lua_owner"],
+ "strategies": [{"strategy": "poll", "interval_ms": 1}, {"strategy": "notify"}],
+ "clients": [1, 3], "keys": 1, "work_ms": 1, "warmup_ms": 100, "duration_ms": 300}
+JSON
+"$LOCKSIM" contend "$WORK/small.json" --out "$WORK/out" --seed 3 --rtt-samples 200 --no-plots \
+  >"$WORK/small.out" 2>&1
+expect_code "a correct lock's study passes" 0 $?
+report="$WORK/out/contention/latest"
+expect_grep "the round trip is measured" "round trip p50 PING" "$WORK/small.out"
+[[ $(json "$report/contention.json" 'd["schema"]') == 1 ]] && pass "contention.json has schema 1" || fail "contention.json schema"
+[[ $(json "$report/contention.json" 'len(d["studies"][0]["points"])') == 4 ]] && pass "one point per strategy x clients" || fail "points: $(json "$report/contention.json" 'len(d["studies"][0]["points"])')"
+[[ $(json "$report/contention.json" 'd["limit"]["set_nx_px"]["count"]') == 200 ]] && pass "--rtt-samples is honoured" || fail "rtt samples"
+[[ $(json "$report/contention.json" 'd["limit"]["round_trips_per_cycle"]["lua_owner"]') == 2.0 ]] && pass "lua_owner takes two round trips a cycle" || fail "round trips: $(json "$report/contention.json" 'd["limit"]["round_trips_per_cycle"]')"
+[[ $(json "$report/contention.json" 'all(p["acquisitions"] > 0 and p["verdict"] == "ok" and p["latency"]["count"] == p["acquisitions"] for p in d["studies"][0]["points"])') == True ]] && pass "every point acquired, ok, one latency per acquisition" || fail "points' metrics"
+[[ $(json "$report/contention.json" 'all(p["contended_handoffs"] > 0 for p in d["studies"][0]["points"] if p["clients"] == 3)') == True ]] && pass "three clients on one key hand over while others wait" || fail "no contended handoffs at 3 clients"
+[[ $(json "$report/contention.json" 'all(0 < p["throughput_over_limit"] < 1.5 for p in d["studies"][0]["points"])') == True ]] && pass "throughput is read against the limit" || fail "throughput_over_limit: $(json "$report/contention.json" '[p["throughput_over_limit"] for p in d["studies"][0]["points"]]')"
+expect_grep "contention.md has a row per point" "| notify | 3 |" "$report/contention.md"
+expect_grep "contention.md states the limit" "The limit of a point is" "$report/contention.md"
+
+# A lock that fails under the study's timing is reported with its verdict, not dropped.
+cat >"$WORK/short-ttl.json" <<'JSON'
+{"name": "short-ttl", "variants": ["set_nx_ex"], "strategies": [{"strategy": "poll", "interval_ms": 1}],
+ "clients": [3], "keys": 1, "work_ms": 30, "ttl_ms": 10, "warmup_ms": 0, "duration_ms": 300}
+JSON
+"$LOCKSIM" contend "$WORK/short-ttl.json" --out "$WORK/out2" --seed 3 --rtt-samples 50 --no-plots \
+  >"$WORK/short.out" 2>&1
+expect_code "a point with a violation exits 1" 1 $?
+expect_grep "the violation is printed" "mutex_violation" "$WORK/short.out"
+expect_grep "the violation is in the table" "mutex_violation" "$WORK/out2/contention/latest/contention.md"
+
+# Bad studies: exit 2, the file and the path named, nothing written.
+bad() {  # bad NAME JSON PATTERN
+  echo "$2" >"$WORK/bad.json"
+  "$LOCKSIM" contend "$WORK/bad.json" --out "$WORK/bad-out" >"$WORK/bad.out" 2>&1
+  expect_code "bad study: $1" 2 $?
+  expect_grep "bad study: $1 names the path" "bad.json: $3" "$WORK/bad.out"
+}
+bad "unknown key" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "duraton_ms": 5}' '\$.duraton_ms: unknown key (did you mean "duration_ms"?)'
+bad "unknown strategy" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "pol"}], "clients": [1]}' '\$.strategies\[0\].strategy: unknown'
+bad "decreasing clients" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [4, 2]}' '\$.clients\[1\]: client counts must increase'
+bad "unknown variant" '{"name": "x", "variants": ["lua_ownr"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants\[0\]: unknown variant "lua_ownr" (did you mean "lua_owner"?)'
+bad "bad work range" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "work_ms": {"min": 5, "max": 1}}' '\$.work_ms: "min" (5) must not exceed "max" (1)'
+if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
+
+echo "passed: $passed, failed: $failed"
+[[ $failed -eq 0 ]]

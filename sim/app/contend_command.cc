@@ -336,7 +336,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           const ContentionMetrics& m = p.metrics;
           char line[256];
           std::snprintf(line, sizeof line,
-                        "%7.0f acq/s (%.2f of limit)  p50 %s ms  p99 %s ms  gap p50 %s ms  "
+                        "%7.0f acq/s (%.2f of limit)  p50 %s ms  p99 %s ms  gap p50/p99 %s/%s ms  "
                         "jain %.3f  barging %.2f  ",
                         m.throughput_per_s,
                         p.limit_per_s > 0 ? m.throughput_per_s / p.limit_per_s : 0.0,
@@ -344,6 +344,9 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                         ms_text(static_cast<double>(m.latency_ns.percentile(99))).c_str(),
                         m.contended_handoffs > 0
                             ? ms_text(static_cast<double>(m.handoff_gap_ns.percentile(50))).c_str()
+                            : "-",
+                        m.contended_handoffs > 0
+                            ? ms_text(static_cast<double>(m.handoff_gap_ns.percentile(99))).c_str()
                             : "-",
                         m.jain, m.barging_rate);
           std::cout << pad(label, 44) << line << (p.decided ? p.observed : "UNDECIDED " + p.observed)

@@ -205,9 +205,9 @@ std::string contention_markdown(const ContentionReport& report) {
     for (const std::string& variant : variants) {
       md << "### " << variant << "\n\n"
          << "| strategy | clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
-            "handoff gap p50 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
+            "gap p50 ms | gap p99 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
             "verdict |\n"
-         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
       for (const std::size_t i : medians) {
         const ContentionPoint& p = study.points[i];
         if (p.variant != variant) continue;
@@ -224,8 +224,9 @@ std::string contention_markdown(const ContentionReport& report) {
                    : "-")
            << " | "
            << (m.contended_handoffs > 0
-                   ? ms(static_cast<double>(m.handoff_gap_ns.percentile(50)))
-                   : "-")
+                   ? ms(static_cast<double>(m.handoff_gap_ns.percentile(50))) + " | " +
+                         ms(static_cast<double>(m.handoff_gap_ns.percentile(99)))
+                   : "- | -")
            << " | " << format("%.3f", m.jain) << " | "
            << (m.contended_handoffs > 0 ? format("%.2f", m.barging_rate) : "-") << " | "
            << format("%.2f", m.wasted_attempts_per_acquisition) << " | "
@@ -249,7 +250,7 @@ std::string contention_markdown(const ContentionReport& report) {
         "latency (from the invoke, or from the intended start in an open loop; log-bucket "
         "histogram, at most "
      << format("%.2f", LogHistogram::kRelativeError * 100)
-     << "% above the true value); *handoff gap* the time from one holder's exit to the next "
+     << "% above the true value); *gap* (handoff gap) the time from one holder's exit to the next "
         "holder's enter while another client waited; *Jain* (sum x)^2 / (n sum x^2) of "
         "acquisitions per client (1 = even); *barging* the share of contended handoffs won by "
         "the client that had just released; *wasted/acq* busy answers per acquisition; "

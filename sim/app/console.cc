@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 
 #include "sim/app/signals.h"
 #include "sim/core/error.h"
+#include "sim/core/random.h"
 #include "sim/redis/connection.h"
 
 namespace locksim {
@@ -69,6 +71,20 @@ RedisTarget open_redis(const std::string& url) {
   target.label = "private redis-server on 127.0.0.1:" + std::to_string(target.endpoint.port);
   target.version = target.server->version();
   return target;
+}
+
+std::optional<RedisTarget> start_session(const std::string& url,
+                                         std::optional<std::uint64_t> given_seed,
+                                         std::uint64_t& seed) {
+  seed = given_seed.value_or(random_seed());
+  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
+            << std::endl;
+  try {
+    return open_redis(url);
+  } catch (const EnvironmentError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return std::nullopt;
+  }
 }
 
 }  // namespace locksim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -42,5 +43,12 @@ struct RedisTarget {
   bool external() const { return !server.has_value(); }
 };
 RedisTarget open_redis(const std::string& url);
+
+// start_session: what run and contend do once their input is valid: print the seed (given, or
+// random) and open the Redis (open_redis). On an EnvironmentError prints it and returns nullopt
+// (exit 3); `seed` is set either way.
+std::optional<RedisTarget> start_session(const std::string& url,
+                                         std::optional<std::uint64_t> given_seed,
+                                         std::uint64_t& seed);
 
 }  // namespace locksim

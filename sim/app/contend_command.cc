@@ -206,16 +206,9 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   std::size_t total = 0;
   for (const Study& s : studies) total += s.points.size() * static_cast<std::size_t>(s.repetitions);
 
-  const std::uint64_t seed = options.seed.value_or(random_seed());
-  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
-            << std::endl;
-  std::optional<RedisTarget> target;
-  try {
-    target.emplace(open_redis(options.redis_url));
-  } catch (const EnvironmentError& e) {
-    std::cerr << "locksim: " << e.what() << "\n";
-    return kExitEnvironment;
-  }
+  std::uint64_t seed = 0;
+  std::optional<RedisTarget> target = start_session(options.redis_url, options.seed, seed);
+  if (!target) return kExitEnvironment;
   const std::string run_id = make_run_id(seed, 0);
   const fs::path base = fs::path(options.out_dir) / "contention";
   const fs::path dir = base / run_id;

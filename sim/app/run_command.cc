@@ -126,18 +126,10 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       return kExitUsage;
     }
   }
-  const std::uint64_t seed = options.seed.value_or(random_seed());
-  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
-            << std::endl;
-
   // 2. Redis: a private server unless --redis was given.
-  std::optional<RedisTarget> target;
-  try {
-    target.emplace(open_redis(options.redis_url));
-  } catch (const EnvironmentError& e) {
-    std::cerr << "locksim: " << e.what() << "\n";
-    return kExitEnvironment;
-  }
+  std::uint64_t seed = 0;
+  std::optional<RedisTarget> target = start_session(options.redis_url, options.seed, seed);
+  if (!target) return kExitEnvironment;
   const bool external = target->external();
   const Endpoint endpoint = target->endpoint;
   const std::string& endpoint_label = target->label;

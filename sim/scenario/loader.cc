@@ -254,8 +254,8 @@ Scenario load_scenario(const std::filesystem::path& path,
   return parse_scenario(read_document(path), file, known_variants);
 }
 
-std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& paths,
-                                     const std::vector<std::string>& known_variants) {
+std::vector<std::filesystem::path> json_files(const std::vector<std::filesystem::path>& paths,
+                                              std::string_view what) {
   std::vector<std::filesystem::path> files;
   for (const std::filesystem::path& path : paths) {
     // Anything but a directory is read as a file, and read_json_file says what is wrong with it
@@ -274,11 +274,20 @@ std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& p
       }
     }
     if (error) throw InputError(path.string() + ": cannot list (" + error.message() + ")");
-    if (in_directory.empty()) throw InputError(path.string() + ": no *.json scenario files");
+    if (in_directory.empty()) {
+      throw InputError(path.string() + ": no *.json " + std::string(what) + "s");
+    }
     std::sort(in_directory.begin(), in_directory.end(),
               [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
     files.insert(files.end(), in_directory.begin(), in_directory.end());
   }
+
+  return files;
+}
+
+std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& paths,
+                                     const std::vector<std::string>& known_variants) {
+  const std::vector<std::filesystem::path> files = json_files(paths, "scenario file");
 
   std::vector<Scenario> scenarios;
   std::map<std::string, std::string> file_of;  // scenario name -> file that defined it

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/scenario/scenario.h"
@@ -33,6 +34,10 @@ std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std:
 // an InputError (use load_scenarios).
 Scenario load_scenario(const std::filesystem::path& path,
                        const std::vector<std::string>& known_variants);
+// json_files: `paths` with each directory replaced by its *.json files in name order (not
+// recursive); a directory without any is an InputError ("d: no *.json <what>s").
+std::vector<std::filesystem::path> json_files(const std::vector<std::filesystem::path>& paths,
+                                              std::string_view what);
 // load_scenarios: files, or directories whose *.json files are loaded in name order; sweep files
 // are expanded. Duplicate scenario names (after expansion) are an error.
 std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& paths,

@@ -226,26 +226,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
 
 std::vector<Study> load_studies(const std::vector<std::filesystem::path>& paths,
                                 const std::vector<std::string>& known_variants) {
-  std::vector<std::filesystem::path> files;
-  for (const std::filesystem::path& path : paths) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(path, error)) {
-      files.push_back(path);
-      continue;
-    }
-    std::vector<std::filesystem::path> in_directory;
-    std::filesystem::directory_iterator entry(path, error);
-    for (; !error && entry != std::filesystem::directory_iterator(); entry.increment(error)) {
-      std::error_code type_error;
-      if (entry->path().extension() == ".json" && !entry->is_directory(type_error)) {
-        in_directory.push_back(entry->path());
-      }
-    }
-    if (error) throw InputError(path.string() + ": cannot list (" + error.message() + ")");
-    if (in_directory.empty()) throw InputError(path.string() + ": no *.json study files");
-    std::sort(in_directory.begin(), in_directory.end());
-    files.insert(files.end(), in_directory.begin(), in_directory.end());
-  }
+  const std::vector<std::filesystem::path> files = json_files(paths, "study file");
   std::vector<Study> studies;
   std::map<std::string, std::string> file_of;
   for (const std::filesystem::path& file : files) {

@@ -11,19 +11,7 @@ SOURCE=$2
 WORK=$(mktemp -d /tmp/locksim-audit-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
-expect_code() {  # expect_code NAME EXPECTED ACTUAL
-  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
-}
-expect_grep() {  # expect_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
-}
-expect_no_grep() {  # expect_no_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then fail "$1: '$2' in $3:"; sed 's/^/    /' "$3"; else pass "$1"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # lock NAME ACQUIRE RELEASE [EXTEND]: writes $WORK/NAME.json, a lock file with these scripts.
 lock() {
@@ -110,5 +98,4 @@ expect_code "a bad lock file is a usage error" 2 $?
 expect_grep "the error names the file" "broken.json" "$WORK/broken.log"
 if [[ -e $WORK/bad-out ]]; then fail "a bad lock file wrote $WORK/bad-out"; else pass "a bad lock file writes nothing"; fi
 
-echo "passed: $passed, failed: $failed"
-[[ $failed -eq 0 ]]
+finish

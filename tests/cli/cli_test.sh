@@ -20,16 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
-expect_code() {  # expect_code NAME EXPECTED ACTUAL
-  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
-}
-expect_grep() {  # expect_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
-}
+source "$(dirname "$0")/lib.sh"
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 redis_children() { ps -o pid=,comm= --ppid "$1" 2>/dev/null | awk '$2 ~ /redis/ {print $1}'; }
 wait_gone() {  # wait_gone PID: true once the process is gone (bounded: 10 s)

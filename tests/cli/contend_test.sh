@@ -11,16 +11,8 @@ SOURCE=$2
 WORK=$(mktemp -d /tmp/locksim-contend-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
-expect_code() {  # expect_code NAME EXPECTED ACTUAL
-  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
-}
-expect_grep() {  # expect_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
-}
+source "$(dirname "$0")/lib.sh"
+
 json() {  # json FILE EXPRESSION: prints a Python expression over the document `d`
   /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
@@ -75,5 +67,4 @@ bad "unknown variant" '{"name": "x", "variants": ["lua_ownr"], "strategies": [{"
 bad "bad work range" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "work_ms": {"min": 5, "max": 1}}' '\$.work_ms: "min" (5) must not exceed "max" (1)'
 if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
 
-echo "passed: $passed, failed: $failed"
-[[ $failed -eq 0 ]]
+finish

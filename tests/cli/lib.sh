@@ -1,0 +1,19 @@
+# lib.sh: the helpers the CLI test scripts share. Source it, then call pass/fail/expect_*, and end
+# with `finish`.
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+expect_code() {  # expect_code NAME EXPECTED ACTUAL
+  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
+}
+expect_grep() {  # expect_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi
+}
+expect_no_grep() {  # expect_no_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then fail "$1: '$2' in $3:"; sed 's/^/    /' "$3"; else pass "$1"; fi
+}
+finish() {  # prints the tally; fails the script if anything failed
+  echo "passed: $passed, failed: $failed"
+  [[ $failed -eq 0 ]]
+}

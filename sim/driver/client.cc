@@ -33,6 +33,9 @@ ErrorKind error_kind(RedisErrorKind kind) {
   return ErrorKind::kProtocol;
 }
 
+// The wait strategy's random stream (jitter), forked from the client's own.
+constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
+
 // set_error: the error of a failed call, typed, with the server's or hiredis' words.
 void set_error(ClientLog& log, Event& event, const RedisResult& result) {
   event.error = error_kind(result.error);
@@ -53,7 +56,8 @@ DriverClient::DriverClient(RunContext& run, int index, std::uint64_t seed)
       name_(run.scenario().clients.at(static_cast<std::size_t>(index))),
       log_(run.recorder().log(static_cast<std::size_t>(index))),
       rng_(Rng(seed).fork(static_cast<std::uint64_t>(index))),
-      wait_(make_wait_strategy(run.scenario().lock.wait, run.request().endpoint)) {
+      wait_(make_wait_strategy(run.scenario().lock.wait, run.request().endpoint,
+                               rng_.fork(kWaitStream))) {
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "sim/core/assert.h"
 #include "sim/redis/script.h"
@@ -13,14 +14,15 @@ namespace {
 // SleepingWait: poll, retry_sleep and backoff only differ in the delay they compute.
 class SleepingWait final : public WaitStrategy {
  public:
-  explicit SleepingWait(WaitConfig config) : config_(std::move(config)) {}
+  SleepingWait(WaitConfig config, Rng rng) : config_(std::move(config)), rng_(rng) {}
   void wait(const Pause& pause, const std::string& /*full_key*/, int failed_attempts,
             Nanos max_ns) override {
-    pause(std::min(delay_ns(config_, failed_attempts), max_ns));
+    pause(std::min(jittered_ns(config_, delay_ns(config_, failed_attempts), rng_), max_ns));
   }
 
  private:
   WaitConfig config_;
+  Rng rng_;
 };
 
 // Wakes at most one waiter per release; the list keeps a single pending wake-up so that
@@ -64,7 +66,77 @@ class NotifyWait final : public WaitStrategy {
   std::optional<Connection> waiter_;
 };
 
+// PubSubWait: SUBSCRIBE to the key's release channel; a releaser PUBLISHes and every subscribed
+// waiter wakes (and all but one find the lock busy again: the thundering herd Redisson tames with
+// a per-process semaphore). Pub/sub is at-most-once: a release published before the subscription
+// took effect, or while the connection was down, wakes nobody, so a waiter re-tries at least
+// every fallback_ms. The first wait for a key only subscribes and returns at once, so that the
+// next attempt comes after the subscription: a release between the two is then never missed.
+class PubSubWait final : public WaitStrategy {
+ public:
+  PubSubWait(const WaitConfig& config, Endpoint endpoint)
+      : fallback_ns_(ms_to_ns(config.fallback_ms)), endpoint_(std::move(endpoint)) {}
+
+  void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
+            Nanos max_ns) override {
+    const Nanos wait_ns = std::min(fallback_ns_, max_ns);
+    if (wait_ns <= 0 || !pause(0)) return;
+    if (!subscriber_ || subscriber_->broken()) {
+      subscriber_.emplace(endpoint_, ConnectionOptions{});
+      subscribed_.clear();
+    }
+    const std::string channel = release_channel(full_key);
+    if (!subscribed_.contains(channel)) {
+      if (!subscriber_->command({"SUBSCRIBE", channel}).ok()) {
+        pause(wait_ns);  // no server to listen to: sleep the fallback; resubscribe next time
+        return;
+      }
+      subscribed_.insert(channel);
+      return;  // attempt again now that releases will be heard
+    }
+    const Nanos end = steady_now_ns() + wait_ns;
+    for (Nanos left = wait_ns; left > 0; left = end - steady_now_ns()) {
+      const std::optional<RedisResult> message = subscriber_->next_message(
+          std::chrono::ceil<std::chrono::microseconds>(std::chrono::nanoseconds(left)));
+      if (!message) return;  // the fallback passed: attempt again
+      if (!message->ok()) {
+        pause(end - steady_now_ns());  // the connection broke: sleep out the fallback
+        return;
+      }
+      const Reply& reply = message->reply;
+      if (reply.type == Reply::Type::kArray && reply.elements.size() == 3 &&
+          reply.elements[0].str == "message" && reply.elements[1].str == channel) {
+        return;  // a release of this key
+      }
+    }
+  }
+
+  void on_release(Connection& connection, const std::string& full_key) override {
+    connection.command({"PUBLISH", release_channel(full_key), "released"});
+  }
+
+ private:
+  static Nanos steady_now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  Nanos fallback_ns_;
+  Endpoint endpoint_;
+  std::optional<Connection> subscriber_;
+  std::set<std::string> subscribed_;
+};
+
 }  // namespace
+
+std::string release_channel(const std::string& full_key) { return full_key + ":released"; }
+
+Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng) {
+  if (config.jitter == "full") return rng.uniform(0, delay);
+  if (config.jitter == "equal") return delay / 2 + rng.uniform(0, delay - delay / 2);
+  return delay;
+}
 
 std::string notify_key(const std::string& full_key) { return full_key + ":notify"; }
 
@@ -77,16 +149,19 @@ Nanos delay_ns(const WaitConfig& config, int failed_attempts) {
     return ms_to_ns(
         static_cast<std::int64_t>(std::min(delay_ms, static_cast<double>(config.max_ms))));
   }
-  if (config.strategy == "notify") return ms_to_ns(config.fallback_ms);
+  if (config.strategy == "notify" || config.strategy == "pubsub") {
+    return ms_to_ns(config.fallback_ms);
+  }
   return ms_to_ns(config.interval_ms);  // poll, retry_sleep
 }
 
 std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
-                                                 const Endpoint& endpoint) {
+                                                 const Endpoint& endpoint, Rng rng) {
   if (config.strategy == "notify") return std::make_unique<NotifyWait>(config, endpoint);
+  if (config.strategy == "pubsub") return std::make_unique<PubSubWait>(config, endpoint);
   LOCKSIM_ASSERT(config.strategy == "poll" || config.strategy == "retry_sleep" ||
                  config.strategy == "backoff");
-  return std::make_unique<SleepingWait>(config);
+  return std::make_unique<SleepingWait>(config, rng);
 }
 
 }  // namespace locksim

@@ -1,10 +1,12 @@
 // wait.h: WaitStrategy, how a client waits between acquire attempts that found the lock busy.
 //
 // The driver asks the strategy to wait, bounded by the acquire deadline; sleeping strategies
-// compute a delay, the notification strategy blocks on the server until a releaser wakes it. One
-// instance per client thread (strategies keep state, and "notify" owns a connection).
+// compute a delay (backoff with optional jitter), the notification strategies block on the server
+// until a releaser wakes them ("notify": BLPOP on a list, one waiter per release; "pubsub":
+// SUBSCRIBE to a channel, every waiter per release). One instance per client thread (strategies
+// keep state and a random stream, and "notify" and "pubsub" own a connection).
 //
-//   auto wait = make_wait_strategy(scenario.lock.wait, endpoint);
+//   auto wait = make_wait_strategy(scenario.lock.wait, endpoint, client_rng.fork(1));
 //   wait->wait(pause, full_key, failed_attempts, remaining_ns);  // after a busy answer
 //   wait->on_release(connection, full_key);                       // after a successful release
 #pragma once
@@ -14,6 +16,7 @@
 #include <string>
 
 #include "sim/core/clock.h"
+#include "sim/core/random.h"
 #include "sim/redis/connection.h"
 #include "sim/scenario/scenario.h"
 
@@ -34,14 +37,19 @@ class WaitStrategy {
 };
 
 // make_wait_strategy: the strategy named by config.strategy (validated by the loader).
+// `rng` draws the jitter.
 std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
-                                                 const Endpoint& endpoint);
+                                                 const Endpoint& endpoint, Rng rng);
 
-// delay_ns: for the sleeping strategies, the pause after `failed_attempts` busy answers
-// (exposed for tests). "notify" answers its fallback.
+// delay_ns: for the sleeping strategies, the pause after `failed_attempts` busy answers, before
+// jitter (exposed for tests). "notify" and "pubsub" answer their fallback.
 Nanos delay_ns(const WaitConfig& config, int failed_attempts);
+// jittered_ns: `delay` with the config's jitter drawn from `rng` ("none": `delay` itself).
+Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng);
 
 // notify_key: the list a notify waiter blocks on for `full_key`.
 std::string notify_key(const std::string& full_key);
+// release_channel: the channel a pubsub waiter subscribes to for `full_key`.
+std::string release_channel(const std::string& full_key);
 
 }  // namespace locksim

@@ -1,10 +1,12 @@
 #include "sim/redis/connection.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <sys/time.h>
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <utility>
 
 namespace locksim {
@@ -236,15 +238,21 @@ RedisResult Connection::run(int argc, const char** argv, const std::size_t* leng
   if (context_ == nullptr) return last_error_;
   ++round_trips_;
   errno = 0;
-  std::unique_ptr<redisReply, ReplyDeleter> reply(
-      static_cast<redisReply*>(redisCommandArgv(context_.get(), argc, argv, lengths)));
+  void* reply = redisCommandArgv(context_.get(), argc, argv, lengths);
   const int saved_errno = errno;
-  if (reply == nullptr) {
-    // hiredis leaves the context in an undefined state after an error: drop it for good.
-    last_error_ = classify(*context_, saved_errno, /*connecting=*/false);
-    context_.reset();
-    return last_error_;
-  }
+  if (reply == nullptr) return fail(saved_errno);
+  return result_of(reply);
+}
+
+// fail: hiredis leaves the context in an undefined state after an error: drop it for good.
+RedisResult Connection::fail(int saved_errno) {
+  last_error_ = classify(*context_, saved_errno, /*connecting=*/false);
+  context_.reset();
+  return last_error_;
+}
+
+RedisResult Connection::result_of(void* raw_reply) {
+  std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw_reply));
   RedisResult result;
   result.reply = copy_reply(*reply);
   if (result.reply.type == Reply::Type::kError) {
@@ -252,6 +260,27 @@ RedisResult Connection::run(int argc, const char** argv, const std::size_t* leng
     result.message = result.reply.str;
   }
   return result;
+}
+
+std::optional<RedisResult> Connection::next_message(std::chrono::microseconds timeout) {
+  if (context_ == nullptr) return last_error_;
+  using SteadyClock = std::chrono::steady_clock;
+  const auto deadline = SteadyClock::now() + timeout;
+  while (true) {
+    // A message already read into hiredis' buffer comes first.
+    void* reply = nullptr;
+    errno = 0;
+    if (redisGetReplyFromReader(context_.get(), &reply) != REDIS_OK) return fail(errno);
+    if (reply != nullptr) return result_of(reply);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd ready{context_->fd, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60000)));
+    if (polled < 0 && errno != EINTR) return fail(errno);
+    if (polled <= 0) continue;
+    errno = 0;
+    if (redisBufferRead(context_.get()) != REDIS_OK) return fail(errno);
+  }
 }
 
 }  // namespace locksim

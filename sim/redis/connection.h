@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,11 @@ class Connection {
   RedisResult command(std::initializer_list<std::string_view> args);
   RedisResult command(const std::vector<std::string>& args);
 
+  // next_message: on a subscribed connection (after SUBSCRIBE), the next message the server
+  // pushes, waiting at most `timeout`. nullopt if none arrived in time (the connection stays
+  // usable); an I/O error breaks the connection and is returned like a command's.
+  std::optional<RedisResult> next_message(std::chrono::microseconds timeout);
+
   bool broken() const;
   const RedisResult& last_error() const { return last_error_; }
   // reconnect: drops the old context and connects again; returns the connect outcome.
@@ -104,6 +110,8 @@ class Connection {
 
  private:
   RedisResult run(int argc, const char** argv, const std::size_t* lengths);
+  RedisResult result_of(void* raw_reply);
+  RedisResult fail(int saved_errno);
   RedisResult connect();
 
   struct ContextDeleter {

@@ -20,9 +20,10 @@ struct StrategySpec {
 const std::vector<StrategySpec>& strategy_specs() {
   static const std::vector<StrategySpec> specs = {
       {"poll", {"interval_ms"}},
-      {"backoff", {"initial_ms", "factor", "max_ms"}},
+      {"backoff", {"initial_ms", "factor", "max_ms", "jitter"}},
       {"retry_sleep", {"interval_ms"}},
       {"notify", {"fallback_ms"}},
+      {"pubsub", {"fallback_ms"}},
   };
   return specs;
 }
@@ -94,6 +95,9 @@ WaitConfig parse_wait(const JsonReader& node) {
                   "), the first wait it caps, got " + describe(max->value()));
       }
     }
+    if (const auto jitter = node.optional_member("jitter")) {
+      wait.jitter = jitter->one_of({"none", "full", "equal"}, "jitter", "allowed");
+    }
   } else {
     if (const auto fallback = node.optional_member("fallback_ms")) {
       wait.fallback_ms = fallback->duration_ms(1, kMaxWaitMs);
@@ -108,7 +112,8 @@ nlohmann::json resolved_wait(const WaitConfig& wait) {
     result["initial_ms"] = wait.initial_ms;
     result["factor"] = wait.factor;
     result["max_ms"] = wait.max_ms;
-  } else if (wait.strategy == "notify") {
+    result["jitter"] = wait.jitter;
+  } else if (wait.strategy == "notify" || wait.strategy == "pubsub") {
     result["fallback_ms"] = wait.fallback_ms;
   } else {
     result["interval_ms"] = wait.interval_ms;
@@ -165,7 +170,7 @@ nlohmann::json resolved_lock(const LockConfig& lock) {
 std::int64_t default_stuck_ms(const WaitConfig& wait) {
   // Backoff waits grow to max_ms, so two of the longest waits already span several attempts.
   if (wait.strategy == "backoff") return std::max<std::int64_t>(500, 2 * wait.max_ms);
-  if (wait.strategy == "notify") return std::max<std::int64_t>(500, 5 * wait.fallback_ms);
+  if (wait.strategy == "notify" || wait.strategy == "pubsub") return std::max<std::int64_t>(500, 5 * wait.fallback_ms);
   return std::max<std::int64_t>(500, 5 * wait.interval_ms);
 }
 

@@ -26,12 +26,20 @@ struct WaitConfig {
   // "retry_sleep": Doc B's fixed long sleep before retrying (interval_ms, default 3000).
   // "notify": block until a releaser pushes a wake-up (BLPOP on "<key>:notify"), re-trying at
   //           least every fallback_ms because an expiry wakes nobody.
+  // "pubsub": Doc B's and Redisson's way: waiters SUBSCRIBE to "<key>:released" and a releaser
+  //           PUBLISHes to it, waking every waiter; pub/sub is at-most-once (a message sent
+  //           before the subscription, or lost with the connection, wakes nobody), so waiters
+  //           re-try at least every fallback_ms.
   std::string strategy = "poll";
   std::int64_t interval_ms = 10;   // poll, retry_sleep: 1..60000
   std::int64_t initial_ms = 100;   // backoff: 1..60000
   double factor = 2.0;             // backoff: 1..10
   std::int64_t max_ms = 5000;      // backoff: initial_ms..600000
-  std::int64_t fallback_ms = 100;  // notify: 1..60000
+  // backoff: "none"; "full": a uniform draw in [0, delay]; "equal": delay/2 + a uniform draw in
+  // [0, delay/2] (the two jitters of AWS's "Exponential Backoff and Jitter"), so that clients
+  // that collided do not retry in lockstep.
+  std::string jitter = "none";
+  std::int64_t fallback_ms = 100;  // notify, pubsub: 1..60000
 };
 
 // LockConfig: the lock under test ("lock" in JSON). Applies to every variant of the scenario.

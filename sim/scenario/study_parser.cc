@@ -27,14 +27,16 @@ nlohmann::json range_json(const JsonReader& node) {
   return node.value();
 }
 
-// strategy_label: "poll-1ms", "backoff-1ms-x2", "retry_sleep-50ms", "notify", unless given.
+// strategy_label: "poll-1ms", "backoff-1ms-x2[-full-jitter]", "retry_sleep-50ms", "notify",
+// "pubsub", unless given.
 std::string strategy_label(const WaitConfig& wait) {
   auto number = [](double v) { return scenario_internal::shortest_number(v); };
   if (wait.strategy == "poll" || wait.strategy == "retry_sleep") {
     return wait.strategy + "-" + std::to_string(wait.interval_ms) + "ms";
   }
   if (wait.strategy == "backoff") {
-    return "backoff-" + std::to_string(wait.initial_ms) + "ms-x" + number(wait.factor);
+    return "backoff-" + std::to_string(wait.initial_ms) + "ms-x" + number(wait.factor) +
+           (wait.jitter == "none" ? "" : "-" + wait.jitter + "-jitter");
   }
   return wait.strategy;
 }

@@ -287,6 +287,52 @@ TEST(WaitStrategies, Delays) {
   EXPECT_EQ(delay_ns(retry, 3), ms_to_ns(3000));
 }
 
+// Jitter draws below the delay: "full" in [0, d], "equal" in [d/2, d]; the same seed draws the
+// same pauses, and the draws are spread (not one value).
+TEST(WaitStrategies, JitterStaysWithinItsRangeAndIsSeeded) {
+  WaitConfig config;
+  config.strategy = "backoff";
+  const Nanos d = ms_to_ns(100);
+  Rng rng(1);
+  EXPECT_EQ(jittered_ns(config, d, rng), d);  // "none"
+  for (const char* jitter : {"full", "equal"}) {
+    config.jitter = jitter;
+    Rng a(7), b(7);
+    std::set<Nanos> seen;
+    for (int i = 0; i < 200; ++i) {
+      const Nanos x = jittered_ns(config, d, a);
+      EXPECT_EQ(x, jittered_ns(config, d, b));
+      EXPECT_LE(x, d);
+      EXPECT_GE(x, config.jitter == "full" ? 0 : d / 2);
+      seen.insert(x);
+    }
+    EXPECT_GT(seen.size(), 150u) << jitter;
+  }
+}
+
+// Every pubsub waiter is woken by a release (not by its 5 s fallback): A's release wakes B and C;
+// one of them gets the lock, the other is woken again by that one's release.
+TEST(WaitStrategies, PubSubWakesEveryWaiterOnRelease) {
+  const Scenario s = scripted("lua_owner", R"(
+    "lock": {"ttl_ms": 10000, "acquire_timeout_ms": 8000, "wait": {"strategy": "pubsub", "fallback_ms": 5000}},
+    "clients": ["A", "B", "C"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "B", "do": "acquire", "wait_for": {"inside": "A"}},
+      {"client": "C", "do": "acquire", "wait_for": {"inside": "A"}},
+      {"client": "A", "do": "work", "work_ms": 200},
+      {"client": "A", "do": "release"},
+      {"client": "B", "do": "release"},
+      {"client": "C", "do": "release"}])");
+  const Judged j = run(s, "lua_owner");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  for (const char* waiter : {"B", "C"}) {
+    const Nanos waited = acquire_latency(j.outcome.history, waiter);
+    EXPECT_GE(waited, ms_to_ns(150)) << waiter;   // it really waited for A
+    EXPECT_LT(waited, ms_to_ns(4000)) << waiter;  // and a release woke it, not the fallback
+  }
+}
+
 // A notify waiter is woken by the release, not by its (here 5 s) fallback.
 TEST(WaitStrategies, NotifyWakesTheWaiterOnRelease) {
   const Scenario s = scripted("lua_owner", R"(

@@ -187,6 +187,39 @@ TEST_F(RedisTest, ReplyErrorKeepsConnectionUsable) {
   EXPECT_TRUE(conn.command({"PING"}).reply.is_status("PONG"));
 }
 
+// A subscribed connection reads pushed messages with a bound: nothing in time is nullopt and the
+// connection stays usable; a published message arrives; a killed connection is an error.
+TEST_F(RedisTest, NextMessageWaitsBoundedForAPublishedMessage) {
+  Connection subscriber = connect();
+  Connection publisher = connect();
+  const std::string channel = key("channel");
+  const RedisResult subscribed = subscriber.command({"SUBSCRIBE", channel});
+  ASSERT_EQ(subscribed.reply.type, Reply::Type::kArray) << subscribed.describe();
+
+  EXPECT_FALSE(subscriber.next_message(std::chrono::milliseconds(20)).has_value());
+  EXPECT_FALSE(subscriber.broken());
+
+  ASSERT_TRUE(publisher.command({"PUBLISH", channel, "a"}).reply.is_integer(1));
+  ASSERT_TRUE(publisher.command({"PUBLISH", channel, "b"}).reply.is_integer(1));
+  for (const char* payload : {"a", "b"}) {
+    const std::optional<RedisResult> message = subscriber.next_message(std::chrono::seconds(5));
+    ASSERT_TRUE(message.has_value());
+    ASSERT_TRUE(message->ok()) << message->describe();
+    ASSERT_EQ(message->reply.elements.size(), 3u);
+    EXPECT_EQ(message->reply.elements[0].str, "message");
+    EXPECT_EQ(message->reply.elements[1].str, channel);
+    EXPECT_EQ(message->reply.elements[2].str, payload);
+  }
+  EXPECT_FALSE(subscriber.next_message(std::chrono::milliseconds(0)).has_value());
+
+  Connection killer = connect();
+  ASSERT_TRUE(killer.command({"CLIENT", "KILL", "TYPE", "pubsub"}).ok());
+  const std::optional<RedisResult> lost = subscriber.next_message(std::chrono::seconds(5));
+  ASSERT_TRUE(lost.has_value());
+  EXPECT_EQ(lost->error, RedisErrorKind::kClosed) << lost->describe();
+  EXPECT_TRUE(subscriber.broken());
+}
+
 // Arguments are binary-safe (embedded NUL and CRLF survive) and arrays are copied recursively.
 TEST_F(RedisTest, BinarySafeArgumentsAndNestedReplies) {
   Connection conn = connect();

@@ -458,7 +458,9 @@ TEST(ScenarioLoaderTest, WaitStrategiesLoadWithTheirDefaults) {
   EXPECT_EQ(backoff.check.stuck_ms, 10000);  // 2 x max_ms
   EXPECT_EQ(
       backoff.resolved["lock"]["wait"],
-      json::parse(R"({"strategy": "backoff", "initial_ms": 100, "factor": 2.0, "max_ms": 5000})"));
+      json::parse(
+          R"({"strategy": "backoff", "initial_ms": 100, "factor": 2.0, "max_ms": 5000, "jitter": "none"})"));
+  EXPECT_EQ(with_wait({{"strategy", "backoff"}, {"jitter", "full"}}).lock.wait.jitter, "full");
 
   const Scenario notify = with_wait({{"strategy", "notify"}});
   EXPECT_EQ(notify.lock.wait.fallback_ms, 100);
@@ -473,9 +475,14 @@ TEST(ScenarioLoaderTest, WaitStrategiesLoadWithTheirDefaults) {
   EXPECT_EQ(tuned.lock.wait.max_ms, 400);
   EXPECT_EQ(tuned.check.stuck_ms, 800);
   EXPECT_EQ(with_wait({{"strategy", "notify"}, {"fallback_ms", 300}}).check.stuck_ms, 1500);
+  const Scenario pubsub = with_wait({{"strategy", "pubsub"}, {"fallback_ms", 200}});
+  EXPECT_EQ(pubsub.lock.wait.fallback_ms, 200);
+  EXPECT_EQ(pubsub.check.stuck_ms, 1000);
+  EXPECT_EQ(pubsub.resolved["lock"]["wait"],
+            json::parse(R"({"strategy": "pubsub", "fallback_ms": 200})"));
   // A larger first wait raises the default cap with it.
   EXPECT_EQ(with_wait({{"strategy", "backoff"}, {"initial_ms", 6000}}).lock.wait.max_ms, 6000);
-  for (const Scenario* s : {&poll, &retry, &backoff, &notify, &tuned}) {
+  for (const Scenario* s : {&poll, &retry, &backoff, &notify, &tuned, &pubsub}) {
     EXPECT_EQ(parse_scenario(s->resolved, kFile, kVariants).resolved, s->resolved);
   }
 }
@@ -494,7 +501,14 @@ TEST(ScenarioLoaderTest, WaitKeyOfAnotherStrategyIsRejected) {
       error_after(scripted_document(),
                   [](json& d) { d["lock"]["wait"] = json::parse(R"({"fallback_ms": 5})"); }),
       {"$.lock.wait.fallback_ms: not allowed when \"strategy\" is \"poll\" (only with "
-       "\"strategy\": \"notify\")"});
+       "\"strategy\": \"notify\", \"pubsub\")"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["lock"]["wait"] =
+                                    json::parse(R"({"strategy": "poll", "jitter": "full"})");
+                              }),
+                  {"$.lock.wait.jitter: not allowed when \"strategy\" is \"poll\" (only with "
+                   "\"strategy\": \"backoff\")"});
   expect_contains(error_after(scripted_document(),
                               [](json& d) {
                                 d["lock"]["wait"] =
@@ -523,6 +537,8 @@ TEST(ScenarioLoaderTest, BackoffValuesAreRangeChecked) {
   expect_contains(
       backoff_error(R"({"strategy": "notify", "fallback_ms": 0})"),
       {"$.lock.wait.fallback_ms: expected a duration in ms between 1 and 60000, got 0"});
+  expect_contains(backoff_error(R"({"strategy": "backoff", "jitter": "half"})"),
+                  {"$.lock.wait.jitter: unknown jitter \"half\"", "allowed: none, full, equal"});
   expect_contains(backoff_error(R"({"strategy": "retry_sleep", "interval_ms": 60001})"),
                   {"$.lock.wait.interval_ms: expected a duration in ms between 1 and 60000"});
 }

@@ -29,13 +29,29 @@ class OwnerCheckedLuaLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
-    return acquire_with_fresh_token(context, key, ttl_ms);
+    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
+    return read_acquire(run_one(context.connection, command), std::move(command.token));
   }
 
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const override {
-    return release_outcome(compare_and_delete_script().run(context.connection, {key}, {token}),
-                           "EVALSHA lua_owner.release");
+    return read_release(run_one(context.connection, *release_command(key, token)));
+  }
+
+  std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
+                                            Rng& rng) const override {
+    std::string token = rng.token_hex(32);
+    return OneCommand{nullptr, {"SET", key, token, "NX", "PX", std::to_string(ttl_ms)}, 0, token};
+  }
+  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
+    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+  }
+  std::optional<OneCommand> release_command(const std::string& key,
+                                            const std::string& token) const override {
+    return OneCommand{&compare_and_delete_script(), {key, token}, 1, {}};
+  }
+  ReleaseResult read_release(RedisResult result) const override {
+    return release_outcome(std::move(result), "EVALSHA lua_owner.release");
   }
 };
 

@@ -20,14 +20,31 @@ class AutoReleaseLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
-    const std::string ttl = std::to_string(ttl_ms);
-    return acquire_outcome(context.connection.command({"SET", key, kValue, "NX", "PX", ttl}),
-                           std::string(kValue), "SET NX PX");
+    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
+    return read_acquire(run_one(context.connection, command), std::move(command.token));
+  }
+
+  std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
+                                            Rng& /*rng*/) const override {
+    return OneCommand{
+        nullptr, {"SET", key, std::string(kValue), "NX", "PX", std::to_string(ttl_ms)}, 0,
+        std::string(kValue)};
+  }
+  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
+    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
   }
 
   ReleaseResult release(const LockContext& context, const std::string& key,
-                        const std::string& /*token*/) const override {
-    return release_outcome(context.connection.command({"DEL", key}), "DEL");
+                        const std::string& token) const override {
+    return read_release(run_one(context.connection, *release_command(key, token)));
+  }
+
+  std::optional<OneCommand> release_command(const std::string& key,
+                                            const std::string& /*token*/) const override {
+    return OneCommand{nullptr, {"DEL", key}, 0, {}};
+  }
+  ReleaseResult read_release(RedisResult result) const override {
+    return release_outcome(std::move(result), "DEL");
   }
 };
 

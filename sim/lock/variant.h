@@ -16,13 +16,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "sim/core/random.h"
 #include "sim/redis/connection.h"
 
 namespace locksim {
+
+class Script;
 
 // LockContext: what a variant may use for one call: this client's connection and random stream,
 // and a checkpoint callback between commands (may be empty).
@@ -71,6 +75,18 @@ struct ExtendResult {
   RedisResult error;
 };
 
+// OneCommand: an acquire attempt or a release that is exactly one command: the form the
+// event-loop client mode sends on an asynchronous connection (LockVariant::acquire_command).
+struct OneCommand {
+  const Script* script = nullptr;  // set: EVALSHA script, the first `keys` of argv as KEYS
+  std::vector<std::string> argv;   // the command itself, or the script's KEYS then ARGV
+  std::size_t keys = 0;
+  std::string token;  // acquire: the value the command stores
+};
+
+// run_one: sends `command` on `connection` (a script through Script::run) and returns the reply.
+RedisResult run_one(Connection& connection, const OneCommand& command);
+
 class LockVariant {
  public:
   virtual ~LockVariant() = default;
@@ -98,6 +114,24 @@ class LockVariant {
                               const std::string& /*token*/, std::int64_t /*ttl_ms*/) const {
     return {};
   }
+
+  // The one-command form. A variant whose acquire attempt and release are each one command (no
+  // checkpoint between commands, no renewal) describes them here, so that the event-loop client
+  // mode can send them without a thread per client, and reads their replies with read_acquire
+  // and read_release. Its try_acquire and release are built from the same pieces, so a reply
+  // means the same in both modes. Other variants answer nullopt (and are run on threads).
+  virtual std::optional<OneCommand> acquire_command(const std::string& /*key*/,
+                                                    std::int64_t /*ttl_ms*/, Rng& /*rng*/) const {
+    return std::nullopt;
+  }
+  virtual AcquireAttempt read_acquire(RedisResult result, std::string token) const;
+  virtual std::optional<OneCommand> release_command(const std::string& /*key*/,
+                                                    const std::string& /*token*/) const {
+    return std::nullopt;
+  }
+  virtual ReleaseResult read_release(RedisResult result) const;
+  // one_command: whether both forms exist.
+  bool one_command() const;
 };
 
 }  // namespace locksim

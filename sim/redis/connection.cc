@@ -251,15 +251,19 @@ RedisResult Connection::fail(int saved_errno) {
   return last_error_;
 }
 
-RedisResult Connection::result_of(void* raw_reply) {
-  std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw_reply));
+RedisResult result_of(const redisReply& reply) {
   RedisResult result;
-  result.reply = copy_reply(*reply);
+  result.reply = copy_reply(reply);
   if (result.reply.type == Reply::Type::kError) {
     result.error = RedisErrorKind::kReplyError;
     result.message = result.reply.str;
   }
   return result;
+}
+
+RedisResult Connection::result_of(void* raw_reply) {
+  std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw_reply));
+  return locksim::result_of(*reply);
 }
 
 std::optional<RedisResult> Connection::next_message(std::chrono::microseconds timeout) {

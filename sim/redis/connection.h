@@ -24,6 +24,7 @@
 #include "sim/redis/endpoint.h"
 
 struct redisContext;
+struct redisReply;
 
 namespace locksim {
 
@@ -70,6 +71,10 @@ struct RedisResult {
   // describe: "timeout: Resource temporarily unavailable", for history `error` fields.
   std::string describe() const;
 };
+
+// result_of: a hiredis reply (from the synchronous or the asynchronous API) as a RedisResult: an
+// error reply is kReplyError with the server's words.
+RedisResult result_of(const redisReply& reply);
 
 struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{2000};

@@ -23,6 +23,11 @@ RedisResult Script::load(Connection& connection) const {
   return loaded;
 }
 
+std::string Script::sha() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sha_;
+}
+
 RedisResult Script::run(Connection& connection, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args) const {
   std::string sha;

@@ -33,6 +33,8 @@ class Script {
   // load: SCRIPT LOAD now, e.g. to report a syntax error before a run starts. A compile error
   // is a kReplyError whose message names the script.
   RedisResult load(Connection& connection) const;
+  // sha: the SHA1 of the last successful load(), or "" before one.
+  std::string sha() const;
 
  private:
   std::string name_;

@@ -24,6 +24,7 @@
 #include "sim/driver/driver.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/acl_user.h"
+#include "sim/redis/benchmark.h"
 #include "sim/redis/connection.h"
 #include "sim/report/contention.h"
 #include "sim/report/files.h"
@@ -94,34 +95,6 @@ void measure_round_trips(Connection& admin, const std::string& key, int samples,
     limit.set_ns.record(elapsed_ns(start));
   }
   admin.command({"DEL", key});
-}
-
-// server_capacity: SET NX PX operations per second the server serves to 50 parallel clients,
-// measured by redis-benchmark (100000 requests on random keys under `prefix`, expiring in 10 s);
-// 0 if redis-benchmark is missing or failed.
-double server_capacity(const Endpoint& endpoint, const std::string& prefix) {
-  const char* benchmark = "/usr/bin/redis-benchmark";
-  if (access(benchmark, X_OK) != 0) return 0;
-  // Only the private server is measured: it has no password to put on a command line.
-  const std::string command = std::string(benchmark) + " -h 127.0.0.1 -p " +
-                              std::to_string(endpoint.port) + " -c 50 -n 100000 -r 1000000 " +
-                              "--csv SET " + prefix + "bench:__rand_int__ 1 NX PX 10000 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return 0;
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  if (pclose(pipe) != 0) return 0;
-  // "test","rps",...: the data line's second field.
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("\"SET", 0) != 0) continue;
-    const std::size_t comma = line.find(",\"");
-    if (comma == std::string::npos) continue;
-    return std::atof(line.c_str() + comma + 2);
-  }
-  return 0;
 }
 
 // CycleCost: what one uncontended acquire + release of a variant costs.

@@ -8,7 +8,7 @@ LOCKSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
 LOCKSIM_PACKAGES=(
   build-essential cmake pkg-config git
-  libhiredis-dev nlohmann-json3-dev libcli11-dev
+  libhiredis-dev libevent-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools procps
   python3 python3-matplotlib

@@ -13,6 +13,8 @@ namespace {
 // as a process dying between two commands would. Variants let it propagate.
 struct ClientCrashed {};
 
+}  // namespace
+
 ErrorKind error_kind(RedisErrorKind kind) {
   switch (kind) {
     case RedisErrorKind::kNone:
@@ -33,14 +35,13 @@ ErrorKind error_kind(RedisErrorKind kind) {
   return ErrorKind::kProtocol;
 }
 
-// The wait strategy's random stream (jitter), forked from the client's own.
-constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
-
 // set_error: the error of a failed call, typed, with the server's or hiredis' words.
 void set_error(ClientLog& log, Event& event, const RedisResult& result) {
   event.error = error_kind(result.error);
   event.message = log.intern(result.message);
 }
+
+namespace {
 
 // needs_reconnect: after an I/O error the hiredis context is never reused.
 bool needs_reconnect(const RedisResult& result) {

@@ -23,6 +23,14 @@
 
 namespace locksim::driver_internal {
 
+// error_kind, set_error: a failed call's error, typed, with the server's or hiredis' words, into
+// the history event (shared by the threaded and the event-loop clients).
+ErrorKind error_kind(RedisErrorKind kind);
+void set_error(ClientLog& log, Event& event, const RedisResult& result);
+
+// kWaitStream: the wait strategy's random stream (jitter), forked from the client's own.
+inline constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
+
 enum class AcquireStatus { kAcquired, kFailed, kIndeterminate, kStopped, kCrashed };
 
 // CallFaults: what to do at a variant's checkpoints during one call.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/driver/client.h"
+#include "sim/driver/event_loop.h"
 #include "sim/driver/runners.h"
 
 namespace locksim {
@@ -142,8 +143,25 @@ RunOutcome run_scenario(const RunRequest& request) {
   RunOutcome outcome;
   RunContext run(request, scenario.clients);
 
+  const bool event_loop = scenario.workload && scenario.workload->event_loop;
+  if (event_loop) {
+    if (const std::string why = driver_internal::event_loop_refusal(request); !why.empty()) {
+      outcome.harness_error = "\"client_mode\": \"event_loop\" cannot run this variant: " + why +
+                              "; run it with \"client_mode\": \"threads\"";
+      return outcome;
+    }
+  }
   std::vector<std::unique_ptr<DriverClient>> clients;
-  for (std::size_t i = 0; i < scenario.clients.size(); ++i) {
+  std::unique_ptr<driver_internal::EventLoopWorkload> loop;
+  if (event_loop) {
+    loop = std::make_unique<driver_internal::EventLoopWorkload>(run);
+    const std::string error = loop->connect();
+    if (!error.empty()) {
+      outcome.harness_error = "cannot connect to Redis at " + request.endpoint.redacted() + ": " + error;
+      return outcome;
+    }
+  }
+  for (std::size_t i = 0; !event_loop && i < scenario.clients.size(); ++i) {
     clients.push_back(std::make_unique<DriverClient>(run, static_cast<int>(i), request.seed));
     const std::string error = clients.back()->connect();
     if (!error.empty()) {
@@ -164,11 +182,21 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
 
-  // All connections are open before any client starts, so set-up is not part of the run.
-  std::latch start(static_cast<std::ptrdiff_t>(clients.size()) + 1);
+  // All connections are open before any client starts, so set-up is not part of the run. In the
+  // event-loop mode one thread runs every client.
+  const std::size_t thread_count = event_loop ? 1 : clients.size();
+  std::latch start(static_cast<std::ptrdiff_t>(thread_count) + 1);
   std::atomic<std::size_t> finished{0};
   std::vector<std::thread> threads;
-  threads.reserve(clients.size());
+  threads.reserve(thread_count);
+  if (event_loop) {
+    threads.emplace_back([&run, &start, &finished, loop = loop.get()] {
+      start.arrive_and_wait();
+      loop->run();
+      finished += 1;
+      run.changed.notify_all();
+    });
+  }
   for (auto& client : clients) {
     threads.emplace_back([&run, &start, &finished, &scenario, client = client.get()] {
       start.arrive_and_wait();
@@ -233,6 +261,7 @@ RunOutcome run_scenario(const RunRequest& request) {
   outcome.notes = run.take_notes();
   if (!outcome.server_lost) delete_run_keys(request, outcome.notes);
   clients.clear();
+  loop.reset();
   const bool harness_recorded = run.harness_log().size() > 0;
   outcome.history = std::move(run.recorder()).merge();
   // The harness is listed only when it has something to say.

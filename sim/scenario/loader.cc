@@ -194,6 +194,22 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     scenario.workload->lose_sleep_ms = std::min(3 * scenario.lock.ttl_ms, kMaxDurationMs);
   }
   if (has_steps) scenario_internal::parse_script(root, scenario);
+  if (scenario.workload && scenario.workload->event_loop) {
+    const JsonReader workload = root.member("workload");
+    const std::string why = " (\"client_mode\": \"event_loop\" runs every client on one loop)";
+    const std::string& strategy = scenario.lock.wait.strategy;
+    if (strategy == "notify" || strategy == "pubsub") {
+      root.member("lock").member("wait").member("strategy").fail(
+          "\"" + strategy + "\" blocks a connection per waiter; expected \"poll\", \"backoff\" or "
+          "\"retry_sleep\"" + why);
+    }
+    if (scenario.workload->lose_probability > 0) {
+      workload.member("lose_probability").fail("expected 0: a lost iteration needs renewal" + why);
+    }
+    if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
+      root.member("resource").fail("not supported" + why);
+    }
+  }
 
   scenario.expect =
       scenario_internal::parse_expect(root.member("expect"), scenario.variants,

@@ -146,6 +146,13 @@ struct Workload {
   // schedule; a client behind schedule acquires at once and its latency counts from when the
   // acquire was due. There is no rest. 0: closed loop (acquire again after rest_ms).
   double arrival_per_s = 0;
+  // "client_mode": "threads" (default): a thread and a blocking connection per client.
+  // "event_loop": every client is a state machine on its own asynchronous connection, all driven
+  // by one libevent loop (as redis-benchmark drives its clients), so that 50 clients on 2 cores
+  // are not 50 threads switching. Same events, same verdicts; only for variants whose acquire and
+  // release are one command each, the sleeping wait strategies, and no lose_probability or
+  // resource.
+  bool event_loop = false;
 };
 
 // Expectation: what a variant must observe for the scenario to pass ("expect" in JSON).

@@ -39,7 +39,7 @@ nlohmann::json resolved_range(const RangeMs& range) {
 Workload parse_workload(const JsonReader& node) {
   node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability",
                       "lose_probability", "lose_sleep_ms", "warmup_ms", "duration_ms",
-                      "arrival_per_s"});
+                      "arrival_per_s", "client_mode"});
   Workload workload;
   if (const auto clients = node.optional_member("clients")) {
     workload.clients = static_cast<int>(clients->count(1, kMaxClients, "a number of clients"));
@@ -76,6 +76,10 @@ Workload parse_workload(const JsonReader& node) {
                  describe(rate->value()));
     }
   }
+  if (const auto mode = node.optional_member("client_mode")) {
+    workload.event_loop =
+        mode->one_of({"threads", "event_loop"}, "client mode", "allowed") == "event_loop";
+  }
   return workload;
 }
 
@@ -93,6 +97,7 @@ nlohmann::json resolved_workload(const Workload& workload) {
     resolved["duration_ms"] = workload.duration_ms;
   }
   if (workload.arrival_per_s > 0) resolved["arrival_per_s"] = workload.arrival_per_s;
+  if (workload.event_loop) resolved["client_mode"] = "event_loop";
   return resolved;
 }
 

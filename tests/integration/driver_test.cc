@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sim/checker/check.h"
+#include "sim/core/error.h"
 #include "sim/driver/wait.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
@@ -525,6 +526,155 @@ TEST(DriverControl, LoopingScriptIsKilledAndTheServerRecovers) {
   for (const std::string& note : j.outcome.notes)
     killed |= note.find("SCRIPT KILL") != std::string::npos;
   EXPECT_TRUE(killed);
+}
+
+
+// --- the event-loop client mode -------------------------------------------------------------
+
+// The event-loop mode records what the threads record: for the same workload and seed, the same
+// counts of every event type per client, the same tokens (the same random draws in the same
+// order), and no false alarm under contention for every variant that has a one-command form.
+TEST(DriverEventLoop, RecordsWhatTheThreadsRecord) {
+  for (const LockVariant* variant : all_variants()) {
+    if (!variant->one_command()) continue;
+    const std::string name(variant->name());
+    const Judged threads = run(workload(name, R"(, "clients": 6, "cycles": 80)"), name, 7);
+    const Judged loop =
+        run(workload(name, R"(, "clients": 6, "cycles": 80, "client_mode": "event_loop")"), name, 7);
+    EXPECT_EQ(loop.result.verdict, Verdict::kOk) << name;
+    EXPECT_EQ(loop.result.stats.acquires_ok, 480) << name;
+    EXPECT_EQ(loop.result.stats.releases_ok, 480) << name;
+    auto counts = [](const History& h) {
+      std::map<std::tuple<int, int, int>, int> c;
+      for (const Event& e : h.events) {
+        if (e.f == Op::kAcquire && e.type == EventType::kFail) continue;  // none expected
+        c[{e.client, static_cast<int>(e.f), static_cast<int>(e.type)}] += 1;
+      }
+      return c;
+    };
+    EXPECT_EQ(counts(loop.outcome.history), counts(threads.outcome.history)) << name;
+  }
+  // Without contention every attempt succeeds, so both modes make the same random draws in the
+  // same order: each client's tokens are the same sequence.
+  auto tokens = [](const History& h) {
+    std::map<int, std::vector<std::string>> by_client;
+    for (const Event& e : h.events) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+        by_client[e.client].emplace_back(h.token(e));
+      }
+    }
+    return by_client;
+  };
+  const std::string body = R"(, "clients": 4, "keys": 4, "cycles": 25)";
+  const Judged threads = run(workload("lua_owner", body), "lua_owner", 9);
+  const Judged loop =
+      run(workload("lua_owner", body + R"(, "client_mode": "event_loop")"), "lua_owner", 9);
+  const auto expected = tokens(threads.outcome.history);
+  ASSERT_EQ(expected.size(), 4u);
+  EXPECT_EQ(expected.begin()->second.size(), 25u);
+  EXPECT_EQ(tokens(loop.outcome.history), expected);
+}
+
+// A known failure is reproduced in the event-loop mode exactly as on threads: set_nx_ex with a
+// lease shorter than the work lets a second client in (lease_expired) and the stale release
+// deletes the new holder's lock; lua_owner, same timings, refuses the stale release.
+TEST(DriverEventLoop, ReproducesTheLeaseExpiryFailure) {
+  const std::string lock =
+      R"({"ttl_ms": 20, "acquire_timeout_ms": 5000, "wait": {"strategy": "poll", "interval_ms": 2}})";
+  const std::string body =
+      R"(, "clients": 3, "cycles": 6, "work_ms": 50, "client_mode": "event_loop")";
+  Scenario s = workload("set_nx_ex", body, lock);
+  s.workload->work_ms = {50, 50};
+  const Judged broken = run(s, "set_nx_ex");
+  EXPECT_EQ(broken.result.verdict, Verdict::kMutexViolation);
+  const std::vector<std::string> causes = broken.result.causes();
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "lease_expired"), causes.end());
+  Scenario owner = workload("lua_owner", body, lock);
+  owner.workload->work_ms = {50, 50};
+  const Judged checked = run(owner, "lua_owner");
+  EXPECT_EQ(checked.result.verdict, Verdict::kMutexViolation);
+  for (const std::string& cause : checked.result.causes()) EXPECT_NE(cause, "stale_release");
+}
+
+// A crash in the event-loop mode closes the client's connection and leaves its lock: naive stays
+// stuck (deadlock), a TTL lock recovers.
+TEST(DriverEventLoop, CrashLeavesTheLock) {
+  const std::string lock =
+      R"({"ttl_ms": 200, "acquire_timeout_ms": 1200, "wait": {"interval_ms": 5}})";
+  const std::string body =
+      R"(, "clients": 2, "cycles": 3, "crash_probability": 1, "client_mode": "event_loop")";
+  EXPECT_EQ(run(workload("naive", body, lock), "naive").result.verdict, Verdict::kDeadlock);
+  const Judged ttl = run(workload("set_nx_ex", body, lock), "set_nx_ex");
+  EXPECT_EQ(ttl.result.verdict, Verdict::kOk);
+  EXPECT_EQ(ttl.result.stats.crashes, 2);
+}
+
+// Time-bounded and open-loop workloads end on time; a stop (time limit) is unknown, never ok.
+TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
+  const Judged timed = run(
+      workload("lua_owner",
+               R"(, "clients": 4, "warmup_ms": 100, "duration_ms": 400, "arrival_per_s": 200,
+                  "client_mode": "event_loop")"),
+      "lua_owner");
+  EXPECT_EQ(timed.result.verdict, Verdict::kOk);
+  EXPECT_FALSE(timed.outcome.timed_out);
+  // 4 clients x 200/s x 0.5 s, give or take the random phase of each schedule.
+  EXPECT_GE(timed.result.stats.acquires_ok, 300);
+  EXPECT_LE(timed.result.stats.acquires_ok, 404);
+  bool intended = false;
+  for (const Event& e : timed.outcome.history.events) {
+    intended |= e.f == Op::kAcquire && e.type == EventType::kInvoke && e.acquire().intended_ns >= 0;
+  }
+  EXPECT_TRUE(intended);
+
+  Scenario endless =
+      workload("lua_owner", R"(, "clients": 3, "cycles": 1000000, "client_mode": "event_loop")");
+  endless.time_limit_ms = 1000;
+  const Judged limited = run(endless, "lua_owner");
+  EXPECT_TRUE(limited.outcome.timed_out);
+  EXPECT_EQ(limited.result.verdict, Verdict::kUnknown);
+}
+
+// A variant that needs several commands per call is refused with the reason, before any client
+// starts; so are the blocking wait strategies (by the loader).
+TEST(DriverEventLoop, RefusesWhatItCannotRun) {
+  const Scenario s = workload("setnx_then_expire",
+                              R"(, "clients": 2, "cycles": 2, "client_mode": "event_loop")");
+  StopSignal stop;
+  RunRequest request{s,    *find_variant("setnx_then_expire"), 1, server->endpoint(),
+                     "locksim:refused:", stop, {}, true, {}};
+  const RunOutcome refused = run_scenario(request);
+  EXPECT_NE(refused.harness_error.find("needs several commands"), std::string::npos)
+      << refused.harness_error;
+  EXPECT_TRUE(refused.history.events.empty());
+  try {
+    workload("lua_owner", R"(, "clients": 2, "client_mode": "event_loop")",
+             R"({"wait": {"strategy": "notify"}})");
+    ADD_FAILURE() << "notify in the event-loop mode was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("$.lock.wait.strategy"), std::string::npos)
+        << error.what();
+  }
+}
+
+// The server dying under the event loop stops the run and is recorded (the replies that never
+// come do not hang it).
+TEST(DriverEventLoop, LostServerStopsTheLoop) {
+  RedisServer doomed = RedisServer::start({});
+  const Scenario s = workload(
+      "lua_owner", R"(, "clients": 8, "cycles": 1000000, "client_mode": "event_loop")");
+  StopSignal stop;
+  RunRequest request{
+      s, *find_variant("lua_owner"), 1, doomed.endpoint(), "locksim:lost:", stop, {}, true, {}};
+  std::thread killer([&doomed] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill_server_now(doomed.pid());
+  });
+  const RunOutcome outcome = run_scenario(request);
+  killer.join();
+  EXPECT_TRUE(outcome.server_lost);
+  const CheckResult r = check_history(outcome.history, check_options(s));
+  EXPECT_EQ(r.verdict, Verdict::kError);
 }
 
 }  // namespace

@@ -194,6 +194,11 @@ std::string contention_markdown(const ContentionReport& report) {
     } else {
       md << ", closed loop";
     }
+    if (s.value("client_mode", std::string("threads")) == "event_loop") {
+      md << ", every client on one event loop";
+    } else {
+      md << ", a thread per client";
+    }
     md << ".\n\n";
     const std::vector<std::size_t> medians = median_repetitions(study.points);
     std::vector<std::string> variants;

@@ -49,7 +49,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
   const JsonReader root(document, "$", file);
   root.expect_object({"name", "description", "variants", "strategies", "clients", "keys",
                       "work_ms", "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms",
-                      "duration_ms", "repetitions", "arrival_per_s"});
+                      "duration_ms", "repetitions", "arrival_per_s", "client_mode"});
   Study study;
   study.file = file;
   study.name = root.member("name").matching(
@@ -61,6 +61,11 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     const std::string name = v.one_of(known_variants, "variant", "known variants");
     if (!seen.insert(name).second) v.fail("\"" + name + "\" is listed twice");
     study.variants.push_back(name);
+  }
+
+  std::string client_mode = "threads";
+  if (const auto mode = root.optional_member("client_mode")) {
+    client_mode = mode->one_of({"threads", "event_loop"}, "client mode", "allowed");
   }
 
   // Strategies: each is a "lock.wait" object, with an optional "label".
@@ -82,7 +87,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                                     {"source", {{"doc", "none"}, {"claim", "probe"}}},
                                     {"variants", {study.variants.front()}},
                                     {"lock", {{"wait", wait}}},
-                                    {"workload", {{"clients", 1}}},
+                                    {"workload", {{"clients", 1}, {"client_mode", client_mode}}},
                                     {"expect", {{study.variants.front(), "ok"}}}};
       WaitConfig parsed;
       try {
@@ -175,6 +180,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
         workload["warmup_ms"] = study.warmup_ms;
         workload["duration_ms"] = study.duration_ms;
         if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
+        workload["client_mode"] = client_mode;
         std::string name = study.name + "-" + variant + "-" + study.strategies[s] + "-c" +
                            std::to_string(clients);
         std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
@@ -216,10 +222,12 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                     {"duration_ms", study.duration_ms},
                     {"repetitions", study.repetitions},
                     {"arrival_per_s", study.arrival_per_s}};
+  study.resolved["client_mode"] = "threads";
   if (!study.points.empty()) {
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;
     study.rest_ms = w.rest_ms;
+    study.resolved["client_mode"] = w.event_loop ? "event_loop" : "threads";
     study.resolved["work_ms"] = {{"min", w.work_ms.min_ms}, {"max", w.work_ms.max_ms}};
     study.resolved["rest_ms"] = {{"min", w.rest_ms.min_ms}, {"max", w.rest_ms.max_ms}};
   }

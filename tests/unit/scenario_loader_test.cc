@@ -14,6 +14,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scenario/loader.h"
+#include "sim/scenario/study.h"
 
 namespace locksim {
 namespace {
@@ -1210,6 +1211,49 @@ TEST_F(ScenarioFilesTest, DuplicateExpandedNameIsRejected) {
   } catch (const InputError& error) {
     expect_contains(error.what(),
                     {plain.string() + ": $.name: scenario name \"doc-e-ttl-ratio-ttl-x2\""});
+  }
+}
+
+// "client_mode": "event_loop" loads, is resolved, and what it cannot run is refused by path.
+TEST(ScenarioLoaderTest, EventLoopClientMode) {
+  json document = workload_document();
+  document["workload"]["crash_probability"] = 0;
+  EXPECT_FALSE(parse_scenario(document, kFile, kVariants).workload->event_loop);
+  document["workload"]["client_mode"] = "event_loop";
+  const Scenario loop = parse_scenario(document, kFile, kVariants);
+  EXPECT_TRUE(loop.workload->event_loop);
+  EXPECT_EQ(loop.resolved["workload"]["client_mode"], "event_loop");
+  EXPECT_EQ(parse_scenario(loop.resolved, kFile, kVariants).resolved, loop.resolved);
+  expect_contains(error_after(document, [](json& d) { d["workload"]["client_mode"] = "fibers"; }),
+                  {"$.workload.client_mode: unknown client mode \"fibers\"",
+                   "allowed: threads, event_loop"});
+  expect_contains(error_after(document,
+                              [](json& d) { d["lock"] = {{"wait", {{"strategy", "pubsub"}}}}; }),
+                  {"$.lock.wait.strategy: \"pubsub\" blocks a connection per waiter"});
+  expect_contains(error_after(document, [](json& d) { d["workload"]["lose_probability"] = 0.5; }),
+                  {"$.workload.lose_probability: expected 0"});
+}
+
+// A study's client_mode reaches every point; a blocking strategy in an event-loop study is named
+// at its place in the study.
+TEST(StudyLoaderTest, ClientModeReachesEveryPointAndBlockingWaitsAreRefused) {
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner", "set_nx_ex"], "clients": [1, 4], "keys": "per_client",
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "client_mode": "event_loop"})");
+  const Study loaded = parse_study(study, kFile, kVariants);
+  ASSERT_EQ(loaded.points.size(), 4u);
+  for (const StudyPoint& point : loaded.points) EXPECT_TRUE(point.scenario.workload->event_loop);
+  EXPECT_EQ(loaded.resolved["client_mode"], "event_loop");
+  study["strategies"].push_back({{"strategy", "notify"}});
+  try {
+    parse_study(study, kFile, kVariants);
+    ADD_FAILURE() << "notify accepted in an event-loop study";
+  } catch (const InputError& error) {
+    expect_contains(error.what(), {kFile, "$.strategies[1].strategy", "blocks a connection"});
+  }
+  study.erase("client_mode");
+  for (const StudyPoint& point : parse_study(study, kFile, kVariants).points) {
+    EXPECT_FALSE(point.scenario.workload->event_loop);
   }
 }
 

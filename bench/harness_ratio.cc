@@ -1,9 +1,11 @@
 // harness_ratio: is the driver the bottleneck it measures? Side by side on one private
 // redis-server, each round runs redis-benchmark -c 50 (SET NX PX on random keys: what the server
-// serves to 50 clients) and then the 50-client / 50-key uncontended lua_owner point through the
-// real driver, once in each client mode. The point's limit is the benchmark's rate divided by the
-// commands a cycle sends (SET NX PX, then EVALSHA of the release: 2); the ratio is the point's
-// acquisitions per second over that limit. Prints every round and the medians.
+// serves to 50 clients) and then the 50-client / 50-key uncontended point through the real driver
+// for set_nx_ex (SET NX PX, DEL: as cheap for the server as the benchmark's command) and lua_owner
+// (SET NX PX, EVALSHA: the release runs a script, which costs the server more), once in each
+// client mode. The point's limit is the benchmark's rate divided by the commands a cycle sends
+// (2); the ratio is the point's acquisitions per second over that limit. Prints every round and
+// the medians.
 //
 //   build/bench/harness_ratio [--rounds 5] [--duration-ms 2000] [--clients 50]
 #include <algorithm>
@@ -49,11 +51,11 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-Scenario point(const Options& options, const std::string& mode) {
+Scenario point(const Options& options, const std::string& variant, const std::string& mode) {
   const nlohmann::json document = {
       {"name", "harness-ratio-" + std::string(mode == "event_loop" ? "event-loop" : "threads")},
       {"source", {{"doc", "none"}, {"claim", "the harness keeps up with the server"}}},
-      {"variants", {"lua_owner"}},
+      {"variants", {variant}},
       {"lock",
        {{"ttl_ms", 10000},
         {"acquire_timeout_ms", 10000},
@@ -66,14 +68,14 @@ Scenario point(const Options& options, const std::string& mode) {
         {"warmup_ms", 300},
         {"duration_ms", options.duration_ms},
         {"client_mode", mode}}},
-      {"expect", {{"lua_owner", {{"verdict", "ok"}}}}},
+      {"expect", {{variant, {{"verdict", "ok"}}}}},
       {"time_limit_ms", options.duration_ms + 60000}};
   return parse_scenario(document, "harness_ratio", variant_names());
 }
 
 // run_point: acquisitions per second over the measured window; throws if the run was not ok.
 double run_point(const Scenario& scenario, const Endpoint& endpoint, int round, StopSignal& stop) {
-  const LockVariant& variant = *find_variant("lua_owner");
+  const LockVariant& variant = *find_variant(scenario.variants.front());
   const RunRequest request{scenario, variant, static_cast<std::uint64_t>(round + 1), endpoint,
                            "locksim:bench" + std::to_string(round) + ":", stop, {}, true, {}};
   const RunOutcome outcome = run_scenario(request);
@@ -97,8 +99,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
-      std::cout << "harness_ratio: the 50-client / 50-key uncontended lua_owner point in each "
-                   "client mode, as a ratio to redis-benchmark -c 50 SET NX PX / 2 commands per "
+      std::cout << "harness_ratio: the 50-client / 50-key uncontended set_nx_ex and lua_owner "
+                   "points in each client mode, as a ratio to redis-benchmark -c 50 SET NX PX / 2 commands per "
                    "cycle, measured side by side on a private redis-server.\n"
                    "usage: harness_ratio [--rounds N (5)] [--duration-ms MS (2000)] "
                    "[--clients N (50)]\n";
@@ -134,20 +136,26 @@ int main(int argc, char** argv) {
       if (capacity <= 0) throw EnvironmentError("redis-benchmark did not run (redis-tools?)");
       capacities.push_back(capacity);
       const double limit = capacity / commands_per_cycle;
-      std::printf("round %d: redis-benchmark -c %d SET NX PX %.0f ops/s -> limit %.0f cycles/s",
+      std::printf("round %d: redis-benchmark -c %d SET NX PX %.0f ops/s -> limit %.0f cycles/s:",
                   round + 1, options.clients, capacity, limit);
-      for (const std::string mode : {"event_loop", "threads"}) {
-        const double rate = run_point(point(options, mode), server.endpoint(), round, stop);
-        ratios[mode].push_back(rate / limit);
-        std::printf("; %s %.0f acq/s (%.2f)", mode.c_str(), rate, rate / limit);
+      for (const std::string variant : {"set_nx_ex", "lua_owner"}) {
+        for (const std::string mode : {"event_loop", "threads"}) {
+          const double rate =
+              run_point(point(options, variant, mode), server.endpoint(), round, stop);
+          ratios[variant + " " + mode].push_back(rate / limit);
+          std::printf("\n  %s %s %.0f acq/s (%.2f)", variant.c_str(), mode.c_str(), rate,
+                      rate / limit);
+        }
       }
       std::printf("\n");
       std::fflush(stdout);
     }
-    std::printf("median of %d rounds: redis-benchmark %.0f ops/s; ratio event_loop %.2f, "
-                "threads %.2f\n",
-                options.rounds, median(capacities), median(ratios["event_loop"]),
-                median(ratios["threads"]));
+    std::printf("median of %d rounds: redis-benchmark %.0f ops/s; ratio to the limit:",
+                options.rounds, median(capacities));
+    for (const auto& [point_name, values] : ratios) {
+      std::printf(" %s %.2f;", point_name.c_str(), median(values));
+    }
+    std::printf("\n");
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "harness_ratio: " << error.what() << "\n";

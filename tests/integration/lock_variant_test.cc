@@ -42,10 +42,20 @@ class VariantTest : public test_support::RedisTest {
     EXPECT_NE(found, nullptr) << name;
     return *found;
   }
-  LockContext context() { return LockContext{*connection_, rng_, {}}; }
-  // context_with: a context whose checkpoints call `checkpoint`.
+  // context: this test's connection, as the waiter "test-client" (queueing variants need one).
+  LockContext context() { return context_as("test-client", kTtlMs); }
+  // context_as: this test's connection, as the waiter `waiter` with that queue timeout (several
+  // waiters may share the connection: the queue knows them by id only).
+  LockContext context_as(std::string_view waiter, std::int64_t queue_timeout_ms) {
+    return LockContext{*connection_, rng_, {}, waiter, queue_timeout_ms};
+  }
+  // context_with: a context whose checkpoints call `checkpoint`, whatever the call's state.
   LockContext context_with(std::function<void(std::string_view)> checkpoint) {
-    return LockContext{*connection_, rng_, std::move(checkpoint)};
+    LockContext with = context();
+    with.checkpoint = [checkpoint = std::move(checkpoint)](std::string_view point, CallState) {
+      checkpoint(point);
+    };
+    return with;
   }
   Connection& conn() { return *connection_; }
   std::int64_t pttl(const std::string& k) { return conn().command({"PTTL", k}).reply.integer; }

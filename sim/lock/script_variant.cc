@@ -296,6 +296,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   if (const auto owner_check = root.optional_member("owner_check")) {
     spec.owner_check = owner_check->boolean();
   }
+  spec.queues = mentions(spec.acquire, "{waiter}");
   if (spec.summary.empty()) {
     spec.summary = "user Lua lock from " + spec.file + "; judged as " + reference_variant(spec);
   }
@@ -305,9 +306,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 std::string reference_variant(const ScriptVariantSpec& spec) {
   if (!spec.like.empty()) return spec.like;
   if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
-  if (spec.owner_check && spec.uses_ttl && mentions(spec.acquire, "{waiter}")) {
-    return "lua_fair_queue";
-  }
+  if (spec.owner_check && spec.uses_ttl && spec.queues) return "lua_fair_queue";
   if (spec.owner_check && spec.uses_ttl) return "lua_owner";
   if (spec.uses_ttl) return "set_nx_ex";
   return "naive";

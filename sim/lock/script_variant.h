@@ -50,6 +50,8 @@ struct ScriptVariantSpec {
   // owner_check: the release deletes only its own token's key (default: the release's KEYS or
   // ARGV use {token}).
   bool owner_check = true;
+  // queues: the lock keeps a queue of waiters (its acquire passes {waiter}).
+  bool queues = false;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -71,8 +73,8 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
                                 std::int64_t queue_timeout_ms = 0);
 
 // reference_variant: the built-in a user lock is judged against: `like` if given, else from what
-// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL + an acquire
-// that passes {waiter} (a queue) -> lua_fair_queue; owner check + TTL -> lua_owner;
+// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL + a queue
+// (`queues`) -> lua_fair_queue; owner check + TTL -> lua_owner;
 // TTL -> set_nx_ex; no TTL -> naive.
 std::string reference_variant(const ScriptVariantSpec& spec);
 

@@ -13,8 +13,9 @@ namespace locksim {
 
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
-      "exclusive_without_faults",  "survives_crash",       "refuses_stale_release",
-      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl"};
+      "exclusive_without_faults", "survives_crash",       "refuses_stale_release",
+      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl",
+      "survives_dead_waiter"};
   return properties;
 }
 

@@ -189,6 +189,8 @@ struct Source {
 //   renewal_keeps_live_holder  a live holder that works past the TTL keeps its lock
 //   renewal_never_steals       a renewal never extends another client's lock
 //   recovers_after_ttl         after a crash the lock is free one TTL after the last renewal
+//   survives_dead_waiter       a queueing lock: a waiter that dies in the queue blocks the others
+//                              for at most the queue timeout
 const std::vector<std::string>& lock_properties();
 
 struct Scenario {

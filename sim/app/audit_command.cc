@@ -26,19 +26,21 @@ struct Property {
   const char* name;
   const char* words;
   bool needs_renewal;
+  bool needs_queue;     // only for a lock that keeps a queue of waiters
   const char* failure;  // what a failing run shows, in words; nullptr: its verdict says it
 };
 
 // The order of the table; the names are lock_properties().
 const Property kProperties[] = {
-    {"exclusive_without_faults", "exclusive without faults", false, nullptr},
-    {"survives_crash", "survives a crash of the holder", false, nullptr},
-    {"refuses_stale_release", "refuses a stale release", false,
+    {"exclusive_without_faults", "exclusive without faults", false, false, nullptr},
+    {"survives_crash", "survives a crash of the holder", false, false, nullptr},
+    {"refuses_stale_release", "refuses a stale release", false, false,
      "a release deleted another client's key"},
-    {"renewal_keeps_live_holder", "renewal keeps a live holder", true, nullptr},
-    {"renewal_never_steals", "renewal never extends someone else's lock", true,
+    {"renewal_keeps_live_holder", "renewal keeps a live holder", true, false, nullptr},
+    {"renewal_never_steals", "renewal never extends someone else's lock", true, false,
      "an extend succeeded on another client's key"},
-    {"recovers_after_ttl", "recovers after the TTL", false, nullptr},
+    {"recovers_after_ttl", "recovers after the TTL", false, false, nullptr},
+    {"survives_dead_waiter", "survives a waiter dying in the queue", false, true, nullptr},
 };
 
 bool decided(const RunRow& row) { return !row.undecided && row.observed != Verdict::kUnknown; }
@@ -154,13 +156,15 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
   for (const UserVariant& user : users) {
     const std::string& reference = user.like;
     const bool renews = user.spec.extend.has_value();
+    const bool queues = user.spec.queues;
     // The scenarios to run: each shows an applicable property and lists the reference.
     std::vector<Scenario> scenarios;
     for (const Scenario& s : catalogue) {
       const bool applies = std::any_of(s.shows.begin(), s.shows.end(), [&](const std::string& n) {
         const auto* p = std::find_if(std::begin(kProperties), std::end(kProperties),
                                      [&](const Property& q) { return n == q.name; });
-        return p != std::end(kProperties) && (renews || !p->needs_renewal);
+        return p != std::end(kProperties) && (renews || !p->needs_renewal) &&
+               (queues || !p->needs_queue);
       });
       if (!applies) continue;
       if (std::find(s.variants.begin(), s.variants.end(), reference) == s.variants.end()) continue;
@@ -178,8 +182,8 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     std::cout << "locksim audit: " << user.name << " (" << user.spec.file << ") against "
               << reference << "; declares: " << (user.spec.uses_ttl ? "TTL" : "no TTL") << ", "
               << (user.spec.owner_check ? "owner-checked release" : "release without owner check")
-              << ", " << (renews ? "renewal" : "no renewal") << "; " << scenarios.size()
-              << " scenario(s)" << std::endl;
+              << ", " << (renews ? "renewal" : "no renewal") << (queues ? ", a queue" : "") << "; "
+              << scenarios.size() << " scenario(s)" << std::endl;
     std::vector<RunRow> rows;
     int code = kExitOk;
     if (!scenarios.empty()) {
@@ -196,6 +200,11 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     for (const Property& p : kProperties) {
       if (p.needs_renewal && !renews) {
         lines.push_back({&p, "n/a", "the lock has no extend script", ""});
+        continue;
+      }
+      if (p.needs_queue && !queues) {
+        lines.push_back(
+            {&p, "n/a", "the lock keeps no queue (its acquire does not pass {waiter})", ""});
         continue;
       }
       std::vector<std::pair<const RunRow*, const RunRow*>> pairs;
@@ -228,7 +237,8 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
        << "File: `" << user.spec.file << "`; reference: `" << reference << "`; declares "
        << (user.spec.uses_ttl ? "a TTL" : "no TTL") << ", "
        << (user.spec.owner_check ? "an owner-checked release" : "a release without owner check")
-       << ", " << (renews ? "renewal" : "no renewal") << ".\n\n"
+       << ", " << (renews ? "renewal" : "no renewal") << (queues ? ", a queue of waiters" : "")
+       << ".\n\n"
        << "| property | answer | how it compares | run |\n|---|---|---|---|\n";
     bool no = false;
     bool undecided = false;

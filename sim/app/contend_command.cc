@@ -109,7 +109,8 @@ CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockV
                           const std::string& key, int cycles) {
   Connection connection(endpoint, ConnectionOptions{});
   Rng rng(1);
-  const LockContext context{connection, rng, {}};
+  // One waiter that never finds the lock taken: a queueing variant grants it at once.
+  const LockContext context{connection, rng, {}, "contend-cycle", 60000};
   // One cycle first, uncounted: it loads the variant's scripts (NOSCRIPT, then SCRIPT LOAD).
   const AcquireAttempt first = variant.try_acquire(context, key, 60000);
   if (first.outcome == AcquireAttempt::Outcome::kAcquired) variant.release(context, key, first.token);

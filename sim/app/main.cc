@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
           "(repeatable).\n"
           "It runs wherever its reference runs and must get the same verdicts: \"like\" names\n"
           "the reference, else it is the built-in matching what the lock declares (renewal ->\n"
-          "lua_owner_renew, owner check -> lua_owner, TTL -> set_nx_ex, else naive). See\n"
+          "lua_owner_renew, a queue ({waiter}) -> lua_fair_queue, owner check -> lua_owner,\n"
+          "TTL -> set_nx_ex, else naive). See\n"
           "README.md \"Your own lock\" and `locksim audit`");
 
   CheckCommandOptions check;

@@ -185,14 +185,15 @@ class TimelineBuilder {
         break;
       }
       case EventType::kFail:
-        // Only an acquire that kept finding the lock held and gave up (or was stopped while
-        // waiting) tells whether the lock was obtainable; one that failed on an error did not wait.
+        // Only an acquire that kept finding the lock held and gave up (or was stopped, or died,
+        // while waiting) tells whether the lock was obtainable; one that failed on an error did
+        // not wait.
         timeline(key).failed_acquires.push_back(FailedAcquire{
             .client = event.client,
             .invoke_ns = invoke_ns,
             .fail_ns = t,
             .waited = event.error == ErrorKind::kGaveUp || event.error == ErrorKind::kStopped ||
-                      event.error == ErrorKind::kNone});
+                      event.error == ErrorKind::kCrashed || event.error == ErrorKind::kNone});
         break;
       case EventType::kInfo: {
         // The SET may have run at any point up to the reply that never came.

@@ -97,11 +97,12 @@ void DriverClient::set_waiting(bool waiting) {
 }
 
 LockContext DriverClient::context(CallFaults* faults) {
-  LockContext context{*connection_, rng_, {}};
+  LockContext context{*connection_, rng_, {}, name_, run_.scenario().lock.queue_timeout_ms};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
-    context.checkpoint = [this, faults](std::string_view point) {
+    context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {
         faults->reached = true;
+        faults->crashed_waiting = state == CallState::kBusy;
         throw ClientCrashed{};
       }
       if (point == faults->pause_at) {
@@ -148,7 +149,14 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
     try {
       attempt = variant.try_acquire(lock_context, key, ttl_ms);
     } catch (const ClientCrashed&) {
-      crash();  // the acquire stays without completion: the checker treats it as "may hold"
+      if (faults != nullptr && faults->crashed_waiting) {
+        // The attempt was answered busy before the crash: the acquire definitely failed.
+        Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
+        failed.error = ErrorKind::kCrashed;
+        failed.acquire().attempts = attempts;
+      }
+      // Otherwise the acquire stays without completion: the checker treats it as "may hold".
+      crash();
       return AcquireStatus::kCrashed;
     }
     switch (attempt.outcome) {
@@ -288,7 +296,7 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
     // Its own connection and random stream: it runs beside the client's thread.
     Connection connection(run_.request().endpoint, ConnectionOptions{});
     Rng rng = rng_.fork(1000);
-    LockContext lock_context{connection, rng, {}};
+    LockContext lock_context{connection, rng, {}, name_, run_.scenario().lock.queue_timeout_ms};
     std::unique_lock<std::mutex> lock(renewal_mutex_);
     // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
     while (!renewal_stop_ && !run_.should_stop()) {

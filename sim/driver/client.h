@@ -40,6 +40,9 @@ struct CallFaults {
   std::vector<Condition> pause_until;
   Nanos pause_max_ns = 0;
   bool reached = false;  // set when crash_at or pause_at was reached
+  // crashed_waiting: the crash fired at an after_busy checkpoint: the client died waiting for
+  // the lock, holding nothing, so its acquire is recorded as failed (error "crashed").
+  bool crashed_waiting = false;
 };
 
 class DriverClient {

@@ -59,6 +59,8 @@ enum class ErrorKind : std::uint8_t {
   kProtocol,         // a malformed reply or another I/O error: may or may not have run
   kReplyError,       // the server answered with an error (a Lua error, NOPERM, BUSY...)
   kUnexpectedReply,  // a reply outside the variant's contract: what it did is unknown
+  kCrashed,          // acquire: the client died while waiting, after a busy answer; it holds
+                     // nothing (a crash fault at a variant's after_busy checkpoint)
 };
 
 // is_indeterminate: the call may have taken effect although no usable reply was read.

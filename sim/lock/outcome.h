@@ -50,5 +50,6 @@ const LockVariant& get_then_del_variant();
 const LockVariant& lua_acquire_owner_variant();
 const LockVariant& lua_owner_renew_variant();
 const LockVariant& no_lock_variant();
+const LockVariant& lua_fair_queue_variant();
 
 }  // namespace locksim::lock_detail

@@ -72,6 +72,7 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::lua_acquire_owner_variant(),
       &lock_detail::lua_owner_renew_variant(),
       &lock_detail::no_lock_variant(),
+      &lock_detail::lua_fair_queue_variant(),
   };
   return variants;
 }

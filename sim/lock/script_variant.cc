@@ -21,8 +21,10 @@ constexpr std::size_t kMaxTemplates = 32;
 constexpr std::size_t kMaxTemplateCharacters = 256;
 constexpr std::size_t kMaxSummaryCharacters = 200;
 
-const std::vector<std::string> kPlaceholders = {"key", "token", "ttl_ms", "ttl_s"};
-constexpr std::string_view kPlaceholderList = "{key}, {token}, {ttl_ms} or {ttl_s}";
+const std::vector<std::string> kPlaceholders = {"key",   "token",  "ttl_ms",
+                                                "ttl_s", "waiter", "queue_timeout_ms"};
+constexpr std::string_view kPlaceholderList =
+    "{key}, {token}, {ttl_ms}, {ttl_s}, {waiter} or {queue_timeout_ms}";
 
 // check_placeholders: every '{' opens one of kPlaceholders and is closed by '}'.
 void check_placeholders(const JsonReader& node, const std::string& text) {
@@ -126,8 +128,8 @@ class ScriptedLuaLock final : public LockVariant {
                              std::int64_t ttl_ms) const override {
     std::string token = context.rng.token_hex(32);
     RedisResult result =
-        acquire_.run(context.connection, expand(spec_.acquire.keys, key, token, ttl_ms),
-                     expand(spec_.acquire.args, key, token, ttl_ms));
+        acquire_.run(context.connection, expand(spec_.acquire.keys, context, key, token, ttl_ms),
+                     expand(spec_.acquire.args, context, key, token, ttl_ms));
     AcquireAttempt attempt;
     if (!result.ok()) {
       attempt.outcome = AcquireAttempt::Outcome::kError;
@@ -149,8 +151,8 @@ class ScriptedLuaLock final : public LockVariant {
                         const std::string& token) const override {
     const std::int64_t no_ttl = 0;
     RedisResult result =
-        release_.run(context.connection, expand(spec_.release.keys, key, token, no_ttl),
-                     expand(spec_.release.args, key, token, no_ttl));
+        release_.run(context.connection, expand(spec_.release.keys, context, key, token, no_ttl),
+                     expand(spec_.release.args, context, key, token, no_ttl));
     ReleaseResult release;
     if (result.ok() && result.reply.type == Reply::Type::kInteger) {
       release.deleted = result.reply.integer;
@@ -169,8 +171,8 @@ class ScriptedLuaLock final : public LockVariant {
                       std::int64_t ttl_ms) const override {
     if (!spec_.extend) return {};
     RedisResult result =
-        extend_.run(context.connection, expand(spec_.extend->keys, key, token, ttl_ms),
-                    expand(spec_.extend->args, key, token, ttl_ms));
+        extend_.run(context.connection, expand(spec_.extend->keys, context, key, token, ttl_ms),
+                    expand(spec_.extend->args, context, key, token, ttl_ms));
     ExtendResult extended;
     if (result.ok() && (result.reply.is_integer(1) || result.reply.is_integer(0))) {
       extended.outcome = result.reply.integer == 1 ? ExtendResult::Outcome::kExtended
@@ -190,12 +192,14 @@ class ScriptedLuaLock final : public LockVariant {
 
  private:
   static std::vector<std::string> expand(const std::vector<std::string>& templates,
-                                         const std::string& key, const std::string& token,
-                                         std::int64_t ttl_ms) {
+                                         const LockContext& context, const std::string& key,
+                                         const std::string& token, std::int64_t ttl_ms) {
     std::vector<std::string> out;
     out.reserve(templates.size());
-    for (const std::string& t : templates)
-      out.push_back(expand_placeholders(t, key, token, ttl_ms));
+    for (const std::string& t : templates) {
+      out.push_back(
+          expand_placeholders(t, key, token, ttl_ms, context.waiter_id, context.queue_timeout_ms));
+    }
     return out;
   }
 
@@ -208,7 +212,8 @@ class ScriptedLuaLock final : public LockVariant {
 }  // namespace
 
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
-                                std::int64_t ttl_ms) {
+                                std::int64_t ttl_ms, std::string_view waiter,
+                                std::int64_t queue_timeout_ms) {
   std::string out;
   out.reserve(text.size() + key.size() + token.size());
   std::size_t i = 0;
@@ -230,6 +235,10 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
       out.append(std::to_string(ttl_ms));
     } else if (name == "ttl_s") {
       out.append(std::to_string((ttl_ms + 999) / 1000));
+    } else if (name == "waiter") {
+      out.append(waiter);
+    } else if (name == "queue_timeout_ms") {
+      out.append(std::to_string(queue_timeout_ms));
     } else {
       out.append(text.substr(open, close - open + 1));  // not a placeholder: as written
     }
@@ -287,6 +296,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   if (const auto owner_check = root.optional_member("owner_check")) {
     spec.owner_check = owner_check->boolean();
   }
+  spec.queues = mentions(spec.acquire, "{waiter}");
   if (spec.summary.empty()) {
     spec.summary = "user Lua lock from " + spec.file + "; judged as " + reference_variant(spec);
   }
@@ -296,6 +306,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 std::string reference_variant(const ScriptVariantSpec& spec) {
   if (!spec.like.empty()) return spec.like;
   if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
+  if (spec.owner_check && spec.uses_ttl && spec.queues) return "lua_fair_queue";
   if (spec.owner_check && spec.uses_ttl) return "lua_owner";
   if (spec.uses_ttl) return "set_nx_ex";
   return "naive";

@@ -3,7 +3,9 @@
 // The file names the variant, its acquire and release scripts (and optionally an extend script,
 // which makes the driver renew the lease), and how each script's KEYS and ARGV are filled from
 // placeholders: {key} (the lock's Redis key), {token} (a fresh random token per acquisition),
-// {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up). Replies are read as:
+// {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up), {waiter} (the client's
+// stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks. Replies
+// are read as:
 //   acquire: 1 or status OK = acquired; 0 or nil = busy;
 //   release: an integer = keys deleted (0 = refused);  extend: 1 = extended, 0 = not held.
 // Any other reply is reported as an error naming the script ("my_lock.acquire returned ...").
@@ -34,7 +36,7 @@ namespace locksim {
 // ScriptCall: one script and how its KEYS and ARGV are filled.
 struct ScriptCall {
   std::string source;
-  std::vector<std::string> keys;  // templates with {key}, {token}, {ttl_ms}, {ttl_s}
+  std::vector<std::string> keys;  // templates with {key}, {token}, {ttl_ms}, {ttl_s}, {waiter}...
   std::vector<std::string> args;
 };
 
@@ -48,6 +50,8 @@ struct ScriptVariantSpec {
   // owner_check: the release deletes only its own token's key (default: the release's KEYS or
   // ARGV use {token}).
   bool owner_check = true;
+  // queues: the lock keeps a queue of waiters (its acquire passes {waiter}).
+  bool queues = false;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -60,14 +64,17 @@ struct ScriptVariantSpec {
 ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
                                       const std::vector<std::string>& known_variants);
 
-// expand_placeholders: `text` with {key}, {token}, {ttl_ms} and {ttl_s} filled in ({ttl_s} is the
-// lease in whole seconds, rounded up). Anything else, including a '{' without its '}', is copied
-// as written; linear in the size of the result for any input.
+// expand_placeholders: `text` with {key}, {token}, {ttl_ms}, {ttl_s}, {waiter} and
+// {queue_timeout_ms} filled in ({ttl_s} is the lease in whole seconds, rounded up). Anything
+// else, including a '{' without its '}', is copied as written; linear in the size of the result
+// for any input.
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
-                                std::int64_t ttl_ms);
+                                std::int64_t ttl_ms, std::string_view waiter = {},
+                                std::int64_t queue_timeout_ms = 0);
 
 // reference_variant: the built-in a user lock is judged against: `like` if given, else from what
-// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL -> lua_owner;
+// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL + a queue
+// (`queues`) -> lua_fair_queue; owner check + TTL -> lua_owner;
 // TTL -> set_nx_ex; no TTL -> naive.
 std::string reference_variant(const ScriptVariantSpec& spec);
 

@@ -7,7 +7,9 @@
 //
 // A variant that issues several commands per operation calls `context.at("name")` between
 // them; the driver uses these points to inject faults such as a crash between SETNX and EXPIRE
-// (checkpoint may throw ClientCrashed, which the variant must let through).
+// (checkpoint may throw ClientCrashed, which the variant must let through). A variant whose busy
+// answer leaves state behind (a queued waiter) calls `context.after_busy("name")` after it: a
+// crash there is a client that dies while waiting, holding nothing.
 //
 //   const LockVariant& v = variant_by_name("lua_owner");
 //   AcquireAttempt a = v.try_acquire(context, "locksim:run:lock", 200);
@@ -28,15 +30,35 @@ namespace locksim {
 
 class Script;
 
+// CallState: where a variant's call stands when it reaches a checkpoint.
+enum class CallState {
+  kOpen,  // between two commands: what the call did so far is unknown to the driver (it may
+          // already hold the key)
+  kBusy,  // after an acquire attempt was answered busy: this client holds nothing
+};
+
 // LockContext: what a variant may use for one call: this client's connection and random stream,
-// and a checkpoint callback between commands (may be empty).
+// a checkpoint callback (may be empty), and the client's identity for variants that keep
+// per-waiter state on the server.
 struct LockContext {
   Connection& connection;
   Rng& rng;
-  std::function<void(std::string_view point)> checkpoint;
+  std::function<void(std::string_view point, CallState state)> checkpoint;
+  // waiter_id: stable for the client across its calls and unique among the clients of a run (the
+  // client's name); lua_fair_queue queues it. Must outlive the call.
+  std::string_view waiter_id;
+  // queue_timeout_ms: how long a queued waiter keeps its place without trying again
+  // (lock.queue_timeout_ms); lua_fair_queue needs it > 0, other variants ignore it.
+  std::int64_t queue_timeout_ms = 0;
 
+  // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {
-    if (checkpoint) checkpoint(point);
+    if (checkpoint) checkpoint(point, CallState::kOpen);
+  }
+  // after_busy: a checkpoint after an acquire attempt was answered busy and left state behind
+  // (a queued waiter): a crash here is a client that dies while waiting for the lock.
+  void after_busy(std::string_view point) const {
+    if (checkpoint) checkpoint(point, CallState::kBusy);
   }
 };
 
@@ -44,7 +66,8 @@ struct LockContext {
 struct AcquireAttempt {
   enum class Outcome {
     kAcquired,  // the lock is ours; `token` identifies this acquisition
-    kBusy,      // someone else holds it; nothing changed on the server
+    kBusy,      // not granted: someone else holds it or, for a queue, it is not this
+                // client's turn; the lock key is unchanged (a queue may have queued the waiter)
     kError,     // the attempt failed; see `error`
   };
   Outcome outcome = Outcome::kBusy;

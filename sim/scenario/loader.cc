@@ -13,8 +13,9 @@ namespace locksim {
 
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
-      "exclusive_without_faults",  "survives_crash",       "refuses_stale_release",
-      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl"};
+      "exclusive_without_faults", "survives_crash",       "refuses_stale_release",
+      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl",
+      "survives_dead_waiter"};
   return properties;
 }
 
@@ -188,7 +189,8 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     }
     if (sweep) point_ttl = sweep_ttl(root, *scenario.workload, *sweep);
   }
-  scenario.lock = scenario_internal::parse_lock(root.optional_member("lock"), point_ttl);
+  scenario.lock =
+      scenario_internal::parse_lock(root.optional_member("lock"), point_ttl, scenario.variants);
   if (scenario.workload && scenario.workload->lose_sleep_ms == 0) {
     // Doc D's lost iteration sleeps well past the lease; capped to stay a valid duration.
     scenario.workload->lose_sleep_ms = std::min(3 * scenario.lock.ttl_ms, kMaxDurationMs);

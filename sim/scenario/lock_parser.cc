@@ -124,11 +124,13 @@ nlohmann::json resolved_wait(const WaitConfig& wait) {
 }  // namespace
 
 LockConfig parse_lock(const std::optional<JsonReader>& node,
-                      const std::optional<SweepTtl>& sweep_ttl) {
+                      const std::optional<SweepTtl>& sweep_ttl,
+                      const std::vector<std::string>& variants) {
   static const std::regex kKeyPattern("[A-Za-z0-9_:.-]{1,64}");
   LockConfig lock;
   if (node) {
-    node->expect_object({"key", "ttl_ms", "acquire_timeout_ms", "wait", "renew_period_ms"});
+    node->expect_object(
+        {"key", "ttl_ms", "acquire_timeout_ms", "wait", "renew_period_ms", "queue_timeout_ms"});
     if (const auto key = node->optional_member("key")) {
       lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . -");
     }
@@ -156,6 +158,24 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
                   ") so the lease is renewed before it expires, got " + describe(renew->value()));
     }
   }
+
+  // A queued waiter keeps its place by trying again; three pauses of slack, and never less than
+  // a lease, so a live waiter is not dropped while the holder works.
+  const std::int64_t pause_ms = longest_pause_ms(lock.wait);
+  lock.queue_timeout_ms = std::min(kMaxDurationMs, std::max(lock.ttl_ms, 3 * pause_ms));
+  if (const auto queue = node ? node->optional_member("queue_timeout_ms") : std::nullopt) {
+    lock.queue_timeout_ms = queue->duration_ms(1, kMaxDurationMs);
+    const bool queues =
+        std::find(variants.begin(), variants.end(), kFairQueueVariant) != variants.end();
+    if (queues && lock.queue_timeout_ms < 2 * pause_ms) {
+      queue->fail("expected at least " + std::to_string(2 * pause_ms) + " (2 x the longest pause " +
+                  std::to_string(pause_ms) + " ms of the \"" + lock.wait.strategy +
+                  "\" wait) because " + std::string(kFairQueueVariant) +
+                  " is listed: a waiter that pauses longer than the queue timeout between attempts "
+                  "loses its place every time; got " +
+                  describe(queue->value()));
+    }
+  }
   return lock;
 }
 
@@ -164,7 +184,14 @@ nlohmann::json resolved_lock(const LockConfig& lock) {
           {"ttl_ms", lock.ttl_ms},
           {"acquire_timeout_ms", lock.acquire_timeout_ms},
           {"wait", resolved_wait(lock.wait)},
-          {"renew_period_ms", lock.renew_period_ms}};
+          {"renew_period_ms", lock.renew_period_ms},
+          {"queue_timeout_ms", lock.queue_timeout_ms}};
+}
+
+std::int64_t longest_pause_ms(const WaitConfig& wait) {
+  if (wait.strategy == "backoff") return wait.max_ms;
+  if (wait.strategy == "notify") return wait.fallback_ms;
+  return wait.interval_ms;  // poll, retry_sleep
 }
 
 std::int64_t default_stuck_ms(const WaitConfig& wait) {

@@ -51,6 +51,10 @@ struct LockConfig {
   // Variants that renew (lua_owner_renew) extend the lease every renew_period_ms while held. The
   // loader fills in the default, max(1, ttl_ms / 3); 0 only in a LockConfig nobody loaded.
   std::int64_t renew_period_ms = 0;
+  // Queueing variants (lua_fair_queue) drop a waiter from the queue when it has not tried again
+  // for queue_timeout_ms, 1..3600000. The loader fills in the default, max(ttl_ms, 3 x the wait
+  // strategy's longest pause); 0 only in a LockConfig nobody loaded.
+  std::int64_t queue_timeout_ms = 0;
 };
 
 // ResourceConfig: a protected resource touched inside the critical section ("resource" in JSON).
@@ -200,6 +204,8 @@ struct Source {
 //   renewal_keeps_live_holder  a live holder that works past the TTL keeps its lock
 //   renewal_never_steals       a renewal never extends another client's lock
 //   recovers_after_ttl         after a crash the lock is free one TTL after the last renewal
+//   survives_dead_waiter       a queueing lock: a waiter that dies in the queue blocks the others
+//                              for at most the queue timeout
 const std::vector<std::string>& lock_properties();
 
 struct Scenario {

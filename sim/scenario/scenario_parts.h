@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/json/json_reader.h"
@@ -50,11 +51,20 @@ struct SweepTtl {
   std::string key;  // the point's key, for messages
 };
 
+// kFairQueueVariant: the variant whose waiters must try again within lock.queue_timeout_ms.
+inline constexpr std::string_view kFairQueueVariant = "lua_fair_queue";
+
 // parse_lock: the "lock" object, or every default if it is absent. With `sweep_ttl`, lock.ttl_ms
-// comes from the sweep and may not be given. Fills renew_period_ms (default max(1, ttl_ms / 3)).
+// comes from the sweep and may not be given. Fills renew_period_ms (default max(1, ttl_ms / 3))
+// and queue_timeout_ms (default max(ttl_ms, 3 x longest_pause_ms)); `variants` are the
+// scenario's, so an explicit queue_timeout_ms too short for lua_fair_queue's waiters is refused.
 LockConfig parse_lock(const std::optional<JsonReader>& node,
-                      const std::optional<SweepTtl>& sweep_ttl);
+                      const std::optional<SweepTtl>& sweep_ttl,
+                      const std::vector<std::string>& variants);
 nlohmann::json resolved_lock(const LockConfig& lock);
+// longest_pause_ms: the longest a waiter pauses between two attempts with this strategy: poll
+// and retry_sleep interval_ms, backoff max_ms, notify fallback_ms.
+std::int64_t longest_pause_ms(const WaitConfig& wait);
 // default_stuck_ms: the deadlock threshold for a wait strategy, several waits long because a
 // stuck lock is only noticed between attempts.
 std::int64_t default_stuck_ms(const WaitConfig& wait);

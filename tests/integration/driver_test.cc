@@ -456,6 +456,37 @@ TEST(DriverFaults, CrashAfterRenewalsRecoversByTheTtl) {
   EXPECT_NE(recovery.words.find("last renewed at"), std::string::npos) << recovery.words;
 }
 
+// A waiter that dies in lua_fair_queue's queue (crash_at "queued") is recorded as an acquire that
+// failed ("crashed"), not one that may hold the lock; the next waiter gets the free lock only
+// after the dead one's queue timeout, which the checker accepts below stuck_ms and reports as a
+// deadlock (recovered late) when stuck_ms is shorter than that wait.
+TEST(DriverFaults, DeadWaiterBlocksTheFairQueueForOneQueueTimeout) {
+  Scenario scenario = catalogue("fair-queue-dead-waiter");
+  const Judged j = run(scenario, "lua_fair_queue");
+  EXPECT_EQ(j.result.verdict, Verdict::kOk);
+  EXPECT_EQ(j.result.count(FindingKind::kIndeterminate), 0u);
+  EXPECT_EQ(j.result.stats.crashes, 1);
+  const History& h = j.outcome.history;
+  bool b_failed_crashed = false;
+  for (const Event& e : h.events) {
+    if (e.client == client(j, "B") && e.f == Op::kAcquire && e.type == EventType::kFail) {
+      b_failed_crashed = e.error == ErrorKind::kCrashed;
+    }
+  }
+  EXPECT_TRUE(b_failed_crashed);
+  // C queued behind B before A released; B's place, taken right after A's acquire, lasted 400 ms.
+  const Nanos c_waited = acquire_latency(h, "C");
+  EXPECT_GE(c_waited, ms_to_ns(300));
+  EXPECT_LT(c_waited, ms_to_ns(scenario.check.stuck_ms));
+
+  scenario.check.stuck_ms = 100;
+  const CheckResult strict = check_history(h, check_options(scenario));
+  EXPECT_EQ(strict.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(strict.count(FindingKind::kDeadlock), 1u);
+  EXPECT_EQ(strict.of(FindingKind::kDeadlock)[0]->cause, "recovered_late");
+  EXPECT_EQ(strict.of(FindingKind::kDeadlock)[0]->clients[0], client(j, "C"));
+}
+
 // A run stopped by its time limit records the stop in its history and is unknown, never ok.
 TEST(DriverControl, TimeLimitIsRecordedAndUnknown) {
   Scenario s = scripted("lua_owner", R"(

@@ -42,10 +42,20 @@ class VariantTest : public test_support::RedisTest {
     EXPECT_NE(found, nullptr) << name;
     return *found;
   }
-  LockContext context() { return LockContext{*connection_, rng_, {}}; }
-  // context_with: a context whose checkpoints call `checkpoint`.
+  // context: this test's connection, as the waiter "test-client" (queueing variants need one).
+  LockContext context() { return context_as("test-client", kTtlMs); }
+  // context_as: this test's connection, as the waiter `waiter` with that queue timeout (several
+  // waiters may share the connection: the queue knows them by id only).
+  LockContext context_as(std::string_view waiter, std::int64_t queue_timeout_ms) {
+    return LockContext{*connection_, rng_, {}, waiter, queue_timeout_ms};
+  }
+  // context_with: a context whose checkpoints call `checkpoint`, whatever the call's state.
   LockContext context_with(std::function<void(std::string_view)> checkpoint) {
-    return LockContext{*connection_, rng_, std::move(checkpoint)};
+    LockContext with = context();
+    with.checkpoint = [checkpoint = std::move(checkpoint)](std::string_view point, CallState) {
+      checkpoint(point);
+    };
+    return with;
   }
   Connection& conn() { return *connection_; }
   std::int64_t pttl(const std::string& k) { return conn().command({"PTTL", k}).reply.integer; }
@@ -122,7 +132,7 @@ TEST_P(EveryVariantTest, TtlMatchesVariant) {
 INSTANTIATE_TEST_SUITE_P(Variants, EveryVariantTest,
                          ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew"));
+                                           "lua_owner_renew", "lua_fair_queue"));
 
 class TtlVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -141,7 +151,7 @@ TEST_P(TtlVariantTest, ExpiredLockCanBeTakenAgain) {
 INSTANTIATE_TEST_SUITE_P(Variants, TtlVariantTest,
                          ::testing::Values("set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew"));
+                                           "lua_owner_renew", "lua_fair_queue"));
 
 class AnyVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -191,7 +201,7 @@ TEST_P(AnyVariantTest, OnlyTheWatchdogVariantRenews) {
 INSTANTIATE_TEST_SUITE_P(Variants, AnyVariantTest,
                          ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew", "no_lock"));
+                                           "lua_owner_renew", "no_lock", "lua_fair_queue"));
 
 // The naive lock never frees itself: its key has no expiry, so a crashed holder blocks forever.
 TEST_F(VariantTest, NaiveLockStaysHeldWithoutRelease) {
@@ -258,7 +268,7 @@ TEST_P(OwnerCheckedTest, TokensDifferAcrossAcquisitions) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, OwnerCheckedTest,
                          ::testing::Values("lua_owner", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew"));
+                                           "lua_owner_renew", "lua_fair_queue"));
 
 // setnx_then_expire (Doc B1): a crash between SETNX and PEXPIRE leaves the key without a TTL
 // (PTTL -1), so it is held forever: the deadlock the document warns about.
@@ -460,9 +470,136 @@ TEST_P(CompareAndDeleteTest, SurvivesScriptFlush) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, CompareAndDeleteTest,
-                         ::testing::Values("lua_owner", "lua_acquire_owner", "lua_owner_renew"));
+                         ::testing::Values("lua_owner", "lua_acquire_owner", "lua_owner_renew",
+                                           "lua_fair_queue"));
 
-// The registry lists the nine variants in a stable order and finds each by name only.
+// FairQueueTest: lua_fair_queue's queue, driven waiter by waiter on one connection.
+class FairQueueTest : public VariantTest {
+ protected:
+  const LockVariant& fair() { return variant("lua_fair_queue"); }
+  // attempt: one acquire attempt of `waiter`.
+  AcquireAttempt attempt(std::string_view waiter, std::int64_t queue_timeout_ms = kTtlMs) {
+    return fair().try_acquire(context_as(waiter, queue_timeout_ms), lock(), kTtlMs);
+  }
+  std::vector<std::string> queue() {
+    std::vector<std::string> ids;
+    for (const Reply& r : conn().command({"LRANGE", lock() + ":queue", "0", "-1"}).reply.elements)
+      ids.push_back(r.str);
+    return ids;
+  }
+  std::string lock() { return key("lock"); }
+};
+
+// Waiters get the lock in the order they queued, across releases, and a releaser that tries again
+// at once while others wait joins the back of the queue instead of barging in.
+TEST_F(FairQueueTest, GrantsInQueueOrderWithoutBarging) {
+  const AcquireAttempt holder = attempt("H");
+  ASSERT_EQ(holder.outcome, Acquire::kAcquired) << holder.error.describe();
+  for (const char* waiter : {"A", "B", "C"}) EXPECT_EQ(attempt(waiter).outcome, Acquire::kBusy);
+  EXPECT_EQ(queue(), (std::vector<std::string>{"A", "B", "C"}));
+
+  AcquireAttempt held = holder;
+  std::string holder_id = "H";
+  for (const char* next : {"A", "B", "C"}) {
+    ASSERT_EQ(fair().release(context(), lock(), held.token).outcome, Release::kReleased);
+    // The releaser is first to try again, and the later waiters try before the head does.
+    EXPECT_EQ(attempt(holder_id).outcome, Acquire::kBusy) << holder_id << " barged in";
+    for (const std::string& other : queue()) {
+      if (other != next && other != holder_id) {
+        EXPECT_EQ(attempt(other).outcome, Acquire::kBusy) << other << " before " << next;
+      }
+    }
+    EXPECT_FALSE(exists(lock()));  // free, yet nobody but the head may take it
+    held = attempt(next);
+    ASSERT_EQ(held.outcome, Acquire::kAcquired) << next << ": " << held.error.describe();
+    EXPECT_EQ(conn().command({"GET", lock()}).reply.str, held.token);
+    holder_id = next;
+  }
+  // Each releaser went to the back: H, then A, then B wait behind the holder C.
+  EXPECT_EQ(queue(), (std::vector<std::string>{"H", "A", "B"}));
+}
+
+// A waiter that stops trying is dropped once its queue timeout has passed, and the next waiter
+// gets the free lock then, not before; a waiter that keeps trying keeps its place past the
+// timeout.
+TEST_F(FairQueueTest, DropsAWaiterThatStopsTryingAfterTheQueueTimeout) {
+  constexpr std::int64_t kQueueTimeoutMs = 200;
+  const AcquireAttempt holder = attempt("H", kQueueTimeoutMs);
+  ASSERT_EQ(holder.outcome, Acquire::kAcquired);
+  // "live" keeps trying every 20 ms for 1.5 queue timeouts while H holds the lock.
+  ASSERT_EQ(attempt("live", kQueueTimeoutMs).outcome, Acquire::kBusy);
+  const auto live_until = std::chrono::steady_clock::now() + 300ms;
+  while (std::chrono::steady_clock::now() < live_until) {
+    std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(attempt("live", kQueueTimeoutMs).outcome, Acquire::kBusy);
+  }
+  ASSERT_EQ(fair().release(context(), lock(), holder.token).outcome, Release::kReleased);
+  const AcquireAttempt live = attempt("live", kQueueTimeoutMs);
+  ASSERT_EQ(live.outcome, Acquire::kAcquired) << "a waiter that kept trying lost its place";
+
+  // "dead" queues once and never tries again; "next" queues behind it.
+  const auto dead_queued = std::chrono::steady_clock::now();
+  ASSERT_EQ(attempt("dead", kQueueTimeoutMs).outcome, Acquire::kBusy);
+  ASSERT_EQ(attempt("next", kQueueTimeoutMs).outcome, Acquire::kBusy);
+  ASSERT_EQ(fair().release(context(), lock(), live.token).outcome, Release::kReleased);
+  // Bounded: 5 ms polls for at most 2 s.
+  std::optional<AcquireAttempt> granted;
+  const auto give_up = std::chrono::steady_clock::now() + 2s;
+  while (!granted && std::chrono::steady_clock::now() < give_up) {
+    AcquireAttempt a = attempt("next", kQueueTimeoutMs);
+    if (a.outcome == Acquire::kAcquired) {
+      granted = a;
+    } else {
+      ASSERT_EQ(a.outcome, Acquire::kBusy) << a.error.describe();
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  ASSERT_TRUE(granted.has_value()) << "the dead waiter blocked the queue for 2 s";
+  const auto waited = std::chrono::steady_clock::now() - dead_queued;
+  // The dead waiter's place was held until its deadline, then dropped from both keys.
+  EXPECT_GE(waited, std::chrono::milliseconds(kQueueTimeoutMs - 5));
+  EXPECT_TRUE(queue().empty());
+  EXPECT_TRUE(conn().command({"ZSCORE", lock() + ":queue:deadlines", "dead"}).reply.is_nil());
+}
+
+// A busy attempt queues the waiter with a deadline one queue timeout ahead, lets the queue keys
+// expire two timeouts after the last attempt, and reaches the checkpoint "queued" as a busy state
+// (a crash there holds nothing); an attempt that gets the lock reaches no checkpoint and leaves
+// the queue.
+TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
+  const AcquireAttempt holder = attempt("H");
+  ASSERT_EQ(holder.outcome, Acquire::kAcquired);
+  std::vector<std::pair<std::string, CallState>> reached;
+  LockContext waiter = context_as("W", 5000);
+  waiter.checkpoint = [&reached](std::string_view point, CallState state) {
+    reached.emplace_back(point, state);
+  };
+  const Reply before = conn().command({"TIME"}).reply;
+  EXPECT_EQ(fair().try_acquire(waiter, lock(), kTtlMs).outcome, Acquire::kBusy);
+  ASSERT_EQ(reached.size(), 1u);
+  EXPECT_EQ(reached[0].first, "queued");
+  EXPECT_EQ(reached[0].second, CallState::kBusy);
+  const std::int64_t before_ms =
+      std::stoll(before.elements[0].str) * 1000 + std::stoll(before.elements[1].str) / 1000;
+  const double deadline_ms =
+      std::stod(conn().command({"ZSCORE", lock() + ":queue:deadlines", "W"}).reply.str);
+  EXPECT_GE(deadline_ms, static_cast<double>(before_ms + 5000));
+  EXPECT_LE(deadline_ms, static_cast<double>(before_ms + 5000 + 1000));
+  for (const char* suffix : {":queue", ":queue:deadlines"}) {
+    EXPECT_GT(pttl(lock() + suffix), 5000) << suffix;
+    EXPECT_LE(pttl(lock() + suffix), 10000) << suffix;
+  }
+  EXPECT_EQ(conn().command({"GET", lock()}).reply.str, holder.token);  // the holder's key stays
+
+  ASSERT_TRUE(conn().command({"DEL", lock()}).reply.is_integer(1));
+  reached.clear();
+  EXPECT_EQ(fair().try_acquire(waiter, lock(), kTtlMs).outcome, Acquire::kAcquired);
+  EXPECT_TRUE(reached.empty());
+  EXPECT_FALSE(exists(lock() + ":queue"));
+  EXPECT_FALSE(exists(lock() + ":queue:deadlines"));
+}
+
+// The registry lists the ten variants in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -474,6 +611,7 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_acquire_owner",
       "lua_owner_renew",
       "no_lock",
+      "lua_fair_queue",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());

@@ -425,6 +425,38 @@ TEST(CheckerTest, CrashDuringAcquireIsIndeterminate) {
   EXPECT_EQ(check(with_ttl).verdict, Verdict::kOk);
 }
 
+// Proves an acquire that failed with "crashed" (the client died waiting, after a busy answer)
+// holds nothing: unlike an acquire cut short by a crash, no later holder overlaps it, and its wait
+// still counts for liveness: a lock left free while it waited is a deadlock.
+TEST(CheckerTest, CrashWhileWaitingHoldsNothingButWaited) {
+  auto history = [](Nanos a_released) {
+    HistoryBuilder b;
+    b.hold(A, ms(0), ms(1), a_released, a_released + ms(1));
+    b.acquire_invoke(ms(10), B).event(ms(20), B, EventType::kFail, Op::kAcquire);
+    b.last().error = ErrorKind::kCrashed;
+    b.crash(ms(20), B);
+    b.hold(C, ms(30), ms(800), ms(900), ms(901));
+    return b.build();
+  };
+  const CheckResult r = check(history(ms(700)));
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(indeterminate(r).empty());
+  EXPECT_EQ(r.stats.acquires_failed, 1);
+  EXPECT_EQ(r.stats.crashes, 1);
+
+  // B died at 20 ms while waiting: its wait [10, 20] saw the lock free for 9 ms, above a 5 ms
+  // threshold, so it is judged like any acquire that waited.
+  HistoryBuilder free_lock;
+  free_lock.hold(A, ms(0), ms(1), ms(2), ms(3));
+  free_lock.acquire_invoke(ms(10), B).event(ms(20), B, EventType::kFail, Op::kAcquire);
+  free_lock.last().error = ErrorKind::kCrashed;
+  free_lock.crash(ms(20), B);
+  const CheckResult stuck = check(free_lock.build(), ms(5));
+  EXPECT_EQ(stuck.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(deadlocks(stuck).size(), 1u);
+  EXPECT_EQ(deadlocks(stuck)[0]->clients[0], B);
+}
+
 // Proves a definite violation outweighs an indeterminate acquire.
 TEST(CheckerTest, ViolationPlusInfoIsMutexViolation) {
   const History h = HistoryBuilder()

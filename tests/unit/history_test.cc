@@ -104,6 +104,19 @@ TEST(Recorder, InternReusesTheLastString) {
 // An event is compact: the memory budget per event depends on it.
 TEST(Event, IsCompact) { EXPECT_LE(sizeof(Event), 72u); }
 
+// Every error kind is written as its word and read back from it ("crashed" included); only a
+// lost or unusable reply is indeterminate, and a client dying while waiting is not a lock error.
+TEST(Event, ErrorKindsRoundTripByName) {
+  for (int i = 0; i <= static_cast<int>(ErrorKind::kCrashed); ++i) {
+    const auto kind = static_cast<ErrorKind>(i);
+    EXPECT_EQ(error_kind_from_string(to_string(kind)), kind) << to_string(kind);
+  }
+  EXPECT_EQ(to_string(ErrorKind::kCrashed), "crashed");
+  EXPECT_FALSE(is_indeterminate(ErrorKind::kCrashed));
+  EXPECT_FALSE(is_lock_error(ErrorKind::kCrashed));
+  EXPECT_FALSE(error_kind_from_string("crash").has_value());
+}
+
 // Every field survives a write and a read, and the file starts with the schema header.
 TEST(Jsonl, RoundTripsEveryField) {
   History history;

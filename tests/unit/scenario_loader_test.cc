@@ -566,6 +566,58 @@ TEST(ScenarioLoaderTest, RenewPeriodDefaultsToAThirdOfTtlAndStaysBelowIt) {
       {"$.lock.renew_period_ms: expected a duration in ms between 1 and 3600000, got 0"});
 }
 
+// The queue timeout defaults to max(ttl_ms, 3 x the longest pause of the wait strategy), and an
+// explicit one shorter than two pauses is refused only where lua_fair_queue runs.
+TEST(ScenarioLoaderTest, QueueTimeoutDefaultsFromTtlAndWaitAndMustOutlastTwoPauses) {
+  const std::vector<std::string> known = {"naive", "lua_owner", "lua_fair_queue"};
+  // ttl_ms 200, poll interval_ms 200: 3 pauses (600) outweigh the lease.
+  const Scenario s = parse_scenario(scripted_document(), kFile, known);
+  EXPECT_EQ(s.lock.queue_timeout_ms, 600);
+  EXPECT_EQ(s.resolved["lock"]["queue_timeout_ms"], 600);
+  EXPECT_EQ(parse_scenario(s.resolved, kFile, known).lock.queue_timeout_ms, 600);
+  const auto loaded = [&](const std::function<void(json&)>& edit) {
+    json document = scripted_document();
+    edit(document);
+    return parse_scenario(document, kFile, known).lock.queue_timeout_ms;
+  };
+  EXPECT_EQ(loaded([](json& d) { d["lock"]["ttl_ms"] = 5000; }), 5000);  // the lease outweighs
+  EXPECT_EQ(loaded([](json& d) {
+              d["lock"]["wait"] = json::parse(R"({"strategy": "backoff", "max_ms": 800})");
+            }),
+            2400);
+  EXPECT_EQ(loaded([](json& d) {
+              d["lock"]["wait"] = json::parse(R"({"strategy": "notify", "fallback_ms": 300})");
+            }),
+            900);
+  EXPECT_EQ(loaded([](json& d) { d["lock"]["queue_timeout_ms"] = 150; }), 150);  // no queue here
+
+  const auto with_fair_queue = [](json& d) {
+    d["variants"] = json::parse(R"(["lua_fair_queue"])");
+    d["expect"] = json::parse(R"({"lua_fair_queue": "ok"})");
+  };
+  EXPECT_EQ(loaded([&](json& d) {
+              with_fair_queue(d);
+              d["lock"]["queue_timeout_ms"] = 400;  // exactly two 200 ms pauses
+            }),
+            400);
+  try {
+    json document = scripted_document();
+    with_fair_queue(document);
+    document["lock"]["queue_timeout_ms"] = 399;
+    parse_scenario(document, kFile, known);
+    ADD_FAILURE() << "a queue timeout shorter than two pauses loaded";
+  } catch (const InputError& error) {
+    expect_contains(error.what(),
+                    {kFile,
+                     "$.lock.queue_timeout_ms: expected at least 400 (2 x the longest pause "
+                     "200 ms of the \"poll\" wait) because lua_fair_queue is listed",
+                     "loses its place every time; got 399"});
+  }
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["queue_timeout_ms"] = 0; }),
+      {"$.lock.queue_timeout_ms: expected a duration in ms between 1 and 3600000, got 0"});
+}
+
 // A scripted scenario over a protected resource, reading and writing it inside the lock.
 json resource_document(const char* resource) {
   json document = scripted_document();

@@ -97,6 +97,10 @@ TEST_F(VariantFileTest, DeclarationsAndReferenceFollowThePlaceholders) {
        "set_nx_ex"},
       {R"(["{token}"])", R"(["{token}"])", R"(, "uses_ttl": true)", true, true, "lua_owner"},
       {R"(["{token}"])", R"([])", R"(, "like": "lua_owner")", false, false, "lua_owner"},
+      // An acquire that passes the waiter keeps a queue: judged as the fair lock.
+      {R"(["{token}", "{ttl_ms}", "{waiter}", "{queue_timeout_ms}"])", R"(["{token}"])", "", true,
+       true, "lua_fair_queue"},
+      {R"(["{token}", "{waiter}"])", R"(["{token}"])", "", false, true, "naive"},
   };
   for (const Case& c : cases) {
     const std::string text = R"({"name": "x", "acquire": {"script": "r", "args": )" +
@@ -145,7 +149,8 @@ TEST_F(VariantFileTest, PlaceholdersAreValidated) {
   expect_error(R"({"name": "x", "acquire": {"script": "r", "keys": ["{key}", "{token"]},
                    "release": {"script": "r"}})",
                {"$.acquire.keys[1]: unclosed placeholder: the '{' at character 1 has no closing "
-                "'}'; expected {key}, {token}, {ttl_ms} or {ttl_s}"});
+                "'}'; expected {key}, {token}, {ttl_ms}, {ttl_s}, {waiter} or "
+                "{queue_timeout_ms}"});
   expect_error(R"({"name": "x", "acquire": {"script": "r"},
                    "release": {"script": "r", "args": ["a{key}b{"]}})",
                {"$.release.args[0]: unclosed placeholder: the '{' at character 8"});
@@ -192,6 +197,8 @@ TEST_F(VariantFileTest, HostileFilesAreInputErrors) {
 // Filling placeholders replaces each known one and ends on any input, an unclosed '{' included.
 TEST(ExpandPlaceholders, FillsKnownOnesAndAlwaysEnds) {
   EXPECT_EQ(expand_placeholders("{key}:{token}:{ttl_ms}:{ttl_s}", "k", "t", 1500), "k:t:1500:2");
+  EXPECT_EQ(expand_placeholders("{key}:queue {waiter} {queue_timeout_ms}", "k", "t", 1, "c3", 400),
+            "k:queue c3 400");
   EXPECT_EQ(expand_placeholders("{other}", "k", "t", 1), "{other}");
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(expand_placeholders("{token", "k", "t", 1), "{token");

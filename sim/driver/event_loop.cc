@@ -334,8 +334,13 @@ class LoopClient {
                               pointers.data(), lengths.data()) != REDIS_OK) {
       pending_ = closed_result(context_);
       in_flight_ = true;
-      schedule(0, Next::kDeliver);
+      return schedule(0, Next::kDeliver);
     }
+    // Write now instead of on the loop's next turn: one write() per command, and the write
+    // event hiredis just asked for is dropped again before libevent's changelist reaches the
+    // kernel (two epoll_ctl calls per command saved; the syscalls were most of the loop's time).
+    // A write error frees the context through on_disconnect, as on the loop's own turn.
+    if (context_->c.flags & REDIS_CONNECTED) redisAsyncHandleWrite(context_);
   }
 
   static void on_reply(redisAsyncContext* context, void* reply, void* self) {
@@ -456,12 +461,16 @@ class LoopClient {
   std::string held_token_;
 };
 
-// new_base: a libevent base whose timers fire on time: without the precise timer, epoll waits in
-// whole milliseconds rounded up, and a 1 ms poll or work pause would last up to 2 ms.
+// new_base: a libevent base whose timers fire on time (without the precise timer, epoll waits in
+// whole milliseconds rounded up, and a 1 ms poll or work pause would last up to 2 ms) and whose
+// event changes are batched.
 event_base* new_base() {
   event_config* config = event_config_new();
   LOCKSIM_ASSERT(config != nullptr);
   event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
+  // Changes to a socket's events are applied once per loop turn, so a write event added and
+  // removed in the same turn costs no system call.
+  event_config_set_flag(config, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
   event_base* base = event_base_new_with_config(config);
   event_config_free(config);
   return base;

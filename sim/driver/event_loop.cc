@@ -336,11 +336,23 @@ class LoopClient {
       in_flight_ = true;
       return schedule(0, Next::kDeliver);
     }
-    // Write now instead of on the loop's next turn: one write() per command, and the write
-    // event hiredis just asked for is dropped again before libevent's changelist reaches the
-    // kernel (two epoll_ctl calls per command saved; the syscalls were most of the loop's time).
-    // A write error frees the context through on_disconnect, as on the loop's own turn.
-    if (context_->c.flags & REDIS_CONNECTED) redisAsyncHandleWrite(context_);
+    flush();
+  }
+
+  // flush: writes the queued commands now instead of on the loop's next turn: one write() per
+  // command, and the write event hiredis just asked for is dropped again before libevent's
+  // changelist reaches the kernel (two epoll_ctl calls per command saved; system calls were most
+  // of the loop's time). It writes with the plain-context call, never redisAsyncHandleWrite:
+  // that one frees the context on a write error, which inside a reply callback of the same
+  // context would pull it out from under hiredis. On an error (or a partial write) the write
+  // event stays, and hiredis meets the error on its own turn, outside every callback.
+  void flush() {
+    if (!(context_->c.flags & REDIS_CONNECTED)) return;
+    int done = 0;
+    if (redisBufferWrite(&context_->c, &done) == REDIS_OK && done != 0 &&
+        context_->ev.delWrite != nullptr) {
+      context_->ev.delWrite(context_->ev.data);
+    }
   }
 
   static void on_reply(redisAsyncContext* context, void* reply, void* self) {

@@ -57,9 +57,17 @@ def cdf(histogram):
 
 def save(fig, path):
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    # bbox "tight" keeps a legend placed beside the axes inside the picture.
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return os.path.basename(path)
+
+
+def place_legend(ax, fontsize=8):
+    """A legend beside the axes, so that ten lines and their labels never hide each other."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
 
 
 def plot_study(directory, study):
@@ -81,7 +89,7 @@ def plot_study(directory, study):
     ax.set_xlabel("clients")
     ax.set_ylabel("acquisitions / s")
     ax.set_title(f"{name}: throughput (dashed: the round-trip limit)")
-    ax.legend(fontsize=8)
+    place_legend(ax)
     written.append(save(fig, os.path.join(directory, f"{name}-throughput.png")))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -97,7 +105,7 @@ def plot_study(directory, study):
     ax.set_xlabel("clients")
     ax.set_ylabel("acquire latency (ms)")
     ax.set_title(f"{name}: acquire latency")
-    ax.legend(fontsize=7)
+    place_legend(ax, fontsize=7)
     written.append(save(fig, os.path.join(directory, f"{name}-latency.png")))
 
     top = max(clients_axis)
@@ -111,8 +119,7 @@ def plot_study(directory, study):
     ax.set_xlabel("acquire latency (ms)")
     ax.set_ylabel("fraction of acquisitions")
     ax.set_title(f"{name}: latency CDF at {top} clients")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+    place_legend(ax)
     written.append(save(fig, os.path.join(directory, f"{name}-cdf.png")))
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -126,7 +133,7 @@ def plot_study(directory, study):
         ax.set_xlabel("clients")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{name}: {title}")
-    left.legend(fontsize=8)
+    place_legend(right)
     written.append(save(fig, os.path.join(directory, f"{name}-fairness.png")))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -141,7 +148,7 @@ def plot_study(directory, study):
     ax.set_ylabel("handoffs")
     ax.set_title(f"{name}: handoff gap at {top} clients")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+        place_legend(ax)
     else:
         ax.text(0.5, 0.5, "no contended handoffs", ha="center", va="center",
                 transform=ax.transAxes)

@@ -172,6 +172,12 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   try {
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     studies = load_studies(paths, variant_names());
+    for (const Study& study : studies) {
+      for (const StudyPoint& point : study.points) {
+        const std::string why = client_mode_refusal(point.scenario, *find_variant(point.variant));
+        if (!why.empty()) throw InputError(study.file + ": $.client_mode: " + why);
+      }
+    }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

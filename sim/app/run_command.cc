@@ -69,6 +69,15 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     scenarios = load_scenarios(paths, variant_names());
     add_user_variants(scenarios, users);
+    for (const Scenario& s : scenarios) {
+      for (const std::string& v : selected_variants(s, options.variants)) {
+        if (const LockVariant* variant = find_variant(v)) {
+          if (const std::string why = client_mode_refusal(s, *variant); !why.empty()) {
+            throw InputError(s.file + ": $.workload.client_mode: " + why);
+          }
+        }
+      }
+    }
     for (const std::string& v : options.variants) {
       if (!find_variant(v)) {
         std::string known;

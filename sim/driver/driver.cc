@@ -138,6 +138,16 @@ double estimated_events(const Scenario& scenario, const LockVariant& variant) {
   return cycles * per_cycle;
 }
 
+std::string client_mode_refusal(const Scenario& scenario, const LockVariant& variant) {
+  if (!scenario.workload || !scenario.workload->event_loop) return "";
+  StopSignal unused;
+  const RunRequest request{scenario, variant, 0, {}, {}, unused, {}, false, {}};
+  const std::string why = driver_internal::event_loop_refusal(request);
+  if (why.empty()) return "";
+  return "\"event_loop\" cannot run " + std::string(variant.name()) + ": " + why +
+         "; use \"threads\"";
+}
+
 RunOutcome run_scenario(const RunRequest& request) {
   const Scenario& scenario = request.scenario;
   RunOutcome outcome;

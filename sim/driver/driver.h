@@ -60,6 +60,11 @@ struct RunOutcome {
 
 RunOutcome run_scenario(const RunRequest& request);
 
+// client_mode_refusal: why `variant` cannot run `scenario` in the scenario's client mode (a
+// workload with "client_mode": "event_loop" needs a one-command variant), in words for a message
+// about the client_mode field; "" if it can. For validating input before a run.
+std::string client_mode_refusal(const Scenario& scenario, const LockVariant& variant);
+
 // estimated_events: an upper estimate of the events one run of `scenario` with `variant` records
 // (workloads: every cycle of every client with its renewals and resource accesses; scripted: a
 // few per step), for refusing before a run what would not fit in memory.

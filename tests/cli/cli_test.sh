@@ -59,6 +59,16 @@ expect_code "bad scenario" 2 $?
 expect_grep "error names the file" "bad.json" "$WORK/bad.out"
 expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
 if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
+cat >"$WORK/loop.json" <<'JSON'
+{"name": "loop", "source": {"doc": "none", "claim": "x"}, "variants": ["lua_owner", "setnx_then_expire"],
+ "workload": {"clients": 2, "cycles": 2, "client_mode": "event_loop"},
+ "expect": {"lua_owner": "ok", "setnx_then_expire": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/loop.json" --out "$WORK/out-loop" >"$WORK/loop.out" 2>&1
+expect_code "event loop with a multi-command variant" 2 $?
+expect_grep "the refusal names the file, the field and the reason" \
+  'loop.json: $.workload.client_mode: "event_loop" cannot run setnx_then_expire: setnx_then_expire needs several commands' "$WORK/loop.out"
+if [[ -e $WORK/out-loop ]]; then fail "a refused client mode wrote reports"; else pass "a refused client mode writes nothing"; fi
 "$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
 expect_code "unknown --variant" 2 $?
 "$LOCKSIM" run "$SOURCE/scenarios" --variant lua_ownr --out "$WORK/out-x" >"$WORK/var2.out" 2>&1

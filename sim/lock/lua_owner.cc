@@ -19,24 +19,13 @@ else
 end
 )lua";
 
-class OwnerCheckedLuaLock final : public LockVariant {
+class OwnerCheckedLuaLock final : public OneCommandVariant {
  public:
   std::string_view name() const override { return "lua_owner"; }
   std::string_view summary() const override {
     return "SET key token NX PX ttl; release: Lua compare-and-delete (Docs A, C, D)";
   }
   bool uses_ttl() const override { return true; }
-
-  AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
-                             std::int64_t ttl_ms) const override {
-    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
-    return read_acquire(run_one(context.connection, command), std::move(command.token));
-  }
-
-  ReleaseResult release(const LockContext& context, const std::string& key,
-                        const std::string& token) const override {
-    return read_release(run_one(context.connection, *release_command(key, token)));
-  }
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {

@@ -7,8 +7,10 @@
 //   release: integer n -> kReleased if n >= 1 else kNotHeld, any error -> kError.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "sim/lock/variant.h"
 #include "sim/redis/script.h"
@@ -39,6 +41,35 @@ AcquireAttempt acquire_with_fresh_token(const LockContext& context, const std::s
 // compare_and_delete_script: the owner-checked release of lua_owner (KEYS[1] = key, ARGV[1] =
 // token; returns the number of keys deleted), shared by every variant that releases that way.
 const Script& compare_and_delete_script();
+
+// OneCommandVariant: a variant whose acquire attempt and release are one command each. It
+// describes them once (acquire_command/read_acquire, release_command/read_release) and the
+// blocking calls are built from those, so both client modes send and read the same thing.
+class OneCommandVariant : public LockVariant {
+ public:
+  AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
+                             std::int64_t ttl_ms) const final {
+    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
+    return read_acquire(run_one(context.connection, command), std::move(command.token));
+  }
+  ReleaseResult release(const LockContext& context, const std::string& key,
+                        const std::string& token) const final {
+    return read_release(run_one(context.connection, *release_command(key, token)));
+  }
+};
+
+// UnconditionalDelVariant: a one-command variant released by a plain `DEL key`, whoever holds it
+// (Doc E's naive and auto-release locks).
+class UnconditionalDelVariant : public OneCommandVariant {
+ public:
+  std::optional<OneCommand> release_command(const std::string& key,
+                                            const std::string& /*token*/) const final {
+    return OneCommand{nullptr, {"DEL", key}, 0, {}};
+  }
+  ReleaseResult read_release(RedisResult result) const final {
+    return release_outcome(std::move(result), "DEL");
+  }
+};
 
 // The built-in variants, one per file; registry.cc lists them.
 const LockVariant& naive_variant();

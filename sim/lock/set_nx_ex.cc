@@ -10,19 +10,13 @@ namespace {
 
 constexpr std::string_view kValue = "1";
 
-class AutoReleaseLock final : public LockVariant {
+class AutoReleaseLock final : public UnconditionalDelVariant {
  public:
   std::string_view name() const override { return "set_nx_ex"; }
   std::string_view summary() const override {
     return "SET key 1 NX PX ttl; release: unconditional DEL key (Doc E, auto-release lock)";
   }
   bool uses_ttl() const override { return true; }
-
-  AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
-                             std::int64_t ttl_ms) const override {
-    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
-    return read_acquire(run_one(context.connection, command), std::move(command.token));
-  }
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& /*rng*/) const override {
@@ -32,19 +26,6 @@ class AutoReleaseLock final : public LockVariant {
   }
   AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
     return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
-  }
-
-  ReleaseResult release(const LockContext& context, const std::string& key,
-                        const std::string& token) const override {
-    return read_release(run_one(context.connection, *release_command(key, token)));
-  }
-
-  std::optional<OneCommand> release_command(const std::string& key,
-                                            const std::string& /*token*/) const override {
-    return OneCommand{nullptr, {"DEL", key}, 0, {}};
-  }
-  ReleaseResult read_release(RedisResult result) const override {
-    return release_outcome(std::move(result), "DEL");
   }
 };
 

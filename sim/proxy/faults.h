@@ -1,0 +1,63 @@
+// faults.h (internal to proxy/): FaultState, the faults a LinkProxy applies as its loop thread
+// sees them: the partition, the one-shot faults armed for the next command, and the reply delay.
+// Only the loop thread touches it (LinkProxy's controls post their change to that thread), so it
+// needs no lock.
+//
+//   CommandFate fate = faults.next_command(now);  // consumes what was armed for this command
+//   if (fate.held) { ... wait for release_held() or heal() ... }
+//   SteadyTime due = faults.reply_due(now);       // when a reply completed now may be forwarded
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "sim/core/clock.h"
+#include "sim/core/random.h"
+#include "sim/proxy/link_proxy.h"
+
+namespace locksim::proxy_internal {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// CommandFate: what the proxy does with one command a client sent.
+struct CommandFate {
+  bool held = false;        // forwarded only after release_held() or heal()
+  SteadyTime due{};         // not forwarded before this instant
+  bool drop_reply = false;  // the server's reply to it is discarded
+};
+
+class FaultState {
+ public:
+  // next_command: the fate of a command just received in full; the hold, delay or drop aimed
+  // at it is used up.
+  CommandFate next_command(SteadyTime now);
+  // reply_due: when a reply completed at `now` may be forwarded (`now` without a reply delay).
+  SteadyTime reply_due(SteadyTime now);
+
+  // delay_replies: fixed plus uniform [0, jitter] for every reply from now on, drawn from a
+  // stream seeded with `seed`; both 0 end it. Returns whether replies are delayed now.
+  bool delay_replies(Nanos fixed_ns, Nanos jitter_ns, std::uint64_t seed);
+  void delay_next_command(Nanos delay_ns);
+  void hold_next_command();
+  void drop_reply_of_next(int skip);
+  void partition(PartitionMode mode) { partition_ = mode; }
+  // heal: ends the partition and disarms a hold or delay not yet used; a drop stays armed.
+  void heal();
+
+  bool holding() const { return partition_ == PartitionMode::kHold; }
+  bool resetting() const { return partition_ == PartitionMode::kReset; }
+
+ private:
+  enum class NextCommand { kNormal, kDelayed, kHeld };
+
+  std::optional<PartitionMode> partition_;
+  NextCommand next_command_ = NextCommand::kNormal;
+  Nanos next_command_delay_ns_ = 0;
+  int drop_countdown_ = -1;  // commands to let through before the one whose reply is dropped
+  Nanos reply_delay_ns_ = 0;
+  Nanos reply_jitter_ns_ = 0;
+  Rng reply_rng_{0};
+};
+
+}  // namespace locksim::proxy_internal

@@ -1,0 +1,329 @@
+#include "sim/proxy/proxy_link.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/core/assert.h"
+
+namespace locksim::proxy_internal {
+namespace {
+
+// kMaxQueuedBytes: complete frames a link queues in one direction before it stops reading that
+// side, so a held or slow link cannot grow without bound (an incomplete frame is bounded by
+// RespLimits).
+constexpr std::size_t kMaxQueuedBytes = std::size_t{64} << 20;
+
+// starts_pushes: after these commands the server sends messages nobody asked for.
+bool starts_pushes(const std::string& command) {
+  return command == "SUBSCRIBE" || command == "PSUBSCRIBE" || command == "SSUBSCRIBE" ||
+         command == "MONITOR";
+}
+
+// set_no_delay: commands and replies are small and go out at once; Nagle's algorithm, waiting
+// for the peer's delayed ACK, would add up to 40 ms to a round trip.
+void set_no_delay(evutil_socket_t fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+void arm(event* timer, SteadyTime due, SteadyTime now) {
+  const auto wait = std::chrono::duration_cast<std::chrono::microseconds>(due - now).count();
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(wait / 1'000'000);
+  tv.tv_usec = static_cast<suseconds_t>(wait % 1'000'000);
+  event_add(timer, &tv);
+}
+
+// scan_new_bytes: feeds `scanner` the bytes of `buffer` after its first `scanned` ones, which it
+// has seen before, and returns the frames they complete.
+std::vector<RespFrame> scan_new_bytes(evbuffer* buffer, std::size_t scanned, RespScanner& scanner) {
+  std::vector<RespFrame> frames;
+  if (evbuffer_get_length(buffer) <= scanned) return frames;
+  evbuffer_ptr start;
+  const int set = evbuffer_ptr_set(buffer, &start, scanned, EVBUFFER_PTR_SET);
+  LOCKSIM_ASSERT(set == 0);
+  const int count = evbuffer_peek(buffer, -1, &start, nullptr, 0);
+  std::vector<evbuffer_iovec> chunks(static_cast<std::size_t>(std::max(count, 0)));
+  evbuffer_peek(buffer, -1, &start, chunks.data(), count);
+  for (const evbuffer_iovec& chunk : chunks) {
+    scanner.feed({static_cast<const char*>(chunk.iov_base), chunk.iov_len}, frames);
+  }
+  return frames;
+}
+
+void drain(evbuffer* buffer) { evbuffer_drain(buffer, evbuffer_get_length(buffer)); }
+
+bool output_empty(bufferevent* side) {
+  return evbuffer_get_length(bufferevent_get_output(side)) == 0;
+}
+
+// resume_reading: reads `side` again once its queue has room (reading stops at kMaxQueuedBytes).
+void resume_reading(bufferevent* side, evbuffer* queue) {
+  if (side != nullptr && !(bufferevent_get_enabled(side) & EV_READ) &&
+      evbuffer_get_length(queue) <= kMaxQueuedBytes) {
+    bufferevent_enable(side, EV_READ);
+  }
+}
+
+void pause_reading_if_full(bufferevent* side, evbuffer* queue) {
+  if (evbuffer_get_length(queue) > kMaxQueuedBytes) bufferevent_disable(side, EV_READ);
+}
+
+}  // namespace
+
+ProxyLink::ProxyLink(LinkShared& shared, evutil_socket_t client_fd) : shared_(shared) {
+  set_no_delay(client_fd);
+  client_ = bufferevent_socket_new(shared_.base, client_fd, BEV_OPT_CLOSE_ON_FREE);
+  command_bytes_ = evbuffer_new();
+  reply_bytes_ = evbuffer_new();
+  command_timer_ = event_new(shared_.base, -1, 0, &ProxyLink::on_command_due, this);
+  reply_timer_ = event_new(shared_.base, -1, 0, &ProxyLink::on_reply_due, this);
+  LOCKSIM_ASSERT(client_ != nullptr && command_bytes_ != nullptr && reply_bytes_ != nullptr &&
+                 command_timer_ != nullptr && reply_timer_ != nullptr);
+  ++shared_.counters.connections_open;
+}
+
+ProxyLink::~ProxyLink() {
+  free_client();
+  free_server();
+  event_free(command_timer_);
+  event_free(reply_timer_);
+  evbuffer_free(command_bytes_);
+  evbuffer_free(reply_bytes_);
+  --shared_.counters.connections_open;
+}
+
+void ProxyLink::start() {
+  bufferevent_setcb(client_, &ProxyLink::on_client_readable, &ProxyLink::on_client_drained,
+                    &ProxyLink::on_client_event, this);
+  bufferevent_enable(client_, EV_READ);
+  const evutil_socket_t fd =
+      ::socket(shared_.upstream.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return reset();
+  set_no_delay(fd);
+  server_ = bufferevent_socket_new(shared_.base, fd, BEV_OPT_CLOSE_ON_FREE);
+  LOCKSIM_ASSERT(server_ != nullptr);
+  bufferevent_setcb(server_, &ProxyLink::on_server_readable, &ProxyLink::on_server_drained,
+                    &ProxyLink::on_server_event, this);
+  bufferevent_enable(server_, EV_READ);
+  // Bytes the client sends meanwhile wait in the output buffer until the connect completes.
+  if (bufferevent_socket_connect(server_, reinterpret_cast<sockaddr*>(&shared_.upstream),
+                                 static_cast<int>(shared_.upstream_length)) != 0) {
+    reset();
+  }
+}
+
+void ProxyLink::reset() {
+  free_client();
+  free_server();
+  finish_if_closed();
+}
+
+void ProxyLink::release_held() {
+  for (QueuedCommand& command : commands_) command.fate.held = false;
+  forward_commands();
+}
+
+void ProxyLink::release_replies() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (QueuedReply& reply : replies_) reply.due = std::min(reply.due, now);
+  forward_replies();
+}
+
+void ProxyLink::heal() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (QueuedCommand& command : commands_) {
+    command.fate.held = false;
+    command.fate.due = std::min(command.fate.due, now);
+  }
+  forward_commands();
+  forward_replies();
+}
+
+void ProxyLink::read_from_client() {
+  evbuffer* input = bufferevent_get_input(client_);
+  if (server_ == nullptr) return drain(input);  // closing: nothing can reach the server any more
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (const RespFrame& frame : scan_new_bytes(input, client_scanned_bytes_, request_scanner_)) {
+    if (frame.command.empty()) {
+      // Redis ignores an empty command without a reply; so does the proxy, so it is no command
+      // to count, hold or drop a reply of.
+      evbuffer_drain(input, frame.size_bytes);
+      continue;
+    }
+    evbuffer_remove_buffer(input, command_bytes_, frame.size_bytes);
+    commands_.push_back(
+        {frame.size_bytes, shared_.faults.next_command(now), starts_pushes(frame.command)});
+    ++shared_.counters.commands_received;
+  }
+  client_scanned_bytes_ = evbuffer_get_length(input);
+  // Past a malformed byte no command boundary can be found: nothing more can be forwarded.
+  if (request_scanner_.broken()) return reset();
+  pause_reading_if_full(client_, command_bytes_);
+  forward_commands();
+}
+
+void ProxyLink::read_from_server() {
+  evbuffer* input = bufferevent_get_input(server_);
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (const RespFrame& frame : scan_new_bytes(input, server_scanned_bytes_, reply_scanner_)) {
+    bool drop = false;
+    if (!reply_drops_.empty()) {  // otherwise a push, which no command asked for
+      drop = reply_drops_.front();
+      reply_drops_.pop_front();
+    }
+    if (drop) ++shared_.counters.replies_dropped;
+    if (drop || client_ == nullptr) {
+      evbuffer_drain(input, frame.size_bytes);
+      continue;
+    }
+    evbuffer_remove_buffer(input, reply_bytes_, frame.size_bytes);
+    replies_.push_back({frame.size_bytes, shared_.faults.reply_due(now)});
+  }
+  server_scanned_bytes_ = evbuffer_get_length(input);
+  if (reply_scanner_.broken()) return reset();
+  pause_reading_if_full(server_, reply_bytes_);
+  forward_replies();
+}
+
+void ProxyLink::forward_commands() {
+  if (server_ == nullptr) return;
+  const SteadyTime now = std::chrono::steady_clock::now();
+  while (!commands_.empty() && !shared_.faults.holding()) {
+    const QueuedCommand& next = commands_.front();
+    if (next.fate.held) break;
+    if (next.fate.due > now) {
+      arm(command_timer_, next.fate.due, now);
+      break;
+    }
+    evbuffer_remove_buffer(command_bytes_, bufferevent_get_output(server_), next.size_bytes);
+    pushes_ = pushes_ || next.starts_pushes;
+    if (!pushes_) reply_drops_.push_back(next.fate.drop_reply);
+    ++shared_.counters.commands_forwarded;
+    commands_.pop_front();
+  }
+  resume_reading(client_, command_bytes_);
+  close_server_if_done();
+}
+
+void ProxyLink::forward_replies() {
+  if (client_ == nullptr) return;
+  const SteadyTime now = std::chrono::steady_clock::now();
+  while (!replies_.empty() && !shared_.faults.holding()) {
+    const QueuedReply& next = replies_.front();
+    if (next.due > now) {
+      arm(reply_timer_, next.due, now);
+      break;
+    }
+    evbuffer_remove_buffer(reply_bytes_, bufferevent_get_output(client_), next.size_bytes);
+    ++shared_.counters.replies_forwarded;
+    replies_.pop_front();
+  }
+  resume_reading(server_, reply_bytes_);
+  close_client_if_done();
+}
+
+void ProxyLink::client_left() {
+  free_client();
+  // Replies have nowhere to go any more; the server is still read, to see it close.
+  drain(reply_bytes_);
+  replies_.clear();
+  event_del(reply_timer_);
+  resume_reading(server_, reply_bytes_);
+  close_server_if_done();
+  finish_if_closed();
+}
+
+void ProxyLink::server_left() {
+  free_server();
+  // Commands can never run now; the client still gets the replies already on their way.
+  drain(command_bytes_);
+  commands_.clear();
+  reply_drops_.clear();
+  event_del(command_timer_);
+  resume_reading(client_, command_bytes_);
+  close_client_if_done();
+  finish_if_closed();
+}
+
+void ProxyLink::close_server_if_done() {
+  if (client_ != nullptr || server_ == nullptr || server_write_shut_ || !commands_.empty()) return;
+  if (!output_empty(server_)) return;  // on_server_drained comes back here
+  // The server has every command the client sent. A half-close lets it read them all before the
+  // end of the stream; closing outright, with replies unread, would reset the connection and
+  // could take commands the server has not read yet with it. Redis closes its side on the end of
+  // the stream, which ends the link (server_left).
+  if (::shutdown(bufferevent_getfd(server_), SHUT_WR) != 0) {
+    free_server();  // not connected yet: nothing was sent, nothing is lost
+    return finish_if_closed();
+  }
+  server_write_shut_ = true;
+}
+
+void ProxyLink::close_client_if_done() {
+  if (server_ != nullptr || client_ == nullptr || !replies_.empty()) return;
+  if (!output_empty(client_)) return;  // on_client_drained comes back here
+  free_client();
+  finish_if_closed();
+}
+
+void ProxyLink::finish_if_closed() {
+  if (finished_ || client_ != nullptr || server_ != nullptr) return;
+  finished_ = true;
+  event_active(shared_.reap, EV_TIMEOUT, 1);
+}
+
+void ProxyLink::free_client() {
+  if (client_ == nullptr) return;
+  bufferevent_free(client_);
+  client_ = nullptr;
+}
+
+void ProxyLink::free_server() {
+  if (server_ == nullptr) return;
+  bufferevent_free(server_);
+  server_ = nullptr;
+}
+
+void ProxyLink::on_client_readable(bufferevent* /*side*/, void* self) {
+  static_cast<ProxyLink*>(self)->read_from_client();
+}
+
+void ProxyLink::on_client_drained(bufferevent* /*side*/, void* self) {
+  static_cast<ProxyLink*>(self)->close_client_if_done();
+}
+
+void ProxyLink::on_client_event(bufferevent* /*side*/, short what, void* self) {
+  if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) static_cast<ProxyLink*>(self)->client_left();
+}
+
+void ProxyLink::on_server_readable(bufferevent* /*side*/, void* self) {
+  static_cast<ProxyLink*>(self)->read_from_server();
+}
+
+void ProxyLink::on_server_drained(bufferevent* /*side*/, void* self) {
+  static_cast<ProxyLink*>(self)->close_server_if_done();
+}
+
+void ProxyLink::on_server_event(bufferevent* /*side*/, short what, void* self) {
+  // A refused or failed connect is an error event too: the client is closed at once.
+  if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) static_cast<ProxyLink*>(self)->server_left();
+}
+
+void ProxyLink::on_command_due(evutil_socket_t /*fd*/, short /*what*/, void* self) {
+  static_cast<ProxyLink*>(self)->forward_commands();
+}
+
+void ProxyLink::on_reply_due(evutil_socket_t /*fd*/, short /*what*/, void* self) {
+  static_cast<ProxyLink*>(self)->forward_replies();
+}
+
+}  // namespace locksim::proxy_internal

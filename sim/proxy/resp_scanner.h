@@ -63,8 +63,6 @@ class RespScanner {
   // broken: the stream is not RESP2 (or exceeds the limits); error() says why and at which byte.
   bool broken() const { return !error_.empty(); }
   const std::string& error() const { return error_; }
-  // pending_bytes: bytes of the incomplete frame scanned so far (0 between frames).
-  std::uint64_t pending_bytes() const { return frame_bytes_; }
 
  private:
   enum class State { kValueStart, kLine, kBulk };

@@ -89,17 +89,18 @@ TEST(RespScannerTest, SplitAnywhereGivesTheSameFrames) {
   }
 }
 
-// A frame is reported on its last byte, and pending_bytes counts the incomplete one.
+// A frame is reported on its last byte, not before, and counts the bytes of earlier feeds.
 TEST(RespScannerTest, ReportsAFrameOnlyWhenComplete) {
   RespScanner scanner(Stream::kReplies);
   std::vector<RespFrame> frames;
   scanner.feed("*2\r\n$3\r\nabc\r\n:1\r", frames);
   EXPECT_TRUE(frames.empty());
-  EXPECT_EQ(scanner.pending_bytes(), 16u);
   scanner.feed("\n+", frames);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].size_bytes, 17u);
-  EXPECT_EQ(scanner.pending_bytes(), 1u);
+  scanner.feed("OK\r\n", frames);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[1].size_bytes, 5u);
 }
 
 // Commands Redis ignores without a reply (an empty inline line, "*0", "*-1") are frames with

@@ -7,7 +7,10 @@ RUN_DIR is reports/<scenario>/<run-id> (or its `latest` link) as written by `loc
 variant directory in it (one holding history.jsonl and results.json) this writes
 <variant>/timeline.png: one row per client, acquire waits in grey, hold windows in blue (the
 `holds` of results.json), the overlapping part of every mutual-exclusion violation in red (its
-`findings`), crashes as black crosses. Reads only locksim's JSON output (results.json schema 2).
+`findings`), crashes as black crosses, the nemesis's fault windows (`fault_windows`: pauses,
+partitions, delayed commands; lost replies as instants) as hatched bars on the row of the client
+they were aimed at, and each hold's lease end (`lease_end_ms`) as a tick. Reads only locksim's
+JSON output (results.json).
 It then makes that variant's "Files:" line in the run's summary.md link the image (locksim writes
 "timeline: not drawn yet" there); running it again changes nothing more.
 """
@@ -49,15 +52,28 @@ def plot_variant(variant_dir):
     events = read_history(history_path)
     with open(results_path, encoding="utf-8") as f:
         results = json.load(f)
-    clients = results.get("clients") or sorted({e["client"] for e in events})
+    # The nemesis and the harness get no row: their events are drawn on the clients they concern.
+    clients = [c for c in (results.get("clients") or sorted({e["client"] for e in events}))
+               if c not in ("nemesis", "harness")]
     row = {name: i for i, name in enumerate(clients)}
     waits, crashes = waits_and_crashes(events)
     holds = [(h["client"], h["start_ms"], h["end_ms"]) for h in results.get("holds", [])]
+    lease_ends = [(h["client"], h["lease_end_ms"]) for h in results.get("holds", [])
+                  if "lease_end_ms" in h and h["lease_end_ms"] < h["end_ms"]]
+    faults = [w for w in results.get("fault_windows", []) if w["client"] in row]
     findings = results.get("findings", [])
 
     height = max(2.2, 0.45 * len(clients) + 1.4)
     fig, ax = plt.subplots(figsize=(11, height))
+    for w in faults:
+        width = max(w["end_ms"] - w["start_ms"], 0.05)
+        ax.barh(row[w["client"]], width, left=w["start_ms"], height=0.85, color="none",
+                edgecolor="#7f7f7f", hatch="//", linewidth=0.6)
+        ax.text(w["start_ms"], row[w["client"]] - 0.45, w["fault"], fontsize=7, color="#555555",
+                va="bottom")
     for c, start, end, kind in waits:
+        if c not in row:
+            continue
         color = "#d9d9d9" if kind == "ok" else "#f4b183"
         ax.barh(row[c], end - start, left=start, height=0.35, color=color, edgecolor="none")
     for c, start, end in holds:
@@ -67,6 +83,8 @@ def plot_variant(variant_dir):
         for client in v["clients"][:2]:  # the earlier and the later holder
             ax.barh(row[client], end - start, left=start, height=0.6, color="#d62728")
         ax.axvspan(start, end, color="#d62728", alpha=0.08)
+    for c, t in lease_ends:
+        ax.plot([t, t], [row[c] - 0.35, row[c] + 0.35], color="#ff7f0e", linewidth=2)
     for c, t in crashes:
         ax.plot([t], [row[c]], marker="x", color="black", markersize=10, mew=2)
     for s in (f for f in findings if f["kind"] == "stale_release"):
@@ -88,9 +106,12 @@ def plot_variant(variant_dir):
                                                                "#f4b183")]
     handles.append(plt.Line2D([], [], marker="x", color="black", linestyle="none", mew=2))
     handles.append(plt.Line2D([], [], marker="v", color="#d62728", linestyle="none"))
+    handles.append(plt.Line2D([], [], color="#ff7f0e", linewidth=2))
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor="#7f7f7f", hatch="//"))
     fig.legend(handles, ["holds the lock", "overlap (violation)", "waiting (acquired)",
-                         "waiting (gave up)", "crash", "stale release"],
-               loc="lower center", ncol=6, fontsize=8, frameon=False)
+                         "waiting (gave up)", "crash", "stale release", "lease ended",
+                         "fault (nemesis)"],
+               loc="lower center", ncol=8, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     out = os.path.join(variant_dir, "timeline.png")
     fig.savefig(out, dpi=110)

@@ -50,6 +50,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     check_grants(history, timeline, result);
     result.naive_timestamp_overlaps += count_naive_overlaps(timeline);
   }
+  result.faults = fault_windows(history);
   check_resource(history, options.resource, result);
   check_run(history, result);
   // Keys are kept apart while building; a report wants one timeline across keys.

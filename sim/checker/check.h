@@ -11,7 +11,8 @@
 //
 // Lease end. A window's lease ends ttl_ms after the latest of its acquire ok and the oks of the
 // holder's successful extends on that key up to the window's end, so a lock renewed in time never
-// counts as expired. A window is `faulted` when its client recorded a `fault` event inside it
+// counts as expired. A window is `faulted` when a `fault` event aimed at its client (recorded by
+// the client itself, or by the nemesis with the client as target) falls inside it
 // (Doc D's "lose_lock": renewal stopped on purpose).
 //
 // Findings, by kind (the verdict each supports in brackets):
@@ -94,8 +95,18 @@ struct HoldWindow {
   // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
   // (ok time) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.
   Nanos lease_end_ns = -1;
-  // faulted: the client recorded a `fault` event inside this window (e.g. Doc D's "lose_lock").
+  // faulted: a fault event aimed at the client falls inside this window (Doc D's "lose_lock", a
+  // pause, a partition, a lost reply).
   bool faulted = false;
+};
+
+// FaultWindow: a fault the history records, with its window: the nemesis's faults (a "start"
+// and its "end"; an instant has from_ns == to_ns) and a client's own (Doc D's lose_lock).
+struct FaultWindow {
+  StringId name = 0;  // History::strings: "pause", "partition", "lose_reply", "lose_lock", ...
+  int client = -1;    // the client it was aimed at
+  Nanos from_ns = 0;
+  Nanos to_ns = 0;    // a window never closed (the run ended first) ends with the history
 };
 
 // FindingKind: what a finding is about; see the list above.
@@ -164,6 +175,7 @@ struct CheckResult {
   Verdict verdict = Verdict::kOk;
   std::vector<Finding> findings;  // by kind (in all_finding_kinds order), then as found
   std::vector<HoldWindow> holds;  // every definite hold window, by start time
+  std::vector<FaultWindow> faults;  // every fault window, by start time
   // violations whose earlier window is not `faulted` (renewal should bring this to 0).
   std::int64_t violations_outside_faults = 0;
   // Doc D's log artifact: overlapping windows if hold windows were taken naively as

@@ -44,6 +44,9 @@ std::int64_t count_naive_overlaps(const KeyTimeline& timeline);
 // by options.resource (nothing when its kind is kNone). Over the whole history, not one key.
 void check_resource(const History& history, const ResourceSpec& resource, CheckResult& result);
 
+// fault_windows: the fault windows of the history (fault_windows.cc), by start time.
+std::vector<FaultWindow> fault_windows(const History& history);
+
 // compute_stats: counts and acquire latency percentiles over the whole history.
 CheckStats compute_stats(const History& history);
 

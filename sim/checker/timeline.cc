@@ -68,7 +68,9 @@ class TimelineBuilder {
         continue;
       }
       if (event.f == Op::kFault) {
-        fault(event.client, event.time_ns);
+        // A nemesis fault counts for the client it was aimed at.
+        const std::int32_t target = event.fault().target;
+        fault(target >= 0 ? target : event.client, event.time_ns);
         continue;
       }
       if (event.f != Op::kAcquire && event.f != Op::kRelease && event.f != Op::kExtend &&

@@ -28,7 +28,8 @@
 namespace locksim {
 
 // kHistorySchemaVersion: the version history.jsonl's header line carries.
-inline constexpr int kHistorySchemaVersion = 2;
+// 3: fault events carry their target client and window phase (the nemesis).
+inline constexpr int kHistorySchemaVersion = 3;
 
 enum class EventType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
 
@@ -82,10 +83,19 @@ constexpr bool is_lock_error(ErrorKind kind) {
 // StopReason: why the harness stopped a run early.
 enum class StopReason : std::uint8_t { kTimeLimit, kInterrupted };
 
+// FaultPhase: where a fault event stands in its fault window.
+enum class FaultPhase : std::uint8_t {
+  kInstant,  // a fault with no duration (an armed lost reply) or Doc D's lose_lock
+  kStart,    // the window opens (a pause, a partition, a delayed command)
+  kEnd,      // the window closes (resume, heal, the held command forwarded)
+};
+
 std::string_view to_string(EventType type);
 std::string_view to_string(Op op);
 std::string_view to_string(ErrorKind kind);
 std::string_view to_string(StopReason reason);
+std::string_view to_string(FaultPhase phase);
+std::optional<FaultPhase> fault_phase_from_string(std::string_view word);
 std::optional<EventType> event_type_from_string(std::string_view word);
 std::optional<Op> op_from_string(std::string_view word);
 std::optional<ErrorKind> error_kind_from_string(std::string_view word);
@@ -126,9 +136,12 @@ struct ResourceFacts {
   StringId record = 0;        // find_or_create: the record id
   bool has_base = false;
 };
-// FaultFacts (f == kFault).
+// FaultFacts (f == kFault). The nemesis records these under its reserved client, aimed at a
+// client; a fault a client does to itself (Doc D's lose_lock) has no target.
 struct FaultFacts {
-  StringId name = 0;  // "lose_lock", ...
+  StringId name = 0;         // "pause", "partition", "lose_reply", "lose_lock", ...
+  std::int32_t target = -1;  // the client the fault was aimed at; -1: the event's own client
+  FaultPhase phase = FaultPhase::kInstant;
 };
 // StopFacts (f == kStop).
 struct StopFacts {

@@ -45,6 +45,11 @@ void append_event(std::string& out, const History& history, const Event& event, 
     if (resource->record != 0) line.text("record", history.str(resource->record));
   } else if (const auto* fault = std::get_if<FaultFacts>(&event.facts)) {
     if (fault->name != 0) line.text("fault", history.str(fault->name));
+    const auto target = static_cast<std::size_t>(fault->target);
+    if (fault->target >= 0 && target < history.clients.size()) {
+      line.text("target", history.clients[target]);
+    }
+    if (fault->phase != FaultPhase::kInstant) line.text("phase", to_string(fault->phase));
   } else if (const auto* stop = std::get_if<StopFacts>(&event.facts)) {
     line.text("reason", to_string(stop->reason));
   }
@@ -81,10 +86,12 @@ class Reader {
 
   void header(const nlohmann::json& j, std::size_t line_number) {
     const auto& schema = j.at("history_schema");
-    if (!schema.is_number_integer() || schema.get<std::int64_t>() != kHistorySchemaVersion) {
+    // Schema 3 only added fields to fault events, so 2 reads with the same code.
+    if (!schema.is_number_integer() || schema.get<std::int64_t>() < 2 ||
+        schema.get<std::int64_t>() > kHistorySchemaVersion) {
       bad_line(path_, line_number,
-               "$.history_schema: expected " + std::to_string(kHistorySchemaVersion) +
-                   " (this locksim reads schemas 1 and 2), got " + schema.dump());
+               "$.history_schema: expected 2 to " + std::to_string(kHistorySchemaVersion) +
+                   " (this locksim reads schemas 1 to 3), got " + schema.dump());
     }
     for (const auto& client : j.at("clients")) client_id(client.get<std::string>());
     schema_ = 2;
@@ -192,9 +199,17 @@ class Reader {
         if (j.contains("record")) facts.record = string_id(j.at("record").get<std::string>());
         break;
       }
-      case Op::kFault:
-        if (j.contains("fault")) event.fault().name = string_id(j.at("fault").get<std::string>());
+      case Op::kFault: {
+        FaultFacts& facts = event.fault();
+        if (j.contains("fault")) facts.name = string_id(j.at("fault").get<std::string>());
+        if (j.contains("target")) facts.target = client_id(j.at("target").get<std::string>());
+        if (j.contains("phase")) {
+          const auto phase = fault_phase_from_string(j.at("phase").get<std::string>());
+          if (!phase) bad_line(path_, line_number, "$.phase: expected instant, start or end");
+          facts.phase = *phase;
+        }
         break;
+      }
       case Op::kStop: {
         const auto reason = stop_reason_from_string(j.value("reason", ""));
         if (!reason) bad_line(path_, line_number, "$.reason: expected time_limit or interrupted");

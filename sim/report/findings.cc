@@ -87,6 +87,18 @@ Json findings_json(const History& history, const CheckResult& result, Json& omit
   return list;
 }
 
+Json fault_windows_json(const History& history, const CheckResult& result) {
+  Json faults = Json::array();
+  for (std::size_t i = 0; i < result.faults.size() && i < kMaxExportedHolds; ++i) {
+    const FaultWindow& w = result.faults[i];
+    faults.push_back({{"fault", history.str(w.name)},
+                      {"client", client_name(history, w.client)},
+                      {"start_ms", ns_to_ms(w.from_ns)},
+                      {"end_ms", ns_to_ms(w.to_ns)}});
+  }
+  return faults;
+}
+
 Json holds_json(const History& history, const CheckResult& result) {
   static constexpr const char* kEnds[] = {"exit", "crash", "end_of_history"};
   Json holds = Json::array();

@@ -33,6 +33,9 @@ nlohmann::ordered_json finding_json(const History& history, const Finding& findi
 // `omitted` how many of each kind were left out.
 nlohmann::ordered_json findings_json(const History& history, const CheckResult& result,
                                      nlohmann::ordered_json& omitted);
+// fault_windows_json: the fault windows, each {fault, client, start_ms, end_ms} (at most
+// kMaxExportedHolds).
+nlohmann::ordered_json fault_windows_json(const History& history, const CheckResult& result);
 // holds_json: the hold windows with their lease ends (at most kMaxExportedHolds).
 nlohmann::ordered_json holds_json(const History& history, const CheckResult& result);
 

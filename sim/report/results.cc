@@ -68,6 +68,7 @@ Json variant_results_json(const Scenario& scenario, const VariantRun& run, const
   j["findings"] = findings_json(h, r, omitted);
   if (!omitted.empty()) j["findings_omitted"] = std::move(omitted);
   j["holds"] = holds_json(h, r);
+  j["fault_windows"] = fault_windows_json(h, r);
   if (r.holds.size() > kMaxExportedHolds) j["holds_omitted"] = r.holds.size() - kMaxExportedHolds;
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
     j["resource_intact"] = r.resource_intact();

@@ -99,6 +99,15 @@ class HistoryBuilder {
     last().fault().name = str(name);
     return *this;
   }
+  // nemesis: a fault of the nemesis (client `self`) aimed at `target`, in `phase`.
+  HistoryBuilder& nemesis(Nanos t, int self, int target, const std::string& name,
+                          FaultPhase phase) {
+    event(t, self, EventType::kInfo, Op::kFault, "");
+    last().fault().name = str(name);
+    last().fault().target = target;
+    last().fault().phase = phase;
+    return *this;
+  }
   // read, write: the protected resource (counter value or record id with 1/0 exists).
   HistoryBuilder& read(Nanos t, int client, const std::string& resource, std::int64_t count,
                        const std::string& record_id = "") {

@@ -150,6 +150,13 @@ TEST(Jsonl, RoundTripsEveryField) {
   stop.time_ns = 2700;
   stop.stop().reason = StopReason::kInterrupted;
   history.events.push_back(stop);
+  Event pause = Event::make(EventType::kInfo, Op::kFault);
+  pause.time_ns = 2800;
+  pause.client = 2;
+  pause.fault().name = history.strings.add("pause");
+  pause.fault().target = 1;
+  pause.fault().phase = FaultPhase::kEnd;
+  history.events.push_back(pause);
 
   const fs::path path = temp_file("roundtrip.jsonl");
   write_history_jsonl(path, history);
@@ -157,10 +164,10 @@ TEST(Jsonl, RoundTripsEveryField) {
     std::ifstream in(path);
     std::string header;
     std::getline(in, header);
-    EXPECT_EQ(header, R"({"history_schema":2,"clients":["A","B","C"]})");
+    EXPECT_EQ(header, R"({"history_schema":3,"clients":["A","B","C"]})");
   }
   const History back = read_history_jsonl(path);
-  ASSERT_EQ(back.events.size(), 4u);
+  ASSERT_EQ(back.events.size(), 5u);
   EXPECT_EQ(back.clients, history.clients);  // C has no event and is still listed
   EXPECT_EQ(back.clients[static_cast<std::size_t>(back.events[0].client)], "B");
   EXPECT_EQ(back.events[0].time_ns, 1500);
@@ -181,7 +188,36 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_EQ(back.events[2].resource().base, 0);
   EXPECT_EQ(back.str(back.events[2].resource().record), "r7");
   EXPECT_EQ(back.events[3].stop().reason, StopReason::kInterrupted);
+  EXPECT_EQ(back.str(back.events[4].fault().name), "pause");
+  EXPECT_EQ(back.events[4].fault().target, 1);
+  EXPECT_EQ(back.events[4].fault().phase, FaultPhase::kEnd);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+}
+
+// A schema-2 history (before fault targets and phases) still reads; its faults are instants of
+// their own client. A schema this locksim does not know is refused with its number.
+TEST(Jsonl, ReadsSchemaTwoAndRefusesUnknownSchemas) {
+  const fs::path path = temp_file("v2.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":2,"clients":["A"]})" << "\n"
+        << R"({"index":0,"time_ns":1,"client":"A","type":"info","f":"fault","fault":"lose_lock"})"
+        << "\n";
+  }
+  const History h = read_history_jsonl(path);
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].fault().target, -1);
+  EXPECT_EQ(h.events[0].fault().phase, FaultPhase::kInstant);
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":4,"clients":["A"]})" << "\n";
+  }
+  try {
+    read_history_jsonl(path);
+    ADD_FAILURE() << "schema 4 was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("got 4"), std::string::npos) << e.what();
+  }
 }
 
 // A history written by an earlier locksim (schema 1: no header, value.count, "kind: text"

@@ -34,6 +34,8 @@ struct RunOptions {
   // max_memory_mb: refuse a run whose history would need more; 0: 80% of the available memory.
   std::int64_t max_memory_mb = 0;
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
+  // clients: "threads" or "processes" overrides every scenario's clients_run_as; "": as written.
+  std::string clients;
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);
@@ -52,6 +54,12 @@ struct RunRow {
   std::string summary;          // the run's summary.md
   std::vector<std::string> words;  // the findings that count, in words
 };
+
+// worker_command: how run starts a client process: this executable's `worker` subcommand, given
+// the user lock files so the worker knows their variants too.
+std::vector<std::string> worker_command(const std::vector<std::string>& variant_files);
+// worker_subcommand: `locksim worker`: one client process behind the worker protocol.
+int worker_subcommand(const std::vector<std::string>& variant_files);
 
 struct Scenario;
 struct UserVariant;

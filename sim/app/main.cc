@@ -1,6 +1,7 @@
 // locksim: run, check and list Redis lock scenarios. See README.md and `locksim --help`.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string_view>
 
 #include "sim/app/commands.h"
 #include "sim/app/flags.h"
@@ -9,9 +10,12 @@
 
 int main(int argc, char** argv) {
   using namespace locksim;
+  // A worker is a client process of a run: it leaves signals to its default actions (SIGSTOP
+  // pauses it, SIGKILL ends it) and never starts the signal thread.
+  const bool worker_process = argc >= 2 && std::string_view(argv[1]) == "worker";
   // Never destroyed: the detached signal thread may still use it while the process exits.
   StopSignal& stop = *new StopSignal;
-  install_signal_handling(stop);  // before any other thread exists
+  if (!worker_process) install_signal_handling(stop);  // before any other thread exists
 
   CLI::App app{
       "locksim: runs JSON scenarios against Redis lock variants on a real redis-server, records\n"
@@ -65,6 +69,12 @@ int main(int argc, char** argv) {
           "lua_owner_renew, a queue ({waiter}) -> lua_fair_queue, owner check -> lua_owner,\n"
           "TTL -> set_nx_ex, else naive). See\n"
           "README.md \"Your own lock\" and `locksim audit`");
+  run_cmd
+      ->add_option("--clients", run.clients,
+                   "Run every scenario's clients as \"threads\" of locksim or as \"processes\"\n"
+                   "(`locksim worker`, so a pause is SIGSTOP and a crash SIGKILL); default: each\n"
+                   "scenario's \"clients_run_as\"")
+      ->check(CLI::IsMember({"threads", "processes"}));
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -123,6 +133,14 @@ int main(int argc, char** argv) {
   contend_cmd->add_flag("!--no-plots", contend.plots, "Do not run scripts/plot_contention.py");
   contend_cmd->add_flag("!--no-progress", contend.progress, "Do not show the progress line");
 
+  std::vector<std::string> worker_variant_files;
+  CLI::App* worker_cmd = app.add_subcommand(
+      "worker",
+      "One client of a run as its own process, started by `run` for clients_run_as\n"
+      "\"processes\": reads requests on stdin and answers on stdout, one JSON object per line\n"
+      "(the worker protocol, README.md \"Client processes\"). Not for interactive use");
+  worker_cmd->add_option("--variant-file", worker_variant_files, "User locks the run uses");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,6 +180,7 @@ int main(int argc, char** argv) {
     }
     return contend_command(contend, stop);
   }
+  if (*worker_cmd) return worker_subcommand(worker_variant_files);
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
   return kExitUsage;

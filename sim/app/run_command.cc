@@ -69,6 +69,16 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     scenarios = load_scenarios(paths, variant_names());
     add_user_variants(scenarios, users);
+    for (Scenario& s : scenarios) {
+      if (!options.clients.empty()) {
+        s.processes = options.clients == "processes";
+        if (s.processes && s.workload && s.workload->event_loop) {
+          throw InputError("--clients processes: " + s.file +
+                           " runs its workload with \"client_mode\": \"event_loop\"");
+        }
+        s.resolved["clients_run_as"] = options.clients;
+      }
+    }
     for (const Scenario& s : scenarios) {
       for (const std::string& v : selected_variants(s, options.variants)) {
         if (const LockVariant* variant = find_variant(v)) {
@@ -219,7 +229,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                 progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
               },
               /*private_server=*/!external,
-              /*admin_endpoint=*/endpoint};
+              /*admin_endpoint=*/endpoint,
+              worker_command(options.variant_files)};
           RunOutcome outcome = run_scenario(request);
           progress.clear();
           if (!outcome.harness_error.empty()) {

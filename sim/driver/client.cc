@@ -51,23 +51,35 @@ bool needs_reconnect(const RedisResult& result) {
 
 }  // namespace
 
-DriverClient::DriverClient(RunContext& run, int index, std::uint64_t seed)
+DriverClient::DriverClient(RunContext& run, int index)
     : run_(run),
       index_(index),
       name_(run.scenario().clients.at(static_cast<std::size_t>(index))),
-      log_(run.recorder().log(static_cast<std::size_t>(index))),
-      rng_(Rng(seed).fork(static_cast<std::uint64_t>(index))),
-      wait_(make_wait_strategy(run.scenario().lock.wait, run.request().endpoint,
+      log_(run.recorder().log(static_cast<std::size_t>(index))) {}
+
+const Endpoint& DriverClient::link_endpoint() const {
+  return run_.link_endpoint(static_cast<std::size_t>(index_));
+}
+
+void DriverClient::record_work(std::int64_t planned_ms) {
+  log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
+      static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
+}
+
+ThreadClient::ThreadClient(RunContext& run, int index)
+    : DriverClient(run, index),
+      rng_(run.plan().clients().at(static_cast<std::size_t>(index)).seed),
+      wait_(make_wait_strategy(run.scenario().lock.wait, link_endpoint(),
                                rng_.fork(kWaitStream))) {
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
   }
 }
 
-DriverClient::~DriverClient() { stop_renewal(); }
+ThreadClient::~ThreadClient() { stop_renewal(); }
 
-std::string DriverClient::connect() {
-  connection_.emplace(run_.request().endpoint, ConnectionOptions{});
+std::string ThreadClient::connect() {
+  connection_.emplace(link_endpoint(), ConnectionOptions{});
   if (connection_->broken()) return connection_->last_error().describe();
   return "";
 }
@@ -96,7 +108,7 @@ void DriverClient::set_waiting(bool waiting) {
   run_.changed.notify_all();
 }
 
-LockContext DriverClient::context(CallFaults* faults) {
+LockContext ThreadClient::context(CallFaults* faults) {
   LockContext context{*connection_, rng_, {}, name_, run_.scenario().lock.queue_timeout_ms};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
@@ -119,7 +131,7 @@ LockContext DriverClient::context(CallFaults* faults) {
   return context;
 }
 
-AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
+AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                     CallFaults* faults, Nanos intended_ns) {
   LOCKSIM_ASSERT(!holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
@@ -134,7 +146,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
   const Nanos deadline = start + ms_to_ns(timeout_ms);
   // Once refused, the client is waiting for the lock until this call returns.
   struct WaitingFlag {
-    DriverClient& client;
+    ThreadClient& client;
     bool set = false;
     ~WaitingFlag() {
       if (set) client.set_waiting(false);
@@ -205,7 +217,7 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
   }
 }
 
-bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
+bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   LOCKSIM_ASSERT(holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
   stop_renewal();
@@ -241,7 +253,7 @@ bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   return true;
 }
 
-void DriverClient::crash() {
+void ThreadClient::crash() {
   LOCKSIM_ASSERT(!crashed_);
   stop_renewal();  // a dead process renews nothing
   log_.record(EventType::kInfo, Op::kCrash, held_key_);
@@ -249,29 +261,20 @@ void DriverClient::crash() {
   holding_ = false;
   // The server sees the connection close, as it would when a process dies.
   connection_->close();
-  observer_.reset();
+  close_observer();
   set_state(false, true);
 }
 
-void DriverClient::record_work(std::int64_t planned_ms) {
-  log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
-      static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
+void ThreadClient::freeze() {
+  // A stall lands between two commands: a renewal already under way finishes first.
+  std::unique_lock<std::mutex> lock(renewal_mutex_);
+  frozen_ = true;
+  renewal_wake_.wait(lock, [this] { return !renewing_; });
 }
 
-void DriverClient::freeze() {
-  {
-    // A stall lands between two commands: a renewal already under way finishes first.
-    std::unique_lock<std::mutex> lock(renewal_mutex_);
-    frozen_ = true;
-    renewal_wake_.wait(lock, [this] { return !renewing_; });
-  }
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("pause");
-}
-
-void DriverClient::thaw() {
-  // The resume is recorded before the renewal thread may run again, so a renewal that fell due
-  // while frozen is always stamped after the resume, never inside the pause window.
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("resume");
+void ThreadClient::thaw() {
+  // The nemesis records the pause's end before this, so a renewal that fell due while frozen is
+  // always stamped after the window, never inside it.
   {
     std::lock_guard<std::mutex> lock(renewal_mutex_);
     frozen_ = false;
@@ -279,12 +282,12 @@ void DriverClient::thaw() {
   renewal_wake_.notify_all();
 }
 
-void DriverClient::lose_lock() {
+void ThreadClient::lose_lock() {
   stop_renewal();
   log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
 }
 
-void DriverClient::start_renewal(const std::string& logical_key, const std::string& token) {
+void ThreadClient::start_renewal(const std::string& logical_key, const std::string& token) {
   LOCKSIM_ASSERT(renewal_log_ != nullptr && !renewal_.joinable());
   renewal_stop_ = false;
   const LockConfig& config = run_.scenario().lock;
@@ -294,7 +297,7 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
   renewal_ = std::thread([this, logical_key, token, period_ns, ttl_ms = config.ttl_ms,
                           key = run_.full_key(logical_key)] {
     // Its own connection and random stream: it runs beside the client's thread.
-    Connection connection(run_.request().endpoint, ConnectionOptions{});
+    Connection connection(link_endpoint(), ConnectionOptions{});
     Rng rng = rng_.fork(1000);
     LockContext lock_context{connection, rng, {}, name_, run_.scenario().lock.queue_timeout_ms};
     std::unique_lock<std::mutex> lock(renewal_mutex_);
@@ -334,7 +337,7 @@ void DriverClient::start_renewal(const std::string& logical_key, const std::stri
   });
 }
 
-void DriverClient::stop_renewal() {
+void ThreadClient::stop_renewal() {
   if (!renewal_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(renewal_mutex_);
@@ -344,7 +347,7 @@ void DriverClient::stop_renewal() {
   renewal_.join();
 }
 
-void DriverClient::resource_read(const std::string& record_id) {
+void ThreadClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
   const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
@@ -376,7 +379,7 @@ void DriverClient::resource_read(const std::string& record_id) {
   }
 }
 
-void DriverClient::resource_write(const std::string& record_id) {
+void ThreadClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
   const bool counter = resource.kind == ResourceConfig::Kind::kCounter;

@@ -1,5 +1,7 @@
 // client.h (internal to driver/): DriverClient, the Jepsen "client": one lock variant on one
-// connection, with every call recorded in this client's log at the conservative points.
+// connection, with every call recorded in this client's log at the conservative points, and
+// ThreadClient, the client run as a thread of locksim (ProcessClient, process_client.h, runs it
+// as a worker process).
 //
 // Faults reach the variant only through checkpoints: for one call the driver may ask to crash or
 // to pause when the variant reaches a named point between two of its commands (CallFaults).
@@ -19,6 +21,7 @@
 #include "sim/driver/run_context.h"
 #include "sim/driver/wait.h"
 #include "sim/lock/variant.h"
+#include "sim/nemesis/nemesis.h"
 #include "sim/redis/connection.h"
 
 namespace locksim::driver_internal {
@@ -45,70 +48,100 @@ struct CallFaults {
   bool crashed_waiting = false;
 };
 
-class DriverClient {
+// DriverClient: what the runners (scripted.cc, workload.cc) drive, whatever executes the client:
+// a ThreadClient inside locksim or a ProcessClient behind the worker protocol. Each records its
+// client's events in the client's own log at the conservative points (enter after the acquire
+// reply was read, exit before the release is sent), and is the nemesis's FaultTarget.
+class DriverClient : public FaultTarget {
  public:
-  DriverClient(RunContext& run, int index, std::uint64_t seed);
-  ~DriverClient();
+  DriverClient(RunContext& run, int index);
+  ~DriverClient() override = default;
 
-  // connect: opens the client's connection; returns an error description or "" on success.
-  std::string connect();
+  // connect: opens the client's connection (starts its worker); an error description or "".
+  virtual std::string connect() = 0;
 
   // acquire: attempts until acquired, the timeout passes (fail), an indeterminate error (info),
   // the run stops, or a crash fault fires. Records invoke and its completion; on success records
   // enter right after and starts renewing if the variant renews. `intended_ns` (open loop): when
   // the acquire was due by the client's schedule; recorded on the invoke.
-  AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
-                        CallFaults* faults = nullptr, Nanos intended_ns = -1);
+  virtual AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
+                                CallFaults* faults = nullptr, Nanos intended_ns = -1) = 0;
   // release: stops renewing, records exit, then the release invoke and completion. With
   // `unsaved_token` the variant is given a token that was never saved (Doc C). Returns false if
   // a crash fault fired inside the release. Requires holding().
-  bool release(bool unsaved_token = false, CallFaults* faults = nullptr);
-  // crash: records the crash and closes the connection without releasing. The client is dead.
-  void crash();
-  // work: records a work event; the caller then waits (plain sleep or a condition).
-  void record_work(std::int64_t planned_ms);
+  virtual bool release(bool unsaved_token = false, CallFaults* faults = nullptr) = 0;
+  // crash: the client dies without releasing (a process: SIGKILL); its connections close.
+  virtual void crash() = 0;
   // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
-  void lose_lock();
-  // freeze / thaw: a stall of the whole client (GC, VM): while frozen its renewal thread renews
-  // nothing; on thaw a renewal that fell due runs at once. Records the fault events "pause" and
-  // "resume". The caller (the client's own thread) waits in between.
-  void freeze();
-  void thaw();
-
+  virtual void lose_lock() = 0;
   // resource_read / resource_write: one read or write of the scenario's protected resource,
   // recorded as read/write events. A write sells one unit (counter, if the last read was > 0) or
   // creates `record_id` (find_or_create, if the last read found it absent).
-  void resource_read(const std::string& record_id);
-  void resource_write(const std::string& record_id);
+  virtual void resource_read(const std::string& record_id) = 0;
+  virtual void resource_write(const std::string& record_id) = 0;
+
+  // work: records a work event; the caller then waits (plain sleep or a condition).
+  void record_work(std::int64_t planned_ms);
 
   bool holding() const { return holding_; }
   bool crashed() const { return crashed_; }
   const std::string& name() const { return name_; }
   int index() const { return index_; }
-  Rng& rng() { return rng_; }
-  // observer: a second connection for condition checks, never recorded (opened lazily).
+  // observer: a second, direct connection for condition checks, never recorded (opened lazily).
   Connection& observer();
+  // close_observer: a dead client watches nothing.
+  void close_observer() { observer_.reset(); }
 
- private:
+ protected:
   void set_state(bool inside, bool crashed);
   void set_waiting(bool waiting);
-  LockContext context(CallFaults* faults);
-  void start_renewal(const std::string& logical_key, const std::string& token);
-  void stop_renewal();
+  // link_endpoint: where the client's lock connections go: its proxy, or the server itself.
+  const Endpoint& link_endpoint() const;
 
   RunContext& run_;
   int index_;
   std::string name_;
   ClientLog& log_;
-  Rng rng_;
-  std::unique_ptr<WaitStrategy> wait_;
-  std::optional<Connection> connection_;
-  std::optional<Connection> observer_;
   bool holding_ = false;
   bool crashed_ = false;
   std::string held_key_;  // logical
   std::string held_token_;
   std::int64_t last_read_ = -1;  // the resource value (or existence) the last read saw
+
+ private:
+  std::optional<Connection> observer_;
+};
+
+// ThreadClient: the client as a thread of locksim with a blocking connection; renewing variants
+// get a renewal thread, which freeze() stops as a stall of the whole process would.
+class ThreadClient final : public DriverClient {
+ public:
+  ThreadClient(RunContext& run, int index);
+  ~ThreadClient() override;
+
+  std::string connect() override;
+  AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
+                        CallFaults* faults = nullptr, Nanos intended_ns = -1) override;
+  bool release(bool unsaved_token = false, CallFaults* faults = nullptr) override;
+  void crash() override;
+  void lose_lock() override;
+  void resource_read(const std::string& record_id) override;
+  void resource_write(const std::string& record_id) override;
+
+  // FaultTarget: a stall of the whole client (GC, VM). The caller (the client's own thread, on a
+  // pause step) waits in between; while frozen the renewal thread renews nothing, and on thaw a
+  // renewal that fell due runs at once.
+  void freeze() override;
+  void thaw() override;
+
+ private:
+  LockContext context(CallFaults* faults);
+  void start_renewal(const std::string& logical_key, const std::string& token);
+  void stop_renewal();
+
+  Rng rng_;
+  std::unique_ptr<WaitStrategy> wait_;
+  std::optional<Connection> connection_;
 
   // Renewal (only for variants that renew).
   ClientLog* renewal_log_ = nullptr;

@@ -8,13 +8,17 @@
 
 #include "sim/driver/client.h"
 #include "sim/driver/event_loop.h"
+#include "sim/driver/process_client.h"
+#include "sim/proxy/link_proxy.h"
 #include "sim/driver/runners.h"
 
 namespace locksim {
 namespace {
 
 using driver_internal::DriverClient;
+using driver_internal::ProcessClient;
 using driver_internal::RunContext;
+using driver_internal::ThreadClient;
 
 // delete_run_keys: removes every key under the run's prefix (and nothing else). Bounded by the
 // number of SCAN rounds so a huge foreign keyspace cannot keep it busy forever.
@@ -151,13 +155,28 @@ std::string client_mode_refusal(const Scenario& scenario, const LockVariant& var
 RunOutcome run_scenario(const RunRequest& request) {
   const Scenario& scenario = request.scenario;
   RunOutcome outcome;
-  RunContext run(request, scenario.clients);
+  const Plan plan = compile_plan(scenario, request.seed);
+  RunContext run(request, plan);
 
-  const bool event_loop = scenario.workload && scenario.workload->event_loop;
+  const bool event_loop = plan.executor() == Executor::kEventLoop;
+  const bool processes = plan.executor() == Executor::kProcesses;
   if (event_loop) {
     if (const std::string why = driver_internal::event_loop_refusal(request); !why.empty()) {
       outcome.harness_error = "\"client_mode\": \"event_loop\" cannot run this variant: " + why +
                               "; run it with \"client_mode\": \"threads\"";
+      return outcome;
+    }
+  }
+  // One proxy per client link when some fault needs one; they outlive the clients.
+  std::vector<std::unique_ptr<LinkProxy>> proxies;
+  if (plan.proxied_links()) {
+    try {
+      for (std::size_t i = 0; i < plan.clients().size(); ++i) {
+        proxies.push_back(LinkProxy::start(request.endpoint));
+        run.set_link_endpoint(i, proxies.back()->endpoint());
+      }
+    } catch (const std::exception& error) {
+      outcome.harness_error = std::string("cannot start the link proxies: ") + error.what();
       return outcome;
     }
   }
@@ -172,7 +191,13 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
   for (std::size_t i = 0; !event_loop && i < scenario.clients.size(); ++i) {
-    clients.push_back(std::make_unique<DriverClient>(run, static_cast<int>(i), request.seed));
+    const int index = static_cast<int>(i);
+    if (processes) {
+      clients.push_back(std::make_unique<ProcessClient>(run, index));
+    } else {
+      clients.push_back(std::make_unique<ThreadClient>(run, index));
+    }
+    run.nemesis().attach(i, clients.back().get(), proxies.empty() ? nullptr : proxies[i].get());
     const std::string error = clients.back()->connect();
     if (!error.empty()) {
       outcome.harness_error =
@@ -273,9 +298,14 @@ RunOutcome run_scenario(const RunRequest& request) {
   clients.clear();
   loop.reset();
   const bool harness_recorded = run.harness_log().size() > 0;
+  const bool nemesis_recorded = run.nemesis_log().size() > 0;
   outcome.history = std::move(run.recorder()).merge();
-  // The harness is listed only when it has something to say.
-  if (!harness_recorded) outcome.history.clients.pop_back();
+  // The harness and the nemesis (listed last, in that order) are listed only when they have
+  // something to say.
+  if (!nemesis_recorded) {
+    outcome.history.clients.pop_back();
+    if (!harness_recorded) outcome.history.clients.pop_back();
+  }
   return outcome;
 }
 

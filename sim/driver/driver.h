@@ -1,8 +1,12 @@
 // driver.h: run_scenario, which turns a scenario into running clients against a real Redis.
 //
-// The driver is the only place that starts threads. Each client gets its own thread, its own
-// Connection and its own ClientLog; every call to the lock variant is wrapped and recorded here
-// (the variant never records). Scripted scenarios run their steps in order, coordinated on
+// The driver is the only place that starts threads and processes. It compiles the scenario and
+// seed into a Plan (sim/plan), then executes it: each client gets its own thread, which runs the
+// client inside locksim (its own Connection) or drives a worker process (clients_run_as
+// "processes"); each has its own ClientLog; every call to the lock variant is wrapped and
+// recorded here (the variant never records). Faults are injected by the run's Nemesis
+// (sim/nemesis), through a LinkProxy per client (sim/proxy) when a step or the workload faults a
+// client's link. Scripted scenarios run their steps in order, coordinated on
 // observable conditions; workloads loop acquire -> work -> release with seeded timings.
 // A run is bounded by the scenario's time_limit_ms and stops early on a StopSignal (Ctrl-C) or when
 // the server stops answering; every key it created under its prefix is deleted at the end. The
@@ -47,6 +51,9 @@ struct RunRequest {
   bool private_server = false;
   // admin_endpoint: where the driver watches the server from (PING, SCRIPT KILL); empty: endpoint.
   std::optional<Endpoint> admin_endpoint;
+  // worker_command: how to start a client process ({"/path/to/locksim", "worker"}), for
+  // scenarios whose clients run as processes.
+  std::vector<std::string> worker_command = {};
 };
 
 struct RunOutcome {

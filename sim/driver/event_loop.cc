@@ -1,8 +1,8 @@
 // The event-loop client mode (event_loop.h). Each LoopClient walks the workload loop of
 // workload.cc (acquire -> work -> release -> rest) as a state machine: a command is sent and the
 // client returns to the loop; the reply callback, or a timer for a wait, work or rest, moves it on.
-// The recording mirrors DriverClient::acquire/release and run_workload_client step by step, and
-// the random draws come in the same order from the same streams, so a seed means the same run.
+// The recording mirrors ThreadClient::acquire/release and run_workload_client step by step, and
+// every cycle is the plan's, so a seed means the same run in both modes.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>
@@ -33,10 +33,6 @@ timeval to_timeval(Nanos ns) {
   tv.tv_sec = static_cast<time_t>(ns / kNanosPerSecond);
   tv.tv_usec = static_cast<suseconds_t>((ns % kNanosPerSecond) / 1000);
   return tv;
-}
-
-std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
-  return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
 }
 
 RedisResult closed_result(const redisAsyncContext* context) {
@@ -71,17 +67,15 @@ class LoopClient {
         index_(index),
         name_(scenario_.clients.at(static_cast<std::size_t>(index))),
         log_(run_.recorder().log(static_cast<std::size_t>(index))),
-        rng_(Rng(run_.request().seed).fork(static_cast<std::uint64_t>(index))),
+        rng_(run_.plan().clients().at(static_cast<std::size_t>(index)).seed),
         wait_rng_(rng_.fork(kWaitStream)) {
-    logical_key_ = workload_.keys == 1
-                       ? scenario_.lock.key
-                       : scenario_.lock.key + "-" + std::to_string(index % workload_.keys);
+    logical_key_ = run_.plan().clients()[static_cast<std::size_t>(index)].key;
     full_key_ = run_.full_key(logical_key_);
     timed_ = workload_.duration_ms > 0;
     end_ns_ = ms_to_ns(workload_.warmup_ms + workload_.duration_ms);
     open_loop_ = workload_.arrival_per_s > 0;
     interval_ns_ = open_loop_ ? static_cast<Nanos>(1e9 / workload_.arrival_per_s) : 0;
-    due_ns_ = open_loop_ ? static_cast<Nanos>(rng_.uniform(0, interval_ns_)) : -1;
+    due_ns_ = run_.plan().clients()[static_cast<std::size_t>(index)].first_due_ns;
     timer_ = event_new(owner_.base_, -1, 0, &LoopClient::on_timer, this);
   }
 
@@ -203,9 +197,8 @@ class LoopClient {
         log_.record(EventType::kOk, Op::kEnter, logical_key_);
         held_token_ = std::move(outcome.token);
         if (open_loop_) due_ns_ += interval_ns_;
-        // The draws of workload.cc, in its order: lost iteration (always 0 here), work.
-        (void)rng_.chance(workload_.lose_probability);
-        const std::int64_t work_ms = draw_ms(rng_, workload_.work_ms);
+        // The cycle as the plan decided it (no lost iterations or nemesis in this mode).
+        const std::int64_t work_ms = cycle_plan().work_ms;
         log_.record(EventType::kInfo, Op::kWork, logical_key_).work().planned_ms =
             static_cast<std::int32_t>(std::min<std::int64_t>(work_ms, INT32_MAX));
         if (work_ms > 0 && !run_.should_stop()) return schedule(ms_to_ns(work_ms), Next::kAfterWork);
@@ -244,7 +237,7 @@ class LoopClient {
   }
 
   void after_work() {
-    if (rng_.chance(workload_.crash_probability)) {
+    if (cycle_plan().crash) {
       log_.record(EventType::kInfo, Op::kCrash, logical_key_);
       // The server sees the connection close, as it would when a process dies.
       if (context_ != nullptr) redisAsyncDisconnect(context_);
@@ -278,11 +271,15 @@ class LoopClient {
 
   void end_cycle() {
     run_.cycles_done += 1;
+    const std::int64_t rest_ms = cycle_plan().rest_ms;
     ++cycle_;
     if (open_loop_) return begin_cycle();  // the schedule, not a rest, decides
-    const std::int64_t rest_ms = draw_ms(rng_, workload_.rest_ms);
     if (rest_ms > 0) return schedule(ms_to_ns(rest_ms), Next::kBeginCycle);
     begin_cycle();
+  }
+
+  CyclePlan cycle_plan() const {
+    return run_.plan().cycle(static_cast<std::size_t>(index_), cycle_);
   }
 
   void finish() {

@@ -6,23 +6,39 @@
 namespace locksim::driver_internal {
 namespace {
 
-std::vector<std::string> with_harness(std::vector<std::string> names) {
+// with_harness: the plan's clients, then the harness's and the nemesis's reserved names.
+std::vector<std::string> with_harness(const Plan& plan) {
+  std::vector<std::string> names;
+  for (const ClientPlan& client : plan.clients()) names.push_back(client.name);
   names.emplace_back(kHarnessClient);
+  names.emplace_back(kNemesisClient);
   return names;
 }
 
 }  // namespace
 
-RunContext::RunContext(const RunRequest& request, std::vector<std::string> client_names)
-    : inside(client_names.size(), false),
-      crashed(client_names.size(), false),
-      renewals(client_names.size(), 0),
-      waiting(client_names.size(), false),
+RunContext::RunContext(const RunRequest& request, const Plan& plan)
+    : inside(plan.clients().size(), false),
+      crashed(plan.clients().size(), false),
+      renewals(plan.clients().size(), 0),
+      waiting(plan.clients().size(), false),
       request_(request),
+      plan_(plan),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
-      recorder_(clock_, with_harness(std::move(client_names))) {
+      recorder_(clock_, with_harness(plan)),
+      nemesis_(recorder_.log(plan.clients().size() + 1)),
+      link_endpoints_(plan.clients().size()) {
   step_started.assign(request.scenario.steps.size(), false);
   step_finished.assign(request.scenario.steps.size(), false);
+}
+
+const Endpoint& RunContext::link_endpoint(std::size_t client) const {
+  const std::optional<Endpoint>& link = link_endpoints_.at(client);
+  return link ? *link : request_.endpoint;
+}
+
+void RunContext::set_link_endpoint(std::size_t client, Endpoint endpoint) {
+  link_endpoints_.at(client) = std::move(endpoint);
 }
 
 std::string RunContext::full_key(const std::string& logical_key) const {

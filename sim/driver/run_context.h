@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,16 +13,23 @@
 #include "sim/core/clock.h"
 #include "sim/driver/driver.h"
 #include "sim/history/recorder.h"
+#include "sim/nemesis/nemesis.h"
+#include "sim/plan/plan.h"
 
 namespace locksim::driver_internal {
 
 // RunContext: the clock, recorder, bounds and notes of one run. Thread-safe where noted.
 class RunContext {
  public:
-  RunContext(const RunRequest& request, std::vector<std::string> client_names);
+  RunContext(const RunRequest& request, const Plan& plan);
 
   const RunRequest& request() const { return request_; }
   const Scenario& scenario() const { return request_.scenario; }
+  const Plan& plan() const { return plan_; }
+  Nemesis& nemesis() { return nemesis_; }
+  // link_endpoint: where client `client`'s lock connections go (its proxy, or the server).
+  const Endpoint& link_endpoint(std::size_t client) const;
+  void set_link_endpoint(std::size_t client, Endpoint endpoint);
   const RunClock& clock() const { return clock_; }
   Recorder& recorder() { return recorder_; }
 
@@ -63,13 +71,18 @@ class RunContext {
   std::atomic<bool> server_lost{false};
   // harness_log: the harness's own events (client kHarnessClient); written only by the driver's
   // own thread.
-  ClientLog& harness_log() { return recorder_.log(recorder_.client_count() - 1); }
+  ClientLog& harness_log() { return recorder_.log(plan_.clients().size()); }
+  // nemesis_log: the nemesis's events (client kNemesisClient); written only through nemesis().
+  ClientLog& nemesis_log() { return recorder_.log(plan_.clients().size() + 1); }
 
  private:
   const RunRequest& request_;
+  const Plan& plan_;
   RunClock clock_;
   Nanos deadline_ns_;
   Recorder recorder_;
+  Nemesis nemesis_;
+  std::vector<std::optional<Endpoint>> link_endpoints_;  // nullopt: the request's endpoint
   std::mutex notes_mutex_;
   std::vector<std::string> notes_;
 };

@@ -9,6 +9,7 @@
 // merely in flight still holds later steps back, so the listed order of acquisitions is kept.
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "sim/driver/conditions.h"
 #include "sim/driver/runners.h"
@@ -79,6 +80,54 @@ CallFaults faults_of(const Step& step) {
   return faults;
 }
 
+// hold_fault: a pause or partition lasts work_ms, or until its conditions hold (at most max_ms).
+void hold_fault(RunContext& run, DriverClient& client, const Step& step, const char* what) {
+  if (step.until.empty()) {
+    run.pause(ms_to_ns(step.work_ms));
+  } else if (!wait_for_conditions(run, client.observer(), step.until, ms_to_ns(step.max_ms)) &&
+             !run.should_stop()) {
+    run.note(client.name() + " (" + step.id + "): " + what + " the full " +
+             std::to_string(step.max_ms) + " ms; never saw " + describe_conditions(step.until));
+  }
+}
+
+// LinkFaultScope: the link fault of an acquire or release step, armed before the call sends its
+// first command. A delayed command is held by the proxy until its time or its conditions come,
+// watched by a thread of its own (the client's thread is blocked in the call); like a late
+// packet it reaches the server then even if the client gave up on it (a timeout), and the step
+// ends only after that.
+class LinkFaultScope {
+ public:
+  LinkFaultScope(RunContext& run, DriverClient& client, const Step& step) {
+    const auto index = static_cast<std::size_t>(client.index());
+    if (step.link_fault == LinkFault::kLoseReply) run.nemesis().lose_next_reply(index);
+    if (step.link_fault != LinkFault::kDelay) return;
+    run.nemesis().hold_next_command(index);
+    watcher_ = std::thread([&run, &client, &step, index] {
+      Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                          ConnectionOptions{});
+      if (step.delay_until.empty()) {
+        run.pause(ms_to_ns(step.delay_ms));
+      } else if (!wait_for_conditions(run, observer, step.delay_until,
+                                      ms_to_ns(step.delay_max_ms)) &&
+                 !run.should_stop()) {
+        run.note(client.name() + " (" + step.id + "): delayed the full " +
+                 std::to_string(step.delay_max_ms) + " ms; never saw " +
+                 describe_conditions(step.delay_until));
+      }
+      run.nemesis().forward_held(index);
+    });
+  }
+  ~LinkFaultScope() {
+    if (watcher_.joinable()) watcher_.join();
+  }
+  LinkFaultScope(const LinkFaultScope&) = delete;
+  LinkFaultScope& operator=(const LinkFaultScope&) = delete;
+
+ private:
+  std::thread watcher_;
+};
+
 // after_call: a crash_at point the variant never reached means "crash right after the call".
 void after_call(RunContext& run, DriverClient& client, const Step& step, const CallFaults& faults,
                 const std::string& who) {
@@ -105,6 +154,7 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       const std::int64_t timeout_ms =
           step.acquire_timeout_ms.value_or(scenario.lock.acquire_timeout_ms);
       CallFaults faults = faults_of(step);
+      LinkFaultScope link(run, client, step);
       const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms, &faults);
       if (status == AcquireStatus::kFailed) {
         run.note(who + ": could not acquire " + scenario.lock.key +
@@ -124,6 +174,7 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
         return;
       }
       CallFaults faults = faults_of(step);
+      LinkFaultScope link(run, client, step);
       if (!client.release(step.unsaved_token, &faults)) {
         run.note(who + ": crashed at " + step.crash_at + " inside the release");
       }
@@ -151,16 +202,22 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       client.crash();
       return;
     case Step::Action::kPause:
-      client.freeze();
-      if (step.until.empty()) {
-        run.pause(ms_to_ns(step.work_ms));
-      } else if (!wait_for_conditions(run, client.observer(), step.until, ms_to_ns(step.max_ms)) &&
-                 !run.should_stop()) {
-        run.note(who + ": paused the full " + std::to_string(step.max_ms) + " ms; never saw " +
-                 describe_conditions(step.until));
+    case Step::Action::kPartition: {
+      const auto index = static_cast<std::size_t>(client.index());
+      const bool pause = step.action == Step::Action::kPause;
+      if (pause) {
+        run.nemesis().pause(index);
+      } else {
+        run.nemesis().partition(index, step.partition_reset);
       }
-      client.thaw();
+      hold_fault(run, client, step, pause ? "paused" : "cut off");
+      if (pause) {
+        run.nemesis().resume(index);
+      } else {
+        run.nemesis().heal(index);
+      }
       return;
+    }
     case Step::Action::kSleep:
       run.pause(ms_to_ns(step.work_ms));
       return;

@@ -1,34 +1,29 @@
-// Workloads: every client loops acquire -> work -> release -> rest with timings drawn from its
-// own seeded random stream. A client that crashes (crash_probability per cycle) stays dead: its
-// lock is left for the TTL (or forever) exactly as a dead process would leave it.
+// Workloads: every client loops acquire -> work -> release -> rest with the timings and faults
+// its plan decided for each cycle. A client that crashes (crash_probability per cycle) stays
+// dead: its lock is left for the TTL (or forever) exactly as a dead process would leave it. The
+// nemesis pauses a holder (pause_probability) or drops an acquire's reply
+// (lost_reply_probability) where the plan says so.
 #include <algorithm>
 #include <string>
 
 #include "sim/driver/runners.h"
 
 namespace locksim::driver_internal {
-namespace {
-
-std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
-  return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
-}
-
-}  // namespace
 
 void run_workload_client(RunContext& run, DriverClient& client) {
   const Scenario& scenario = run.scenario();
   const Workload& workload = *scenario.workload;
-  const std::string key =
-      workload.keys == 1 ? scenario.lock.key
-                         : scenario.lock.key + "-" + std::to_string(client.index() % workload.keys);
+  const auto index = static_cast<std::size_t>(client.index());
+  const ClientPlan& plan = run.plan().clients()[index];
+  const std::string& key = plan.key;
   // Time-bounded (contention studies): loop until the end of the measured window.
   const bool timed = workload.duration_ms > 0;
   const Nanos end_ns = ms_to_ns(workload.warmup_ms + workload.duration_ms);
-  // Open loop: acquires fall due every interval from a random phase, so clients do not start in
-  // lockstep; a client behind schedule acquires at once.
+  // Open loop: acquires fall due every interval from the plan's phase; a client behind schedule
+  // acquires at once.
   const bool open_loop = workload.arrival_per_s > 0;
   const auto interval_ns = open_loop ? static_cast<Nanos>(1e9 / workload.arrival_per_s) : 0;
-  Nanos due_ns = open_loop ? static_cast<Nanos>(client.rng().uniform(0, interval_ns)) : -1;
+  Nanos due_ns = plan.first_due_ns;
   for (int cycle = 0; timed ? run.clock().now_ns() < end_ns : cycle < workload.cycles; ++cycle) {
     if (run.should_stop()) {
       run.stopped_early = true;
@@ -42,6 +37,8 @@ void run_workload_client(RunContext& run, DriverClient& client) {
       }
       if (timed && due_ns >= end_ns) return;
     }
+    const CyclePlan next = run.plan().cycle(index, cycle);
+    if (next.lose_acquire_reply) run.nemesis().lose_next_reply(index);
     const AcquireStatus status =
         client.acquire(key, scenario.lock.acquire_timeout_ms, nullptr, due_ns);
     if (open_loop) due_ns += interval_ns;
@@ -53,18 +50,23 @@ void run_workload_client(RunContext& run, DriverClient& client) {
       const bool resource = scenario.resource.kind != ResourceConfig::Kind::kNone;
       const std::string record_id = std::to_string(cycle % std::max(1, scenario.resource.ids));
       if (resource) client.resource_read(record_id);
-      if (client.rng().chance(workload.lose_probability)) {
+      if (next.lose) {
         // Doc D's lost iteration: stop renewing and stay inside well past the TTL.
         client.lose_lock();
         run.pause(ms_to_ns(workload.lose_sleep_ms > 0 ? workload.lose_sleep_ms
                                                       : 3 * scenario.lock.ttl_ms));
       } else {
-        const std::int64_t work_ms = draw_ms(client.rng(), workload.work_ms);
-        client.record_work(work_ms);
-        run.pause(ms_to_ns(work_ms));
+        client.record_work(next.work_ms + next.pause_ms);
+        if (next.pause_ms > 0) {
+          // A stall of the holder (GC, VM): its renewal stops too.
+          run.nemesis().pause(index);
+          run.pause(ms_to_ns(next.pause_ms));
+          run.nemesis().resume(index);
+        }
+        run.pause(ms_to_ns(next.work_ms));
       }
       if (resource) client.resource_write(record_id);
-      if (client.rng().chance(workload.crash_probability)) {
+      if (next.crash) {
         client.crash();
         run.note(client.name() + " crashed inside the critical section (cycle " +
                  std::to_string(cycle + 1) + ")");
@@ -72,11 +74,15 @@ void run_workload_client(RunContext& run, DriverClient& client) {
         return;
       }
       client.release();
+    } else if (next.lose_acquire_reply && status == AcquireStatus::kIndeterminate) {
+      // The client never heard whether it got the lock: like a process that gave up on the call,
+      // it goes on without it (the lock, if it was taken, is left for its TTL).
+      run.note(client.name() + ": the reply of its acquire was lost (cycle " +
+               std::to_string(cycle + 1) + ")");
     }
     run.cycles_done += 1;
     if (open_loop) continue;  // the schedule, not a rest, decides when the next acquire is due
-    const std::int64_t rest_ms = draw_ms(client.rng(), workload.rest_ms);
-    if (rest_ms > 0) run.pause(ms_to_ns(rest_ms));
+    if (next.rest_ms > 0) run.pause(ms_to_ns(next.rest_ms));
   }
 }
 

@@ -11,6 +11,14 @@
 
 namespace locksim {
 
+bool Scenario::link_faults() const {
+  if (workload) return workload->lost_reply_probability > 0;
+  for (const Step& step : steps) {
+    if (step.link_fault != LinkFault::kNone || step.action == Step::Action::kPartition) return true;
+  }
+  return false;
+}
+
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
       "exclusive_without_faults", "survives_crash",       "refuses_stale_release",
@@ -33,7 +41,8 @@ using scenario_internal::SweepValue;
 const std::vector<std::string> kTopLevelKeys = {
     "name",     "description", "source",      "variants",      "lock",
     "resource", "clients",     "steps",       "workload",      "expect",
-    "check",    "sweep",       "sweep_point", "time_limit_ms", "shows"};
+    "check",    "sweep",       "sweep_point", "time_limit_ms", "shows",
+    "clients_run_as"};
 
 // An expanded sweep point is named "<name>-ttl-x<value>", so its name may be longer than the
 // 64 characters of a name written by hand, and may contain the value's '.'.
@@ -76,6 +85,7 @@ nlohmann::json resolved_document(const Scenario& scenario) {
       {"lock", scenario_internal::resolved_lock(scenario.lock)},
       {"check", {{"stuck_ms", scenario.check.stuck_ms}}},
       {"time_limit_ms", scenario.time_limit_ms},
+      {"clients_run_as", scenario.processes ? "processes" : "threads"},
       {"expect", scenario_internal::resolved_expect(scenario.expect)},
   };
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
@@ -208,6 +218,11 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     if (scenario.workload->lose_probability > 0) {
       workload.member("lose_probability").fail("expected 0: a lost iteration needs renewal" + why);
     }
+    for (const char* nemesis : {"pause_probability", "lost_reply_probability"}) {
+      if (workload.has(nemesis)) {
+        workload.member(nemesis).fail("not supported" + why + "; use \"threads\"");
+      }
+    }
     if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
       root.member("resource").fail("not supported" + why);
     }
@@ -225,6 +240,13 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   }
   if (const auto limit = root.optional_member("time_limit_ms")) {
     scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
+  }
+  if (const auto run_as = root.optional_member("clients_run_as")) {
+    scenario.processes =
+        run_as->one_of({"threads", "processes"}, "way to run clients", "allowed") == "processes";
+    if (scenario.processes && scenario.workload && scenario.workload->event_loop) {
+      run_as->fail("\"processes\" excludes the workload's \"client_mode\": \"event_loop\"");
+    }
   }
   scenario.resolved = resolved_document(scenario);
   return scenario;

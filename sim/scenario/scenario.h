@@ -87,6 +87,13 @@ struct Condition {
   int times = 0;         // kRenewed
 };
 
+// LinkFault: what locksim's proxy does to one call's first command on the client's link.
+enum class LinkFault {
+  kNone,
+  kLoseReply,  // the server executes it; its reply is dropped, so the client times out
+  kDelay,      // the command is held in the proxy before the server sees it (a delayed packet)
+};
+
 // Step: one scripted step. A step starts once every earlier step has started, the previous step
 // of the same client has finished, and its `wait_for` conditions hold (or wait_max_ms passed).
 struct Step {
@@ -100,6 +107,8 @@ struct Step {
     kWrite,    // write the resource (counter: last read - 1; find_or_create: create if absent)
     kPause,    // freeze the client for work_ms, or until `until` holds (bounded by max_ms): like a
                // GC or VM stall, its renewal stops too; a renewal that fell due runs on resume
+    kPartition,  // cut the client's link for work_ms, or until `until` holds (bounded by max_ms),
+                 // then heal it; a holder stays inside meanwhile (it works, cut off)
   };
   std::string id;      // optional name for {"done": id}; defaults to "step-<n>" (1-based)
   std::string client;  // a name from Scenario::clients
@@ -119,6 +128,15 @@ struct Step {
   std::vector<Condition> pause_until;
   std::int64_t pause_max_ms = 0;
   bool unsaved_token = false;   // kRelease: release with a token that was never saved (Doc C)
+  // kAcquire, kRelease: a fault on the client's link for this call's first command.
+  LinkFault link_fault = LinkFault::kNone;
+  std::int64_t delay_ms = 0;           // kDelay: hold the command this long, or
+  std::vector<Condition> delay_until;  // until these hold (bounded by delay_max_ms)
+  std::int64_t delay_max_ms = 0;
+  // kPartition: "mode": "hold" (false): nothing passes either way until the heal, as when
+  // packets are dropped and TCP retransmits; "reset" (true): every connection is closed at once
+  // and new ones are closed until the heal.
+  bool partition_reset = false;
   std::string record_id = "1";  // kRead, kWrite with find_or_create
   std::string json_path;        // "$.steps[2]", for messages
 };
@@ -157,6 +175,13 @@ struct Workload {
   // release are one command each, the sleeping wait strategies, and no lose_probability or
   // resource.
   bool event_loop = false;
+  // The nemesis, per cycle: with pause_probability the holder is frozen (SIGSTOP for process
+  // clients) for a pause_ms draw while inside, as a GC or VM stall would; with
+  // lost_reply_probability the reply of the cycle's acquire is dropped on its link (the server
+  // took the lock; the client hears nothing and gives up on it).
+  double pause_probability = 0.0;  // 0..1
+  RangeMs pause_ms{0, 0};
+  double lost_reply_probability = 0.0;  // 0..1
 };
 
 // Expectation: what a variant must observe for the scenario to pass ("expect" in JSON).
@@ -224,9 +249,15 @@ struct Scenario {
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
+  // clients_run_as: "processes" runs every client as a `locksim worker` process (the worker
+  // protocol), so a pause is a real SIGSTOP and a crash a real SIGKILL; "threads" (default) runs
+  // them inside locksim. --clients on the command line overrides it.
+  bool processes = false;
   nlohmann::json resolved;  // the scenario with all defaults filled in, written to reports
 
   bool scripted() const { return !workload.has_value(); }
+  // link_faults: whether some step or the workload faults a client's link (needs the proxy).
+  bool link_faults() const;
 };
 
 }  // namespace locksim

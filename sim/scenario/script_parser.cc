@@ -26,14 +26,17 @@ struct ActionSpec {
 
 const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
-      {"acquire", Step::Action::kAcquire, {"timeout_ms", "crash_at", "pause_at"}},
-      {"release", Step::Action::kRelease, {"crash_at", "pause_at", "unsaved_token"}},
+      {"acquire", Step::Action::kAcquire,
+       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay"}},
+      {"release", Step::Action::kRelease,
+       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
       {"crash", Step::Action::kCrash, {}},
       {"sleep", Step::Action::kSleep, {"sleep_ms"}},
       {"read", Step::Action::kRead, {"record_id"}},
       {"write", Step::Action::kWrite, {"record_id"}},
       {"pause", Step::Action::kPause, {"pause_ms", "until", "max_ms"}},
+      {"partition", Step::Action::kPartition, {"partition_ms", "until", "max_ms", "mode"}},
   };
   return specs;
 }
@@ -42,6 +45,13 @@ std::vector<std::string> action_names() {
   std::vector<std::string> names;
   for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
   return names;
+}
+
+// fixed_duration_key: the key of a work, pause or partition step's exact duration.
+const char* fixed_duration_key(Step::Action action) {
+  if (action == Step::Action::kPause) return "pause_ms";
+  if (action == Step::Action::kPartition) return "partition_ms";
+  return "work_ms";
 }
 
 const ActionSpec& spec_of(Step::Action action) {
@@ -211,6 +221,32 @@ void parse_fault_point(const JsonReader& node, const ScriptNames& names, Step& s
   step.pause_max_ms = pause_at->member("max_ms").duration_ms(1, kMaxDurationMs);
 }
 
+// parse_link_fault: "lose_reply" or "delay" of an acquire or release step: what the proxy does to
+// the call's first command on the client's link.
+void parse_link_fault(const JsonReader& node, const ScriptNames& names, Step& step) {
+  const std::optional<JsonReader> lose = node.optional_member("lose_reply");
+  const std::optional<JsonReader> delay = node.optional_member("delay");
+  if (lose && delay) node.fail("\"lose_reply\" and \"delay\" exclude each other; give one");
+  if (lose && lose->boolean()) step.link_fault = LinkFault::kLoseReply;
+  if (!delay) return;
+  step.link_fault = LinkFault::kDelay;
+  delay->expect_object({"ms", "until", "max_ms"});
+  if (delay->has("ms") == delay->has("until")) {
+    delay->fail("a delay needs \"ms\" or \"until\" (with \"max_ms\"), not both");
+  }
+  if (delay->has("ms")) {
+    if (delay->has("max_ms")) delay->member("max_ms").fail("only allowed together with \"until\"");
+    step.delay_ms = delay->member("ms").duration_ms(1, kMaxDurationMs);
+    return;
+  }
+  step.delay_until = parse_conditions(delay->member("until"), names, step.id);
+  if (!delay->has("max_ms")) {
+    delay->fail("\"until\" needs \"max_ms\", the upper bound of the delay in ms (1.." +
+                std::to_string(kMaxDurationMs) + ")");
+  }
+  step.delay_max_ms = delay->member("max_ms").duration_ms(1, kMaxDurationMs);
+}
+
 // parse_resource_access: "record_id" of a read or write step; needs a top-level "resource".
 void parse_resource_access(const JsonReader& node, const ResourceConfig& resource, Step& step) {
   const std::string action_name = spec_of(step.action).name;
@@ -266,9 +302,11 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
         step.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
       }
       parse_fault_point(node, names, step);
+      parse_link_fault(node, names, step);
       break;
     case Step::Action::kRelease:
       parse_fault_point(node, names, step);
+      parse_link_fault(node, names, step);
       if (const auto unsaved = node.optional_member("unsaved_token")) {
         step.unsaved_token = unsaved->boolean();
       }
@@ -278,10 +316,14 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       parse_resource_access(node, resource, step);
       break;
     case Step::Action::kWork:
-    case Step::Action::kPause: {
-      // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms" or "until" + "max_ms".
-      const bool pause = step.action == Step::Action::kPause;
-      const char* fixed_key = pause ? "pause_ms" : "work_ms";
+    case Step::Action::kPause:
+    case Step::Action::kPartition: {
+      // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms"...; partition: "partition_ms"...
+      const char* fixed_key = fixed_duration_key(step.action);
+      if (const auto mode = node.optional_member("mode")) {
+        step.partition_reset =
+            mode->one_of({"hold", "reset"}, "partition mode", "allowed") == "reset";
+      }
       const std::string fixed = std::string("\"") + fixed_key + "\"";
       const bool has_fixed = node.has(fixed_key);
       const bool has_until = node.has("until");
@@ -299,8 +341,8 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       } else {
         step.until = parse_conditions(node.member("until"), names, step.id);
         if (!node.has("max_ms")) {
-          node.fail("\"until\" needs \"max_ms\", the upper bound of the " +
-                    std::string(pause ? "pause" : "work") + " in ms (1.." +
+          node.fail("\"until\" needs \"max_ms\", the upper bound of the " + action_name +
+                    " in ms (1.." +
                     std::to_string(kMaxDurationMs) + ")");
         }
         step.max_ms = node.member("max_ms").duration_ms(1, kMaxDurationMs);
@@ -355,6 +397,13 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
       entry["wait_max_ms"] = step.wait_max_ms;
     }
     if (!step.crash_at.empty()) entry["crash_at"] = step.crash_at;
+    if (step.link_fault == LinkFault::kLoseReply) entry["lose_reply"] = true;
+    if (step.link_fault == LinkFault::kDelay) {
+      entry["delay"] = step.delay_until.empty()
+                           ? nlohmann::json{{"ms", step.delay_ms}}
+                           : nlohmann::json{{"until", resolved_conditions(step.delay_until)},
+                                            {"max_ms", step.delay_max_ms}};
+    }
     if (!step.pause_at.empty()) {
       entry["pause_at"] = {{"point", step.pause_at},
                            {"until", resolved_conditions(step.pause_until)},
@@ -375,8 +424,12 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
         break;
       case Step::Action::kWork:
       case Step::Action::kPause:
+      case Step::Action::kPartition:
+        if (step.action == Step::Action::kPartition) {
+          entry["mode"] = step.partition_reset ? "reset" : "hold";
+        }
         if (step.until.empty()) {
-          entry[step.action == Step::Action::kPause ? "pause_ms" : "work_ms"] = step.work_ms;
+          entry[fixed_duration_key(step.action)] = step.work_ms;
         } else {
           entry["until"] = resolved_conditions(step.until);
           entry["max_ms"] = step.max_ms;

@@ -39,7 +39,8 @@ nlohmann::json resolved_range(const RangeMs& range) {
 Workload parse_workload(const JsonReader& node) {
   node.expect_object({"clients", "cycles", "keys", "work_ms", "rest_ms", "crash_probability",
                       "lose_probability", "lose_sleep_ms", "warmup_ms", "duration_ms",
-                      "arrival_per_s", "client_mode"});
+                      "arrival_per_s", "client_mode", "pause_probability", "pause_ms",
+                      "lost_reply_probability"});
   Workload workload;
   if (const auto clients = node.optional_member("clients")) {
     workload.clients = static_cast<int>(clients->count(1, kMaxClients, "a number of clients"));
@@ -76,6 +77,17 @@ Workload parse_workload(const JsonReader& node) {
                  describe(rate->value()));
     }
   }
+  if (const auto pause = node.optional_member("pause_probability")) {
+    workload.pause_probability = pause->probability();
+  }
+  if (const auto pause_ms = node.optional_member("pause_ms")) {
+    workload.pause_ms = parse_range(*pause_ms);
+  } else if (workload.pause_probability > 0) {
+    node.fail("\"pause_probability\" needs \"pause_ms\", how long a paused holder stays frozen");
+  }
+  if (const auto lost = node.optional_member("lost_reply_probability")) {
+    workload.lost_reply_probability = lost->probability();
+  }
   if (const auto mode = node.optional_member("client_mode")) {
     workload.event_loop =
         mode->one_of({"threads", "event_loop"}, "client mode", "allowed") == "event_loop";
@@ -98,6 +110,13 @@ nlohmann::json resolved_workload(const Workload& workload) {
   }
   if (workload.arrival_per_s > 0) resolved["arrival_per_s"] = workload.arrival_per_s;
   if (workload.event_loop) resolved["client_mode"] = "event_loop";
+  if (workload.pause_probability > 0) {
+    resolved["pause_probability"] = workload.pause_probability;
+    resolved["pause_ms"] = resolved_range(workload.pause_ms);
+  }
+  if (workload.lost_reply_probability > 0) {
+    resolved["lost_reply_probability"] = workload.lost_reply_probability;
+  }
   return resolved;
 }
 

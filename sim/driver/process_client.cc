@@ -1,0 +1,434 @@
+#include "sim/driver/process_client.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "sim/core/assert.h"
+#include "sim/driver/conditions.h"
+#include "sim/driver/worker_protocol.h"
+
+namespace locksim::driver_internal {
+namespace {
+
+using std::chrono::milliseconds;
+
+// write_all: the whole line, or false if the worker's end is closed.
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// stopped: whether the kernel reports `pid` stopped (state T in /proc/<pid>/stat).
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() &&
+         (text[paren + 2] == 'T' || text[paren + 2] == 't');
+}
+
+ErrorKind error_of(const nlohmann::json& reply) {
+  return error_kind_from_string(reply.value("error", "protocol")).value_or(ErrorKind::kProtocol);
+}
+
+nlohmann::json resource_of(const RunContext& run) {
+  const ResourceConfig& resource = run.scenario().resource;
+  return {{"kind", resource.kind == ResourceConfig::Kind::kCounter ? "counter" : "find_or_create"},
+          {"key", run.full_key(resource.name)}};
+}
+
+}  // namespace
+
+ProcessClient::ProcessClient(RunContext& run, int index) : DriverClient(run, index) {
+  if (run.request().variant.renews()) {
+    renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
+  }
+}
+
+ProcessClient::~ProcessClient() {
+  kill_worker();
+  if (to_worker_ >= 0) ::close(to_worker_);
+  if (reader_.joinable()) reader_.join();
+  if (from_worker_ >= 0) ::close(from_worker_);
+}
+
+std::string ProcessClient::spawn() {
+  const std::vector<std::string>& command = run_.request().worker_command;
+  if (command.empty()) return "no worker command to run clients as processes";
+  int to_child[2];
+  int from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  if (::pipe2(from_child, O_CLOEXEC) != 0) {
+    ::close(to_child[0]);
+    ::close(to_child[1]);
+    return std::string("pipe: ") + std::strerror(errno);
+  }
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec. A process group of its own: Ctrl-C on the
+    // terminal reaches locksim, which stops the run; the worker dies with locksim.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    ::dup2(to_child[0], STDIN_FILENO);
+    ::dup2(from_child[1], STDOUT_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  if (pid < 0) {
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    return std::string("fork: ") + std::strerror(errno);
+  }
+  pid_ = pid;
+  to_worker_ = to_child[1];
+  from_worker_ = from_child[0];
+  reader_ = std::thread([this] { read_lines(); });
+  return "";
+}
+
+std::string ProcessClient::connect() {
+  if (std::string error = spawn(); !error.empty()) return error;
+  const LockConfig& lock = run_.scenario().lock;
+  const Reply hello = call({{"op", "hello"}}, nullptr);
+  if (hello.worker_died || hello.message.value("protocol", 0) != kWorkerProtocol) {
+    return "the worker " + run_.request().worker_command.front() +
+           " did not answer the worker protocol " + std::to_string(kWorkerProtocol) +
+           (hello.worker_died ? " (it exited)" : ": " + hello.message.dump());
+  }
+  const Reply connected =
+      call({{"op", "connect"},
+            {"redis", endpoint_to_json(link_endpoint())},
+            {"client", name_},
+            {"variant", run_.request().variant.name()},
+            {"seed", run_.plan().clients().at(static_cast<std::size_t>(index_)).seed},
+            {"lock", lock_to_json(lock)}},
+           nullptr);
+  if (connected.worker_died) return "the worker exited while connecting";
+  if (connected.message.value("result", "") != "ok") {
+    return connected.message.value("message", connected.message.dump());
+  }
+  return "";
+}
+
+void ProcessClient::send(nlohmann::json request) {
+  request["v"] = kWorkerProtocol;
+  // A worker that died is noticed by the caller through end of input, not here.
+  (void)write_all(to_worker_, request.dump() + "\n");
+}
+
+ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* faults) {
+  const std::int64_t id = next_id_++;
+  request["id"] = id;
+  send(std::move(request));
+  Reply reply;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (!inbox_.empty()) {
+      nlohmann::json message = std::move(inbox_.front());
+      inbox_.pop_front();
+      if (message.value("event", "") == "at") {
+        if (faults != nullptr) faults->reached = true;
+        if (message.value("then", "") == "crash") {
+          reply.crash_point = true;
+          reply.crashed_waiting = message.value("state", "") == "busy";
+          continue;  // end of input follows: the worker killed itself
+        }
+        lock.unlock();
+        if (faults != nullptr &&
+            !wait_for_conditions(run_, observer(), faults->pause_until, faults->pause_max_ns) &&
+            !run_.should_stop()) {
+          run_.note(name_ + ": paused the full " +
+                    std::to_string(faults->pause_max_ns / kNanosPerMilli) + " ms at " +
+                    faults->pause_at + "; never saw " + describe_conditions(faults->pause_until));
+        }
+        send({{"op", "continue"}});
+        lock.lock();
+        continue;
+      }
+      if (message.value("id", std::int64_t{0}) == id) {
+        reply.message = std::move(message);
+        return reply;
+      }
+      continue;  // a reply to an earlier call given up on
+    }
+    if (eof_) {
+      reply.worker_died = true;
+      return reply;
+    }
+    if (run_.should_stop()) {
+      // The run is over; a worker still busy (or stopped) is ended, and the call never completed.
+      lock.unlock();
+      kill_worker();
+      lock.lock();
+      changed_.wait_for(lock, milliseconds(100), [this] { return eof_; });
+      reply.worker_died = true;
+      return reply;
+    }
+    changed_.wait_for(lock, milliseconds(50));
+  }
+}
+
+void ProcessClient::read_lines() {
+  std::string buffer;
+  char chunk[4096];
+  std::string renewal_token;
+  for (;;) {
+    const ssize_t n = ::read(from_worker_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    for (std::size_t newline; (newline = buffer.find('\n')) != std::string::npos;) {
+      nlohmann::json message = nlohmann::json::parse(buffer.substr(0, newline), nullptr, false);
+      buffer.erase(0, newline + 1);
+      if (!message.is_object()) continue;
+      const std::string event = message.value("event", "");
+      if (event == "busy") {
+        set_waiting(true);
+      } else if (event == "extend") {
+        on_event(message);
+      } else {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          inbox_.push_back(std::move(message));
+        }
+        changed_.notify_all();
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    eof_ = true;
+  }
+  changed_.notify_all();
+}
+
+void ProcessClient::on_event(const nlohmann::json& event) {
+  if (renewal_log_ == nullptr) return;
+  std::string key;
+  std::string token;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    key = renewal_key_;
+    token = renewal_token_;
+  }
+  const auto ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
+  if (event.value("phase", "") == "invoke") {
+    Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, key);
+    invoke.ttl_ms = ttl_ms;
+    invoke.token = renewal_log_->intern(token);
+    return;
+  }
+  const std::string result = event.value("result", "fail");
+  if (result == "ok") {
+    Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, key);
+    ok.extend().extended = event.value("extended", 0);
+    ok.ttl_ms = ttl_ms;
+  } else {
+    Event& failed = renewal_log_->record(result == "info" ? EventType::kInfo : EventType::kFail,
+                                         Op::kExtend, key);
+    failed.error = error_of(event);
+    failed.message = renewal_log_->intern(event.value("message", ""));
+  }
+  {
+    std::lock_guard<std::mutex> state(run_.mutex);
+    ++run_.renewals[static_cast<std::size_t>(index_)];
+  }
+  run_.changed.notify_all();
+}
+
+void ProcessClient::record_failure(Event& event, const nlohmann::json& reply) {
+  event.error = error_of(reply);
+  event.message = log_.intern(reply.value("message", ""));
+}
+
+AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
+                                     CallFaults* faults, Nanos intended_ns) {
+  LOCKSIM_ASSERT(!holding_ && !crashed_);
+  const LockVariant& variant = run_.request().variant;
+  const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
+  Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
+  if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+  if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
+  const Nanos invoke_ns = invoke.time_ns;
+  nlohmann::json request = {{"op", "acquire"},
+                            {"key", run_.full_key(logical_key)},
+                            {"ttl_ms", ttl_ms},
+                            {"timeout_ms", timeout_ms}};
+  if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
+  if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
+  if (variant.renews()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    renewal_key_ = logical_key;
+  }
+  const Reply reply = call(std::move(request), faults);
+  set_waiting(false);
+  if (reply.worker_died) {
+    if (reply.crashed_waiting) {
+      // It was answered busy before it died: the acquire definitely failed.
+      log_.record(EventType::kFail, Op::kAcquire, logical_key).error = ErrorKind::kCrashed;
+    }
+    // Otherwise the acquire stays without completion: the checker treats it as "may hold".
+    const bool stopping = !reply.crash_point && run_.should_stop();
+    crash();
+    return stopping ? AcquireStatus::kStopped : AcquireStatus::kCrashed;
+  }
+  const nlohmann::json& message = reply.message;
+  const std::string result = message.value("result", "");
+  const auto attempts = message.value("attempts", std::int32_t{-1});
+  if (result == "ok") {
+    // ok first, then enter: both when the reply line arrived (the conservative point).
+    Event& ok = log_.record(EventType::kOk, Op::kAcquire, logical_key);
+    held_token_ = message.value("token", "");
+    ok.token = log_.intern(held_token_);
+    ok.acquire().attempts = attempts;
+    if (const auto after = message.value("sent_after_ns", std::int64_t{-1}); after >= 0) {
+      ok.acquire().sent_ns = std::min(invoke_ns + after, ok.time_ns);
+    }
+    if (message.contains("fencing")) ok.acquire().fencing = message.value("fencing", -1);
+    if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+    log_.record(EventType::kOk, Op::kEnter, logical_key);
+    holding_ = true;
+    held_key_ = logical_key;
+    if (variant.renews()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      renewal_token_ = held_token_;
+    }
+    set_state(true, false);
+    return AcquireStatus::kAcquired;
+  }
+  const bool maybe = result == "info";
+  Event& failed =
+      log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
+  record_failure(failed, message);
+  failed.acquire().attempts = attempts;
+  if (maybe) return AcquireStatus::kIndeterminate;
+  return failed.error == ErrorKind::kStopped ? AcquireStatus::kStopped : AcquireStatus::kFailed;
+}
+
+bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
+  LOCKSIM_ASSERT(holding_ && !crashed_);
+  // exit before the release request is sent (the conservative point).
+  log_.record(EventType::kOk, Op::kExit, held_key_);
+  set_state(false, false);
+  // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
+  const std::string token = unsaved_token ? std::string() : held_token_;
+  log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
+  nlohmann::json request = {{"op", "release"}, {"key", run_.full_key(held_key_)}, {"token", token}};
+  if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
+  if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
+  const Reply reply = call(std::move(request), faults);
+  if (reply.worker_died) {
+    crash();
+    return !reply.crash_point;
+  }
+  const std::string result = reply.message.value("result", "");
+  if (result == "ok") {
+    log_.record(EventType::kOk, Op::kRelease, held_key_).release().deleted =
+        std::clamp(reply.message.value("deleted", 0), 0, INT32_MAX);
+  } else {
+    Event& failed = log_.record(result == "info" ? EventType::kInfo : EventType::kFail,
+                                Op::kRelease, held_key_);
+    record_failure(failed, reply.message);
+  }
+  holding_ = false;
+  held_token_.clear();
+  return true;
+}
+
+void ProcessClient::kill_worker() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);  // works on a stopped process too
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+void ProcessClient::crash() {
+  LOCKSIM_ASSERT(!crashed_);
+  kill_worker();
+  close_observer();
+  log_.record(EventType::kInfo, Op::kCrash, held_key_);
+  crashed_ = true;
+  holding_ = false;
+  set_state(false, true);
+}
+
+void ProcessClient::freeze() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGSTOP);
+  // The pause has begun only once the kernel has stopped every thread of the worker.
+  for (int i = 0; i < 2000 && !stopped(pid_); ++i) std::this_thread::sleep_for(milliseconds(1));
+}
+
+void ProcessClient::thaw() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+void ProcessClient::lose_lock() {
+  (void)call({{"op", "stop_renewal"}}, nullptr);
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
+}
+
+void ProcessClient::resource_read(const std::string& record_id) {
+  const ResourceConfig& resource = run_.scenario().resource;
+  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  nlohmann::json request = {{"op", "read"}, {"resource", resource_of(run_)}};
+  if (!counter) request["record"] = record_id;
+  const Reply reply = call(std::move(request), nullptr);
+  const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
+  // Recorded when the reply arrived, as every completion is.
+  Event& event = log_.record(ok ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
+  if (!counter) event.resource().record = log_.intern(record_id);
+  if (!ok) {
+    record_failure(event, reply.message.is_object() ? reply.message : nlohmann::json::object());
+    last_read_ = -1;
+    return;
+  }
+  last_read_ = reply.message.value("value", std::int64_t{0});
+  event.resource().value = last_read_;
+}
+
+void ProcessClient::resource_write(const std::string& record_id) {
+  const ResourceConfig& resource = run_.scenario().resource;
+  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  // The application logic of the documents: sell only if stock was left; create only if the
+  // record was not found. Nothing is written otherwise.
+  if (counter ? last_read_ <= 0 : last_read_ != 0) return;
+  const std::int64_t value = counter ? last_read_ - 1 : 1;
+  nlohmann::json request = {{"op", "write"}, {"resource", resource_of(run_)}, {"value", value}};
+  if (!counter) request["record"] = record_id;
+  const Reply reply = call(std::move(request), nullptr);
+  const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
+  Event& event = log_.record(ok ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
+  if (!counter) event.resource().record = log_.intern(record_id);
+  if (!ok) record_failure(event, reply.message.is_object() ? reply.message : nlohmann::json::object());
+  event.resource().value = value;
+  event.resource().base = last_read_;
+  event.resource().has_base = true;
+  last_read_ = -1;
+}
+
+}  // namespace locksim::driver_internal

@@ -1,0 +1,82 @@
+#include "sim/nemesis/nemesis.h"
+
+#include "sim/core/assert.h"
+#include "sim/proxy/link_proxy.h"
+
+namespace locksim {
+
+Nemesis::Nemesis(ClientLog& log) : log_(log) {}
+
+void Nemesis::attach(std::size_t client, FaultTarget* target, LinkProxy* link) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (clients_.size() <= client) clients_.resize(client + 1);
+  clients_[client] = Attached{target, link};
+}
+
+void Nemesis::record(std::string_view name, std::size_t client, FaultPhase phase) {
+  // Requires mutex_: the log has one writer at a time.
+  Event& event = log_.record(EventType::kInfo, Op::kFault, "");
+  event.fault().name = log_.intern(name);
+  event.fault().target = static_cast<std::int32_t>(client);
+  event.fault().phase = phase;
+}
+
+void Nemesis::pause(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(client < clients_.size() && clients_[client].target != nullptr);
+  // Frozen first, then recorded: nothing the client does can be stamped inside the window
+  // while it still runs.
+  clients_[client].target->freeze();
+  record("pause", client, FaultPhase::kStart);
+}
+
+void Nemesis::resume(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(client < clients_.size() && clients_[client].target != nullptr);
+  // Recorded first, then thawed: a renewal that fell due is stamped after the window's end.
+  record("pause", client, FaultPhase::kEnd);
+  clients_[client].target->thaw();
+}
+
+LinkProxy& Nemesis::link(std::size_t client) const {
+  LOCKSIM_ASSERT(has_link(client));
+  return *clients_[client].link;
+}
+
+void Nemesis::lose_next_reply(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // An instant: from here on the link drops one reply; the client's timeout shows when.
+  link(client).drop_reply_of_next();
+  record("lose_reply", client, FaultPhase::kInstant);
+}
+
+void Nemesis::hold_next_command(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  link(client).hold_next_command();
+  record("delay", client, FaultPhase::kStart);
+}
+
+void Nemesis::forward_held(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Recorded first: the server may act on the command the moment it is forwarded.
+  record("delay", client, FaultPhase::kEnd);
+  link(client).release_held();
+}
+
+void Nemesis::partition(std::size_t client, bool reset) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  link(client).partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
+  record("partition", client, FaultPhase::kStart);
+}
+
+void Nemesis::heal(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  record("partition", client, FaultPhase::kEnd);
+  link(client).heal();
+}
+
+bool Nemesis::has_link(std::size_t client) const {
+  return client < clients_.size() && clients_[client].link != nullptr;
+}
+
+}  // namespace locksim

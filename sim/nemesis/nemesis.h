@@ -1,0 +1,89 @@
+// nemesis.h: Nemesis, the one place faults are injected from (Jepsen's word for it).
+//
+// The nemesis owns every fault injector of a run and records what it does under the reserved
+// client "nemesis": a fault with a duration opens a window (phase "start") and closes it (phase
+// "end"), a fault without one is an instant; every event names its target client. The checkers
+// read these windows (a hold inside one is `faulted`), and the reports draw them.
+//
+// What a fault does to a client depends on the executor, so each client is attached as a
+// FaultTarget: a thread client freezes its renewal thread and is held by its own thread, a
+// process client is sent SIGSTOP and SIGCONT. Link faults go to the client's LinkProxy
+// (sim/proxy), placed between the client and its server by the run. (A crash is the client's
+// own act, recorded by the client: a thread closes its connection, a worker is sent SIGKILL.)
+//
+// Thread-safe: any client's thread may inject a fault aimed at any client.
+//
+//   Nemesis nemesis(log);
+//   nemesis.attach(0, &target, proxy.get());
+//   nemesis.pause(0);     // records {"fault":"pause","target":"c1","phase":"start"}
+//   ...
+//   nemesis.resume(0);    // records the window's end, then lets the client run again
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/history/recorder.h"
+
+namespace locksim {
+
+class LinkProxy;
+
+// kNemesisClient: the reserved client name of the nemesis's events.
+inline constexpr const char* kNemesisClient = "nemesis";
+
+// FaultTarget: what the nemesis can do to one client; its executor implements it.
+class FaultTarget {
+ public:
+  virtual ~FaultTarget() = default;
+  // freeze: stop the whole client (its renewal too) as a GC or VM stall would.
+  virtual void freeze() = 0;
+  // thaw: let it run again; a renewal that fell due meanwhile runs at once.
+  virtual void thaw() = 0;
+};
+
+class Nemesis {
+ public:
+  // log: the nemesis's own ClientLog, written only under the nemesis's lock.
+  explicit Nemesis(ClientLog& log);
+
+  // attach: client `client`'s target and its link proxy (nullptr: a direct link, no link faults).
+  void attach(std::size_t client, FaultTarget* target, LinkProxy* link);
+
+  // pause / resume: a window in which `client` is frozen.
+  void pause(std::size_t client);
+  void resume(std::size_t client);
+
+  // Link faults (require an attached proxy).
+  // lose_next_reply: the reply of the next command on the client's link is dropped.
+  void lose_next_reply(std::size_t client);
+  // hold_next_command / forward_held: a window in which the client's next command is held in
+  // the proxy before the server sees it (a delayed packet).
+  void hold_next_command(std::size_t client);
+  void forward_held(std::size_t client);
+  // partition / heal: a window in which the link is cut.
+  // reset: close the link's connections (and new ones) instead of holding their bytes.
+  void partition(std::size_t client, bool reset);
+  void heal(std::size_t client);
+
+  // has_link: whether `client` has a proxied link.
+  bool has_link(std::size_t client) const;
+
+ private:
+  struct Attached {
+    FaultTarget* target = nullptr;
+    LinkProxy* link = nullptr;
+  };
+  void record(std::string_view name, std::size_t client, FaultPhase phase);
+  LinkProxy& link(std::size_t client) const;
+
+  std::mutex mutex_;
+  ClientLog& log_;  // guarded by mutex_
+  std::vector<Attached> clients_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,84 @@
+// plan.h: Plan, what a run will do, compiled from a Scenario and a seed before anything runs.
+//
+// Jepsen separates *what* to do (a generator) from *who does it* (the clients and the nemesis);
+// here the separation is a value. compile_plan makes every decision a run needs up front: which
+// executor runs the clients (threads, processes, one event loop), each client's name, key and
+// random stream, when an open-loop client's first acquire is due, and every per-cycle draw of a
+// workload (how long to work and rest, whether to crash, to lose the lock, to be paused by the
+// nemesis, to lose an acquire's reply). Executors only carry the plan out, so the same seed
+// means the same operations whichever executor runs them, and no executor repeats the order of
+// another's random draws.
+//
+// Per-cycle draws are counter-based: cycle n of client c is a pure function of (seed, c, n), so a
+// plan of 256 clients x 1,000,000 cycles (or a time-bounded run with no cycle count) costs no
+// memory, and an executor may ask for a cycle twice.
+//
+//   Plan plan = compile_plan(scenario, seed);
+//   for (std::int64_t n = 0; n < plan.cycles(); ++n) {
+//     const CyclePlan cycle = plan.cycle(client, n);
+//     ...
+//   }
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/scenario/scenario.h"
+
+namespace locksim {
+
+// Executor: what runs the clients.
+enum class Executor {
+  kThreads,    // a thread and a blocking connection per client, inside locksim
+  kProcesses,  // a `locksim worker` process per client behind the worker protocol
+  kEventLoop,  // every client a state machine on one libevent loop (workloads only)
+};
+std::string_view to_string(Executor executor);
+
+// CyclePlan: one workload cycle of one client, decided in advance.
+struct CyclePlan {
+  std::int64_t work_ms = 0;         // time inside the critical section
+  std::int64_t rest_ms = 0;         // time outside afterwards (closed loop)
+  bool lose = false;                // Doc D: stop renewing, stay inside lose_sleep_ms
+  bool crash = false;               // crash inside instead of releasing
+  std::int64_t pause_ms = 0;        // nemesis: freeze the holder this long inside; 0: no pause
+  bool lose_acquire_reply = false;  // nemesis: the acquire's reply is dropped on its link
+};
+
+// ClientPlan: one client's identity and random stream.
+struct ClientPlan {
+  std::string name;
+  std::uint64_t seed = 0;   // the client's own stream (lock tokens, wait jitter)
+  std::string key;          // workload: the logical key it locks; scripted: lock.key
+  Nanos first_due_ns = -1;  // open loop: when its first acquire is due; -1: closed loop
+};
+
+class Plan {
+ public:
+  Plan(const Scenario& scenario, std::uint64_t seed, Executor executor);
+
+  const Scenario& scenario() const { return *scenario_; }
+  std::uint64_t seed() const { return seed_; }
+  Executor executor() const { return executor_; }
+  const std::vector<ClientPlan>& clients() const { return clients_; }
+  // links: whether client links go through locksim's fault proxy (some fault needs one).
+  bool proxied_links() const { return proxied_links_; }
+
+  // cycle: cycle `n` (0-based) of client `client` of a workload. Pure and thread-safe.
+  CyclePlan cycle(std::size_t client, std::int64_t n) const;
+
+ private:
+  const Scenario* scenario_;
+  std::uint64_t seed_;
+  Executor executor_;
+  std::vector<ClientPlan> clients_;
+  bool proxied_links_ = false;
+};
+
+// compile_plan: the plan of `scenario` with `seed`; the executor is the scenario's own
+// ("clients_run_as", or the workload's "client_mode").
+Plan compile_plan(const Scenario& scenario, std::uint64_t seed);
+
+}  // namespace locksim

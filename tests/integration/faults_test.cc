@@ -1,0 +1,241 @@
+// faults_test: the faults beyond the documents, through the driver and the checkers, on a real
+// redis-server with real worker processes and locksim's link proxy: a holder paused (SIGSTOP)
+// past its lease, a crash that is a real SIGKILL, a lost acquire reply, a partition while
+// holding, a release delayed past the lease; the same scenario on both executors; and no worker
+// left behind by a run.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "sim/checker/check.h"
+#include "sim/driver/driver.h"
+#include "sim/lock/registry.h"
+#include "sim/plan/plan.h"
+#include "sim/redis/server.h"
+#include "sim/report/run_record.h"
+#include "sim/scenario/loader.h"
+
+namespace locksim {
+namespace {
+
+RedisServer* server = nullptr;
+
+class ServerEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    server_ = std::make_unique<RedisServer>(RedisServer::start({}));
+    server = server_.get();
+  }
+  void TearDown() override {
+    server_.reset();
+    server = nullptr;
+  }
+
+ private:
+  std::unique_ptr<RedisServer> server_;
+};
+
+const ::testing::Environment* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+
+Scenario catalogue(const std::string& name) {
+  const char* dir = std::getenv("LOCKSIM_SOURCE_DIR");
+  const std::filesystem::path source = dir ? dir : LOCKSIM_TEST_SOURCE_DIR;
+  return load_scenario(source / "scenarios" / (name + ".json"), variant_names());
+}
+
+Scenario as_threads(Scenario scenario) {
+  scenario.processes = false;
+  return scenario;
+}
+
+struct Judged {
+  RunOutcome outcome;
+  CheckResult result;
+  int client(const std::string& name) const { return outcome.history.client_index(name); }
+};
+
+Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t seed = 1) {
+  static int counter = 0;
+  StopSignal stop;
+  const std::string prefix = "locksim:faults" + std::to_string(++counter) + ":" + variant + ":";
+  RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop,
+                     {}, true, {}, {LOCKSIM_BINARY, "worker"}};
+  Judged judged{run_scenario(request), {}};
+  EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
+  judged.result = check_history(judged.outcome.history, check_options(scenario));
+  return judged;
+}
+
+// workers: `locksim worker` processes whose parent is this test program (its redis-server is not
+// one).
+int workers() {
+  int count = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat("/proc/" + name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t paren = text.rfind(')');
+    if (paren == std::string::npos) continue;
+    // After ") S " comes the parent pid.
+    if (std::atoi(text.c_str() + paren + 4) != getpid()) continue;
+    std::ifstream cmdline("/proc/" + name + "/cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (args.find(std::string("worker") + '\0') != std::string::npos) ++count;
+  }
+  closedir(proc);
+  return count;
+}
+
+// The nemesis's window on `target` named `fault`: [start, end].
+std::pair<Nanos, Nanos> window(const Judged& j, const std::string& fault, int target) {
+  for (const FaultWindow& w : j.result.faults) {
+    if (w.client == target && j.outcome.history.str(w.name) == fault) return {w.from_ns, w.to_ns};
+  }
+  ADD_FAILURE() << "no " << fault << " window";
+  return {-1, -1};
+}
+
+// A paused process renews nothing: no renewal of A is heard between the pause and the resume,
+// B gets in when the lease runs out, and the violation is inside a fault window.
+TEST(ProcessClients, PauseIsSigstopAndFreezesTheRenewal) {
+  const Judged j = run(catalogue("gc-pause-past-lease"), "lua_owner_renew");
+  EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_EQ(j.result.violations_outside_faults, 0);
+  const int a = j.client("A");
+  const auto [paused, resumed] = window(j, "pause", a);
+  ASSERT_GT(resumed, paused + ms_to_ns(200));  // at least the rest of A's 300 ms lease
+  int renewals_before = 0;
+  for (const Event& e : j.outcome.history.events) {
+    if (e.client != a || e.f != Op::kExtend || e.type != EventType::kInvoke) continue;
+    EXPECT_FALSE(e.time_ns > paused + ms_to_ns(5) && e.time_ns < resumed) << "renewed while stopped";
+    renewals_before += e.time_ns < paused;
+  }
+  EXPECT_GE(renewals_before, 2);  // the watchdog ran while A was not paused
+  EXPECT_EQ(workers(), 0) << "a worker outlived its run";
+}
+
+// The same scenario on threads: the same verdict, the pause recorded by the same nemesis.
+TEST(ProcessClients, ThreadsAndProcessesAgree) {
+  const Judged j = run(as_threads(catalogue("gc-pause-past-lease")), "lua_owner_renew");
+  EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
+  const auto [paused, resumed] = window(j, "pause", j.client("A"));
+  EXPECT_GT(resumed, paused);
+}
+
+// A crash is SIGKILL: the kernel closes the worker's connection, the key outlives the process
+// until its TTL, and without a TTL it never comes back.
+TEST(ProcessClients, CrashIsSigkill) {
+  Scenario scenario = catalogue("crash-in-critical-section");
+  scenario.processes = true;
+  const Judged naive = run(scenario, "naive");
+  EXPECT_EQ(naive.result.verdict, Verdict::kDeadlock);
+  const Judged ttl = run(scenario, "set_nx_ex");
+  EXPECT_EQ(ttl.result.verdict, Verdict::kOk);
+  ASSERT_EQ(ttl.result.count(FindingKind::kRecovery), 1u);
+  const Finding& recovery = *ttl.result.of(FindingKind::kRecovery)[0];
+  EXPECT_GE(recovery.to_ns - recovery.from_ns, ms_to_ns(200));
+  EXPECT_EQ(workers(), 0);
+}
+
+// The server took the lock for A, A never heard: A's acquire is info (timeout), B had to wait
+// for A's key to expire (so the acquire did run: its lease outlasts A's 2 s timeout), and the
+// verdict is unknown, never ok.
+TEST(LinkFaults, LostAcquireReplyIsUnknownNeverOk) {
+  for (const Scenario& scenario :
+       {catalogue("lost-acquire-reply"), as_threads(catalogue("lost-acquire-reply"))}) {
+    const Judged j = run(scenario, "lua_owner");
+    EXPECT_EQ(j.result.verdict, Verdict::kUnknown);
+    EXPECT_EQ(j.result.count(FindingKind::kIndeterminate), 1u);
+    bool a_info = false;
+    int b_attempts = 0;
+    for (const Event& e : j.outcome.history.events) {
+      if (e.f != Op::kAcquire) continue;
+      if (e.client == j.client("A") && e.type == EventType::kInfo) {
+        a_info = e.error == ErrorKind::kTimeout;
+      }
+      if (e.client == j.client("B") && e.type == EventType::kOk) b_attempts = e.acquire().attempts;
+    }
+    EXPECT_TRUE(a_info) << "A's acquire is not recorded as info/timeout";
+    EXPECT_GT(b_attempts, 1) << "B was not held back by the key A's lost acquire set";
+  }
+}
+
+// Cut off while holding: the renewals cannot reach the server (none is answered while the link
+// is cut), the lease expires there, B gets in while A works.
+TEST(LinkFaults, PartitionWhileHoldingLetsTheLeaseExpire) {
+  const Judged j = run(catalogue("partition-while-holding"), "lua_owner_renew");
+  EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
+  const int a = j.client("A");
+  const auto [cut, healed] = window(j, "partition", a);
+  // A renewal was sent while A was cut off, and nothing came back before the heal.
+  int sent_while_cut = 0;
+  for (const Event& e : j.outcome.history.events) {
+    if (e.client != a || e.f != Op::kExtend || e.time_ns <= cut || e.time_ns >= healed) continue;
+    if (e.type == EventType::kInvoke) {
+      ++sent_while_cut;
+    } else {
+      ADD_FAILURE() << "an extend completed while A's link was cut, at " << e.time_ns;
+    }
+  }
+  EXPECT_GE(sent_while_cut, 1);
+}
+
+// A release held in the network until B holds the lock: the unconditional DEL deletes B's key
+// (C gets in beside B); the owner-checked release deletes nothing.
+TEST(LinkFaults, DelayedReleaseDeletesOnlyWithoutOwnerCheck) {
+  const Scenario scenario = catalogue("delayed-release");
+  const Judged unchecked = run(scenario, "set_nx_ex");
+  EXPECT_EQ(unchecked.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(unchecked.result.causes(), std::vector<std::string>{"stale_release"});
+  const Judged checked = run(scenario, "lua_owner");
+  EXPECT_EQ(checked.result.verdict, Verdict::kOk);
+  for (const Event& e : checked.outcome.history.events) {
+    if (e.client == checked.client("A") && e.f == Op::kRelease && e.type == EventType::kOk) {
+      EXPECT_EQ(e.release().deleted, 0);
+    }
+  }
+}
+
+// The random nemesis carries out the plan: every lost reply the plan drew for the seed is armed,
+// on threads and on processes alike, and every TTL lock breaks under the pauses.
+TEST(Nemesis, RandomFaultsFollowThePlanAndBreakTtlLocks) {
+  const Scenario scenario = catalogue("nemesis-workload");
+  // The first seed whose plan loses at least one reply.
+  std::uint64_t seed = 1;
+  std::int64_t planned = 0;
+  for (; planned == 0; ++seed) {
+    const Plan plan = compile_plan(scenario, seed);
+    planned = 0;
+    for (std::size_t c = 0; c < plan.clients().size(); ++c) {
+      for (int n = 0; n < scenario.workload->cycles; ++n) planned += plan.cycle(c, n).lose_acquire_reply;
+    }
+  }
+  --seed;
+  const auto lost_replies = [](const Judged& j) {
+    return std::count_if(j.result.faults.begin(), j.result.faults.end(), [&](const FaultWindow& w) {
+      return j.outcome.history.str(w.name) == "lose_reply";
+    });
+  };
+  const Judged processes = run(scenario, "lua_owner", seed);
+  EXPECT_EQ(processes.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(lost_replies(processes), planned);
+  const Judged threads = run(as_threads(scenario), "lua_owner", seed);
+  EXPECT_EQ(threads.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(lost_replies(threads), planned);
+}
+
+}  // namespace
+}  // namespace locksim

@@ -81,6 +81,7 @@ class LinkProxy {
   void delay_replies(Nanos fixed_ns, Nanos jitter_ns, std::uint64_t seed);
   // delay_next_command: the next command is held delay_ns in the proxy before it is forwarded;
   // the commands after it on its connection queue behind it. Replaces a hold not yet used.
+  // Asserts on a negative delay.
   void delay_next_command(Nanos delay_ns);
   // hold_next_command: the same, until release_held() or heal().
   void hold_next_command();

@@ -36,7 +36,9 @@
 //     possibly (no indeterminate acquire).
 //   server_lost [error]: the harness recorded that the Redis server stopped answering.
 //   indeterminate [unknown]: an acquire without a definite answer (info, or cut short by a crash)
-//     whose possible window overlaps another client's definite window: a violation could hide.
+//     whose possible window overlaps another client's definite window (a violation could hide),
+//     or another client's acquire that gave up waiting (it was kept out by a holder that does
+//     not know it holds the lock, or by nobody: a deadlock could hide).
 //   incomplete [unknown]: the harness stopped the run before it finished; cause "time_limit" or
 //     "interrupted".
 //   stale_release, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader needs.

@@ -57,6 +57,7 @@ struct ClientPlan {
 
 class Plan {
  public:
+  // The plan refers to `scenario`, which must outlive it.
   Plan(const Scenario& scenario, std::uint64_t seed, Executor executor);
 
   const Scenario& scenario() const { return *scenario_; }

@@ -426,10 +426,12 @@ TEST(DriverFaults, PauseFreezesTheRenewal) {
   EXPECT_EQ(j.result.count(FindingKind::kStolenRenewal), 0u);
   const History& h = j.outcome.history;
   const int a = client(j, "A");
+  // The nemesis records the pause window, aimed at A.
   Nanos paused = -1, resumed = -1;
   for (const Event& e : h.events) {
-    if (e.client != a || e.f != Op::kFault) continue;
-    (h.str(e.fault().name) == "pause" ? paused : resumed) = e.time_ns;
+    if (e.f != Op::kFault || e.fault().target != a || h.str(e.fault().name) != "pause") continue;
+    EXPECT_EQ(h.clients.at(static_cast<std::size_t>(e.client)), "nemesis");
+    (e.fault().phase == FaultPhase::kStart ? paused : resumed) = e.time_ns;
   }
   ASSERT_GE(paused, 0);
   ASSERT_GT(resumed, paused);

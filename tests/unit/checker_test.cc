@@ -799,6 +799,31 @@ TEST(CheckerTest, NemesisFaultMarksTheTargetsWindow) {
   EXPECT_EQ(check(aimed_elsewhere.build()).violations_outside_faults, 1);
 }
 
+// Proves an unanswered acquire that may have held the key while another client waited and gave
+// up makes the run unknown (kept out by a holder that does not know it holds, or by nobody);
+// an acquire that failed without waiting (the server refused the connection) is no such doubt.
+TEST(CheckerTest, UnansweredAcquireThatKeptOthersOutIsUnknown) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 100)
+      .acquire_end(ms(2000), A, EventType::kInfo)
+      .acquire_invoke(ms(1), B, 100)
+      .acquire_end(ms(2050), B, EventType::kFail);
+  builder.last().error = ErrorKind::kGaveUp;
+  const CheckResult r = check(builder.build());
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  ASSERT_EQ(r.count(FindingKind::kIndeterminate), 1u);
+  EXPECT_TRUE(contains(r.of(FindingKind::kIndeterminate)[0]->words, "gave up at 2050.0 ms"))
+      << r.of(FindingKind::kIndeterminate)[0]->words;
+
+  HistoryBuilder refused;
+  refused.acquire_invoke(ms(0), A, 100)
+      .acquire_end(ms(2000), A, EventType::kInfo)
+      .acquire_invoke(ms(1), B, 100)
+      .acquire_end(ms(2), B, EventType::kFail);
+  refused.last().error = ErrorKind::kRefused;
+  EXPECT_EQ(check(refused.build()).count(FindingKind::kIndeterminate), 0u);
+}
+
 // Proves a window the run never closed (the nemesis stopped mid-pause) ends with the history.
 TEST(CheckerTest, UnclosedFaultWindowEndsWithTheHistory) {
   HistoryBuilder builder({"A", "B", "C", "nemesis"});

@@ -275,7 +275,7 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
   {
     std::ofstream out(path);
-    out << R"({"history_schema":3,"clients":[]})"
+    out << R"({"history_schema":4,"clients":[]})"
         << "\n";
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // a schema this locksim cannot read

@@ -68,7 +68,9 @@ TEST(Plan, TheExecutorDoesNotChangeTheDraws) {
 }
 
 TEST(Plan, AddingANemesisDrawShiftsNoOtherDraw) {
-  const Plan quiet = compile_plan(workload(""), 9);
+  // A Plan refers to its scenario, which must outlive it.
+  const Scenario quiet_scenario = workload("");
+  const Plan quiet = compile_plan(quiet_scenario, 9);
   const Scenario noisy_scenario =
       workload(R"(, "pause_probability": 0.5, "pause_ms": {"min": 100, "max": 200},
                   "lost_reply_probability": 0.5)");

@@ -69,9 +69,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
       const std::string threads = "cycles/threads" + name.substr(16);
       const auto found = seconds_.find(threads);
       if (found == seconds_.end() || found->second <= 0) continue;
-      std::printf("%-44s %.2f x per lock cycle (%.1f us vs %.1f us)\n",
+      // Times are in the benchmarks' unit, milliseconds per run of kCycles.
+      std::printf("%-44s %.2f x per lock cycle (%.0f us vs %.0f us)\n",
                   (name + " / threads").c_str(), time / found->second,
-                  time * 1e6 / kCycles, found->second * 1e6 / kCycles);
+                  time * 1e3 / kCycles, found->second * 1e3 / kCycles);
     }
   }
 

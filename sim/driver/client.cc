@@ -166,11 +166,13 @@ AcquireStatus DriverClient::acquire(const std::string& logical_key, std::int64_t
         ok.token = log_.intern(attempt.token);
         ok.acquire().attempts = attempts;
         ok.acquire().sent_ns = attempt_sent_ns;
+        ok.acquire().fencing = attempt.fencing;
         if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key);
         holding_ = true;
         held_key_ = logical_key;
         held_token_ = std::move(attempt.token);
+        held_fencing_ = attempt.fencing;
         set_state(true, false);
         if (variant.renews()) start_renewal(logical_key, held_token_);
         return AcquireStatus::kAcquired;
@@ -238,6 +240,7 @@ bool DriverClient::release(bool unsaved_token, CallFaults* faults) {
   }
   holding_ = false;
   held_token_.clear();
+  held_fencing_ = -1;
   return true;
 }
 

@@ -108,6 +108,7 @@ class DriverClient {
   bool crashed_ = false;
   std::string held_key_;  // logical
   std::string held_token_;
+  std::int64_t held_fencing_ = -1;  // the fencing number of the current grant; -1: none
   std::int64_t last_read_ = -1;  // the resource value (or existence) the last read saw
 
   // Renewal (only for variants that renew).

@@ -606,6 +606,25 @@ TEST(DriverEventLoop, RecordsWhatTheThreadsRecord) {
   EXPECT_EQ(tokens(loop.outcome.history), expected);
 }
 
+// Both client modes record the fencing number of every lua_owner_fenced grant: in history order
+// the numbers are exactly 1, 2, 3... (the grants of a correct lock follow each other).
+TEST(DriverEventLoop, RecordsFencingNumbers) {
+  for (const std::string mode : {"threads", "event_loop"}) {
+    const Judged j =
+        run(workload("lua_owner_fenced",
+                     R"(, "clients": 4, "cycles": 25, "client_mode": ")" + mode + "\""),
+            "lua_owner_fenced");
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << mode;
+    std::int64_t expected = 1;
+    for (const Event& e : j.outcome.history.events) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+        EXPECT_EQ(e.acquire().fencing, expected++) << mode;
+      }
+    }
+    EXPECT_EQ(expected, 101) << mode;
+  }
+}
+
 // A known failure is reproduced in the event-loop mode exactly as on threads: set_nx_ex with a
 // lease shorter than the work lets a second client in (lease_expired) and the stale release
 // deletes the new holder's lock; lua_owner, same timings, refuses the stale release.

@@ -22,7 +22,8 @@
 //     earlier holder's lease ran out before the later acquire completed, while it still worked) or
 //     "racy_acquire" (neither: both acquires succeeded on a held lock).
 //   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
-//     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units.
+//     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units. Judged
+//     from the writes that took effect (ok): a write a fenced store rejected changed nothing.
 //   deadlock [deadlock]: an acquire waited while, for at least stuck_threshold_ns, no live client
 //     possibly held the key (possible hold: [acquire invoke, release completed], cut at a crash
 //     but kept until the lease end when the crashed holder had a TTL); cause "never_recovered"
@@ -69,10 +70,12 @@ namespace locksim {
 
 // ResourceSpec: the protected resource the scenario used, if any (from the scenario file).
 struct ResourceSpec {
-  enum class Kind { kNone, kCounter, kFindOrCreate };
+  // kFencedCounter: a counter whose store refuses writes with a stale fencing number; judged as
+  // a counter, from the writes it accepted.
+  enum class Kind { kNone, kCounter, kFindOrCreate, kFencedCounter };
   Kind kind = Kind::kNone;
   std::string name = "resource";  // the `key` of its read/write events
-  std::int64_t initial = 0;       // counter: initial stock
+  std::int64_t initial = 0;       // counter, fenced counter: initial stock
 };
 
 struct CheckOptions {

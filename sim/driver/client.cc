@@ -5,6 +5,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
+#include "sim/driver/fenced_store.h"
 
 namespace locksim::driver_internal {
 namespace {
@@ -350,7 +351,7 @@ void DriverClient::stop_renewal() {
 void DriverClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
   RedisResult result = counter ? connection_->command({"GET", key})
                                : connection_->command({"HEXISTS", key, record_id});
   std::int64_t value = 0;
@@ -382,20 +383,36 @@ void DriverClient::resource_read(const std::string& record_id) {
 void DriverClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
+  const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
   // The application logic of the documents: sell only if stock was left; create only if the
   // record was not found. Nothing is written otherwise.
   if (counter ? last_read_ <= 0 : last_read_ != 0) return;
   const std::int64_t value = counter ? last_read_ - 1 : 1;
-  const RedisResult result = counter ? connection_->command({"SET", key, std::to_string(value)})
-                                     : connection_->command({"HSET", key, record_id, name_});
-  Event& event =
-      log_.record(result.ok() ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
+  RedisResult result;
+  if (fenced) {
+    // The store is shown the fencing number of the grant this client holds (-1: none).
+    result = fenced_store_write(*connection_, key, value, held_fencing_);
+  } else if (counter) {
+    result = connection_->command({"SET", key, std::to_string(value)});
+  } else {
+    result = connection_->command({"HSET", key, record_id, name_});
+  }
+  const bool refused = fenced && result.ok() && result.reply.is_integer(0);
+  Event& event = log_.record(result.ok() && !refused ? EventType::kOk : EventType::kFail,
+                             Op::kWrite, resource.name);
   if (!counter) event.resource().record = log_.intern(record_id);
-  if (!result.ok()) set_error(log_, event, result);
+  if (refused) {
+    event.error = ErrorKind::kFenced;
+    event.message = log_.intern("fencing number " + std::to_string(held_fencing_) +
+                                " is lower than one the store has accepted");
+  } else if (!result.ok()) {
+    set_error(log_, event, result);
+  }
   event.resource().value = value;
   event.resource().base = last_read_;
   event.resource().has_base = true;
+  if (fenced) event.resource().fencing = held_fencing_;
   last_read_ = -1;
 }
 

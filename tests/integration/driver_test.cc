@@ -14,6 +14,7 @@
 
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
+#include "sim/driver/fenced_store.h"
 #include "sim/driver/wait.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
@@ -407,6 +408,38 @@ TEST(DriverResources, FindOrCreateDuplicate) {
   ASSERT_EQ(j.result.count(FindingKind::kResourceCorrupted), 1u);
   EXPECT_EQ(j.result.of(FindingKind::kResourceCorrupted)[0]->cause, "duplicate");
   EXPECT_EQ(j.result.of(FindingKind::kResourceCorrupted)[0]->record, "1");
+}
+
+// The fenced store refuses a write presenting a lower fencing number than one it has accepted,
+// changing nothing; it accepts an equal number (the same holder again) and a higher one, and a
+// write with no number, which leaves the highest accepted number as it was.
+TEST(DriverResources, FencedStoreRefusesALowerNumber) {
+  Connection connection(server->endpoint(), {});
+  const std::string key = "locksim:fenced-store:stock";
+  auto value = [&connection, &key] { return connection.command({"GET", key}).reply.str; };
+  auto highest = [&connection, &key] {
+    return connection.command({"GET", key + ":highest_fencing"}).reply.str;
+  };
+  auto write = [&connection, &key](std::int64_t v, std::int64_t fencing) {
+    const RedisResult r = fenced_store_write(connection, key, v, fencing);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    return r.reply.is_integer(1);
+  };
+  EXPECT_TRUE(write(9, 34));
+  EXPECT_EQ(value(), "9");
+  EXPECT_EQ(highest(), "34");
+  EXPECT_FALSE(write(8, 33));
+  EXPECT_EQ(value(), "9");
+  EXPECT_EQ(highest(), "34");
+  EXPECT_TRUE(write(7, 34));
+  EXPECT_TRUE(write(6, 35));
+  EXPECT_EQ(highest(), "35");
+  EXPECT_TRUE(write(5, -1));
+  EXPECT_EQ(value(), "5");
+  EXPECT_EQ(highest(), "35");
+  EXPECT_FALSE(write(4, 0));
+  EXPECT_EQ(value(), "5");
+  connection.command({"DEL", key, key + ":highest_fencing"});
 }
 
 // Doc D's log artifact: naive timestamps show overlaps on a correct lock, the history none.

@@ -44,6 +44,10 @@ std::int64_t count_naive_overlaps(const KeyTimeline& timeline);
 // by options.resource (nothing when its kind is kNone). Over the whole history, not one key.
 void check_resource(const History& history, const ResourceSpec& resource, CheckResult& result);
 
+// check_stale_writes: writes to the resource by a client whose grant had been superseded, and
+// whether the resource accepted them; counts them in result.stats.
+void check_stale_writes(const History& history, const ResourceSpec& resource, CheckResult& result);
+
 // compute_stats: counts and acquire latency percentiles over the whole history.
 CheckStats compute_stats(const History& history);
 

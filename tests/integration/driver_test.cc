@@ -442,6 +442,51 @@ TEST(DriverResources, FencedStoreRefusesALowerNumber) {
   connection.command({"DEL", key, key + ":highest_fencing"});
 }
 
+// Kleppmann's pause, run: A stalls past its lease after reading the stock, B gets in and sells one,
+// A writes from its stale read. Both locks let the windows overlap (lease_expired). The renewing
+// lock hands out no fencing numbers, so the fenced store accepts A's write and B's sale is lost;
+// lua_owner_fenced's grants carry 1 and 2, the writes present them, and the store refuses A's.
+TEST(DriverResources, FencingSavesTheResource) {
+  const Scenario scenario = catalogue("fencing-saves-the-resource");
+  const Judged renewing = run(scenario, "lua_owner_renew");
+  EXPECT_EQ(renewing.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(renewing.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_FALSE(renewing.result.resource_intact());
+  ASSERT_EQ(renewing.result.count(FindingKind::kResourceCorrupted), 1u);
+  EXPECT_EQ(renewing.result.of(FindingKind::kResourceCorrupted)[0]->cause, "lost_update");
+  EXPECT_EQ(renewing.result.stats.stale_writes_accepted, 1);
+  EXPECT_EQ(renewing.result.stats.stale_writes_rejected, 0);
+
+  const Judged fenced = run(scenario, "lua_owner_fenced");
+  EXPECT_EQ(fenced.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(fenced.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_TRUE(fenced.result.resource_intact());
+  EXPECT_EQ(fenced.result.stats.resource_writes, 1);
+  EXPECT_EQ(fenced.result.stats.stale_writes_accepted, 0);
+  EXPECT_EQ(fenced.result.stats.stale_writes_rejected, 1);
+  ASSERT_EQ(fenced.result.count(FindingKind::kStaleWrite), 1u);
+  const Finding& stale = *fenced.result.of(FindingKind::kStaleWrite)[0];
+  EXPECT_EQ(stale.clients, (std::vector<int>{client(fenced, "A"), client(fenced, "B")}));
+  // Every grant and write carries its number: A's grant 1, B's grant 2.
+  std::map<std::pair<int, Op>, std::int64_t> numbers;
+  for (const Event& e : fenced.outcome.history.events) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+      numbers[{e.client, e.f}] = e.acquire().fencing;
+    }
+    if (e.f == Op::kWrite) {
+      numbers[{e.client, e.f}] = e.resource().fencing;
+      EXPECT_EQ(e.type == EventType::kFail, e.client == client(fenced, "A"));
+      if (e.type == EventType::kFail) {
+        EXPECT_EQ(e.error, ErrorKind::kFenced);
+      }
+    }
+  }
+  EXPECT_EQ((numbers[{client(fenced, "A"), Op::kAcquire}]), 1);
+  EXPECT_EQ((numbers[{client(fenced, "A"), Op::kWrite}]), 1);
+  EXPECT_EQ((numbers[{client(fenced, "B"), Op::kAcquire}]), 2);
+  EXPECT_EQ((numbers[{client(fenced, "B"), Op::kWrite}]), 2);
+}
+
 // Doc D's log artifact: naive timestamps show overlaps on a correct lock, the history none.
 TEST(DriverWorkload, NaiveTimestampsShowFalseOverlaps) {
   const Judged j = run(catalogue("doc-d-log-timing"), "lua_owner");

@@ -52,6 +52,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   }
   result.faults = fault_windows(history);
   check_resource(history, options.resource, result);
+  check_stale_writes(history, options.resource, result);
   check_run(history, result);
   // Keys are kept apart while building; a report wants one timeline across keys.
   std::stable_sort(
@@ -60,8 +61,9 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.kind < b.kind; });
 
-  // A stale release, a stolen renewal or an idle hold alone supports no verdict: it harmed nobody
-  // unless someone got in (a violation) or a waiter was stuck (a deadlock).
+  // A stale release, a stale write, a stolen renewal or an idle hold alone supports no verdict: it
+  // harmed nobody unless someone got in (a violation), a waiter was stuck (a deadlock) or the
+  // resource was corrupted.
   result.verdict = Verdict::kOk;
   for (const Finding& finding : result.findings) {
     result.verdict = strongest(result.verdict, verdict_of(finding.kind));

@@ -23,7 +23,8 @@
 //     earlier holder's lease ran out before the later acquire completed, while it still worked) or
 //     "racy_acquire" (neither: both acquires succeeded on a held lock).
 //   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
-//     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units.
+//     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units. Judged
+//     from the writes that took effect (ok): a write a fenced store rejected changed nothing.
 //   deadlock [deadlock]: an acquire waited while, for at least stuck_threshold_ns, no live client
 //     possibly held the key (possible hold: [acquire invoke, release completed], cut at a crash
 //     but kept until the lease end when the crashed holder had a TTL); cause "never_recovered"
@@ -41,14 +42,18 @@
 //     not know it holds the lock, or by nobody: a deadlock could hide).
 //   incomplete [unknown]: the harness stopped the run before it finished; cause "time_limit" or
 //     "interrupted".
-//   stale_release, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader needs.
-//     stale_release: a release deleted a key after its lease ran out while another client was
-//     inside (clients = {releaser, victim}); stolen_renewal: an extend succeeded while another
-//     client, which acquired after the extender, was inside (clients = {extender, holder}): it
-//     prolonged someone else's lock; recovery: a crash inside and when the key was next acquired
-//     (clients = {crashed, next}; interval = [crash, next enter] or to_ns = -1); idle_hold: a
-//     release that deleted nothing while its own lease ran (Doc C's unsaved token) left the key
-//     held by nobody (interval = the idle time).
+//   stale_release, stale_write, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader
+//     needs. stale_release: a release deleted a key after its lease ran out while another client
+//     was inside (clients = {releaser, victim}); stale_write: a write to the resource by a client
+//     whose grant of the lock had been superseded by another client's (a higher fencing number
+//     or, without numbers, a later grant) before the write (clients = {writer, newer holder};
+//     interval = [newer grant, write]); cause "accepted" (it took effect: the harm, if any, is a
+//     resource_corrupted finding) or "rejected" (a fenced store refused it); stolen_renewal: an
+//     extend succeeded while another client, which acquired after the extender, was inside
+//     (clients = {extender, holder}): it prolonged someone else's lock; recovery: a crash inside
+//     and when the key was next acquired (clients = {crashed, next}; interval = [crash, next
+//     enter] or to_ns = -1); idle_hold: a release that deleted nothing while its own lease ran
+//     (Doc C's unsaved token) left the key held by nobody (interval = the idle time).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
 // [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.
@@ -72,10 +77,12 @@ namespace locksim {
 
 // ResourceSpec: the protected resource the scenario used, if any (from the scenario file).
 struct ResourceSpec {
-  enum class Kind { kNone, kCounter, kFindOrCreate };
+  // kFencedCounter: a counter whose store refuses writes with a stale fencing number; judged as
+  // a counter, from the writes it accepted.
+  enum class Kind { kNone, kCounter, kFindOrCreate, kFencedCounter };
   Kind kind = Kind::kNone;
   std::string name = "resource";  // the `key` of its read/write events
-  std::int64_t initial = 0;       // counter: initial stock
+  std::int64_t initial = 0;       // counter, fenced counter: initial stock
 };
 
 struct CheckOptions {
@@ -122,6 +129,7 @@ enum class FindingKind : std::uint8_t {
   kIndeterminate,
   kIncomplete,
   kStaleRelease,
+  kStaleWrite,
   kStolenRenewal,
   kRecovery,
   kIdleHold,
@@ -164,13 +172,15 @@ struct CheckStats {
   Nanos acquire_latency_p50_ns = -1;
   Nanos acquire_latency_p99_ns = -1;
   Nanos acquire_latency_max_ns = -1;
-  Nanos duration_ns = 0;                // last event time - first event time
-  std::int64_t holds = 0;               // definite hold windows
-  std::int64_t holds_in_violation = 0;  // windows that overlap another client's window
-  std::int64_t extends_ok = 0;          // extend ok with extended >= 1
-  std::int64_t extends_failed = 0;      // extend ok refused, fail or info
-  std::int64_t resource_writes = 0;     // write ok events (of any key)
-  std::int64_t lock_errors = 0;         // calls that answered outside the lock's contract
+  Nanos duration_ns = 0;                   // last event time - first event time
+  std::int64_t holds = 0;                  // definite hold windows
+  std::int64_t holds_in_violation = 0;     // windows that overlap another client's window
+  std::int64_t extends_ok = 0;             // extend ok with extended >= 1
+  std::int64_t extends_failed = 0;         // extend ok refused, fail or info
+  std::int64_t resource_writes = 0;        // write ok events (of any key)
+  std::int64_t stale_writes_accepted = 0;  // stale_write findings with cause "accepted"
+  std::int64_t stale_writes_rejected = 0;  // stale_write findings with cause "rejected"
+  std::int64_t lock_errors = 0;            // calls that answered outside the lock's contract
 };
 
 struct CheckResult {

@@ -47,6 +47,10 @@ void check_resource(const History& history, const ResourceSpec& resource, CheckR
 // fault_windows: the fault windows of the history (fault_windows.cc), by start time.
 std::vector<FaultWindow> fault_windows(const History& history);
 
+// check_stale_writes: writes to the resource by a client whose grant had been superseded, and
+// whether the resource accepted them; counts them in result.stats.
+void check_stale_writes(const History& history, const ResourceSpec& resource, CheckResult& result);
+
 // compute_stats: counts and acquire latency percentiles over the whole history.
 CheckStats compute_stats(const History& history);
 

@@ -12,7 +12,7 @@ struct KindInfo {
   Verdict verdict;
 };
 
-constexpr std::array<KindInfo, 12> kKinds = {{
+constexpr std::array<KindInfo, 13> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted},
     {FindingKind::kDeadlock, "deadlock", Verdict::kDeadlock},
@@ -22,6 +22,7 @@ constexpr std::array<KindInfo, 12> kKinds = {{
     {FindingKind::kIndeterminate, "indeterminate", Verdict::kUnknown},
     {FindingKind::kIncomplete, "incomplete", Verdict::kUnknown},
     {FindingKind::kStaleRelease, "stale_release", Verdict::kOk},
+    {FindingKind::kStaleWrite, "stale_write", Verdict::kOk},
     {FindingKind::kStolenRenewal, "stolen_renewal", Verdict::kOk},
     {FindingKind::kRecovery, "recovery", Verdict::kOk},
     {FindingKind::kIdleHold, "idle_hold", Verdict::kOk},

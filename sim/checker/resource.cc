@@ -1,5 +1,7 @@
 // Resource integrity: what the lock was for. A counter (Doc C's stock) must end at initial - sales
-// and never sell more than it had; find-or-create (Doc B's jobs) must create each record once.
+// and never sell more than it had; find-or-create (Doc B's jobs) must create each record once. A
+// fenced counter is judged as a counter: its sales are the writes it accepted (a rejected write
+// is a failed event and changed nothing).
 // Judged from the resource's own writes, independently of the hold windows: a lock that looks
 // fine can still guard a resource badly, and a violation need not corrupt it.
 #include <algorithm>
@@ -157,6 +159,7 @@ void check_resource(const History& history, const ResourceSpec& resource, CheckR
     case ResourceSpec::Kind::kNone:
       return;
     case ResourceSpec::Kind::kCounter:
+    case ResourceSpec::Kind::kFencedCounter:
       check_counter(history, resource, result);
       return;
     case ResourceSpec::Kind::kFindOrCreate:

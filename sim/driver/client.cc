@@ -5,6 +5,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
+#include "sim/driver/fenced_store.h"
 
 namespace locksim::driver_internal {
 namespace {
@@ -178,11 +179,13 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
         ok.token = log_.intern(attempt.token);
         ok.acquire().attempts = attempts;
         ok.acquire().sent_ns = attempt_sent_ns;
+        ok.acquire().fencing = attempt.fencing;
         if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key);
         holding_ = true;
         held_key_ = logical_key;
         held_token_ = std::move(attempt.token);
+        held_fencing_ = attempt.fencing;
         set_state(true, false);
         if (variant.renews()) start_renewal(logical_key, held_token_);
         return AcquireStatus::kAcquired;
@@ -250,6 +253,7 @@ bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   }
   holding_ = false;
   held_token_.clear();
+  held_fencing_ = -1;
   return true;
 }
 
@@ -350,7 +354,7 @@ void ThreadClient::stop_renewal() {
 void ThreadClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
   RedisResult result = counter ? connection_->command({"GET", key})
                                : connection_->command({"HEXISTS", key, record_id});
   std::int64_t value = 0;
@@ -382,20 +386,36 @@ void ThreadClient::resource_read(const std::string& record_id) {
 void ThreadClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const std::string key = run_.full_key(resource.name);
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
+  const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
   // The application logic of the documents: sell only if stock was left; create only if the
   // record was not found. Nothing is written otherwise.
   if (counter ? last_read_ <= 0 : last_read_ != 0) return;
   const std::int64_t value = counter ? last_read_ - 1 : 1;
-  const RedisResult result = counter ? connection_->command({"SET", key, std::to_string(value)})
-                                     : connection_->command({"HSET", key, record_id, name_});
-  Event& event =
-      log_.record(result.ok() ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
+  RedisResult result;
+  if (fenced) {
+    // The store is shown the fencing number of the grant this client holds (-1: none).
+    result = fenced_store_write(*connection_, key, value, held_fencing_);
+  } else if (counter) {
+    result = connection_->command({"SET", key, std::to_string(value)});
+  } else {
+    result = connection_->command({"HSET", key, record_id, name_});
+  }
+  const bool refused = fenced && result.ok() && result.reply.is_integer(0);
+  Event& event = log_.record(result.ok() && !refused ? EventType::kOk : EventType::kFail,
+                             Op::kWrite, resource.name);
   if (!counter) event.resource().record = log_.intern(record_id);
-  if (!result.ok()) set_error(log_, event, result);
+  if (refused) {
+    event.error = ErrorKind::kFenced;
+    event.message = log_.intern("fencing number " + std::to_string(held_fencing_) +
+                                " is lower than one the store has accepted");
+  } else if (!result.ok()) {
+    set_error(log_, event, result);
+  }
   event.resource().value = value;
   event.resource().base = last_read_;
   event.resource().has_base = true;
+  if (fenced) event.resource().fencing = held_fencing_;
   last_read_ = -1;
 }
 

@@ -75,8 +75,10 @@ class DriverClient : public FaultTarget {
   // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
   virtual void lose_lock() = 0;
   // resource_read / resource_write: one read or write of the scenario's protected resource,
-  // recorded as read/write events. A write sells one unit (counter, if the last read was > 0) or
-  // creates `record_id` (find_or_create, if the last read found it absent).
+  // recorded as read/write events. A write sells one unit (counter, fenced_counter, if the last
+  // read was > 0) or creates `record_id` (find_or_create, if the last read found it absent). A
+  // write to a fenced_counter presents the fencing number of the grant held (recorded on the
+  // event); one the store refuses is recorded as failed with error "fenced".
   virtual void resource_read(const std::string& record_id) = 0;
   virtual void resource_write(const std::string& record_id) = 0;
 
@@ -106,7 +108,8 @@ class DriverClient : public FaultTarget {
   bool crashed_ = false;
   std::string held_key_;  // logical
   std::string held_token_;
-  std::int64_t last_read_ = -1;  // the resource value (or existence) the last read saw
+  std::int64_t held_fencing_ = -1;  // the fencing number of the current grant; -1: none
+  std::int64_t last_read_ = -1;     // the resource value (or existence) the last read saw
 
  private:
   std::optional<Connection> observer_;

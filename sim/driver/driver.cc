@@ -206,8 +206,9 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
 
-  // The protected resource starts in a known state (a counter at its initial stock).
-  if (scenario.resource.kind == ResourceConfig::Kind::kCounter) {
+  // The protected resource starts in a known state (a counter at its initial stock; a fenced
+  // store has accepted no fencing number yet).
+  if (scenario.resource.counts()) {
     Connection setup(request.endpoint, ConnectionOptions{});
     const RedisResult result = setup.command({"SET", request.key_prefix + scenario.resource.name,
                                               std::to_string(scenario.resource.initial)});

@@ -193,6 +193,7 @@ class LoopClient {
         ok.token = log_.intern(outcome.token);
         ok.acquire().attempts = attempts_;
         ok.acquire().sent_ns = sent_ns_;
+        ok.acquire().fencing = outcome.fencing;
         if (variant_.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(scenario_.lock.ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key_);
         held_token_ = std::move(outcome.token);

@@ -48,7 +48,10 @@ ErrorKind error_of(const nlohmann::json& reply) {
 
 nlohmann::json resource_of(const RunContext& run) {
   const ResourceConfig& resource = run.scenario().resource;
-  return {{"kind", resource.kind == ResourceConfig::Kind::kCounter ? "counter" : "find_or_create"},
+  const char* kind = resource.kind == ResourceConfig::Kind::kCounter          ? "counter"
+                     : resource.kind == ResourceConfig::Kind::kFencedCounter ? "fenced_counter"
+                                                                             : "find_or_create";
+  return {{"kind", kind},
           {"key", run.full_key(resource.name)}};
 }
 
@@ -306,7 +309,8 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
     if (const auto after = message.value("sent_after_ns", std::int64_t{-1}); after >= 0) {
       ok.acquire().sent_ns = std::min(invoke_ns + after, ok.time_ns);
     }
-    if (message.contains("fencing")) ok.acquire().fencing = message.value("fencing", -1);
+    held_fencing_ = message.value("fencing", std::int64_t{-1});
+    ok.acquire().fencing = held_fencing_;
     if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
     log_.record(EventType::kOk, Op::kEnter, logical_key);
     holding_ = true;
@@ -354,6 +358,7 @@ bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
   }
   holding_ = false;
   held_token_.clear();
+  held_fencing_ = -1;
   return true;
 }
 
@@ -394,7 +399,7 @@ void ProcessClient::lose_lock() {
 
 void ProcessClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
   nlohmann::json request = {{"op", "read"}, {"resource", resource_of(run_)}};
   if (!counter) request["record"] = record_id;
   const Reply reply = call(std::move(request), nullptr);
@@ -413,16 +418,19 @@ void ProcessClient::resource_read(const std::string& record_id) {
 
 void ProcessClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
-  const bool counter = resource.kind == ResourceConfig::Kind::kCounter;
+  const bool counter = resource.counts();
+  const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
   // The application logic of the documents: sell only if stock was left; create only if the
   // record was not found. Nothing is written otherwise.
   if (counter ? last_read_ <= 0 : last_read_ != 0) return;
   const std::int64_t value = counter ? last_read_ - 1 : 1;
   nlohmann::json request = {{"op", "write"}, {"resource", resource_of(run_)}, {"value", value}};
   if (!counter) request["record"] = record_id;
+  if (fenced) request["fencing"] = held_fencing_;  // the number of the grant held (-1: none)
   const Reply reply = call(std::move(request), nullptr);
   const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
   Event& event = log_.record(ok ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
+  if (fenced) event.resource().fencing = held_fencing_;
   if (!counter) event.resource().record = log_.intern(record_id);
   if (!ok) record_failure(event, reply.message.is_object() ? reply.message : nlohmann::json::object());
   event.resource().value = value;

@@ -14,6 +14,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/driver/client.h"
+#include "sim/driver/fenced_store.h"
 #include "sim/driver/wait.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/lock/registry.h"
@@ -216,6 +217,7 @@ class Worker {
       if (attempt.outcome == AcquireAttempt::Outcome::kAcquired) {
         nlohmann::json ok = reply(request, "ok");
         ok["token"] = attempt.token;
+        if (attempt.fencing >= 0) ok["fencing"] = attempt.fencing;
         ok["attempts"] = attempts;
         // A duration, not an instant: the harness adds it to its own invoke time, which came
         // before the request arrived here, so the lease start it derives is never too late.
@@ -278,7 +280,8 @@ class Worker {
   nlohmann::json read(const nlohmann::json& request) {
     const nlohmann::json& resource = request.at("resource");
     const std::string key = resource.at("key").get<std::string>();
-    const bool counter = resource.at("kind").get<std::string>() == "counter";
+    const std::string kind = resource.at("kind").get<std::string>();
+    const bool counter = kind == "counter" || kind == "fenced_counter";
     if (connection_.broken()) connection_.reconnect();
     RedisResult result =
         counter ? connection_.command({"GET", key})
@@ -304,13 +307,28 @@ class Worker {
   nlohmann::json write(const nlohmann::json& request) {
     const nlohmann::json& resource = request.at("resource");
     const std::string key = resource.at("key").get<std::string>();
-    const bool counter = resource.at("kind").get<std::string>() == "counter";
+    const std::string kind = resource.at("kind").get<std::string>();
     if (connection_.broken()) connection_.reconnect();
+    if (kind == "fenced_counter") {
+      // The store is shown the fencing number the harness sends (-1: the grant had none).
+      const std::int64_t fencing = request.value("fencing", std::int64_t{-1});
+      const RedisResult result =
+          fenced_store_write(connection_, key, request.at("value").get<std::int64_t>(), fencing);
+      if (!result.ok()) return failure(request, result);
+      if (result.reply.is_integer(0)) {
+        nlohmann::json refused = reply(request, "fail");
+        refused["error"] = to_string(ErrorKind::kFenced);
+        refused["message"] = "fencing number " + std::to_string(fencing) +
+                             " is lower than one the store has accepted";
+        return refused;
+      }
+      return reply(request, "ok");
+    }
     const RedisResult result =
-        counter ? connection_.command(
-                      {"SET", key, std::to_string(request.at("value").get<std::int64_t>())})
-                : connection_.command(
-                      {"HSET", key, request.value("record", std::string()), client_});
+        kind == "counter"
+            ? connection_.command(
+                  {"SET", key, std::to_string(request.at("value").get<std::int64_t>())})
+            : connection_.command({"HSET", key, request.value("record", std::string()), client_});
     if (!result.ok()) return failure(request, result);
     return reply(request, "ok");
   }

@@ -11,9 +11,9 @@ constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", 
 constexpr std::array<std::string_view, 12> kOpNames = {
     "acquire", "release", "extend", "enter", "exit", "crash",
     "work",    "write",   "read",   "fault", "stop", "server_lost"};
-constexpr std::array<std::string_view, 10> kErrorNames = {
-    "none",    "gave_up",  "stopped",     "timeout",          "closed",
-    "refused", "protocol", "reply_error", "unexpected_reply", "crashed"};
+constexpr std::array<std::string_view, 11> kErrorNames = {
+    "none",     "gave_up",     "stopped",          "timeout", "closed", "refused",
+    "protocol", "reply_error", "unexpected_reply", "crashed", "fenced"};
 constexpr std::array<std::string_view, 2> kStopNames = {"time_limit", "interrupted"};
 constexpr std::array<std::string_view, 3> kPhaseNames = {"instant", "start", "end"};
 

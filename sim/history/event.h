@@ -42,7 +42,8 @@ enum class Op : std::uint8_t {
   kExit,        // ok: the client leaves the critical section (taken before the release request)
   kCrash,       // info: the client stopped without releasing; its connection is closed
   kWork,        // info: the client works inside the critical section; WorkFacts
-  kWrite,       // ok/fail: a write to the protected resource; ResourceFacts
+  kWrite,       // ok/fail: a write to the protected resource; ResourceFacts; fail "fenced": a
+                // fenced store refused it (a definite answer: nothing was written)
   kRead,        // ok/fail: a read of the protected resource; ResourceFacts
   kFault,       // info: a fault injected by the harness; FaultFacts
   kStop,        // info (harness): the run was stopped before it finished; StopFacts
@@ -62,6 +63,8 @@ enum class ErrorKind : std::uint8_t {
   kUnexpectedReply,  // a reply outside the variant's contract: what it did is unknown
   kCrashed,          // acquire: the client died while waiting, after a busy answer; it holds
                      // nothing (a crash fault at a variant's after_busy checkpoint)
+  kFenced,           // write: a fenced store refused it, because the fencing number it presented
+                     // is lower than one the store had already accepted; nothing was written
 };
 
 // is_indeterminate: the call may have taken effect although no usable reply was read.
@@ -130,7 +133,8 @@ struct WorkFacts {
 };
 // ResourceFacts (f == kRead, kWrite).
 struct ResourceFacts {
-  std::int64_t value = 0;     // read: counter value or 1/0 (record exists); write: value written
+  std::int64_t value = 0;     // read: counter value or 1/0 (record exists); write: the value
+                              // written (fail: the value it tried to write)
   std::int64_t base = 0;      // write: the value it was computed from (valid if has_base)
   std::int64_t fencing = -1;  // write: the fencing number presented; -1: none
   StringId record = 0;        // find_or_create: the record id

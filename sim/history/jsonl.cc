@@ -39,7 +39,10 @@ void append_event(std::string& out, const History& history, const Event& event, 
   } else if (const auto* work = std::get_if<WorkFacts>(&event.facts)) {
     if (work->planned_ms >= 0) line.number("planned_ms", work->planned_ms);
   } else if (const auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
-    if (event.type == EventType::kOk) line.number("value", resource->value);
+    // A failed write keeps the value it tried to write (a refused stale write says what it was).
+    if (event.type == EventType::kOk || event.f == Op::kWrite) {
+      line.number("value", resource->value);
+    }
     if (resource->has_base) line.number("base", resource->base);
     if (resource->fencing >= 0) line.number("fencing", resource->fencing);
     if (resource->record != 0) line.text("record", history.str(resource->record));

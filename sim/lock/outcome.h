@@ -82,5 +82,6 @@ const LockVariant& lua_acquire_owner_variant();
 const LockVariant& lua_owner_renew_variant();
 const LockVariant& no_lock_variant();
 const LockVariant& lua_fair_queue_variant();
+const LockVariant& lua_owner_fenced_variant();
 
 }  // namespace locksim::lock_detail

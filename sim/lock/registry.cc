@@ -73,6 +73,7 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::lua_owner_renew_variant(),
       &lock_detail::no_lock_variant(),
       &lock_detail::lua_fair_queue_variant(),
+      &lock_detail::lua_owner_fenced_variant(),
   };
   return variants;
 }

@@ -73,6 +73,9 @@ struct AcquireAttempt {
   Outcome outcome = Outcome::kBusy;
   std::string token;  // kAcquired: the value stored in the key ("1" for variants without owner)
   RedisResult error;  // kError: what failed; error.indeterminate() means "may have acquired"
+  // kAcquired: the fencing number the grant carried, greater than that of every earlier grant of
+  // the key (lua_owner_fenced); -1: the variant hands out none.
+  std::int64_t fencing = -1;
 };
 
 // ReleaseResult: the result of one release.

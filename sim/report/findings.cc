@@ -34,6 +34,8 @@ std::string_view finding_label(FindingKind kind) {
       return "Incomplete run";
     case FindingKind::kStaleRelease:
       return "Stale release";
+    case FindingKind::kStaleWrite:
+      return "Stale write";
     case FindingKind::kStolenRenewal:
       return "Stolen renewal";
     case FindingKind::kRecovery:

@@ -103,7 +103,9 @@ Json variant_results_json(const Scenario& scenario, const VariantRun& run, const
                                                : 0.0},
                 {"extends_ok", s.extends_ok},
                 {"extends_failed", s.extends_failed},
-                {"resource_writes", s.resource_writes}};
+                {"resource_writes", s.resource_writes},
+                {"stale_writes_accepted", s.stale_writes_accepted},
+                {"stale_writes_rejected", s.stale_writes_rejected}};
   j["notes"] = run.notes;
   return j;
 }

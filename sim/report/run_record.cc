@@ -71,6 +71,9 @@ CheckOptions check_options(const Scenario& scenario) {
     case ResourceConfig::Kind::kFindOrCreate:
       options.resource.kind = ResourceSpec::Kind::kFindOrCreate;
       break;
+    case ResourceConfig::Kind::kFencedCounter:
+      options.resource.kind = ResourceSpec::Kind::kFencedCounter;
+      break;
   }
   options.resource.name = scenario.resource.name;
   options.resource.initial = scenario.resource.initial;

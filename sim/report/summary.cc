@@ -37,6 +37,10 @@ std::string findings_cell(const CheckResult& r) {
       case FindingKind::kMutexViolation:
         add(std::to_string(found.size()) + " overlap(s)");
         break;
+      case FindingKind::kStaleWrite:
+        add("stale writes " + std::to_string(r.stats.stale_writes_accepted) + " accepted / " +
+            std::to_string(r.stats.stale_writes_rejected) + " rejected");
+        break;
       default:
         add(std::to_string(found.size()) + " " + std::string(to_string(kind)));
         break;

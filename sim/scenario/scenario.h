@@ -63,11 +63,19 @@ struct ResourceConfig {
     kNone,
     kCounter,       // Doc C's stock: read the count, write count - 1 (a sale)
     kFindOrCreate,  // Doc B's find_or_initialize_by: read whether a record exists, create if not
+    // The counter behind Kleppmann's fenced storage service: a write presents the fencing number
+    // of its writer's grant, and the store refuses one lower than the highest it has accepted.
+    // A write without a number (a lock that hands out none) is accepted: an unfenced client
+    // cannot be protected.
+    kFencedCounter,
   };
   Kind kind = Kind::kNone;
   std::string name = "resource";  // logical key of the resource
-  std::int64_t initial = 1;       // counter: initial stock, 0..1000000000
+  std::int64_t initial = 1;       // counter, fenced_counter: initial stock, 0..1000000000
   int ids = 1;                    // find_or_create: distinct record ids, 1..1000000
+
+  // counts: a stock counter (counter or fenced_counter): reads get the count, writes sell one.
+  bool counts() const { return kind == Kind::kCounter || kind == Kind::kFencedCounter; }
 };
 
 // Condition: something observable a scripted step can wait for.

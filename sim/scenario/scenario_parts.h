@@ -73,6 +73,8 @@ std::int64_t default_stuck_ms(const WaitConfig& wait);
 ResourceConfig parse_resource(const JsonReader& node);
 // resolved_resource: null for ResourceConfig::Kind::kNone.
 nlohmann::json resolved_resource(const ResourceConfig& resource);
+// resource_kind_name: the kind's word in JSON ("counter", "fenced_counter"); "" for kNone.
+std::string resource_kind_name(ResourceConfig::Kind kind);
 
 // parse_script: the "clients" and "steps" of a scripted scenario, into scenario.clients and
 // scenario.steps. `root` is the whole document; scenario.resource must already be parsed.

@@ -257,8 +257,8 @@ void parse_resource_access(const JsonReader& node, const ResourceConfig& resourc
   if (!record_id) return;
   if (resource.kind != ResourceConfig::Kind::kFindOrCreate) {
     record_id->fail(
-        "only for a \"find_or_create\" resource (a counter has no records); $.resource.kind is "
-        "\"counter\"");
+        "only for a \"find_or_create\" resource (a counter has no records); $.resource.kind is \"" +
+        resource_kind_name(resource.kind) + "\"");
   }
   step.record_id = record_id->non_empty_string();
   if (step.record_id.size() > 32) {

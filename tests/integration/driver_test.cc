@@ -14,6 +14,7 @@
 
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
+#include "sim/driver/fenced_store.h"
 #include "sim/driver/wait.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
@@ -409,6 +410,84 @@ TEST(DriverResources, FindOrCreateDuplicate) {
   EXPECT_EQ(j.result.of(FindingKind::kResourceCorrupted)[0]->record, "1");
 }
 
+// The fenced store refuses a write presenting a lower fencing number than one it has accepted,
+// changing nothing; it accepts an equal number (the same holder again) and a higher one, and a
+// write with no number, which leaves the highest accepted number as it was.
+TEST(DriverResources, FencedStoreRefusesALowerNumber) {
+  Connection connection(server->endpoint(), {});
+  const std::string key = "locksim:fenced-store:stock";
+  auto value = [&connection, &key] { return connection.command({"GET", key}).reply.str; };
+  auto highest = [&connection, &key] {
+    return connection.command({"GET", key + ":highest_fencing"}).reply.str;
+  };
+  auto write = [&connection, &key](std::int64_t v, std::int64_t fencing) {
+    const RedisResult r = fenced_store_write(connection, key, v, fencing);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    return r.reply.is_integer(1);
+  };
+  EXPECT_TRUE(write(9, 34));
+  EXPECT_EQ(value(), "9");
+  EXPECT_EQ(highest(), "34");
+  EXPECT_FALSE(write(8, 33));
+  EXPECT_EQ(value(), "9");
+  EXPECT_EQ(highest(), "34");
+  EXPECT_TRUE(write(7, 34));
+  EXPECT_TRUE(write(6, 35));
+  EXPECT_EQ(highest(), "35");
+  EXPECT_TRUE(write(5, -1));
+  EXPECT_EQ(value(), "5");
+  EXPECT_EQ(highest(), "35");
+  EXPECT_FALSE(write(4, 0));
+  EXPECT_EQ(value(), "5");
+  connection.command({"DEL", key, key + ":highest_fencing"});
+}
+
+// Kleppmann's pause, run: A stalls past its lease after reading the stock, B gets in and sells one,
+// A writes from its stale read. Both locks let the windows overlap (lease_expired). The renewing
+// lock hands out no fencing numbers, so the fenced store accepts A's write and B's sale is lost;
+// lua_owner_fenced's grants carry 1 and 2, the writes present them, and the store refuses A's.
+TEST(DriverResources, FencingSavesTheResource) {
+  Scenario scenario = catalogue("fencing-saves-the-resource");
+  scenario.processes = false;  // on threads here; faults_test runs it as worker processes
+  const Judged renewing = run(scenario, "lua_owner_renew");
+  EXPECT_EQ(renewing.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(renewing.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_FALSE(renewing.result.resource_intact());
+  ASSERT_EQ(renewing.result.count(FindingKind::kResourceCorrupted), 1u);
+  EXPECT_EQ(renewing.result.of(FindingKind::kResourceCorrupted)[0]->cause, "lost_update");
+  EXPECT_EQ(renewing.result.stats.stale_writes_accepted, 1);
+  EXPECT_EQ(renewing.result.stats.stale_writes_rejected, 0);
+
+  const Judged fenced = run(scenario, "lua_owner_fenced");
+  EXPECT_EQ(fenced.result.verdict, Verdict::kMutexViolation);
+  EXPECT_EQ(fenced.result.causes(), std::vector<std::string>{"lease_expired"});
+  EXPECT_TRUE(fenced.result.resource_intact());
+  EXPECT_EQ(fenced.result.stats.resource_writes, 1);
+  EXPECT_EQ(fenced.result.stats.stale_writes_accepted, 0);
+  EXPECT_EQ(fenced.result.stats.stale_writes_rejected, 1);
+  ASSERT_EQ(fenced.result.count(FindingKind::kStaleWrite), 1u);
+  const Finding& stale = *fenced.result.of(FindingKind::kStaleWrite)[0];
+  EXPECT_EQ(stale.clients, (std::vector<int>{client(fenced, "A"), client(fenced, "B")}));
+  // Every grant and write carries its number: A's grant 1, B's grant 2.
+  std::map<std::pair<int, Op>, std::int64_t> numbers;
+  for (const Event& e : fenced.outcome.history.events) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+      numbers[{e.client, e.f}] = e.acquire().fencing;
+    }
+    if (e.f == Op::kWrite) {
+      numbers[{e.client, e.f}] = e.resource().fencing;
+      EXPECT_EQ(e.type == EventType::kFail, e.client == client(fenced, "A"));
+      if (e.type == EventType::kFail) {
+        EXPECT_EQ(e.error, ErrorKind::kFenced);
+      }
+    }
+  }
+  EXPECT_EQ((numbers[{client(fenced, "A"), Op::kAcquire}]), 1);
+  EXPECT_EQ((numbers[{client(fenced, "A"), Op::kWrite}]), 1);
+  EXPECT_EQ((numbers[{client(fenced, "B"), Op::kAcquire}]), 2);
+  EXPECT_EQ((numbers[{client(fenced, "B"), Op::kWrite}]), 2);
+}
+
 // Doc D's log artifact: naive timestamps show overlaps on a correct lock, the history none.
 TEST(DriverWorkload, NaiveTimestampsShowFalseOverlaps) {
   const Judged j = run(catalogue("doc-d-log-timing"), "lua_owner");
@@ -606,6 +685,25 @@ TEST(DriverEventLoop, RecordsWhatTheThreadsRecord) {
   ASSERT_EQ(expected.size(), 4u);
   EXPECT_EQ(expected.begin()->second.size(), 25u);
   EXPECT_EQ(tokens(loop.outcome.history), expected);
+}
+
+// Both client modes record the fencing number of every lua_owner_fenced grant: in history order
+// the numbers are exactly 1, 2, 3... (the grants of a correct lock follow each other).
+TEST(DriverEventLoop, RecordsFencingNumbers) {
+  for (const std::string mode : {"threads", "event_loop"}) {
+    const Judged j =
+        run(workload("lua_owner_fenced",
+                     R"(, "clients": 4, "cycles": 25, "client_mode": ")" + mode + "\""),
+            "lua_owner_fenced");
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << mode;
+    std::int64_t expected = 1;
+    for (const Event& e : j.outcome.history.events) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+        EXPECT_EQ(e.acquire().fencing, expected++) << mode;
+      }
+    }
+    EXPECT_EQ(expected, 101) << mode;
+  }
 }
 
 // A known failure is reproduced in the event-loop mode exactly as on threads: set_nx_ex with a

@@ -149,6 +149,39 @@ TEST(ProcessClients, CrashIsSigkill) {
   EXPECT_EQ(workers(), 0);
 }
 
+// Fencing across the worker protocol: the fenced grant's number comes back in the acquire reply,
+// each write presents it, and the store refuses paused A's write after B's: a real SIGSTOP past
+// the lease still overlaps the windows, but the stock stays intact. Without numbers it is lost.
+TEST(ProcessClients, FencedStoreRefusesThePausedWorkersWrite) {
+  const Scenario scenario = catalogue("fencing-saves-the-resource");
+  ASSERT_TRUE(scenario.processes);
+  const Judged fenced = run(scenario, "lua_owner_fenced");
+  EXPECT_EQ(fenced.result.verdict, Verdict::kMutexViolation);
+  EXPECT_TRUE(fenced.result.resource_intact());
+  EXPECT_EQ(fenced.result.stats.stale_writes_rejected, 1);
+  EXPECT_EQ(fenced.result.stats.stale_writes_accepted, 0);
+  const int a = fenced.client("A");
+  int refused = 0;
+  for (const Event& e : fenced.outcome.history.events) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+      EXPECT_EQ(e.acquire().fencing, e.client == a ? 1 : 2);
+    }
+    if (e.f == Op::kWrite) {
+      EXPECT_EQ(e.resource().fencing, e.client == a ? 1 : 2);
+      if (e.type == EventType::kFail) {
+        EXPECT_EQ(e.client, a);
+        EXPECT_EQ(e.error, ErrorKind::kFenced);
+        ++refused;
+      }
+    }
+  }
+  EXPECT_EQ(refused, 1);
+  const Judged unfenced = run(scenario, "lua_owner_renew");
+  EXPECT_FALSE(unfenced.result.resource_intact());
+  EXPECT_EQ(unfenced.result.stats.stale_writes_accepted, 1);
+  EXPECT_EQ(workers(), 0);
+}
+
 // The server took the lock for A, A never heard: A's acquire is info (timeout), B had to wait
 // for A's key to expire (so the acquire did run: its lease outlasts A's 2 s timeout), and the
 // verdict is unknown, never ok.

@@ -132,7 +132,8 @@ TEST_P(EveryVariantTest, TtlMatchesVariant) {
 INSTANTIATE_TEST_SUITE_P(Variants, EveryVariantTest,
                          ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew", "lua_fair_queue"));
+                                           "lua_owner_renew", "lua_fair_queue",
+                                           "lua_owner_fenced"));
 
 class TtlVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -151,7 +152,8 @@ TEST_P(TtlVariantTest, ExpiredLockCanBeTakenAgain) {
 INSTANTIATE_TEST_SUITE_P(Variants, TtlVariantTest,
                          ::testing::Values("set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew", "lua_fair_queue"));
+                                           "lua_owner_renew", "lua_fair_queue",
+                                           "lua_owner_fenced"));
 
 class AnyVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -201,7 +203,8 @@ TEST_P(AnyVariantTest, OnlyTheWatchdogVariantRenews) {
 INSTANTIATE_TEST_SUITE_P(Variants, AnyVariantTest,
                          ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew", "no_lock", "lua_fair_queue"));
+                                           "lua_owner_renew", "no_lock", "lua_fair_queue",
+                                           "lua_owner_fenced"));
 
 // The naive lock never frees itself: its key has no expiry, so a crashed holder blocks forever.
 TEST_F(VariantTest, NaiveLockStaysHeldWithoutRelease) {
@@ -268,7 +271,8 @@ TEST_P(OwnerCheckedTest, TokensDifferAcrossAcquisitions) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, OwnerCheckedTest,
                          ::testing::Values("lua_owner", "get_then_del", "lua_acquire_owner",
-                                           "lua_owner_renew", "lua_fair_queue"));
+                                           "lua_owner_renew", "lua_fair_queue",
+                                           "lua_owner_fenced"));
 
 // setnx_then_expire (Doc B1): a crash between SETNX and PEXPIRE leaves the key without a TTL
 // (PTTL -1), so it is held forever: the deadlock the document warns about.
@@ -471,7 +475,82 @@ TEST_P(CompareAndDeleteTest, SurvivesScriptFlush) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, CompareAndDeleteTest,
                          ::testing::Values("lua_owner", "lua_acquire_owner", "lua_owner_renew",
-                                           "lua_fair_queue"));
+                                           "lua_fair_queue", "lua_owner_fenced"));
+
+// FencedLockTest: lua_owner_fenced's fencing numbers, as two clients on their own connections
+// see them.
+class FencedLockTest : public VariantTest {
+ protected:
+  const LockVariant& fenced() { return variant("lua_owner_fenced"); }
+  std::string lock() { return key("lock"); }
+  std::string counter() { return key("lock") + ":fence"; }
+};
+
+// The numbers strictly increase across acquisitions by different clients, whether the lock was
+// released or its lease ran out, and the counter keeps the latest one without ever expiring.
+TEST_F(FencedLockTest, NumbersStrictlyIncreaseAcrossClients) {
+  Connection other_connection = connect();
+  Rng other_rng(7);
+  const LockContext other{other_connection, other_rng, {}, "other-client", kTtlMs};
+  std::int64_t previous = 0;
+  for (int i = 0; i < 10; ++i) {
+    const LockContext holder = i % 2 == 0 ? context() : other;
+    const AcquireAttempt held = fenced().try_acquire(holder, lock(), kTtlMs);
+    ASSERT_EQ(held.outcome, Acquire::kAcquired) << held.error.describe();
+    EXPECT_GT(held.fencing, previous) << "grant " << i;
+    previous = held.fencing;
+    EXPECT_EQ(conn().command({"GET", counter()}).reply.str, std::to_string(held.fencing));
+    if (i % 3 == 2) {
+      // This holder's lease runs out instead of being released.
+      ASSERT_TRUE(conn().command({"PEXPIRE", lock(), "20"}).reply.is_integer(1));
+      ASSERT_TRUE(wait_until_gone(lock()));
+    } else {
+      ASSERT_EQ(fenced().release(holder, lock(), held.token).outcome, Release::kReleased);
+    }
+  }
+  EXPECT_EQ(previous, 10);  // one number per grant, none skipped
+  EXPECT_EQ(pttl(counter()), -1);
+}
+
+// A busy attempt carries no number and spends none: the next grant gets the next number.
+TEST_F(FencedLockTest, BusyAttemptGetsNoNumber) {
+  const AcquireAttempt held = fenced().try_acquire(context(), lock(), kTtlMs);
+  ASSERT_EQ(held.outcome, Acquire::kAcquired);
+  EXPECT_EQ(held.fencing, 1);
+  for (int i = 0; i < 3; ++i) {
+    const AcquireAttempt busy = fenced().try_acquire(context(), lock(), kTtlMs);
+    EXPECT_EQ(busy.outcome, Acquire::kBusy);
+    EXPECT_EQ(busy.fencing, -1);
+  }
+  EXPECT_EQ(conn().command({"GET", counter()}).reply.str, "1");
+  ASSERT_EQ(fenced().release(context(), lock(), held.token).outcome, Release::kReleased);
+  EXPECT_EQ(fenced().try_acquire(context(), lock(), kTtlMs).fencing, 2);
+}
+
+// A reply outside the acquire script's contract (a number below 0, a string) is an error that may
+// have acquired, never a grant; the variant runs in the event-loop mode (one command each way).
+TEST_F(FencedLockTest, ReadsOnlyItsContract) {
+  const LockVariant& v = fenced();
+  EXPECT_TRUE(v.one_command());
+  EXPECT_FALSE(v.renews());
+  RedisResult negative;
+  negative.reply.type = Reply::Type::kInteger;
+  negative.reply.integer = -1;
+  RedisResult text;
+  text.reply.type = Reply::Type::kString;
+  text.reply.str = "34";
+  for (const RedisResult& reply : {negative, text}) {
+    const AcquireAttempt attempt = v.read_acquire(reply, "token");
+    EXPECT_EQ(attempt.outcome, Acquire::kError);
+    EXPECT_EQ(attempt.error.error, RedisErrorKind::kUnexpectedReply);
+    EXPECT_TRUE(attempt.error.indeterminate());
+    EXPECT_EQ(attempt.fencing, -1);
+  }
+  // Only lua_owner_fenced hands out numbers.
+  const AcquireAttempt plain = variant("lua_owner").try_acquire(context(), key("plain"), kTtlMs);
+  ASSERT_EQ(plain.outcome, Acquire::kAcquired);
+  EXPECT_EQ(plain.fencing, -1);
+}
 
 // FairQueueTest: lua_fair_queue's queue, driven waiter by waiter on one connection.
 class FairQueueTest : public VariantTest {
@@ -599,7 +678,7 @@ TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
   EXPECT_FALSE(exists(lock() + ":queue:deadlines"));
 }
 
-// The registry lists the ten variants in a stable order and finds each by name only.
+// The registry lists the eleven variants in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -612,6 +691,7 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_owner_renew",
       "no_lock",
       "lua_fair_queue",
+      "lua_owner_fenced",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());

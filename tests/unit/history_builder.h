@@ -52,6 +52,16 @@ class HistoryBuilder {
     last().acquire().attempts = 1;
     return event(t, client, EventType::kOk, Op::kEnter, key);
   }
+  // grant_fencing: gives the latest acquire ok the fencing number its grant carried.
+  HistoryBuilder& grant_fencing(std::int64_t number) {
+    for (auto it = history_.events.rbegin(); it != history_.events.rend(); ++it) {
+      if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+        it->acquire().fencing = number;
+        break;
+      }
+    }
+    return *this;
+  }
   HistoryBuilder& acquire_end(Nanos t, int client, EventType type,
                               const std::string& key = "lock") {
     event(t, client, type, Op::kAcquire, key);
@@ -123,6 +133,19 @@ class HistoryBuilder {
     last().resource().has_base = base.has_value();
     last().resource().base = base.value_or(0);
     last().resource().record = str(record_id);
+    return *this;
+  }
+
+  // fenced_write: a counter write presenting `fencing` that the store accepted (ok) or refused
+  // (fail, error "fenced").
+  HistoryBuilder& fenced_write(Nanos t, int client, const std::string& resource, std::int64_t count,
+                               std::int64_t base, std::int64_t fencing, bool accepted) {
+    write(t, client, resource, count, base);
+    if (!accepted) {
+      last().type = EventType::kFail;
+      last().error = ErrorKind::kFenced;
+    }
+    last().resource().fencing = fencing;
     return *this;
   }
 

@@ -104,10 +104,11 @@ TEST(Recorder, InternReusesTheLastString) {
 // An event is compact: the memory budget per event depends on it.
 TEST(Event, IsCompact) { EXPECT_LE(sizeof(Event), 72u); }
 
-// Every error kind is written as its word and read back from it ("crashed" included); only a
-// lost or unusable reply is indeterminate, and a client dying while waiting is not a lock error.
+// Every error kind is written as its word and read back from it ("crashed" and "fenced"
+// included); only a lost or unusable reply is indeterminate, and neither a client dying while
+// waiting nor a write a fenced store refused is a lock error.
 TEST(Event, ErrorKindsRoundTripByName) {
-  for (int i = 0; i <= static_cast<int>(ErrorKind::kCrashed); ++i) {
+  for (int i = 0; i <= static_cast<int>(ErrorKind::kFenced); ++i) {
     const auto kind = static_cast<ErrorKind>(i);
     EXPECT_EQ(error_kind_from_string(to_string(kind)), kind) << to_string(kind);
   }
@@ -115,6 +116,10 @@ TEST(Event, ErrorKindsRoundTripByName) {
   EXPECT_FALSE(is_indeterminate(ErrorKind::kCrashed));
   EXPECT_FALSE(is_lock_error(ErrorKind::kCrashed));
   EXPECT_FALSE(error_kind_from_string("crash").has_value());
+  EXPECT_EQ(to_string(ErrorKind::kFenced), "fenced");
+  EXPECT_FALSE(is_indeterminate(ErrorKind::kFenced));
+  EXPECT_FALSE(is_io_error(ErrorKind::kFenced));
+  EXPECT_FALSE(is_lock_error(ErrorKind::kFenced));
 }
 
 // Every field survives a write and a read, and the file starts with the schema header.
@@ -146,6 +151,13 @@ TEST(Jsonl, RoundTripsEveryField) {
   w.resource().has_base = true;
   w.resource().record = history.strings.add("r7");
   history.events.push_back(w);
+  Event refused = Event::make(EventType::kFail, Op::kWrite);
+  refused.time_ns = 2650;
+  refused.key = w.key;
+  refused.error = ErrorKind::kFenced;
+  refused.resource().value = 9;
+  refused.resource().fencing = 33;
+  history.events.push_back(refused);
   Event stop = Event::make(EventType::kInfo, Op::kStop);
   stop.time_ns = 2700;
   stop.stop().reason = StopReason::kInterrupted;
@@ -167,7 +179,7 @@ TEST(Jsonl, RoundTripsEveryField) {
     EXPECT_EQ(header, R"({"history_schema":3,"clients":["A","B","C"]})");
   }
   const History back = read_history_jsonl(path);
-  ASSERT_EQ(back.events.size(), 5u);
+  ASSERT_EQ(back.events.size(), 6u);
   EXPECT_EQ(back.clients, history.clients);  // C has no event and is still listed
   EXPECT_EQ(back.clients[static_cast<std::size_t>(back.events[0].client)], "B");
   EXPECT_EQ(back.events[0].time_ns, 1500);
@@ -187,10 +199,15 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_TRUE(back.events[2].resource().has_base);
   EXPECT_EQ(back.events[2].resource().base, 0);
   EXPECT_EQ(back.str(back.events[2].resource().record), "r7");
-  EXPECT_EQ(back.events[3].stop().reason, StopReason::kInterrupted);
-  EXPECT_EQ(back.str(back.events[4].fault().name), "pause");
-  EXPECT_EQ(back.events[4].fault().target, 1);
-  EXPECT_EQ(back.events[4].fault().phase, FaultPhase::kEnd);
+  // A refused write keeps what it tried to write and the fencing number it presented.
+  EXPECT_EQ(back.events[3].type, EventType::kFail);
+  EXPECT_EQ(back.events[3].error, ErrorKind::kFenced);
+  EXPECT_EQ(back.events[3].resource().value, 9);
+  EXPECT_EQ(back.events[3].resource().fencing, 33);
+  EXPECT_EQ(back.events[4].stop().reason, StopReason::kInterrupted);
+  EXPECT_EQ(back.str(back.events[5].fault().name), "pause");
+  EXPECT_EQ(back.events[5].fault().target, 1);
+  EXPECT_EQ(back.events[5].fault().phase, FaultPhase::kEnd);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
 }
 

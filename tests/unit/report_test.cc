@@ -1,6 +1,7 @@
 // report_test: expectation matching (verdict and exact causes), results.json fields, the words of
 // summary.md, and trace.json's async hold slices, on a hand-written history with a violation; and
 // report files are written completely or not at all.
+#include <algorithm>
 #include <tuple>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "sim/report/files.h"
 #include "sim/report/results.h"
+#include "sim/report/run_record.h"
 #include "sim/report/summary.h"
 #include "sim/report/trace.h"
 #include "tests/support/file_size_limit.h"
@@ -152,6 +154,74 @@ TEST(Summary, TableAndAnomalyInWords) {
   EXPECT_NE(md.find("Mutual exclusion violated"), std::string::npos);
   EXPECT_NE(md.find("150.0"), std::string::npos);  // the overlap in ms
   EXPECT_NE(md.find("something worth knowing"), std::string::npos);
+}
+
+// fenced_run: the overlapping history with a fenced stock of 10: A (fencing 1) reads 10 before B
+// (fencing 2) gets in; B sells one, and the store refuses A's stale write of 9 at 299 ms.
+VariantRun fenced_run(Scenario& scenario) {
+  scenario.resource.kind = ResourceConfig::Kind::kFencedCounter;
+  scenario.resource.name = "stock";
+  scenario.resource.initial = 10;
+  VariantRun run;
+  run.variant = "lua_owner_fenced";
+  run.expected = expect(Verdict::kMutexViolation, std::set<std::string>{"lease_expired"});
+  run.expected.resource_intact = true;
+  run.history = overlapping_history();
+  History& h = run.history;
+  const KeyId stock = h.key_id("stock");
+  for (Event& e : h.events) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) e.acquire().fencing = e.client + 1;
+  }
+  auto resource = [stock](Nanos t, int client, EventType type, Op f, std::int64_t value) {
+    Event e = Event::make(type, f);
+    e.time_ns = t;
+    e.client = client;
+    e.key = stock;
+    e.resource().value = value;
+    if (f == Op::kWrite) {
+      e.resource().base = 10;
+      e.resource().has_base = true;
+      e.resource().fencing = client + 1;
+    }
+    return e;
+  };
+  const Nanos ms = kNanosPerMilli;
+  Event refused = resource(299 * ms, 0, EventType::kFail, Op::kWrite, 9);
+  refused.error = ErrorKind::kFenced;
+  for (const Event& e : {resource(2 * ms, 0, EventType::kOk, Op::kRead, 10),
+                         resource(151 * ms, 1, EventType::kOk, Op::kRead, 10),
+                         resource(152 * ms, 1, EventType::kOk, Op::kWrite, 9), refused}) {
+    h.events.push_back(e);
+  }
+  std::stable_sort(h.events.begin(), h.events.end(),
+                   [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  run.result = check_history(h, check_options(scenario));
+  run.matches = matches_expectation(run.expected, run.result);
+  return run;
+}
+
+// A stale write is counted as accepted or rejected in results.json's stats and in summary.md's
+// findings cell, and each one is stated in words, through the one rendering path of findings.
+TEST(Summary, StaleWritesAcceptedAndRejected) {
+  Scenario scenario = tiny_scenario();
+  const VariantRun run = fenced_run(scenario);
+  EXPECT_TRUE(run.matches);
+  const auto j = variant_results_json(scenario, run, info());
+  EXPECT_EQ(j["stats"]["stale_writes_accepted"], 0);
+  EXPECT_EQ(j["stats"]["stale_writes_rejected"], 1);
+  EXPECT_TRUE(j["resource_intact"].get<bool>());
+  bool listed = false;
+  for (const auto& finding : j["findings"]) {
+    listed |= finding["kind"] == "stale_write" && finding["cause"] == "rejected" &&
+              finding["clients"] == nlohmann::json{"A", "B"};
+  }
+  EXPECT_TRUE(listed) << j["findings"].dump(2);
+  const std::string md = summary_markdown(scenario, {run}, info());
+  EXPECT_NE(md.find("1 overlap(s), stale writes 0 accepted / 1 rejected |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- Stale write (rejected): A wrote 9 to stock at 299.0 ms"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Resource `stock` intact"), std::string::npos) << md;
 }
 
 // trace.json is valid trace-event JSON with one async begin/end pair per hold, the violation as

@@ -633,7 +633,7 @@ json resource_document(const char* resource) {
   return document;
 }
 
-// Both resource kinds load with their defaults and resolve with only their own keys.
+// Every resource kind loads with its defaults and resolves with only its own keys.
 TEST(ScenarioLoaderTest, ResourceKindsLoadWithDefaults) {
   const Scenario counter =
       parse_scenario(resource_document(R"({"kind": "counter"})"), kFile, kVariants);
@@ -653,6 +653,16 @@ TEST(ScenarioLoaderTest, ResourceKindsLoadWithDefaults) {
             json::parse(R"({"kind": "find_or_create", "name": "users", "ids": 5})"));
   EXPECT_EQ(parse_scenario(records.resolved, kFile, kVariants).resolved, records.resolved);
 
+  const Scenario fenced = parse_scenario(
+      resource_document(R"({"kind": "fenced_counter", "name": "stock", "initial": 10})"), kFile,
+      kVariants);
+  EXPECT_EQ(fenced.resource.kind, ResourceConfig::Kind::kFencedCounter);
+  EXPECT_TRUE(fenced.resource.counts());
+  EXPECT_EQ(fenced.resource.initial, 10);
+  EXPECT_EQ(fenced.resolved["resource"],
+            json::parse(R"({"kind": "fenced_counter", "name": "stock", "initial": 10})"));
+  EXPECT_EQ(parse_scenario(fenced.resolved, kFile, kVariants).resolved, fenced.resolved);
+
   const Scenario none = parse_scenario(scripted_document(), kFile, kVariants);
   EXPECT_EQ(none.resource.kind, ResourceConfig::Kind::kNone);
   EXPECT_FALSE(none.resolved.contains("resource"));
@@ -666,7 +676,12 @@ TEST(ScenarioLoaderTest, BadResourceIsRejected) {
                    "$.resource.ids: not allowed when \"kind\" is \"counter\" (only with \"kind\": "
                    "\"find_or_create\")"});
   expect_contains(resource_error(R"({"kind": "find_or_create", "initial": 3})"),
-                  {"$.resource.initial: not allowed when \"kind\" is \"find_or_create\""});
+                  {"$.resource.initial: not allowed when \"kind\" is \"find_or_create\" (only "
+                   "with \"kind\": \"counter\" or \"fenced_counter\")"});
+  expect_contains(resource_error(R"({"kind": "fenced_counter", "ids": 3})"),
+                  {"$.resource.ids: not allowed when \"kind\" is \"fenced_counter\""});
+  expect_contains(resource_error(R"({"kind": "fenced_countr"})"),
+                  {"(did you mean \"fenced_counter\"?)"});
   expect_contains(resource_error(R"({"name": "stock"})"),
                   {"$.resource: missing required key \"kind\""});
   expect_contains(
@@ -710,6 +725,8 @@ TEST(ScenarioLoaderTest, RecordIdOnlyForFindOrCreate) {
   document["resource"] = json::parse(R"({"kind": "counter"})");
   expect_contains(error_for(document),
                   {kFile, "$.steps[2].record_id: only for a \"find_or_create\" resource"});
+  document["resource"] = json::parse(R"({"kind": "fenced_counter"})");
+  expect_contains(error_for(document), {"$.resource.kind is \"fenced_counter\""});
   document["resource"] = json::parse(R"({"kind": "find_or_create"})");
   document["steps"][2]["record_id"] = std::string(33, 'x');
   expect_contains(error_for(document),

@@ -339,17 +339,27 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
     environment_failure = e.what();
   }
 
-  // 4. The outcome table, also after a failure: it says what did run.
+  // 4. The outcome table, also after a failure: it says what did run. Each column is as wide as
+  // its longest cell, so a long expectation does not push the next column out of line.
+  std::size_t widths[4] = {8, 7, 8, 19};
+  for (const auto& pair : order) {
+    const Tally& t = tallies[pair];
+    widths[0] = std::max(widths[0], pair.first.size());
+    widths[1] = std::max(widths[1], pair.second.size());
+    widths[2] = std::max(widths[2], t.expected.size());
+    widths[3] = std::max(widths[3], t.last_observed.size());
+  }
+  for (std::size_t& width : widths) width += 2;
   std::cout << "\n"
-            << pad("scenario", 34) << pad("variant", 20) << pad("expected", 34)
-            << pad("observed (last run)", 34) << "as expected\n";
+            << pad("scenario", widths[0]) << pad("variant", widths[1]) << pad("expected", widths[2])
+            << pad("observed (last run)", widths[3]) << "as expected\n";
   int mismatched = 0;
   for (const auto& pair : order) {
     const Tally& t = tallies[pair];
     const bool all = t.runs > 0 && t.matched == t.runs;
     if (!all) ++mismatched;
-    std::cout << pad(pair.first, 34) << pad(pair.second, 20) << pad(t.expected, 34)
-              << pad(t.last_observed, 34)
+    std::cout << pad(pair.first, widths[0]) << pad(pair.second, widths[1])
+              << pad(t.expected, widths[2]) << pad(t.last_observed, widths[3])
               << (options.repeat > 1
                       ? std::to_string(t.matched) + "/" + std::to_string(t.runs) + " "
                       : "")

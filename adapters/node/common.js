@@ -89,8 +89,11 @@ async function connect(endpoint) {
     maxRetriesPerRequest: 1,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (times) => Math.min(times * 50, 500),
+    // The ready check runs INFO, which locksim's per-run ACL user may not (-@dangerous).
+    enableReadyCheck: false,
   });
-  client.on('error', () => {}); // every failure also reaches the command it broke
+  let lastError = null; // every failure also reaches the command it broke, except at connect
+  client.on('error', (err) => (lastError = err));
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command, stream) => {
     const promise = send(command, stream);
@@ -103,7 +106,8 @@ async function connect(endpoint) {
     await client.connect();
   } catch (err) {
     client.disconnect();
-    throw err;
+    // connect() reports the close; the error event before it says why (ECONNREFUSED, WRONGPASS).
+    throw lastError || err;
   }
   return client;
 }

@@ -49,6 +49,7 @@ async function makeWorker(req, ctx) {
           return (key, value, options) => {
             if (attempt.abandoned) return new Promise(() => {});
             attempt.attempts += 1;
+            attempt.sent = process.hrtime.bigint();
             attempt.inFlight = bounded(target.set(key, value, options)).then(
               (reply) => {
                 if (reply === 'OK') attempt.value = String(value);
@@ -76,6 +77,7 @@ async function makeWorker(req, ctx) {
   const held = new Map(); // key -> done (the library's release function)
   return {
     async acquire(req) {
+      const received = process.hrtime.bigint();
       const attempt = { attempts: 0, busy: false, value: null, errors: [], inFlight: null, abandoned: false };
       const lock = redisLock(watched(attempt)); // retryDelay: the library's 50 ms
       const granted = lock(req.key, req.ttl_ms);
@@ -96,7 +98,13 @@ async function makeWorker(req, ctx) {
         done = await granted;
       }
       held.set(req.key, done);
-      return { result: 'ok', token: attempt.value, attempts: attempt.attempts, lock_key: PREFIX + req.key };
+      return {
+        result: 'ok',
+        token: attempt.value,
+        attempts: attempt.attempts,
+        sent_after_ns: Number(attempt.sent - received),
+        lock_key: PREFIX + req.key,
+      };
     },
 
     async release(req) {

@@ -23,6 +23,7 @@ async function makeWorker(req, ctx) {
         if (prop === 'set') {
           return async (...args) => {
             attempt.attempts += 1;
+            attempt.sent = process.hrtime.bigint();
             const reply = await target.set(...args);
             if (reply !== 'OK' && attempt.attempts === 1) emit({ event: 'busy' });
             return reply;
@@ -39,6 +40,7 @@ async function makeWorker(req, ctx) {
 
   return {
     async acquire(req) {
+      const received = process.hrtime.bigint();
       const attempt = { attempts: 0, lastScriptReply: null };
       const options = {
         lockTimeout: req.ttl_ms,
@@ -83,6 +85,7 @@ async function makeWorker(req, ctx) {
         result: 'ok',
         token: mutex.identifier,
         attempts: attempt.attempts,
+        sent_after_ns: Number(attempt.sent - received),
         lock_key: PREFIX + req.key,
       };
     },

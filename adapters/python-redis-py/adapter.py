@@ -200,6 +200,8 @@ def main():
             worker, reply = handle(worker, req)
         except (KeyError, TypeError, ValueError) as e:
             reply = fail("malformed %r request: %s: %s" % (req.get("op"), type(e).__name__, e))
+        except Exception as e:  # noqa: BLE001 - reported, and the adapter goes on
+            reply = failure(e)
         emit(dict(id=req.get("id", 0), **reply))
     return 0
 

@@ -14,6 +14,7 @@ import os
 import queue
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -536,6 +537,8 @@ NARROW_USER = "locksim-adaptertest-narrow"
 
 def main():
     only = set(sys.argv[1:])
+    # SIGTERM (a CI timeout, say) unwinds like Ctrl-C, so the server is stopped on that path too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     server = Server()
     try:

@@ -108,7 +108,7 @@ async function makeWorker(req, ctx) {
         if (why.locked) return { result: 'fail', error: 'gave_up', attempts: err.attempts.length, library_error: errorName(err) };
         // Server errors reach here only inside an ExecutionError; anything else is the library
         // refusing the request (using() wants ttl_ms >= automaticExtensionThreshold + 100).
-        if (!(err instanceof ExecutionError)) return fail(`${errorName(err)}: ${err.message}`);
+        if (!(err instanceof ExecutionError)) return { ...fail(err.message), library_error: errorName(err) };
         return failure(why.cause, { library_error: errorName(err), attempts: err.attempts.length });
       } finally {
         acquiring = null;

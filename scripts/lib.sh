@@ -3,6 +3,8 @@
 # locksim_install_dependencies: installs the Debian packages locksim needs that are missing
 # (as root), or prints the exact apt-get line and exits 2 (as another user).
 # locksim_build [extra cmake args]: configures and builds into build/ (or $LOCKSIM_BUILD_DIR).
+# locksim_install_adapters: what the third-party lock adapters (adapters/) need: python3-redis
+# for /usr/bin/python3, node and npm, and adapters/node/node_modules from its package-lock.json.
 
 LOCKSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
@@ -44,5 +46,36 @@ locksim_build() {
   if [[ ! -x $LOCKSIM_BUILD_DIR/locksim ]]; then
     echo "build failed: $LOCKSIM_BUILD_DIR/locksim is missing" >&2
     exit 3
+  fi
+}
+
+locksim_install_adapters() {
+  local missing=() dir=$LOCKSIM_ROOT/adapters/node
+  if ! dpkg-query -W -f='${Status}' python3-redis 2>/dev/null | grep -q "install ok installed"; then
+    missing+=(python3-redis)
+  fi
+  # node and npm by command: a node from elsewhere (NodeSource's nodejs carries its own npm)
+  # does as well as Debian's, and Debian's npm would conflict with it.
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+  if ((${#missing[@]} > 0)); then
+    if [[ $(id -u) != 0 ]]; then
+      echo "locksim's adapters need these Debian packages: ${missing[*]}" >&2
+      echo "Install them with:" >&2
+      echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+      exit 2
+    fi
+    echo "==> installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [[ ! -d $dir/node_modules || $dir/package-lock.json -nt $dir/node_modules ]]; then
+    echo "==> npm ci in adapters/node"
+    if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+      echo "npm ci failed in adapters/node" >&2
+      exit 3
+    fi
+    touch "$dir/node_modules"
   fi
 }

@@ -1,0 +1,246 @@
+'use strict';
+// common.js: what the node adapters share. The worker protocol v1 loop on stdin/stdout (see
+// sim/driver/worker_protocol.h), the plain ioredis client, the resource ops (read, write and the
+// fenced store's script) and the mapping of errors to the protocol's words. An adapter hands
+// run() its hello fields and makeWorker(request, ctx), whose object answers acquire, release,
+// extend (optional: without it "this library has no extend") and stopRenewal.
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+const { createRequire } = require('module');
+
+// lib: require() from adapters/node/node_modules, whichever adapter folder asks.
+const lib = createRequire(path.join(__dirname, 'package.json'));
+const Redis = lib('ioredis');
+
+function version(name) {
+  const file = path.join(__dirname, 'node_modules', name, 'package.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+}
+
+// sim/driver/fenced_store.cc's script, verbatim.
+const FENCED_WRITE = `
+local fencing = tonumber(ARGV[2])
+if fencing >= 0 then
+  local highest = tonumber(redis.call('GET', KEYS[2]) or '-1')
+  if fencing < highest then return 0 end
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`;
+
+// The per-command bound, as locksim's own connections have (sim/redis/connection.h).
+const COMMAND_TIMEOUT_MS = 2000;
+
+function emit(message) {
+  process.stdout.write(JSON.stringify(message) + '\n'); // synchronous on a pipe (Linux)
+}
+
+function fail(message, error = 'protocol') {
+  return { result: 'fail', error, message };
+}
+
+class ProtocolError extends Error {}
+
+// errorName: the exception's class, for "library_error".
+function errorName(err) {
+  if (!(err instanceof Error)) return typeof err;
+  if (err.name && err.name !== 'Error') return err.name;
+  return (err.constructor && err.constructor.name) || 'Error';
+}
+
+// failure: an error from a client or a library in the protocol's words: "info" when the server
+// may have run the command (a timeout, a connection closed under it), "fail" when it did not.
+function failure(err, extra = {}) {
+  const message = String((err && err.message) || err).slice(0, 300);
+  const name = errorName(err);
+  let result = 'fail';
+  let error = 'unexpected_reply';
+  if (/timed out|ConnectionTimeout/i.test(message + name)) {
+    result = 'info';
+    error = 'timeout';
+  } else if ((err && err.code === 'ECONNREFUSED') || /ECONNREFUSED/.test(message)) {
+    error = 'refused';
+  } else if (/^(ReplyError|ErrorReply)$/.test(name) || /^[A-Z]{3,}[ :]/.test(message)) {
+    error = 'reply_error'; // ERR, NOPERM, WRONGPASS, NOSCRIPT, ...
+  } else if (/closed|ECONNRESET|EPIPE|max retries|offline|socket/i.test(message + name)) {
+    result = 'info';
+    error = 'closed';
+  }
+  return { result, error, message, library_error: name, ...extra };
+}
+
+// connect: a ready ioredis client for an endpoint {host, port, username, password, db}.
+// Each command is sent at most once (no resend after a reconnect) and bounded in time; after a
+// timeout the connection is dropped and made anew, because ioredis would otherwise pair the
+// next command with the reply it is still owed (a lost reply shifts every later one).
+async function connect(endpoint) {
+  const client = new Redis({
+    host: endpoint.host,
+    port: endpoint.port,
+    username: endpoint.username || undefined,
+    password: endpoint.password || undefined,
+    db: endpoint.db || 0,
+    lazyConnect: true,
+    connectTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(times * 50, 500),
+    // The ready check runs INFO, which locksim's per-run ACL user may not (-@dangerous).
+    enableReadyCheck: false,
+  });
+  let lastError = null; // every failure also reaches the command it broke, except at connect
+  client.on('error', (err) => (lastError = err));
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream) => {
+    const promise = send(command, stream);
+    command.promise.catch((err) => {
+      if (err && err.message === 'Command timed out') client.disconnect(true);
+    });
+    return promise;
+  };
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    // connect() reports the close; the error event before it says why (ECONNREFUSED, WRONGPASS).
+    throw lastError || err;
+  }
+  return client;
+}
+
+function need(req, fields) {
+  for (const [field, type] of Object.entries(fields)) {
+    const value = field.split('.').reduce((o, k) => (o == null ? undefined : o[k]), req);
+    if (typeof value !== type || (type === 'number' && !Number.isInteger(value))) {
+      throw new ProtocolError(`malformed "${req.op}" request: ${field} must be a ${type === 'number' ? 'integer' : type}`);
+    }
+  }
+}
+
+async function read(ctx, req) {
+  need(req, { 'resource.kind': 'string', 'resource.key': 'string' });
+  const { kind, key } = req.resource;
+  if (kind === 'find_or_create') {
+    return { result: 'ok', value: await ctx.redis.hexists(key, String(req.record ?? '')) };
+  }
+  const value = await ctx.redis.get(key);
+  if (value !== null && !/^-?\d+$/.test(value)) {
+    return fail(`the counter holds "${value.slice(0, 40)}", not an integer`, 'unexpected_reply');
+  }
+  return { result: 'ok', value: value === null ? 0 : Number(value) };
+}
+
+async function write(ctx, req) {
+  need(req, { 'resource.kind': 'string', 'resource.key': 'string' });
+  const { kind, key } = req.resource;
+  if (kind === 'find_or_create') {
+    await ctx.redis.hset(key, String(req.record ?? ''), ctx.client);
+    return { result: 'ok' };
+  }
+  need(req, { value: 'number' });
+  if (kind === 'counter') {
+    await ctx.redis.set(key, String(req.value));
+    return { result: 'ok' };
+  }
+  const fencing = Number.isInteger(req.fencing) ? req.fencing : -1;
+  const written = await ctx.redis.eval(FENCED_WRITE, 2, key, `${key}:highest_fencing`, req.value, fencing);
+  if (written === 0) {
+    return fail(`fencing number ${fencing} is lower than one the store has accepted`, 'fenced');
+  }
+  return { result: 'ok' };
+}
+
+// run: the request loop; one request at a time, events from timers in between.
+async function run({ hello, variants, makeWorker }) {
+  let ctx = null;
+  let worker = null;
+  const names = variants.map((v) => v.name);
+
+  async function close() {
+    if (worker && worker.close) await worker.close().catch(() => {});
+    if (ctx) ctx.clients.forEach((c) => c.disconnect());
+    worker = null;
+    ctx = null;
+  }
+
+  async function handle(req) {
+    const op = req.op;
+    if (req.v !== 1) return fail('this adapter speaks protocol 1');
+    if (op === 'hello') return { result: 'ok', protocol: 1, ...hello, variants };
+    if (op === 'connect') {
+      need(req, { 'redis.host': 'string', 'redis.port': 'number', variant: 'string', 'lock.ttl_ms': 'number' });
+      if (!names.includes(req.variant)) {
+        return fail(`unknown variant "${req.variant}"; this adapter has ${names.join(', ')}`);
+      }
+      await close();
+      const next = { client: String(req.client ?? ''), variant: req.variant, lock: req.lock, clients: [] };
+      next.connect = async (endpoint) => {
+        const client = await connect(endpoint);
+        next.clients.push(client);
+        return client;
+      };
+      try {
+        next.redis = await next.connect(req.redis);
+        worker = await makeWorker(req, next);
+        ctx = next;
+      } catch (err) {
+        next.clients.forEach((c) => c.disconnect());
+        throw err;
+      }
+      return { result: 'ok' };
+    }
+    if (!worker) return fail(`"${op}" before "connect"`);
+    if ((op === 'acquire' || op === 'release') && ('crash_at' in req || 'pause_at' in req)) {
+      return fail('checkpoints are not supported by this adapter');
+    }
+    switch (op) {
+      case 'acquire':
+        need(req, { key: 'string', ttl_ms: 'number', timeout_ms: 'number' });
+        return worker.acquire(req);
+      case 'release':
+        need(req, { key: 'string' });
+        return worker.release(req);
+      case 'extend':
+        need(req, { key: 'string', ttl_ms: 'number' });
+        return worker.extend ? worker.extend(req) : fail('this library has no extend');
+      case 'stop_renewal':
+        if (worker.stopRenewal) await worker.stopRenewal();
+        return { result: 'ok' };
+      case 'read':
+        return read(ctx, req);
+      case 'write':
+        return write(ctx, req);
+      default:
+        return fail(`unknown op "${op}"`);
+    }
+  }
+
+  const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of input) {
+    let req = null;
+    try {
+      req = JSON.parse(line);
+    } catch (_) {
+      // handled below
+    }
+    if (req === null || typeof req !== 'object' || Array.isArray(req)) {
+      emit(fail('not a JSON object'));
+      continue;
+    }
+    if (req.op === 'continue') continue; // needs no reply; this adapter never pauses
+    let reply;
+    try {
+      reply = await handle(req);
+    } catch (err) {
+      reply = err instanceof ProtocolError ? fail(err.message) : failure(err);
+    }
+    emit({ id: req.id ?? 0, ...reply });
+  }
+  process.exit(0); // end of input; open connections and timers would keep node alive
+}
+
+module.exports = { lib, version, emit, fail, failure, errorName, run, COMMAND_TIMEOUT_MS };

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""locksim worker-protocol adapter for redis-py's Lock (redis.lock.Lock); see README.md.
+
+Variants: lib:redis-py (Lock as is) and lib:redis-py-renew (plus a watchdog thread calling
+Lock.reacquire() every renew_period_ms: the loop a redis-py user writes by hand).
+"""
+import json
+import sys
+import threading
+import time
+
+import redis
+from redis.exceptions import (AuthenticationError, ConnectionError, LockNotOwnedError,
+                              RedisError, ResponseError, TimeoutError)
+from redis.lock import Lock
+
+VARIANTS = {"lib:redis-py": False, "lib:redis-py-renew": True}  # name -> renews
+FENCED_WRITE = """
+local fencing = tonumber(ARGV[2])
+if fencing >= 0 then
+  local highest = tonumber(redis.call('GET', KEYS[2]) or '-1')
+  if fencing < highest then return 0 end
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""  # sim/driver/fenced_store.cc's script, verbatim
+_out = threading.Lock()
+
+
+def emit(message):
+    with _out:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def fail(message, error="protocol"):
+    return {"result": "fail", "error": error, "message": message}
+
+
+def failure(e, **extra):
+    """A redis-py exception in the protocol's words: info if the server may have run it."""
+    result, error = "fail", "unexpected_reply"
+    if isinstance(e, TimeoutError):
+        result, error = "info", "timeout"
+    elif isinstance(e, (AuthenticationError, ResponseError)):
+        error = "reply_error"
+    elif isinstance(e, ConnectionError):
+        result, error = ("fail", "refused") if "refused" in str(e) else ("info", "closed")
+    return dict(result=result, error=error, message=str(e)[:300], library_error=type(e).__name__,
+                **extra)
+
+
+class ObservedLock(Lock):
+    """A Lock whose own attempts are counted; its first busy answer sends "busy"."""
+    attempts = sent_ns = 0
+
+    def do_acquire(self, token):
+        self.attempts, self.sent_ns = self.attempts + 1, time.monotonic_ns()
+        acquired = super().do_acquire(token)
+        if not acquired and self.attempts == 1:
+            emit({"event": "busy"})
+        return acquired
+
+
+def watchdog(lock, period_s, stopped):
+    while not stopped.wait(period_s):
+        emit({"event": "extend", "phase": "invoke"})
+        try:
+            lock.reacquire()  # the TTL back to the Lock's timeout
+            emit({"event": "extend", "result": "ok", "extended": 1})
+        except LockNotOwnedError as e:
+            emit({"event": "extend", "result": "ok", "extended": 0, "library_error": type(e).__name__})
+            return  # nothing left to renew
+        except RedisError as e:
+            emit(dict(event="extend", **failure(e)))
+
+
+class Worker:
+    def __init__(self, req):
+        server, config = req["redis"], req["lock"]
+        self.client, self.renews = req["client"], VARIANTS[req["variant"]]
+        self.renew_s = config["renew_period_ms"] / 1000
+        wait = config.get("wait", {})  # the scenario's poll interval, else redis-py's 0.1 s
+        self.sleep = wait["interval_ms"] / 1000 if wait.get("strategy") == "poll" else 0.1
+        self.r = redis.Redis(host=server["host"], port=server["port"], db=server.get("db", 0),
+                             username=server.get("username") or None,
+                             password=server.get("password") or None,
+                             socket_timeout=2, socket_connect_timeout=2)
+        self.r.ping()
+        self.fenced_write = self.r.register_script(FENCED_WRITE)
+        self.locks, self.renewal = {}, None
+
+    def stop_renewal(self, req=None):
+        if self.renewal:
+            self.renewal[1].set()
+            self.renewal[0].join()
+            self.renewal = None
+        return {"result": "ok"}
+
+    def acquire(self, req):
+        received = time.monotonic_ns()
+        # redis-py keeps the token thread-local by default: the watchdog thread could not see it.
+        lock = ObservedLock(self.r, req["key"], timeout=req["ttl_ms"] / 1000, sleep=self.sleep,
+                            thread_local=not self.renews)
+        try:
+            granted = lock.acquire(blocking_timeout=req["timeout_ms"] / 1000)
+        except RedisError as e:
+            return failure(e, attempts=lock.attempts)
+        if not granted:
+            return {"result": "fail", "error": "gave_up", "attempts": lock.attempts}
+        self.locks[req["key"]] = lock
+        if self.renews:
+            self.stop_renewal()
+            stopped = threading.Event()
+            thread = threading.Thread(target=watchdog, args=(lock, self.renew_s, stopped), daemon=True)
+            thread.start()
+            self.renewal = (thread, stopped)
+        return {"result": "ok", "token": lock.local.token.decode(), "attempts": lock.attempts,
+                "sent_after_ns": lock.sent_ns - received}
+
+    def release(self, req):
+        self.stop_renewal()
+        lock = self.locks.pop(req["key"])
+        try:
+            lock.release()
+        except LockNotOwnedError as e:
+            return {"result": "ok", "deleted": 0, "library_error": type(e).__name__}
+        return {"result": "ok", "deleted": 1}
+
+    def extend(self, req):
+        try:  # replace_ttl: the lease ends ttl_ms from now (the default adds to what is left)
+            self.locks[req["key"]].extend(req["ttl_ms"] / 1000, replace_ttl=True)
+        except LockNotOwnedError as e:
+            return {"result": "ok", "extended": 0, "library_error": type(e).__name__}
+        return {"result": "ok", "extended": 1}
+
+    def read(self, req):
+        kind, key = req["resource"]["kind"], req["resource"]["key"]
+        if kind == "find_or_create":
+            return {"result": "ok", "value": int(self.r.hexists(key, req.get("record", "")))}
+        value = self.r.get(key)
+        if value is not None and not value.lstrip(b"-").isdigit():
+            return fail("the counter holds %r, not an integer" % value[:40], "unexpected_reply")
+        return {"result": "ok", "value": int(value or 0)}
+
+    def write(self, req):
+        kind, key, fencing = req["resource"]["kind"], req["resource"]["key"], req.get("fencing", -1)
+        if kind == "fenced_counter":
+            if not self.fenced_write(keys=[key, key + ":highest_fencing"], args=[req["value"], fencing]):
+                return fail("fencing number %d is lower than one the store has accepted" % fencing,
+                            "fenced")
+        elif kind == "counter":
+            self.r.set(key, int(req["value"]))
+        else:
+            self.r.hset(key, req.get("record", ""), self.client)
+        return {"result": "ok"}
+
+
+def handle(worker, req):
+    """The reply to one request, and the worker after it."""
+    op = req.get("op")
+    if req.get("v") != 1:
+        return worker, fail("this adapter speaks protocol 1")
+    if op == "hello":
+        return worker, {"result": "ok", "protocol": 1, "worker": "redis-py",
+                        "version": redis.__version__, "lock_key": "{key}",
+                        "variants": [{"name": n, "renews": r} for n, r in VARIANTS.items()]}
+    if op == "connect":
+        if req.get("variant") not in VARIANTS:
+            return worker, fail("unknown variant %r; this adapter has %s" % (req.get("variant"), list(VARIANTS)))
+        try:
+            return Worker(req), {"result": "ok"}
+        except RedisError as e:
+            return None, failure(e)
+    if worker is None or op not in ("acquire", "release", "extend", "stop_renewal", "read", "write"):
+        return worker, fail("unknown op %r" % op if worker else "%r before connect" % op)
+    if op in ("acquire", "release") and ("crash_at" in req or "pause_at" in req):
+        return worker, fail("checkpoints are not supported by this adapter")
+    if op in ("release", "extend") and req.get("key") not in worker.locks:
+        return worker, fail("no lock of this adapter is held for %r" % req.get("key"))
+    try:
+        return worker, getattr(worker, op)(req)
+    except RedisError as e:
+        return worker, failure(e)
+
+
+def main():
+    worker = None
+    for line in iter(sys.stdin.readline, ""):
+        try:
+            req = json.loads(line)
+            assert isinstance(req, dict)
+        except (ValueError, AssertionError):
+            emit(fail("not a JSON object"))
+            continue
+        if req.get("op") == "continue":
+            continue  # it needs no reply, and this adapter never pauses at a checkpoint
+        try:
+            worker, reply = handle(worker, req)
+        except (KeyError, TypeError, ValueError) as e:
+            reply = fail("malformed %r request: %s: %s" % (req.get("op"), type(e).__name__, e))
+        except Exception as e:  # noqa: BLE001 - reported, and the adapter goes on
+            reply = failure(e)
+        emit(dict(id=req.get("id", 0), **reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

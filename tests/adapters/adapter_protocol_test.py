@@ -1,0 +1,597 @@
+#!/usr/bin/python3
+"""Drives every adapter under adapters/ through the worker protocol v1 against a private
+redis-server, and checks what each library does (see adapters/README.md).
+
+Run: /usr/bin/python3 tests/adapters/adapter_protocol_test.py [ADAPTER ...]
+Needs redis-server, /usr/bin/python3 with python3-redis, node, and adapters/node/node_modules
+(scripts/lib.sh's locksim_install_adapters). Stdlib only. Starts its own redis-server on a free
+loopback port in a temporary directory (no persistence) with an ACL user like locksim's per-run
+user, and stops it by pid on every path. Every read from an adapter has a deadline. Prints
+"N passed, M failed" last; exits 1 if anything failed.
+"""
+import json
+import os
+import queue
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PREFIX = "locksim:adaptertest:"
+NODE = shutil.which("node") or "node"
+
+# owner_check: a release or extend by a holder whose key now holds another value changes
+# nothing. redis-lock has none: its release DELs whatever is there unless the holder's own
+# clock says the lock has expired (documented: "or do nothing if timeout has already
+# released it").
+ADAPTERS = [
+    dict(name="redis-py", cmd=["/usr/bin/python3", "adapters/python-redis-py/adapter.py"],
+         plain="lib:redis-py", renew="lib:redis-py-renew", key="{key}", extend=True,
+         owner_check=True),
+    dict(name="redlock", cmd=[NODE, "adapters/node-redlock/adapter.js"],
+         plain="lib:redlock", renew="lib:redlock-using", key="{key}", extend=True,
+         owner_check=True),
+    dict(name="redis-semaphore", cmd=[NODE, "adapters/node-redis-semaphore/adapter.js"],
+         plain="lib:redis-semaphore-norefresh", renew="lib:redis-semaphore", key="mutex:{key}",
+         extend=False, owner_check=True),
+    dict(name="redis-lock", cmd=[NODE, "adapters/node-redis-lock/adapter.js"],
+         plain="lib:redis-lock", renew=None, key="lock.{key}", extend=False, owner_check=False),
+]
+BROKEN = ["/usr/bin/python3", "tests/adapters/broken_adapter.py"]
+
+passed, failed = [], []
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what, detail=None):
+    if not condition:
+        raise Failure(what + ("" if detail is None else ": " + json.dumps(detail, default=str)[:600]))
+
+
+# --- a private redis-server and a minimal RESP client ------------------------------------------
+
+class Resp:
+    def __init__(self, port, user=None, password=None):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.file = self.sock.makefile("rb")
+        if user:
+            self("AUTH", user, password)
+
+    def __call__(self, *args):
+        parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        self.sock.sendall(b"*%d\r\n" % len(parts) +
+                          b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
+        return self._read()
+
+    def _read(self):
+        line = self.file.readline()
+        if not line:
+            raise ConnectionError("redis-server closed the connection")
+        kind, rest = line[:1], line[1:-2]
+        if kind == b"+":
+            return rest.decode()
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self.file.read(n + 2)[:-2].decode()
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._read() for _ in range(n)]
+        raise RuntimeError("bad RESP line %r" % line)
+
+    def close(self):
+        self.sock.close()
+
+
+class Server:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="locksim-adapter-test-")
+        self.proc = None
+        for _ in range(5):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            self.proc = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
+                 "--logfile", os.path.join(self.dir, "redis.log")],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    Resp(self.port)("PING")
+                    return
+                except OSError:
+                    time.sleep(0.05)
+            self.stop_process()
+        raise RuntimeError("redis-server did not start (log in %s)" % self.dir)
+
+    def stop_process(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def stop(self):
+        self.stop_process()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# --- one adapter process -----------------------------------------------------------------------
+
+class Adapter:
+    def __init__(self, cmd):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr)
+        self.lines = queue.Queue()
+        self.next_id = 1
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in iter(self.proc.stdout.readline, b""):
+            self.lines.put(raw.decode(errors="replace").rstrip("\n"))
+        self.lines.put(None)
+
+    def send_line(self, text):
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def next_line(self, timeout):
+        """The next line (None at end of output), or Failure after timeout seconds."""
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise Failure("no line from the adapter within %.1f s" % timeout)
+
+    def call(self, op, timeout=5.0, **fields):
+        """(reply, events before it); the reply must come within timeout seconds."""
+        request = dict(v=1, id=self.next_id, op=op, **fields)
+        self.next_id += 1
+        self.send_line(json.dumps(request))
+        return self.wait_reply(request["id"], timeout, op)
+
+    def wait_reply(self, request_id, timeout, op="?"):
+        events, deadline = [], time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Failure("no reply to %s within %.1f s (events %s)" % (op, timeout, events))
+            line = self.next_line(left)
+            if line is None:
+                raise Failure("the adapter exited during %s: %s" % (op, self.stderr_text()))
+            message = json.loads(line)
+            if "event" in message:
+                events.append(message)
+            elif message.get("id") == request_id:
+                return message, events
+
+    def events_for(self, seconds):
+        """The events written in the next `seconds`."""
+        events, deadline = [], time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                raise Failure("the adapter exited: " + self.stderr_text())
+            events.append(json.loads(line))
+        return events
+
+    def stderr_text(self):
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")[-2000:]
+
+    def close(self, timeout=5):
+        """Closes stdin; the exit code, or None if it had to be killed."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            return None
+        finally:
+            self.stderr.close()
+
+
+# --- the checks --------------------------------------------------------------------------------
+
+class Suite:
+    def __init__(self, server, spec):
+        self.server, self.spec = server, spec
+        self.admin = Resp(server.port)
+        self.endpoint = dict(host="127.0.0.1", port=server.port, username=USER, password=PASSWORD,
+                             db=0)
+        self.open = []
+        self.observed = {}
+
+    def start(self):
+        adapter = Adapter(self.spec["cmd"])
+        self.open.append(adapter)
+        return adapter
+
+    def connected(self, variant=None, client="A", ttl_ms=1000, endpoint=None):
+        adapter = self.start()
+        reply, _ = adapter.call("connect", redis=endpoint or self.endpoint, client=client,
+                                variant=variant or self.spec["plain"], seed=7,
+                                lock=dict(ttl_ms=ttl_ms, renew_period_ms=max(1, ttl_ms // 3),
+                                          queue_timeout_ms=ttl_ms,
+                                          wait=dict(strategy="poll", interval_ms=10)))
+        check(reply.get("result") == "ok", "connect", reply)
+        return adapter
+
+    def key(self, name):
+        return PREFIX + self.spec["name"] + ":" + name
+
+    def lock_key(self, key):
+        return self.spec["key"].format(key=key)
+
+    def acquire(self, adapter, key, ttl_ms=5000, timeout_ms=1000):
+        reply, events = adapter.call("acquire", key=key, ttl_ms=ttl_ms, timeout_ms=timeout_ms,
+                                     timeout=timeout_ms / 1000 + 5)
+        check(reply.get("result") == "ok", "acquire " + key, reply)
+        return reply, events
+
+    def release(self, adapter, key, token, timeout=10):
+        reply, _ = adapter.call("release", key=key, token=token, timeout=timeout)
+        check(reply.get("result") == "ok", "release " + key, reply)
+        return reply
+
+    def close_all(self):
+        for adapter in self.open:
+            if adapter.proc.poll() is None:
+                adapter.close(timeout=2)
+        self.open = []
+        self.admin.close()
+
+    # Each test_* is one check line in the output.
+
+    def test_hello(self):
+        adapter = self.start()
+        reply, _ = adapter.call("hello")
+        check(reply.get("result") == "ok" and reply.get("protocol") == 1, "hello", reply)
+        check(reply.get("worker") == self.spec["name"], "worker name", reply)
+        check(isinstance(reply.get("version"), str) and reply["version"], "version", reply)
+        names = [v["name"] for v in reply.get("variants", [])]
+        check(self.spec["plain"] in names and (self.spec["renew"] in names or not self.spec["renew"]),
+              "variants listed", reply)
+        self.observed["version"] = reply["version"]
+
+    def test_acquire_busy_release(self):
+        a, b = self.connected(client="A"), self.connected(client="B")
+        key = self.key("k1")
+        granted, _ = self.acquire(a, key)
+        check(self.admin("GET", self.lock_key(key)) == granted["token"],
+              "the token is the value in Redis", granted)
+        check(granted.get("attempts") == 1, "one attempt", granted)
+        refused, events = b.call("acquire", key=key, ttl_ms=5000, timeout_ms=200, timeout=6)
+        check(refused.get("result") == "fail" and refused.get("error") == "gave_up",
+              "the second acquire gives up", refused)
+        check([e for e in events if e.get("event") == "busy"] == [{"event": "busy"}],
+              "one busy event before giving up", events)
+        released = self.release(a, key, granted["token"])
+        check(released.get("deleted") == 1, "release deletes", released)
+        check(self.admin("EXISTS", self.lock_key(key)) == 0, "the key is gone")
+        again, _ = self.acquire(b, key)
+        self.release(b, key, again["token"])
+
+    def test_stale_release_after_expiry(self):
+        a, b = self.connected(client="A"), self.connected(client="B")
+        key = self.key("k2")
+        self.acquire(a, key, ttl_ms=300)
+        time.sleep(0.6)
+        theirs, _ = self.acquire(b, key)
+        stale = self.release(a, key, "")
+        self.observed["stale release after expiry"] = stale
+        check(stale.get("deleted") == 0, "a stale release deletes nothing", stale)
+        check(self.admin("GET", self.lock_key(key)) == theirs["token"],
+              "the other holder's key is intact")
+        self.release(b, key, theirs["token"])
+
+    def test_stale_release_superseded(self):
+        # The key changed hands while the holder's own clock still says it holds the lock (a
+        # failover, a DEL by someone else, a clock running slow).
+        a, b = self.connected(client="A"), self.connected(client="B")
+        key = self.key("k3")
+        self.acquire(a, key, ttl_ms=5000)
+        self.admin("DEL", self.lock_key(key))
+        theirs, _ = self.acquire(b, key)
+        stale = self.release(a, key, "")
+        self.observed["stale release, superseded"] = stale
+        if self.spec["owner_check"]:
+            check(stale.get("deleted") == 0, "the owner check refuses the release", stale)
+            check(self.admin("GET", self.lock_key(key)) == theirs["token"],
+                  "the other holder's key is intact")
+            self.release(b, key, theirs["token"])
+        else:
+            check(stale.get("deleted") == 1, "no owner check: the other's key is deleted", stale)
+            check(self.admin("EXISTS", self.lock_key(key)) == 0, "the other holder's key is gone")
+
+    def test_extend(self):
+        a = self.connected()
+        key = self.key("k4")
+        granted, _ = self.acquire(a, key, ttl_ms=1000)
+        reply, _ = a.call("extend", key=key, token=granted["token"], ttl_ms=5000, timeout=10)
+        if not self.spec["extend"]:
+            check(reply.get("result") == "fail" and reply.get("error") == "protocol" and
+                  reply.get("message") == "this library has no extend", "no extend", reply)
+            self.observed["extend"] = "none"
+            self.release(a, key, granted["token"])
+            return
+        check(reply.get("result") == "ok" and reply.get("extended") == 1, "extend", reply)
+        check(self.admin("PTTL", self.lock_key(key)) > 2000, "the lease is longer")
+        self.admin("SET", self.lock_key(key), "someone-else", "PX", 5000)
+        lost, _ = a.call("extend", key=key, token=granted["token"], ttl_ms=5000, timeout=10)
+        self.observed["extend of a lock taken over"] = lost
+        check(lost.get("result") == "ok" and lost.get("extended") == 0, "extend refused", lost)
+        check(self.admin("GET", self.lock_key(key)) == "someone-else", "the other value stays")
+        released = self.release(a, key, granted["token"])
+        check(released.get("deleted") == 0, "nothing to release", released)
+
+    def test_resources(self):
+        a = self.connected()
+        stock, record = self.key("stock"), self.key("records")
+        ok = lambda reply, what: check(reply.get("result") == "ok", what, reply)
+        reply, _ = a.call("read", resource=dict(kind="counter", key=stock))
+        check(reply.get("value") == 0, "a missing counter reads 0", reply)
+        ok(a.call("write", resource=dict(kind="counter", key=stock), value=7)[0], "counter write")
+        check(a.call("read", resource=dict(kind="counter", key=stock))[0].get("value") == 7,
+              "counter read")
+        find = dict(kind="find_or_create", key=record)
+        check(a.call("read", resource=find, record="r1")[0].get("value") == 0, "no record yet")
+        ok(a.call("write", resource=find, record="r1")[0], "record write")
+        check(a.call("read", resource=find, record="r1")[0].get("value") == 1, "record found")
+        check(self.admin("HGET", record, "r1") == "A", "the record names its creator")
+        fenced = dict(kind="fenced_counter", key=self.key("fenced"))
+        ok(a.call("write", resource=fenced, value=5, fencing=5)[0], "fenced write")
+        refused, _ = a.call("write", resource=fenced, value=4, fencing=3)
+        check(refused.get("result") == "fail" and refused.get("error") == "fenced",
+              "a lower fencing number is refused", refused)
+        check(a.call("read", resource=fenced)[0].get("value") == 5, "the refused write wrote nothing")
+        ok(a.call("write", resource=fenced, value=3, fencing=-1)[0], "an unfenced write is accepted")
+
+    def test_protocol_errors(self):
+        a = self.start()
+        reply, _ = a.call("acquire", key="x", ttl_ms=1, timeout_ms=0)
+        check(reply.get("error") == "protocol", "an op before connect", reply)
+        reply, _ = a.call("connect", redis=self.endpoint, client="A", variant="lib:nope", seed=1,
+                          lock=dict(ttl_ms=1000, renew_period_ms=333, queue_timeout_ms=1000,
+                                    wait=dict(strategy="poll", interval_ms=10)))
+        check(reply.get("error") == "protocol", "an unknown variant", reply)
+        a.close()
+        a = self.connected()
+        reply, _ = a.call("frobnicate")
+        check(reply.get("result") == "fail" and reply.get("error") == "protocol", "unknown op", reply)
+        a.send_line("this is {not json")
+        garbage = json.loads(a.next_line(5))
+        check(garbage.get("result") == "fail" and garbage.get("error") == "protocol", "garbage",
+              garbage)
+        a.send_line(json.dumps(dict(v=2, id=99, op="hello")))
+        reply, _ = a.wait_reply(99, 5)
+        check(reply.get("error") == "protocol", "protocol version 2 is refused", reply)
+        reply, _ = a.call("acquire", key=self.key("k5"), ttl_ms=1000, timeout_ms=0,
+                          crash_at="after_setnx")
+        check(reply.get("error") == "protocol" and "checkpoints" in reply.get("message", ""),
+              "checkpoints are refused", reply)
+        reply, _ = a.call("acquire", ttl_ms=1000, timeout_ms=0)
+        check(reply.get("error") == "protocol", "an acquire without a key", reply)
+        reply, _ = a.call("hello")
+        check(reply.get("result") == "ok", "still alive after all that", reply)
+        check(self.admin("EXISTS", self.lock_key(self.key("k5"))) == 0, "refused calls took no lock")
+        check(a.close() == 0, "exit 0 at the end of input")
+
+    def test_connect_errors(self):
+        lock = dict(ttl_ms=1000, renew_period_ms=333, queue_timeout_ms=1000,
+                    wait=dict(strategy="poll", interval_ms=10))
+        a = self.start()
+        reply, _ = a.call("connect", redis=dict(self.endpoint, password="wrong"), client="A",
+                          variant=self.spec["plain"], seed=1, lock=lock)
+        check(reply.get("result") == "fail" and reply.get("error") == "reply_error",
+              "a wrong password fails connect", reply)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed_port = s.getsockname()[1]
+        reply, _ = a.call("connect", redis=dict(self.endpoint, port=closed_port), client="A",
+                          variant=self.spec["plain"], seed=1, lock=lock, timeout=8)
+        check(reply.get("result") == "fail" and reply.get("error") == "refused",
+              "a closed port is refused", reply)
+
+    def test_timeout_is_info(self):
+        # CLIENT PAUSE holds the lock command past the adapter's 2 s command timeout: the server
+        # may still run it, so the answer is info/timeout. Then the connection must be usable
+        # again (a reply still owed must not answer a later command).
+        a = self.connected()
+        key = self.key("k8")
+        self.admin("CLIENT", "PAUSE", 2500, "WRITE")
+        started = time.monotonic()
+        reply, _ = a.call("acquire", key=key, ttl_ms=1000, timeout_ms=0, timeout=8)
+        self.observed["acquire past the command timeout"] = reply
+        check(reply.get("result") == "info" and reply.get("error") == "timeout",
+              "a timed-out acquire is info/timeout", reply)
+        time.sleep(max(0, 3.5 - (time.monotonic() - started)))  # past the pause and the lock's TTL
+        stock = self.key("stock8")
+        self.admin("SET", stock, 41)
+        reply, _ = a.call("read", resource=dict(kind="counter", key=stock))
+        check(reply.get("value") == 41, "the next command gets its own reply", reply)
+        other = self.key("k9")
+        granted, _ = self.acquire(a, other, ttl_ms=2000)
+        check(self.admin("GET", self.lock_key(other)) == granted["token"], "and locks work again")
+        released = self.release(a, other, granted["token"])
+        check(released.get("deleted") == 1, "release", released)
+
+    def test_key_outside_acl_pattern(self):
+        # locksim's per-run user may touch only its prefix. A library that puts its own prefix
+        # in front of the key (mutex:, lock.) is refused by such a user.
+        if self.spec["key"] == "{key}":
+            self.observed["key"] = "the harness's key"
+            return
+        a = self.connected(endpoint=dict(self.endpoint, username=NARROW_USER))
+        reply, _ = a.call("acquire", key=self.key("k6"), ttl_ms=1000, timeout_ms=300, timeout=8)
+        self.observed["key outside the per-run ACL pattern"] = reply
+        check(reply.get("result") == "fail" and reply.get("error") == "reply_error" and
+              "NOPERM" in reply.get("message", ""), "NOPERM is reported", reply)
+
+    def test_renewal(self):
+        if not self.spec["renew"]:
+            self.observed["renewal"] = "none"
+            return
+        a = self.connected(variant=self.spec["renew"], ttl_ms=1000)
+        key = self.key("k7")
+        granted, _ = self.acquire(a, key, ttl_ms=1000)
+        events = a.events_for(3.3)  # past 3 x TTL
+        check(self.admin("GET", self.lock_key(key)) == granted["token"],
+              "the renewed lock outlives 3 x its TTL", events)
+        invokes = [e for e in events if e.get("phase") == "invoke"]
+        oks = [e for e in events if e.get("result") == "ok" and e.get("extended") == 1]
+        check(len(invokes) >= 2 and len(oks) >= 2, "extend events", events)
+        self.observed["extends in 3.3 s"] = len(oks)
+        released = self.release(a, key, granted["token"])
+        check(released.get("deleted") == 1, "release after renewing", released)
+        check(self.admin("EXISTS", self.lock_key(key)) == 0, "the key is gone")
+        after = a.events_for(1.2)
+        check(not after, "no renewal after the release", after)
+        # stop_renewal: the lock is left to expire.
+        granted, _ = self.acquire(a, key, ttl_ms=1000)
+        reply, _ = a.call("stop_renewal")
+        check(reply.get("result") == "ok", "stop_renewal", reply)
+        time.sleep(1.5)
+        check(self.admin("EXISTS", self.lock_key(key)) == 0, "after stop_renewal the lock expires")
+        released = self.release(a, key, granted["token"])
+        check(released.get("deleted") == 0, "a release after expiry deletes nothing", released)
+
+
+def run_broken_adapter_checks():
+    """The broken adapter does what it says (the harness tests that use it are elsewhere)."""
+    def hello(mode):
+        adapter = Adapter(BROKEN + [mode])
+        adapter.send_line(json.dumps(dict(v=1, id=1, op="hello")))
+        return adapter
+
+    def case(name, body):
+        try:
+            body()
+            passed.append("broken_adapter: " + name)
+        except Exception as e:  # noqa: BLE001 - every failure is reported the same way
+            failed.append("broken_adapter: %s: %s" % (name, e))
+
+    def crash():
+        a = hello("crash")
+        check(json.loads(a.next_line(5)).get("protocol") == 1, "hello")
+        a.send_line(json.dumps(dict(v=1, id=2, op="acquire", key="k", ttl_ms=1, timeout_ms=0)))
+        check(a.next_line(5) is None, "no reply, end of output")
+        check(a.proc.wait(5) == 1 and "crashing" in a.stderr_text(), "exit 1 with a message")
+        a.close()
+
+    def hang():
+        a = hello("hang")
+        try:
+            a.next_line(0.5)
+            raise Failure("it answered")
+        except Failure as e:
+            check("no line" in str(e), "silence", str(e))
+        check(a.close(timeout=0.5) is None, "still running after the end of input (killed)")
+
+    def garbage():
+        a = hello("garbage")
+        line = a.next_line(5)
+        try:
+            json.loads(line)
+            raise Failure("valid JSON: " + line)
+        except ValueError:
+            pass
+        a.close()
+
+    def version():
+        a = hello("version")
+        check(json.loads(a.next_line(5)).get("protocol") == 99, "protocol 99")
+        check(a.close() == 0, "exit 0")
+
+    for name, body in [("crash", crash), ("hang", hang), ("garbage", garbage), ("version", version)]:
+        case(name, body)
+
+
+USER, PASSWORD = "locksim-adaptertest", secrets.token_hex(16)
+NARROW_USER = "locksim-adaptertest-narrow"
+
+
+def main():
+    only = set(sys.argv[1:])
+    # SIGTERM (a CI timeout, say) unwinds like Ctrl-C, so the server is stopped on that path too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    server = Server()
+    try:
+        admin = Resp(server.port)
+        # Like locksim's per-run user (sim/redis/acl_user.cc), plus the prefixes that libraries
+        # put in front of the key; the narrow user has locksim's pattern only.
+        rules = ["&*", "+@all", "-@dangerous"]
+        admin("ACL", "SETUSER", USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
+              "~mutex:" + PREFIX + "*", "~lock." + PREFIX + "*", *rules)
+        admin("ACL", "SETUSER", NARROW_USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
+              *rules)
+        admin.close()
+        report = {}
+        for spec in ADAPTERS:
+            if only and spec["name"] not in only:
+                continue
+            suite = Suite(server, spec)
+            for name in sorted(n for n in dir(Suite) if n.startswith("test_")):
+                label = "%s: %s" % (spec["name"], name[5:])
+                t0 = time.monotonic()
+                try:
+                    getattr(suite, name)()
+                    passed.append(label)
+                    print("ok    %-48s %5.1f s" % (label, time.monotonic() - t0), flush=True)
+                except Exception as e:  # noqa: BLE001 - a failed check or a broken adapter
+                    detail = str(e) if isinstance(e, Failure) else traceback.format_exc()
+                    failed.append(label)
+                    print("FAIL  %s: %s" % (label, detail), flush=True)
+                    for adapter in suite.open:
+                        if adapter.proc.poll() is not None or isinstance(e, Failure):
+                            text = adapter.stderr_text() if not adapter.stderr.closed else ""
+                            if text.strip():
+                                print("      adapter stderr: " + text.strip()[-800:], flush=True)
+                finally:
+                    for adapter in suite.open:
+                        if adapter.proc.poll() is None:
+                            adapter.close(timeout=2)
+                    suite.open = []
+            suite.admin.close()
+            report[spec["name"]] = suite.observed
+        if not only or "broken" in only:
+            before = len(failed)
+            run_broken_adapter_checks()
+            print("%s    broken_adapter modes" % ("ok  " if len(failed) == before else "FAIL"))
+        print("observed: " + json.dumps(report, indent=1, default=str))
+    finally:
+        server.stop()
+    for name in failed:
+        print("failed: " + name)
+    print("(%.0f s)" % (time.monotonic() - started))
+    print("%d passed, %d failed" % (len(passed), len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

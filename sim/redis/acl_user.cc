@@ -30,14 +30,25 @@ std::string random_password() {
 
 }  // namespace
 
-std::vector<std::string> acl_rules(std::string_view key_prefix) {
+std::vector<std::string> acl_rules(std::string_view key_prefix,
+                                   const std::vector<std::string>& more_prefixes) {
+  std::vector<std::string> rules;
+  for (std::string_view prefix : more_prefixes) {
+    const std::string pattern = glob_literal(prefix) + "*";
+    rules.push_back("~" + pattern);
+    rules.push_back("&" + pattern);
+  }
   const std::string pattern = glob_literal(key_prefix) + "*";
-  return {"~" + pattern,   "&" + pattern,  "+@all",         "-@dangerous",
-          "-script|flush", "-script|kill", "-script|debug", "-function"};
+  for (const char* rule : {"+@all", "-@dangerous", "-script|flush", "-script|kill",
+                           "-script|debug", "-function"}) {
+    rules.emplace_back(rule);
+  }
+  rules.insert(rules.begin(), {"~" + pattern, "&" + pattern});
+  return rules;
 }
 
-PrefixUser PrefixUser::create(const Endpoint& admin, std::string name,
-                              std::string_view key_prefix) {
+PrefixUser PrefixUser::create(const Endpoint& admin, std::string name, std::string_view key_prefix,
+                              const std::vector<std::string>& more_prefixes) {
   Connection connection(admin, ConnectionOptions{});
   if (connection.broken()) {
     throw EnvironmentError("cannot connect to Redis at " + admin.redacted() +
@@ -53,7 +64,9 @@ PrefixUser PrefixUser::create(const Endpoint& admin, std::string name,
   // `reset` first: whatever a user of that name could do before is gone (also its passwords).
   std::vector<std::string> command = {"ACL",   "SETUSER", user.endpoint_.username,
                                       "reset", "on",      ">" + user.endpoint_.password};
-  for (std::string& rule : acl_rules(key_prefix)) command.push_back(std::move(rule));
+  for (std::string& rule : acl_rules(key_prefix, more_prefixes)) {
+    command.push_back(std::move(rule));
+  }
   const RedisResult created = connection.command(command);
   if (!created.ok()) {
     throw EnvironmentError("cannot create the ACL user " + user.name() + " on " + admin.redacted() +

@@ -37,7 +37,10 @@ class PrefixUser {
   // checks that the user can log in. `admin` must be allowed to run ACL SETUSER (the default user
   // of a private server). A user of that name is replaced. Throws EnvironmentError if the server
   // refuses (Redis before 6, no ACL rights) or is unreachable.
-  static PrefixUser create(const Endpoint& admin, std::string name, std::string_view key_prefix);
+  // `more_prefixes`: further key prefixes the user may use (a lock library that keeps its lock
+  // at "mutex:<key>" needs "mutex:" + key_prefix).
+  static PrefixUser create(const Endpoint& admin, std::string name, std::string_view key_prefix,
+                           const std::vector<std::string>& more_prefixes = {});
 
   PrefixUser(PrefixUser&&) noexcept;
   PrefixUser& operator=(PrefixUser&&) noexcept;
@@ -62,7 +65,8 @@ class PrefixUser {
 };
 
 // acl_rules: the ACL SETUSER rules create() applies for `key_prefix` (after the password rule).
-std::vector<std::string> acl_rules(std::string_view key_prefix);
+std::vector<std::string> acl_rules(std::string_view key_prefix,
+                                   const std::vector<std::string>& more_prefixes = {});
 
 // is_acl_denial: the server refused a command because of the connection's ACL user: a NOPERM
 // reply, or the error Redis 7.0 gives a script whose redis.call() was refused.

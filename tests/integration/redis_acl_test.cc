@@ -35,6 +35,18 @@ void expect_denied(const RedisResult& result, const std::string& what) {
   EXPECT_TRUE(is_acl_denial(result)) << what << ": " << result.describe();
 }
 
+// A library that keeps its lock under a prefix of its own gets that prefix too, and no more.
+TEST_F(AclTest, MorePrefixesReachOnlyTheirOwnKeys) {
+  PrefixUser library = PrefixUser::create(endpoint(), "locksim-test-library", key(""),
+                                          {"mutex:" + key("")});
+  Connection conn(library.endpoint(), {});
+  EXPECT_TRUE(conn.command({"SET", "mutex:" + key("lock"), "t", "NX", "PX", "1000"}).ok());
+  EXPECT_TRUE(conn.command({"SET", key("lock"), "t"}).ok());
+  expect_denied(conn.command({"SET", "mutex:elsewhere", "t"}), "SET outside both prefixes");
+  Connection admin(endpoint(), {});
+  admin.command({"DEL", "mutex:" + key("lock"), key("lock")});
+}
+
 // Every command a lock client sends works on the user's own prefix.
 TEST_F(AclTest, LockCommandsWorkOnOwnPrefix) {
   Connection conn = connect_as_user();

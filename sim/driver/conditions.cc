@@ -15,7 +15,9 @@ bool is_key_condition(const Condition& condition) {
 // key_condition_holds: EXISTS on the observer connection; false if Redis did not answer.
 bool key_condition_holds(RunContext& run, Connection& observer, const Condition& condition) {
   if (observer.broken()) observer.reconnect();
-  const RedisResult result = observer.command({"EXISTS", run.full_key(condition.argument)});
+  // Where the lock of that key is kept: a library may prefix it ("mutex:<key>").
+  const std::string key = run.request().variant.stored_key(run.full_key(condition.argument));
+  const RedisResult result = observer.command({"EXISTS", key});
   if (!result.ok()) return false;
   const bool exists = result.reply.integer > 0;
   return condition.kind == Condition::Kind::kKeyPresent ? exists : !exists;

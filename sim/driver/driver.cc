@@ -29,17 +29,25 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
                     connection.last_error().describe());
     return;
   }
-  std::string cursor = "0";
-  for (int round = 0; round < 100000; ++round) {
-    const RedisResult scan =
-        connection.command({"SCAN", cursor, "MATCH", request.key_prefix + "*", "COUNT", "1000"});
-    if (!scan.ok() || scan.reply.elements.size() != 2) {
-      notes.push_back("cleanup: SCAN failed: " + scan.describe());
-      return;
+  // A library may keep its lock under a prefix of its own ("mutex:<key>"): that too.
+  std::vector<std::string> prefixes = {request.key_prefix};
+  const std::string library_prefix = request.variant.stored_key(request.key_prefix);
+  if (library_prefix != request.key_prefix) prefixes.push_back(library_prefix);
+  for (const std::string& prefix : prefixes) {
+    std::string cursor = "0";
+    for (int round = 0; round < 100000; ++round) {
+      const RedisResult scan =
+          connection.command({"SCAN", cursor, "MATCH", prefix + "*", "COUNT", "1000"});
+      if (!scan.ok() || scan.reply.elements.size() != 2) {
+        notes.push_back("cleanup: SCAN failed: " + scan.describe());
+        return;
+      }
+      for (const Reply& key : scan.reply.elements[1].elements) {
+        connection.command({"DEL", key.str});
+      }
+      cursor = scan.reply.elements[0].str;
+      if (cursor == "0") break;
     }
-    for (const Reply& key : scan.reply.elements[1].elements) connection.command({"DEL", key.str});
-    cursor = scan.reply.elements[0].str;
-    if (cursor == "0") return;
   }
 }
 
@@ -201,7 +209,8 @@ RunOutcome run_scenario(const RunRequest& request) {
     const std::string error = clients.back()->connect();
     if (!error.empty()) {
       outcome.harness_error =
-          "cannot connect to Redis at " + request.endpoint.redacted() + ": " + error;
+          processes ? "client " + scenario.clients[i] + ": " + error
+                    : "cannot connect to Redis at " + request.endpoint.redacted() + ": " + error;
       return outcome;
     }
   }
@@ -298,6 +307,11 @@ RunOutcome run_scenario(const RunRequest& request) {
   if (!outcome.server_lost) delete_run_keys(request, outcome.notes);
   clients.clear();
   loop.reset();
+  if (run.worker_failed.load()) {
+    // No verdict: what the history holds after a broken worker says nothing about the lock.
+    outcome.harness_error = run.worker_failure();
+    return outcome;
+  }
   const bool harness_recorded = run.harness_log().size() > 0;
   const bool nemesis_recorded = run.nemesis_log().size() > 0;
   outcome.history = std::move(run.recorder()).merge();

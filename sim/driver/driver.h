@@ -54,6 +54,9 @@ struct RunRequest {
   // worker_command: how to start a client process ({"/path/to/locksim", "worker"}), for
   // scenarios whose clients run as processes.
   std::vector<std::string> worker_command = {};
+  // worker_stderr_dir: where each client process's stderr goes (<dir>/<client>.stderr, kept when
+  // not empty); "": inherited.
+  std::string worker_stderr_dir = {};
 };
 
 struct RunOutcome {
@@ -62,7 +65,9 @@ struct RunOutcome {
   bool interrupted = false;        // stopped by the StopSignal
   bool timed_out = false;          // stopped by time_limit_ms
   bool server_lost = false;        // the server stopped answering during the run (exit code 3)
-  std::string harness_error;       // non-empty: the run could not be started (exit code 3)
+  // harness_error: non-empty: the run could not be started, or a client process broke the
+  // worker protocol (exit code 3; no verdict).
+  std::string harness_error;
 };
 
 RunOutcome run_scenario(const RunRequest& request);

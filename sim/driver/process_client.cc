@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "sim/core/assert.h"
@@ -18,6 +19,11 @@
 
 namespace locksim::driver_internal {
 namespace {
+
+// kWorkerPatienceMs: how long a worker may stay silent on one request (plus an acquire's own
+// timeout) before it counts as hung. A library's own retries (redlock: about 2 s) and a command
+// timeout (2 s) fit well inside.
+constexpr std::int64_t kWorkerPatienceMs = 15000;
 
 using std::chrono::milliseconds;
 
@@ -68,6 +74,30 @@ ProcessClient::~ProcessClient() {
   if (to_worker_ >= 0) ::close(to_worker_);
   if (reader_.joinable()) reader_.join();
   if (from_worker_ >= 0) ::close(from_worker_);
+  // A worker that said nothing on stderr leaves no file.
+  std::error_code error;
+  if (!stderr_path_.empty() && std::filesystem::file_size(stderr_path_, error) == 0 && !error) {
+    std::filesystem::remove(stderr_path_, error);
+  }
+}
+
+std::string ProcessClient::stderr_tail() const {
+  if (stderr_path_.empty()) return "";
+  std::ifstream in(stderr_path_, std::ios::binary);
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size <= 0) return "; it wrote nothing on stderr";
+  constexpr std::streamoff kTail = 600;
+  in.seekg(std::max<std::streamoff>(0, size - kTail));
+  std::string tail(static_cast<std::size_t>(std::min(size, kTail)), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  return "; its stderr (" + stderr_path_ + ") ends: " + (size > kTail ? "..." : "") + tail;
+}
+
+void ProcessClient::broken(const std::string& what) {
+  run_.fail_worker("client " + name_ + ": the worker " + run_.request().worker_command.front() +
+                   " " + what + stderr_tail());
 }
 
 std::string ProcessClient::spawn() {
@@ -84,6 +114,12 @@ std::string ProcessClient::spawn() {
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  int stderr_fd = -1;
+  if (!run_.request().worker_stderr_dir.empty()) {
+    stderr_path_ = run_.request().worker_stderr_dir + "/" + name_ + ".stderr";
+    stderr_fd = ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (stderr_fd < 0) stderr_path_.clear();
+  }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -94,11 +130,13 @@ std::string ProcessClient::spawn() {
     if (::getppid() != parent) ::_exit(1);
     ::dup2(to_child[0], STDIN_FILENO);
     ::dup2(from_child[1], STDOUT_FILENO);
+    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   ::close(to_child[0]);
   ::close(from_child[1]);
+  if (stderr_fd >= 0) ::close(stderr_fd);
   if (pid < 0) {
     ::close(to_child[1]);
     ::close(from_child[0]);
@@ -115,10 +153,16 @@ std::string ProcessClient::connect() {
   if (std::string error = spawn(); !error.empty()) return error;
   const LockConfig& lock = run_.scenario().lock;
   const Reply hello = call({{"op", "hello"}}, nullptr);
-  if (hello.worker_died || hello.message.value("protocol", 0) != kWorkerProtocol) {
+  if (hello.worker_died || !hello.message.is_object() ||
+      hello.message.value("protocol", 0) != kWorkerProtocol) {
+    if (const std::string failure = run_.worker_failure(); !failure.empty()) return failure;
+    const std::string answer = hello.message.dump();
     return "the worker " + run_.request().worker_command.front() +
            " did not answer the worker protocol " + std::to_string(kWorkerProtocol) +
-           (hello.worker_died ? " (it exited)" : ": " + hello.message.dump());
+           (hello.worker_died ? " (it exited)"
+                              : ": it answered " + answer.substr(0, 300) +
+                                    " (a worker of another protocol version?)") +
+           stderr_tail();
   }
   const Reply connected =
       call({{"op", "connect"},
@@ -128,9 +172,13 @@ std::string ProcessClient::connect() {
             {"seed", run_.plan().clients().at(static_cast<std::size_t>(index_)).seed},
             {"lock", lock_to_json(lock)}},
            nullptr);
-  if (connected.worker_died) return "the worker exited while connecting";
+  if (connected.worker_died) {
+    if (const std::string failure = run_.worker_failure(); !failure.empty()) return failure;
+    return "the worker exited while connecting" + stderr_tail();
+  }
   if (connected.message.value("result", "") != "ok") {
-    return connected.message.value("message", connected.message.dump());
+    return "the worker could not connect to Redis: " +
+           connected.message.value("message", connected.message.dump());
   }
   return "";
 }
@@ -144,10 +192,25 @@ void ProcessClient::send(nlohmann::json request) {
 ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* faults) {
   const std::int64_t id = next_id_++;
   request["id"] = id;
+  // A worker that stays silent this long (not counting while the nemesis has it stopped, nor an
+  // acquire's own wait for the lock) has hung: a broken worker, not a lock that blocks.
+  const std::string op = request.value("op", "");
+  auto patience = std::chrono::milliseconds(kWorkerPatienceMs);
+  if (op == "acquire") patience += milliseconds(request.value("timeout_ms", std::int64_t{0}));
   send(std::move(request));
   Reply reply;
+  auto last = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration silent{0};
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (!garbage_.empty()) {
+      const std::string line = garbage_;
+      lock.unlock();
+      broken("printed a line that is not a JSON object: \"" + line + "\"");
+      kill_worker();
+      reply.worker_died = true;
+      return reply;
+    }
     if (!inbox_.empty()) {
       nlohmann::json message = std::move(inbox_.front());
       inbox_.pop_front();
@@ -178,6 +241,19 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
     }
     if (eof_) {
       reply.worker_died = true;
+      if (!killed_ && !reply.crash_point) {
+        lock.unlock();
+        int status = 0;
+        std::string how = "exited";
+        if (pid_ > 0 && ::waitpid(pid_, &status, 0) == pid_) {
+          pid_ = -1;
+          how = WIFEXITED(status)     ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                : WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                      : "exited";
+        }
+        broken(how + " in the middle of " + (op.empty() ? "a request" : "\"" + op + "\""));
+        lock.lock();
+      }
       return reply;
     }
     if (run_.should_stop()) {
@@ -190,6 +266,17 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
       return reply;
     }
     changed_.wait_for(lock, milliseconds(50));
+    const auto now = std::chrono::steady_clock::now();
+    if (!frozen_.load()) silent += now - last;
+    last = now;
+    if (silent > patience) {
+      lock.unlock();
+      broken("did not answer \"" + op + "\" within " +
+             std::to_string(std::chrono::duration_cast<milliseconds>(patience).count()) + " ms");
+      kill_worker();
+      reply.worker_died = true;
+      return reply;
+    }
   }
 }
 
@@ -203,9 +290,17 @@ void ProcessClient::read_lines() {
     if (n <= 0) break;
     buffer.append(chunk, static_cast<std::size_t>(n));
     for (std::size_t newline; (newline = buffer.find('\n')) != std::string::npos;) {
-      nlohmann::json message = nlohmann::json::parse(buffer.substr(0, newline), nullptr, false);
+      const std::string line = buffer.substr(0, newline);
+      nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
       buffer.erase(0, newline + 1);
-      if (!message.is_object()) continue;
+      if (!message.is_object()) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (garbage_.empty()) garbage_ = line.substr(0, 200);
+        }
+        changed_.notify_all();
+        continue;
+      }
       const std::string event = message.value("event", "");
       if (event == "busy") {
         set_waiting(true);
@@ -364,6 +459,7 @@ bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
 
 void ProcessClient::kill_worker() {
   if (pid_ <= 0) return;
+  killed_ = true;
   ::kill(pid_, SIGKILL);  // works on a stopped process too
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -383,6 +479,7 @@ void ProcessClient::crash() {
 
 void ProcessClient::freeze() {
   if (pid_ <= 0) return;
+  frozen_ = true;
   ::kill(pid_, SIGSTOP);
   // The pause has begun only once the kernel has stopped every thread of the worker.
   for (int i = 0; i < 2000 && !stopped(pid_); ++i) std::this_thread::sleep_for(milliseconds(1));
@@ -390,6 +487,7 @@ void ProcessClient::freeze() {
 
 void ProcessClient::thaw() {
   if (pid_ > 0) ::kill(pid_, SIGCONT);
+  frozen_ = false;
 }
 
 void ProcessClient::lose_lock() {

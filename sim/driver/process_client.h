@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -63,8 +64,15 @@ class ProcessClient final : public DriverClient {
   void on_event(const nlohmann::json& event);
   void kill_worker();
   void record_failure(Event& event, const nlohmann::json& reply);
+  // broken: reports the worker as broken (RunContext::fail_worker) with `what` happened, its
+  // command, and the end of its stderr.
+  void broken(const std::string& what);
+  std::string stderr_tail() const;
 
   pid_t pid_ = -1;
+  bool killed_ = false;          // locksim killed the worker (a crash, the end of the run)
+  std::atomic<bool> frozen_{false};  // stopped by the nemesis: its silence is not a hang
+  std::string stderr_path_;      // "": inherited
   int to_worker_ = -1;
   int from_worker_ = -1;
   std::thread reader_;
@@ -74,6 +82,7 @@ class ProcessClient final : public DriverClient {
   std::condition_variable changed_;
   std::deque<nlohmann::json> inbox_;  // replies and "at" events, in arrival order
   bool eof_ = false;
+  std::string garbage_;  // the first line that was not a JSON object
   std::string renewal_key_;    // the logical key and token the worker renews
   std::string renewal_token_;
 

@@ -52,7 +52,22 @@ std::size_t RunContext::client_index(const std::string& name) const {
 }
 
 bool RunContext::should_stop() const {
-  return request_.stop.requested() || timed_out() || server_lost.load();
+  return request_.stop.requested() || timed_out() || server_lost.load() || worker_failed.load();
+}
+
+void RunContext::fail_worker(const std::string& text) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (!worker_failure_.empty()) return;
+    worker_failure_ = text;
+  }
+  worker_failed = true;
+  changed.notify_all();
+}
+
+std::string RunContext::worker_failure() const {
+  std::lock_guard<std::mutex> lock(failure_mutex_);
+  return worker_failure_;
 }
 
 bool RunContext::pause(Nanos duration) {

@@ -44,6 +44,12 @@ class RunContext {
   bool pause(Nanos duration);
   bool timed_out() const { return clock_.now_ns() >= deadline_ns_; }
 
+  // fail_worker: a client process broke the worker protocol (exited on its own, printed
+  // something that is not a JSON object, stopped answering): the run stops and is a harness
+  // failure, never a lock verdict. The first failure is kept. Thread-safe.
+  void fail_worker(const std::string& text);
+  std::string worker_failure() const;
+
   // note: adds a line to RunOutcome::notes, prefixed with the time in ms. Thread-safe.
   void note(const std::string& text);
   std::vector<std::string> take_notes();
@@ -69,6 +75,8 @@ class RunContext {
   std::atomic<bool> stopped_early{false};
   // Set by the driver's server watch when the server stopped answering.
   std::atomic<bool> server_lost{false};
+  // Set by fail_worker.
+  std::atomic<bool> worker_failed{false};
   // harness_log: the harness's own events (client kHarnessClient); written only by the driver's
   // own thread.
   ClientLog& harness_log() { return recorder_.log(plan_.clients().size()); }
@@ -76,6 +84,8 @@ class RunContext {
   ClientLog& nemesis_log() { return recorder_.log(plan_.clients().size() + 1); }
 
  private:
+  mutable std::mutex failure_mutex_;
+  std::string worker_failure_;
   const RunRequest& request_;
   const Plan& plan_;
   RunClock clock_;

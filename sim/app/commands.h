@@ -13,6 +13,7 @@
 
 #include "sim/core/stop.h"
 #include "sim/core/verdict.h"
+#include "sim/lock/library_variant.h"
 #include "sim/lock/script_variant.h"
 
 namespace locksim {
@@ -36,6 +37,7 @@ struct RunOptions {
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
   // clients: "threads" or "processes" overrides every scenario's clients_run_as; "": as written.
   std::string clients;
+  std::vector<std::string> libraries;  // --library: lock libraries to add ("all": every one)
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);
@@ -118,6 +120,21 @@ struct UserVariant {
   std::string like;  // the reference: the built-in whose expectations it must meet
   ScriptVariantSpec spec;
 };
+
+// register_libraries: registers every library of adapters/libraries.json as a variant (once;
+// none without the file). InputError for a bad manifest.
+const std::vector<LibrarySpec>& register_libraries();
+// select_libraries: the libraries named by --library ("lib:redis-py", "redis-py" or "all").
+std::vector<LibrarySpec> select_libraries(const std::vector<std::string>& names);
+// missing_runtime: "" if every library's runtime check passes, else the message with the
+// install command (exit 3).
+std::string missing_runtime(const std::vector<LibrarySpec>& libraries);
+// library_refusal: why no library adapter can run `scenario` ("" if one can).
+std::string library_refusal(const Scenario& scenario);
+// add_library_variants: adds each library to every scenario that lists its "like" and that its
+// adapter can run, with that variant's expectation (or "any"); returns the skips, in words.
+std::vector<std::string> add_library_variants(std::vector<Scenario>& scenarios,
+                                              const std::vector<LibrarySpec>& libraries);
 
 // register_variant_files: loads, validates and registers each file's variant (InputError).
 std::vector<UserVariant> register_variant_files(const std::vector<std::string>& files);

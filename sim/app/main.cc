@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
                    "(`locksim worker`, so a pause is SIGSTOP and a crash SIGKILL); default: each\n"
                    "scenario's \"clients_run_as\"")
       ->check(CLI::IsMember({"threads", "processes"}));
+  run_cmd->add_option(
+      "--library", run.libraries,
+      "Also run a third-party lock library (repeatable; \"all\": every one): redis-py,\n"
+      "redis-py-renew, redlock, redlock-using, redis-semaphore, redis-semaphore-norefresh,\n"
+      "redis-lock (adapters/libraries.json). It joins every scenario that lists the built-in it\n"
+      "is judged like and that its adapter can run, with that built-in's expectations, its\n"
+      "clients always processes of its adapter. See README.md \"Lock libraries\"");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(

@@ -64,11 +64,22 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   // 1. Input: everything is validated before anything runs.
   std::vector<Scenario> scenarios;
   std::vector<UserVariant> users;
+  std::vector<LibrarySpec> libraries;
   try {
     users = register_variant_files(options.variant_files);
+    register_libraries();
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     scenarios = load_scenarios(paths, variant_names());
     add_user_variants(scenarios, users);
+    // Libraries: --library, and any --variant that names one.
+    std::vector<std::string> library_names = options.libraries;
+    for (const std::string& v : options.variants) {
+      if (v.rfind("lib:", 0) == 0 && find_variant(v) != nullptr) library_names.push_back(v);
+    }
+    libraries = select_libraries(library_names);
+    for (const std::string& skip : add_library_variants(scenarios, libraries)) {
+      std::cout << "locksim: " << skip << "\n";
+    }
     for (Scenario& s : scenarios) {
       if (!options.clients.empty()) {
         s.processes = options.clients == "processes";
@@ -99,6 +110,12 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
+  }
+  // A library whose runtime is missing cannot run at all: a harness failure, said before
+  // anything is written, with the command that installs it.
+  if (const std::string missing = missing_runtime(libraries); !missing.empty()) {
+    std::cerr << "locksim: " << missing << "\n";
+    return kExitEnvironment;
   }
   return run_scenarios(options, std::move(scenarios), users, stop, nullptr);
 }
@@ -205,8 +222,15 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         // isolation is by key prefix only.
         std::optional<PrefixUser> run_user;
         if (server) {
-          run_user.emplace(PrefixUser::create(endpoint, "locksim-" + info.run_id,
-                                              "locksim:" + info.run_id + ":"));
+          // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
+          const std::string prefix = "locksim:" + info.run_id + ":";
+          std::vector<std::string> library_prefixes;
+          for (const std::string& v : variants) {
+            const std::string stored = find_variant(v)->stored_key(prefix);
+            if (stored != prefix) library_prefixes.push_back(stored);
+          }
+          run_user.emplace(PrefixUser::create(endpoint, "locksim-" + info.run_id, prefix,
+                                              library_prefixes));
         }
         const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
 
@@ -218,9 +242,21 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                                     "] " + scenario.name + " / " + variant_name;
           progress.show(label + " ...");
           const auto started = std::chrono::steady_clock::now();
+          // A library runs only as its adapter's processes; their stderr is kept in the run.
+          const LockVariant& variant = *find_variant(variant_name);
+          const LibrarySpec* library = library_spec(variant);
+          Scenario as_library;
+          if (library != nullptr) {
+            as_library = scenario;
+            as_library.processes = true;
+            as_library.resolved["clients_run_as"] = "processes";
+          }
+          const fs::path variant_dir = run_dir / variant_name;
+          fs::create_directories(variant_dir, error);
+          if (error) throw EnvironmentError("cannot create " + variant_dir.string());
           RunRequest request{
-              scenario,
-              *find_variant(variant_name),
+              library != nullptr ? as_library : scenario,
+              variant,
               run_seed,
               client_endpoint,
               "locksim:" + info.run_id + ":" + variant_name + ":",
@@ -230,7 +266,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
               },
               /*private_server=*/!external,
               /*admin_endpoint=*/endpoint,
-              worker_command(options.variant_files)};
+              library != nullptr ? library->command : worker_command(options.variant_files),
+              variant_dir.string()};
           RunOutcome outcome = run_scenario(request);
           progress.clear();
           if (!outcome.harness_error.empty()) {
@@ -251,9 +288,6 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           run.timed_out = outcome.timed_out;
           run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
 
-          const fs::path variant_dir = run_dir / variant_name;
-          fs::create_directories(variant_dir, error);
-          if (error) throw EnvironmentError("cannot create " + variant_dir.string());
           write_history_jsonl(variant_dir / "history.jsonl", run.history);
           write_trace_json(variant_dir / "trace.json", run.history, run.result,
                            scenario.name + " / " + variant_name);

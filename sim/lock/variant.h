@@ -131,6 +131,12 @@ class LockVariant {
   virtual ReleaseResult release(const LockContext& context, const std::string& key,
                                 const std::string& token) const = 0;
 
+  // in_process: whether locksim can call this variant itself (threads, `locksim worker`); false
+  // for a third-party library, whose clients run only as its adapter's processes.
+  virtual bool in_process() const { return true; }
+  // stored_key: the Redis key the lock of `key` is kept at (a library may prefix it).
+  virtual std::string stored_key(const std::string& key) const { return key; }
+
   // renews: whether the driver should keep extending the lease (extend()) on a renewal thread
   // while the lock is held (a watchdog, Docs B and D).
   virtual bool renews() const { return false; }

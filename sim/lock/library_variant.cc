@@ -1,0 +1,147 @@
+// A third-party lock library as a variant: what it declares and how to start its adapter.
+#include "sim/lock/library_variant.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include "sim/json/file.h"
+#include "sim/json/json_reader.h"
+
+namespace locksim {
+namespace {
+
+using json::JsonReader;
+
+constexpr std::size_t kMaxLibraries = 64;
+constexpr std::size_t kMaxField = 400;
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+std::vector<std::string> strings(const JsonReader& reader, const std::string& adapters) {
+  std::vector<std::string> out;
+  for (const JsonReader& element : reader.elements(/*non_empty=*/true)) {
+    out.push_back(replace_all(element.non_empty_string(kMaxField), "{adapters}", adapters));
+  }
+  return out;
+}
+
+// The variant itself is never called in-process: the driver runs a library's clients as its
+// adapter's processes. Calls answer an error that names the mistake instead of crashing.
+class LibraryVariant final : public LockVariant {
+ public:
+  explicit LibraryVariant(LibrarySpec spec) : spec_(std::move(spec)) {}
+
+  std::string_view name() const override { return spec_.name; }
+  std::string_view summary() const override { return spec_.summary; }
+  bool uses_ttl() const override { return spec_.uses_ttl; }
+  bool renews() const override { return spec_.renews; }
+  bool in_process() const override { return false; }
+  std::string stored_key(const std::string& key) const override {
+    return library_key(spec_.lock_key, key);
+  }
+  const LibrarySpec& spec() const { return spec_; }
+
+  AcquireAttempt try_acquire(const LockContext&, const std::string&,
+                             std::int64_t) const override {
+    AcquireAttempt attempt;
+    attempt.outcome = AcquireAttempt::Outcome::kError;
+    attempt.error = not_here();
+    return attempt;
+  }
+  ReleaseResult release(const LockContext&, const std::string&,
+                        const std::string&) const override {
+    ReleaseResult result;
+    result.outcome = ReleaseResult::Outcome::kError;
+    result.error = not_here();
+    return result;
+  }
+
+ private:
+  RedisResult not_here() const {
+    RedisResult result;
+    result.error = RedisErrorKind::kRefused;
+    result.message = spec_.name + " runs only as its adapter's client processes";
+    return result;
+  }
+
+  LibrarySpec spec_;
+};
+
+}  // namespace
+
+std::filesystem::path adapters_dir() {
+  if (const char* dir = std::getenv("LOCKSIM_ADAPTERS_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return std::filesystem::path(LOCKSIM_SOURCE_DIR) / "adapters";
+}
+
+std::string library_key(const std::string& lock_key_template, const std::string& key) {
+  return replace_all(lock_key_template, "{key}", key);
+}
+
+std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path,
+                                               const std::vector<std::string>& known_variants) {
+  static const std::regex kName("lib:[a-z][a-z0-9-]{0,39}");
+  static const std::regex kAdapter("[a-z0-9][a-z0-9_.-]{0,63}");
+  const std::string file = path.string();
+  const nlohmann::json document = json::read_json_file(path, json::kVariantFileLimits,
+                                                       "library manifest");
+  const JsonReader root(document, "$", file);
+  root.expect_object({"libraries"});
+  const std::vector<JsonReader> entries = root.member("libraries").elements(true);
+  if (entries.size() > kMaxLibraries) {
+    root.member("libraries").fail("at most " + std::to_string(kMaxLibraries) + " libraries");
+  }
+  const std::string adapters = path.parent_path().string();
+  std::vector<LibrarySpec> specs;
+  for (const JsonReader& entry : entries) {
+    entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
+                         "renews", "lock_key", "runtime_check", "install"});
+    LibrarySpec spec;
+    const JsonReader name = entry.member("name");
+    spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
+    for (const LibrarySpec& other : specs) {
+      if (other.name == spec.name) name.fail("\"" + spec.name + "\" is listed twice");
+    }
+    spec.adapter = entry.member("adapter").matching(kAdapter, "an adapter folder name");
+    spec.command = strings(entry.member("command"), adapters);
+    spec.summary = entry.member("summary").non_empty_string(kMaxField);
+    spec.like = entry.member("like").one_of(known_variants, "variant", "known");
+    if (const auto expect = entry.optional_member("expect")) {
+      spec.assert_like = expect->one_of({"like", "any"}, "expectation", "expected") == "like";
+    }
+    if (const auto uses_ttl = entry.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
+    if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
+    if (const auto lock_key = entry.optional_member("lock_key")) {
+      spec.lock_key = lock_key->non_empty_string(kMaxField);
+      if (spec.lock_key.find("{key}") == std::string::npos) {
+        lock_key->fail("expected a template containing {key}");
+      }
+    }
+    if (const auto check = entry.optional_member("runtime_check")) {
+      spec.runtime_check = strings(*check, adapters);
+    }
+    if (const auto install = entry.optional_member("install")) {
+      spec.install = replace_all(install->non_empty_string(kMaxField), "{adapters}", adapters);
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::unique_ptr<const LockVariant> make_library_variant(const LibrarySpec& spec) {
+  return std::make_unique<LibraryVariant>(spec);
+}
+
+const LibrarySpec* library_spec(const LockVariant& variant) {
+  const auto* library = dynamic_cast<const LibraryVariant*>(&variant);
+  return library != nullptr ? &library->spec() : nullptr;
+}
+
+}  // namespace locksim

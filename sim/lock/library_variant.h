@@ -1,0 +1,65 @@
+// library_variant.h: a third-party lock library as a variant, run through its adapter.
+//
+// A library is not called from locksim: its adapter (adapters/<language>-<library>/, see
+// adapters/README.md) runs as each client's process and speaks the worker protocol. The variant
+// only says what the library is (its declarations, the reference it is judged like) and how to
+// start the adapter. adapters/libraries.json lists them:
+//
+//   {"libraries": [
+//     {"name": "lib:redis-py", "adapter": "python-redis-py",
+//      "command": ["/usr/bin/python3", "{adapters}/python-redis-py/adapter.py"],
+//      "summary": "redis-py 4.3.4 Lock: SET NX PX with a random token, Lua compare-and-delete",
+//      "like": "lua_owner", "uses_ttl": true, "renews": false, "lock_key": "{key}",
+//      "runtime_check": ["/usr/bin/python3", "-c", "import redis"],
+//      "install": "apt-get install -y python3-redis"}]}
+//
+// "{adapters}" in the command stands for the adapters directory; "like" names the built-in whose
+// scenarios the library joins and whose expectations it must meet there, unless "expect" is
+// "any" (the verdicts are reported, not asserted: the run is the finding); "lock_key" says where
+// the library keeps
+// its lock ("mutex:{key}"), for the run's ACL user and the key conditions of scripted steps.
+//
+//   const auto specs = load_library_manifest(adapters_dir() / "libraries.json");  // InputError
+//   register_variant(make_library_variant(specs[0]));
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/lock/variant.h"
+
+namespace locksim {
+
+struct LibrarySpec {
+  std::string name;     // "lib:redis-py"
+  std::string adapter;  // the adapter's folder under adapters/
+  std::string summary;
+  std::string like;          // the built-in whose scenarios it joins
+  bool assert_like = true;   // "expect": "like" (its expectations must hold) or "any" (reported)
+  bool uses_ttl = true;
+  bool renews = false;
+  std::string lock_key = "{key}";
+  std::vector<std::string> command;        // {adapters} already replaced
+  std::vector<std::string> runtime_check;  // exits 0 when the library's runtime is installed
+  std::string install;                     // the command that installs a missing runtime
+};
+
+// adapters_dir: $LOCKSIM_ADAPTERS_DIR if set, else the source tree's adapters/.
+std::filesystem::path adapters_dir();
+
+// load_library_manifest: the libraries of `path` (strict: every field named, every error with
+// the file and the field). `known_variants` validates "like".
+std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path,
+                                               const std::vector<std::string>& known_variants);
+
+// library_key: where the library keeps the lock of `key` ("mutex:" + key for "mutex:{key}").
+std::string library_key(const std::string& lock_key_template, const std::string& key);
+
+std::unique_ptr<const LockVariant> make_library_variant(const LibrarySpec& spec);
+
+// library_spec: the spec of a registered library variant, or nullptr (a built-in or user lock).
+const LibrarySpec* library_spec(const LockVariant& variant);
+
+}  // namespace locksim

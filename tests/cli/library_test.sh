@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# library_test.sh LOCKSIM SOURCE_DIR: third-party lock libraries behind the worker protocol.
+# Proves: a broken adapter (it crashes, hangs, prints garbage, speaks another protocol version)
+# is a harness failure (exit 3, its stderr kept in the run directory, no verdict), never a lock
+# verdict; a missing runtime is exit 3 with the install command, before anything is written; and
+# the real adapters run a scripted scenario with the verdicts their design predicts (redis-py's
+# and redlock's owner-checked release refuse a stale release; redis-lock's DEL deletes the next
+# holder's lock when its own clock has not yet seen the expiry).
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-library-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+# --- broken adapters: a manifest of its own (LOCKSIM_ADAPTERS_DIR) -----------------------------
+mkdir -p "$WORK/adapters"
+entry() {  # entry NAME MODE
+  printf '{"name": "lib:broken-%s", "adapter": "broken", "summary": "a broken adapter (%s)",
+    "command": ["/usr/bin/python3", "%s/tests/adapters/broken_adapter.py", "%s"],
+    "like": "lua_owner"}' "$1" "$2" "$SOURCE" "$2"
+}
+{
+  echo '{"libraries": ['
+  entry crash crash; echo ','; entry hang hang; echo ','; entry garbage garbage; echo ','
+  entry version version; echo ','
+  printf '{"name": "lib:missing", "adapter": "missing", "summary": "a library not installed",
+    "command": ["/bin/true"], "like": "lua_owner", "runtime_check": ["/bin/false"],
+    "install": "apt-get install -y imaginary-lock"}'
+  echo ']}'
+} >"$WORK/adapters/libraries.json"
+
+for mode in crash garbage version hang; do
+  LOCKSIM_ADAPTERS_DIR="$WORK/adapters" timeout 120 "$LOCKSIM" run \
+    "$SOURCE/scenarios/stale-release.json" --variant "lib:broken-$mode" --out "$WORK/out-$mode" \
+    --no-progress >"$WORK/$mode.out" 2>"$WORK/$mode.err"
+  expect_code "a $mode adapter is a harness failure" 3 $?
+  expect_no_grep "$mode: no lock verdict" "lib:broken-$mode .*\(yes\|NO\)$" "$WORK/$mode.out"
+done
+expect_grep "crash: the exit is named" "exited with status 1" "$WORK/crash.err"
+expect_grep "crash: its stderr is quoted" "broken_adapter: crashing" "$WORK/crash.err"
+if ls "$WORK"/out-crash/stale-release/*/lib:broken-crash/A.stderr >/dev/null 2>&1; then
+  pass "crash: its stderr is kept in the run directory"
+else
+  fail "crash: no A.stderr under $WORK/out-crash"; find "$WORK/out-crash" | sed 's/^/    /'
+fi
+expect_grep "garbage: the line is named" "not a JSON object" "$WORK/garbage.err"
+expect_grep "version: the protocol is named" "did not answer the worker protocol 1" "$WORK/version.err"
+expect_grep "hang: the silence is named" "did not answer \"hello\" within" "$WORK/hang.err"
+
+LOCKSIM_ADAPTERS_DIR="$WORK/adapters" "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" \
+  --library missing --out "$WORK/out-missing" >"$WORK/missing.out" 2>"$WORK/missing.err"
+expect_code "a missing runtime" 3 $?
+expect_grep "the install command is given" "apt-get install -y imaginary-lock" "$WORK/missing.err"
+if [[ ! -e $WORK/out-missing ]]; then pass "nothing is written"; else fail "$WORK/out-missing exists"; fi
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --library no-such-lock \
+  >"$WORK/unknown.out" 2>"$WORK/unknown.err"
+expect_code "an unknown library" 2 $?
+expect_grep "the known libraries are listed" "known: lib:redis-py" "$WORK/unknown.err"
+
+# --- the real adapters --------------------------------------------------------------------------
+timeout 300 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" \
+  "$SOURCE/scenarios/unsaved-token-release.json" \
+  --variant lib:redis-py --variant lib:redlock --variant lib:redis-lock \
+  --out "$WORK/real" --no-progress >"$WORK/real.out" 2>"$WORK/real.err"
+expect_code "the real adapters run stale-release as expected" 0 $?
+expect_grep "a scenario no adapter can run is skipped with the reason" \
+  "skips unsaved-token-release: .*never saved" "$WORK/real.out"
+results() { echo "$WORK"/real/stale-release/latest/"$1"/results.json; }
+for lib in lib:redis-py lib:redlock; do
+  if /usr/bin/python3 - "$(results "$lib")" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["observed"]["causes"] == ["lease_expired"], r["observed"]
+assert not any(f["kind"] == "stale_release" for f in r["findings"]), r["findings"]
+PY
+  then pass "$lib refuses the stale release"; else fail "$lib: $(results "$lib")"; fi
+done
+if /usr/bin/python3 - "$(results lib:redis-lock)" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["observed"]["verdict"] == "mutex_violation", r["observed"]
+PY
+then pass "lib:redis-lock: the overlap is reported"; else fail "lib:redis-lock"; fi
+finish

@@ -33,6 +33,13 @@ void JsonReader::expect_object(const std::vector<std::string>& allowed) const {
   }
 }
 
+std::vector<std::string> JsonReader::keys() const {
+  if (!value_->is_object()) fail("expected an object, got " + describe(*value_));
+  std::vector<std::string> out;
+  for (const auto& item : value_->items()) out.push_back(item.key());
+  return out;
+}
+
 bool JsonReader::has(std::string_view key) const {
   return value_->is_object() && value_->contains(key);
 }

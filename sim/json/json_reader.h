@@ -39,6 +39,8 @@ class JsonReader {
   // its own path with a did-you-mean, or with the list of allowed keys.
   void expect_object(const std::vector<std::string>& allowed) const;
   bool has(std::string_view key) const;
+  // keys: the keys of an object (fails unless it is one), in document order.
+  std::vector<std::string> keys() const;
   // member: the value at `key`; fails if the key is missing ("missing required key").
   JsonReader member(std::string_view key) const;
   // optional_member: the value at `key`, or nullopt if the key is absent.

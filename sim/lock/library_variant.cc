@@ -102,7 +102,7 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "lock_key", "runtime_check", "install"});
+                         "renews", "lock_key", "runtime_check", "install", "reported_in"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -126,6 +126,11 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     }
     if (const auto check = entry.optional_member("runtime_check")) {
       spec.runtime_check = strings(*check, adapters);
+    }
+    if (const auto reported = entry.optional_member("reported_in")) {
+      for (const std::string& scenario : reported->keys()) {
+        spec.reported_in[scenario] = reported->member(scenario).non_empty_string(kMaxField);
+      }
     }
     if (const auto install = entry.optional_member("install")) {
       spec.install = replace_all(install->non_empty_string(kMaxField), "{adapters}", adapters);

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct LibrarySpec {
   std::string summary;
   std::string like;          // the built-in whose scenarios it joins
   bool assert_like = true;   // "expect": "like" (its expectations must hold) or "any" (reported)
+  // "reported_in": scenario name -> why the library's design makes the reference's expectation
+  // not apply there; the verdict is reported (any).
+  std::map<std::string, std::string> reported_in;
   bool uses_ttl = true;
   bool renews = false;
   std::string lock_key = "{key}";

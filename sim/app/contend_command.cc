@@ -171,6 +171,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   std::vector<Study> studies;
   try {
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
+    register_libraries();
     studies = load_studies(paths, variant_names());
     for (const Study& study : studies) {
       for (const StudyPoint& point : study.points) {
@@ -182,6 +183,18 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
+  }
+  {
+    std::vector<LibrarySpec> libraries;
+    for (const Study& study : studies) {
+      for (const std::string& v : study.variants) {
+        if (const LibrarySpec* spec = library_spec(*find_variant(v))) libraries.push_back(*spec);
+      }
+    }
+    if (const std::string missing = missing_runtime(libraries); !missing.empty()) {
+      std::cerr << "locksim: " << missing << "\n";
+      return kExitEnvironment;
+    }
   }
   std::size_t total = 0;
   for (const Study& s : studies) total += s.points.size() * static_cast<std::size_t>(s.repetitions);
@@ -216,6 +229,8 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     std::set<std::string> variants;
     for (const Study& s : studies) variants.insert(s.variants.begin(), s.variants.end());
     for (const std::string& v : variants) {
+      // A library cannot be called from here: its cycle is taken as two round trips.
+      if (!find_variant(v)->in_process()) continue;
       const CycleCost cost =
           measure_cycle(target->endpoint, admin, *find_variant(v), prefix + "calibrate:" + v, 300);
       report.limit.round_trips_per_cycle.emplace_back(v, cost.round_trips);
@@ -256,14 +271,21 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                                     "] " + study.name + " " + point.variant + " " +
                                     point.strategy + " c=" + std::to_string(point.clients);
           progress.show(label + " ...");
+          const LockVariant& variant = *find_variant(point.variant);
+          const LibrarySpec* library = library_spec(variant);
           std::optional<PrefixUser> user;
           if (!target->external()) {
-            user.emplace(PrefixUser::create(target->endpoint, "locksim-" + point_id,
-                                            "locksim:" + point_id + ":"));
+            const std::string point_prefix = "locksim:" + point_id + ":";
+            std::vector<std::string> more;
+            if (variant.stored_key(point_prefix) != point_prefix) {
+              more.push_back(variant.stored_key(point_prefix));
+            }
+            user.emplace(
+                PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));
           }
           const ServerCounters before = read_counters(admin);
           RunRequest request{point.scenario,
-                             *find_variant(point.variant),
+                             variant,
                              seed + done,
                              user ? user->endpoint() : target->endpoint,
                              "locksim:" + point_id + ":",
@@ -273,7 +295,8 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                                              std::to_string(static_cast<int>(fraction * 100)) + "%");
                              },
                              !target->external(),
-                             target->endpoint};
+                             target->endpoint,
+                             library != nullptr ? library->command : worker_command({})};
           RunOutcome outcome = run_scenario(request);
           const ServerCounters after = read_counters(admin);
           progress.clear();

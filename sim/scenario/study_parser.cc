@@ -65,8 +65,17 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
 
   std::string client_mode = "threads";
   if (const auto mode = root.optional_member("client_mode")) {
-    client_mode = mode->one_of({"threads", "event_loop"}, "client mode", "allowed");
+    client_mode = mode->one_of({"threads", "event_loop", "processes"}, "client mode", "allowed");
   }
+  // A lock library ("lib:...") runs only as its adapter's processes, and waits its own way.
+  for (const std::string& variant : study.variants) {
+    if (variant.rfind("lib:", 0) == 0 && client_mode != "processes") {
+      root.member("variants").fail("\"" + variant + "\" is a lock library, whose clients are its "
+                                   "adapter's processes: set \"client_mode\": \"processes\"");
+    }
+  }
+  const bool processes = client_mode == "processes";
+  const std::string workload_mode = processes ? "threads" : client_mode;
 
   // Strategies: each is a "lock.wait" object, with an optional "label".
   std::vector<nlohmann::json> waits;
@@ -87,7 +96,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                                     {"source", {{"doc", "none"}, {"claim", "probe"}}},
                                     {"variants", {study.variants.front()}},
                                     {"lock", {{"wait", wait}}},
-                                    {"workload", {{"clients", 1}, {"client_mode", client_mode}}},
+                                    {"workload", {{"clients", 1}, {"client_mode", workload_mode}}},
                                     {"expect", {{study.variants.front(), "ok"}}}};
       WaitConfig parsed;
       try {
@@ -170,7 +179,10 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
   const std::int64_t time_limit_ms =
       std::min<std::int64_t>(3600000, study.warmup_ms + study.duration_ms + acquire_timeout_ms + 30000);
   for (const std::string& variant : study.variants) {
-    for (std::size_t s = 0; s < waits.size(); ++s) {
+    // A library waits its own way: one series, labelled "library", not one per strategy.
+    const bool library = variant.rfind("lib:", 0) == 0;
+    for (std::size_t s = 0; s < (library ? 1 : waits.size()); ++s) {
+      const std::string label = library ? "library" : study.strategies[s];
       for (const int clients : study.clients) {
         const int keys = fixed_keys == 0 ? clients : fixed_keys;
         nlohmann::json workload = workload_extra;
@@ -180,13 +192,14 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
         workload["warmup_ms"] = study.warmup_ms;
         workload["duration_ms"] = study.duration_ms;
         if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
-        workload["client_mode"] = client_mode;
-        std::string name = study.name + "-" + variant + "-" + study.strategies[s] + "-c" +
+        workload["client_mode"] = workload_mode;
+        std::string name = study.name + "-" + variant + "-" + label + "-c" +
                            std::to_string(clients);
         std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
+        std::replace(name.begin(), name.end(), ':', '-');
         name = name.substr(0, 64);
         if (name.back() == '-') name.back() = '0';
-        const nlohmann::json doc = {
+        nlohmann::json doc = {
             {"name", name},
             {"description", study.description},
             {"source", {{"doc", "none"}, {"claim", "contention study " + study.name}}},
@@ -196,6 +209,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
             {"workload", workload},
             {"time_limit_ms", time_limit_ms},
             {"expect", {{variant, "ok"}}}};
+        if (processes) doc["clients_run_as"] = "processes";
         Scenario scenario;
         try {
           scenario = parse_scenario(doc, file, known_variants);
@@ -205,7 +219,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
           if (message.rfind(from, 0) == 0) message = file + ": $" + message.substr(from.size());
           throw InputError(message);
         }
-        study.points.push_back({variant, study.strategies[s], clients, keys, std::move(scenario)});
+        study.points.push_back({variant, label, clients, keys, std::move(scenario)});
       }
     }
   }
@@ -227,7 +241,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;
     study.rest_ms = w.rest_ms;
-    study.resolved["client_mode"] = w.event_loop ? "event_loop" : "threads";
+    study.resolved["client_mode"] = processes ? "processes" : w.event_loop ? "event_loop" : "threads";
     study.resolved["work_ms"] = {{"min", w.work_ms.min_ms}, {"max", w.work_ms.max_ms}};
     study.resolved["rest_ms"] = {{"min", w.rest_ms.min_ms}, {"max", w.rest_ms.max_ms}};
   }

@@ -67,6 +67,29 @@ bad "unknown variant" '{"name": "x", "variants": ["lua_ownr"], "strategies": [{"
 bad "bad work range" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "work_ms": {"min": 5, "max": 1}}' '\$.work_ms: "min" (5) must not exceed "max" (1)'
 bad "event loop, multi-command variant" '{"name": "x", "variants": ["lua_owner", "get_then_del"], "strategies": [{"strategy": "poll"}], "clients": [1], "client_mode": "event_loop"}' '\$.client_mode: "event_loop" cannot run get_then_del: get_then_del needs several commands'
 bad "event loop, blocking wait" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "pubsub"}], "clients": [1], "client_mode": "event_loop"}' '\$.strategies\[0\].strategy: "pubsub" blocks a connection per waiter'
+bad "a library on threads" '{"name": "x", "variants": ["lua_owner", "lib:redis-py"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants: "lib:redis-py" is a lock library, whose clients are its adapter'"'"'s processes'
 if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
+
+# A library study: processes, one series per library labelled "library", beside lua_owner's
+# `locksim worker` processes.
+cat >"$WORK/lib.json" <<'JSON'
+{"name": "lib", "variants": ["lua_owner", "lib:redis-py"], "client_mode": "processes",
+ "strategies": [{"strategy": "poll", "interval_ms": 1}], "clients": [2],
+ "work_ms": 1, "warmup_ms": 100, "duration_ms": 400}
+JSON
+"$LOCKSIM" contend "$WORK/lib.json" --out "$WORK/lib-out" --no-progress >"$WORK/lib.out" 2>&1
+expect_code "a library study runs" 0 $?
+points="$WORK/lib-out/contention/latest/contention.json"
+if [[ $(json "$points" '[(p["variant"], p["strategy"]) for p in d["studies"][0]["points"]]') == \
+      "[('lua_owner', 'poll-1ms'), ('lib:redis-py', 'library')]" ]]; then
+  pass "the library's point is labelled library"
+else
+  fail "library study points: $(json "$points" '[(p["variant"], p["strategy"]) for p in d["studies"][0]["points"]]')"
+fi
+if [[ $(json "$points" 'min(p["acquisitions"] for p in d["studies"][0]["points"])') -gt 0 ]]; then
+  pass "both processes series acquire in the window"
+else
+  fail "a series without acquisitions: $(json "$points" '[p["acquisitions"] for p in d["studies"][0]["points"]]')"
+fi
 
 finish

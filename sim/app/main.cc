@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   // A worker is a client process of a run: it leaves signals to its default actions (SIGSTOP
   // pauses it, SIGKILL ends it) and never starts the signal thread.
   const bool worker_process = argc >= 2 && std::string_view(argv[1]) == "worker";
-  // Never destroyed: the detached signal thread may still use it while the process exits.
-  StopSignal& stop = *new StopSignal;
+  // Never destroyed: the detached signal thread may still use it while the process exits. Held
+  // by a static pointer, so it stays reachable (not a leak) in a process without that thread.
+  static StopSignal* const kStop = new StopSignal;
+  StopSignal& stop = *kStop;
   if (!worker_process) install_signal_handling(stop);  // before any other thread exists
 
   CLI::App app{

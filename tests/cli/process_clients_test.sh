@@ -82,4 +82,25 @@ for signal in INT TERM KILL; do
   if wait_gone $workers; then pass "SIG$signal: every worker is gone"; else
     fail "SIG$signal: workers left: $workers"; kill -9 $workers 2>/dev/null; fi
 done
+
+# --- a user lock in worker processes ------------------------------------------------------------
+# The --variant-file reaches every worker: a renewal without an owner check (PEXPIRE of whatever
+# holds the key), resumed after a real SIGSTOP past its lease, extends the new holder's lock, and
+# the checker flags it as a stolen renewal (the scenario expects none: exit 1).
+cat >"$WORK/steal_renew.json" <<'JSON'
+{"name": "steal_renew", "like": "lua_owner_renew",
+ "acquire": {"script": "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+ "release": {"script": "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", "keys": ["{key}"], "args": ["{token}"]},
+ "extend": {"script": "return redis.call('PEXPIRE', KEYS[1], ARGV[2])", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]}}
+JSON
+timeout 120 "$LOCKSIM" run "$SOURCE/scenarios/renewal-after-pause.json" --clients processes \
+  --variant-file "$WORK/steal_renew.json" --variant steal_renew --out "$WORK/user" --no-progress \
+  >"$WORK/user.out" 2>&1
+expect_code "a stolen renewal in a worker process is a mismatch" 1 $?
+if /usr/bin/python3 - "$WORK"/user/renewal-after-pause/latest/steal_renew/results.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert any(f["kind"] == "stolen_renewal" for f in r["findings"]), r["findings"]
+PY
+then pass "the worker's stolen renewal is flagged"; else fail "no stolen_renewal: $(cat "$WORK/user.out")"; fi
 finish

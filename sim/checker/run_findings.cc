@@ -25,6 +25,26 @@ struct LockErrors {
 
 void check_run(const History& history, CheckResult& result) {
   std::map<std::pair<Op, ErrorKind>, LockErrors> errors;
+  // A run in which no client even asked for the lock (nor touched the resource) tested nothing:
+  // never a silent ok.
+  const bool asked = std::any_of(history.events.begin(), history.events.end(), [](const Event& e) {
+    return (e.f == Op::kAcquire && e.type == EventType::kInvoke) || e.f == Op::kRead ||
+           e.f == Op::kWrite;
+  });
+  if (!asked) {
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kIncomplete,
+        .cause = "nothing_ran",
+        .key = "",
+        .clients = {},
+        .from_ns = -1,
+        .to_ns = -1,
+        .amount = 0,
+        .record = "",
+        .words = "no client asked for the lock in this run: it tested nothing, so it cannot be "
+                 "judged.",
+    });
+  }
   for (const Event& event : history.events) {
     switch (event.f) {
       case Op::kAcquire:

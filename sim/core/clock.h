@@ -38,6 +38,10 @@ class RunClock {
     return start_ + std::chrono::nanoseconds(t);
   }
 
+  // restart: time 0 is now. Only before anything has read the clock for an event (a run restarts
+  // it when its clients start, so that starting them, processes included, is not part of it).
+  void restart() { start_ = std::chrono::steady_clock::now(); }
+
  private:
   std::chrono::steady_clock::time_point start_;
 };

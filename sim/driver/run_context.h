@@ -31,6 +31,9 @@ class RunContext {
   const Endpoint& link_endpoint(std::size_t client) const;
   void set_link_endpoint(std::size_t client, Endpoint endpoint);
   const RunClock& clock() const { return clock_; }
+  // start_clock: time 0 of the run (and of its time limit) is now: called by the driver once
+  // every client is connected (worker processes started), before any client thread starts.
+  void start_clock() { clock_.restart(); }
   Recorder& recorder() { return recorder_; }
 
   // full_key: the Redis key for a logical key (prefix + name).

@@ -51,6 +51,10 @@ Scenario catalogue(const std::string& name) {
   return load_scenario(source / "scenarios" / (name + ".json"), variant_names());
 }
 
+Scenario load_scenario_text(const std::string& text) {
+  return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
+}
+
 Scenario as_threads(Scenario scenario) {
   scenario.processes = false;
   return scenario;
@@ -179,6 +183,29 @@ TEST(ProcessClients, FencedStoreRefusesThePausedWorkersWrite) {
   const Judged unfenced = run(scenario, "lua_owner_renew");
   EXPECT_FALSE(unfenced.result.resource_intact());
   EXPECT_EQ(unfenced.result.stats.stale_writes_accepted, 1);
+  EXPECT_EQ(workers(), 0);
+}
+
+// A time-bounded workload starts its clock when its clients start, not when the first worker was
+// spawned: four workers that take 400 ms each to start (a slow runtime) would otherwise use up
+// the 100 + 300 ms of the run before any client began, and the run would record nothing.
+TEST(ProcessClients, SlowWorkersDoNotEatATimeBoundedRun) {
+  const Scenario scenario = load_scenario_text(R"({"name": "slow-start",
+    "source": {"doc": "none", "claim": "test"}, "variants": ["lua_owner"],
+    "clients_run_as": "processes",
+    "lock": {"ttl_ms": 5000, "acquire_timeout_ms": 5000, "wait": {"interval_ms": 1}},
+    "workload": {"clients": 4, "cycles": 1000000, "work_ms": {"min": 1, "max": 1},
+                 "warmup_ms": 100, "duration_ms": 300},
+    "expect": {"lua_owner": "ok"}})");
+  StopSignal stop;
+  RunRequest request{scenario, *find_variant("lua_owner"), 1, server->endpoint(),
+                     "locksim:faults-slow:", stop, {}, true, {},
+                     {"/bin/sh", "-c", "sleep 0.4; exec \"$0\" worker", LOCKSIM_BINARY}};
+  const RunOutcome outcome = run_scenario(request);
+  ASSERT_TRUE(outcome.harness_error.empty()) << outcome.harness_error;
+  const CheckResult result = check_history(outcome.history, check_options(scenario));
+  EXPECT_EQ(result.verdict, Verdict::kOk);
+  EXPECT_GT(result.stats.acquires_ok, 4);
   EXPECT_EQ(workers(), 0);
 }
 

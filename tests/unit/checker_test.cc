@@ -82,6 +82,18 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// Proves a run in which no client asked for the lock is unknown, never ok: it tested nothing.
+TEST(CheckerTest, NothingRanIsUnknown) {
+  History empty = HistoryBuilder().build();
+  CheckResult r = check(empty);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  ASSERT_EQ(r.count(FindingKind::kIncomplete), 1u);
+  EXPECT_EQ(r.of(FindingKind::kIncomplete)[0]->cause, "nothing_ran");
+  // One acquire asked for is enough to be judged.
+  r = check(HistoryBuilder().hold(A, ms(0), ms(1), ms(10), ms(11)).build());
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+}
+
 // Proves sequential holds by different clients are accepted.
 TEST(CheckerTest, SequentialHoldsPass) {
   const History h = HistoryBuilder()

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/ratio_reporter.h"
 #include "sim/driver/driver.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/server.h"
@@ -50,35 +51,19 @@ void BM_Cycles(benchmark::State& state, bool processes) {
   state.SetItemsProcessed(state.iterations() * kCycles);
 }
 
-// RatioReporter: the console output, then processes against threads per cycle.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred || run.aggregate_name == "stddev" || run.aggregate_name == "cv") {
-        continue;
-      }
-      seconds_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-    ConsoleReporter::ReportRuns(runs);
+// print_ratios: processes against threads per lock cycle, for each run and aggregate.
+void print_ratios(const RatioReporter::Times& times) {
+  for (const auto& [name, time] : times) {
+    if (!name.starts_with("cycles/processes")) continue;
+    const std::string threads = "cycles/threads" + name.substr(16);
+    const auto found = times.find(threads);
+    if (found == times.end() || found->second <= 0) continue;
+    // Times are in the benchmarks' unit, milliseconds per run of kCycles.
+    std::printf("%-44s %.2f x per lock cycle (%.0f us vs %.0f us)\n",
+                (name + " / threads").c_str(), time / found->second, time * 1e3 / kCycles,
+                found->second * 1e3 / kCycles);
   }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    for (const auto& [name, time] : seconds_) {
-      if (!name.starts_with("cycles/processes")) continue;
-      const std::string threads = "cycles/threads" + name.substr(16);
-      const auto found = seconds_.find(threads);
-      if (found == seconds_.end() || found->second <= 0) continue;
-      // Times are in the benchmarks' unit, milliseconds per run of kCycles.
-      std::printf("%-44s %.2f x per lock cycle (%.0f us vs %.0f us)\n",
-                  (name + " / threads").c_str(), time / found->second,
-                  time * 1e3 / kCycles, found->second * 1e3 / kCycles);
-    }
-  }
-
- private:
-  std::map<std::string, double> seconds_;
-};
+}
 
 }  // namespace
 }  // namespace locksim
@@ -96,7 +81,7 @@ int main(int argc, char** argv) {
   // Real time: the cycles wait for the server and the worker, which CPU time would not count.
   benchmark::RegisterBenchmark("cycles/threads", BM_Cycles, false)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("cycles/processes", BM_Cycles, true)->UseRealTime()->Unit(benchmark::kMillisecond);
-  RatioReporter reporter;
+  RatioReporter reporter(print_ratios);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   g_server.reset();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/ratio_reporter.h"
 #include "sim/core/random.h"
 #include "sim/lock/registry.h"
 #include "sim/redis/connection.h"
@@ -62,38 +63,20 @@ void BM_VariantCycle(benchmark::State& state, const LockVariant* variant) {
   }
 }
 
-// RatioReporter: the console output plus, at the end, each cycle against two raw SET NX PX.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      // Ratios of a standard deviation or a coefficient of variation mean nothing.
-      if (run.error_occurred || run.aggregate_name == "stddev" || run.aggregate_name == "cv") {
-        continue;
-      }
-      seconds_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-    ConsoleReporter::ReportRuns(runs);
+// print_ratios: each cycle against two raw SET NX PX.
+void print_ratios(const RatioReporter::Times& times) {
+  for (const auto& [name, time] : times) {
+    if (!name.starts_with("cycle/")) continue;
+    // "cycle/lua_owner/real_time_median" pairs with "raw_set_nx_px/real_time_median".
+    const std::size_t suffix = name.find('/', 6);
+    const std::string baseline =
+        "raw_set_nx_px" + (suffix == std::string::npos ? "" : name.substr(suffix));
+    const auto found = times.find(baseline);
+    if (found == times.end() || found->second <= 0) continue;
+    std::printf("%-40s %.2f x (budget 1.20)\n", (name + " / 2 x SET NX PX").c_str(),
+                time / (2 * found->second));
   }
-
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    for (const auto& [name, time] : seconds_) {
-      if (!name.starts_with("cycle/")) continue;
-      // "cycle/lua_owner/real_time_median" pairs with "raw_set_nx_px/real_time_median".
-      const std::size_t suffix = name.find('/', 6);
-      const std::string baseline =
-          "raw_set_nx_px" + (suffix == std::string::npos ? "" : name.substr(suffix));
-      const auto found = seconds_.find(baseline);
-      if (found == seconds_.end() || found->second <= 0) continue;
-      std::printf("%-40s %.2f x (budget 1.20)\n", (name + " / 2 x SET NX PX").c_str(),
-                  time / (2 * found->second));
-    }
-  }
-
- private:
-  std::map<std::string, double> seconds_;
-};
+}
 
 }  // namespace
 }  // namespace locksim
@@ -119,7 +102,7 @@ int main(int argc, char** argv) {
                                  variant)
         ->UseRealTime();
   }
-  RatioReporter reporter;
+  RatioReporter reporter(print_ratios);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   g_server.reset();

@@ -55,6 +55,8 @@ std::string describe_observation(const CheckResult& result) {
   std::string text = with_causes(result.verdict, result.causes());
   if (!result.resource_intact()) text += ", corrupted";
   if (result.count(FindingKind::kStolenRenewal) > 0) text += ", stolen renewal";
+  // What kept the resource intact although the windows overlapped: a fenced store said no.
+  if (result.stats.stale_writes_rejected > 0) text += ", stale write rejected";
   return text;
 }
 

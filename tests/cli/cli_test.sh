@@ -286,16 +286,7 @@ for signal in INT TERM KILL; do
   for _ in $(seq 100); do server=$(redis_children "$pid"); [[ -n $server ]] && break; sleep 0.1; done
   if [[ -z $server ]]; then fail "SIG$signal: no private redis-server seen"; kill -9 "$pid"; continue; fi
   sleep 1
-  kill -s "$signal" "$pid"
-  wait "$pid"
-  code=$?
-  if [[ $signal == KILL ]]; then
-    expect_code "SIGKILL of locksim" 137 "$code"
-  else
-    expect_code "SIG$signal stops the run" 130 "$code"
-    summary=$(ls "$WORK"/out-$signal/long/*/summary.md 2>/dev/null | head -1)
-    if [[ -n $summary ]] && grep -q interrupted "$summary"; then pass "SIG$signal: partial report written"; else fail "SIG$signal: no interrupted summary"; fi
-  fi
+  signal_run "$signal" "$pid" "$WORK/out-$signal"
   if wait_gone "$server"; then pass "SIG$signal: redis-server $server is gone"; else fail "SIG$signal: redis-server $server orphaned"; kill -9 "$server"; fi
 done
 

@@ -13,6 +13,24 @@ expect_grep() {  # expect_grep NAME PATTERN FILE
 expect_no_grep() {  # expect_no_grep NAME PATTERN FILE
   if grep -q -- "$2" "$3"; then fail "$1: '$2' in $3:"; sed 's/^/    /' "$3"; else pass "$1"; fi
 }
+signal_run() {  # signal_run SIGNAL PID OUT_DIR: signals a running `locksim run` writing to OUT_DIR
+  # and checks how it ends: exit 137 for KILL, else exit 130 and a summary.md saying interrupted.
+  local signal=$1 pid=$2 out=$3 code summary
+  kill -s "$signal" "$pid"
+  wait "$pid"
+  code=$?
+  if [[ $signal == KILL ]]; then
+    expect_code "SIGKILL of locksim" 137 "$code"
+  else
+    expect_code "SIG$signal stops the run" 130 "$code"
+    summary=$(ls "$out"/*/*/summary.md 2>/dev/null | head -1)
+    if [[ -n $summary ]] && grep -q interrupted "$summary"; then
+      pass "SIG$signal: the partial summary says the run was interrupted"
+    else
+      fail "SIG$signal: no summary saying interrupted under $out"
+    fi
+  fi
+}
 finish() {  # prints the tally; fails the script if anything failed
   echo "passed: $passed, failed: $failed"
   [[ $failed -eq 0 ]]

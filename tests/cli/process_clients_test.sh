@@ -68,16 +68,7 @@ for signal in INT TERM KILL; do
   fi
   pass "SIG$signal: 3 worker processes run the clients"
   sleep 0.5
-  kill -s "$signal" "$pid"
-  wait "$pid"
-  code=$?
-  if [[ $signal == KILL ]]; then
-    expect_code "SIGKILL of locksim" 137 "$code"
-  else
-    expect_code "SIG$signal stops the run" 130 "$code"
-    expect_grep "SIG$signal: the summary says the run was interrupted" interrupted \
-      "$(ls "$WORK"/out-$signal/long/*/summary.md | head -1)"
-  fi
+  signal_run "$signal" "$pid" "$WORK/out-$signal"
   # shellcheck disable=SC2086
   if wait_gone $workers; then pass "SIG$signal: every worker is gone"; else
     fail "SIG$signal: workers left: $workers"; kill -9 $workers 2>/dev/null; fi

@@ -22,38 +22,18 @@
 #include "sim/redis/server.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
+#include "tests/support/shared_server.h"
 
 namespace locksim {
 namespace {
 
 RedisServer* server = nullptr;
 
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    server_ = std::make_unique<RedisServer>(RedisServer::start({}));
-    server = server_.get();
-  }
-  void TearDown() override {
-    server_.reset();
-    server = nullptr;
-  }
-
- private:
-  std::unique_ptr<RedisServer> server_;
-};
-
 const ::testing::Environment* const kEnvironment =
-    ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+    ::testing::AddGlobalTestEnvironment(new test_support::SharedServer(&server));
 
-std::filesystem::path source_dir() {
-  const char* dir = std::getenv("LOCKSIM_SOURCE_DIR");
-  return dir ? dir : LOCKSIM_TEST_SOURCE_DIR;
-}
-
-Scenario catalogue(const std::string& name) {
-  return load_scenario(source_dir() / "scenarios" / (name + ".json"), variant_names());
-}
+using test_support::catalogue;
+using test_support::source_dir;
 
 struct Judged {
   RunOutcome outcome;

@@ -21,35 +21,17 @@
 #include "sim/redis/server.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
+#include "tests/support/shared_server.h"
 
 namespace locksim {
 namespace {
 
 RedisServer* server = nullptr;
 
-class ServerEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    server_ = std::make_unique<RedisServer>(RedisServer::start({}));
-    server = server_.get();
-  }
-  void TearDown() override {
-    server_.reset();
-    server = nullptr;
-  }
-
- private:
-  std::unique_ptr<RedisServer> server_;
-};
-
 const ::testing::Environment* const kEnvironment =
-    ::testing::AddGlobalTestEnvironment(new ServerEnvironment);
+    ::testing::AddGlobalTestEnvironment(new test_support::SharedServer(&server));
 
-Scenario catalogue(const std::string& name) {
-  const char* dir = std::getenv("LOCKSIM_SOURCE_DIR");
-  const std::filesystem::path source = dir ? dir : LOCKSIM_TEST_SOURCE_DIR;
-  return load_scenario(source / "scenarios" / (name + ".json"), variant_names());
-}
+using test_support::catalogue;
 
 Scenario load_scenario_text(const std::string& text) {
   return parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());

@@ -95,6 +95,10 @@ TEST(Expectation, VerdictAndExactCauses) {
   unfaulted.max_violations_outside_faults = 0;  // the one violation is in an unfaulted window
   EXPECT_FALSE(matches_expectation(unfaulted, r));
   EXPECT_EQ(describe_observation(r), "mutex_violation (lease_expired)");
+  // A fenced store's refusal is what kept the resource intact: the observation says so.
+  CheckResult fenced = r;
+  fenced.stats.stale_writes_rejected = 1;
+  EXPECT_EQ(describe_observation(fenced), "mutex_violation (lease_expired), stale write rejected");
 }
 
 VariantRun judged_run() {

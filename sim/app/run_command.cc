@@ -269,6 +269,19 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
               library != nullptr ? library->command : worker_command(options.variant_files),
               variant_dir.string()};
           RunOutcome outcome = run_scenario(request);
+          // A library's verdict that is reported, not asserted, says why in the summary.
+          if (library != nullptr) {
+            const auto reason = library->reported_in.find(scenario.name);
+            if (reason != library->reported_in.end()) {
+              outcome.notes.insert(outcome.notes.begin(),
+                                   variant_name + " is not held to " + library->like +
+                                       "'s expectation here: " + reason->second);
+            } else if (!library->assert_like) {
+              outcome.notes.insert(outcome.notes.begin(),
+                                   variant_name + "'s verdicts are reported, not asserted: " +
+                                       library->summary);
+            }
+          }
           progress.clear();
           if (!outcome.harness_error.empty()) {
             // Nothing ran, so there is nothing to judge: the reports of what did run are written

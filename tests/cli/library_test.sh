@@ -82,4 +82,7 @@ r = json.load(open(sys.argv[1]))
 assert r["observed"]["verdict"] == "mutex_violation", r["observed"]
 PY
 then pass "lib:redis-lock: the overlap is reported"; else fail "lib:redis-lock"; fi
+expect_grep "the summary says why lib:redis-lock is not asserted" \
+  "lib:redis-lock's verdicts are reported, not asserted: .*no owner check" \
+  "$WORK/real/stale-release/latest/summary.md"
 finish

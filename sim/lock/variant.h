@@ -19,9 +19,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/random.h"
 #include "sim/redis/connection.h"
@@ -50,6 +51,11 @@ struct LockContext {
   // queue_timeout_ms: how long a queued waiter keeps its place without trying again
   // (lock.queue_timeout_ms); lua_fair_queue needs it > 0, other variants ignore it.
   std::int64_t queue_timeout_ms = 0;
+  // nodes: for a variant over several independent servers (LockVariant::multi_server, Redlock),
+  // one connection per server of the run's topology, in the topology's order, each with a short
+  // command timeout (a node that does not answer in time counts as not granting); empty for
+  // the others, which use `connection` (the topology's primary).
+  std::span<Connection* const> nodes = {};
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {
@@ -76,6 +82,12 @@ struct AcquireAttempt {
   // kAcquired: the fencing number the grant carried, greater than that of every earlier grant of
   // the key (lua_owner_fenced); -1: the variant hands out none.
   std::int64_t fencing = -1;
+  // kAcquired: the lease the lock promises when it is shorter than ttl_ms, counted from when the
+  // attempt's reply was read (Redlock's validity time: ttl - elapsed - drift); -1: ttl_ms.
+  std::int64_t validity_ms = -1;
+  // A multi-server variant: the indexes (into LockContext::nodes) of the servers that granted
+  // the key in this attempt, whatever the outcome (a minority that was then released included).
+  std::vector<int> granted_on;
 };
 
 // ReleaseResult: the result of one release.
@@ -134,6 +146,9 @@ class LockVariant {
   // in_process: whether locksim can call this variant itself (threads, `locksim worker`); false
   // for a third-party library, whose clients run only as its adapter's processes.
   virtual bool in_process() const { return true; }
+  // multi_server: whether the variant takes the lock on every server of the topology itself
+  // (LockContext::nodes) rather than on one primary.
+  virtual bool multi_server() const { return false; }
   // stored_key: the Redis key the lock of `key` is kept at (a library may prefix it).
   virtual std::string stored_key(const std::string& key) const { return key; }
 

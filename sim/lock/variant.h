@@ -87,7 +87,7 @@ struct AcquireAttempt {
   std::int64_t validity_ms = -1;
   // A multi-server variant: the indexes (into LockContext::nodes) of the servers that granted
   // the key in this attempt, whatever the outcome (a minority that was then released included).
-  std::vector<int> granted_on;
+  std::vector<int> granted_on = {};
 };
 
 // ReleaseResult: the result of one release.

@@ -21,6 +21,7 @@
 #include "sim/core/error.h"
 #include "sim/core/random.h"
 #include "sim/driver/driver.h"
+#include "sim/topology/topology.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
 #include "sim/lock/registry.h"
@@ -161,6 +162,17 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       std::cerr << "locksim: --redis: " << e.what() << "\n";
       return kExitUsage;
     }
+    // locksim never restarts, pauses, fails over or shifts the clock of a server it did not
+    // start, and cannot make several servers out of one URL.
+    for (const Scenario& s : scenarios) {
+      if (!s.topology) continue;
+      std::cerr << "locksim: " << s.file << ": $.topology: scenario " << s.name << " runs on "
+                << (s.server_faults() ? "servers it harms (" : "servers of its own (")
+                << s.topology->name << " topology), which locksim starts itself; it cannot run "
+                << "on --redis (locksim never restarts, pauses, fails over or shifts the clock "
+                << "of a server it did not start); drop --redis or leave this scenario out\n";
+      return kExitUsage;
+    }
   }
   // 2. Redis: a private server unless --redis was given.
   std::uint64_t seed = 0;
@@ -221,7 +233,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
         // isolation is by key prefix only.
         std::optional<PrefixUser> run_user;
-        if (server) {
+        if (server && !scenario.topology) {
           // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
           const std::string prefix = "locksim:" + info.run_id + ":";
           std::vector<std::string> library_prefixes;
@@ -254,21 +266,31 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           const fs::path variant_dir = run_dir / variant_name;
           fs::create_directories(variant_dir, error);
           if (error) throw EnvironmentError("cannot create " + variant_dir.string());
+          // A scenario with a topology gets servers of its own for each variant's run: its
+          // faults leave them in no state for the next.
+          std::unique_ptr<Topology> topology;
+          if (scenario.topology) {
+            progress.show(label + " starting " + scenario.topology->name + " servers ...");
+            topology = Topology::start(*scenario.topology);
+          }
+          const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
           RunRequest request{
               library != nullptr ? as_library : scenario,
               variant,
               run_seed,
-              client_endpoint,
+              run_endpoint,
               "locksim:" + info.run_id + ":" + variant_name + ":",
               stop,
               [&](double fraction) {
                 progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
               },
               /*private_server=*/!external,
-              /*admin_endpoint=*/endpoint,
+              /*admin_endpoint=*/topology ? run_endpoint : endpoint,
               library != nullptr ? library->command : worker_command(options.variant_files),
-              variant_dir.string()};
+              variant_dir.string(),
+              topology.get()};
           RunOutcome outcome = run_scenario(request);
+          topology.reset();
           // A library's verdict that is reported, not asserted, says why in the summary.
           if (library != nullptr) {
             const auto reason = library->reported_in.find(scenario.name);

@@ -113,7 +113,8 @@ struct HoldWindow {
 // and its "end"; an instant has from_ns == to_ns) and a client's own (Doc D's lose_lock).
 struct FaultWindow {
   StringId name = 0;  // History::strings: "pause", "partition", "lose_reply", "lose_lock", ...
-  int client = -1;    // the client it was aimed at
+  int client = -1;    // the client it was aimed at (the nemesis itself for a server fault)
+  StringId server = 0;  // a server fault: the server's name; 0: none
   Nanos from_ns = 0;
   Nanos to_ns = 0;    // a window never closed (the run ended first) ends with the history
 };

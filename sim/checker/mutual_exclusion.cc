@@ -41,6 +41,53 @@ std::string lease_phrase(const History& history, const WindowRecord& window) {
   return text + ")";
 }
 
+// server_faults_between: the server faults that can make a server forget a lock (a restart, a
+// promotion, a clock jump) recorded in (from_ns, to_ns], in words, and the last one's time.
+struct LostLock {
+  std::string words;
+  Nanos at_ns = -1;
+};
+LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns) {
+  LostLock lost;
+  for (const Event& event : history.events) {
+    if (event.time_ns > to_ns) break;
+    if (event.f != Op::kFault || event.time_ns <= from_ns) continue;
+    const FaultFacts& fault = event.fault();
+    if (fault.server == 0) continue;
+    const std::string_view name = history.str(fault.name);
+    const std::string server(history.str(fault.server));
+    std::string what;
+    if (name == "restart_server") {
+      what = server + " was restarted at " + format_ms(event.time_ns) +
+             " and came back without the key";
+    } else if (name == "promote" || name == "failover") {
+      what = server + " was promoted to primary at " + format_ms(event.time_ns) +
+             (name == "failover" ? " by Sentinel" : "") + " without having received the key";
+    } else if (name == "clock_jump") {
+      what = server + "'s clock jumped ahead at " + format_ms(event.time_ns) +
+             ", so the key expired there early";
+    } else {
+      continue;
+    }
+    lost.words += (lost.words.empty() ? "" : "; ") + what;
+    lost.at_ns = event.time_ns;
+  }
+  return lost;
+}
+
+// granted_phrase: the servers a multi-server acquire was granted by, from its ok event
+// ("granted by n1, n2, n3 of 5"), or "".
+std::string granted_phrase(const History& history, const WindowRecord& window) {
+  for (const Event& event : history.events) {
+    if (event.time_ns > window.acquire_ok_ns) break;
+    if (event.time_ns == window.acquire_ok_ns && event.client == window.client &&
+        event.f == Op::kAcquire && event.type == EventType::kOk && event.message != 0) {
+      return std::string(history.message(event));
+    }
+  }
+  return "";
+}
+
 Finding make_violation(const History& history, const KeyTimeline& timeline,
                        const WindowRecord& earlier, const WindowRecord& later) {
   Finding v;
@@ -86,6 +133,18 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
             format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
             " (its acquire reply was read late), before " + y + " got in, while " + x +
             " was still working.";
+  } else if (const LostLock lost = server_faults_between(history, earlier.start_ns, later.start_ns);
+             lost.at_ns >= 0) {
+    // The lease was still valid and no client deleted the key: a server forgot it.
+    v.cause = "lock_lost";
+    text += lease_phrase(history, earlier) + " was still valid until " +
+            format_ms(earlier.lease_end_ns) + ", but " + lost.words + ".";
+    const std::string x_granted = granted_phrase(history, earlier);
+    const std::string y_granted = granted_phrase(history, later);
+    if (!x_granted.empty() && !y_granted.empty()) {
+      text += " " + y + "'s acquire was " + y_granted + ", while " + x + "'s was " + x_granted +
+              ": two majorities.";
+    }
   } else {
     v.cause = "racy_acquire";
     text += earlier.ttl_ms >= 0

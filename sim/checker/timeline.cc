@@ -174,6 +174,11 @@ class TimelineBuilder {
         // without it have only the invoke of the whole acquire, an earlier bound).
         const Nanos sent_ns = event.acquire().sent_ns;
         s.lease_end_lower_ns = lease_end(sent_ns >= 0 ? sent_ns : invoke_ns, ttl_ms);
+        if (event.acquire().validity_ms >= 0) {
+          // A lock that promises less than its TTL (Redlock's validity time: the TTL less the
+          // time the acquire took and the clock drift) is held to its promise, from the reply.
+          s.lease_end_ns = s.lease_end_lower_ns = lease_end(t, event.acquire().validity_ms);
+        }
         s.renewed_ns = -1;
         s.token = event.token;
         if (s.naive_start_ns < 0) s.naive_start_ns = invoke_ns;

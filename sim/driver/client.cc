@@ -6,6 +6,7 @@
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
 #include "sim/driver/fenced_store.h"
+#include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
 namespace {
@@ -50,6 +51,17 @@ bool needs_reconnect(const RedisResult& result) {
          result.error == RedisErrorKind::kProtocol;
 }
 
+// granted_words: which servers granted a multi-server acquire ("granted by n1, n2, n3 of 5").
+std::string granted_words(const Topology& topology, const AcquireAttempt& attempt) {
+  std::string words = "granted by";
+  for (std::size_t i = 0; i < attempt.granted_on.size(); ++i) {
+    const auto server = static_cast<std::size_t>(attempt.granted_on[i]);
+    words += (i == 0 ? " " : ", ") +
+             (server < topology.size() ? topology.name(server) : std::to_string(server));
+  }
+  return words + " of " + std::to_string(topology.size());
+}
+
 }  // namespace
 
 DriverClient::DriverClient(RunContext& run, int index)
@@ -82,7 +94,34 @@ ThreadClient::~ThreadClient() { stop_renewal(); }
 std::string ThreadClient::connect() {
   connection_.emplace(link_endpoint(), ConnectionOptions{});
   if (connection_->broken()) return connection_->last_error().describe();
+  const Topology* topology = run_.request().topology;
+  if (topology != nullptr) primary_generation_ = topology->primary_generation();
+  if (topology != nullptr && run_.request().variant.multi_server()) {
+    // A node that does not answer within a tenth of the lease counts as not granting (the Redis
+    // docs: a per-node timeout small against the TTL), bounded to [50, 1000] ms.
+    const auto timeout = std::chrono::milliseconds(
+        std::clamp<std::int64_t>(run_.scenario().lock.ttl_ms / 10, 50, 1000));
+    for (const Endpoint& endpoint : topology->endpoints()) {
+      // A node down at the start is not an error: the variant counts it as not granting.
+      nodes_.push_back(std::make_unique<Connection>(endpoint, ConnectionOptions{timeout, timeout}));
+      node_pointers_.push_back(nodes_.back().get());
+    }
+  }
   return "";
+}
+
+void ThreadClient::refresh_links() {
+  const Topology* topology = run_.request().topology;
+  const bool changed =
+      topology != nullptr && topology->primary_generation() != primary_generation_;
+  if (changed) {
+    primary_generation_ = topology->primary_generation();
+    connection_.emplace(topology->primary_endpoint(), ConnectionOptions{});
+  }
+  if (connection_->broken()) connection_->reconnect();
+  for (const auto& node : nodes_) {
+    if (changed || node->broken()) node->reconnect();
+  }
 }
 
 Connection& DriverClient::observer() {
@@ -111,6 +150,7 @@ void DriverClient::set_waiting(bool waiting) {
 
 LockContext ThreadClient::context(CallFaults* faults) {
   LockContext context{*connection_, rng_, {}, name_, run_.scenario().lock.queue_timeout_ms};
+  context.nodes = node_pointers_;
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {
@@ -156,7 +196,7 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
 
   // Bounded: every pass either returns or waits until the deadline draws closer.
   for (std::int32_t attempts = 1;; ++attempts) {
-    if (connection_->broken()) connection_->reconnect();
+    refresh_links();
     const Nanos attempt_sent_ns = run_.clock().now_ns();
     AcquireAttempt attempt;
     try {
@@ -180,6 +220,13 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
         ok.acquire().attempts = attempts;
         ok.acquire().sent_ns = attempt_sent_ns;
         ok.acquire().fencing = attempt.fencing;
+        if (attempt.validity_ms >= 0) {
+          ok.acquire().validity_ms =
+              static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
+        }
+        if (!attempt.granted_on.empty() && run_.request().topology != nullptr) {
+          ok.message = log_.intern(granted_words(*run_.request().topology, attempt));
+        }
         if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key);
         holding_ = true;
@@ -230,7 +277,7 @@ bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
   const std::string token = unsaved_token ? std::string() : held_token_;
   log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
-  if (connection_->broken()) connection_->reconnect();
+  refresh_links();
   const std::string full_key = run_.full_key(held_key_);
   ReleaseResult result;
   try {

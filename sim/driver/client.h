@@ -139,12 +139,19 @@ class ThreadClient final : public DriverClient {
 
  private:
   LockContext context(CallFaults* faults);
+  // refresh_links: before a call: follows a new primary of the topology (a failover), and
+  // reconnects node connections that broke (a multi-server variant).
+  void refresh_links();
   void start_renewal(const std::string& logical_key, const std::string& token);
   void stop_renewal();
 
   Rng rng_;
   std::unique_ptr<WaitStrategy> wait_;
   std::optional<Connection> connection_;
+  // A multi-server variant's connections, one per server of the topology (short timeouts).
+  std::vector<std::unique_ptr<Connection>> nodes_;
+  std::vector<Connection*> node_pointers_;
+  std::uint64_t primary_generation_ = 0;  // the topology's, when connection_ was made
 
   // Renewal (only for variants that renew).
   ClientLog* renewal_log_ = nullptr;

@@ -11,6 +11,7 @@
 #include "sim/driver/process_client.h"
 #include "sim/proxy/link_proxy.h"
 #include "sim/driver/runners.h"
+#include "sim/topology/topology.h"
 
 namespace locksim {
 namespace {
@@ -51,14 +52,16 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
   }
 }
 
-// ServerWatch: is the server still answering? Used from the driver's own thread only.
+// ServerWatch: is the server still answering? Used from the driver's own thread only. With a
+// topology it watches the current primary, and only while the nemesis has not downed it.
 class ServerWatch {
  public:
   explicit ServerWatch(const RunRequest& request)
-      : private_server_(request.private_server),
+      : topology_(request.topology),
+        private_server_(request.private_server),
         connection_(
             request.admin_endpoint.value_or(request.endpoint),
-            ConnectionOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(1000)}) {}
+            options()) {}
 
   // healthy: the last check's PING was answered.
   bool healthy() const { return healthy_; }
@@ -66,6 +69,30 @@ class ServerWatch {
   // check: "" while the server answers (a busy one is unstuck if locksim owns it); otherwise why
   // it is considered lost. `note` receives what the watch did that a reader should know.
   std::string check(const std::function<void(const std::string&)>& note) {
+    if (topology_ != nullptr) {
+      // A primary the nemesis killed or paused is not lost; a new primary is watched instead.
+      const std::size_t primary = topology_->primary();
+      if (!topology_->expected_up(primary)) {
+        healthy_ = true;
+        timeouts_ = 0;
+        return "";
+      }
+      if (primary != watched_) {
+        watched_ = primary;
+        connection_ = Connection(topology_->endpoint(primary), options());
+      }
+      const std::string lost = check_connection(note);
+      return topology_->expected_up(primary) ? lost : "";
+    }
+    return check_connection(note);
+  }
+
+ private:
+  static ConnectionOptions options() {
+    return ConnectionOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(1000)};
+  }
+
+  std::string check_connection(const std::function<void(const std::string&)>& note) {
     if (connection_.broken()) {
       const RedisResult reconnected = connection_.reconnect();
       if (!reconnected.ok()) return "cannot reconnect: " + reconnected.describe();
@@ -99,6 +126,8 @@ class ServerWatch {
   }
 
  private:
+  const Topology* topology_;
+  std::size_t watched_ = 0;
   bool private_server_;
   Connection connection_;
   int timeouts_ = 0;
@@ -175,6 +204,15 @@ RunOutcome run_scenario(const RunRequest& request) {
       return outcome;
     }
   }
+  if (request.topology != nullptr) {
+    if (processes && request.topology->size() > 1) {
+      outcome.harness_error =
+          "client processes are not supported on a topology of several servers yet (a worker "
+          "connects to one server and does not follow a failover); run the clients as threads";
+      return outcome;
+    }
+    run.nemesis().attach_topology(request.topology);
+  }
   // One proxy per client link when some fault needs one; they outlive the clients.
   std::vector<std::unique_ptr<LinkProxy>> proxies;
   if (plan.proxied_links()) {
@@ -230,10 +268,11 @@ RunOutcome run_scenario(const RunRequest& request) {
   // All connections are open before any client starts, so set-up is not part of the run. In the
   // event-loop mode one thread runs every client.
   const std::size_t thread_count = event_loop ? 1 : clients.size();
-  std::latch start(static_cast<std::ptrdiff_t>(thread_count) + 1);
+  const std::size_t nemesis_threads = scenario.server_faults() ? 1 : 0;
+  std::latch start(static_cast<std::ptrdiff_t>(thread_count + nemesis_threads) + 1);
   std::atomic<std::size_t> finished{0};
   std::vector<std::thread> threads;
-  threads.reserve(thread_count);
+  threads.reserve(thread_count + nemesis_threads);
   if (event_loop) {
     threads.emplace_back([&run, &start, &finished, loop = loop.get()] {
       start.arrive_and_wait();
@@ -250,6 +289,15 @@ RunOutcome run_scenario(const RunRequest& request) {
       } else {
         driver_internal::run_workload_client(run, *client);
       }
+      finished += 1;
+      run.changed.notify_all();
+    });
+  }
+  if (scenario.server_faults()) {
+    // The nemesis's own thread runs the server faults of the script.
+    threads.emplace_back([&run, &start, &finished] {
+      start.arrive_and_wait();
+      driver_internal::run_scripted_server_faults(run);
       finished += 1;
       run.changed.notify_all();
     });
@@ -307,7 +355,8 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
   outcome.notes = run.take_notes();
-  if (!outcome.server_lost) delete_run_keys(request, outcome.notes);
+  // A topology's servers are thrown away with the run; the shared server is cleaned.
+  if (!outcome.server_lost && request.topology == nullptr) delete_run_keys(request, outcome.notes);
   clients.clear();
   loop.reset();
   if (run.worker_failed.load()) {

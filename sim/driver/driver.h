@@ -34,6 +34,8 @@
 
 namespace locksim {
 
+class Topology;
+
 // kHarnessClient: the reserved client name of the harness's own events.
 inline constexpr const char* kHarnessClient = "harness";
 
@@ -57,6 +59,9 @@ struct RunRequest {
   // worker_stderr_dir: where each client process's stderr goes (<dir>/<client>.stderr, kept when
   // not empty); "": inherited.
   std::string worker_stderr_dir = {};
+  // topology: the run's own servers (the scenario has a "topology"); endpoint is its primary.
+  // The nemesis's server faults act on it, and a multi-server variant gets a connection to each.
+  Topology* topology = nullptr;
 };
 
 struct RunOutcome {

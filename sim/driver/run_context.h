@@ -52,6 +52,9 @@ class RunContext {
   // failure, never a lock verdict. The first failure is kept. Thread-safe.
   void fail_worker(const std::string& text);
   std::string worker_failure() const;
+  // fail_harness: the harness itself could not do what the scenario scripted (a server fault
+  // failed): like a broken worker, the run stops and has no verdict.
+  void fail_harness(const std::string& text) { fail_worker(text); }
 
   // note: adds a line to RunOutcome::notes, prefixed with the time in ms. Thread-safe.
   void note(const std::string& text);

@@ -12,7 +12,9 @@
 #include <thread>
 
 #include "sim/driver/conditions.h"
+#include "sim/core/assert.h"
 #include "sim/driver/runners.h"
+#include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
 namespace {
@@ -25,7 +27,8 @@ using std::chrono::milliseconds;
 bool turn_has_come(RunContext& run, std::size_t index) {
   const std::vector<Step>& steps = run.scenario().steps;
   for (std::size_t j = run.steps_started_and_acquired; j < index; ++j) {
-    const bool waiting = run.waiting[run.client_index(steps[j].client)];
+    const bool waiting =
+        !Step::server_action(steps[j].action) && run.waiting[run.client_index(steps[j].client)];
     if (waiting) continue;
     if (!run.step_started[j]) return false;
     if (steps[j].action == Step::Action::kAcquire && !run.step_finished[j]) return false;
@@ -138,6 +141,61 @@ void after_call(RunContext& run, DriverClient& client, const Step& step, const C
   }
 }
 
+// execute_server_fault: one server fault, on the nemesis's own thread.
+void execute_server_fault(RunContext& run, const Step& step) {
+  Nemesis& nemesis = run.nemesis();
+  const Topology& topology = *run.request().topology;
+  const std::size_t server = step.server.empty() ? 0 : topology.spec().server_index(step.server);
+  const std::string who = "nemesis (" + step.id + ")";
+  std::string error;
+  switch (step.action) {
+    case Step::Action::kKillServer:
+      error = nemesis.kill_server(server);
+      break;
+    case Step::Action::kRestartServer:
+      error = nemesis.restart_server(server);
+      break;
+    case Step::Action::kPauseServer: {
+      error = nemesis.pause_server(server);
+      if (!error.empty()) break;
+      if (step.until.empty()) {
+        run.pause(ms_to_ns(step.work_ms));
+      } else {
+        Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                            ConnectionOptions{});
+        if (!wait_for_conditions(run, observer, step.until, ms_to_ns(step.max_ms)) &&
+            !run.should_stop()) {
+          run.note(who + ": paused " + step.server + " the full " + std::to_string(step.max_ms) +
+                   " ms; never saw " + describe_conditions(step.until));
+        }
+      }
+      error = nemesis.resume_server(server);
+      break;
+    }
+    case Step::Action::kClockJump:
+      error = nemesis.clock_jump(server, step.work_ms);
+      break;
+    case Step::Action::kCutReplication:
+      error = nemesis.cut_replication(server);
+      break;
+    case Step::Action::kHealReplication:
+      error = nemesis.heal_replication(server);
+      break;
+    case Step::Action::kPromote:
+      error = nemesis.promote(server);
+      break;
+    case Step::Action::kFailover:
+      error = nemesis.failover(step.max_ms, [&run] { return run.should_stop(); });
+      break;
+    default:
+      LOCKSIM_ASSERT(false);
+  }
+  if (!error.empty()) {
+    // The fault could not be done as scripted: the run cannot show what it meant to.
+    run.fail_harness(who + ": the server fault failed: " + error);
+  }
+}
+
 void execute(RunContext& run, DriverClient& client, const Step& step) {
   const Scenario& scenario = run.scenario();
   const std::string who = client.name() + " (" + step.id + ")";
@@ -221,6 +279,16 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     case Step::Action::kSleep:
       run.pause(ms_to_ns(step.work_ms));
       return;
+    case Step::Action::kKillServer:
+    case Step::Action::kRestartServer:
+    case Step::Action::kPauseServer:
+    case Step::Action::kClockJump:
+    case Step::Action::kCutReplication:
+    case Step::Action::kHealReplication:
+    case Step::Action::kPromote:
+    case Step::Action::kFailover:
+      LOCKSIM_ASSERT(false);  // the nemesis's thread runs these (run_scripted_server_faults)
+      return;
     case Step::Action::kRead:
     case Step::Action::kWrite:
       // A job touches the resource only inside its critical section, as the documents' code does.
@@ -239,11 +307,42 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
 
 }  // namespace
 
+void run_scripted_server_faults(RunContext& run) {
+  const std::vector<Step>& steps = run.scenario().steps;
+  for (std::size_t index = 0; index < steps.size(); ++index) {
+    const Step& step = steps[index];
+    if (!Step::server_action(step.action)) continue;
+    if (!wait_for_turn(run, index)) {
+      run.stopped_early = true;
+      return;
+    }
+    if (!step.wait_for.empty()) {
+      Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                          ConnectionOptions{});
+      if (!wait_for_conditions(run, observer, step.wait_for, ms_to_ns(step.wait_max_ms))) {
+        if (run.should_stop()) {
+          run.stopped_early = true;
+          return;
+        }
+        run.note("nemesis (" + step.id + "): started after " + std::to_string(step.wait_max_ms) +
+                 " ms without " + describe_conditions(step.wait_for));
+      }
+    }
+    mark_started(run, index);
+    execute_server_fault(run, step);
+    mark_done(run, index);
+    if (run.should_stop()) {
+      run.stopped_early = true;
+      return;
+    }
+  }
+}
+
 void run_scripted_client(RunContext& run, DriverClient& client) {
   const std::vector<Step>& steps = run.scenario().steps;
   for (std::size_t index = 0; index < steps.size(); ++index) {
     const Step& step = steps[index];
-    if (step.client != client.name()) continue;
+    if (Step::server_action(step.action) || step.client != client.name()) continue;
     if (!wait_for_turn(run, index)) {
       run.stopped_early = true;
       return;

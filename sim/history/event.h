@@ -146,6 +146,7 @@ struct FaultFacts {
   StringId name = 0;         // "pause", "partition", "lose_reply", "lose_lock", ...
   std::int32_t target = -1;  // the client the fault was aimed at; -1: the event's own client
   FaultPhase phase = FaultPhase::kInstant;
+  StringId server = 0;       // a server fault: the server it was aimed at (topology name)
 };
 // StopFacts (f == kStop).
 struct StopFacts {

@@ -53,6 +53,7 @@ void append_event(std::string& out, const History& history, const Event& event, 
       line.text("target", history.clients[target]);
     }
     if (fault->phase != FaultPhase::kInstant) line.text("phase", to_string(fault->phase));
+    if (fault->server != 0) line.text("server", history.str(fault->server));
   } else if (const auto* stop = std::get_if<StopFacts>(&event.facts)) {
     line.text("reason", to_string(stop->reason));
   }
@@ -206,6 +207,7 @@ class Reader {
         FaultFacts& facts = event.fault();
         if (j.contains("fault")) facts.name = string_id(j.at("fault").get<std::string>());
         if (j.contains("target")) facts.target = client_id(j.at("target").get<std::string>());
+        if (j.contains("server")) facts.server = string_id(j.at("server").get<std::string>());
         if (j.contains("phase")) {
           const auto phase = fault_phase_from_string(j.at("phase").get<std::string>());
           if (!phase) bad_line(path_, line_number, "$.phase: expected instant, start or end");

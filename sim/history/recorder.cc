@@ -159,6 +159,7 @@ History Recorder::merge() && {
       move_string(cursor, resource->record);
     } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
       move_string(cursor, fault->name);
+      move_string(cursor, fault->server);
     }
     if (++cursor.offset == chunk.size()) {
       cursor.log->chunks_[cursor.chunk].reset();  // read: give its memory back now

@@ -2,6 +2,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/proxy/link_proxy.h"
+#include "sim/topology/topology.h"
 
 namespace locksim {
 
@@ -77,6 +78,93 @@ void Nemesis::heal(std::size_t client) {
 
 bool Nemesis::has_link(std::size_t client) const {
   return client < clients_.size() && clients_[client].link != nullptr;
+}
+
+void Nemesis::record_server(std::string_view name, std::size_t server, FaultPhase phase) {
+  // Requires mutex_.
+  Event& event = log_.record(EventType::kInfo, Op::kFault, "");
+  event.fault().name = log_.intern(name);
+  event.fault().server = log_.intern(topology_->name(server));
+  event.fault().phase = phase;
+}
+
+std::string Nemesis::kill_server(std::size_t server) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->kill(server);
+  if (error.empty()) {
+    record_server("kill_server", server, FaultPhase::kInstant);
+    record_server("down", server, FaultPhase::kStart);
+  }
+  return error;
+}
+
+std::string Nemesis::restart_server(std::size_t server) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  // Recorded once it answers again: a client cannot have reached it before.
+  const std::string error = topology_->restart(server);
+  if (error.empty()) {
+    record_server("down", server, FaultPhase::kEnd);
+    record_server("restart_server", server, FaultPhase::kInstant);
+  }
+  return error;
+}
+
+std::string Nemesis::pause_server(std::size_t server) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->pause(server);
+  if (error.empty()) record_server("pause_server", server, FaultPhase::kStart);
+  return error;
+}
+
+std::string Nemesis::resume_server(std::size_t server) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  record_server("pause_server", server, FaultPhase::kEnd);
+  return topology_->resume(server);
+}
+
+std::string Nemesis::clock_jump(std::size_t server, std::int64_t ahead_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->jump_clock(server, ahead_ms);
+  if (error.empty()) record_server("clock_jump", server, FaultPhase::kInstant);
+  return error;
+}
+
+std::string Nemesis::cut_replication(std::size_t replica) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->cut_replication(replica);
+  if (error.empty()) record_server("replication_cut", replica, FaultPhase::kStart);
+  return error;
+}
+
+std::string Nemesis::heal_replication(std::size_t replica) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  record_server("replication_cut", replica, FaultPhase::kEnd);
+  return topology_->heal_replication(replica);
+}
+
+std::string Nemesis::promote(std::size_t replica) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->promote(replica);
+  if (error.empty()) record_server("promote", replica, FaultPhase::kInstant);
+  return error;
+}
+
+std::string Nemesis::failover(std::int64_t max_ms, const std::function<bool()>& stop) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  // Waits without the lock: client faults may go on meanwhile.
+  const std::string error = topology_->await_failover(max_ms, stop);
+  if (!error.empty()) return error;
+  std::lock_guard<std::mutex> lock(mutex_);
+  record_server("failover", topology_->primary(), FaultPhase::kInstant);
+  return "";
 }
 
 }  // namespace locksim

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 namespace locksim {
 
 class LinkProxy;
+class Topology;
 
 // kNemesisClient: the reserved client name of the nemesis's events.
 inline constexpr const char* kNemesisClient = "nemesis";
@@ -73,17 +75,36 @@ class Nemesis {
   // has_link: whether `client` has a proxied link.
   bool has_link(std::size_t client) const;
 
+  // Server faults (require attach_topology). Each records its event under the server's name
+  // (client target: the nemesis) and returns "" or what went wrong. The topology's own state
+  // changes before the fault, so the run's watch never mistakes it for a lost server.
+  void attach_topology(Topology* topology) { topology_ = topology; }
+  std::string kill_server(std::size_t server);     // an instant "kill_server"; opens "down"
+  std::string restart_server(std::size_t server);  // closes "down"; an instant "restart_server"
+  std::string pause_server(std::size_t server);    // opens "pause_server"
+  std::string resume_server(std::size_t server);   // closes it
+  // clock_jump: an instant "clock_jump"; the server's wall clock jumps `ahead_ms` further ahead.
+  std::string clock_jump(std::size_t server, std::int64_t ahead_ms);
+  std::string cut_replication(std::size_t replica);   // opens "replication_cut"
+  std::string heal_replication(std::size_t replica);  // closes it
+  std::string promote(std::size_t replica);           // an instant "promote"
+  // failover: waits for Sentinel's promotion, then records an instant "failover" aimed at the
+  // server it promoted.
+  std::string failover(std::int64_t max_ms, const std::function<bool()>& stop);
+
  private:
   struct Attached {
     FaultTarget* target = nullptr;
     LinkProxy* link = nullptr;
   };
   void record(std::string_view name, std::size_t client, FaultPhase phase);
+  void record_server(std::string_view name, std::size_t server, FaultPhase phase);
   LinkProxy& link(std::size_t client) const;
 
   std::mutex mutex_;
   ClientLog& log_;  // guarded by mutex_
   std::vector<Attached> clients_;
+  Topology* topology_ = nullptr;
 };
 
 }  // namespace locksim

@@ -17,8 +17,12 @@
 #include <sstream>
 #include <thread>
 #include <utility>
+#include <string_view>
 #include <vector>
 
+extern char** environ;
+
+#include "sim/core/assert.h"
 #include "sim/core/error.h"
 #include "sim/redis/connection.h"
 
@@ -99,12 +103,26 @@ std::string describe_status(int status) {
 
 // spawn: fork + exec of argv. Returns the child's pid; throws EnvironmentError if exec failed,
 // which the child reports through a close-on-exec pipe (a successful exec closes it unwritten).
-pid_t spawn(const std::vector<std::string>& argv) {
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
   // Everything the child needs is prepared before fork: after fork, only async-signal-safe calls.
   std::vector<char*> c_argv;
   c_argv.reserve(argv.size() + 1);
   for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
   c_argv.push_back(nullptr);
+  std::vector<char*> c_env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool replaced = false;
+    for (const std::string& extra : extra_env) {
+      const std::size_t eq = extra.find('=');
+      if (entry.size() > eq && entry.substr(0, eq + 1) == std::string_view(extra).substr(0, eq + 1)) {
+        replaced = true;
+      }
+    }
+    if (!replaced) c_env.push_back(*e);
+  }
+  for (const std::string& extra : extra_env) c_env.push_back(const_cast<char*>(extra.c_str()));
+  c_env.push_back(nullptr);
   const char* const dev_null = "/dev/null";
 
   int exec_pipe[2];
@@ -132,7 +150,7 @@ pid_t spawn(const std::vector<std::string>& argv) {
       ::dup2(input, STDIN_FILENO);
       ::close(input);
     }
-    ::execvp(c_argv[0], c_argv.data());
+    ::execvpe(c_argv[0], c_argv.data(), c_env.data());
     const int error = errno;
     [[maybe_unused]] const ssize_t written = ::write(exec_pipe[1], &error, sizeof(error));
     ::_exit(127);
@@ -159,6 +177,15 @@ pid_t spawn(const std::vector<std::string>& argv) {
 
 enum class Probe { kReady, kNotYet, kNotOurs };
 
+}  // namespace
+
+// PortTaken: redis-server exited while starting, most likely because its port was taken.
+struct PortTaken {
+  std::string what;
+};
+
+namespace {
+
 // probe: whether the server on `port` answers PING and is our child `pid` (not another program
 // that grabbed the port between pick_free_port() and redis-server's bind).
 Probe probe(int port, pid_t pid, std::string& version) {
@@ -180,61 +207,170 @@ Probe probe(int port, pid_t pid, std::string& version) {
 
 RedisServer RedisServer::start(const RedisServerOptions& options) {
   RedisServer server;  // its destructor cleans up whatever exists if we throw
+  server.options_ = options;
   server.directory_ = make_directory();
-  const std::filesystem::path log = server.directory_ / "redis.log";
+  if (!options.clock_shift_library.empty()) {
+    const std::int64_t zero = 0;
+    std::ofstream out(server.directory_ / "clock-shift", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&zero), sizeof(zero));
+    if (!out) throw EnvironmentError("cannot write " + (server.directory_ / "clock-shift").string());
+  }
   std::string last_failure = "no attempt was made (port_attempts < 1)";
-
   for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
     const int port = pick_free_port();
-    const std::vector<std::string> argv = {
-        options.executable, "--bind", "127.0.0.1", "--port", std::to_string(port), "--save", "",
-        "--appendonly", "no", "--dir", server.directory_.string(), "--logfile", log.string(),
-        "--daemonize", "no", "--protected-mode", "yes", "--enable-debug-command", "local",
-        // A Lua script running longer than this is answered
-        // BUSY to others and may be killed (SCRIPT KILL): a
-        // user lock whose script loops is found within a
-        // second, not five.
-        "--busy-reply-threshold", "1000"};
-    std::error_code ignored;
-    std::filesystem::remove(log, ignored);
-    server.pid_ = spawn(argv);
-
-    const auto deadline = Clock::now() + options.startup_timeout;
-    while (true) {
-      int status = 0;
-      if (::waitpid(server.pid_, &status, WNOHANG) == server.pid_) {
-        server.pid_ = -1;
-        last_failure = "redis-server on port " + std::to_string(port) + " " +
-                       describe_status(status) + " (attempt " + std::to_string(attempt) + " of " +
-                       std::to_string(options.port_attempts) + "); " + log_tail(log);
-        break;  // most likely the port was taken meanwhile: try another one
-      }
-      std::string version;
-      if (probe(port, server.pid_, version) == Probe::kReady) {
-        server.endpoint_.host = "127.0.0.1";
-        server.endpoint_.port = port;
-        server.version_ = version.empty() ? "unknown" : version;
-        return server;
-      }
-      if (Clock::now() >= deadline) {
-        const std::string message =
-            "redis-server (pid " + std::to_string(server.pid_) + ") did not answer PING on " +
-            "127.0.0.1:" + std::to_string(port) + " within " +
-            std::to_string(options.startup_timeout.count()) + " ms; " + log_tail(log);
-        server.stop();
-        throw EnvironmentError(message);
-      }
-      std::this_thread::sleep_for(kPollInterval);
+    try {
+      server.launch(port);
+      return server;
+    } catch (const PortTaken& taken) {
+      last_failure = taken.what + " (attempt " + std::to_string(attempt) + " of " +
+                     std::to_string(options.port_attempts) + ")";
     }
   }
   throw EnvironmentError("could not start redis-server: " + last_failure);
+}
+
+std::vector<std::string> RedisServer::command_line(int port) const {
+  const std::filesystem::path log = directory_ / "redis.log";
+  const RedisServerOptions& options = options_;
+  if (!options.sentinel_config.empty()) {
+    const std::filesystem::path config = directory_ / "sentinel.conf";
+    std::ofstream out(config);
+    out << "port " << port << "\nbind 127.0.0.1\ndir " << directory_.string() << "\nlogfile "
+        << log.string() << "\n";
+    for (const std::string& line : options.sentinel_config) out << line << "\n";
+    if (!out) throw EnvironmentError("cannot write " + config.string());
+    return {options.executable, config.string(), "--sentinel"};
+  }
+  std::vector<std::string> argv = {
+      options.executable, "--bind", "127.0.0.1", "--port", std::to_string(port), "--save", "",
+      "--dir", directory_.string(), "--logfile", log.string(), "--daemonize", "no",
+      "--protected-mode", "yes", "--enable-debug-command", "local",
+      // A Lua script running longer than this is answered BUSY to others and may be killed
+      // (SCRIPT KILL): a user lock whose script loops is found within a second, not five.
+      "--busy-reply-threshold", "1000"};
+  switch (options.persistence) {
+    case Persistence::kNone:
+      argv.insert(argv.end(), {"--appendonly", "no"});
+      break;
+    case Persistence::kAofAlways:
+      argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+      break;
+    case Persistence::kAofEverySec:
+      argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
+      break;
+  }
+  if (options.replica_of) {
+    argv.insert(argv.end(), {"--replicaof", options.replica_of->host,
+                             std::to_string(options.replica_of->port)});
+  }
+  return argv;
+}
+
+void RedisServer::launch(int port) {
+  const std::filesystem::path log = directory_ / "redis.log";
+  const std::vector<std::string> argv = command_line(port);
+  std::vector<std::string> env;
+  if (!options_.clock_shift_library.empty()) {
+    env.push_back("LD_PRELOAD=" + options_.clock_shift_library);
+    env.push_back("LOCKSIM_CLOCK_SHIFT_FILE=" + (directory_ / "clock-shift").string());
+  }
+  std::error_code ignored;
+  std::filesystem::remove(log, ignored);
+  pid_ = spawn(argv, env);
+  const auto deadline = Clock::now() + options_.startup_timeout;
+  while (true) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      // Most likely the port was taken meanwhile: start() tries another one.
+      throw PortTaken{"redis-server on port " + std::to_string(port) + " " +
+                      describe_status(status) + "; " + log_tail(log)};
+    }
+    std::string version;
+    if (probe(port, pid_, version) == Probe::kReady) {
+      endpoint_.host = "127.0.0.1";
+      endpoint_.port = port;
+      version_ = version.empty() ? "unknown" : version;
+      return;
+    }
+    if (Clock::now() >= deadline) {
+      const std::string message =
+          "redis-server (pid " + std::to_string(pid_) + ") did not answer PING on " +
+          "127.0.0.1:" + std::to_string(port) + " within " +
+          std::to_string(options_.startup_timeout.count()) + " ms; " + log_tail(log);
+      kill();
+      throw EnvironmentError(message);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void RedisServer::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);  // a paused server dies as well, but reaping needs it not stopped
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+void RedisServer::restart() {
+  LOCKSIM_ASSERT(pid_ <= 0 && !directory_.empty() && endpoint_.port > 0);
+  // The port was ours a moment ago; another program taking it meanwhile is an environment
+  // failure, retried briefly (redis-server binds with SO_REUSEADDR, so TIME_WAIT is no obstacle).
+  std::string last_failure;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    try {
+      launch(endpoint_.port);
+      return;
+    } catch (const PortTaken& taken) {
+      last_failure = taken.what;
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  throw EnvironmentError("could not restart redis-server on port " +
+                         std::to_string(endpoint_.port) + ": " + last_failure);
+}
+
+void RedisServer::pause() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGSTOP);
+  // Returns once /proc shows it stopped, so that "paused" is true when the nemesis records it.
+  const auto deadline = Clock::now() + 2s;
+  while (Clock::now() < deadline) {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string content;
+    std::getline(stat, content);
+    const std::size_t paren = content.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= content.size()) return;  // no /proc: go on
+    const char state = content[paren + 2];
+    if (state == 'T' || state == 't') return;
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+void RedisServer::resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+bool RedisServer::shift_clock(std::int64_t offset_ms) {
+  if (options_.clock_shift_library.empty() || directory_.empty()) return false;
+  const std::string path = (directory_ / "clock-shift").string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // One aligned 8-byte write: the server's mapping sees the old or the new offset, never half.
+  const ssize_t written = ::pwrite(fd, &offset_ms, sizeof(offset_ms), 0);
+  ::close(fd);
+  return written == static_cast<ssize_t>(sizeof(offset_ms));
 }
 
 RedisServer::RedisServer(RedisServer&& other) noexcept
     : endpoint_(std::move(other.endpoint_)),
       pid_(std::exchange(other.pid_, -1)),
       version_(std::move(other.version_)),
-      directory_(std::exchange(other.directory_, {})) {}
+      directory_(std::exchange(other.directory_, {})),
+      options_(std::move(other.options_)) {}
 
 RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
   if (this != &other) {
@@ -243,6 +379,7 @@ RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     version_ = std::move(other.version_);
     directory_ = std::exchange(other.directory_, {});
+    options_ = std::move(other.options_);
   }
   return *this;
 }
@@ -251,6 +388,7 @@ RedisServer::~RedisServer() { stop(); }
 
 void RedisServer::stop() {
   if (pid_ > 0) {
+    ::kill(pid_, SIGCONT);  // a paused server cannot act on SIGTERM
     ::kill(pid_, SIGTERM);
     const auto deadline = Clock::now() + kStopGrace;
     bool reaped = false;
@@ -278,6 +416,21 @@ void RedisServer::stop() {
     std::filesystem::remove_all(directory_, ignored);
     directory_.clear();
   }
+}
+
+std::string clock_shift_library_path() {
+  std::error_code error;
+  if (const char* given = std::getenv("LOCKSIM_CLOCK_SHIFT_LIBRARY"); given != nullptr) {
+    return std::filesystem::exists(given, error) ? std::string(given) : "";
+  }
+  // Beside the executable: build/locksim; test binaries sit a level or two further down.
+  std::filesystem::path dir = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  if (error) return "";
+  for (int up = 0; up < 3 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    const std::filesystem::path library = dir / "liblocksim_clockshift.so";
+    if (std::filesystem::exists(library, error)) return library.string();
+  }
+  return "";
 }
 
 void kill_server_now(pid_t pid) {

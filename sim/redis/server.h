@@ -18,17 +18,38 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/redis/endpoint.h"
 
 namespace locksim {
 
+// Persistence: what a server writes to disk, so what a restart after kill -9 remembers.
+enum class Persistence {
+  kNone,         // nothing: a restarted server is empty
+  kAofAlways,    // appendonly yes, appendfsync always: every write is on disk before the reply
+  kAofEverySec,  // appendonly yes, appendfsync everysec: up to about a second of writes is lost
+};
+
 struct RedisServerOptions {
   std::string executable = "redis-server";  // looked up on PATH
   std::chrono::milliseconds startup_timeout{10000};
   int port_attempts = 5;  // retries with a new port if the chosen one was taken meanwhile
+  Persistence persistence = Persistence::kNone;
+  // replica_of: start as a replica of this endpoint (--replicaof).
+  std::optional<Endpoint> replica_of;
+  // clock_shift_library: set: the server runs with this LD_PRELOAD library
+  // (liblocksim_clockshift.so), which adds the offset in <dir>/clock-shift to its wall clock;
+  // shift_clock() sets it. (libfaketime cannot be preloaded into Debian's redis-server: its
+  // jemalloc calls clock_gettime while libfaketime initializes, wolfcw/libfaketime#130.)
+  std::string clock_shift_library;
+  // sentinel: run `redis-server <dir>/sentinel.conf --sentinel` with these lines added to the
+  // config (port, bind and dir are written by start()); redis-sentinel needs a writable config.
+  std::vector<std::string> sentinel_config;
 };
 
 class RedisServer {
@@ -51,14 +72,42 @@ class RedisServer {
   // stop: SIGTERM, wait up to 2 s, then SIGKILL; removes the temporary directory. Idempotent.
   void stop();
 
+  // Faults. Each is meant for one thread at a time (the run's nemesis).
+  // kill: SIGKILL, reaped; the directory (and an append-only file in it) is kept for restart().
+  void kill();
+  // restart: starts the killed server again on the same port with the same options and
+  // directory, and waits until it answers PING (a server with an append-only file has loaded
+  // it then). Throws EnvironmentError like start().
+  void restart();
+  // running: started and not killed.
+  bool running() const { return pid_ > 0; }
+  // pause / resume: SIGSTOP, returning once the kernel shows the process stopped; SIGCONT.
+  // A stopped process answers nothing and runs nothing, as a stalled VM would; keys whose time
+  // passed meanwhile expire when it runs again (by its wall clock). CLIENT PAUSE is not used:
+  // it is the server choosing to hold clients, and it holds key expiry back too.
+  void pause();
+  void resume();
+  // shift_clock: the server's wall clock runs `offset_ms` ahead of the real one from now on
+  // (needs clock_shift_library). Keys expire by the wall clock, so a forward jump expires them
+  // early. Returns false if the server has no clock shift.
+  bool shift_clock(std::int64_t offset_ms);
+  const RedisServerOptions& options() const { return options_; }
+
  private:
   RedisServer() = default;
+  void launch(int port);  // spawns and waits for PING; throws EnvironmentError or PortTaken
+  std::vector<std::string> command_line(int port) const;
 
   Endpoint endpoint_;
   pid_t pid_ = -1;
   std::string version_;
   std::filesystem::path directory_;
+  RedisServerOptions options_;
 };
+
+// clock_shift_library_path: liblocksim_clockshift.so next to the running executable, or "" if it
+// is not there.
+std::string clock_shift_library_path();
 
 // kill_server_now: async-signal-safe SIGKILL of a server pid (for a second Ctrl-C).
 void kill_server_now(pid_t pid);

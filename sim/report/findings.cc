@@ -93,10 +93,12 @@ Json fault_windows_json(const History& history, const CheckResult& result) {
   Json faults = Json::array();
   for (std::size_t i = 0; i < result.faults.size() && i < kMaxExportedHolds; ++i) {
     const FaultWindow& w = result.faults[i];
-    faults.push_back({{"fault", history.str(w.name)},
-                      {"client", client_name(history, w.client)},
-                      {"start_ms", ns_to_ms(w.from_ns)},
-                      {"end_ms", ns_to_ms(w.to_ns)}});
+    Json fault = {{"fault", history.str(w.name)},
+                  {"client", client_name(history, w.client)},
+                  {"start_ms", ns_to_ms(w.from_ns)},
+                  {"end_ms", ns_to_ms(w.to_ns)}};
+    if (w.server != 0) fault["server"] = history.str(w.server);
+    faults.push_back(std::move(fault));
   }
   return faults;
 }

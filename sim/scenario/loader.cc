@@ -19,6 +19,11 @@ bool Scenario::link_faults() const {
   return false;
 }
 
+bool Scenario::server_faults() const {
+  return std::any_of(steps.begin(), steps.end(),
+                     [](const Step& step) { return Step::server_action(step.action); });
+}
+
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
       "exclusive_without_faults", "survives_crash",       "refuses_stale_release",
@@ -42,7 +47,7 @@ const std::vector<std::string> kTopLevelKeys = {
     "name",     "description", "source",      "variants",      "lock",
     "resource", "clients",     "steps",       "workload",      "expect",
     "check",    "sweep",       "sweep_point", "time_limit_ms", "shows",
-    "clients_run_as"};
+    "clients_run_as", "topology"};
 
 // An expanded sweep point is named "<name>-ttl-x<value>", so its name may be longer than the
 // 64 characters of a name written by hand, and may contain the value's '.'.
@@ -97,6 +102,9 @@ nlohmann::json resolved_document(const Scenario& scenario) {
     document["steps"] = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
   } else {
     document["workload"] = scenario_internal::resolved_workload(*scenario.workload);
+  }
+  if (scenario.topology) {
+    document["topology"] = scenario_internal::resolved_topology(*scenario.topology);
   }
   if (scenario.sweep) {
     document["sweep_point"] = scenario_internal::resolved_sweep_point(*scenario.sweep);
@@ -205,7 +213,13 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     // Doc D's lost iteration sleeps well past the lease; capped to stay a valid duration.
     scenario.workload->lose_sleep_ms = std::min(3 * scenario.lock.ttl_ms, kMaxDurationMs);
   }
+  if (const auto topology = root.optional_member("topology")) {
+    scenario.topology = scenario_internal::parse_topology(*topology);
+  }
   if (has_steps) scenario_internal::parse_script(root, scenario);
+  for (const Step& step : scenario.steps) {
+    if (step.action == Step::Action::kClockJump) scenario.topology->clock_shift = true;
+  }
   if (scenario.workload && scenario.workload->event_loop) {
     const JsonReader workload = root.member("workload");
     const std::string why = " (\"client_mode\": \"event_loop\" runs every client on one loop)";

@@ -102,6 +102,26 @@ enum class LinkFault {
   kDelay,      // the command is held in the proxy before the server sees it (a delayed packet)
 };
 
+// ServerSpec: one server of a topology ("topology" in JSON).
+struct ServerSpec {
+  std::string name;                  // "n1", "primary", ...: what server steps name
+  std::string persistence = "none";  // "none", "aof_always", "aof_everysec"
+  std::string replica_of;            // "": a primary; else the name of its primary
+};
+
+// TopologySpec: the private servers a scenario runs on. Without one, every scenario of a
+// session shares one server (or --redis); with one, every run starts its own.
+struct TopologySpec {
+  // "single", "primary_replica", "sentinel", "redlock_3", "redlock_5", "redlock_7", or "custom"
+  // (the scenario listed "servers" itself).
+  std::string name = "single";
+  std::vector<ServerSpec> servers;
+  bool sentinel = false;     // a redis-sentinel watches the first primary (quorum 1)
+  bool clock_shift = false;  // some step jumps a server's clock: the servers run with the shim
+  // server_index: the index of a server name (validated by the loader).
+  std::size_t server_index(const std::string& name) const;
+};
+
 // Step: one scripted step. A step starts once every earlier step has started, the previous step
 // of the same client has finished, and its `wait_for` conditions hold (or wait_max_ms passed).
 struct Step {
@@ -117,9 +137,21 @@ struct Step {
                // GC or VM stall, its renewal stops too; a renewal that fell due runs on resume
     kPartition,  // cut the client's link for work_ms, or until `until` holds (bounded by max_ms),
                  // then heal it; a holder stays inside meanwhile (it works, cut off)
+    // Server faults: steps with a `server` instead of a `client`, run by the nemesis.
+    kKillServer,      // kill -9 the server (it stays down until restart_server)
+    kRestartServer,   // start it again on its port; what it remembers depends on persistence
+    kPauseServer,     // SIGSTOP the server for work_ms, or until `until` (bounded by max_ms)
+    kClockJump,       // the server's wall clock jumps work_ms ahead (keys expire early)
+    kCutReplication,  // cut the link from this replica to its primary
+    kHealReplication,
+    kPromote,         // REPLICAOF NO ONE on this replica: clients now use it as the primary
+    kFailover,        // wait (at most max_ms) until Sentinel has promoted a replica
   };
+  // server_action: whether the action is a server fault (a step with `server`, or failover).
+  static bool server_action(Action action) { return action >= Action::kKillServer; }
   std::string id;      // optional name for {"done": id}; defaults to "step-<n>" (1-based)
-  std::string client;  // a name from Scenario::clients
+  std::string client;  // a name from Scenario::clients ("" for a server fault)
+  std::string server;  // server faults: a name from the topology ("" for failover)
   Action action = Action::kWork;
   std::int64_t work_ms = 0;          // kWork, kSleep, kPause
   std::vector<Condition> until;      // kWork, kPause: all must hold to end it early
@@ -254,6 +286,8 @@ struct Scenario {
   std::optional<Workload> workload;  // workload form
   ResourceConfig resource;           // kNone unless "resource" is given
   std::optional<SweepPoint> sweep;   // set when this scenario is one point of a sweep
+  // topology: set: every run starts these servers of its own ("topology" in JSON).
+  std::optional<TopologySpec> topology;
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
@@ -266,6 +300,9 @@ struct Scenario {
   bool scripted() const { return !workload.has_value(); }
   // link_faults: whether some step or the workload faults a client's link (needs the proxy).
   bool link_faults() const;
+  // server_faults: whether some step restarts, pauses, fails over or shifts the clock of a
+  // server (refused with --redis: locksim never harms a server it did not start).
+  bool server_faults() const;
 };
 
 }  // namespace locksim

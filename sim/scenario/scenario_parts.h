@@ -76,6 +76,10 @@ nlohmann::json resolved_resource(const ResourceConfig& resource);
 // resource_kind_name: the kind's word in JSON ("counter", "fenced_counter"); "" for kNone.
 std::string resource_kind_name(ResourceConfig::Kind kind);
 
+// parse_topology: the top-level "topology" (a name or an object).
+TopologySpec parse_topology(const JsonReader& node);
+nlohmann::json resolved_topology(const TopologySpec& topology);
+
 // parse_script: the "clients" and "steps" of a scripted scenario, into scenario.clients and
 // scenario.steps. `root` is the whole document; scenario.resource must already be parsed.
 void parse_script(const JsonReader& root, Scenario& scenario);

@@ -37,6 +37,14 @@ const std::vector<ActionSpec>& action_specs() {
       {"write", Step::Action::kWrite, {"record_id"}},
       {"pause", Step::Action::kPause, {"pause_ms", "until", "max_ms"}},
       {"partition", Step::Action::kPartition, {"partition_ms", "until", "max_ms", "mode"}},
+      {"kill_server", Step::Action::kKillServer, {"server"}},
+      {"restart_server", Step::Action::kRestartServer, {"server"}},
+      {"pause_server", Step::Action::kPauseServer, {"server", "pause_ms", "until", "max_ms"}},
+      {"clock_jump", Step::Action::kClockJump, {"server", "jump_ms"}},
+      {"cut_replication", Step::Action::kCutReplication, {"server"}},
+      {"heal_replication", Step::Action::kHealReplication, {"server"}},
+      {"promote", Step::Action::kPromote, {"server"}},
+      {"failover", Step::Action::kFailover, {"max_ms"}},
   };
   return specs;
 }
@@ -49,7 +57,7 @@ std::vector<std::string> action_names() {
 
 // fixed_duration_key: the key of a work, pause or partition step's exact duration.
 const char* fixed_duration_key(Step::Action action) {
-  if (action == Step::Action::kPause) return "pause_ms";
+  if (action == Step::Action::kPause || action == Step::Action::kPauseServer) return "pause_ms";
   if (action == Step::Action::kPartition) return "partition_ms";
   return "work_ms";
 }
@@ -106,6 +114,7 @@ std::vector<std::string> condition_names() {
 struct ScriptNames {
   std::vector<std::string> clients;
   std::vector<std::string> step_ids;
+  const TopologySpec* topology = nullptr;  // the scenario's, if any
 };
 
 Condition parse_condition(const JsonReader& node, const ScriptNames& names,
@@ -267,17 +276,55 @@ void parse_resource_access(const JsonReader& node, const ResourceConfig& resourc
   }
 }
 
+// parse_server_fault: the `server` of a server fault (none for failover), checked against the
+// topology: replication steps name a replica; failover needs Sentinel.
+void parse_server_fault(const JsonReader& node, const ScriptNames& names,
+                        const std::string& action_name, Step& step) {
+  if (node.has("client")) {
+    node.member("client").fail("a server fault (\"" + action_name +
+                               "\") has no client; name its server with \"server\"");
+  }
+  if (names.topology == nullptr) {
+    node.member("do").fail("\"" + action_name +
+                           "\" needs a top-level \"topology\" (the servers locksim starts for "
+                           "the run), e.g. \"topology\": \"single\"");
+  }
+  const TopologySpec& topology = *names.topology;
+  if (step.action == Step::Action::kFailover) {
+    if (!topology.sentinel) {
+      node.member("do").fail("\"failover\" waits for Sentinel; the topology has none (use "
+                             "\"topology\": \"sentinel\", or \"promote\" to promote a "
+                             "replica yourself)");
+    }
+    return;
+  }
+  std::vector<std::string> servers;
+  for (const ServerSpec& server : topology.servers) servers.push_back(server.name);
+  step.server = node.member("server").one_of(servers, "server", "servers of the topology");
+  const bool replication = step.action == Step::Action::kCutReplication ||
+                           step.action == Step::Action::kHealReplication ||
+                           step.action == Step::Action::kPromote;
+  if (replication && topology.servers[topology.server_index(step.server)].replica_of.empty()) {
+    node.member("server").fail("\"" + action_name + "\" needs a replica; \"" + step.server +
+                               "\" is a primary");
+  }
+}
+
 Step parse_step(const JsonReader& node, const ScriptNames& names, const ResourceConfig& resource,
                 std::string id) {
   Step step;
   step.id = std::move(id);
   step.json_path = node.path();
-  step.client = node.member("client").one_of(names.clients, "client", "clients");
   const std::string action_name = node.member("do").one_of(action_names(), "action", "allowed");
   const ActionSpec& spec =
       *std::find_if(action_specs().begin(), action_specs().end(),
                     [&](const ActionSpec& candidate) { return action_name == candidate.name; });
   step.action = spec.action;
+  if (Step::server_action(step.action)) {
+    parse_server_fault(node, names, action_name, step);
+  } else {
+    step.client = node.member("client").one_of(names.clients, "client", "clients");
+  }
   for (const auto& [key, unused] : node.value().items()) {
     const bool common =
         std::find(kCommonStepKeys.begin(), kCommonStepKeys.end(), key) != kCommonStepKeys.end();
@@ -315,8 +362,22 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     case Step::Action::kWrite:
       parse_resource_access(node, resource, step);
       break;
+    case Step::Action::kKillServer:
+    case Step::Action::kRestartServer:
+    case Step::Action::kCutReplication:
+    case Step::Action::kHealReplication:
+    case Step::Action::kPromote:
+      break;
+    case Step::Action::kClockJump:
+      step.work_ms = node.member("jump_ms").duration_ms(1, kMaxDurationMs);
+      break;
+    case Step::Action::kFailover:
+      step.max_ms = 30000;
+      if (const auto max = node.optional_member("max_ms")) step.max_ms = max->duration_ms(1, kMaxDurationMs);
+      break;
     case Step::Action::kWork:
     case Step::Action::kPause:
+    case Step::Action::kPauseServer:
     case Step::Action::kPartition: {
       // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms"...; partition: "partition_ms"...
       const char* fixed_key = fixed_duration_key(step.action);
@@ -379,6 +440,7 @@ nlohmann::json resolved_conditions(const std::vector<Condition>& conditions) {
 void parse_script(const JsonReader& root, Scenario& scenario) {
   ScriptNames names;
   names.clients = parse_clients(root.member("clients"));
+  if (scenario.topology) names.topology = &*scenario.topology;
   const std::vector<JsonReader> steps = root.member("steps").elements(/*non_empty=*/true);
   names.step_ids = collect_step_ids(steps);
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -390,8 +452,12 @@ void parse_script(const JsonReader& root, Scenario& scenario) {
 nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource) {
   nlohmann::json result = nlohmann::json::array();
   for (const Step& step : steps) {
-    nlohmann::json entry = {
-        {"id", step.id}, {"client", step.client}, {"do", spec_of(step.action).name}};
+    nlohmann::json entry = {{"id", step.id}, {"do", spec_of(step.action).name}};
+    if (Step::server_action(step.action)) {
+      if (!step.server.empty()) entry["server"] = step.server;
+    } else {
+      entry["client"] = step.client;
+    }
     if (!step.wait_for.empty()) {
       entry["wait_for"] = resolved_conditions(step.wait_for);
       entry["wait_max_ms"] = step.wait_max_ms;
@@ -422,8 +488,21 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
           entry["record_id"] = step.record_id;
         }
         break;
+      case Step::Action::kKillServer:
+      case Step::Action::kRestartServer:
+      case Step::Action::kCutReplication:
+      case Step::Action::kHealReplication:
+      case Step::Action::kPromote:
+        break;
+      case Step::Action::kClockJump:
+        entry["jump_ms"] = step.work_ms;
+        break;
+      case Step::Action::kFailover:
+        entry["max_ms"] = step.max_ms;
+        break;
       case Step::Action::kWork:
       case Step::Action::kPause:
+      case Step::Action::kPauseServer:
       case Step::Action::kPartition:
         if (step.action == Step::Action::kPartition) {
           entry["mode"] = step.partition_reset ? "reset" : "hold";

@@ -1,0 +1,322 @@
+#include "sim/topology/topology.h"
+
+#include <chrono>
+#include <exception>
+#include <future>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/proxy/tcp_relay.h"
+#include "sim/redis/connection.h"
+
+namespace locksim {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSentinelMaster = "locksim";
+
+std::string info_field(const std::string& info, std::string_view field) {
+  std::istringstream in(info);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+      return line.substr(field.size() + 1);
+    }
+  }
+  return "";
+}
+
+// wait_until: polls `ready` every 20 ms for at most `limit`; false if it never answered true.
+bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& ready) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return ready();
+}
+
+}  // namespace
+
+Persistence persistence_of(const std::string& word) {
+  if (word == "aof_always") return Persistence::kAofAlways;
+  if (word == "aof_everysec") return Persistence::kAofEverySec;
+  return Persistence::kNone;
+}
+
+Topology::Topology(const TopologySpec& spec)
+    : spec_(spec),
+      down_(spec.servers.size(), false),
+      paused_(spec.servers.size(), false),
+      clock_offsets_(spec.servers.size(), 0) {
+  keeper_ = std::thread([this] { keeper_loop(); });
+}
+
+void Topology::keeper_loop() {
+  std::unique_lock<std::mutex> lock(keeper_mutex_);
+  while (true) {
+    keeper_changed_.wait(lock, [this] { return keeper_stop_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, nothing left
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job();
+    lock.lock();
+  }
+}
+
+void Topology::on_keeper(const std::function<void()>& job) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(keeper_mutex_);
+    jobs_.push_back([&job, &done] {
+      try {
+        job();
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    });
+  }
+  keeper_changed_.notify_all();
+  finished.get();
+}
+
+RedisServerOptions Topology::options_of(std::size_t server) const {
+  RedisServerOptions options;
+  options.persistence = persistence_of(spec_.servers[server].persistence);
+  if (spec_.clock_shift) {
+    options.clock_shift_library = clock_shift_library_path();
+    if (options.clock_shift_library.empty()) {
+      throw EnvironmentError(
+          "liblocksim_clockshift.so (built beside the locksim executable) was not found; a "
+          "clock_jump needs it (set LOCKSIM_CLOCK_SHIFT_LIBRARY to its path)");
+    }
+  }
+  if (!spec_.servers[server].replica_of.empty()) {
+    const std::size_t primary = spec_.server_index(spec_.servers[server].replica_of);
+    Endpoint relay;
+    relay.host = "127.0.0.1";
+    relay.port = relays_[server]->port();
+    (void)primary;
+    options.replica_of = relay;
+  }
+  return options;
+}
+
+std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
+  std::unique_ptr<Topology> topology(new Topology(spec));
+  Topology& t = *topology;
+  t.relays_.resize(spec.servers.size());
+  t.on_keeper([&t, &spec] {
+    // Primaries first, so a replica's relay has somewhere to go.
+    t.servers_.reserve(spec.servers.size());
+    std::vector<std::optional<RedisServer>> started(spec.servers.size());
+    for (std::size_t i = 0; i < spec.servers.size(); ++i) {
+      if (spec.servers[i].replica_of.empty()) started[i] = RedisServer::start(t.options_of(i));
+    }
+    for (std::size_t i = 0; i < spec.servers.size(); ++i) {
+      if (spec.servers[i].replica_of.empty()) continue;
+      const std::size_t primary = spec.server_index(spec.servers[i].replica_of);
+      t.relays_[i] = TcpRelay::start(started[primary]->endpoint());
+      started[i] = RedisServer::start(t.options_of(i));
+    }
+    for (auto& server : started) t.servers_.push_back(std::move(*server));
+  });
+  t.version_ = t.servers_.front().version();
+  for (std::size_t i = 0; i < spec.servers.size(); ++i) {
+    if (spec.servers[i].replica_of.empty()) continue;
+    Connection replica(t.endpoint(i), ConnectionOptions{});
+    const bool synced = wait_until(10s, [&replica] {
+      const RedisResult info = replica.command({"INFO", "replication"});
+      return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
+    });
+    if (!synced) {
+      throw EnvironmentError("replica " + spec.servers[i].name + " did not sync with " +
+                             spec.servers[i].replica_of + " within 10 s");
+    }
+  }
+  if (spec.sentinel) {
+    const Endpoint primary = t.endpoint(0);
+    RedisServerOptions options;
+    options.executable = "redis-sentinel";
+    options.sentinel_config = {
+        "sentinel monitor " + std::string(kSentinelMaster) + " 127.0.0.1 " +
+            std::to_string(primary.port) + " 1",
+        "sentinel down-after-milliseconds " + std::string(kSentinelMaster) + " 1000",
+        "sentinel failover-timeout " + std::string(kSentinelMaster) + " 10000",
+        "sentinel parallel-syncs " + std::string(kSentinelMaster) + " 1"};
+    t.on_keeper([&t, &options] { t.sentinel_ = RedisServer::start(options); });
+    Connection sentinel(t.sentinel_->endpoint(), ConnectionOptions{});
+    const bool sees_replica = wait_until(15s, [&sentinel] {
+      const RedisResult replicas = sentinel.command({"SENTINEL", "REPLICAS", kSentinelMaster});
+      return replicas.ok() && !replicas.reply.elements.empty();
+    });
+    if (!sees_replica) {
+      throw EnvironmentError("redis-sentinel did not discover the replica within 15 s");
+    }
+  }
+  return topology;
+}
+
+Topology::~Topology() {
+  try {
+    on_keeper([this] {
+      if (sentinel_) sentinel_->stop();
+      for (RedisServer& server : servers_) server.stop();
+    });
+  } catch (...) {
+    // Stopping is best effort; the servers die with the keeper thread anyway (PDEATHSIG).
+  }
+  relays_.clear();
+  {
+    std::lock_guard<std::mutex> lock(keeper_mutex_);
+    keeper_stop_ = true;
+  }
+  keeper_changed_.notify_all();
+  keeper_.join();
+}
+
+Endpoint Topology::endpoint(std::size_t server) const { return servers_[server].endpoint(); }
+
+std::vector<Endpoint> Topology::endpoints() const {
+  std::vector<Endpoint> all;
+  for (const RedisServer& server : servers_) all.push_back(server.endpoint());
+  return all;
+}
+
+std::vector<pid_t> Topology::pids() const {
+  std::vector<pid_t> all;
+  for (const RedisServer& server : servers_) {
+    if (server.pid() > 0) all.push_back(server.pid());
+  }
+  if (sentinel_ && sentinel_->pid() > 0) all.push_back(sentinel_->pid());
+  return all;
+}
+
+std::size_t Topology::primary() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return primary_;
+}
+
+Endpoint Topology::primary_endpoint() const { return endpoint(primary()); }
+
+bool Topology::expected_up(std::size_t server) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !down_[server] && !paused_[server];
+}
+
+std::string Topology::kill(std::size_t server) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    down_[server] = true;
+    paused_[server] = false;
+  }
+  on_keeper([this, server] { servers_[server].kill(); });
+  generation_ += 1;
+  return "";
+}
+
+std::string Topology::restart(std::size_t server) {
+  try {
+    on_keeper([this, server] { servers_[server].restart(); });
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    down_[server] = false;
+  }
+  generation_ += 1;
+  return "";
+}
+
+std::string Topology::pause(std::size_t server) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (down_[server]) return "it is down";
+    paused_[server] = true;
+  }
+  servers_[server].pause();
+  return "";
+}
+
+std::string Topology::resume(std::size_t server) {
+  servers_[server].resume();
+  std::lock_guard<std::mutex> lock(mutex_);
+  paused_[server] = false;
+  return "";
+}
+
+std::string Topology::jump_clock(std::size_t server, std::int64_t ahead_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  clock_offsets_[server] += ahead_ms;
+  return servers_[server].shift_clock(clock_offsets_[server])
+             ? ""
+             : "the server runs without the clock shift";
+}
+
+std::string Topology::cut_replication(std::size_t replica) {
+  relays_[replica]->cut();
+  return "";
+}
+
+std::string Topology::heal_replication(std::size_t replica) {
+  relays_[replica]->heal();
+  return "";
+}
+
+std::string Topology::promote(std::size_t replica) {
+  Connection connection(endpoint(replica), ConnectionOptions{});
+  const RedisResult result = connection.command({"REPLICAOF", "NO", "ONE"});
+  if (!result.ok()) return "REPLICAOF NO ONE failed: " + result.describe();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    primary_ = replica;
+  }
+  generation_ += 1;
+  return "";
+}
+
+std::optional<Endpoint> Topology::sentinel_endpoint() const {
+  if (!sentinel_) return std::nullopt;
+  return sentinel_->endpoint();
+}
+
+std::string Topology::await_failover(std::int64_t max_ms, const std::function<bool()>& stop) {
+  if (!sentinel_) return "the topology has no Sentinel";
+  Connection sentinel(sentinel_->endpoint(), ConnectionOptions{});
+  const int old_port = primary_endpoint().port;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(max_ms);
+  std::string last = "no answer yet";
+  while (Clock::now() < deadline && !stop()) {
+    const RedisResult address =
+        sentinel.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kSentinelMaster});
+    if (address.ok() && address.reply.elements.size() == 2) {
+      const int port = std::atoi(address.reply.elements[1].str.c_str());
+      if (port != old_port) {
+        for (std::size_t i = 0; i < servers_.size(); ++i) {
+          if (endpoint(i).port != port) continue;
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            primary_ = i;
+          }
+          generation_ += 1;
+          return "";
+        }
+        return "Sentinel named 127.0.0.1:" + std::to_string(port) + ", not a server of the run";
+      }
+      last = "Sentinel still names the old primary";
+    } else {
+      last = address.describe();
+      if (sentinel.broken()) sentinel.reconnect();
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return "no failover within " + std::to_string(max_ms) + " ms (" + last + ")";
+}
+
+}  // namespace locksim

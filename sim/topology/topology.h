@@ -1,0 +1,113 @@
+// topology.h: Topology, the private servers of one run: one server, a primary with a replica
+// (optionally watched by a real redis-sentinel), or N independent servers for Redlock.
+//
+// Every server is a RedisServer (127.0.0.1, a free port, its own temporary directory, stopped on
+// every exit path). A replica replicates through a TcpRelay, so that the nemesis can cut its
+// replication link. Servers are started, and restarted, on a keeper thread that lives as long as
+// the Topology: a server dies with the thread that started it (PR_SET_PDEATHSIG), so a restart
+// from a short-lived step thread would not outlive the step.
+//
+// The topology knows which server clients use as the primary: the first server, until a
+// replica is promoted (promote(), or Sentinel's failover seen by await_failover()).
+//
+//   std::unique_ptr<Topology> topology = Topology::start(*scenario.topology);  // EnvironmentError
+//   topology->kill(0); topology->restart(0);
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/redis/endpoint.h"
+#include "sim/redis/server.h"
+#include "sim/scenario/scenario.h"
+
+namespace locksim {
+
+class TcpRelay;
+
+class Topology {
+ public:
+  // start: every server, in order; a replica once its primary answers, then until it is in sync;
+  // Sentinel last, once it has seen the replicas. Throws EnvironmentError.
+  static std::unique_ptr<Topology> start(const TopologySpec& spec);
+  ~Topology();  // stops Sentinel, then every server, then the keeper thread
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  const TopologySpec& spec() const { return spec_; }
+  std::size_t size() const { return spec_.servers.size(); }
+  const std::string& name(std::size_t server) const { return spec_.servers[server].name; }
+  // endpoint: where server `server` listens (the same port across restarts).
+  Endpoint endpoint(std::size_t server) const;
+  std::vector<Endpoint> endpoints() const;
+  const std::string& version() const { return version_; }
+  // pids: every running server process (and Sentinel), for a second Ctrl-C.
+  std::vector<pid_t> pids() const;
+
+  // The primary clients use. Thread-safe.
+  std::size_t primary() const;
+  Endpoint primary_endpoint() const;
+  // primary_generation: bumped whenever a server was killed or restarted or the primary changed,
+  // so that clients reconnect before their next call, as a client library does when it sees its
+  // connection drop (the run is about the lock, not about how fast a client notices).
+  std::uint64_t primary_generation() const { return generation_.load(); }
+  // expected_up: the server runs and is not paused (a server the nemesis downed is not "lost").
+  bool expected_up(std::size_t server) const;
+
+  // Faults (from the nemesis). Each returns "" or what went wrong, in words.
+  std::string kill(std::size_t server);
+  std::string restart(std::size_t server);
+  std::string pause(std::size_t server);
+  std::string resume(std::size_t server);
+  // jump_clock: the server's wall clock jumps `ahead_ms` further ahead of the real one.
+  std::string jump_clock(std::size_t server, std::int64_t ahead_ms);
+  std::string cut_replication(std::size_t replica);
+  std::string heal_replication(std::size_t replica);
+  // promote: REPLICAOF NO ONE on `replica`, which becomes the primary clients use.
+  std::string promote(std::size_t replica);
+  // await_failover: waits (at most max_ms, or until `stop` answers true) until Sentinel names a
+  // new primary, which clients then use; "" when it did, else why not.
+  std::string await_failover(std::int64_t max_ms, const std::function<bool()>& stop);
+  // sentinel_endpoint: Sentinel's, if the topology has one.
+  std::optional<Endpoint> sentinel_endpoint() const;
+
+ private:
+  explicit Topology(const TopologySpec& spec);
+  // on_keeper: runs `job` on the keeper thread and waits for it; rethrows what it threw.
+  void on_keeper(const std::function<void()>& job);
+  void keeper_loop();
+  RedisServerOptions options_of(std::size_t server) const;
+
+  TopologySpec spec_;
+  std::string version_;
+  std::vector<RedisServer> servers_;               // by index; touched on the keeper thread
+  std::vector<std::unique_ptr<TcpRelay>> relays_;  // by index; null for a primary
+  std::optional<RedisServer> sentinel_;
+  mutable std::mutex mutex_;
+  std::vector<bool> down_;    // guarded by mutex_: killed by the nemesis
+  std::vector<bool> paused_;  // guarded by mutex_
+  std::size_t primary_ = 0;   // guarded by mutex_
+  std::vector<std::int64_t> clock_offsets_;  // guarded by mutex_: ms ahead, by server
+  std::atomic<std::uint64_t> generation_{0};
+
+  std::mutex keeper_mutex_;
+  std::condition_variable keeper_changed_;
+  std::deque<std::function<void()>> jobs_;  // guarded by keeper_mutex_
+  bool keeper_stop_ = false;                // guarded by keeper_mutex_
+  std::thread keeper_;
+};
+
+// persistence_of: the RedisServer setting for a ServerSpec's word.
+Persistence persistence_of(const std::string& word);
+
+}  // namespace locksim

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# server_faults_test.sh LOCKSIM SOURCE_DIR: server faults on real redis-servers that locksim
+# starts for each run (topologies). Proves, one fault at a time: kill -9 and restart without
+# persistence forgets the lock (lock_lost, named in words with the server), with appendfsync
+# always it does not; SIGSTOP of the server expires the lease on resume; a clock jump through the
+# preloaded shift expires the key early; a cut replication link then promotion loses it; the
+# fault windows and their servers are in results.json; --redis refuses every topology (exit 2);
+# a server fault without a topology, or naming an unknown server, is bad input (exit 2); and no
+# redis-server or sentinel is left behind.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-server-faults-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib.sh"
+cd "$SOURCE" || exit 1
+
+count_servers() { pgrep -f "locksim-redis-" | wc -l; }
+before=$(count_servers)
+
+"$LOCKSIM" run scenarios/server-restart-forgets-lock.json scenarios/server-restart-aof-always.json \
+  scenarios/server-pause-expires-lease.json scenarios/server-clock-jump.json \
+  --variant lua_owner --out "$WORK/out" >"$WORK/run.out" 2>&1
+expect_code "the server-fault scenarios run as expected" 0 $?
+expect_grep "restart without persistence: lock_lost" "server-restart-forgets-lock  lua_owner  *mutex_violation (lock_lost)  *mutex_violation (lock_lost)  *yes" "$WORK/run.out"
+expect_grep "appendfsync always keeps the lock" "server-restart-aof-always  *lua_owner  *ok  *ok  *yes" "$WORK/run.out"
+expect_grep "a paused server expires the lease" "server-pause-expires-lease  *lua_owner  *mutex_violation (lease_expired)  *mutex_violation (lease_expired)  *yes" "$WORK/run.out"
+expect_grep "a clock jump loses the lock" "server-clock-jump  *lua_owner  *mutex_violation (lock_lost)  *mutex_violation (lock_lost)  *yes" "$WORK/run.out"
+expect_grep "the summary says which server restarted" "n1 was restarted at .* and came back without the key" \
+  "$WORK/out/server-restart-forgets-lock/latest/summary.md"
+expect_grep "the summary says whose clock jumped" "n1's clock jumped ahead" "$WORK/out/server-clock-jump/latest/summary.md"
+expect_grep "results.json has the server's down window" '"server": "n1"' \
+  "$WORK/out/server-restart-forgets-lock/latest/lua_owner/results.json"
+expect_grep "history.jsonl records the kill" '"fault":"kill_server".*"server":"n1"' \
+  "$WORK/out/server-restart-forgets-lock/latest/lua_owner/history.jsonl"
+
+# Replication: a cut link, then the replica promoted by REPLICAOF NO ONE.
+"$LOCKSIM" run scenarios/failover-loses-lock.json --variant lua_owner --out "$WORK/out" >"$WORK/failover.out" 2>&1
+expect_code "failover-loses-lock runs as expected" 0 $?
+expect_grep "the promoted replica never had the key" "replica was promoted to primary at .* without having received the key" \
+  "$WORK/out/failover-loses-lock/latest/summary.md"
+
+# --redis: a topology is refused before anything runs.
+"$LOCKSIM" run scenarios/server-clock-jump.json --redis redis://127.0.0.1:1 --out "$WORK/refused" >"$WORK/redis.out" 2>&1
+expect_code "--redis refuses a scenario that harms its servers" 2 $?
+expect_grep "the refusal names the file and field" "server-clock-jump.json: \$.topology" "$WORK/redis.out"
+expect_grep "the refusal says why" "never restarts, pauses, fails over or shifts the clock" "$WORK/redis.out"
+
+# Bad input.
+cat >"$WORK/no-topology.json" <<'JSON'
+{"name": "x", "source": {"doc": "none", "claim": "c"}, "variants": ["lua_owner"], "clients": ["A"],
+ "steps": [{"client": "A", "do": "acquire"}, {"do": "kill_server", "server": "n1"}],
+ "expect": {"lua_owner": "any"}}
+JSON
+"$LOCKSIM" run "$WORK/no-topology.json" --out "$WORK/bad" >"$WORK/bad1.out" 2>&1
+expect_code "a server fault without a topology is bad input" 2 $?
+expect_grep "it says a topology is needed" 'steps\[1\].do: "kill_server" needs a top-level "topology"' "$WORK/bad1.out"
+sed 's/"variants"/"topology": "redlock_3", "variants"/; s/"server": "n1"/"server": "n9"/' "$WORK/no-topology.json" >"$WORK/bad-server.json"
+"$LOCKSIM" run "$WORK/bad-server.json" --out "$WORK/bad" >"$WORK/bad2.out" 2>&1
+expect_code "an unknown server is bad input" 2 $?
+expect_grep "it lists the servers" 'steps\[1\].server: unknown server "n9"' "$WORK/bad2.out"
+sed 's/"variants"/"topology": "single", "variants"/; s/"do": "kill_server", "server": "n1"/"do": "promote", "server": "n1"/' "$WORK/no-topology.json" >"$WORK/bad-promote.json"
+"$LOCKSIM" run "$WORK/bad-promote.json" --out "$WORK/bad" >"$WORK/bad3.out" 2>&1
+expect_code "promoting a primary is bad input" 2 $?
+expect_grep "it says a replica is needed" 'needs a replica; "n1" is a primary' "$WORK/bad3.out"
+if [[ -d $WORK/bad ]] && find "$WORK/bad" -name results.json | grep -q .; then
+  fail "bad input wrote reports"
+else
+  pass "bad input wrote nothing"
+fi
+
+after=$(count_servers)
+if [[ $after -le $before ]]; then pass "no redis-server left behind"; else fail "$((after - before)) redis-server(s) left"; fi
+finish

@@ -74,6 +74,7 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::no_lock_variant(),
       &lock_detail::lua_fair_queue_variant(),
       &lock_detail::lua_owner_fenced_variant(),
+      &lock_detail::redlock_variant(),
   };
   return variants;
 }

@@ -77,7 +77,8 @@ class VariantTest : public test_support::RedisTest {
 };
 
 // EveryVariantTest: the lock cycle of every variant that stores a key (all but no_lock). redlock,
-// which reconnects a broken node itself, has a test program of its own (redlock_test).
+// which reconnects a broken node itself, and lua_owner_wait, which needs a replica, have test
+// programs of their own (redlock_test, lua_owner_wait_test).
 class EveryVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
 // Acquire on a free key succeeds, a second acquire is busy, release deletes the key.
@@ -679,7 +680,7 @@ TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
   EXPECT_FALSE(exists(lock() + ":queue:deadlines"));
 }
 
-// The registry lists the twelve variants in a stable order and finds each by name only.
+// The registry lists the thirteen variants in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -694,6 +695,7 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_fair_queue",
       "lua_owner_fenced",
       "redlock",
+      "lua_owner_wait",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());

@@ -83,5 +83,7 @@ const LockVariant& lua_owner_renew_variant();
 const LockVariant& no_lock_variant();
 const LockVariant& lua_fair_queue_variant();
 const LockVariant& lua_owner_fenced_variant();
+const LockVariant& redlock_variant();
+const LockVariant& lua_owner_wait_variant();
 
 }  // namespace locksim::lock_detail

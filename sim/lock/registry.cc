@@ -74,6 +74,8 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::no_lock_variant(),
       &lock_detail::lua_fair_queue_variant(),
       &lock_detail::lua_owner_fenced_variant(),
+      &lock_detail::redlock_variant(),
+      &lock_detail::lua_owner_wait_variant(),
   };
   return variants;
 }

@@ -144,10 +144,12 @@ Scenario workload(
 
 // Under contention with no faults, no real lock shows a violation: the conservative timestamps
 // never produce a false alarm, and every cycle completes. The no_lock baseline, under the same
-// load, must be caught: the checker is not blind.
+// load, must be caught: the checker is not blind. lua_owner_wait is left out: its grants need a
+// replica, which this server has not (lua_owner_wait_test runs it with one).
 TEST(DriverWorkload, NoFalseAlarmsUnderContention) {
   for (const LockVariant* variant : all_variants()) {
     const std::string name(variant->name());
+    if (name == "lua_owner_wait") continue;
     const Judged j = run(workload(name, R"(, "clients": 6, "cycles": 100)"), name);
     EXPECT_EQ(j.result.stats.acquires_ok, 600) << name;
     if (name == "no_lock") {

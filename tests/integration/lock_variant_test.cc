@@ -76,7 +76,9 @@ class VariantTest : public test_support::RedisTest {
   Rng rng_{42};
 };
 
-// EveryVariantTest: the lock cycle of every variant that stores a key (all but no_lock).
+// EveryVariantTest: the lock cycle of every variant that stores a key (all but no_lock). redlock,
+// which reconnects a broken node itself, and lua_owner_wait, which needs a replica, have test
+// programs of their own (redlock_test, lua_owner_wait_test).
 class EveryVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
 // Acquire on a free key succeeds, a second acquire is busy, release deletes the key.
@@ -153,7 +155,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, TtlVariantTest,
                          ::testing::Values("set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
                                            "lua_owner_renew", "lua_fair_queue",
-                                           "lua_owner_fenced"));
+                                           "lua_owner_fenced", "redlock"));
 
 class AnyVariantTest : public VariantTest, public ::testing::WithParamInterface<const char*> {};
 
@@ -161,7 +163,7 @@ class AnyVariantTest : public VariantTest, public ::testing::WithParamInterface<
 // points scenarios inject faults at must exist where the documents put the race window.
 TEST_P(AnyVariantTest, ReachesItsCheckpoints) {
   const std::map<std::string, std::vector<std::string>> acquire_points = {
-      {"setnx_then_expire", {"after_setnx"}}};
+      {"setnx_then_expire", {"after_setnx"}}, {"redlock", {"after_first_node"}}};
   const std::map<std::string, std::vector<std::string>> release_points = {
       {"get_then_del", {"after_get"}}};
   const LockVariant& v = variant(GetParam());
@@ -204,7 +206,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, AnyVariantTest,
                          ::testing::Values("naive", "set_nx_ex", "lua_owner", "setnx_then_expire",
                                            "lua_setnx_expire", "get_then_del", "lua_acquire_owner",
                                            "lua_owner_renew", "no_lock", "lua_fair_queue",
-                                           "lua_owner_fenced"));
+                                           "lua_owner_fenced", "redlock"));
 
 // The naive lock never frees itself: its key has no expiry, so a crashed holder blocks forever.
 TEST_F(VariantTest, NaiveLockStaysHeldWithoutRelease) {
@@ -272,7 +274,7 @@ TEST_P(OwnerCheckedTest, TokensDifferAcrossAcquisitions) {
 INSTANTIATE_TEST_SUITE_P(Variants, OwnerCheckedTest,
                          ::testing::Values("lua_owner", "get_then_del", "lua_acquire_owner",
                                            "lua_owner_renew", "lua_fair_queue",
-                                           "lua_owner_fenced"));
+                                           "lua_owner_fenced", "redlock"));
 
 // setnx_then_expire (Doc B1): a crash between SETNX and PEXPIRE leaves the key without a TTL
 // (PTTL -1), so it is held forever: the deadlock the document warns about.
@@ -678,7 +680,7 @@ TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
   EXPECT_FALSE(exists(lock() + ":queue:deadlines"));
 }
 
-// The registry lists the eleven variants in a stable order and finds each by name only.
+// The registry lists the thirteen variants in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -692,6 +694,8 @@ TEST(RegistryTest, FindsVariantsByName) {
       "no_lock",
       "lua_fair_queue",
       "lua_owner_fenced",
+      "redlock",
+      "lua_owner_wait",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());
@@ -701,7 +705,7 @@ TEST(RegistryTest, FindsVariantsByName) {
     EXPECT_EQ(v->name(), name);
     EXPECT_FALSE(v->summary().empty());
   }
-  EXPECT_EQ(find_variant("redlock"), nullptr);
+  EXPECT_EQ(find_variant("lib:redlock"), nullptr);  // a library, not a built-in
   EXPECT_EQ(find_variant(""), nullptr);
   EXPECT_EQ(find_variant("Naive"), nullptr);
 }

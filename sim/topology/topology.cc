@@ -226,6 +226,21 @@ std::string Topology::restart(std::size_t server) {
   } catch (const std::exception& error) {
     return error.what();
   }
+  // A former primary that comes back after a failover rejoins as a replica of the new primary,
+  // as Sentinel would make it; returns once it is in sync.
+  const std::size_t current = primary();
+  if (spec_.servers[server].replica_of.empty() && current != server &&
+      !spec_.servers[current].replica_of.empty()) {
+    Connection connection(endpoint(server), ConnectionOptions{});
+    const RedisResult rejoined = connection.command(
+        {"REPLICAOF", "127.0.0.1", std::to_string(endpoint(current).port)});
+    if (!rejoined.ok()) return "REPLICAOF the new primary failed: " + rejoined.describe();
+    const bool synced = wait_until(10s, [&connection] {
+      const RedisResult info = connection.command({"INFO", "replication"});
+      return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
+    });
+    if (!synced) return "it did not sync with the new primary within 10 s";
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     down_[server] = false;

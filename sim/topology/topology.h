@@ -66,6 +66,8 @@ class Topology {
 
   // Faults (from the nemesis). Each returns "" or what went wrong, in words.
   std::string kill(std::size_t server);
+  // restart: a former primary that comes back after a failover rejoins as a replica of the new
+  // primary (REPLICAOF), as Sentinel would make it, and is in sync when this returns.
   std::string restart(std::size_t server);
   std::string pause(std::size_t server);
   std::string resume(std::size_t server);

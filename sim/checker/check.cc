@@ -51,6 +51,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     result.naive_timestamp_overlaps += count_naive_overlaps(timeline);
   }
   result.faults = fault_windows(history);
+  check_server_outages(history, result);
   check_resource(history, options.resource, result);
   check_stale_writes(history, options.resource, result);
   check_run(history, result);

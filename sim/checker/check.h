@@ -134,6 +134,9 @@ enum class FindingKind : std::uint8_t {
   kStolenRenewal,
   kRecovery,
   kIdleHold,
+  // A server fault and what the lock's users saw of it: how long until the lock was granted
+  // again (recovery after a kill or a failover), and the acquires that failed meanwhile.
+  kServerOutage,
 };
 
 // to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").

@@ -12,7 +12,7 @@ struct KindInfo {
   Verdict verdict;
 };
 
-constexpr std::array<KindInfo, 13> kKinds = {{
+constexpr std::array<KindInfo, 14> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted},
     {FindingKind::kDeadlock, "deadlock", Verdict::kDeadlock},
@@ -26,6 +26,7 @@ constexpr std::array<KindInfo, 13> kKinds = {{
     {FindingKind::kStolenRenewal, "stolen_renewal", Verdict::kOk},
     {FindingKind::kRecovery, "recovery", Verdict::kOk},
     {FindingKind::kIdleHold, "idle_hold", Verdict::kOk},
+    {FindingKind::kServerOutage, "server_outage", Verdict::kOk},
 }};
 
 const KindInfo& info(FindingKind kind) { return kKinds[static_cast<std::size_t>(kind)]; }

@@ -42,6 +42,8 @@ std::string_view finding_label(FindingKind kind) {
       return "Recovery";
     case FindingKind::kIdleHold:
       return "Idle hold";
+    case FindingKind::kServerOutage:
+      return "Server outage";
   }
   return "Finding";
 }

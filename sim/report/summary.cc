@@ -29,6 +29,12 @@ std::string findings_cell(const CheckResult& r) {
       case FindingKind::kIdleHold:
         for (const Finding* f : found) add("idle " + ms(f->to_ns - f->from_ns));
         break;
+      case FindingKind::kServerOutage:
+        for (const Finding* f : found) {
+          add(f->to_ns >= 0 ? "granted again " + ms(f->to_ns - f->from_ns) + " after " + f->cause
+                            : "not granted after " + f->cause);
+        }
+        break;
       case FindingKind::kResourceCorrupted:
         for (const Finding* f : found) {
           add(f->cause + (f->amount > 0 ? " " + std::to_string(f->amount) : std::string()));

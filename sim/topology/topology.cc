@@ -38,6 +38,19 @@ bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& re
   return ready();
 }
 
+// replicas_acknowledge: whether `primary` gets an acknowledgement from a replica for a write
+// within 10 s. "master_link_status:up" is not enough: Redis 7.0 sends a new replica writes
+// only after its first REPLCONF ACK, up to a second later, and a WAIT before that answers 0.
+bool replicas_acknowledge(const Endpoint& primary) {
+  Connection connection(primary, ConnectionOptions{});
+  return wait_until(10s, [&connection] {
+    const RedisResult set = connection.command({"SET", "locksim:topology-probe", "1", "PX", "1000"});
+    if (!set.ok()) return false;
+    const RedisResult acks = connection.command({"WAIT", "1", "100"});
+    return acks.ok() && acks.reply.type == Reply::Type::kInteger && acks.reply.integer >= 1;
+  });
+}
+
 }  // namespace
 
 Persistence persistence_of(const std::string& word) {
@@ -134,7 +147,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
       const RedisResult info = replica.command({"INFO", "replication"});
       return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
     });
-    if (!synced) {
+    if (!synced || !replicas_acknowledge(t.endpoint(spec.server_index(spec.servers[i].replica_of)))) {
       throw EnvironmentError("replica " + spec.servers[i].name + " did not sync with " +
                              spec.servers[i].replica_of + " within 10 s");
     }
@@ -239,7 +252,9 @@ std::string Topology::restart(std::size_t server) {
       const RedisResult info = connection.command({"INFO", "replication"});
       return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
     });
-    if (!synced) return "it did not sync with the new primary within 10 s";
+    if (!synced || !replicas_acknowledge(endpoint(current))) {
+      return "it did not sync with the new primary within 10 s";
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -46,6 +46,17 @@ def waits_and_crashes(events):
     return waits, crashes
 
 
+def grants_by_client(events):
+    """{client: [(ok time ms, [servers])]} from acquire oks that say "granted by n1, n2 of 5"."""
+    grants = {}
+    for e in events:
+        message = e.get("message", "")
+        if e.get("f") == "acquire" and e.get("type") == "ok" and message.startswith("granted by "):
+            names = message[len("granted by "):].rsplit(" of ", 1)[0].split(", ")
+            grants.setdefault(e["client"], []).append((e["time_ns"] / 1e6, names))
+    return grants
+
+
 def plot_variant(variant_dir):
     history_path = os.path.join(variant_dir, "history.jsonl")
     results_path = os.path.join(variant_dir, "results.json")
@@ -56,6 +67,12 @@ def plot_variant(variant_dir):
     clients = [c for c in (results.get("clients") or sorted({e["client"] for e in events}))
                if c not in ("nemesis", "harness")]
     row = {name: i for i, name in enumerate(clients)}
+    # Servers (a topology's) get rows of their own below the clients: their fault windows, and
+    # which client holds the key on which server (a multi-server grant says "granted by n1, n2").
+    grants = grants_by_client(events)
+    servers = sorted({w["server"] for w in results.get("fault_windows", []) if "server" in w} |
+                     {s for g in grants.values() for _, names in g for s in names})
+    server_row = {name: len(clients) + i for i, name in enumerate(servers)}
     waits, crashes = waits_and_crashes(events)
     holds = [(h["client"], h["start_ms"], h["end_ms"]) for h in results.get("holds", [])]
     lease_ends = [(h["client"], h["lease_end_ms"]) for h in results.get("holds", [])
@@ -63,8 +80,36 @@ def plot_variant(variant_dir):
     faults = [w for w in results.get("fault_windows", []) if w["client"] in row]
     findings = results.get("findings", [])
 
-    height = max(2.2, 0.45 * len(clients) + 1.4)
+    height = max(2.2, 0.45 * (len(clients) + len(servers)) + 1.4)
     fig, ax = plt.subplots(figsize=(11, height))
+    palette = ["#4a7ebb", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    for w in (w for w in results.get("fault_windows", []) if w.get("server") in server_row):
+        width = max(w["end_ms"] - w["start_ms"], 0.05)
+        ax.barh(server_row[w["server"]], width, left=w["start_ms"], height=0.85, color="none",
+                edgecolor="#7f7f7f", hatch="//", linewidth=0.6)
+        if w["fault"] != "down":  # a kill's window: its instant says "kill_server"
+            ax.text(w["start_ms"], server_row[w["server"]] - 0.45, w["fault"], fontsize=7,
+                    color="#555555", va="bottom")
+    # A server that is killed or whose clock jumps loses the key there (a restart without
+    # persistence comes back empty): the holder's bar on it ends then.
+    forgets = {}
+    for w in results.get("fault_windows", []):
+        if w.get("server") and w["fault"] in ("kill_server", "clock_jump"):
+            forgets.setdefault(w["server"], []).append(w["start_ms"])
+    for h in results.get("holds", []):
+        color = palette[row.get(h["client"], 0) % len(palette)]
+        end = min(h["end_ms"], h.get("lease_end_ms", h["end_ms"]))
+        # The grant behind a hold: the client's last acquire ok at or before the hold began.
+        before = [names for ok_ms, names in grants.get(h["client"], []) if ok_ms <= h["start_ms"]]
+        if before:
+            for name in before[-1]:
+                if name in server_row:
+                    lost = [t for t in forgets.get(name, []) if h["start_ms"] <= t < end]
+                    server_end = min(lost) if lost else end
+                    ax.barh(server_row[name], max(server_end - h["start_ms"], 0.05),
+                            left=h["start_ms"], height=0.3, color=color)
+                    ax.text(h["start_ms"], server_row[name] + 0.38, h["client"] + " holds",
+                            fontsize=6, color=color)
     for w in faults:
         width = max(w["end_ms"] - w["start_ms"], 0.05)
         ax.barh(row[w["client"]], width, left=w["start_ms"], height=0.85, color="none",
@@ -91,8 +136,8 @@ def plot_variant(variant_dir):
         ax.plot([s["from_ms"]], [row[s["clients"][0]]], marker="v", color="#d62728",
                 markersize=9)
 
-    ax.set_yticks(range(len(clients)))
-    ax.set_yticklabels(clients)
+    ax.set_yticks(range(len(clients) + len(servers)))
+    ax.set_yticklabels(clients + ["server " + s for s in servers])
     ax.invert_yaxis()
     ax.set_xlabel("time since run start (ms)")
     context = results["context"]

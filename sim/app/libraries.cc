@@ -113,6 +113,10 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
 }
 
 std::string library_refusal(const Scenario& scenario) {
+  if (scenario.topology) {
+    return "it runs on a topology of its own, and an adapter connects to one server and does not "
+           "follow a restart or a failover";
+  }
   if (scenario.workload) {
     if (scenario.workload->event_loop) return "its workload runs on the event loop";
     return "";

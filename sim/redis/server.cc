@@ -247,7 +247,10 @@ std::vector<std::string> RedisServer::command_line(int port) const {
       "--protected-mode", "yes", "--enable-debug-command", "local",
       // A Lua script running longer than this is answered BUSY to others and may be killed
       // (SCRIPT KILL): a user lock whose script loops is found within a second, not five.
-      "--busy-reply-threshold", "1000"};
+      "--busy-reply-threshold", "1000",
+      // A replica syncs at once, not after the 5 s Redis waits for more replicas to share a
+      // diskless transfer.
+      "--repl-diskless-sync-delay", "0"};
   switch (options.persistence) {
     case Persistence::kNone:
       argv.insert(argv.end(), {"--appendonly", "no"});

@@ -291,6 +291,14 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
               topology.get()};
           RunOutcome outcome = run_scenario(request);
           topology.reset();
+          if (variant_name == "lua_owner_wait") {
+            outcome.notes.insert(
+                outcome.notes.begin(),
+                "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
+                "it does not make Redis strongly consistent: a replica that acknowledged can "
+                "still lose the key (it fails too, or restarts without persistence), and a "
+                "failover can still promote a replica that did not acknowledge");
+          }
           // A library's verdict that is reported, not asserted, says why in the summary.
           if (library != nullptr) {
             const auto reason = library->reported_in.find(scenario.name);

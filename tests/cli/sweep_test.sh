@@ -4,8 +4,8 @@
 # Pointer it sets; with --repeat 2 every repetition counts in the safe/unsafe map, whose line
 # `locksim run` prints and writes to <out>/<sweep>.map.md and .map.json; each point's
 # scenario.json and results.json carry its sweep_point (with the unit), and `locksim check`
-# re-judges a point from it; a pointer that names nothing is bad input (exit 2, the file and
-# $.sweep.set[0] named, nothing written).
+# re-judges a point from it; plot_sweep.py draws the map; a pointer that names nothing is bad
+# input (exit 2, the file and $.sweep.set[0] named, nothing written).
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -72,6 +72,14 @@ expect_grep "results.json carries the sweep point" '"parameter": "work_ms"' "$PO
 expect_code "check re-judges a scripted sweep point from its scenario.json" 0 $?
 expect_grep "check finds the violation" \
   "tiny-sweep-work_ms-600 / lua_owner: observed mutex_violation (lease_expired)" "$WORK/check.log"
+
+/usr/bin/python3 "$SOURCE/scripts/plot_sweep.py" "$WORK/reports" >"$WORK/plot.log" 2>&1
+expect_code "plot_sweep.py draws the sweep" 0 $?
+expect_grep "the sweep page quotes the map line" \
+  "lua_owner: safe with work_ms up to 100 ms; breaks from 600 ms (rate 2/2)" \
+  "$WORK/reports/tiny-sweep-sweep.md"
+if [[ -s $WORK/reports/tiny-sweep-sweep.png ]]; then pass "the plot is drawn"; else
+  fail "no $WORK/reports/tiny-sweep-sweep.png"; fi
 
 # Bad input: refused before anything runs, naming the file and the pointer's path.
 sed 's|"/steps/1/work_ms"|"/steps/9/work_ms"|' "$WORK/tiny.json" >"$WORK/bad.json"

@@ -32,6 +32,7 @@
 #include "sim/report/files.h"
 #include "sim/report/results.h"
 #include "sim/report/summary.h"
+#include "sim/report/sweep_map.h"
 #include "sim/report/trace.h"
 #include "sim/scenario/loader.h"
 
@@ -58,6 +59,44 @@ struct Tally {
   std::string last_observed;
   std::string expected;
 };
+
+// sweep_map_of: the map of the sweep `point` belongs to, added to `maps` at its first run.
+SweepMap& sweep_map_of(std::vector<SweepMap>& maps, const SweepPoint& point) {
+  for (SweepMap& map : maps) {
+    if (map.group == point.group) return map;
+  }
+  maps.push_back(SweepMap{point.group, point.parameter, point.unit, {}});
+  return maps.back();
+}
+
+// report_sweep_maps: for each sweep that ran, writes <out>/<group>.map.md and .map.json and prints
+// its map lines. Returns the error if a file could not be written, else "".
+std::string report_sweep_maps(const std::vector<SweepMap>& maps, const RunOptions& options,
+                              std::uint64_t seed, const std::string& started_at) {
+  const std::string how =
+      "seed " + std::to_string(seed) + ", " +
+      (options.repeat > 1 ? std::to_string(options.repeat) + " repetitions" : "one run each");
+  const nlohmann::ordered_json context = {{"seed", seed},
+                                          {"repetitions", options.repeat},
+                                          {"commit", build_commit()},
+                                          {"started_at", started_at}};
+  for (const SweepMap& map : maps) {
+    const fs::path markdown = fs::path(options.out_dir) / (map.group + ".map.md");
+    std::cout << "\nSweep " << map.group << ": runs with a violation / decided runs, by "
+              << map.parameter << " (" << markdown.string() << ")\n";
+    for (const SweepSeries& series : map.series) {
+      std::cout << "  " << sweep_map_line(map, series) << "\n";
+    }
+    try {
+      write_file_atomically(markdown, sweep_map_markdown(map, how));
+      write_file_atomically(fs::path(options.out_dir) / (map.group + ".map.json"),
+                            sweep_map_json(map, context).dump(2) + "\n");
+    } catch (const EnvironmentError& e) {
+      return e.what();
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -203,6 +242,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   std::map<std::pair<std::string, std::string>, Tally> tallies;
   std::vector<std::pair<std::string, std::string>> order;
   std::vector<std::string> written_dirs;
+  std::vector<SweepMap> sweep_maps;
+  const std::string started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   int done = 0;
   bool interrupted = false;
   std::string environment_failure;  // set: stop, print what ran, exit 3
@@ -367,6 +408,10 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           if (!run.interrupted) {
             tally.runs += 1;
             tally.matched += run.matches ? 1 : 0;
+            if (scenario.sweep) {
+              sweep_map_of(sweep_maps, *scenario.sweep)
+                  .add(variant_name, scenario.sweep->value, run.result.verdict);
+            }
           }
           if (rows != nullptr) {
             RunRow row;
@@ -441,6 +486,10 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                       ? std::to_string(t.matched) + "/" + std::to_string(t.runs) + " "
                       : "")
               << (all ? "yes" : "NO") << "\n";
+  }
+  if (const std::string error = report_sweep_maps(sweep_maps, options, seed, started_at);
+      !error.empty() && environment_failure.empty()) {
+    environment_failure = error;
   }
   std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";
   if (!environment_failure.empty()) {

@@ -25,6 +25,7 @@ Json context_json(const Scenario& scenario, const RunInfo& info) {
     j["sweep_point"] = {{"group", scenario.sweep->group},
                         {"parameter", scenario.sweep->parameter},
                         {"value", scenario.sweep->value}};
+    if (!scenario.sweep->unit.empty()) j["sweep_point"]["unit"] = scenario.sweep->unit;
   }
   return j;
 }

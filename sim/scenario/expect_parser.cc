@@ -91,7 +91,7 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
 // entry of the point being parsed.
 JsonReader point_entry(const JsonReader& node, const SweepContext& sweep) {
   std::vector<std::string> keys;
-  for (const SweepValue& value : sweep.values) keys.push_back(value.key);
+  for (const SweepValue& value : sweep.sweep.values) keys.push_back(value.key);
   if (!node.value().is_object()) {
     node.fail("expected an object keyed by the sweep values (" + join(keys) +
               "), each an expectation, got " + describe(node.value()));
@@ -99,14 +99,14 @@ JsonReader point_entry(const JsonReader& node, const SweepContext& sweep) {
   for (const auto& [key, unused] : node.value().items()) {
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
     const auto hint = closest_match(key, keys);
-    node.member(key).fail("\"" + key + "\" is not a value of $.sweep.ttl_over_work" +
+    node.member(key).fail("\"" + key + "\" is not a value of " + sweep.sweep.values_path +
                           (hint ? " (did you mean \"" + *hint + "\"?)" : "") +
                           "; values: " + join(keys));
   }
   for (const std::string& key : keys) {
     if (!node.has(key)) {
-      node.fail("missing an entry for sweep point \"" + key +
-                "\"; every value of $.sweep.ttl_over_work needs an expectation");
+      node.fail("missing an entry for sweep point \"" + key + "\"; every value of " +
+                sweep.sweep.values_path + " needs an expectation");
     }
   }
   return node.member(sweep.point().key);

@@ -49,8 +49,9 @@ const std::vector<std::string> kTopLevelKeys = {
     "check",    "sweep",       "sweep_point", "time_limit_ms", "shows",
     "clients_run_as", "topology"};
 
-// An expanded sweep point is named "<name>-ttl-x<value>", so its name may be longer than the
-// 64 characters of a name written by hand, and may contain the value's '.'.
+// An expanded sweep point is named "<name>-ttl-x<value>" or "<name>-<parameter>-<value>", so its
+// name may be longer than the 64 characters of a name written by hand, and may contain the
+// value's '.' and the parameter's '_'.
 constexpr std::size_t kMaxPointNameLength = 80;
 
 // Free text is copied into scenario.json, summary.md and results.json of every run: a few
@@ -133,11 +134,12 @@ SweepTtl sweep_ttl(const JsonReader& root, const Workload& workload, const Sweep
   return SweepTtl{ttl_ms, point.key};
 }
 
-// parse_one: one scenario; with `sweep`, the point sweep->index of a sweep file.
+// parse_one: one scenario; with `sweep`, the point sweep->index of a sweep file, whose values
+// the general form has already written into `root`.
 Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known_variants,
                    const SweepContext* sweep) {
   static const std::regex kNamePattern("[a-z0-9][a-z0-9-]{0,63}");
-  static const std::regex kPointNamePattern("[a-z0-9][a-z0-9.-]{0,79}");
+  static const std::regex kPointNamePattern("[a-z0-9][a-z0-9._-]{0,79}");
   root.expect_object(kTopLevelKeys);
   Scenario scenario;
   scenario.file = root.file();
@@ -145,15 +147,17 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   scenario.name =
       sweep_point
           ? root.member("name").matching(kPointNamePattern,
-                                         "a name of 1 to 80 lowercase letters, digits, '-' or "
-                                         "'.', starting with a letter or digit")
+                                         "a name of 1 to 80 lowercase letters, digits, '-', "
+                                         "'_' or '.', starting with a letter or digit")
           : root.member("name").matching(kNamePattern,
                                          "a name of 1 to 64 lowercase letters, digits or '-', "
                                          "not starting with '-'");
   if (sweep) {
     const SweepValue& point = sweep->point();
-    scenario.sweep = SweepPoint{scenario.name, "ttl_over_work", point.value};
-    scenario.name += "-ttl-x" + point.key;
+    scenario.sweep =
+        SweepPoint{scenario.name, sweep->sweep.parameter, point.value, sweep->sweep.unit};
+    scenario.name += sweep->sweep.ttl_over_work() ? "-ttl-x" + point.key
+                                                  : "-" + sweep->sweep.parameter + "-" + point.key;
     if (scenario.name.size() > kMaxPointNameLength) {
       JsonReader(root.value(), point.path, root.file())
           .fail("the point's scenario name \"" + scenario.name + "\" is longer than " +
@@ -192,7 +196,6 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     if (sweep) {
       sweep_point->fail("not allowed together with \"sweep\"; each expanded point gets its own");
     }
-    if (has_steps) sweep_point->fail("only allowed in a workload scenario");
     scenario.sweep = scenario_internal::parse_sweep_point(*sweep_point);
   }
   std::optional<SweepTtl> point_ttl;
@@ -205,7 +208,9 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     for (int i = 0; i < scenario.workload->clients; ++i) {
       scenario.clients.push_back("c" + std::to_string(i));
     }
-    if (sweep) point_ttl = sweep_ttl(root, *scenario.workload, *sweep);
+    if (sweep && sweep->sweep.ttl_over_work()) {
+      point_ttl = sweep_ttl(root, *scenario.workload, *sweep);
+    }
   }
   scenario.lock =
       scenario_internal::parse_lock(root.optional_member("lock"), point_ttl, scenario.variants);
@@ -288,16 +293,32 @@ std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std:
   const JsonReader root(document, "$", file);
   if (!root.has("sweep")) return {parse_one(root, known_variants, nullptr)};
   root.expect_object(kTopLevelKeys);
-  SweepContext sweep;
-  sweep.values = scenario_internal::parse_sweep(root.member("sweep"));
-  if (root.has("steps")) {
+  SweepContext context;
+  context.sweep = scenario_internal::parse_sweep(root);
+  const scenario_internal::Sweep& sweep = context.sweep;
+  if (sweep.ttl_over_work() && root.has("steps")) {
     root.member("sweep").fail(
-        "only allowed in a workload scenario (\"workload\"); a scripted scenario has fixed "
-        "timings");
+        "only allowed in a workload scenario (\"workload\") with \"ttl_over_work\", which "
+        "follows the mean work time; to sweep a scripted scenario's timings, give "
+        "\"parameter\", \"set\" and \"values\"");
   }
   std::vector<Scenario> scenarios;
-  for (sweep.index = 0; sweep.index < sweep.values.size(); ++sweep.index) {
-    scenarios.push_back(parse_one(root, known_variants, &sweep));
+  for (context.index = 0; context.index < sweep.values.size(); ++context.index) {
+    if (sweep.ttl_over_work()) {
+      scenarios.push_back(parse_one(root, known_variants, &context));
+      continue;
+    }
+    // The general form: the file with the point's value written at every pointer, parsed like
+    // any file, so each field keeps its own checks; a message says which point it is about.
+    const nlohmann::json point =
+        scenario_internal::sweep_point_document(document, sweep, context.index);
+    try {
+      scenarios.push_back(parse_one(JsonReader(point, "$", file), known_variants, &context));
+    } catch (const InputError& error) {
+      throw InputError(std::string(error.what()) + " (in sweep point " + sweep.parameter + " = " +
+                       context.point().key + ": " + context.point().path +
+                       " written at each pointer of $.sweep.set)");
+    }
   }
   return scenarios;
 }

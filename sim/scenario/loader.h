@@ -1,8 +1,11 @@
 // loader.h: load_scenario and load_scenarios, strict JSON scenario loading.
 //
-// A file holds one scenario, or a "sweep" that expands into one scenario per swept value
-// (named "<name>-ttl-x<value>"); load_scenarios and parse_scenarios expand sweeps, the singular
-// functions refuse them.
+// A file holds one scenario, or a "sweep" that expands into one scenario per swept value: with
+// {"ttl_over_work": [...]} each point's lease follows the mean work time ("<name>-ttl-x<value>");
+// with {"parameter": "pause_ms", "set": ["/steps/1/pause_ms"], "values": [...]} each point is the
+// file with the value written at every JSON Pointer of "set" ("<name>-pause_ms-<value>"), loaded
+// like any file. load_scenarios and parse_scenarios expand sweeps, the singular functions refuse
+// them.
 //
 // Every error is an InputError whose message names the file, the JSON path and what was expected,
 // e.g. `scenarios/x.json: $.lock.ttl_ms: expected a duration in ms between 1 and 3600000, got -5`

@@ -241,11 +241,15 @@ struct Expectation {
   std::optional<bool> stolen_renewal;
 };
 
-// SweepPoint: set on each scenario a "sweep" file expands into.
+// SweepPoint: set on each scenario a "sweep" file expands into, so that reports can group the
+// points of one sweep and order them by value.
 struct SweepPoint {
   std::string group;      // the sweep file's name
-  std::string parameter;  // "ttl_over_work": lock.ttl_ms = value x workload mean work_ms
+  // "ttl_over_work": lock.ttl_ms = value x workload mean work_ms; otherwise the name a general
+  // sweep gives the number it writes into the file ("pause_ms").
+  std::string parameter;
   double value = 0;
+  std::string unit;  // optional, for reports: "ms", "%"; "" for none
 };
 
 // CheckConfig: checker parameters ("check" in JSON).

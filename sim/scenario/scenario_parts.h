@@ -31,18 +31,38 @@ using json::shortest_number;
 // kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
 inline constexpr std::int64_t kMaxDurationMs = 3600000;
 
-// SweepValue: one value of "sweep.ttl_over_work" and the key its expectations are written under.
+// SweepValue: one swept value and the key its expectations are written under.
 struct SweepValue {
   double value = 0;
-  std::string key;   // shortest_number(value): "0.5", "2"
-  std::string path;  // "$.sweep.ttl_over_work[1]", for messages
+  std::string key;      // shortest_number(value): "0.5", "2"
+  std::string path;     // "$.sweep.values[1]", for messages
+  nlohmann::json node;  // the value as written, so an integer stays an integer where it is set
+};
+
+// SweepTarget: one JSON Pointer of "sweep.set", checked against the file: it names a number.
+struct SweepTarget {
+  std::string pointer;              // "/steps/1/pause_ms", as written
+  std::vector<std::string> tokens;  // its reference tokens
+  std::string path;                 // "$.sweep.set[0]", for messages
+};
+
+// Sweep: the "sweep" of a file. Two forms: {"ttl_over_work": [...]} (the lease as a multiple of
+// a workload's mean work time; `targets` empty) and the general form {"parameter", "set",
+// "values", "unit"}, which sets every pointer of `set` to each value in turn.
+struct Sweep {
+  std::string parameter;             // "ttl_over_work", or the general form's name
+  std::string unit;                  // general form, optional: "ms", "%"
+  std::vector<SweepValue> values;    // every point of the sweep, in the listed order
+  std::string values_path;           // "$.sweep.ttl_over_work" or "$.sweep.values"
+  std::vector<SweepTarget> targets;  // general form: the pointers each value is written to
+  bool ttl_over_work() const { return targets.empty(); }
 };
 
 // SweepContext: which point of a sweep file is being parsed into a scenario.
 struct SweepContext {
-  std::vector<SweepValue> values;  // every point of the sweep, in the listed order
-  std::size_t index = 0;           // the point being parsed
-  const SweepValue& point() const { return values[index]; }
+  Sweep sweep;
+  std::size_t index = 0;  // the point being parsed
+  const SweepValue& point() const { return sweep.values[index]; }
 };
 
 // SweepTtl: the lease a sweep point sets, for parse_lock.
@@ -98,8 +118,13 @@ std::map<std::string, Expectation> parse_expect(const JsonReader& node,
                                                 bool resource, const SweepContext* sweep);
 nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect);
 
-// parse_sweep: the "sweep" object of a sweep file.
-std::vector<SweepValue> parse_sweep(const JsonReader& node);
+// parse_sweep: the "sweep" object of the file `root`, whose pointers (general form) it checks:
+// each must name a number in the file, outside "sweep" itself.
+Sweep parse_sweep(const JsonReader& root);
+// sweep_point_document: `document` with every pointer of the general form's `sweep.set` set to
+// the value of point `index`.
+nlohmann::json sweep_point_document(const nlohmann::json& document, const Sweep& sweep,
+                                    std::size_t index);
 // parse_sweep_point: the "sweep_point" a resolved sweep point carries.
 SweepPoint parse_sweep_point(const JsonReader& node);
 nlohmann::json resolved_sweep_point(const SweepPoint& point);

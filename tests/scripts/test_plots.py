@@ -1,6 +1,8 @@
-"""test_plots: plot_timeline.py and catalogue.py on checked-in locksim output (a real stale-release
-run): the PNGs are written and linked from summary.md, and the catalogue matrix shows each
-variant's observed verdict."""
+"""test_plots: plot_timeline.py, catalogue.py and plot_sweep.py on checked-in locksim output (a
+real stale-release run, a real ttl_over_work sweep without a map, and a real pause_ms sweep with
+the map `locksim run --repeat 20` wrote): the PNGs are written and linked, the catalogue matrix
+shows each variant's observed verdict, and the sweep page quotes the map and marks its boundary."""
+import json
 import os
 import shutil
 import subprocess
@@ -23,7 +25,7 @@ class ReportsFixture(unittest.TestCase):
         os.symlink("20261122-run", os.path.join(scenario, "latest"))
         self.run_dir = os.path.join(scenario, "latest")
         for name in os.listdir(self.reports):
-            if name.startswith("doc-e-ttl-ratio-ttl-x"):
+            if name.startswith(("doc-e-ttl-ratio-ttl-x", "pause-sweep-pause_ms-")):
                 os.symlink("run", os.path.join(self.reports, name, "latest"))
 
     def tearDown(self):
@@ -94,7 +96,6 @@ class PlotScripts(ReportsFixture):
 
     def test_catalogue_marks_mismatch(self):
         """An outcome that differs from its expectation is shown in bold with the expectation."""
-        import json
         path = os.path.join(self.run_dir, "results.json")
         with open(path, encoding="utf-8") as f:
             results = json.load(f)
@@ -119,11 +120,60 @@ class SweepScript(ReportsFixture):
         with open(os.path.join(self.reports, "doc-e-ttl-ratio-sweep.png"), "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
+    def test_sweep_without_map_is_plotted_from_latest_runs(self):
+        """A sweep whose reports have no map.json (an older run) says so and is still drawn."""
+        result = self.script("plot_sweep.py", self.reports)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.reports, "doc-e-ttl-ratio-sweep.md"), encoding="utf-8") as f:
+            self.assertIn("No doc-e-ttl-ratio.map.json", f.read())
+
+    def test_map_lines_and_unit(self):
+        """A general sweep's page quotes the map locksim wrote (every repetition counted), names
+        the parameter with its unit, and links the map and the plot."""
+        result = self.script("plot_sweep.py", self.reports)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.reports, "pause-sweep-sweep.md"), encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(self.reports, "pause-sweep.map.json"), encoding="utf-8") as f:
+            sweep_map = json.load(f)
+        for entry in sweep_map["variants"]:
+            self.assertIn(f"- {entry['line']}\n", text)
+        self.assertIn("seed 1, 20 repetitions", text)
+        self.assertIn("| pause_ms (ms) | lua_owner_renew | lua_owner |", text)
+        for value in ("| 100 |", "| 700 |", "| 1500 |"):
+            self.assertIn(value, text)
+        self.assertIn("[pause-sweep.map.md](pause-sweep.map.md)", text)
+        with open(os.path.join(self.reports, "pause-sweep-sweep.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_boundary_is_between_last_safe_and_first_breaking(self):
+        """The shaded boundary spans the map's safe and breaking values nearest the boundary,
+        for a variant that has both; a variant that breaks at every value has none."""
+        sys.path.insert(0, SCRIPTS)
+        import plot_sweep  # noqa: E402
+        with open(os.path.join(self.reports, "pause-sweep.map.json"), encoding="utf-8") as f:
+            self.assertEqual(plot_sweep.boundaries(json.load(f)),
+                             [("lua_owner_renew", 500.0, 700.0)])
+        sweep_map = {"variants": [
+            {"variant": "set_nx_ex", "safe_edge": 2.0, "breaking_edge": 1.0},
+            {"variant": "lua_owner", "safe_edge": 1500.0, "breaking_edge": None}]}
+        self.assertEqual(plot_sweep.boundaries(sweep_map), [("set_nx_ex", 2.0, 1.0)])
+
+    def test_map_of_another_schema_is_refused(self):
+        """A map.json of an unknown schema is an error naming the file, not a wrong plot."""
+        with open(os.path.join(self.reports, "pause-sweep.map.json"), "w", encoding="utf-8") as f:
+            f.write('{"schema": 9}')
+        result = self.script("plot_sweep.py", self.reports)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("pause-sweep.map.json: schema 9, expected 1", result.stderr)
+
     def test_no_sweep_is_an_error(self):
         """A reports directory without sweep results says so and fails."""
         for name in os.listdir(self.reports):
-            if name.startswith("doc-e"):
-                shutil.rmtree(os.path.join(self.reports, name))
+            if name.startswith(("doc-e", "pause-sweep")):
+                path = os.path.join(self.reports, name)
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
         self.assertEqual(self.script("plot_sweep.py", self.reports).returncode, 1)
 
 

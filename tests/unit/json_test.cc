@@ -1,5 +1,6 @@
 // json_test: the one strict JSON reader: duplicate keys, nesting and size caps, numbers out of
-// range, positions, non-regular files refused without blocking, and JsonReader's bounded messages.
+// range, positions, non-regular files refused without blocking, JsonReader's bounded messages, and
+// JSON Pointers (RFC 6901) resolved with the path of what they name or why they name nothing.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include "sim/json/json_reader.h"
 #include "sim/json/messages.h"
 #include "sim/json/parse.h"
+#include "sim/json/pointer.h"
 
 namespace locksim::json {
 namespace {
@@ -306,6 +308,62 @@ TEST(Messages, ClosestMatch) {
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(closest_match(std::string(1 << 20, 'a'), {"ttl_ms", "key", "wait"}), std::nullopt);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+// A pointer names its value and its JSON path; escapes follow RFC 6901 ("~1" is '/', "~0" '~').
+TEST(JsonPointer, NamesTheValueAndItsPath) {
+  nlohmann::json document = nlohmann::json::parse(
+      R"({"steps": [{"do": "acquire"}, {"pause_ms": 300}], "a/b": {"~x": 7}, "": {"": 1}})");
+  PointerTarget target = resolve_pointer(document, "/steps/1/pause_ms");
+  EXPECT_EQ(target.error, "");
+  ASSERT_NE(target.value, nullptr);
+  EXPECT_EQ(*target.value, 300);
+  EXPECT_EQ(target.path, "$.steps[1].pause_ms");
+  EXPECT_EQ(target.tokens, (std::vector<std::string>{"steps", "1", "pause_ms"}));
+  target = resolve_pointer(document, "/a~1b/~0x");
+  ASSERT_NE(target.value, nullptr);
+  EXPECT_EQ(*target.value, 7);
+  EXPECT_EQ(target.path, "$[\"a/b\"][\"~x\"]");
+  target = resolve_pointer(document, "//");  // the key "" inside the key ""
+  ASSERT_NE(target.value, nullptr);
+  EXPECT_EQ(*target.value, 1);
+  target = resolve_pointer(document, "");  // the whole document
+  EXPECT_EQ(target.value, &document);
+  EXPECT_EQ(target.path, "$");
+  // pointed_value reaches the same value in a copy, for writing.
+  nlohmann::json copy = document;
+  pointed_value(copy, resolve_pointer(document, "/steps/1/pause_ms").tokens) = 900;
+  EXPECT_EQ(copy["steps"][1]["pause_ms"], 900);
+  EXPECT_EQ(document["steps"][1]["pause_ms"], 300);
+}
+
+// A pointer that names nothing says where it stopped and why; none of them throws.
+TEST(JsonPointer, NamesNothingWithAReason) {
+  const nlohmann::json document =
+      nlohmann::json::parse(R"({"steps": [{"pause_ms": 300}, {}], "lock": {"ttl_ms": 5}})");
+  const auto error = [&](std::string_view pointer) {
+    const PointerTarget target = resolve_pointer(document, pointer);
+    EXPECT_EQ(target.value, nullptr) << pointer;
+    return target.error;
+  };
+  EXPECT_EQ(error("steps/0"),
+            "expected a JSON Pointer (RFC 6901) starting with '/', e.g. \"/lock/ttl_ms\"");
+  EXPECT_EQ(error("/steps/0/pause~2ms"),
+            "'~' must be followed by 0 or 1 in a JSON Pointer (\"~0\" is '~', \"~1\" is '/')");
+  EXPECT_EQ(error("/steps/0/pause~"),
+            "'~' must be followed by 0 or 1 in a JSON Pointer (\"~0\" is '~', \"~1\" is '/')");
+  EXPECT_EQ(error("/steps/0/pause_m"),
+            "$.steps[0] has no key \"pause_m\" (did you mean \"pause_ms\"?)");
+  EXPECT_EQ(error("/steps/2/pause_ms"),
+            "$.steps has 2 elements; expected an index from 0 to 1, got \"2\"");
+  EXPECT_EQ(error("/steps/01"),
+            "$.steps has 2 elements; expected an index from 0 to 1, got \"01\"");
+  EXPECT_EQ(error("/steps/-"), "$.steps has 2 elements; expected an index from 0 to 1, got \"-\"");
+  EXPECT_EQ(error("/steps/99999999999999999999"),
+            "$.steps has 2 elements; expected an index from 0 to 1, got \"99999999999999999999\"");
+  EXPECT_EQ(error("/lock/ttl_ms/x"),
+            "$.lock.ttl_ms is a number, not an object or array; \"x\" cannot be inside it");
+  EXPECT_EQ(error("/nothing"), "$ has no key \"nothing\"");
 }
 
 }  // namespace

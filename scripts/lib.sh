@@ -12,7 +12,7 @@ LOCKSIM_PACKAGES=(
   build-essential cmake pkg-config git
   libhiredis-dev libevent-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools procps
+  redis-server redis-tools redis-sentinel procps
   python3 python3-matplotlib
 )
 

@@ -178,8 +178,16 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
 Topology::~Topology() {
   try {
     on_keeper([this] {
-      if (sentinel_) sentinel_->stop();
-      for (RedisServer& server : servers_) server.stop();
+      // The run's servers are thrown away: SIGKILL at once (no graceful shutdown, no AOF
+      // rewrite to wait for), then the directories are removed.
+      if (sentinel_) {
+        sentinel_->kill();
+        sentinel_->stop();
+      }
+      for (RedisServer& server : servers_) {
+        server.kill();
+        server.stop();
+      }
     });
   } catch (...) {
     // Stopping is best effort; the servers die with the keeper thread anyway (PDEATHSIG).

@@ -83,18 +83,6 @@ std::string log_tail(const std::filesystem::path& log) {
   return tail;
 }
 
-// info_field: the value of `field` in an INFO reply ("field:value\r\n" lines), or "".
-std::string info_field(const std::string& info, std::string_view field) {
-  std::istringstream in(info);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
-      return line.substr(field.size() + 1);
-    }
-  }
-  return "";
-}
-
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
@@ -419,6 +407,17 @@ void RedisServer::stop() {
     std::filesystem::remove_all(directory_, ignored);
     directory_.clear();
   }
+}
+
+std::string info_field(const std::string& info, std::string_view field) {
+  std::istringstream in(info);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+      return line.substr(field.size() + 1);
+    }
+  }
+  return "";
 }
 
 std::string clock_shift_library_path() {

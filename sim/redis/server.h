@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/redis/endpoint.h"
@@ -104,6 +105,9 @@ class RedisServer {
   std::filesystem::path directory_;
   RedisServerOptions options_;
 };
+
+// info_field: the value of `field` in an INFO reply ("field:value\r\n" lines), or "".
+std::string info_field(const std::string& info, std::string_view field);
 
 // clock_shift_library_path: liblocksim_clockshift.so next to the running executable, or "" if it
 // is not there.

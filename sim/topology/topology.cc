@@ -3,7 +3,6 @@
 #include <chrono>
 #include <exception>
 #include <future>
-#include <sstream>
 
 #include "sim/core/error.h"
 #include "sim/proxy/tcp_relay.h"
@@ -16,17 +15,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kSentinelMaster = "locksim";
-
-std::string info_field(const std::string& info, std::string_view field) {
-  std::istringstream in(info);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
-      return line.substr(field.size() + 1);
-    }
-  }
-  return "";
-}
 
 // wait_until: polls `ready` every 20 ms for at most `limit`; false if it never answered true.
 bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& ready) {
@@ -48,6 +36,14 @@ bool replicas_acknowledge(const Endpoint& primary) {
     if (!set.ok()) return false;
     const RedisResult acks = connection.command({"WAIT", "1", "100"});
     return acks.ok() && acks.reply.type == Reply::Type::kInteger && acks.reply.integer >= 1;
+  });
+}
+
+// in_sync: whether the replica at `replica` reports its link to its primary up within 10 s.
+bool in_sync(Connection& replica) {
+  return wait_until(10s, [&replica] {
+    const RedisResult info = replica.command({"INFO", "replication"});
+    return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
   });
 }
 
@@ -143,10 +139,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
     if (spec.servers[i].replica_of.empty()) continue;
     Connection replica(t.endpoint(i), ConnectionOptions{});
-    const bool synced = wait_until(10s, [&replica] {
-      const RedisResult info = replica.command({"INFO", "replication"});
-      return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
-    });
+    const bool synced = in_sync(replica);
     if (!synced || !replicas_acknowledge(t.endpoint(spec.server_index(spec.servers[i].replica_of)))) {
       throw EnvironmentError("replica " + spec.servers[i].name + " did not sync with " +
                              spec.servers[i].replica_of + " within 10 s");
@@ -256,10 +249,7 @@ std::string Topology::restart(std::size_t server) {
     const RedisResult rejoined = connection.command(
         {"REPLICAOF", "127.0.0.1", std::to_string(endpoint(current).port)});
     if (!rejoined.ok()) return "REPLICAOF the new primary failed: " + rejoined.describe();
-    const bool synced = wait_until(10s, [&connection] {
-      const RedisResult info = connection.command({"INFO", "replication"});
-      return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
-    });
+    const bool synced = in_sync(connection);
     if (!synced || !replicas_acknowledge(endpoint(current))) {
       return "it did not sync with the new primary within 10 s";
     }

@@ -70,7 +70,9 @@ def plot_variant(variant_dir):
     # Servers (a topology's) get rows of their own below the clients: their fault windows, and
     # which client holds the key on which server (a multi-server grant says "granted by n1, n2").
     grants = grants_by_client(events)
-    servers = sorted({w["server"] for w in results.get("fault_windows", []) if "server" in w} |
+    # (A client's link fault names the servers of its links, "n1,n2": drawn on the client's row.)
+    servers = sorted({w["server"] for w in results.get("fault_windows", [])
+                      if "server" in w and w["client"] not in row} |
                      {s for g in grants.values() for _, names in g for s in names})
     server_row = {name: len(clients) + i for i, name in enumerate(servers)}
     waits, crashes = waits_and_crashes(events)
@@ -83,7 +85,8 @@ def plot_variant(variant_dir):
     height = max(2.2, 0.45 * (len(clients) + len(servers)) + 1.4)
     fig, ax = plt.subplots(figsize=(11, height))
     palette = ["#4a7ebb", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
-    for w in (w for w in results.get("fault_windows", []) if w.get("server") in server_row):
+    for w in (w for w in results.get("fault_windows", [])
+              if w.get("server") in server_row and w["client"] not in row):
         width = max(w["end_ms"] - w["start_ms"], 0.05)
         ax.barh(server_row[w["server"]], width, left=w["start_ms"], height=0.85, color="none",
                 edgecolor="#7f7f7f", hatch="//", linewidth=0.6)
@@ -94,7 +97,7 @@ def plot_variant(variant_dir):
     # persistence comes back empty): the holder's bar on it ends then.
     forgets = {}
     for w in results.get("fault_windows", []):
-        if w.get("server") and w["fault"] in ("kill_server", "clock_jump"):
+        if w.get("server") and w["client"] not in row and w["fault"] in ("kill_server", "clock_jump"):
             forgets.setdefault(w["server"], []).append(w["start_ms"])
     for h in results.get("holds", []):
         color = palette[row.get(h["client"], 0) % len(palette)]
@@ -114,7 +117,8 @@ def plot_variant(variant_dir):
         width = max(w["end_ms"] - w["start_ms"], 0.05)
         ax.barh(row[w["client"]], width, left=w["start_ms"], height=0.85, color="none",
                 edgecolor="#7f7f7f", hatch="//", linewidth=0.6)
-        ax.text(w["start_ms"], row[w["client"]] - 0.45, w["fault"], fontsize=7, color="#555555",
+        label = w["fault"] + (" (links to " + w["server"] + ")" if w.get("server") else "")
+        ax.text(w["start_ms"], row[w["client"]] - 0.45, label, fontsize=7, color="#555555",
                 va="bottom")
     for c, start, end, kind in waits:
         if c not in row:

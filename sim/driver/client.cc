@@ -70,7 +70,7 @@ DriverClient::DriverClient(RunContext& run, int index)
       name_(run.scenario().clients.at(static_cast<std::size_t>(index))),
       log_(run.recorder().log(static_cast<std::size_t>(index))) {}
 
-const Endpoint& DriverClient::link_endpoint() const {
+Endpoint DriverClient::link_endpoint() const {
   return run_.link_endpoint(static_cast<std::size_t>(index_));
 }
 
@@ -101,9 +101,11 @@ std::string ThreadClient::connect() {
     // docs: a per-node timeout small against the TTL), bounded to [50, 1000] ms.
     const auto timeout = std::chrono::milliseconds(
         std::clamp<std::int64_t>(run_.scenario().lock.ttl_ms / 10, 50, 1000));
-    for (const Endpoint& endpoint : topology->endpoints()) {
+    for (std::size_t server = 0; server < topology->size(); ++server) {
       // A node down at the start is not an error: the variant counts it as not granting.
-      nodes_.push_back(std::make_unique<Connection>(endpoint, ConnectionOptions{timeout, timeout}));
+      nodes_.push_back(std::make_unique<Connection>(
+          run_.link_endpoint(static_cast<std::size_t>(index_), server),
+          ConnectionOptions{timeout, timeout}));
       node_pointers_.push_back(nodes_.back().get());
     }
   }
@@ -116,7 +118,7 @@ void ThreadClient::refresh_links() {
       topology != nullptr && topology->primary_generation() != primary_generation_;
   if (changed) {
     primary_generation_ = topology->primary_generation();
-    connection_.emplace(topology->primary_endpoint(), ConnectionOptions{});
+    connection_.emplace(link_endpoint(), ConnectionOptions{});
   }
   if (connection_->broken()) connection_->reconnect();
   for (const auto& node : nodes_) {

@@ -98,7 +98,7 @@ class DriverClient : public FaultTarget {
   void set_state(bool inside, bool crashed);
   void set_waiting(bool waiting);
   // link_endpoint: where the client's lock connections go: its proxy, or the server itself.
-  const Endpoint& link_endpoint() const;
+  Endpoint link_endpoint() const;
 
   RunContext& run_;
   int index_;

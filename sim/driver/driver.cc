@@ -213,13 +213,21 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
     run.nemesis().attach_topology(request.topology);
   }
-  // One proxy per client link when some fault needs one; they outlive the clients.
-  std::vector<std::unique_ptr<LinkProxy>> proxies;
+  // One proxy per client link when some fault needs one (a link per server of the topology);
+  // they outlive the clients.
+  std::vector<std::vector<std::unique_ptr<LinkProxy>>> proxies(plan.clients().size());
   if (plan.proxied_links()) {
     try {
+      const std::vector<Endpoint> servers =
+          request.topology != nullptr ? request.topology->endpoints()
+                                      : std::vector<Endpoint>{request.endpoint};
       for (std::size_t i = 0; i < plan.clients().size(); ++i) {
-        proxies.push_back(LinkProxy::start(request.endpoint));
-        run.set_link_endpoint(i, proxies.back()->endpoint());
+        std::vector<Endpoint> links;
+        for (const Endpoint& server : servers) {
+          proxies[i].push_back(LinkProxy::start(server));
+          links.push_back(proxies[i].back()->endpoint());
+        }
+        run.set_link_endpoints(i, std::move(links));
       }
     } catch (const std::exception& error) {
       outcome.harness_error = std::string("cannot start the link proxies: ") + error.what();
@@ -243,7 +251,9 @@ RunOutcome run_scenario(const RunRequest& request) {
     } else {
       clients.push_back(std::make_unique<ThreadClient>(run, index));
     }
-    run.nemesis().attach(i, clients.back().get(), proxies.empty() ? nullptr : proxies[i].get());
+    std::vector<LinkProxy*> links;
+    for (const auto& proxy : proxies[i]) links.push_back(proxy.get());
+    run.nemesis().attach(i, clients.back().get(), std::move(links));
     const std::string error = clients.back()->connect();
     if (!error.empty()) {
       outcome.harness_error =

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/core/assert.h"
+#include "sim/lock/variant.h"
+#include "sim/topology/topology.h"
+
 namespace locksim::driver_internal {
 namespace {
 
@@ -32,13 +36,29 @@ RunContext::RunContext(const RunRequest& request, const Plan& plan)
   step_finished.assign(request.scenario.steps.size(), false);
 }
 
-const Endpoint& RunContext::link_endpoint(std::size_t client) const {
-  const std::optional<Endpoint>& link = link_endpoints_.at(client);
-  return link ? *link : request_.endpoint;
+std::size_t RunContext::server_count() const {
+  return request_.topology != nullptr ? request_.topology->size() : 1;
 }
 
-void RunContext::set_link_endpoint(std::size_t client, Endpoint endpoint) {
-  link_endpoints_.at(client) = std::move(endpoint);
+Endpoint RunContext::link_endpoint(std::size_t client) const {
+  return link_endpoint(client, request_.topology != nullptr ? request_.topology->primary() : 0);
+}
+
+Endpoint RunContext::link_endpoint(std::size_t client, std::size_t server) const {
+  const std::vector<Endpoint>& links = link_endpoints_.at(client);
+  if (!links.empty()) return links.at(server);
+  if (request_.topology != nullptr) return request_.topology->endpoints().at(server);
+  return request_.endpoint;
+}
+
+void RunContext::set_link_endpoints(std::size_t client, std::vector<Endpoint> endpoints) {
+  LOCKSIM_ASSERT(endpoints.size() == server_count());
+  link_endpoints_.at(client) = std::move(endpoints);
+}
+
+std::vector<std::size_t> RunContext::call_links() const {
+  if (request_.topology == nullptr || request_.variant.multi_server()) return {};
+  return {request_.topology->primary()};
 }
 
 std::string RunContext::full_key(const std::string& logical_key) const {

@@ -27,9 +27,19 @@ class RunContext {
   const Scenario& scenario() const { return request_.scenario; }
   const Plan& plan() const { return plan_; }
   Nemesis& nemesis() { return nemesis_; }
-  // link_endpoint: where client `client`'s lock connections go (its proxy, or the server).
-  const Endpoint& link_endpoint(std::size_t client) const;
-  void set_link_endpoint(std::size_t client, Endpoint endpoint);
+  // link_endpoint: where client `client`'s connections to the primary go now (its proxy for the
+  // primary, or the primary itself); with a topology the primary may change during the run.
+  Endpoint link_endpoint(std::size_t client) const;
+  // link_endpoint(client, server): where its connections to server `server` of the topology go.
+  Endpoint link_endpoint(std::size_t client, std::size_t server) const;
+  // set_link_endpoints: the client's proxies, one per server (index order).
+  void set_link_endpoints(std::size_t client, std::vector<Endpoint> endpoints);
+  // server_count: the servers a client has links to (1 without a topology).
+  std::size_t server_count() const;
+  // call_links: the links a lost reply or a delayed command of one call is on when a step does
+  // not name them: the primary's, or every node's for a multi-server variant (server indices;
+  // empty: every link).
+  std::vector<std::size_t> call_links() const;
   const RunClock& clock() const { return clock_; }
   // start_clock: time 0 of the run (and of its time limit) is now: called by the driver once
   // every client is connected (worker processes started), before any client thread starts.
@@ -98,7 +108,8 @@ class RunContext {
   Nanos deadline_ns_;
   Recorder recorder_;
   Nemesis nemesis_;
-  std::vector<std::optional<Endpoint>> link_endpoints_;  // nullopt: the request's endpoint
+  // By client, by server; empty: direct links.
+  std::vector<std::vector<Endpoint>> link_endpoints_;
   std::mutex notes_mutex_;
   std::vector<std::string> notes_;
 };

@@ -94,6 +94,19 @@ void hold_fault(RunContext& run, DriverClient& client, const Step& step, const c
   }
 }
 
+// link_servers: the server indices of the links a partition or link fault of `step` is on
+// (empty: every link).
+std::vector<std::size_t> link_servers(const RunContext& run, const Step& step) {
+  if (step.link_servers.empty()) {
+    return step.action == Step::Action::kPartition ? std::vector<std::size_t>{} : run.call_links();
+  }
+  std::vector<std::size_t> servers;
+  for (const std::string& name : step.link_servers) {
+    servers.push_back(run.scenario().topology->server_index(name));
+  }
+  return servers;
+}
+
 // LinkFaultScope: the link fault of an acquire or release step, armed before the call sends its
 // first command. A delayed command is held by the proxy until its time or its conditions come,
 // watched by a thread of its own (the client's thread is blocked in the call); like a late
@@ -103,10 +116,11 @@ class LinkFaultScope {
  public:
   LinkFaultScope(RunContext& run, DriverClient& client, const Step& step) {
     const auto index = static_cast<std::size_t>(client.index());
-    if (step.link_fault == LinkFault::kLoseReply) run.nemesis().lose_next_reply(index);
+    const std::vector<std::size_t> links = link_servers(run, step);
+    if (step.link_fault == LinkFault::kLoseReply) run.nemesis().lose_next_reply(index, links);
     if (step.link_fault != LinkFault::kDelay) return;
-    run.nemesis().hold_next_command(index);
-    watcher_ = std::thread([&run, &client, &step, index] {
+    run.nemesis().hold_next_command(index, links);
+    watcher_ = std::thread([&run, &client, &step, index, links] {
       Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
                           ConnectionOptions{});
       if (step.delay_until.empty()) {
@@ -118,7 +132,7 @@ class LinkFaultScope {
                  std::to_string(step.delay_max_ms) + " ms; never saw " +
                  describe_conditions(step.delay_until));
       }
-      run.nemesis().forward_held(index);
+      run.nemesis().forward_held(index, links);
     });
   }
   ~LinkFaultScope() {
@@ -263,16 +277,18 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     case Step::Action::kPartition: {
       const auto index = static_cast<std::size_t>(client.index());
       const bool pause = step.action == Step::Action::kPause;
+      const std::vector<std::size_t> links = pause ? std::vector<std::size_t>{}
+                                                   : link_servers(run, step);
       if (pause) {
         run.nemesis().pause(index);
       } else {
-        run.nemesis().partition(index, step.partition_reset);
+        run.nemesis().partition(index, step.partition_reset, links);
       }
       hold_fault(run, client, step, pause ? "paused" : "cut off");
       if (pause) {
         run.nemesis().resume(index);
       } else {
-        run.nemesis().heal(index);
+        run.nemesis().heal(index, links);
       }
       return;
     }

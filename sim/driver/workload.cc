@@ -38,7 +38,7 @@ void run_workload_client(RunContext& run, DriverClient& client) {
       if (timed && due_ns >= end_ns) return;
     }
     const CyclePlan next = run.plan().cycle(index, cycle);
-    if (next.lose_acquire_reply) run.nemesis().lose_next_reply(index);
+    if (next.lose_acquire_reply) run.nemesis().lose_next_reply(index, run.call_links());
     const AcquireStatus status =
         client.acquire(key, scenario.lock.acquire_timeout_ms, nullptr, due_ns);
     if (open_loop) due_ns += interval_ns;

@@ -8,18 +8,26 @@ namespace locksim {
 
 Nemesis::Nemesis(ClientLog& log) : log_(log) {}
 
-void Nemesis::attach(std::size_t client, FaultTarget* target, LinkProxy* link) {
+void Nemesis::attach(std::size_t client, FaultTarget* target, std::vector<LinkProxy*> links) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (clients_.size() <= client) clients_.resize(client + 1);
-  clients_[client] = Attached{target, link};
+  clients_[client] = Attached{target, std::move(links)};
 }
 
-void Nemesis::record(std::string_view name, std::size_t client, FaultPhase phase) {
+void Nemesis::record(std::string_view name, std::size_t client, FaultPhase phase,
+                     const std::vector<std::size_t>& servers) {
   // Requires mutex_: the log has one writer at a time.
   Event& event = log_.record(EventType::kInfo, Op::kFault, "");
   event.fault().name = log_.intern(name);
   event.fault().target = static_cast<std::int32_t>(client);
   event.fault().phase = phase;
+  if (!servers.empty() && topology_ != nullptr && topology_->size() > 1) {
+    std::string names;
+    for (const std::size_t server : servers) {
+      names += (names.empty() ? "" : ",") + topology_->name(server);
+    }
+    event.fault().server = log_.intern(names);
+  }
 }
 
 void Nemesis::pause(std::size_t client) {
@@ -39,45 +47,51 @@ void Nemesis::resume(std::size_t client) {
   clients_[client].target->thaw();
 }
 
-LinkProxy& Nemesis::link(std::size_t client) const {
-  LOCKSIM_ASSERT(has_link(client));
-  return *clients_[client].link;
+std::vector<LinkProxy*> Nemesis::links(std::size_t client,
+                                       const std::vector<std::size_t>& servers) const {
+  LOCKSIM_ASSERT(client < clients_.size() && !clients_[client].links.empty());
+  const std::vector<LinkProxy*>& all = clients_[client].links;
+  if (servers.empty()) return all;
+  std::vector<LinkProxy*> chosen;
+  for (const std::size_t server : servers) {
+    LOCKSIM_ASSERT(server < all.size());
+    chosen.push_back(all[server]);
+  }
+  return chosen;
 }
 
-void Nemesis::lose_next_reply(std::size_t client) {
+void Nemesis::lose_next_reply(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // An instant: from here on the link drops one reply; the client's timeout shows when.
-  link(client).drop_reply_of_next();
-  record("lose_reply", client, FaultPhase::kInstant);
+  // An instant: from here on each link drops one reply; the client's timeout shows when.
+  for (LinkProxy* link : links(client, servers)) link->drop_reply_of_next();
+  record("lose_reply", client, FaultPhase::kInstant, servers);
 }
 
-void Nemesis::hold_next_command(std::size_t client) {
+void Nemesis::hold_next_command(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  link(client).hold_next_command();
-  record("delay", client, FaultPhase::kStart);
+  for (LinkProxy* link : links(client, servers)) link->hold_next_command();
+  record("delay", client, FaultPhase::kStart, servers);
 }
 
-void Nemesis::forward_held(std::size_t client) {
+void Nemesis::forward_held(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Recorded first: the server may act on the command the moment it is forwarded.
-  record("delay", client, FaultPhase::kEnd);
-  link(client).release_held();
+  record("delay", client, FaultPhase::kEnd, servers);
+  for (LinkProxy* link : links(client, servers)) link->release_held();
 }
 
-void Nemesis::partition(std::size_t client, bool reset) {
+void Nemesis::partition(std::size_t client, bool reset, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  link(client).partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
-  record("partition", client, FaultPhase::kStart);
+  for (LinkProxy* link : links(client, servers)) {
+    link->partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
+  }
+  record("partition", client, FaultPhase::kStart, servers);
 }
 
-void Nemesis::heal(std::size_t client) {
+void Nemesis::heal(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  record("partition", client, FaultPhase::kEnd);
-  link(client).heal();
-}
-
-bool Nemesis::has_link(std::size_t client) const {
-  return client < clients_.size() && clients_[client].link != nullptr;
+  record("partition", client, FaultPhase::kEnd, servers);
+  for (LinkProxy* link : links(client, servers)) link->heal();
 }
 
 void Nemesis::record_server(std::string_view name, std::size_t server, FaultPhase phase) {

@@ -53,27 +53,27 @@ class Nemesis {
   // log: the nemesis's own ClientLog, written only under the nemesis's lock.
   explicit Nemesis(ClientLog& log);
 
-  // attach: client `client`'s target and its link proxy (nullptr: a direct link, no link faults).
-  void attach(std::size_t client, FaultTarget* target, LinkProxy* link);
+  // attach: client `client`'s target and its link proxies, one per server of the topology (or
+  // one, to the run's server); none: direct links, no link faults.
+  void attach(std::size_t client, FaultTarget* target, std::vector<LinkProxy*> links);
 
   // pause / resume: a window in which `client` is frozen.
   void pause(std::size_t client);
   void resume(std::size_t client);
 
-  // Link faults (require an attached proxy).
-  // lose_next_reply: the reply of the next command on the client's link is dropped.
-  void lose_next_reply(std::size_t client);
-  // hold_next_command / forward_held: a window in which the client's next command is held in
-  // the proxy before the server sees it (a delayed packet).
-  void hold_next_command(std::size_t client);
-  void forward_held(std::size_t client);
-  // partition / heal: a window in which the link is cut.
-  // reset: close the link's connections (and new ones) instead of holding their bytes.
-  void partition(std::size_t client, bool reset);
-  void heal(std::size_t client);
-
-  // has_link: whether `client` has a proxied link.
-  bool has_link(std::size_t client) const;
+  // Link faults (require attached proxies). `servers` picks the client's links by server index
+  // (empty: every link); with a topology of several servers the events then name them
+  // ("server": "n1,n2"), so a window says which links it cut.
+  // lose_next_reply: the reply of the next command on each chosen link is dropped.
+  void lose_next_reply(std::size_t client, const std::vector<std::size_t>& servers = {});
+  // hold_next_command / forward_held: a window in which the client's next command on each chosen
+  // link is held in the proxy before the server sees it (a delayed packet).
+  void hold_next_command(std::size_t client, const std::vector<std::size_t>& servers = {});
+  void forward_held(std::size_t client, const std::vector<std::size_t>& servers = {});
+  // partition / heal: a window in which the chosen links are cut.
+  // reset: close the links' connections (and new ones) instead of holding their bytes.
+  void partition(std::size_t client, bool reset, const std::vector<std::size_t>& servers = {});
+  void heal(std::size_t client, const std::vector<std::size_t>& servers = {});
 
   // Server faults (require attach_topology). Each records its event under the server's name
   // (client target: the nemesis) and returns "" or what went wrong. The topology's own state
@@ -95,11 +95,14 @@ class Nemesis {
  private:
   struct Attached {
     FaultTarget* target = nullptr;
-    LinkProxy* link = nullptr;
+    std::vector<LinkProxy*> links;  // by server index
   };
-  void record(std::string_view name, std::size_t client, FaultPhase phase);
+  // record: `servers` (link indices) are named in the event when given on a topology.
+  void record(std::string_view name, std::size_t client, FaultPhase phase,
+              const std::vector<std::size_t>& servers = {});
   void record_server(std::string_view name, std::size_t server, FaultPhase phase);
-  LinkProxy& link(std::size_t client) const;
+  // links: the chosen links of `client` (asserts they exist).
+  std::vector<LinkProxy*> links(std::size_t client, const std::vector<std::size_t>& servers) const;
 
   std::mutex mutex_;
   ClientLog& log_;  // guarded by mutex_

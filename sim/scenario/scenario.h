@@ -177,6 +177,10 @@ struct Step {
   // packets are dropped and TCP retransmits; "reset" (true): every connection is closed at once
   // and new ones are closed until the heal.
   bool partition_reset = false;
+  // kPartition, and kAcquire/kRelease with a link fault: the servers (topology names) whose
+  // links to the client the fault is on; empty: every link of a partition, and for a lost reply
+  // or a delay the link to the primary (every node's, for a multi-server variant).
+  std::vector<std::string> link_servers;
   std::string record_id = "1";  // kRead, kWrite with find_or_create
   std::string json_path;        // "$.steps[2]", for messages
 };

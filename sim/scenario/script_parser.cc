@@ -27,16 +27,16 @@ struct ActionSpec {
 const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
       {"acquire", Step::Action::kAcquire,
-       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay"}},
+       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers"}},
       {"release", Step::Action::kRelease,
-       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay"}},
+       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay", "servers"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
       {"crash", Step::Action::kCrash, {}},
       {"sleep", Step::Action::kSleep, {"sleep_ms"}},
       {"read", Step::Action::kRead, {"record_id"}},
       {"write", Step::Action::kWrite, {"record_id"}},
       {"pause", Step::Action::kPause, {"pause_ms", "until", "max_ms"}},
-      {"partition", Step::Action::kPartition, {"partition_ms", "until", "max_ms", "mode"}},
+      {"partition", Step::Action::kPartition, {"partition_ms", "until", "max_ms", "mode", "servers"}},
       {"kill_server", Step::Action::kKillServer, {"server"}},
       {"restart_server", Step::Action::kRestartServer, {"server"}},
       {"pause_server", Step::Action::kPauseServer, {"server", "pause_ms", "until", "max_ms"}},
@@ -256,6 +256,31 @@ void parse_link_fault(const JsonReader& node, const ScriptNames& names, Step& st
   step.delay_max_ms = delay->member("max_ms").duration_ms(1, kMaxDurationMs);
 }
 
+// parse_link_servers: "servers" of a partition or a link fault: which of the client's links (one
+// per server of the topology) the fault is on. Absent: every link of a partition; the link to
+// the primary, or every node's with a multi-server variant, for a lost reply or a delay.
+void parse_link_servers(const JsonReader& node, const ScriptNames& names, Step& step) {
+  const std::optional<JsonReader> servers = node.optional_member("servers");
+  if (!servers) return;
+  if (step.action != Step::Action::kPartition && step.link_fault == LinkFault::kNone) {
+    servers->fail("only allowed together with \"lose_reply\" or \"delay\" (the links the fault "
+                  "is on)");
+  }
+  if (names.topology == nullptr) {
+    servers->fail("needs a top-level \"topology\" (a client has one link per server of it)");
+  }
+  std::vector<std::string> known;
+  for (const ServerSpec& server : names.topology->servers) known.push_back(server.name);
+  for (const JsonReader& element : servers->elements(/*non_empty=*/true)) {
+    std::string name = element.one_of(known, "server", "servers of the topology");
+    if (std::find(step.link_servers.begin(), step.link_servers.end(), name) !=
+        step.link_servers.end()) {
+      element.fail("\"" + name + "\" is listed twice");
+    }
+    step.link_servers.push_back(std::move(name));
+  }
+}
+
 // parse_resource_access: "record_id" of a read or write step; needs a top-level "resource".
 void parse_resource_access(const JsonReader& node, const ResourceConfig& resource, Step& step) {
   const std::string action_name = spec_of(step.action).name;
@@ -350,10 +375,12 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       }
       parse_fault_point(node, names, step);
       parse_link_fault(node, names, step);
+      parse_link_servers(node, names, step);
       break;
     case Step::Action::kRelease:
       parse_fault_point(node, names, step);
       parse_link_fault(node, names, step);
+      parse_link_servers(node, names, step);
       if (const auto unsaved = node.optional_member("unsaved_token")) {
         step.unsaved_token = unsaved->boolean();
       }
@@ -381,6 +408,7 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     case Step::Action::kPartition: {
       // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms"...; partition: "partition_ms"...
       const char* fixed_key = fixed_duration_key(step.action);
+      if (step.action == Step::Action::kPartition) parse_link_servers(node, names, step);
       if (const auto mode = node.optional_member("mode")) {
         step.partition_reset =
             mode->one_of({"hold", "reset"}, "partition mode", "allowed") == "reset";
@@ -463,6 +491,7 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
       entry["wait_max_ms"] = step.wait_max_ms;
     }
     if (!step.crash_at.empty()) entry["crash_at"] = step.crash_at;
+    if (!step.link_servers.empty()) entry["servers"] = step.link_servers;
     if (step.link_fault == LinkFault::kLoseReply) entry["lose_reply"] = true;
     if (step.link_fault == LinkFault::kDelay) {
       entry["delay"] = step.delay_until.empty()

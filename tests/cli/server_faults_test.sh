@@ -4,7 +4,8 @@
 # persistence forgets the lock (lock_lost, named in words with the server), with appendfsync
 # always it does not; SIGSTOP of the server expires the lease on resume; a clock jump through the
 # preloaded shift expires the key early; a cut replication link then promotion loses it; the
-# fault windows and their servers are in results.json; --redis refuses every topology (exit 2);
+# fault windows and their servers are in results.json; a link fault on chosen servers' links holds
+# only those (a Redlock release that misses a minority); --redis refuses every topology (exit 2);
 # a server fault without a topology, or naming an unknown server, is bad input (exit 2); and no
 # redis-server or sentinel is left behind.
 set -uo pipefail
@@ -40,6 +41,15 @@ expect_code "failover-loses-lock runs as expected" 0 $?
 expect_grep "the promoted replica never had the key" "replica was promoted to primary at .* without having received the key" \
   "$WORK/out/failover-loses-lock/latest/summary.md"
 
+# Links per server: A's release is held on its links to n1 and n2 only; n3, n4 and n5 are a
+# majority for B long before A's TTL.
+"$LOCKSIM" run scenarios/redlock-release-misses-minority.json --out "$WORK/out" >"$WORK/links.out" 2>&1
+expect_code "redlock-release-misses-minority runs as expected" 0 $?
+expect_grep "B is granted by the majority A's release reached" '"client":"B","type":"ok","f":"acquire".*"message":"granted by n3, n4, n5 of 5"' \
+  "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"
+expect_grep "the delay names the links it held" '"fault":"delay","target":"A","phase":"start","server":"n1,n2"' \
+  "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"
+
 # --redis: a topology is refused before anything runs.
 "$LOCKSIM" run scenarios/server-clock-jump.json --redis redis://127.0.0.1:1 --out "$WORK/refused" >"$WORK/redis.out" 2>&1
 expect_code "--redis refuses a scenario that harms its servers" 2 $?
@@ -63,6 +73,14 @@ sed 's/"variants"/"topology": "single", "variants"/; s/"do": "kill_server", "ser
 "$LOCKSIM" run "$WORK/bad-promote.json" --out "$WORK/bad" >"$WORK/bad3.out" 2>&1
 expect_code "promoting a primary is bad input" 2 $?
 expect_grep "it says a replica is needed" 'needs a replica; "n1" is a primary' "$WORK/bad3.out"
+sed 's/"variants"/"topology": "redlock_3", "variants"/; s/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1", "n4"]}/' "$WORK/no-topology.json" >"$WORK/bad-links.json"
+"$LOCKSIM" run "$WORK/bad-links.json" --out "$WORK/bad" >"$WORK/bad4.out" 2>&1
+expect_code "a link to an unknown server is bad input" 2 $?
+expect_grep "it names the element" 'steps\[1\].servers\[1\]: unknown server "n4"' "$WORK/bad4.out"
+sed 's/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1"]}/' "$WORK/no-topology.json" >"$WORK/bad-links2.json"
+"$LOCKSIM" run "$WORK/bad-links2.json" --out "$WORK/bad" >"$WORK/bad5.out" 2>&1
+expect_code "links by server without a topology is bad input" 2 $?
+expect_grep "it says a topology is needed" 'steps\[1\].servers: needs a top-level "topology"' "$WORK/bad5.out"
 if [[ -d $WORK/bad ]] && find "$WORK/bad" -name results.json | grep -q .; then
   fail "bad input wrote reports"
 else

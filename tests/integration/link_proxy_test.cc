@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/history/recorder.h"
+#include "sim/nemesis/nemesis.h"
 #include "tests/integration/redis_fixture.h"
 
 namespace locksim {
@@ -509,6 +511,46 @@ TEST_F(LinkProxyTest, DestructionWithOpenAndHeldConnectionsIsClean) {
   gone.port = port;
   Connection after(gone, short_timeout());
   EXPECT_EQ(after.last_error().error, RedisErrorKind::kRefused);
+}
+
+}  // namespace
+}  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// The nemesis picks a client's links by server: with one link per server (two proxies here,
+// standing for two servers), a partition or a lost reply aimed at one link leaves the other alone;
+// with no choice it hits every link.
+TEST_F(LinkProxyTest, NemesisFaultsHitOnlyTheChosenLinks) {
+  RunClock clock;
+  Recorder recorder(clock, {"c1", "nemesis"});
+  Nemesis nemesis(recorder.log(1));
+  std::unique_ptr<LinkProxy> second = LinkProxy::start(endpoint());
+  nemesis.attach(0, nullptr, {&proxy(), second.get()});
+  Connection first_link = through_proxy(short_timeout());
+  Connection second_link(second->endpoint(), short_timeout());
+
+  nemesis.partition(0, /*reset=*/true, {1});
+  EXPECT_TRUE(first_link.command({"PING"}).ok());
+  EXPECT_FALSE(second_link.command({"PING"}).ok()) << "the chosen link is cut";
+  nemesis.heal(0, {1});
+  ASSERT_TRUE(second_link.reconnect().ok());
+  EXPECT_TRUE(second_link.command({"PING"}).ok()) << "healed";
+
+  nemesis.lose_next_reply(0, {0});
+  EXPECT_EQ(first_link.command({"SET", key("k"), "v"}).error, RedisErrorKind::kTimeout);
+  EXPECT_TRUE(wait_until([&] { return on_server("k", "v"); })) << "the command itself ran";
+  EXPECT_TRUE(second_link.command({"PING"}).ok()) << "the other link lost nothing";
+  ASSERT_TRUE(first_link.reconnect().ok());
+  ASSERT_TRUE(first_link.command({"PING"}).ok());
+
+  nemesis.partition(0, /*reset=*/true);  // no choice: every link
+  EXPECT_FALSE(first_link.command({"PING"}).ok());
+  EXPECT_FALSE(second_link.command({"PING"}).ok());
+  nemesis.heal(0);
+  EXPECT_EQ(proxy().counters().replies_dropped, 1u);
+  EXPECT_EQ(second->counters().replies_dropped, 0u);
 }
 
 }  // namespace

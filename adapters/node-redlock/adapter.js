@@ -3,7 +3,10 @@
 // locksim worker-protocol adapter for redlock v5 (the Redlock algorithm, with ioredis); see
 // README.md. Variants: lib:redlock (acquire/release/extend) and lib:redlock-using (using(): the
 // library extends the lock by itself while the routine runs, and releases when it returns).
-// One server now; connect may carry "servers": [endpoint, ...] for a quorum of several.
+// lib:redlock and lib:redlock-using use one server; lib:redlock-quorum takes connect's "servers"
+// (every server of the topology) and is the library's Redlock over all of them: its acquire
+// answers the servers that granted ("granted_on", indices) and the validity the library computed
+// (lock.expiration - now: TTL minus the time the acquire took minus the drift).
 
 const common = require('../node/common');
 const { emit, fail, failure, errorName } = common;
@@ -18,17 +21,40 @@ async function votesAgainst(err) {
 }
 
 // outcome: an ExecutionError as "the lock was held by another value" (every vote against it
-// was ResourceLockedError: the library's answer) or as the server error that decided it.
-async function outcome(err) {
+// was ResourceLockedError: the library's answer) or as the server error that decided it. Over a
+// quorum (`quorum`: the number of servers), a last attempt that a majority refused with
+// ResourceLockedError is a definite no whatever the others answered (a down server's error):
+// our value can be on a minority at most, and the library releases it there before it throws.
+async function outcome(err, quorum = 0) {
   if (!(err instanceof ExecutionError)) return { cause: err };
+  if (quorum > 0 && err.attempts.length > 0) {
+    const last = await err.attempts[err.attempts.length - 1];
+    const refused = [...last.votesAgainst.values()].filter((e) => e instanceof ResourceLockedError);
+    if (refused.length >= Math.floor(quorum / 2) + 1) return { locked: true };
+  }
   const errors = await votesAgainst(err);
   const other = errors.filter((e) => !(e instanceof ResourceLockedError));
   return other.length === 0 ? { locked: true } : { cause: other[other.length - 1] };
 }
 
+// lastVotes: the last attempt of an ExecutionError in words: "last attempt: for n3; against n1
+// (ResourceLockedError), ...".
+async function lastVotes(err, names, clients) {
+  const stats = await err.attempts[err.attempts.length - 1];
+  const name = (client) => names[clients.indexOf(client)] || '?';
+  const votesFor = [...stats.votesFor].map(name);
+  const against = [...stats.votesAgainst].map(([client, e]) => `${name(client)} (${errorName(e) === "Error" ? e.message : errorName(e)})`);
+  return `last attempt: for ${votesFor.join(', ') || 'none'}; against ${against.join(', ') || 'none'}`;
+}
+
 async function makeWorker(req, ctx) {
   const using = req.variant === 'lib:redlock-using';
-  const clients = Array.isArray(req.servers) ? await Promise.all(req.servers.map(ctx.connect)) : [ctx.redis];
+  const quorum = req.variant === 'lib:redlock-quorum';
+  if (quorum && !Array.isArray(req.servers)) {
+    throw new common.ProtocolError('lib:redlock-quorum needs connect\'s "servers" (a topology of several servers)');
+  }
+  const clients = quorum ? await Promise.all(req.servers.map(ctx.connect)) : [ctx.redis];
+  const names = quorum ? req.servers.map((s, i) => s.name || `server ${i + 1}`) : [];
   // The library's defaults: driftFactor 0.01, retryCount 10, retryDelay 200 ms, retryJitter
   // 100 ms, automaticExtensionThreshold 500 ms (using() extends 500 ms before the lock ends).
   const redlock = new Redlock(clients);
@@ -104,8 +130,12 @@ async function makeWorker(req, ctx) {
           held.set(req.key, entry);
         }
       } catch (err) {
-        const why = await outcome(err);
-        if (why.locked) return { result: 'fail', error: 'gave_up', attempts: err.attempts.length, library_error: errorName(err) };
+        const why = await outcome(err, quorum ? clients.length : 0);
+        if (why.locked) {
+          const refused = { result: 'fail', error: 'gave_up', attempts: err.attempts.length, library_error: errorName(err) };
+          if (quorum && err.attempts.length > 0) refused.message = await lastVotes(err, names, clients);
+          return refused;
+        }
         // Server errors reach here only inside an ExecutionError; anything else is the library
         // refusing the request (using() wants ttl_ms >= automaticExtensionThreshold + 100).
         if (!(err instanceof ExecutionError)) return { ...fail(err.message), library_error: errorName(err) };
@@ -113,7 +143,14 @@ async function makeWorker(req, ctx) {
       } finally {
         acquiring = null;
       }
-      return { result: 'ok', token: attempt.lock.value, attempts: attempt.lock.attempts.length };
+      const ok = { result: 'ok', token: attempt.lock.value, attempts: attempt.lock.attempts.length };
+      if (quorum) {
+        // The last attempt's votes: which servers hold the value now.
+        const stats = await attempt.lock.attempts[attempt.lock.attempts.length - 1];
+        ok.granted_on = clients.map((c, i) => (stats.votesFor.has(c) ? i : -1)).filter((i) => i >= 0);
+        ok.validity_ms = Math.max(0, Math.floor(attempt.lock.expiration - Date.now()));
+      }
+      return ok;
     },
 
     async release(req) {
@@ -162,6 +199,7 @@ common.run({
   variants: [
     { name: 'lib:redlock', renews: false },
     { name: 'lib:redlock-using', renews: true },
+    { name: 'lib:redlock-quorum', renews: false },
   ],
   makeWorker,
 });

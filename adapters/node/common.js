@@ -243,4 +243,4 @@ async function run({ hello, variants, makeWorker }) {
   process.exit(0); // end of input; open connections and timers would keep node alive
 }
 
-module.exports = { lib, version, emit, fail, failure, errorName, run, COMMAND_TIMEOUT_MS };
+module.exports = { lib, version, emit, fail, failure, errorName, run, ProtocolError, COMMAND_TIMEOUT_MS };

@@ -113,9 +113,9 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
 }
 
 std::string library_refusal(const Scenario& scenario) {
-  if (scenario.topology) {
-    return "it runs on a topology of its own, and an adapter connects to one server and does not "
-           "follow a restart or a failover";
+  if (scenario.changes_primary()) {
+    return "it moves the primary to another server (promote, failover), and an adapter connects "
+           "to the primary of the start";
   }
   if (scenario.workload) {
     if (scenario.workload->event_loop) return "its workload runs on the event loop";

@@ -51,18 +51,19 @@ bool needs_reconnect(const RedisResult& result) {
          result.error == RedisErrorKind::kProtocol;
 }
 
-// granted_words: which servers granted a multi-server acquire ("granted by n1, n2, n3 of 5").
-std::string granted_words(const Topology& topology, const AcquireAttempt& attempt) {
+}  // namespace
+
+std::string granted_words(const Topology& topology, const std::vector<int>& granted_on) {
   std::string words = "granted by";
-  for (std::size_t i = 0; i < attempt.granted_on.size(); ++i) {
-    const auto server = static_cast<std::size_t>(attempt.granted_on[i]);
+  for (std::size_t i = 0; i < granted_on.size(); ++i) {
+    const int server = granted_on[i];
     words += (i == 0 ? " " : ", ") +
-             (server < topology.size() ? topology.name(server) : std::to_string(server));
+             (server >= 0 && static_cast<std::size_t>(server) < topology.size()
+                  ? topology.name(static_cast<std::size_t>(server))
+                  : std::to_string(server));
   }
   return words + " of " + std::to_string(topology.size());
 }
-
-}  // namespace
 
 DriverClient::DriverClient(RunContext& run, int index)
     : run_(run),
@@ -227,7 +228,7 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
               static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
         }
         if (!attempt.granted_on.empty() && run_.request().topology != nullptr) {
-          ok.message = log_.intern(granted_words(*run_.request().topology, attempt));
+          ok.message = log_.intern(granted_words(*run_.request().topology, attempt.granted_on));
         }
         if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
         log_.record(EventType::kOk, Op::kEnter, logical_key);

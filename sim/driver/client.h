@@ -52,6 +52,10 @@ struct CallFaults {
 // a ThreadClient inside locksim or a ProcessClient behind the worker protocol. Each records its
 // client's events in the client's own log at the conservative points (enter after the acquire
 // reply was read, exit before the release is sent), and is the nemesis's FaultTarget.
+// granted_words: which servers granted a multi-server acquire ("granted by n1, n2, n3 of 5");
+// `granted_on` holds server indices.
+std::string granted_words(const Topology& topology, const std::vector<int>& granted_on);
+
 class DriverClient : public FaultTarget {
  public:
   DriverClient(RunContext& run, int index);

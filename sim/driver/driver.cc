@@ -205,10 +205,10 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
   if (request.topology != nullptr) {
-    if (processes && request.topology->size() > 1) {
+    if (processes && scenario.changes_primary()) {
       outcome.harness_error =
-          "client processes are not supported on a topology of several servers yet (a worker "
-          "connects to one server and does not follow a failover); run the clients as threads";
+          "client processes cannot follow a change of primary (a worker connects to the primary "
+          "of the start, and \"promote\" or \"failover\" moves it); run the clients as threads";
       return outcome;
     }
     run.nemesis().attach_topology(request.topology);

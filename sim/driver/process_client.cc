@@ -16,6 +16,7 @@
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
 #include "sim/driver/worker_protocol.h"
+#include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
 namespace {
@@ -150,6 +151,9 @@ std::string ProcessClient::spawn() {
 }
 
 std::string ProcessClient::connect() {
+  if (const Topology* topology = run_.request().topology; topology != nullptr) {
+    primary_generation_ = topology->primary_generation();
+  }
   if (std::string error = spawn(); !error.empty()) return error;
   const LockConfig& lock = run_.scenario().lock;
   const Reply hello = call({{"op", "hello"}}, nullptr);
@@ -164,14 +168,23 @@ std::string ProcessClient::connect() {
                                     " (a worker of another protocol version?)") +
            stderr_tail();
   }
-  const Reply connected =
-      call({{"op", "connect"},
-            {"redis", endpoint_to_json(link_endpoint())},
-            {"client", name_},
-            {"variant", run_.request().variant.name()},
-            {"seed", run_.plan().clients().at(static_cast<std::size_t>(index_)).seed},
-            {"lock", lock_to_json(lock)}},
-           nullptr);
+  nlohmann::json connect = {{"op", "connect"},
+                            {"redis", endpoint_to_json(link_endpoint())},
+                            {"client", name_},
+                            {"variant", run_.request().variant.name()},
+                            {"seed", run_.plan().clients().at(static_cast<std::size_t>(index_)).seed},
+                            {"lock", lock_to_json(lock)}};
+  if (run_.request().variant.multi_server() && run_.request().topology != nullptr) {
+    // A quorum over every server of the topology, each through the client's link to it.
+    connect["servers"] = nlohmann::json::array();
+    for (std::size_t server = 0; server < run_.server_count(); ++server) {
+      nlohmann::json entry =
+          endpoint_to_json(run_.link_endpoint(static_cast<std::size_t>(index_), server));
+      entry["name"] = run_.request().topology->name(server);
+      connect["servers"].push_back(std::move(entry));
+    }
+  }
+  const Reply connected = call(std::move(connect), nullptr);
   if (connected.worker_died) {
     if (const std::string failure = run_.worker_failure(); !failure.empty()) return failure;
     return "the worker exited while connecting" + stderr_tail();
@@ -192,6 +205,14 @@ void ProcessClient::send(nlohmann::json request) {
 ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* faults) {
   const std::int64_t id = next_id_++;
   request["id"] = id;
+  if (const Topology* topology = run_.request().topology; topology != nullptr) {
+    const std::uint64_t generation = topology->primary_generation();
+    if (generation != primary_generation_) {
+      // A server the worker uses was killed, restarted or replaced since its last request.
+      request["reconnect"] = true;
+      primary_generation_ = generation;
+    }
+  }
   // A worker that stays silent this long (not counting while the nemesis has it stopped, nor an
   // acquire's own wait for the lock) has hung: a broken worker, not a lock that blocks.
   const std::string op = request.value("op", "");
@@ -406,6 +427,21 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
     }
     held_fencing_ = message.value("fencing", std::int64_t{-1});
     ok.acquire().fencing = held_fencing_;
+    // A quorum lock's lease is its validity time, and it says which servers granted it.
+    if (const auto validity = message.value("validity_ms", std::int64_t{-1}); validity >= 0) {
+      ok.acquire().validity_ms = static_cast<std::int32_t>(std::min<std::int64_t>(validity, INT32_MAX));
+    }
+    const Topology* topology = run_.request().topology;
+    if (const auto granted = message.find("granted_on");
+        topology != nullptr && granted != message.end() && granted->is_array()) {
+      std::vector<int> servers;
+      for (const nlohmann::json& server : *granted) {
+        if (server.is_number_integer() && servers.size() < topology->size()) {
+          servers.push_back(server.get<int>());
+        }
+      }
+      ok.message = log_.intern(granted_words(*topology, servers));
+    }
     if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
     log_.record(EventType::kOk, Op::kEnter, logical_key);
     holding_ = true;

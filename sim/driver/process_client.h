@@ -77,6 +77,9 @@ class ProcessClient final : public DriverClient {
   int from_worker_ = -1;
   std::thread reader_;
   std::int64_t next_id_ = 1;
+  // The topology's primary generation when the worker last heard of it: a request after a
+  // restart or a change of primary says "reconnect".
+  std::uint64_t primary_generation_ = 0;
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;

@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <condition_variable>
 #include <iostream>
@@ -143,8 +144,9 @@ class Renewal {
 // Worker: the state of one worker process after `connect`.
 class Worker {
  public:
-  Worker(Output& out, Endpoint endpoint, const LockVariant& variant, std::string client,
-         std::uint64_t seed, LockConfig lock)
+  // servers: with a multi-server variant, every server of the topology (connect's "servers").
+  Worker(Output& out, Endpoint endpoint, const std::vector<Endpoint>& servers,
+         const LockVariant& variant, std::string client, std::uint64_t seed, LockConfig lock)
       : out_(out),
         endpoint_(std::move(endpoint)),
         variant_(variant),
@@ -153,7 +155,17 @@ class Worker {
         lock_(std::move(lock)),
         connection_(endpoint_, ConnectionOptions{}),
         wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream))),
-        renewal_(out, endpoint_, variant, rng_.fork(1000)) {}
+        renewal_(out, endpoint_, variant, rng_.fork(1000)) {
+    if (!variant.multi_server()) return;
+    // As a thread client does: a node that does not answer within a tenth of the lease counts as
+    // not granting, bounded to [50, 1000] ms; a node down at the start is not an error.
+    const auto timeout =
+        std::chrono::milliseconds(std::clamp<std::int64_t>(lock_.ttl_ms / 10, 50, 1000));
+    for (const Endpoint& server : servers) {
+      nodes_.push_back(std::make_unique<Connection>(server, ConnectionOptions{timeout, timeout}));
+      node_pointers_.push_back(nodes_.back().get());
+    }
+  }
 
   const RedisResult* connect_error() const {
     return connection_.broken() ? &connection_.last_error() : nullptr;
@@ -161,6 +173,12 @@ class Worker {
 
   nlohmann::json handle(const nlohmann::json& request) {
     const std::string op = request.value("op", "");
+    if (request.value("reconnect", false)) {
+      // A server of the topology was killed, restarted or replaced since the last request: a
+      // connection to it may look open and be dead.
+      connection_.reconnect();
+      for (const auto& node : nodes_) node->reconnect();
+    }
     if (op == "acquire") return acquire(request);
     if (op == "release") return release(request);
     if (op == "extend") return extend(request);
@@ -180,6 +198,10 @@ class Worker {
   // context: a LockContext whose checkpoints act on the request's crash_at and pause_at.
   LockContext context(const nlohmann::json& request) {
     LockContext context{connection_, rng_, {}, client_, lock_.queue_timeout_ms};
+    for (const auto& node : nodes_) {
+      if (node->broken()) node->reconnect();
+    }
+    context.nodes = node_pointers_;
     const std::string crash_at = request.value("crash_at", "");
     const std::string pause_at = request.value("pause_at", "");
     if (crash_at.empty() && pause_at.empty()) return context;
@@ -219,6 +241,8 @@ class Worker {
         ok["token"] = attempt.token;
         if (attempt.fencing >= 0) ok["fencing"] = attempt.fencing;
         ok["attempts"] = attempts;
+        if (attempt.validity_ms >= 0) ok["validity_ms"] = attempt.validity_ms;
+        if (!attempt.granted_on.empty()) ok["granted_on"] = attempt.granted_on;
         // A duration, not an instant: the harness adds it to its own invoke time, which came
         // before the request arrived here, so the lease start it derives is never too late.
         ok["sent_after_ns"] = sent - received;
@@ -341,6 +365,8 @@ class Worker {
   Rng rng_;
   LockConfig lock_;
   Connection connection_;
+  std::vector<std::unique_ptr<Connection>> nodes_;  // a multi-server variant's, by server
+  std::vector<Connection*> node_pointers_;
   std::unique_ptr<WaitStrategy> wait_;
   Renewal renewal_;
 };
@@ -429,7 +455,12 @@ int run_worker() {
           out.write(failed);
           continue;
         }
-        worker = std::make_unique<Worker>(out, endpoint_from_json(request.at("redis")), *variant,
+        std::vector<Endpoint> servers;
+        for (const nlohmann::json& server : request.value("servers", nlohmann::json::array())) {
+          servers.push_back(endpoint_from_json(server));
+        }
+        worker = std::make_unique<Worker>(out, endpoint_from_json(request.at("redis")), servers,
+                                          *variant,
                                           request.at("client").get<std::string>(),
                                           request.at("seed").get<std::uint64_t>(),
                                           lock_from_json(request.at("lock")));

@@ -40,6 +40,7 @@ class LibraryVariant final : public LockVariant {
   std::string_view summary() const override { return spec_.summary; }
   bool uses_ttl() const override { return spec_.uses_ttl; }
   bool renews() const override { return spec_.renews; }
+  bool multi_server() const override { return spec_.quorum; }
   bool in_process() const override { return false; }
   std::string stored_key(const std::string& key) const override {
     return library_key(spec_.lock_key, key);
@@ -102,7 +103,7 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "lock_key", "runtime_check", "install", "reported_in"});
+                         "renews", "quorum", "lock_key", "runtime_check", "install", "reported_in"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -118,6 +119,7 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     }
     if (const auto uses_ttl = entry.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
     if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
+    if (const auto quorum = entry.optional_member("quorum")) spec.quorum = quorum->boolean();
     if (const auto lock_key = entry.optional_member("lock_key")) {
       spec.lock_key = lock_key->non_empty_string(kMaxField);
       if (spec.lock_key.find("{key}") == std::string::npos) {

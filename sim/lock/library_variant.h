@@ -16,8 +16,9 @@
 // "{adapters}" in the command stands for the adapters directory; "like" names the built-in whose
 // scenarios the library joins and whose expectations it must meet there, unless "expect" is
 // "any" (the verdicts are reported, not asserted: the run is the finding); "lock_key" says where
-// the library keeps
-// its lock ("mutex:{key}"), for the run's ACL user and the key conditions of scripted steps.
+// the library keeps its lock ("mutex:{key}"), for the run's ACL user and the key conditions of
+// scripted steps; "quorum": true says the library takes its lock over every server of a topology
+// (its adapter gets connect's "servers"), like the built-in redlock.
 //
 //   const auto specs = load_library_manifest(adapters_dir() / "libraries.json");  // InputError
 //   register_variant(make_library_variant(specs[0]));
@@ -44,6 +45,9 @@ struct LibrarySpec {
   std::map<std::string, std::string> reported_in;
   bool uses_ttl = true;
   bool renews = false;
+  // "quorum": true: the library takes its lock over every server of a topology itself (Redlock);
+  // connect then carries "servers", and it joins the multi-server scenarios of its "like".
+  bool quorum = false;
   std::string lock_key = "{key}";
   std::vector<std::string> command;        // {adapters} already replaced
   std::vector<std::string> runtime_check;  // exits 0 when the library's runtime is installed

@@ -24,6 +24,12 @@ bool Scenario::server_faults() const {
                      [](const Step& step) { return Step::server_action(step.action); });
 }
 
+bool Scenario::changes_primary() const {
+  return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
+    return step.action == Step::Action::kPromote || step.action == Step::Action::kFailover;
+  });
+}
+
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
       "exclusive_without_faults", "survives_crash",       "refuses_stale_release",

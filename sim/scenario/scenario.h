@@ -311,6 +311,9 @@ struct Scenario {
   // server_faults: whether some step restarts, pauses, fails over or shifts the clock of a
   // server (refused with --redis: locksim never harms a server it did not start).
   bool server_faults() const;
+  // changes_primary: whether some step moves the primary to another server (promote, failover),
+  // which a client must follow.
+  bool changes_primary() const;
 };
 
 }  // namespace locksim

@@ -5,7 +5,9 @@
 # verdict; a missing runtime is exit 3 with the install command, before anything is written; and
 # the real adapters run a scripted scenario with the verdicts their design predicts (redis-py's
 # and redlock's owner-checked release refuse a stale release; redis-lock's DEL deletes the next
-# holder's lock when its own clock has not yet seen the expiry).
+# holder's lock when its own clock has not yet seen the expiry); and redlock over five servers of
+# its own (lib:redlock-quorum: connect's "servers") keeps one node's kill within its quorum, and
+# blocks itself with the grants of a failed attempt, where the built-in unlocks them.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -85,4 +87,18 @@ then pass "lib:redis-lock: the overlap is reported"; else fail "lib:redis-lock";
 expect_grep "the summary says why lib:redis-lock is not asserted" \
   "lib:redis-lock's verdicts are reported, not asserted: .*no owner check" \
   "$WORK/real/stale-release/latest/summary.md"
+
+# --- a quorum library on a topology of five servers ---------------------------------------------
+timeout 300 "$LOCKSIM" run "$SOURCE/scenarios/redlock-majority-survives-one-kill.json" \
+  "$SOURCE/scenarios/redlock-retry-self-blocking.json" --library redlock-quorum \
+  --out "$WORK/quorum" --no-progress >"$WORK/quorum.out" 2>"$WORK/quorum.err"
+expect_code "lib:redlock-quorum runs the Redlock scenarios" 0 $?
+expect_grep "one server down is within its quorum" \
+  "redlock-majority-survives-one-kill *lib:redlock-quorum *ok *ok *yes" "$WORK/quorum.out"
+expect_grep "the library tells which servers granted" '"client":"B","type":"ok","f":"acquire".*"validity_ms":[0-9]*,"message":"granted by n2, n3, n4, n5 of 5"' \
+  "$WORK/quorum/redlock-majority-survives-one-kill/latest/lib:redlock-quorum/history.jsonl"
+expect_grep "the built-in unlocks a failed attempt's grants" \
+  "redlock-retry-self-blocking *redlock *ok *ok *yes" "$WORK/quorum.out"
+expect_grep "the library blocks itself with them" \
+  "redlock-retry-self-blocking *lib:redlock-quorum *any *deadlock *yes" "$WORK/quorum.out"
 finish

@@ -100,5 +100,9 @@ expect_grep "the library tells which servers granted" '"client":"B","type":"ok",
 expect_grep "the built-in unlocks a failed attempt's grants" \
   "redlock-retry-self-blocking *redlock *ok *ok *yes" "$WORK/quorum.out"
 expect_grep "the library blocks itself with them" \
-  "redlock-retry-self-blocking *lib:redlock-quorum *any *deadlock *yes" "$WORK/quorum.out"
+  "redlock-retry-self-blocking *lib:redlock-quorum *any *\(deadlock\|unknown\) *yes" "$WORK/quorum.out"
+expect_no_grep "B never gets the lock from the library" '"client":"B","type":"ok","f":"acquire"' \
+  "$WORK/quorum/redlock-retry-self-blocking/latest/lib:redlock-quorum/history.jsonl"
+expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire".*"granted by n3, n4, n5 of 5"' \
+  "$WORK/quorum/redlock-retry-self-blocking/latest/redlock/history.jsonl"
 finish

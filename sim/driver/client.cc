@@ -53,6 +53,10 @@ bool needs_reconnect(const RedisResult& result) {
 
 }  // namespace
 
+std::chrono::milliseconds node_timeout(std::int64_t ttl_ms) {
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 1000));
+}
+
 std::string granted_words(const Topology& topology, const std::vector<int>& granted_on) {
   std::string words = "granted by";
   for (std::size_t i = 0; i < granted_on.size(); ++i) {
@@ -98,10 +102,7 @@ std::string ThreadClient::connect() {
   const Topology* topology = run_.request().topology;
   if (topology != nullptr) primary_generation_ = topology->primary_generation();
   if (topology != nullptr && run_.request().variant.multi_server()) {
-    // A node that does not answer within a tenth of the lease counts as not granting (the Redis
-    // docs: a per-node timeout small against the TTL), bounded to [50, 1000] ms.
-    const auto timeout = std::chrono::milliseconds(
-        std::clamp<std::int64_t>(run_.scenario().lock.ttl_ms / 10, 50, 1000));
+    const auto timeout = node_timeout(run_.scenario().lock.ttl_ms);
     for (std::size_t server = 0; server < topology->size(); ++server) {
       // A node down at the start is not an error: the variant counts it as not granting.
       nodes_.push_back(std::make_unique<Connection>(

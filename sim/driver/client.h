@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,11 @@ struct CallFaults {
 // granted_words: which servers granted a multi-server acquire ("granted by n1, n2, n3 of 5");
 // `granted_on` holds server indices.
 std::string granted_words(const Topology& topology, const std::vector<int>& granted_on);
+
+// node_timeout: the connect and command timeout of a multi-server variant's node connections: a
+// node that does not answer within a tenth of the lease counts as not granting (the Redis docs:
+// a per-node timeout small against the TTL), bounded to [50, 1000] ms.
+std::chrono::milliseconds node_timeout(std::int64_t ttl_ms);
 
 class DriverClient : public FaultTarget {
  public:

@@ -157,10 +157,8 @@ class Worker {
         wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream))),
         renewal_(out, endpoint_, variant, rng_.fork(1000)) {
     if (!variant.multi_server()) return;
-    // As a thread client does: a node that does not answer within a tenth of the lease counts as
-    // not granting, bounded to [50, 1000] ms; a node down at the start is not an error.
-    const auto timeout =
-        std::chrono::milliseconds(std::clamp<std::int64_t>(lock_.ttl_ms / 10, 50, 1000));
+    // As a thread client's; a node down at the start is not an error.
+    const auto timeout = driver_internal::node_timeout(lock_.ttl_ms);
     for (const Endpoint& server : servers) {
       nodes_.push_back(std::make_unique<Connection>(server, ConnectionOptions{timeout, timeout}));
       node_pointers_.push_back(nodes_.back().get());

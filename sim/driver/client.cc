@@ -356,10 +356,12 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
     Rng rng = rng_.fork(1000);
     LockContext lock_context{connection, rng, {}, name_, run_.scenario().lock.queue_timeout_ms};
     std::unique_lock<std::mutex> lock(renewal_mutex_);
+    // Each renewal falls due a period after the previous one returned (a deadline, as the
+    // worker's): a freeze does not move it, and one that fell due meanwhile runs on thaw.
+    auto due = std::chrono::steady_clock::now() + std::chrono::nanoseconds(period_ns);
     // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
     while (!renewal_stop_ && !run_.should_stop()) {
-      renewal_wake_.wait_for(lock, std::chrono::nanoseconds(period_ns),
-                             [this] { return renewal_stop_; });
+      renewal_wake_.wait_until(lock, due, [this] { return renewal_stop_; });
       // A frozen client renews nothing; the renewal that fell due meanwhile runs on thaw.
       renewal_wake_.wait(lock, [this] { return !frozen_ || renewal_stop_; });
       if (renewal_stop_ || run_.should_stop()) break;
@@ -370,6 +372,7 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
       invoke.token = renewal_log_->intern(token);
       if (connection.broken()) connection.reconnect();
       const ExtendResult result = run_.request().variant.extend(lock_context, key, token, ttl_ms);
+      due = std::chrono::steady_clock::now() + std::chrono::nanoseconds(period_ns);
       if (result.outcome == ExtendResult::Outcome::kError) {
         Event& failed =
             renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,

@@ -97,13 +97,18 @@ class Renewal {
       Connection connection(endpoint_, ConnectionOptions{});
       const LockContext context{connection, rng_, {}, {}, 0};
       std::unique_lock<std::mutex> lock(mutex_);
+      // Each renewal falls due a period after the previous one returned, a deadline taken before
+      // anything is written: a worker stopped (SIGSTOP) anywhere after that, even before it went
+      // back to sleep, renews at once when it is continued if the deadline has passed meanwhile.
+      auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(period_ms);
       while (!stop_) {
-        wake_.wait_for(lock, std::chrono::milliseconds(period_ms), [this] { return stop_; });
+        wake_.wait_until(lock, due, [this] { return stop_; });
         if (stop_) break;
         lock.unlock();
         out_.write({{"event", "extend"}, {"phase", "invoke"}});
         if (connection.broken()) connection.reconnect();
         const ExtendResult result = variant_.extend(context, key, token, ttl_ms);
+        due = std::chrono::steady_clock::now() + std::chrono::milliseconds(period_ms);
         if (result.outcome == ExtendResult::Outcome::kError) {
           nlohmann::json event = failure({}, result.error);
           event.erase("id");

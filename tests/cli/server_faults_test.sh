@@ -68,25 +68,28 @@ cat >"$WORK/no-topology.json" <<'JSON'
  "steps": [{"client": "A", "do": "acquire"}, {"do": "kill_server", "server": "n1"}],
  "expect": {"lua_owner": "any"}}
 JSON
-"$LOCKSIM" run "$WORK/no-topology.json" --out "$WORK/bad" >"$WORK/bad1.out" 2>&1
-expect_code "a server fault without a topology is bad input" 2 $?
-expect_grep "it says a topology is needed" 'steps\[1\].do: "kill_server" needs a top-level "topology"' "$WORK/bad1.out"
-sed 's/"variants"/"topology": "redlock_3", "variants"/; s/"server": "n1"/"server": "n9"/' "$WORK/no-topology.json" >"$WORK/bad-server.json"
-"$LOCKSIM" run "$WORK/bad-server.json" --out "$WORK/bad" >"$WORK/bad2.out" 2>&1
-expect_code "an unknown server is bad input" 2 $?
-expect_grep "it lists the servers" 'steps\[1\].server: unknown server "n9"' "$WORK/bad2.out"
-sed 's/"variants"/"topology": "single", "variants"/; s/"do": "kill_server", "server": "n1"/"do": "promote", "server": "n1"/' "$WORK/no-topology.json" >"$WORK/bad-promote.json"
-"$LOCKSIM" run "$WORK/bad-promote.json" --out "$WORK/bad" >"$WORK/bad3.out" 2>&1
-expect_code "promoting a primary is bad input" 2 $?
-expect_grep "it says a replica is needed" 'needs a replica; "n1" is a primary' "$WORK/bad3.out"
-sed 's/"variants"/"topology": "redlock_3", "variants"/; s/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1", "n4"]}/' "$WORK/no-topology.json" >"$WORK/bad-links.json"
-"$LOCKSIM" run "$WORK/bad-links.json" --out "$WORK/bad" >"$WORK/bad4.out" 2>&1
-expect_code "a link to an unknown server is bad input" 2 $?
-expect_grep "it names the element" 'steps\[1\].servers\[1\]: unknown server "n4"' "$WORK/bad4.out"
-sed 's/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1"]}/' "$WORK/no-topology.json" >"$WORK/bad-links2.json"
-"$LOCKSIM" run "$WORK/bad-links2.json" --out "$WORK/bad" >"$WORK/bad5.out" 2>&1
-expect_code "links by server without a topology is bad input" 2 $?
-expect_grep "it says a topology is needed" 'steps\[1\].servers: needs a top-level "topology"' "$WORK/bad5.out"
+# bad_case NAME SED PATTERN: no-topology.json edited by SED is refused (exit 2), saying PATTERN.
+bad_count=0
+bad_case() {
+  bad_count=$((bad_count + 1))
+  sed "$2" "$WORK/no-topology.json" >"$WORK/bad$bad_count.json"
+  "$LOCKSIM" run "$WORK/bad$bad_count.json" --out "$WORK/bad" >"$WORK/bad$bad_count.out" 2>&1
+  expect_code "$1 is bad input" 2 $?
+  expect_grep "$1: the message says why" "$3" "$WORK/bad$bad_count.out"
+}
+bad_case "a server fault without a topology" '' \
+  'steps\[1\].do: "kill_server" needs a top-level "topology"'
+bad_case "an unknown server" 's/"variants"/"topology": "redlock_3", "variants"/; s/"server": "n1"/"server": "n9"/' \
+  'steps\[1\].server: unknown server "n9"'
+bad_case "promoting a primary" \
+  's/"variants"/"topology": "single", "variants"/; s/"do": "kill_server", "server": "n1"/"do": "promote", "server": "n1"/' \
+  'needs a replica; "n1" is a primary'
+bad_case "a link to an unknown server" \
+  's/"variants"/"topology": "redlock_3", "variants"/; s/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1", "n4"]}/' \
+  'steps\[1\].servers\[1\]: unknown server "n4"'
+bad_case "links by server without a topology" \
+  's/{"do": "kill_server", "server": "n1"}/{"client": "A", "do": "partition", "partition_ms": 10, "servers": ["n1"]}/' \
+  'steps\[1\].servers: needs a top-level "topology"'
 if [[ -d $WORK/bad ]] && find "$WORK/bad" -name results.json | grep -q .; then
   fail "bad input wrote reports"
 else

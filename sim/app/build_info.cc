@@ -9,9 +9,7 @@
 
 #include "sim/app/commands.h"
 
-#ifndef LOCKSIM_COMMIT
-#define LOCKSIM_COMMIT "unknown"
-#endif
+#include "locksim_commit.h"  // generated at every build (cmake/LocksimCommit.cmake)
 #ifndef LOCKSIM_VERSION
 #define LOCKSIM_VERSION "unknown"
 #endif

@@ -43,11 +43,14 @@ std::string lease_phrase(const History& history, const WindowRecord& window) {
 
 // server_faults_between: the server faults that can make a server forget a lock (a restart, a
 // promotion, a clock jump) recorded in (from_ns, to_ns], in words, and the last one's time.
+// `held_on` (server names, empty: any server) keeps only the faults of the servers the earlier
+// grant was on: a server that never held the key forgets nothing.
 struct LostLock {
   std::string words;
   Nanos at_ns = -1;
 };
-LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns) {
+LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns,
+                               const std::vector<std::string>& held_on = {}) {
   LostLock lost;
   for (const Event& event : history.events) {
     if (event.time_ns > to_ns) break;
@@ -56,6 +59,9 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
     if (fault.server == 0) continue;
     const std::string_view name = history.str(fault.name);
     const std::string server(history.str(fault.server));
+    if (!held_on.empty() && std::find(held_on.begin(), held_on.end(), server) == held_on.end()) {
+      continue;
+    }
     std::string what;
     if (name == "restart_server") {
       what = server + " was restarted at " + format_ms(event.time_ns) +
@@ -86,6 +92,31 @@ std::string granted_phrase(const History& history, const WindowRecord& window) {
     }
   }
   return "";
+}
+
+// granted_servers: the server names of a grant phrase ("granted by n1, n2, n3 of 5"), or none.
+std::vector<std::string> granted_servers(const std::string& phrase) {
+  const std::string prefix = "granted by ";
+  const std::size_t end = phrase.rfind(" of ");
+  std::vector<std::string> names;
+  if (phrase.rfind(prefix, 0) != 0 || end == std::string::npos || end < prefix.size()) return names;
+  const std::string list = phrase.substr(prefix.size(), end - prefix.size());
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(", ", start), list.size());
+    if (comma > start) names.push_back(list.substr(start, comma - start));
+    start = comma + 2;
+  }
+  return names;
+}
+
+// lost_lock: the server faults that may have made the earlier grant's servers forget it; all
+// server faults in between if the grant does not say which servers it was on, or none of those
+// faulted.
+LostLock lost_lock(const History& history, const WindowRecord& earlier, Nanos to_ns) {
+  const LostLock on_its_servers = server_faults_between(
+      history, earlier.start_ns, to_ns, granted_servers(granted_phrase(history, earlier)));
+  if (on_its_servers.at_ns >= 0) return on_its_servers;
+  return server_faults_between(history, earlier.start_ns, to_ns);
 }
 
 Finding make_violation(const History& history, const KeyTimeline& timeline,
@@ -133,8 +164,7 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
             format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
             " (its acquire reply was read late), before " + y + " got in, while " + x +
             " was still working.";
-  } else if (const LostLock lost = server_faults_between(history, earlier.start_ns, later.start_ns);
-             lost.at_ns >= 0) {
+  } else if (const LostLock lost = lost_lock(history, earlier, later.start_ns); lost.at_ns >= 0) {
     // The lease was still valid and no client deleted the key: a server forgot it.
     v.cause = "lock_lost";
     text += lease_phrase(history, earlier) + " was still valid until " +

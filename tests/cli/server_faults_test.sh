@@ -56,6 +56,15 @@ expect_grep "B is granted by the majority A's release reached" '"client":"B","ty
 expect_grep "the delay names the links it held" '"fault":"delay","target":"A","phase":"start","server":"n1,n2"' \
   "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"
 
+# Redlock: only the restart of a server that held A's key is named (n4 and n5 were down, so
+# their restarts forgot nothing).
+"$LOCKSIM" run scenarios/redlock-restart-without-persistence.json --out "$WORK/out" >"$WORK/redlock.out" 2>&1
+expect_code "redlock-restart-without-persistence runs as expected" 0 $?
+expect_grep "the summary names n3's restart" "n3 was restarted at .* and came back without the key" \
+  "$WORK/out/redlock-restart-without-persistence/latest/summary.md"
+expect_no_grep "not the restarts of servers that never held the key" "n[45] was restarted" \
+  "$WORK/out/redlock-restart-without-persistence/latest/summary.md"
+
 # --redis: a topology is refused before anything runs.
 "$LOCKSIM" run scenarios/server-clock-jump.json --redis redis://127.0.0.1:1 --out "$WORK/refused" >"$WORK/redis.out" 2>&1
 expect_code "--redis refuses a scenario that harms its servers" 2 $?

@@ -64,15 +64,21 @@ class ObservedLock(Lock):
 
 
 def watchdog(lock, period_s, stopped):
-    while not stopped.wait(period_s):
+    # Each renewal falls due a period after the previous one returned, a deadline taken before
+    # anything is written: a process stopped (SIGSTOP) before it went back to sleep renews at
+    # once when it is continued, if the deadline passed meanwhile (as locksim's own workers do).
+    due = time.monotonic() + period_s
+    while not stopped.wait(max(0.0, due - time.monotonic())):
         emit({"event": "extend", "phase": "invoke"})
         try:
             lock.reacquire()  # the TTL back to the Lock's timeout
+            due = time.monotonic() + period_s
             emit({"event": "extend", "result": "ok", "extended": 1})
         except LockNotOwnedError as e:
             emit({"event": "extend", "result": "ok", "extended": 0, "library_error": type(e).__name__})
             return  # nothing left to renew
         except RedisError as e:
+            due = time.monotonic() + period_s
             emit(dict(event="extend", **failure(e)))
 
 

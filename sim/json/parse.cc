@@ -202,6 +202,19 @@ Json parse_strict(std::string_view text, const JsonLimits& limits, std::string_v
                                    " bytes is larger than the limit of " +
                                    std::to_string(limits.max_bytes) + " bytes"}};
   }
+  // A UTF-16 text (Windows editors save one) has NUL in every other byte: name the encoding.
+  if (text.starts_with("\xff\xfe") || text.starts_with("\xfe\xff")) {
+    throw ProblemFound{Problem{0, "",
+                               "invalid JSON: the text is UTF-16 (it starts with a UTF-16 byte "
+                               "order mark); save it as UTF-8"}};
+  }
+  // nlohmann's lexer takes a NUL byte for the end of the input, so a binary file would be
+  // reported as "unexpected end of input" at its first NUL: name the byte instead.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw ProblemFound{Problem{nul, "",
+                               "invalid JSON: a NUL byte (\\x00), which a JSON text never "
+                               "contains (is this a binary file?)"}};
+  }
   if (only_whitespace(text)) {
     throw ProblemFound{
         Problem{text.size(), "", "invalid JSON: no value (the input is empty or only whitespace)"}};

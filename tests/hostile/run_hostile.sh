@@ -222,7 +222,10 @@ run_case gen-empty-file "$G/empty.json" "line 1, column 1: invalid JSON: no valu
 printf '{"name": "x\xff\xfe"}' >"$G/invalid-utf8.json"
 run_case gen-invalid-utf8 "$G/invalid-utf8.json" "line 1, column 12: invalid JSON" "" run "$G/invalid-utf8.json"
 printf '{"name":\0"x"}' >"$G/nul.json"
-run_case gen-nul-byte "$G/nul.json" "line 1, column 9: invalid JSON" "" run "$G/nul.json"
+run_case gen-nul-byte "$G/nul.json" "line 1, column 9: invalid JSON: a NUL byte" "" run "$G/nul.json"
+# A binary file (NUL first) is named as one, not as "unexpected end of input".
+printf '\0\0\0\x01{"name": "x"}' >"$G/nul-first.json"
+run_case gen-nul-first-byte "$G/nul-first.json" "line 1, column 1: invalid JSON: a NUL byte (\\x00), which a JSON text never contains (is this a binary file?)" "" run "$G/nul-first.json"
 
 # Every numeric field of the valid bases, and every object's first key given twice, and every
 # KEYS/ARGV template of the variant left with an unclosed placeholder: the generator writes one

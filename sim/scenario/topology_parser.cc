@@ -86,6 +86,14 @@ TopologySpec parse_topology(const JsonReader& node) {
       for (const ServerSpec& other : topology.servers) {
         if (other.name != topology.servers[i].name) primaries.push_back(other.name);
       }
+      // A server named as its own primary is a slip worth its own words (else it would read as
+      // an unknown server, and with one server as a choice among none).
+      if (replica_of->string() == topology.servers[i].name) {
+        replica_of->fail("\"" + topology.servers[i].name +
+                         "\" cannot be a replica of itself; name another server of the list" +
+                         (primaries.empty() ? std::string(" (this list has no other)")
+                                            : ": " + join(primaries)));
+      }
       topology.servers[i].replica_of = replica_of->one_of(primaries, "server", "other servers");
     }
     for (const ServerSpec& server : topology.servers) {

@@ -1,9 +1,13 @@
 // locksim: run, check and list Redis lock scenarios. See README.md and `locksim --help`.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "sim/app/commands.h"
+#include "sim/app/did_you_mean.h"
 #include "sim/app/flags.h"
 #include "sim/app/signals.h"
 #include "sim/core/error.h"
@@ -150,6 +154,21 @@ int main(int argc, char** argv) {
       "(the worker protocol, README.md \"Client processes\"). Not for interactive use");
   worker_cmd->add_option("--variant-file", worker_variant_files, "User locks the run uses");
 
+  // A first word that names no command (and is no option) is a mistyped command: say so, with
+  // the nearest one, rather than CLI11's "A subcommand is required".
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());
+    const std::string word = argv[1];
+    if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+      std::erase(commands, "worker");  // internal: never suggested
+      std::string names;
+      for (const std::string& command : commands) names += (names.empty() ? "" : ", ") + command;
+      std::cerr << "locksim: unknown command \"" << word << "\"" << did_you_mean(word, commands)
+                << "; the commands are " << names << " (locksim --help says what each does)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -479,9 +479,21 @@ bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
     return !reply.crash_point;
   }
   const std::string result = reply.message.value("result", "");
-  if (result == "ok") {
+  const auto deleted = reply.message.find("deleted");
+  const bool counted = deleted != reply.message.end() && deleted->is_number_integer() &&
+                       deleted->get<std::int64_t>() >= 0 &&
+                       deleted->get<std::int64_t>() <= INT32_MAX;
+  if (result == "ok" && counted) {
     log_.record(EventType::kOk, Op::kRelease, held_key_).release().deleted =
-        std::clamp(reply.message.value("deleted", 0), 0, INT32_MAX);
+        static_cast<std::int32_t>(deleted->get<std::int64_t>());
+  } else if (result == "ok") {
+    // What the release did is unknown: as a script's reply outside the contract.
+    Event& odd = log_.record(EventType::kInfo, Op::kRelease, held_key_);
+    odd.error = ErrorKind::kUnexpectedReply;
+    odd.message = log_.intern(
+        "the release answered ok with \"deleted\": " +
+        (deleted == reply.message.end() ? std::string("(missing)") : deleted->dump().substr(0, 40)) +
+        "; expected a count of keys deleted from 0 up");
   } else {
     Event& failed = log_.record(result == "info" ? EventType::kInfo : EventType::kFail,
                                 Op::kRelease, held_key_);

@@ -4,7 +4,8 @@
 // matter which commands a variant uses:
 //   acquire: status OK -> kAcquired, nil -> kBusy, any error (or an unexpected reply) -> kError;
 //   acquire by SETNX or a script: integer 1 -> kAcquired, 0 -> kBusy, anything else -> kError;
-//   release: integer n -> kReleased if n >= 1 else kNotHeld, any error -> kError.
+//   release: integer n -> kReleased if n >= 1 else kNotHeld, any error -> kError; a negative
+//   integer (or one past 2^31 - 1) is no count of keys deleted: an unexpected reply -> kError.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,10 @@ AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::strin
 // SETNX and the acquire scripts return.
 AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
                                     std::string_view command);
+
+// is_deleted_count: whether `reply` is a count of keys deleted, as a release may answer: an
+// integer from 0 (refused, or already gone) to 2^31 - 1.
+bool is_deleted_count(const Reply& reply);
 
 // release_outcome: the outcome of a release whose reply is the number of keys deleted.
 ReleaseResult release_outcome(RedisResult result, std::string_view command);

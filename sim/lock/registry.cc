@@ -1,5 +1,6 @@
 #include "sim/lock/registry.h"
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -43,9 +44,13 @@ AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
   return attempt;
 }
 
+bool is_deleted_count(const Reply& reply) {
+  return reply.type == Reply::Type::kInteger && reply.integer >= 0 && reply.integer <= INT32_MAX;
+}
+
 ReleaseResult release_outcome(RedisResult result, std::string_view command) {
   ReleaseResult release;
-  if (result.ok() && result.reply.type == Reply::Type::kInteger) {
+  if (result.ok() && is_deleted_count(result.reply)) {
     release.deleted = result.reply.integer;
     release.outcome =
         release.deleted >= 1 ? ReleaseResult::Outcome::kReleased : ReleaseResult::Outcome::kNotHeld;

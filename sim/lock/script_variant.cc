@@ -9,6 +9,7 @@
 #include "sim/core/error.h"
 #include "sim/json/file.h"
 #include "sim/json/json_reader.h"
+#include "sim/lock/outcome.h"
 
 namespace locksim {
 namespace {
@@ -154,14 +155,14 @@ class ScriptedLuaLock final : public LockVariant {
         release_.run(context.connection, expand(spec_.release.keys, context, key, token, no_ttl),
                      expand(spec_.release.args, context, key, token, no_ttl));
     ReleaseResult release;
-    if (result.ok() && result.reply.type == Reply::Type::kInteger) {
+    if (result.ok() && lock_detail::is_deleted_count(result.reply)) {
       release.deleted = result.reply.integer;
       release.outcome = release.deleted >= 1 ? ReleaseResult::Outcome::kReleased
                                              : ReleaseResult::Outcome::kNotHeld;
     } else {
       release.outcome = ReleaseResult::Outcome::kError;
       release.error = result.ok() ? wrong_reply(std::move(result), release_.name(),
-                                                "an integer (keys deleted; 0 = refused)")
+                                                "an integer from 0 (refused) up: the keys deleted")
                                   : std::move(result);
     }
     return release;

@@ -129,5 +129,31 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
   EXPECT_NE(error.find("$.release.script: script broken.release"), std::string::npos) << error;
 }
 
+// A release answering an integer no count of deleted keys can be (-5, or past 2^31 - 1) is an
+// unexpected reply, not a refusal: what it did to the key is unknown. 0 stays a refusal.
+TEST_F(ScriptVariantTest, AReleaseIntegerOutsideTheContractIsAnUnexpectedReply) {
+  Connection connection = connect();
+  Rng rng(1);
+  LockContext context{connection, rng, {}, "test-client", 30000};
+  for (const std::string reply : {"-5", "-1", "4294967297"}) {
+    const ScriptVariantSpec spec = load_script_variant(
+        write_file("odd.json", R"({"name": "odd", "acquire": {"script": "return 1"},
+                                   "release": {"script": "return )" + reply + R"("}})"),
+        variant_names());
+    const auto variant = make_script_variant(spec);
+    const ReleaseResult release = variant->release(context, key("k"), "t");
+    ASSERT_EQ(release.outcome, ReleaseResult::Outcome::kError) << reply;
+    EXPECT_EQ(release.error.error, RedisErrorKind::kUnexpectedReply) << reply;
+    EXPECT_NE(release.error.message.find("returned the integer " + reply), std::string::npos)
+        << release.error.message;
+  }
+  const ScriptVariantSpec refusing = load_script_variant(
+      write_file("refusing.json", R"({"name": "refusing", "acquire": {"script": "return 1"},
+                                      "release": {"script": "return 0"}})"),
+      variant_names());
+  EXPECT_EQ(make_script_variant(refusing)->release(context, key("k"), "t").outcome,
+            ReleaseResult::Outcome::kNotHeld);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -58,15 +59,71 @@ int pick_free_port() {
   return ntohs(address.sin_port);
 }
 
+constexpr const char* kDirectoryPrefix = "locksim-redis-";
+// kOwnerFile: in each server directory, "<pid> <start time>" of the process that made it; the
+// start time (ticks since boot, /proc/<pid>/stat field 22) tells a reused pid from the owner.
+constexpr const char* kOwnerFile = "locksim-owner";
+// kStaleScanLimit: at most this many entries of the temporary folder are looked at per process.
+constexpr int kStaleScanLimit = 100000;
+
+// start_time_of: field 22 of /proc/<pid>/stat, or "" if there is no such process.
+std::string start_time_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  if (!std::getline(stat, content)) return "";
+  // The command name (field 2) is in parentheses and may hold spaces: count after the last ')'.
+  const std::size_t paren = content.rfind(')');
+  if (paren == std::string::npos) return "";
+  std::istringstream fields(content.substr(paren + 1));
+  std::string field;
+  for (int index = 3; index <= 22 && fields >> field; ++index) {
+    if (index == 22) return field;
+  }
+  return "";
+}
+
+// owner_gone: whether the owner file in `directory` names a process that no longer runs. A
+// directory without a readable owner file (being made right now, or made by an older locksim)
+// is left alone.
+bool owner_gone(const std::filesystem::path& directory) {
+  std::ifstream in(directory / kOwnerFile);
+  long long pid = 0;
+  std::string start_time;
+  if (!(in >> pid >> start_time) || pid <= 0 || pid > INT32_MAX) return false;
+  return start_time_of(static_cast<pid_t>(pid)) != start_time;
+}
+
+// remove_stale_directories: server directories in `base` whose owner is gone (a locksim killed
+// with kill -9: its servers died with it, by PR_SET_PDEATHSIG, but their directories stayed).
+// Once per process, bounded; what cannot be removed is left.
+void remove_stale_directories(const std::filesystem::path& base) {
+  std::error_code error;
+  std::filesystem::directory_iterator it(base, error);
+  int seen = 0;
+  for (; !error && it != std::filesystem::directory_iterator() && seen < kStaleScanLimit;
+       it.increment(error), ++seen) {
+    const std::filesystem::path path = it->path();
+    if (!path.filename().string().starts_with(kDirectoryPrefix)) continue;
+    std::error_code ignored;
+    if (!it->is_directory(ignored) || it->is_symlink(ignored)) continue;
+    if (owner_gone(path)) std::filesystem::remove_all(path, ignored);
+  }
+}
+
 std::filesystem::path make_directory() {
   std::error_code error;
   std::filesystem::path base = std::filesystem::temp_directory_path(error);  // $TMPDIR or /tmp
   if (error) base = "/tmp";
-  std::string pattern = (base / "locksim-redis-XXXXXX").string();
+  static std::once_flag cleaned;
+  std::call_once(cleaned, [&base] { remove_stale_directories(base); });
+  std::string pattern = (base / (std::string(kDirectoryPrefix) + "XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw EnvironmentError("cannot create a temporary directory " + pattern + ": " +
                            errno_text(errno));
   }
+  // The owner, so that a later locksim can remove the directory once this process is gone.
+  std::ofstream owner(std::filesystem::path(pattern) / kOwnerFile);
+  owner << ::getpid() << " " << start_time_of(::getpid()) << "\n";
   return pattern;
 }
 

@@ -1,6 +1,12 @@
 #include "sim/topology/topology.h"
 
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <exception>
 #include <future>
 
@@ -59,7 +65,9 @@ Topology::Topology(const TopologySpec& spec)
     : spec_(spec),
       down_(spec.servers.size(), false),
       paused_(spec.servers.size(), false),
-      clock_offsets_(spec.servers.size(), 0) {
+      clock_offsets_(spec.servers.size(), 0),
+      pids_(spec.servers.size(), -1),
+      died_(spec.servers.size(), false) {
   keeper_ = std::thread([this] { keeper_loop(); });
 }
 
@@ -136,6 +144,13 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
     for (auto& server : started) t.servers_.push_back(std::move(*server));
   });
   t.version_ = t.servers_.front().version();
+  {
+    std::lock_guard<std::mutex> lock(t.mutex_);
+    for (const RedisServer& server : t.servers_) {
+      t.endpoints_.push_back(server.endpoint());
+      t.pids_[t.endpoints_.size() - 1] = server.pid();
+    }
+  }
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
     if (spec.servers[i].replica_of.empty()) continue;
     Connection replica(t.endpoint(i), ConnectionOptions{});
@@ -156,6 +171,10 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
         "sentinel failover-timeout " + std::string(kSentinelMaster) + " 10000",
         "sentinel parallel-syncs " + std::string(kSentinelMaster) + " 1"};
     t.on_keeper([&t, &options] { t.sentinel_ = RedisServer::start(options); });
+    {
+      std::lock_guard<std::mutex> lock(t.mutex_);
+      t.sentinel_pid_ = t.sentinel_->pid();
+    }
     Connection sentinel(t.sentinel_->endpoint(), ConnectionOptions{});
     const bool sees_replica = wait_until(15s, [&sentinel] {
       const RedisResult replicas = sentinel.command({"SENTINEL", "REPLICAS", kSentinelMaster});
@@ -194,21 +213,74 @@ Topology::~Topology() {
   keeper_.join();
 }
 
-Endpoint Topology::endpoint(std::size_t server) const { return servers_[server].endpoint(); }
+Endpoint Topology::endpoint(std::size_t server) const { return endpoints_[server]; }
 
-std::vector<Endpoint> Topology::endpoints() const {
-  std::vector<Endpoint> all;
-  for (const RedisServer& server : servers_) all.push_back(server.endpoint());
+std::vector<Endpoint> Topology::endpoints() const { return endpoints_; }
+
+std::vector<pid_t> Topology::pids() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<pid_t> all;
+  for (const pid_t pid : pids_) {
+    if (pid > 0) all.push_back(pid);
+  }
+  if (sentinel_pid_ > 0) all.push_back(sentinel_pid_);
   return all;
 }
 
-std::vector<pid_t> Topology::pids() const {
-  std::vector<pid_t> all;
-  for (const RedisServer& server : servers_) {
-    if (server.pid() > 0) all.push_back(server.pid());
+namespace {
+
+// death_of: how child `pid` ended, or "" while it runs. Leaves it waitable (WNOWAIT): its owner
+// reaps it.
+std::string death_of(pid_t pid, const std::string& program) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    return errno == ECHILD ? program + ", pid " + std::to_string(pid) + ", is gone" : "";
   }
-  if (sentinel_ && sentinel_->pid() > 0) all.push_back(sentinel_->pid());
-  return all;
+  if (info.si_pid != pid) return "";  // still running
+  const std::string who = program + ", pid " + std::to_string(pid) + ",";
+  switch (info.si_code) {
+    case CLD_EXITED:
+      return who + " exited with status " + std::to_string(info.si_status);
+    case CLD_KILLED:
+    case CLD_DUMPED: {
+      const char* name = ::sigabbrev_np(info.si_status);
+      return who + (info.si_code == CLD_DUMPED ? " dumped core on signal " : " was killed by signal ") +
+             std::to_string(info.si_status) +
+             (name != nullptr ? " (SIG" + std::string(name) + ")" : std::string());
+    }
+    default:
+      return who + " ended";
+  }
+}
+
+}  // namespace
+
+std::vector<Topology::ProcessDeath> Topology::unplanned_deaths() {
+  // Under the lock: the nemesis marks a server down before it kills it, so a death seen here
+  // with the server not marked down was nobody's plan.
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<ProcessDeath> deaths;
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (down_[i] || died_[i] || pids_[i] <= 0) continue;
+    std::string how = death_of(pids_[i], "redis-server on 127.0.0.1:" +
+                                             std::to_string(endpoints_[i].port));
+    if (how.empty()) continue;
+    died_[i] = true;
+    deaths.push_back(ProcessDeath{spec_.servers[i].name, std::move(how)});
+  }
+  if (sentinel_pid_ > 0 && !sentinel_died_) {
+    std::string how = death_of(sentinel_pid_, "redis-sentinel");
+    if (!how.empty()) {
+      sentinel_died_ = true;
+      deaths.push_back(ProcessDeath{"sentinel", std::move(how)});
+    }
+  }
+  return deaths;
+}
+
+bool Topology::independent() const {
+  return !spec_.sentinel && std::none_of(spec_.servers.begin(), spec_.servers.end(),
+                                         [](const ServerSpec& s) { return !s.replica_of.empty(); });
 }
 
 std::size_t Topology::primary() const {
@@ -220,7 +292,7 @@ Endpoint Topology::primary_endpoint() const { return endpoint(primary()); }
 
 bool Topology::expected_up(std::size_t server) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !down_[server] && !paused_[server];
+  return !down_[server] && !paused_[server] && !died_[server];
 }
 
 std::string Topology::kill(std::size_t server) {
@@ -230,15 +302,34 @@ std::string Topology::kill(std::size_t server) {
     paused_[server] = false;
   }
   on_keeper([this, server] { servers_[server].kill(); });
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pids_[server] = -1;
+  }
   generation_ += 1;
   return "";
 }
 
 std::string Topology::restart(std::size_t server) {
+  {
+    // A restart without a kill first (or of a server that died unplanned) replaces its process.
+    std::lock_guard<std::mutex> lock(mutex_);
+    down_[server] = true;
+  }
+  pid_t pid = -1;
   try {
-    on_keeper([this, server] { servers_[server].restart(); });
+    on_keeper([this, server, &pid] {
+      servers_[server].kill();  // reaps a process that died unplanned; no-op after a kill
+      servers_[server].restart();
+      pid = servers_[server].pid();
+    });
   } catch (const std::exception& error) {
     return error.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pids_[server] = pid;
+    died_[server] = false;
   }
   // A former primary that comes back after a failover rejoins as a replica of the new primary,
   // as Sentinel would make it; returns once it is in sync.

@@ -51,8 +51,22 @@ class Topology {
   Endpoint endpoint(std::size_t server) const;
   std::vector<Endpoint> endpoints() const;
   const std::string& version() const { return version_; }
-  // pids: every running server process (and Sentinel), for a second Ctrl-C.
+  // pids: every running server process (and Sentinel), for a second Ctrl-C. Thread-safe.
   std::vector<pid_t> pids() const;
+
+  // ProcessDeath: a process of the topology that died without the nemesis killing it.
+  struct ProcessDeath {
+    std::string server;  // the server's name ("n2"), or "sentinel"
+    std::string how;     // "redis-server pid 4242, killed by signal 9 (SIGKILL)"
+  };
+  // unplanned_deaths: the servers (and Sentinel) found dead since the last call that the
+  // nemesis did not kill, each reported once. It looks without reaping (waitid WNOWAIT), so a
+  // later kill or restart still finds its process. Thread-safe; cheap enough to call every few
+  // hundred ms.
+  std::vector<ProcessDeath> unplanned_deaths();
+  // independent: the servers hold no copies of each other (no replica, no Sentinel), as Redlock's
+  // nodes: a lock over them is meant to survive losing some, so a run goes on after one dies.
+  bool independent() const;
 
   // The primary clients use. Thread-safe.
   std::size_t primary() const;
@@ -61,7 +75,8 @@ class Topology {
   // so that clients reconnect before their next call, as a client library does when it sees its
   // connection drop (the run is about the lock, not about how fast a client notices).
   std::uint64_t primary_generation() const { return generation_.load(); }
-  // expected_up: the server runs and is not paused (a server the nemesis downed is not "lost").
+  // expected_up: the server runs and is not paused (a server the nemesis downed is not "lost",
+  // and one that died unplanned was reported by unplanned_deaths, not to be reported again).
   bool expected_up(std::size_t server) const;
 
   // Faults (from the nemesis). Each returns "" or what went wrong, in words.
@@ -93,6 +108,9 @@ class Topology {
   TopologySpec spec_;
   std::string version_;
   std::vector<RedisServer> servers_;               // by index; touched on the keeper thread
+  // endpoints_: by index, written once by start() (a restart keeps the port), so other threads
+  // read them without taking the keeper's objects.
+  std::vector<Endpoint> endpoints_;
   std::vector<std::unique_ptr<TcpRelay>> relays_;  // by index; null for a primary
   std::optional<RedisServer> sentinel_;
   mutable std::mutex mutex_;
@@ -100,6 +118,10 @@ class Topology {
   std::vector<bool> paused_;  // guarded by mutex_
   std::size_t primary_ = 0;   // guarded by mutex_
   std::vector<std::int64_t> clock_offsets_;  // guarded by mutex_: ms ahead, by server
+  std::vector<pid_t> pids_;   // guarded by mutex_: the running process of each server, or -1
+  pid_t sentinel_pid_ = -1;   // guarded by mutex_
+  std::vector<bool> died_;    // guarded by mutex_: found dead by unplanned_deaths
+  bool sentinel_died_ = false;  // guarded by mutex_
   std::atomic<std::uint64_t> generation_{0};
 
   std::mutex keeper_mutex_;

@@ -312,7 +312,16 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           std::unique_ptr<Topology> topology;
           if (scenario.topology) {
             progress.show(label + " starting " + scenario.topology->name + " servers ...");
-            topology = Topology::start(*scenario.topology);
+            try {
+              topology = Topology::start(*scenario.topology);
+            } catch (const EnvironmentError&) {
+              // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
+              // an interruption, not an environment failure.
+              if (!stop.requested()) throw;
+              progress.clear();
+              interrupted = true;
+              break;
+            }
           }
           const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
           RunRequest request{
@@ -387,6 +396,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                     << " observed " << pad(describe_observation(run.result), 34)
                     << (run.interrupted       ? "INTERRUPTED"
                         : outcome.server_lost ? "SERVER LOST"
+                        : outcome.server_died ? "SERVER DIED"
                         : run.matches         ? "ok"
                                               : "MISMATCH")
                     << "  " << elapsed << std::endl;
@@ -421,7 +431,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
             row.observed_text = describe_observation(run.result);
             row.expected_text = describe_expectation(run.expected);
             row.matches = run.matches;
-            row.undecided = run.interrupted || outcome.server_lost;
+            row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
             row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
             row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
             row.summary = (run_dir / "summary.md").string();
@@ -439,8 +449,12 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           if (server_lost) {
             environment_failure =
                 "the Redis server stopped answering during " + scenario.name + " / " + variant_name;
+          } else if (outcome.server_died) {
+            environment_failure = "a process of the topology died without the scenario killing "
+                                  "it during " + scenario.name + " / " + variant_name +
+                                  " (named in its summary)";
           }
-          if (interrupted || server_lost) break;
+          if (interrupted || server_lost || outcome.server_died) break;
         }
         if (!runs.empty()) {
           write_file_atomically(run_dir / "results.json",

@@ -36,6 +36,10 @@
 //   never_granted [error]: a key was wanted (acquires completed) but never granted, not even
 //     possibly (no indeterminate acquire).
 //   server_lost [error]: the harness recorded that the Redis server stopped answering.
+//   server_died [unknown]: a process the run's topology started (a server or Sentinel) died
+//     without the scenario killing it: the run did not go as scripted, so it decides nothing,
+//     whatever the lock did (the words say what it did afterwards: who was granted the lock, by
+//     which servers). A violation observed all the same is still reported as one.
 //   indeterminate [unknown]: an acquire without a definite answer (info, or cut short by a crash)
 //     whose possible window overlaps another client's definite window (a violation could hide),
 //     or another client's acquire that gave up waiting (it was kept out by a holder that does
@@ -127,6 +131,7 @@ enum class FindingKind : std::uint8_t {
   kLockError,
   kNeverGranted,
   kServerLost,
+  kServerDied,
   kIndeterminate,
   kIncomplete,
   kStaleRelease,

@@ -12,13 +12,14 @@ struct KindInfo {
   Verdict verdict;
 };
 
-constexpr std::array<KindInfo, 14> kKinds = {{
+constexpr std::array<KindInfo, 15> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted},
     {FindingKind::kDeadlock, "deadlock", Verdict::kDeadlock},
     {FindingKind::kLockError, "lock_error", Verdict::kError},
     {FindingKind::kNeverGranted, "never_granted", Verdict::kError},
     {FindingKind::kServerLost, "server_lost", Verdict::kError},
+    {FindingKind::kServerDied, "server_died", Verdict::kUnknown},
     {FindingKind::kIndeterminate, "indeterminate", Verdict::kUnknown},
     {FindingKind::kIncomplete, "incomplete", Verdict::kUnknown},
     {FindingKind::kStaleRelease, "stale_release", Verdict::kOk},

@@ -21,6 +21,45 @@ struct LockErrors {
   std::string first_key;
 };
 
+// server_died_finding: an unplanned death, and what the lock did after it: the next grants, with
+// the servers that granted them where the lock says (Redlock), so that a lock that rightly
+// survives it says how.
+Finding server_died_finding(const History& history, const Event& died) {
+  const std::string server(history.str(died.server().server));
+  std::string words = (server.empty() ? std::string("a server") : server) +
+                      " was found dead at " + format_ms(died.time_ns) +
+                      " without the scenario having killed it";
+  if (died.message != 0) words += " (" + std::string(history.message(died)) + ")";
+  words += ": the run did not go as scripted, so it decides nothing about the lock.";
+  constexpr int kGrantsNamed = 3;
+  int named = 0;
+  int later = 0;
+  for (const Event& e : history.events) {
+    if (e.time_ns < died.time_ns || e.f != Op::kAcquire || e.type != EventType::kOk) continue;
+    if (named == kGrantsNamed) {
+      ++later;
+      continue;
+    }
+    words += std::string(named == 0 ? " Afterwards " : "; ") + client_name(history, e.client) +
+             " was granted the lock at " + format_ms(e.time_ns);
+    if (e.message != 0) words += " (" + std::string(history.message(e)) + ")";
+    ++named;
+  }
+  if (later > 0) words += "; and " + std::to_string(later) + " more grant(s)";
+  words += named == 0 ? " Nobody was granted the lock afterwards." : ".";
+  return Finding{
+      .kind = FindingKind::kServerDied,
+      .cause = "unplanned",
+      .key = "",
+      .clients = {},
+      .from_ns = died.time_ns,
+      .to_ns = died.time_ns,
+      .amount = named + later,
+      .record = "",
+      .words = words,
+  };
+}
+
 }  // namespace
 
 void check_run(const History& history, CheckResult& result) {
@@ -96,6 +135,9 @@ void check_run(const History& history, CheckResult& result) {
                      std::string(history.message(event)) +
                      "); the run could not be carried out to its end.",
         });
+        break;
+      case Op::kServerDied:
+        result.findings.push_back(server_died_finding(history, event));
         break;
       default:
         break;

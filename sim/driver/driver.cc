@@ -134,6 +134,31 @@ class ServerWatch {
   bool healthy_ = false;
 };
 
+// take_history: the run's merged history; the harness and the nemesis (listed last, in that
+// order) are listed only when they have something to say.
+History take_history(RunContext& run) {
+  const bool harness_recorded = run.harness_log().size() > 0;
+  const bool nemesis_recorded = run.nemesis_log().size() > 0;
+  History history = std::move(run.recorder()).merge();
+  if (!nemesis_recorded) {
+    history.clients.pop_back();
+    if (!harness_recorded) history.clients.pop_back();
+  }
+  return history;
+}
+
+// interrupted_before_start: the outcome of a run stopped by Ctrl-C or SIGTERM before its clients
+// started: a `stop` event, so that its reports say it was interrupted and decided nothing.
+RunOutcome interrupted_before_start(RunContext& run, RunOutcome outcome, const std::string& why) {
+  run.harness_log().record(EventType::kInfo, Op::kStop, "").stop().reason =
+      StopReason::kInterrupted;
+  outcome.interrupted = true;
+  outcome.notes = run.take_notes();
+  outcome.notes.push_back("interrupted while the clients were starting: " + why);
+  outcome.history = take_history(run);
+  return outcome;
+}
+
 double progress_fraction(RunContext& run) {
   const Scenario& scenario = run.scenario();
   if (scenario.workload && scenario.workload->duration_ms > 0) {
@@ -255,6 +280,11 @@ RunOutcome run_scenario(const RunRequest& request) {
     for (const auto& proxy : proxies[i]) links.push_back(proxy.get());
     run.nemesis().attach(i, clients.back().get(), std::move(links));
     const std::string error = clients.back()->connect();
+    if (!error.empty() && request.stop.requested()) {
+      // Interrupted while the clients started (an adapter's runtime takes a while): that is
+      // what happened, not a broken client.
+      return interrupted_before_start(run, std::move(outcome), error);
+    }
     if (!error.empty()) {
       outcome.harness_error =
           processes ? "client " + scenario.clients[i] + ": " + error
@@ -317,30 +347,65 @@ RunOutcome run_scenario(const RunRequest& request) {
   // processes can take seconds, which a time-bounded workload must not lose.
   run.start_clock();
   start.arrive_and_wait();
-  auto next_check = std::chrono::steady_clock::now();
-  while (finished.load() < threads.size()) {
-    {
-      std::unique_lock<std::mutex> lock(run.mutex);
-      run.changed.wait_for(lock, std::chrono::milliseconds(200));
-    }
-    if (request.progress) request.progress(progress_fraction(run));
-    if (!run.server_lost.load() && std::chrono::steady_clock::now() >= next_check) {
-      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
-      if (!lost.empty()) {
-        run.harness_log().record(EventType::kInfo, Op::kServerLost, "").message =
-            run.harness_log().intern(lost);
-        run.note("the Redis server was lost: " + lost + "; the run was stopped");
-        run.server_lost = true;
+  // lose: the server is gone; the loss is a typed history event (so `locksim check` re-judges the
+  // run as the run did: never ok) and the run stops.
+  const auto lose = [&run](const std::string& why, const std::string& when) {
+    run.harness_log().record(EventType::kInfo, Op::kServerLost, "").message =
+        run.harness_log().intern(why);
+    run.note(when + "the Redis server was lost: " + why + "; the run was stopped");
+    run.server_lost = true;
+    run.changed.notify_all();
+  };
+  // watch_deaths: a process of the topology that died without the scenario killing it is a
+  // typed history event, named at once. The run goes on only where the lock is meant to survive
+  // it (a multi-server variant that lost one of its independent nodes); otherwise it stops, as
+  // it cannot go as scripted (a failover that waits for a dead Sentinel, clients of a dead
+  // primary).
+  bool any_death = false;
+  const auto watch_deaths = [&run, &request, &any_death] {
+    if (request.topology == nullptr) return;
+    for (const Topology::ProcessDeath& death : request.topology->unplanned_deaths()) {
+      Event& died = run.harness_log().record(EventType::kInfo, Op::kServerDied, "");
+      died.server().server = run.harness_log().intern(death.server);
+      died.message = run.harness_log().intern(death.how);
+      any_death = true;
+      const std::size_t index = request.topology->spec().server_index(death.server);
+      const bool survivable = request.topology->independent() && request.variant.multi_server() &&
+                              index < request.topology->size();
+      run.note(death.server + " died without the scenario killing it (" + death.how + "); " +
+               (survivable ? "the run went on, as the lock is meant to survive losing a node"
+                           : "the run was stopped"));
+      if (!survivable) {
+        run.stopped_for_death = true;
         run.changed.notify_all();
       }
     }
+  };
+  auto next_check = std::chrono::steady_clock::now();
+  // A topology's processes are looked at every 50 ms (one waitid each), so a death is named
+  // close to when it happened; the primary is PINGed every 200 ms.
+  const auto wake = std::chrono::milliseconds(request.topology != nullptr ? 50 : 200);
+  while (finished.load() < threads.size()) {
+    {
+      std::unique_lock<std::mutex> lock(run.mutex);
+      run.changed.wait_for(lock, wake);
+    }
+    watch_deaths();
+    if (!run.server_lost.load() && std::chrono::steady_clock::now() >= next_check) {
+      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      if (request.progress) request.progress(progress_fraction(run));
+      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
+      if (!lost.empty()) lose(lost, "");
+    }
   }
   for (auto& thread : threads) thread.join();
+  watch_deaths();  // a death since the last look is no less a death
 
   outcome.interrupted = request.stop.requested();
   outcome.server_lost = run.server_lost.load();
-  outcome.timed_out = !outcome.interrupted && !outcome.server_lost && run.stopped_early.load();
+  outcome.server_died = any_death;
+  outcome.timed_out = !outcome.interrupted && !outcome.server_lost &&
+                      !run.stopped_for_death.load() && run.stopped_early.load();
   if (outcome.interrupted || outcome.timed_out) {
     Event& stop = run.harness_log().record(EventType::kInfo, Op::kStop, "");
     stop.stop().reason = outcome.interrupted ? StopReason::kInterrupted : StopReason::kTimeLimit;
@@ -357,7 +422,9 @@ RunOutcome run_scenario(const RunRequest& request) {
     for (int attempt = 0; attempt < 10; ++attempt) {
       const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
       if (!lost.empty()) {
-        run.note("after the run the Redis server was lost: " + lost);
+        // The clients may have finished before a check saw the loss (their calls failed fast):
+        // what they did after it is no evidence either.
+        lose(lost, "after the clients finished, ");
         outcome.server_lost = true;
         break;
       }
@@ -369,20 +436,17 @@ RunOutcome run_scenario(const RunRequest& request) {
   if (!outcome.server_lost && request.topology == nullptr) delete_run_keys(request, outcome.notes);
   clients.clear();
   loop.reset();
-  if (run.worker_failed.load()) {
+  if (run.worker_failed.load() && !outcome.interrupted) {
     // No verdict: what the history holds after a broken worker says nothing about the lock.
     outcome.harness_error = run.worker_failure();
     return outcome;
   }
-  const bool harness_recorded = run.harness_log().size() > 0;
-  const bool nemesis_recorded = run.nemesis_log().size() > 0;
-  outcome.history = std::move(run.recorder()).merge();
-  // The harness and the nemesis (listed last, in that order) are listed only when they have
-  // something to say.
-  if (!nemesis_recorded) {
-    outcome.history.clients.pop_back();
-    if (!harness_recorded) outcome.history.clients.pop_back();
+  if (run.worker_failed.load()) {
+    // An interruption wins over the failures it causes (a client process that dies of the
+    // signal too, a server fault cut short): the run is interrupted, its history kept.
+    outcome.notes.push_back("after the interruption: " + run.worker_failure());
   }
+  outcome.history = take_history(run);
   return outcome;
 }
 

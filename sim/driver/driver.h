@@ -11,10 +11,14 @@
 // A run is bounded by the scenario's time_limit_ms and stops early on a StopSignal (Ctrl-C) or when
 // the server stops answering; every key it created under its prefix is deleted at the end. The
 // harness's own observations are part of the history, under the reserved client "harness": a
-// `stop` event when the run was cut short (time limit, Ctrl-C) and a `server_lost` event when the
-// server stopped answering, so the checkers (and `locksim check` later) see them. While the run
-// goes on, the driver PINGs the server about every 200 ms; on the private server it also ends a
-// Lua script that keeps the server busy (SCRIPT KILL), e.g. a user lock whose script loops.
+// `stop` event when the run was cut short (time limit, Ctrl-C), a `server_lost` event when the
+// server stopped answering, and a `server_died` event when a process of the run's topology died
+// without the scenario killing it, so the checkers (and `locksim check` later) see them. While
+// the run goes on, the driver PINGs the server and looks at the topology's processes about every
+// 200 ms; on the private server it also ends a Lua script that keeps the server busy (SCRIPT
+// KILL), e.g. a user lock whose script loops. An interruption (Ctrl-C, SIGTERM) wins over the
+// failures it causes: a client process or a server fault that fails because of it makes the run
+// interrupted, not a harness failure.
 //
 //   RunOutcome out = run_scenario(RunRequest{scenario, variant, seed, endpoint, prefix, stop});
 //   CheckResult verdict = check_history(out.history, options);
@@ -70,6 +74,10 @@ struct RunOutcome {
   bool interrupted = false;        // stopped by the StopSignal
   bool timed_out = false;          // stopped by time_limit_ms
   bool server_lost = false;        // the server stopped answering during the run (exit code 3)
+  // server_died: a process of the topology died without the scenario killing it (a
+  // `server_died` event; exit code 3). The run went on when the lock is meant to survive it (a
+  // multi-server variant on independent servers that lost a node), else it was stopped.
+  bool server_died = false;
   // harness_error: non-empty: the run could not be started, or a client process broke the
   // worker protocol (exit code 3; no verdict).
   std::string harness_error;

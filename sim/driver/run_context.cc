@@ -72,7 +72,8 @@ std::size_t RunContext::client_index(const std::string& name) const {
 }
 
 bool RunContext::should_stop() const {
-  return request_.stop.requested() || timed_out() || server_lost.load() || worker_failed.load();
+  return request_.stop.requested() || timed_out() || server_lost.load() || worker_failed.load() ||
+         stopped_for_death.load();
 }
 
 void RunContext::fail_worker(const std::string& text) {

@@ -51,7 +51,8 @@ class RunContext {
   // client_index: the index of a client name from the scenario (validated by the loader).
   std::size_t client_index(const std::string& name) const;
 
-  // should_stop: Ctrl-C was pressed, the time limit passed or the server was lost. Thread-safe.
+  // should_stop: Ctrl-C was pressed, the time limit passed, the server was lost, a client process
+  // broke, or a server of the topology died unplanned. Thread-safe.
   bool should_stop() const;
   // pause: sleeps `duration` (bounded by the time limit); false if the run must stop.
   bool pause(Nanos duration);
@@ -93,6 +94,9 @@ class RunContext {
   std::atomic<bool> server_lost{false};
   // Set by fail_worker.
   std::atomic<bool> worker_failed{false};
+  // Set by the driver when a process of the topology died unplanned and the run cannot go on as
+  // scripted (should_stop() then answers true).
+  std::atomic<bool> stopped_for_death{false};
   // harness_log: the harness's own events (client kHarnessClient); written only by the driver's
   // own thread.
   ClientLog& harness_log() { return recorder_.log(plan_.clients().size()); }

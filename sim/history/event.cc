@@ -8,9 +8,9 @@ namespace locksim {
 namespace {
 
 constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", "info"};
-constexpr std::array<std::string_view, 12> kOpNames = {
-    "acquire", "release", "extend", "enter", "exit", "crash",
-    "work",    "write",   "read",   "fault", "stop", "server_lost"};
+constexpr std::array<std::string_view, 13> kOpNames = {
+    "acquire", "release", "extend", "enter",       "exit",       "crash",      "work",
+    "write",   "read",    "fault",  "stop",        "server_lost", "server_died"};
 constexpr std::array<std::string_view, 11> kErrorNames = {
     "none",     "gave_up",     "stopped",          "timeout", "closed", "refused",
     "protocol", "reply_error", "unexpected_reply", "crashed", "fenced"};
@@ -95,6 +95,9 @@ Event Event::make(EventType type, Op f) {
     case Op::kStop:
       event.facts = StopFacts{};
       break;
+    case Op::kServerDied:
+      event.facts = ServerFacts{};
+      break;
     case Op::kEnter:
     case Op::kExit:
     case Op::kCrash:
@@ -118,6 +121,8 @@ FaultFacts& Event::fault() { return facts_of<FaultFacts>(*this); }
 const FaultFacts& Event::fault() const { return facts_of<FaultFacts>(*this); }
 StopFacts& Event::stop() { return facts_of<StopFacts>(*this); }
 const StopFacts& Event::stop() const { return facts_of<StopFacts>(*this); }
+ServerFacts& Event::server() { return facts_of<ServerFacts>(*this); }
+const ServerFacts& Event::server() const { return facts_of<ServerFacts>(*this); }
 
 StringId StringTable::add(std::string_view text) {
   if (text.empty()) return 0;

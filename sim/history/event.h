@@ -3,7 +3,7 @@
 // Jepsen-like: each operation is an `invoke` followed by `ok`, `fail` or `info` ("may or may not
 // have happened": a timeout is never silently turned into a fail). Single-moment events are
 // recorded once: `enter` and `exit` as `ok`; `crash`, `work`, `fault` and the harness's `stop` and
-// `server_lost` as `info`.
+// `server_lost` and `server_died` as `info`.
 //
 // Timestamps are conservative: `enter` is taken after the acquire reply was read, `exit` before
 // the release request is sent, so a correct lock can never show two overlapping hold windows.
@@ -29,7 +29,8 @@ namespace locksim {
 
 // kHistorySchemaVersion: the version history.jsonl's header line carries.
 // 3: fault events carry their target client and window phase (the nemesis).
-inline constexpr int kHistorySchemaVersion = 3;
+// 4: `server_died` events (a topology's process that died unplanned).
+inline constexpr int kHistorySchemaVersion = 4;
 
 enum class EventType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
 
@@ -48,6 +49,8 @@ enum class Op : std::uint8_t {
   kFault,       // info: a fault injected by the harness; FaultFacts
   kStop,        // info (harness): the run was stopped before it finished; StopFacts
   kServerLost,  // info (harness): the Redis server stopped answering; message says how
+  kServerDied,  // info (harness): a process locksim started for the run's topology (a server or
+                // Sentinel) died without the scenario killing it; ServerFacts; message says how
 };
 
 // ErrorKind: why a call did not succeed, as recorded (`error` in JSON).
@@ -148,6 +151,10 @@ struct FaultFacts {
   FaultPhase phase = FaultPhase::kInstant;
   StringId server = 0;       // a server fault: the server it was aimed at (topology name)
 };
+// ServerFacts (f == kServerDied).
+struct ServerFacts {
+  StringId server = 0;  // the server's topology name ("n2"), or "sentinel"
+};
 // StopFacts (f == kStop).
 struct StopFacts {
   StopReason reason = StopReason::kTimeLimit;
@@ -165,7 +172,7 @@ struct Event {
   StringId message = 0;                // the error's or harness event's detail in words
   std::int32_t ttl_ms = -1;            // acquire, extend: the lease requested; -1: none
   std::variant<std::monostate, AcquireFacts, ReleaseFacts, ExtendFacts, WorkFacts, ResourceFacts,
-               FaultFacts, StopFacts>
+               FaultFacts, StopFacts, ServerFacts>
       facts;
 
   // make: an event of `f` with that operation's facts in their default state.
@@ -186,6 +193,8 @@ struct Event {
   const FaultFacts& fault() const;
   StopFacts& stop();
   const StopFacts& stop() const;
+  ServerFacts& server();
+  const ServerFacts& server() const;
 };
 
 // StringTable: append-only strings addressed by StringId; id 0 is the empty string. Compact: one

@@ -56,6 +56,8 @@ void append_event(std::string& out, const History& history, const Event& event, 
     if (fault->server != 0) line.text("server", history.str(fault->server));
   } else if (const auto* stop = std::get_if<StopFacts>(&event.facts)) {
     line.text("reason", to_string(stop->reason));
+  } else if (const auto* server = std::get_if<ServerFacts>(&event.facts)) {
+    if (server->server != 0) line.text("server", history.str(server->server));
   }
   if (event.error != ErrorKind::kNone) line.text("error", to_string(event.error));
   if (event.message != 0) line.text("message", history.message(event));
@@ -90,12 +92,12 @@ class Reader {
 
   void header(const nlohmann::json& j, std::size_t line_number) {
     const auto& schema = j.at("history_schema");
-    // Schema 3 only added fields to fault events, so 2 reads with the same code.
+    // Schemas 3 and 4 only added fields and an event kind, so 2 reads with the same code.
     if (!schema.is_number_integer() || schema.get<std::int64_t>() < 2 ||
         schema.get<std::int64_t>() > kHistorySchemaVersion) {
       bad_line(path_, line_number,
                "$.history_schema: expected 2 to " + std::to_string(kHistorySchemaVersion) +
-                   " (this locksim reads schemas 1 to 3), got " + schema.dump());
+                   " (this locksim reads schemas 1 to " + std::to_string(kHistorySchemaVersion) + "), got " + schema.dump());
     }
     for (const auto& client : j.at("clients")) client_id(client.get<std::string>());
     schema_ = 2;
@@ -215,6 +217,9 @@ class Reader {
         }
         break;
       }
+      case Op::kServerDied:
+        if (j.contains("server")) event.server().server = string_id(j.at("server").get<std::string>());
+        break;
       case Op::kStop: {
         const auto reason = stop_reason_from_string(j.value("reason", ""));
         if (!reason) bad_line(path_, line_number, "$.reason: expected time_limit or interrupted");

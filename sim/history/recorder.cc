@@ -160,6 +160,8 @@ History Recorder::merge() && {
     } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
       move_string(cursor, fault->name);
       move_string(cursor, fault->server);
+    } else if (auto* server = std::get_if<ServerFacts>(&event.facts)) {
+      move_string(cursor, server->server);
     }
     if (++cursor.offset == chunk.size()) {
       cursor.log->chunks_[cursor.chunk].reset();  // read: give its memory back now

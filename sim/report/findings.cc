@@ -28,6 +28,8 @@ std::string_view finding_label(FindingKind kind) {
       return "Never granted";
     case FindingKind::kServerLost:
       return "Server lost";
+    case FindingKind::kServerDied:
+      return "Server died";
     case FindingKind::kIndeterminate:
       return "Unknown outcome";
     case FindingKind::kIncomplete:

@@ -94,12 +94,14 @@ void emit_trace(TraceWriter& trace, const History& history, const CheckResult& r
     const auto client = static_cast<std::size_t>(e.client);
     if (client >= history.clients.size()) continue;
     const int tid = e.client + 1;
-    if (e.f == Op::kCrash || e.f == Op::kFault || e.f == Op::kStop || e.f == Op::kServerLost) {
+    const bool harness_wide = e.f == Op::kServerLost || e.f == Op::kServerDied;
+    if (e.f == Op::kCrash || e.f == Op::kFault || e.f == Op::kStop || harness_wide) {
       std::string name(to_string(e.f));
       if (e.f == Op::kFault) name = "fault: " + std::string(history.str(e.fault().name));
       if (e.f == Op::kStop) name = "stop: " + std::string(to_string(e.stop().reason));
+      if (e.f == Op::kServerDied) name += ": " + std::string(history.str(e.server().server));
       JsonObjectWriter instant = trace.begin("i", name, tid, e.time_ns);
-      instant.text("s", e.f == Op::kServerLost ? "g" : "t");
+      instant.text("s", harness_wide ? "g" : "t");
       if (e.message != 0)
         instant.raw("args", args_json({{"message", std::string(history.message(e))}}));
       instant.close();

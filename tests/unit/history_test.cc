@@ -176,7 +176,7 @@ TEST(Jsonl, RoundTripsEveryField) {
     std::ifstream in(path);
     std::string header;
     std::getline(in, header);
-    EXPECT_EQ(header, R"({"history_schema":3,"clients":["A","B","C"]})");
+    EXPECT_EQ(header, R"({"history_schema":4,"clients":["A","B","C"]})");
   }
   const History back = read_history_jsonl(path);
   ASSERT_EQ(back.events.size(), 6u);
@@ -227,13 +227,13 @@ TEST(Jsonl, ReadsSchemaTwoAndRefusesUnknownSchemas) {
   EXPECT_EQ(h.events[0].fault().phase, FaultPhase::kInstant);
   {
     std::ofstream out(path);
-    out << R"({"history_schema":4,"clients":["A"]})" << "\n";
+    out << R"({"history_schema":5,"clients":["A"]})" << "\n";
   }
   try {
     read_history_jsonl(path);
-    ADD_FAILURE() << "schema 4 was read";
+    ADD_FAILURE() << "schema 5 was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("got 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("got 5"), std::string::npos) << e.what();
   }
 }
 
@@ -292,7 +292,7 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
   {
     std::ofstream out(path);
-    out << R"({"history_schema":4,"clients":[]})"
+    out << R"({"history_schema":5,"clients":[]})"
         << "\n";
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // a schema this locksim cannot read

@@ -57,6 +57,13 @@ def grants_by_client(events):
     return grants
 
 
+def server_deaths(events):
+    """[(server, time ms)] of the servers (or Sentinel) that died without the scenario killing
+    them: the harness's server_died events."""
+    return [(e["server"], e["time_ns"] / 1e6) for e in events
+            if e.get("f") == "server_died" and e.get("server")]
+
+
 def plot_variant(variant_dir):
     history_path = os.path.join(variant_dir, "history.jsonl")
     results_path = os.path.join(variant_dir, "results.json")
@@ -71,9 +78,11 @@ def plot_variant(variant_dir):
     # which client holds the key on which server (a multi-server grant says "granted by n1, n2").
     grants = grants_by_client(events)
     # (A client's link fault names the servers of its links, "n1,n2": drawn on the client's row.)
+    deaths = server_deaths(events)
     servers = sorted({w["server"] for w in results.get("fault_windows", [])
                       if "server" in w and w["client"] not in row} |
-                     {s for g in grants.values() for _, names in g for s in names})
+                     {s for g in grants.values() for _, names in g for s in names} |
+                     {name for name, _ in deaths})
     server_row = {name: len(clients) + i for i, name in enumerate(servers)}
     waits, crashes = waits_and_crashes(events)
     holds = [(h["client"], h["start_ms"], h["end_ms"]) for h in results.get("holds", [])]
@@ -99,6 +108,12 @@ def plot_variant(variant_dir):
     for w in results.get("fault_windows", []):
         if w.get("server") and w["client"] not in row and w["fault"] in ("kill_server", "clock_jump"):
             forgets.setdefault(w["server"], []).append(w["start_ms"])
+    for name, t in deaths:
+        forgets.setdefault(name, []).append(t)
+        ax.plot([t], [server_row[name]], marker="X", color="#d62728", markersize=11,
+                markeredgecolor="black")
+        ax.text(t, server_row[name] - 0.45, "died (unplanned)", fontsize=7, color="#d62728",
+                va="bottom")
     for h in results.get("holds", []):
         color = palette[row.get(h["client"], 0) % len(palette)]
         end = min(h["end_ms"], h.get("lease_end_ms", h["end_ms"]))

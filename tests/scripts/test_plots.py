@@ -79,6 +79,25 @@ class PlotScripts(ReportsFixture):
         self.assertIn("![lua_owner timeline](lua_owner/timeline.png)", text)
         self.assertNotIn("![set_nx_ex timeline]", text)
 
+    def test_unplanned_death_on_its_server_row(self):
+        """A real run in which n3 was killed from outside: the timeline finds the server_died
+        event (a row for n3, the death marked there, A's hold on n3 cut at it) and draws."""
+        scenario = os.path.join(self.reports, "redlock-long-hold")
+        os.symlink("20261125-died", os.path.join(scenario, "latest"))
+        run = os.path.join(scenario, "latest")
+        sys.path.insert(0, SCRIPTS)
+        try:
+            import plot_timeline  # pylint: disable=import-outside-toplevel
+        finally:
+            sys.path.pop(0)
+        events = plot_timeline.read_history(os.path.join(run, "redlock", "history.jsonl"))
+        deaths = plot_timeline.server_deaths(events)
+        self.assertEqual([name for name, _ in deaths], ["n3"])
+        self.assertGreater(deaths[0][1], 0)
+        result = self.script("plot_timeline.py", run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(run, "redlock", "timeline.png")))
+
     def test_timeline_rejects_missing_directory(self):
         """A path that is not a run directory is an error, not an empty success."""
         result = self.script("plot_timeline.py", os.path.join(self.reports, "nope"))

@@ -3,7 +3,9 @@
 // The checkers never see Redis: `locksim check run-dir/` re-judges an old history.jsonl. Every
 // checker reports one type, Finding (kind, cause, key, clients, interval, amount, words), which
 // every output renders the same way; each kind says which verdict it supports (finding.cc), and
-// the verdict is the strongest of them. Adding a check is one file that appends findings.
+// the verdict is the strongest of them. A new check is one file (checkers.h names it, check.cc
+// calls it); a new kind of finding is its enumerator below, its row in finding.cc and the check
+// that appends it.
 //
 // Hold windows. A client's *definite* hold window on a key is [enter, exit] (enter is recorded
 // right after the acquire reply was read, exit right before the release request is sent), or
@@ -148,6 +150,8 @@ enum class FindingKind : std::uint8_t {
 std::string_view to_string(FindingKind kind);
 // verdict_of: the verdict a finding of this kind supports (kOk: reported, no verdict).
 Verdict verdict_of(FindingKind kind);
+// label_of: the kind's heading in every report ("Mutual exclusion violated", "Recovery").
+std::string_view label_of(FindingKind kind);
 // all_finding_kinds: every kind, in the order reports list them.
 const std::vector<FindingKind>& all_finding_kinds();
 

@@ -14,41 +14,7 @@ std::string client_name(const History& history, int client) {
 
 }  // namespace
 
-std::string_view finding_label(FindingKind kind) {
-  switch (kind) {
-    case FindingKind::kMutexViolation:
-      return "Mutual exclusion violated";
-    case FindingKind::kResourceCorrupted:
-      return "Resource corrupted";
-    case FindingKind::kDeadlock:
-      return "Deadlock";
-    case FindingKind::kLockError:
-      return "Lock error";
-    case FindingKind::kNeverGranted:
-      return "Never granted";
-    case FindingKind::kServerLost:
-      return "Server lost";
-    case FindingKind::kServerDied:
-      return "Server died";
-    case FindingKind::kIndeterminate:
-      return "Unknown outcome";
-    case FindingKind::kIncomplete:
-      return "Incomplete run";
-    case FindingKind::kStaleRelease:
-      return "Stale release";
-    case FindingKind::kStaleWrite:
-      return "Stale write";
-    case FindingKind::kStolenRenewal:
-      return "Stolen renewal";
-    case FindingKind::kRecovery:
-      return "Recovery";
-    case FindingKind::kIdleHold:
-      return "Idle hold";
-    case FindingKind::kServerOutage:
-      return "Server outage";
-  }
-  return "Finding";
-}
+std::string_view finding_label(FindingKind kind) { return label_of(kind); }
 
 bool finding_is_bad(FindingKind kind) {
   return verdict_of(kind) != Verdict::kOk || kind == FindingKind::kStaleRelease ||

@@ -34,8 +34,9 @@ bool is_deleted_count(const Reply& reply);
 // release_outcome: the outcome of a release whose reply is the number of keys deleted.
 ReleaseResult release_outcome(RedisResult result, std::string_view command);
 
-// unexpected_reply: `result` turned into a kProtocol error (indeterminate) for a reply of a type
-// `command` never returns: we cannot tell what the server did.
+// unexpected_reply: `result` turned into a kUnexpectedReply error (indeterminate: the lock
+// answered outside its contract) for a reply of a type `command` never returns: we cannot tell
+// what the server did.
 RedisResult unexpected_reply(RedisResult result, std::string_view command);
 
 // acquire_with_fresh_token: `SET key <fresh 32-hex token> NX PX ttl_ms`, the owner-token acquire

@@ -14,7 +14,7 @@
 // Thread-safe: any client's thread may inject a fault aimed at any client.
 //
 //   Nemesis nemesis(log);
-//   nemesis.attach(0, &target, proxy.get());
+//   nemesis.attach(0, &target, {proxy.get()});  // client 0: its FaultTarget, one link per server
 //   nemesis.pause(0);     // records {"fault":"pause","target":"c1","phase":"start"}
 //   ...
 //   nemesis.resume(0);    // records the window's end, then lets the client run again

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
           "the reference, else it is the built-in matching what the lock declares (renewal ->\n"
           "lua_owner_renew, a queue ({waiter}) -> lua_fair_queue, owner check -> lua_owner,\n"
           "TTL -> set_nx_ex, else naive). See\n"
-          "README.md \"Your own lock\" and `locksim audit`");
+          "docs/variants.md \"Your own lock\" and `locksim audit`");
   run_cmd
       ->add_option("--clients", run.clients,
                    "Run every scenario's clients as \"threads\" of locksim or as \"processes\"\n"
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       "redis-py-renew, redlock, redlock-using, redis-semaphore, redis-semaphore-norefresh,\n"
       "redis-lock (adapters/libraries.json). It joins every scenario that lists the built-in it\n"
       "is judged like and that its adapter can run, with that built-in's expectations, its\n"
-      "clients always processes of its adapter. See README.md \"Lock libraries\"");
+      "clients always processes of its adapter. See docs/libraries.md \"Lock libraries\"");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(
@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
       "worker",
       "One client of a run as its own process, started by `run` for clients_run_as\n"
       "\"processes\": reads requests on stdin and answers on stdout, one JSON object per line\n"
-      "(the worker protocol, README.md \"Client processes\"). Not for interactive use");
+      "(the worker protocol, docs/faults.md \"Faults and client processes\").\n"
+      "Not for interactive use");
   worker_cmd->add_option("--variant-file", worker_variant_files, "User locks the run uses");
 
   // A first word that names no command (and is no option) is a mistyped command: say so, with

@@ -3,7 +3,7 @@
 // Two forms share one struct: a *scripted* scenario (ordered steps over named clients, to
 // reproduce a documented failure exactly) has `steps`; a *workload* (N clients looping
 // acquire -> work -> release with seeded random timings) has `workload`. Durations carry their unit
-// in the name. See README.md "Scenario format" for the JSON and loader.h for loading.
+// in the name. See docs/scenarios.md "Scenario format" for the JSON and loader.h for loading.
 #pragma once
 
 #include <cstdint>

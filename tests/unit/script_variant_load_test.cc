@@ -61,7 +61,7 @@ class VariantFileTest : public ::testing::Test {
   fs::path directory_;
 };
 
-// A lock from the README loads with its defaults.
+// A lock from docs/variants.md loads with its defaults.
 TEST_F(VariantFileTest, ValidFileLoadsWithDefaults) {
   const fs::path path = write(R"({"name": "my_lock", "like": "lua_owner",
     "acquire": {"script": "return 1", "args": ["{token}", "{ttl_s}", "x{key}y"]},

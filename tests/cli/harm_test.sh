@@ -121,7 +121,6 @@ expect_grep "the summary names the restarted node" "n2 was found dead at .* pid 
 # --- 3. Sentinel or the replica killed during the failover wait ----------------------------------
 for victim_kind in sentinel replica; do
   out=$WORK/$victim_kind
-  started=$SECONDS
   "$LOCKSIM" run scenarios/sentinel-failover-loses-lock.json --variant lua_owner --out "$out" \
     --no-progress >"$out.log" 2>&1 &
   RUN_PID=$!
@@ -135,14 +134,17 @@ for victim_kind in sentinel replica; do
     victim=$(redis_children "$RUN_PID" | grep -vx "$sentinel" | tail -1)
   fi
   [[ -n $victim ]] && kill -9 "$victim"
+  killed_at=$SECONDS
   wait "$RUN_PID"
   code=$?
   RUN_PID=""
   expect_code "$victim_kind killed during the failover wait" 3 "$code"
-  if ((SECONDS - started < 25)); then
+  # Before, the run waited out the failover's 30 s; now it stops within a second or two (20 s
+  # leaves room for a loaded machine, and still tells the two apart).
+  if ((SECONDS - killed_at < 20)); then
     pass "$victim_kind killed: the run stopped at once, not after the 30 s failover wait"
   else
-    fail "$victim_kind killed: the run took $((SECONDS - started)) s"
+    fail "$victim_kind killed: the run went on for $((SECONDS - killed_at)) s after the kill"
   fi
   run=$out/sentinel-failover-loses-lock/latest
   expect_grep "$victim_kind killed: the history is kept and names it" "\"f\":\"server_died\",\"server\":\"$victim_kind\"" \

@@ -1,0 +1,181 @@
+// liveness_test: a wait while no live client held the key is a deadlock; a crash, then a recovery.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "tests/unit/checker/checker_test_support.h"
+#include "tests/unit/history_builder.h"
+
+namespace locksim {
+namespace {
+
+using test::A;
+using test::B;
+using test::C;
+using test::check;
+using test::contains;
+using test::deadlocks;
+using test::HistoryBuilder;
+using test::idle_holds;
+using test::ms;
+using test::recoveries;
+
+// Proves a crash inside a lock without TTL, then a failed acquire, is a deadlock with the
+// uncovered stretch as its stuck time.
+TEST(CheckerTest, CrashWithoutTtlThenFailedAcquireIsDeadlock) {
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(5), A)
+                        .acquire_ok(ms(10), A)
+                        .crash(ms(20), A)
+                        .acquire_invoke(ms(25), B)
+                        .acquire_end(ms(1525), B, EventType::kFail)
+                        .build();
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(deadlocks(r).size(), 1u);
+  const Finding& d = *deadlocks(r)[0];
+  EXPECT_EQ(d.clients[0], B);
+  EXPECT_EQ(d.from_ns, ms(25));
+  EXPECT_EQ(d.to_ns, ms(1525));
+  EXPECT_EQ(d.words,
+            "B's acquire of lock failed after 1500.0 ms; for 1500.0 ms (from 25.0 ms) no live "
+            "client held it (A crashed at 20.0 ms while holding it and its key has no TTL).");
+  EXPECT_EQ(d.cause, "never_recovered");
+  ASSERT_EQ(recoveries(r).size(), 1u);
+  EXPECT_EQ(recoveries(r)[0]->to_ns, -1);
+  EXPECT_EQ(recoveries(r)[0]->clients, std::vector<int>{A});  // nobody came next
+
+  // Below the threshold the same history is not stuck.
+  EXPECT_EQ(check(h, ms(1600)).verdict, Verdict::kOk);
+}
+
+// Proves the stuck time is the longest uncovered stretch, not the whole wait.
+TEST(CheckerTest, DeadlockMeasuresOnlyTheUncoveredStretch) {
+  // B waits from 2 to 2000 ms; A possibly held the key until its release completed at 400 ms
+  // (deleting nothing): from then on nobody live held it.
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(0), A)
+                        .acquire_ok(ms(1), A)
+                        .acquire_invoke(ms(2), B)
+                        .release(ms(399), ms(400), A, 0)
+                        .acquire_end(ms(2000), B, EventType::kFail)
+                        .build();
+  const CheckResult r = check(h);
+  ASSERT_EQ(deadlocks(r).size(), 1u);
+  EXPECT_EQ(deadlocks(r)[0]->from_ns, ms(400));
+  EXPECT_EQ(deadlocks(r)[0]->to_ns, ms(2000));
+  EXPECT_TRUE(contains(deadlocks(r)[0]->words, "for 1600.0 ms"));
+  EXPECT_TRUE(contains(deadlocks(r)[0]->words, "A's release at 400.0 ms did not delete"));
+}
+
+// Proves a crash under a TTL followed by a later acquire is a recovery, not a deadlock, even when
+// a waiter gave up while the crashed holder's lease was still running.
+TEST(CheckerTest, CrashWithTtlThenLaterAcquireIsRecovery) {
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(10), A, 300)
+                        .acquire_ok(ms(20), A, 300)
+                        .crash(ms(50), A)
+                        .acquire_invoke(ms(55), C, 300)
+                        .acquire_end(ms(305), C, EventType::kFail)
+                        .acquire_invoke(ms(60), B, 300)
+                        .acquire_ok(ms(320.5), B, 300)
+                        .release(ms(400), ms(401), B)
+                        .build();
+  const CheckResult r = check(h, ms(100));
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(deadlocks(r).empty());
+  ASSERT_EQ(recoveries(r).size(), 1u);
+  const Finding& recovery = *recoveries(r)[0];
+  EXPECT_EQ(recovery.clients[0], A);
+  EXPECT_EQ(recovery.clients[1], B);
+  EXPECT_EQ(recovery.to_ns, ms(320.5));
+  EXPECT_EQ(recovery.words,
+            "A crashed inside at 50.0 ms; lock was obtainable again at 320.5 ms (recovery 270.5 "
+            "ms, B acquired it); A's lease (ttl 300 ms) ran out by 320.0 ms.");
+}
+
+// Proves a waiter that gave up after the crashed holder's lease ran out is a deadlock.
+TEST(CheckerTest, FailedAcquireAfterLeaseOfCrashedHolderIsDeadlock) {
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(10), A, 100)
+                        .acquire_ok(ms(20), A, 100)
+                        .crash(ms(50), A)
+                        .acquire_invoke(ms(55), C, 100)
+                        .acquire_end(ms(1000), C, EventType::kFail)
+                        .build();
+  const CheckResult r = check(h);
+  ASSERT_EQ(deadlocks(r).size(), 1u);
+  EXPECT_EQ(deadlocks(r)[0]->from_ns, ms(120));
+  // The history cannot tell why the key outlived its lease, so the words name every possibility.
+  EXPECT_TRUE(contains(deadlocks(r)[0]->words,
+                       "its lease (ttl 100 ms) ran out by 120.0 ms at the latest, yet the lock "
+                       "stayed taken: its TTL was never set, was set longer than requested, or "
+                       "was refreshed after the crash"))
+      << deadlocks(r)[0]->words;
+  EXPECT_FALSE(contains(deadlocks(r)[0]->words, "no TTL"));
+}
+
+// Proves an acquire that failed because a live client held the lock is not a deadlock.
+TEST(CheckerTest, FailedAcquireWhileLiveClientHeldIsNotDeadlock) {
+  const History h = HistoryBuilder()
+                        .hold(A, ms(0), ms(10), ms(2000), ms(2001))
+                        .acquire_invoke(ms(20), B)
+                        .acquire_end(ms(1520), B, EventType::kFail)
+                        .build();
+  const CheckResult r = check(h);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_TRUE(deadlocks(r).empty());
+  EXPECT_EQ(r.stats.acquires_failed, 1);
+}
+
+// Proves an idle key counts as held until the lease end for liveness: a waiter that gives up is
+// a deadlock only when the stretch after the lease end is long enough.
+TEST(CheckerTest, IdleHoldCoversLivenessUntilLeaseEnd) {
+  HistoryBuilder base;
+  base.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300).release(ms(20), ms(21), A, 0);
+  HistoryBuilder gives_up_early = base;
+  gives_up_early.acquire_invoke(ms(30), C).acquire_end(ms(700), C, EventType::kFail);
+  const CheckResult early = check(gives_up_early.build());
+  EXPECT_EQ(early.verdict, Verdict::kOk);  // uncovered only 310..700: 390 ms < 500 ms
+  EXPECT_EQ(idle_holds(early).size(), 1u);
+
+  HistoryBuilder gives_up_late = base;
+  gives_up_late.acquire_invoke(ms(30), C).acquire_end(ms(1000), C, EventType::kFail);
+  const CheckResult late = check(gives_up_late.build());
+  EXPECT_EQ(late.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(deadlocks(late).size(), 1u);
+  EXPECT_EQ(deadlocks(late)[0]->from_ns, ms(310));
+  EXPECT_TRUE(contains(deadlocks(late)[0]->words,
+                       "A's release at 21.0 ms deleted nothing and its lease ran out at 310.0 ms"))
+      << deadlocks(late)[0]->words;
+}
+
+// Proves an acquire that succeeded only after the lock sat free (held by nobody live) for longer
+// than the threshold is a deadlock that recovered late; a prompt hand-off is not.
+TEST(CheckerTest, LateGrantAfterStuckLockIsDeadlock) {
+  auto history = [](Nanos b_sent) {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100).crash(ms(10), A);  // lease to 101
+    b.acquire_invoke(ms(5), B, 100).acquire_ok(b_sent + ms(1), B, 100);
+    for (Event& e : b.events()) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk && e.client == B) {
+        e.acquire().sent_ns = b_sent;
+      }
+    }
+    return b.release(ms(3000), ms(3001), B).build();
+  };
+  const CheckResult late = check(history(ms(1500)));
+  EXPECT_EQ(late.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(deadlocks(late).size(), 1u);
+  EXPECT_EQ(deadlocks(late)[0]->cause, "recovered_late");
+  EXPECT_EQ(deadlocks(late)[0]->from_ns, ms(101));
+  EXPECT_EQ(deadlocks(late)[0]->to_ns, ms(1500));
+  EXPECT_TRUE(contains(deadlocks(late)[0]->words, "got it only at 1501.0 ms"))
+      << deadlocks(late)[0]->words;
+  const CheckResult prompt = check(history(ms(110)));
+  EXPECT_EQ(prompt.verdict, Verdict::kOk);
+}
+
+}  // namespace
+}  // namespace locksim

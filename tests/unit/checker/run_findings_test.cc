@@ -1,0 +1,80 @@
+// run_findings_test: nothing run, lock errors, early stops, lost servers keep a run from being ok.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "tests/unit/checker/checker_test_support.h"
+#include "tests/unit/history_builder.h"
+
+namespace locksim {
+namespace {
+
+using test::A;
+using test::B;
+using test::C;
+using test::check;
+using test::contains;
+using test::HistoryBuilder;
+using test::ms;
+
+// Proves a run in which no client asked for the lock is unknown, never ok: it tested nothing.
+TEST(CheckerTest, NothingRanIsUnknown) {
+  History empty = HistoryBuilder().build();
+  CheckResult r = check(empty);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  ASSERT_EQ(r.count(FindingKind::kIncomplete), 1u);
+  EXPECT_EQ(r.of(FindingKind::kIncomplete)[0]->cause, "nothing_ran");
+  // One acquire asked for is enough to be judged.
+  r = check(HistoryBuilder().hold(A, ms(0), ms(1), ms(10), ms(11)).build());
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+}
+
+// Proves a lock whose calls answered outside the contract makes the run an error, naming the
+// count and the first message, and that a definite violation still outweighs it.
+TEST(CheckerTest, LockErrorsMakeTheRunAnError) {
+  HistoryBuilder builder;
+  builder.hold(A, ms(0), ms(1), ms(10), ms(11), 100);
+  for (int i = 0; i < 3; ++i) {
+    builder.acquire_invoke(ms(20 + i * 10), B, 100)
+        .acquire_end(ms(21 + i * 10), B, EventType::kInfo);
+    builder.last().error = ErrorKind::kUnexpectedReply;
+    builder.last().message = builder.str("script my.acquire returned the string \"yes\"");
+  }
+  const CheckResult r = check(builder.build());
+  EXPECT_EQ(r.verdict, Verdict::kError);
+  const std::vector<const Finding*> errors = r.of(FindingKind::kLockError);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]->amount, 3);
+  EXPECT_EQ(errors[0]->cause, "unexpected_reply");
+  EXPECT_TRUE(contains(errors[0]->words, "returned the string \"yes\"")) << errors[0]->words;
+  EXPECT_EQ(r.stats.lock_errors, 3);
+
+  builder.hold(C, ms(5), ms(6), ms(50), ms(51), 100);  // overlaps A: a definite violation
+  EXPECT_EQ(check(builder.build()).verdict, Verdict::kMutexViolation);
+}
+
+// Proves the harness's records of an early stop and of a lost server keep a run from being ok:
+// a time limit makes it unknown, a lost server an error.
+TEST(CheckerTest, HarnessStopsAndLostServersAreNotOk) {
+  HistoryBuilder stopped;
+  stopped.hold(A, ms(0), ms(1), ms(10), ms(11), 100);
+  stopped.event(ms(60000), 0, EventType::kInfo, Op::kStop, "");
+  stopped.last().stop().reason = StopReason::kTimeLimit;
+  const CheckResult r = check(stopped.build());
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  ASSERT_EQ(r.count(FindingKind::kIncomplete), 1u);
+  EXPECT_EQ(r.of(FindingKind::kIncomplete)[0]->cause, "time_limit");
+
+  HistoryBuilder lost;
+  lost.hold(A, ms(0), ms(1), ms(10), ms(11), 100);
+  lost.event(ms(20), 0, EventType::kInfo, Op::kServerLost, "");
+  lost.last().message = lost.str("connection refused");
+  const CheckResult l = check(lost.build());
+  EXPECT_EQ(l.verdict, Verdict::kError);
+  ASSERT_EQ(l.count(FindingKind::kServerLost), 1u);
+  EXPECT_TRUE(contains(l.of(FindingKind::kServerLost)[0]->words, "connection refused"));
+}
+
+}  // namespace
+}  // namespace locksim

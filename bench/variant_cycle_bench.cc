@@ -20,14 +20,14 @@ namespace {
 
 std::unique_ptr<RedisServer> g_server;
 
-Connection connect_or_skip(benchmark::State& state) {
-  Connection connection(g_server->endpoint(), ConnectionOptions{});
+HiredisConnection connect_or_skip(benchmark::State& state) {
+  HiredisConnection connection(g_server->endpoint(), ConnectionOptions{});
   if (connection.broken()) state.SkipWithError(connection.last_error().describe().c_str());
   return connection;
 }
 
 void BM_RawPing(benchmark::State& state) {
-  Connection connection = connect_or_skip(state);
+  HiredisConnection connection = connect_or_skip(state);
   for (auto _ : state) {
     const RedisResult r = connection.command({"PING"});
     if (!r.ok()) state.SkipWithError(r.describe().c_str());
@@ -37,7 +37,7 @@ void BM_RawPing(benchmark::State& state) {
 // The key is not deleted between iterations, so after the first one SET answers nil: the same
 // single round trip a busy acquire costs.
 void BM_RawSetNxPx(benchmark::State& state) {
-  Connection connection = connect_or_skip(state);
+  HiredisConnection connection = connect_or_skip(state);
   for (auto _ : state) {
     const RedisResult r = connection.command({"SET", "bench:raw", "v", "NX", "PX", "1000"});
     if (!r.ok()) state.SkipWithError(r.describe().c_str());
@@ -45,7 +45,7 @@ void BM_RawSetNxPx(benchmark::State& state) {
 }
 
 void BM_VariantCycle(benchmark::State& state, const LockVariant* variant) {
-  Connection connection = connect_or_skip(state);
+  HiredisConnection connection = connect_or_skip(state);
   Rng rng(1);
   const LockContext context{connection, rng, {}, "bench", 1000};
   const std::string key = "bench:lock:" + std::string(variant->name());

@@ -57,7 +57,7 @@ RedisTarget open_redis(const std::string& url) {
       throw InputError(std::string("--redis: ") + e.what());
     }
     target.label = target.endpoint.redacted();
-    Connection probe(target.endpoint, ConnectionOptions{});
+    HiredisConnection probe(target.endpoint, ConnectionOptions{});
     const RedisResult ping = probe.command({"PING"});
     if (!ping.ok()) {
       throw EnvironmentError("Redis at " + target.label + " is unreachable: " + ping.describe());

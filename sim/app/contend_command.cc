@@ -36,11 +36,7 @@ namespace locksim {
 namespace fs = std::filesystem;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Nanos elapsed_ns(Clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
-}
+Nanos elapsed_ns(Nanos since) { return real_clock().now_ns() - since; }
 
 // ServerCounters: what INFO says the server has done so far.
 struct ServerCounters {
@@ -83,12 +79,12 @@ ServerCounters read_counters(Connection& admin) {
 void measure_round_trips(Connection& admin, const std::string& key, int samples,
                          ContentionLimit& limit) {
   for (int i = 0; i < samples; ++i) {
-    const auto start = Clock::now();
+    const Nanos start = real_clock().now_ns();
     if (!admin.command({"PING"}).ok()) throw EnvironmentError("PING failed while measuring");
     limit.ping_ns.record(elapsed_ns(start));
   }
   for (int i = 0; i < samples; ++i) {
-    const auto start = Clock::now();
+    const Nanos start = real_clock().now_ns();
     if (!admin.command({"SET", key, "1", "NX", "PX", "60000"}).ok()) {
       throw EnvironmentError("SET NX PX failed while measuring");
     }
@@ -107,7 +103,7 @@ struct CycleCost {
 // counted by the connection and by INFO commandstats.
 CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockVariant& variant,
                           const std::string& key, int cycles) {
-  Connection connection(endpoint, ConnectionOptions{});
+  HiredisConnection connection(endpoint, ConnectionOptions{});
   Rng rng(1);
   // One waiter that never finds the lock taken: a queueing variant grants it at once.
   const LockContext context{connection, rng, {}, "contend-cycle", 60000};
@@ -221,7 +217,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   int exit_code = kExitOk;
   bool interrupted = false;
   try {
-    Connection admin(target->endpoint, ConnectionOptions{});
+    HiredisConnection admin(target->endpoint, ConnectionOptions{});
     const std::string prefix = "locksim:" + run_id + ":";
     // 1. The limit.
     measure_round_trips(admin, prefix + "rtt", options.round_trip_samples, report.limit);

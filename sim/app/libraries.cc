@@ -13,6 +13,7 @@
 
 #include "sim/app/commands.h"
 #include "sim/app/did_you_mean.h"
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 #include "sim/lock/library_variant.h"
 #include "sim/lock/registry.h"
@@ -42,7 +43,7 @@ bool runs(const std::vector<std::string>& command) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (done < 0) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    real_clock().sleep_for(ms_to_ns(10));
   }
   ::kill(pid, SIGKILL);
   ::waitpid(pid, &status, 0);

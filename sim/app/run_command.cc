@@ -224,7 +224,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   std::optional<RedisServer>& server = target->server;
   // User scripts are compiled before anything runs, so a Lua syntax error is bad input.
   if (!users.empty()) {
-    Connection connection(endpoint, ConnectionOptions{});
+    HiredisConnection connection(endpoint, ConnectionOptions{});
     for (const UserVariant& user : users) {
       const std::string error = compile_script_variant(user.spec, connection);
       if (!error.empty()) {
@@ -294,7 +294,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total_runs) +
                                     "] " + scenario.name + " / " + variant_name;
           progress.show(label + " ...");
-          const auto started = std::chrono::steady_clock::now();
+          const Nanos started = real_clock().now_ns();
           // A library runs only as its adapter's processes; their stderr is kept in the run.
           const LockVariant& variant = *find_variant(variant_name);
           const LibrarySpec* library = library_spec(variant);
@@ -388,8 +388,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           write_file_atomically(variant_dir / "results.json",
                                 variant_results_json(scenario, run, info).dump(2) + "\n");
 
-          const double seconds =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          const double seconds = static_cast<double>(real_clock().now_ns() - started) / 1e9;
           char elapsed[32];
           std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
           std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)

@@ -1,19 +1,28 @@
-// clock.h: RunClock, the only source of time in locksim.
+// clock.h: Clock, where locksim's time comes from, and RunClock, a run's time since its start.
 //
-// Every timestamp in a history is nanoseconds of CLOCK_MONOTONIC since the run started, so
-// timestamps taken on different client threads are directly comparable. Only core reads the clock
-// (a model backend with virtual time can replace this seam later).
+// Every timestamp, deadline, timed wait and sleep outside this file goes through a Clock, so a
+// virtual clock can replace the real one without touching the lock variants, the client or the
+// checker. real_clock() is CLOCK_MONOTONIC; clock.cc is the only file that reads it (the test
+// tests/unit/seams_test.cc keeps it so). Every timestamp in a history is nanoseconds of a
+// RunClock, so timestamps taken on different client threads are directly comparable.
 //
-//   RunClock clock;
-//   Nanos t = clock.now_ns();
+//   const Clock& clock = real_clock();
+//   Nanos deadline = clock.now_ns() + ms_to_ns(200);
+//   bool done = clock.wait_until(cv, lock, deadline, [&] { return stopped; });
+//
+//   RunClock run;                    // time 0 is now
+//   Nanos t = run.now_ns();
 #pragma once
 
-#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <utility>
 
 namespace locksim {
 
-// Nanos: a duration or an instant in nanoseconds since the run started.
+// Nanos: a duration or an instant in nanoseconds (of a RunClock: since the run started).
 using Nanos = std::int64_t;
 
 constexpr Nanos kNanosPerMilli = 1'000'000;
@@ -21,29 +30,57 @@ constexpr Nanos kNanosPerMilli = 1'000'000;
 constexpr Nanos ms_to_ns(std::int64_t ms) { return ms * kNanosPerMilli; }
 constexpr double ns_to_ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 
-// RunClock: monotonic nanoseconds since construction. Thread-safe (read-only after construction).
+// Clock: a monotonic time source and the waits measured on it. Implementations are thread-safe.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+
+  // now_ns: nanoseconds since this clock's own epoch; never decreases.
+  virtual Nanos now_ns() const = 0;
+  // wait_until: with `lock` held (it guards what `done` reads), waits on `cv` until `done()` is
+  // true or the clock reaches `deadline_ns`; spurious wake-ups are absorbed. Returns done().
+  virtual bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                          Nanos deadline_ns, const std::function<bool()>& done) const = 0;
+  // sleep_for: blocks the calling thread for `duration` of this clock (none if <= 0).
+  virtual void sleep_for(Nanos duration) const = 0;
+
+  // wait_for: wait_until now + `duration`.
+  bool wait_for(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Nanos duration,
+                const std::function<bool()>& done) const {
+    return wait_until(cv, lock, now_ns() + duration, done);
+  }
+  // pause: with `lock` held, waits on `cv` for a notification or `duration`, whichever comes
+  // first (a poll interval that a change cuts short).
+  void pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+             Nanos duration) const {
+    bool woken = false;
+    wait_for(cv, lock, duration, [&woken] { return std::exchange(woken, true); });
+  }
+};
+
+// real_clock: the machine's monotonic clock (CLOCK_MONOTONIC). Lives for the program.
+const Clock& real_clock();
+
+// RunClock: nanoseconds of a base clock since construction (or restart()). Thread-safe for
+// reading; restart() only before anything has read it for an event.
 class RunClock {
  public:
-  RunClock() : start_(std::chrono::steady_clock::now()) {}
+  explicit RunClock(const Clock& base = real_clock()) : base_(&base), start_(base.now_ns()) {}
 
-  // now_ns: nanoseconds since the clock was constructed; never decreases.
-  Nanos now_ns() const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                                start_)
-        .count();
-  }
-
-  // Converts an instant of this clock to a steady_clock time point (for deadlines).
-  std::chrono::steady_clock::time_point to_time_point(Nanos t) const {
-    return start_ + std::chrono::nanoseconds(t);
-  }
+  // now_ns: nanoseconds since the run started; never decreases.
+  Nanos now_ns() const { return base_->now_ns() - start_; }
+  // base: the clock this one counts on, for timed waits (base().wait_until(..., at(t), ...)).
+  const Clock& base() const { return *base_; }
+  // at: the base clock's instant of run time `t`.
+  Nanos at(Nanos t) const { return start_ + t; }
 
   // restart: time 0 is now. Only before anything has read the clock for an event (a run restarts
   // it when its clients start, so that starting them, processes included, is not part of it).
-  void restart() { start_ = std::chrono::steady_clock::now(); }
+  void restart() { start_ = base_->now_ns(); }
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  const Clock* base_;
+  Nanos start_;
 };
 
 }  // namespace locksim

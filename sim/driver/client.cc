@@ -1,11 +1,11 @@
 #include "sim/driver/client.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "sim/client/acquire.h"
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
-#include "sim/driver/fenced_store.h"
+#include "sim/driver/resource.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -87,8 +87,12 @@ void DriverClient::record_work(std::int64_t planned_ms) {
 ThreadClient::ThreadClient(RunContext& run, int index)
     : DriverClient(run, index),
       rng_(run.plan().clients().at(static_cast<std::size_t>(index)).seed),
-      wait_(make_wait_strategy(run.scenario().lock.wait, link_endpoint(),
-                               rng_.fork(kWaitStream))) {
+      wait_(make_wait_strategy(run.scenario().lock.wait, link_endpoint(), rng_.fork(kWaitStream),
+                               run.clock().base())),
+      // Its own connection: it runs beside the client's thread.
+      watchdog_(run.request().variant, run.clock().base(), [this] {
+        return std::make_unique<HiredisConnection>(link_endpoint(), ConnectionOptions{});
+      }) {
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
   }
@@ -105,7 +109,7 @@ std::string ThreadClient::connect() {
     const auto timeout = node_timeout(run_.scenario().lock.ttl_ms);
     for (std::size_t server = 0; server < topology->size(); ++server) {
       // A node down at the start is not an error: the variant counts it as not granting.
-      nodes_.push_back(std::make_unique<Connection>(
+      nodes_.push_back(std::make_unique<HiredisConnection>(
           run_.link_endpoint(static_cast<std::size_t>(index_), server),
           ConnectionOptions{timeout, timeout}));
       node_pointers_.push_back(nodes_.back().get());
@@ -153,8 +157,12 @@ void DriverClient::set_waiting(bool waiting) {
 }
 
 LockContext ThreadClient::context(CallFaults* faults) {
-  LockContext context{*connection_, rng_, {}, name_, run_.scenario().lock.queue_timeout_ms};
-  context.nodes = node_pointers_;
+  LockContext context{.connection = *connection_,
+                      .rng = rng_,
+                      .waiter_id = name_,
+                      .queue_timeout_ms = run_.scenario().lock.queue_timeout_ms,
+                      .nodes = node_pointers_,
+                      .clock = run_.clock().base()};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {
@@ -176,6 +184,101 @@ LockContext ThreadClient::context(CallFaults* faults) {
   return context;
 }
 
+AcquireStatus record_acquire_end(const RunContext& run, ClientLog& log,
+                                 const std::string& logical_key, const AcquireEnd& end) {
+  const LockVariant& variant = run.request().variant;
+  const std::int64_t ttl_ms = run.scenario().lock.ttl_ms;
+  const AcquireAttempt& attempt = end.attempt;
+  switch (end.kind) {
+    case AcquireEnd::Kind::kAcquired: {
+      // ok first, then enter: both after the reply was read (the conservative point).
+      Event& ok = log.record(EventType::kOk, Op::kAcquire, logical_key);
+      ok.token = log.intern(attempt.token);
+      ok.acquire().attempts = end.attempts;
+      ok.acquire().sent_ns = end.sent_ns;
+      ok.acquire().fencing = attempt.fencing;
+      if (attempt.validity_ms >= 0) {
+        ok.acquire().validity_ms =
+            static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
+      }
+      if (!attempt.granted_on.empty() && run.request().topology != nullptr) {
+        ok.message = log.intern(granted_words(*run.request().topology, attempt.granted_on));
+      }
+      if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+      log.record(EventType::kOk, Op::kEnter, logical_key);
+      return AcquireStatus::kAcquired;
+    }
+    case AcquireEnd::Kind::kError: {
+      const bool maybe = attempt.error.indeterminate();
+      Event& failed =
+          log.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
+      set_error(log, failed, attempt.error);
+      failed.acquire().attempts = end.attempts;
+      return maybe ? AcquireStatus::kIndeterminate : AcquireStatus::kFailed;
+    }
+    case AcquireEnd::Kind::kGaveUp:
+    case AcquireEnd::Kind::kStopped:
+      break;
+  }
+  const bool stopping = end.kind == AcquireEnd::Kind::kStopped;
+  Event& failed = log.record(EventType::kFail, Op::kAcquire, logical_key);
+  failed.acquire().attempts = end.attempts;
+  failed.error = stopping ? ErrorKind::kStopped : ErrorKind::kGaveUp;
+  return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
+}
+
+void record_release_end(ClientLog& log, const std::string& logical_key,
+                        const ReleaseResult& result) {
+  if (result.outcome == ReleaseResult::Outcome::kError) {
+    const bool maybe = result.error.indeterminate();
+    Event& failed =
+        log.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, logical_key);
+    set_error(log, failed, result.error);
+  } else {
+    log.record(EventType::kOk, Op::kRelease, logical_key).release().deleted =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(result.deleted, 0, INT32_MAX));
+  }
+}
+
+// ThreadClient::Host: the acquire loop's host on the client's own thread: every attempt and
+// wait blocks, so the loop runs inline.
+class ThreadClient::Host final : public AcquireHost {
+ public:
+  Host(ThreadClient& client, const LockContext& context, const std::string& key)
+      : client_(client), context_(context), key_(key) {}
+  ~Host() override {
+    // Once refused, the client was waiting for the lock until the acquire returned.
+    if (waiting_) client_.set_waiting(false);
+  }
+
+  void prepare() override { client_.refresh_links(); }
+  Task<AcquireAttempt> attempt() override {
+    ++attempts_;
+    co_return client_.run_.request().variant.try_acquire(context_, key_,
+                                                         client_.run_.scenario().lock.ttl_ms);
+  }
+  Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
+    bool full = true;
+    client_.wait_->wait([this, &full](Nanos d) { return full = client_.run_.pause(d); }, key_,
+                        failed_attempts, max_ns);
+    return Ask<bool>(full);
+  }
+  Nanos now() override { return client_.run_.clock().now_ns(); }
+  bool stopping() override { return client_.run_.should_stop(); }
+  void busy() override {
+    waiting_ = true;
+    client_.set_waiting(true);
+  }
+  int attempts() const { return attempts_; }
+
+ private:
+  ThreadClient& client_;
+  const LockContext& context_;
+  const std::string& key_;
+  int attempts_ = 0;
+  bool waiting_ = false;
+};
+
 AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                     CallFaults* faults, Nanos intended_ns) {
   LOCKSIM_ASSERT(!holding_ && !crashed_);
@@ -187,88 +290,37 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
   if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
   if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
-  const Nanos start = invoke.time_ns;
-  const Nanos deadline = start + ms_to_ns(timeout_ms);
-  // Once refused, the client is waiting for the lock until this call returns.
-  struct WaitingFlag {
-    ThreadClient& client;
-    bool set = false;
-    ~WaitingFlag() {
-      if (set) client.set_waiting(false);
-    }
-  } waiting{*this};
+  const Nanos deadline = invoke.time_ns + ms_to_ns(timeout_ms);
 
-  // Bounded: every pass either returns or waits until the deadline draws closer.
-  for (std::int32_t attempts = 1;; ++attempts) {
-    refresh_links();
-    const Nanos attempt_sent_ns = run_.clock().now_ns();
-    AcquireAttempt attempt;
+  AcquireEnd end;
+  {
+    Host host(*this, lock_context, key);
     try {
-      attempt = variant.try_acquire(lock_context, key, ttl_ms);
+      end = run_inline(acquire_loop(host, deadline));
     } catch (const ClientCrashed&) {
       if (faults != nullptr && faults->crashed_waiting) {
         // The attempt was answered busy before the crash: the acquire definitely failed.
         Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
         failed.error = ErrorKind::kCrashed;
-        failed.acquire().attempts = attempts;
+        failed.acquire().attempts = host.attempts();
       }
       // Otherwise the acquire stays without completion: the checker treats it as "may hold".
       crash();
       return AcquireStatus::kCrashed;
     }
-    switch (attempt.outcome) {
-      case AcquireAttempt::Outcome::kAcquired: {
-        // ok first, then enter: both after the reply was read (the conservative point).
-        Event& ok = log_.record(EventType::kOk, Op::kAcquire, logical_key);
-        ok.token = log_.intern(attempt.token);
-        ok.acquire().attempts = attempts;
-        ok.acquire().sent_ns = attempt_sent_ns;
-        ok.acquire().fencing = attempt.fencing;
-        if (attempt.validity_ms >= 0) {
-          ok.acquire().validity_ms =
-              static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
-        }
-        if (!attempt.granted_on.empty() && run_.request().topology != nullptr) {
-          ok.message = log_.intern(granted_words(*run_.request().topology, attempt.granted_on));
-        }
-        if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-        log_.record(EventType::kOk, Op::kEnter, logical_key);
-        holding_ = true;
-        held_key_ = logical_key;
-        held_token_ = std::move(attempt.token);
-        held_fencing_ = attempt.fencing;
-        set_state(true, false);
-        if (variant.renews()) start_renewal(logical_key, held_token_);
-        return AcquireStatus::kAcquired;
-      }
-      case AcquireAttempt::Outcome::kError: {
-        const bool maybe = attempt.error.indeterminate();
-        Event& failed =
-            log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
-        set_error(log_, failed, attempt.error);
-        failed.acquire().attempts = attempts;
-        // Never reuse a connection after an I/O error.
-        if (needs_reconnect(attempt.error)) connection_->reconnect();
-        return maybe ? AcquireStatus::kIndeterminate : AcquireStatus::kFailed;
-      }
-      case AcquireAttempt::Outcome::kBusy:
-        if (!waiting.set) {
-          waiting.set = true;
-          set_waiting(true);
-        }
-        break;
-    }
-    const Nanos now = run_.clock().now_ns();
-    const bool stopping = run_.should_stop();
-    if (now >= deadline || stopping) {
-      Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
-      failed.acquire().attempts = attempts;
-      failed.error = stopping ? ErrorKind::kStopped : ErrorKind::kGaveUp;
-      return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
-    }
-    wait_->wait([this](Nanos d) { return run_.pause(d); }, key, static_cast<int>(attempts),
-                deadline - now);
   }
+  const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);
+  if (end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error)) {
+    connection_->reconnect();  // never reuse a connection after an I/O error
+  }
+  if (status != AcquireStatus::kAcquired) return status;
+  holding_ = true;
+  held_key_ = logical_key;
+  held_token_ = std::move(end.attempt.token);
+  held_fencing_ = end.attempt.fencing;
+  set_state(true, false);
+  if (variant.renews()) start_renewal(logical_key, held_token_);
+  return AcquireStatus::kAcquired;
 }
 
 bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
@@ -290,17 +342,12 @@ bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
     crash();
     return false;
   }
-  if (result.outcome == ReleaseResult::Outcome::kError) {
-    const bool maybe = result.error.indeterminate();
-    Event& failed =
-        log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, held_key_);
-    set_error(log_, failed, result.error);
-    if (needs_reconnect(result.error)) connection_->reconnect();
-  } else {
-    log_.record(EventType::kOk, Op::kRelease, held_key_).release().deleted =
-        static_cast<std::int32_t>(std::clamp<std::int64_t>(result.deleted, 0, INT32_MAX));
-    if (result.outcome == ReleaseResult::Outcome::kReleased)
-      wait_->on_release(*connection_, full_key);
+  record_release_end(log_, held_key_, result);
+  if (result.outcome == ReleaseResult::Outcome::kError && needs_reconnect(result.error)) {
+    connection_->reconnect();
+  }
+  if (result.outcome == ReleaseResult::Outcome::kReleased) {
+    wait_->on_release(*connection_, full_key);
   }
   holding_ = false;
   held_token_.clear();
@@ -322,19 +369,13 @@ void ThreadClient::crash() {
 
 void ThreadClient::freeze() {
   // A stall lands between two commands: a renewal already under way finishes first.
-  std::unique_lock<std::mutex> lock(renewal_mutex_);
-  frozen_ = true;
-  renewal_wake_.wait(lock, [this] { return !renewing_; });
+  watchdog_.freeze();
 }
 
 void ThreadClient::thaw() {
   // The nemesis records the pause's end before this, so a renewal that fell due while frozen is
   // always stamped after the window, never inside it.
-  {
-    std::lock_guard<std::mutex> lock(renewal_mutex_);
-    frozen_ = false;
-  }
-  renewal_wake_.notify_all();
+  watchdog_.thaw();
 }
 
 void ThreadClient::lose_lock() {
@@ -343,128 +384,84 @@ void ThreadClient::lose_lock() {
 }
 
 void ThreadClient::start_renewal(const std::string& logical_key, const std::string& token) {
-  LOCKSIM_ASSERT(renewal_log_ != nullptr && !renewal_.joinable());
-  renewal_stop_ = false;
+  LOCKSIM_ASSERT(renewal_log_ != nullptr);
   const LockConfig& config = run_.scenario().lock;
   // The loader resolves the default (ttl_ms / 3) once; the driver takes what it says.
   LOCKSIM_ASSERT(config.renew_period_ms > 0);
-  const Nanos period_ns = ms_to_ns(config.renew_period_ms);
-  renewal_ = std::thread([this, logical_key, token, period_ns, ttl_ms = config.ttl_ms,
-                          key = run_.full_key(logical_key)] {
-    // Its own connection and random stream: it runs beside the client's thread.
-    Connection connection(link_endpoint(), ConnectionOptions{});
-    Rng rng = rng_.fork(1000);
-    LockContext lock_context{connection, rng, {}, name_, run_.scenario().lock.queue_timeout_ms};
-    std::unique_lock<std::mutex> lock(renewal_mutex_);
-    // Each renewal falls due a period after the previous one returned (a deadline, as the
-    // worker's): a freeze does not move it, and one that fell due meanwhile runs on thaw.
-    auto due = std::chrono::steady_clock::now() + std::chrono::nanoseconds(period_ns);
-    // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
-    while (!renewal_stop_ && !run_.should_stop()) {
-      renewal_wake_.wait_until(lock, due, [this] { return renewal_stop_; });
-      // A frozen client renews nothing; the renewal that fell due meanwhile runs on thaw.
-      renewal_wake_.wait(lock, [this] { return !frozen_ || renewal_stop_; });
-      if (renewal_stop_ || run_.should_stop()) break;
-      renewing_ = true;
-      lock.unlock();
-      Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
-      invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-      invoke.token = renewal_log_->intern(token);
-      if (connection.broken()) connection.reconnect();
-      const ExtendResult result = run_.request().variant.extend(lock_context, key, token, ttl_ms);
-      due = std::chrono::steady_clock::now() + std::chrono::nanoseconds(period_ns);
-      if (result.outcome == ExtendResult::Outcome::kError) {
-        Event& failed =
-            renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
-                                 Op::kExtend, logical_key);
-        set_error(*renewal_log_, failed, result.error);
-      } else {
-        Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
-        ok.extend().extended = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
-        ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-      }
-      {
-        std::lock_guard<std::mutex> state(run_.mutex);
-        ++run_.renewals[static_cast<std::size_t>(index_)];
-      }
-      run_.changed.notify_all();
-      lock.lock();
-      renewing_ = false;
-      renewal_wake_.notify_all();  // a freeze may wait for this call to end
+  Watchdog::Lease lease{.key = run_.full_key(logical_key),
+                        .token = token,
+                        .ttl_ms = config.ttl_ms,
+                        .period_ns = ms_to_ns(config.renew_period_ms),
+                        .rng = rng_.fork(1000),
+                        .waiter_id = name_};
+  Watchdog::Hooks hooks;
+  hooks.invoke = [this, logical_key, token, ttl_ms = config.ttl_ms] {
+    Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
+    invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
+    invoke.token = renewal_log_->intern(token);
+  };
+  hooks.completed = [this, logical_key, ttl_ms = config.ttl_ms](const ExtendResult& result) {
+    if (result.outcome == ExtendResult::Outcome::kError) {
+      Event& failed =
+          renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
+                               Op::kExtend, logical_key);
+      set_error(*renewal_log_, failed, result.error);
+    } else {
+      Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
+      ok.extend().extended = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
+      ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
     }
-  });
+    {
+      std::lock_guard<std::mutex> state(run_.mutex);
+      ++run_.renewals[static_cast<std::size_t>(index_)];
+    }
+    run_.changed.notify_all();
+  };
+  // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
+  hooks.stop = [this] { return run_.should_stop(); };
+  watchdog_.start(std::move(lease), std::move(hooks));
 }
 
-void ThreadClient::stop_renewal() {
-  if (!renewal_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(renewal_mutex_);
-    renewal_stop_ = true;
-  }
-  renewal_wake_.notify_all();
-  renewal_.join();
-}
+void ThreadClient::stop_renewal() { watchdog_.stop(); }
 
 void ThreadClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
-  const std::string key = run_.full_key(resource.name);
-  const bool counter = resource.counts();
-  RedisResult result = counter ? connection_->command({"GET", key})
-                               : connection_->command({"HEXISTS", key, record_id});
-  std::int64_t value = 0;
-  if (result.ok()) {
-    if (!counter) {
-      value = result.reply.integer;
-    } else if (!result.reply.is_nil()) {
-      const std::string& text = result.reply.str;
-      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (parsed.ec != std::errc() || parsed.ptr != text.data() + text.size()) {
-        result.error = RedisErrorKind::kUnexpectedReply;
-        result.message = "the counter holds \"" + text.substr(0, 40) + "\", not an integer";
-      }
-    }
-  }
+  const ResourceRead read =
+      read_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id);
   // Recorded when the reply was read, as every completion is.
   Event& event =
-      log_.record(result.ok() ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
-  if (!counter) event.resource().record = log_.intern(record_id);
-  if (!result.ok()) {
-    set_error(log_, event, result);
+      log_.record(read.result.ok() ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
+  if (!resource.counts()) event.resource().record = log_.intern(record_id);
+  if (!read.result.ok()) {
+    set_error(log_, event, read.result);
     last_read_ = -1;
   } else {
-    last_read_ = value;
-    event.resource().value = value;
+    last_read_ = read.value;
+    event.resource().value = read.value;
   }
 }
 
 void ThreadClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
-  const std::string key = run_.full_key(resource.name);
   const bool counter = resource.counts();
   const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
   // The application logic of the documents: sell only if stock was left; create only if the
   // record was not found. Nothing is written otherwise.
   if (counter ? last_read_ <= 0 : last_read_ != 0) return;
   const std::int64_t value = counter ? last_read_ - 1 : 1;
-  RedisResult result;
-  if (fenced) {
-    // The store is shown the fencing number of the grant this client holds (-1: none).
-    result = fenced_store_write(*connection_, key, value, held_fencing_);
-  } else if (counter) {
-    result = connection_->command({"SET", key, std::to_string(value)});
-  } else {
-    result = connection_->command({"HSET", key, record_id, name_});
-  }
-  const bool refused = fenced && result.ok() && result.reply.is_integer(0);
-  Event& event = log_.record(result.ok() && !refused ? EventType::kOk : EventType::kFail,
-                             Op::kWrite, resource.name);
+  // A fenced store is shown the fencing number of the grant this client holds (-1: none).
+  const ResourceWrite write =
+      write_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id, value,
+                     name_, held_fencing_);
+  Event& event =
+      log_.record(write.result.ok() && !write.refused ? EventType::kOk : EventType::kFail,
+                  Op::kWrite, resource.name);
   if (!counter) event.resource().record = log_.intern(record_id);
-  if (refused) {
+  if (write.refused) {
     event.error = ErrorKind::kFenced;
-    event.message = log_.intern("fencing number " + std::to_string(held_fencing_) +
-                                " is lower than one the store has accepted");
-  } else if (!result.ok()) {
-    set_error(log_, event, result);
+    event.message = log_.intern(write.refusal);
+  } else if (!write.result.ok()) {
+    set_error(log_, event, write.result);
   }
   event.resource().value = value;
   event.resource().base = last_read_;

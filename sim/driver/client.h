@@ -9,18 +9,16 @@
 // into its own log under this client's name.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "sim/client/acquire.h"
 #include "sim/core/random.h"
 #include "sim/driver/run_context.h"
 #include "sim/driver/wait.h"
+#include "sim/driver/watchdog.h"
 #include "sim/lock/variant.h"
 #include "sim/nemesis/nemesis.h"
 #include "sim/redis/connection.h"
@@ -36,6 +34,14 @@ void set_error(ClientLog& log, Event& event, const RedisResult& result);
 inline constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
 
 enum class AcquireStatus { kAcquired, kFailed, kIndeterminate, kStopped, kCrashed };
+
+// record_acquire_end: the completion of an acquire as every in-process host records it (ok and
+// enter when granted; fail or info for an error; fail when it gave up or the run stopped), and
+// the status it means. record_release_end: the same for a release.
+AcquireStatus record_acquire_end(const RunContext& run, ClientLog& log,
+                                 const std::string& logical_key, const AcquireEnd& end);
+void record_release_end(ClientLog& log, const std::string& logical_key,
+                        const ReleaseResult& result);
 
 // CallFaults: what to do at a variant's checkpoints during one call.
 struct CallFaults {
@@ -122,7 +128,7 @@ class DriverClient : public FaultTarget {
   std::int64_t last_read_ = -1;     // the resource value (or existence) the last read saw
 
  private:
-  std::optional<Connection> observer_;
+  std::optional<HiredisConnection> observer_;
 };
 
 // ThreadClient: the client as a thread of locksim with a blocking connection; renewing variants
@@ -148,6 +154,7 @@ class ThreadClient final : public DriverClient {
   void thaw() override;
 
  private:
+  class Host;
   LockContext context(CallFaults* faults);
   // refresh_links: before a call: follows a new primary of the topology (a failover), and
   // reconnects node connections that broke (a multi-server variant).
@@ -157,20 +164,15 @@ class ThreadClient final : public DriverClient {
 
   Rng rng_;
   std::unique_ptr<WaitStrategy> wait_;
-  std::optional<Connection> connection_;
+  std::optional<HiredisConnection> connection_;
   // A multi-server variant's connections, one per server of the topology (short timeouts).
   std::vector<std::unique_ptr<Connection>> nodes_;
   std::vector<Connection*> node_pointers_;
   std::uint64_t primary_generation_ = 0;  // the topology's, when connection_ was made
 
-  // Renewal (only for variants that renew).
+  // Renewal (only for variants that renew): extend events go to a log of their own.
   ClientLog* renewal_log_ = nullptr;
-  std::thread renewal_;
-  std::mutex renewal_mutex_;
-  std::condition_variable renewal_wake_;
-  bool renewal_stop_ = false;  // guarded by renewal_mutex_
-  bool frozen_ = false;        // guarded by renewal_mutex_
-  bool renewing_ = false;      // guarded by renewal_mutex_: an extend call is under way
+  Watchdog watchdog_;
 };
 
 }  // namespace locksim::driver_internal

@@ -1,11 +1,7 @@
 #include "sim/driver/conditions.h"
 
-#include <chrono>
-
 namespace locksim::driver_internal {
 namespace {
-
-using std::chrono::milliseconds;
 
 bool is_key_condition(const Condition& condition) {
   return condition.kind == Condition::Kind::kKeyAbsent ||
@@ -73,7 +69,7 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
     }
     if (all_hold) return true;
     if (run.should_stop() || run.clock().now_ns() >= deadline) return false;
-    run.changed.wait_for(lock, any_key_condition ? milliseconds(2) : milliseconds(20));
+    run.clock().base().pause(run.changed, lock, ms_to_ns(any_key_condition ? 2 : 20));
   }
 }
 

@@ -24,7 +24,7 @@ using driver_internal::ThreadClient;
 // delete_run_keys: removes every key under the run's prefix (and nothing else). Bounded by the
 // number of SCAN rounds so a huge foreign keyspace cannot keep it busy forever.
 void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes) {
-  Connection connection(request.endpoint, ConnectionOptions{});
+  HiredisConnection connection(request.endpoint, ConnectionOptions{});
   if (connection.broken()) {
     notes.push_back("cleanup: could not connect to delete the run's keys: " +
                     connection.last_error().describe());
@@ -79,7 +79,7 @@ class ServerWatch {
       }
       if (primary != watched_) {
         watched_ = primary;
-        connection_ = Connection(topology_->endpoint(primary), options());
+        connection_ = HiredisConnection(topology_->endpoint(primary), options());
       }
       const std::string lost = check_connection(note);
       return topology_->expected_up(primary) ? lost : "";
@@ -129,7 +129,7 @@ class ServerWatch {
   const Topology* topology_;
   std::size_t watched_ = 0;
   bool private_server_;
-  Connection connection_;
+  HiredisConnection connection_;
   int timeouts_ = 0;
   bool healthy_ = false;
 };
@@ -296,7 +296,7 @@ RunOutcome run_scenario(const RunRequest& request) {
   // The protected resource starts in a known state (a counter at its initial stock; a fenced
   // store has accepted no fencing number yet).
   if (scenario.resource.counts()) {
-    Connection setup(request.endpoint, ConnectionOptions{});
+    HiredisConnection setup(request.endpoint, ConnectionOptions{});
     const RedisResult result = setup.command({"SET", request.key_prefix + scenario.resource.name,
                                               std::to_string(scenario.resource.initial)});
     if (!result.ok()) {
@@ -381,18 +381,19 @@ RunOutcome run_scenario(const RunRequest& request) {
       }
     }
   };
-  auto next_check = std::chrono::steady_clock::now();
+  const Clock& clock = run.clock().base();
+  Nanos next_check = clock.now_ns();
   // A topology's processes are looked at every 50 ms (one waitid each), so a death is named
   // close to when it happened; the primary is PINGed every 200 ms.
-  const auto wake = std::chrono::milliseconds(request.topology != nullptr ? 50 : 200);
+  const Nanos wake = ms_to_ns(request.topology != nullptr ? 50 : 200);
   while (finished.load() < threads.size()) {
     {
       std::unique_lock<std::mutex> lock(run.mutex);
-      run.changed.wait_for(lock, wake);
+      clock.pause(run.changed, lock, wake);
     }
     watch_deaths();
-    if (!run.server_lost.load() && std::chrono::steady_clock::now() >= next_check) {
-      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    if (!run.server_lost.load() && clock.now_ns() >= next_check) {
+      next_check = clock.now_ns() + ms_to_ns(200);
       if (request.progress) request.progress(progress_fraction(run));
       const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
       if (!lost.empty()) lose(lost, "");

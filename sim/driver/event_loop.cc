@@ -1,8 +1,8 @@
-// The event-loop client mode (event_loop.h). Each LoopClient walks the workload loop of
-// workload.cc (acquire -> work -> release -> rest) as a state machine: a command is sent and the
-// client returns to the loop; the reply callback, or a timer for a wait, work or rest, moves it on.
-// The recording mirrors ThreadClient::acquire/release and run_workload_client step by step, and
-// every cycle is the plan's, so a seed means the same run in both modes.
+// The event-loop client mode (event_loop.h). Each LoopClient hosts the one workload client
+// (workload_client() in workload.cc, with acquire_loop() of sim/client): it sends the commands the
+// client asks for and returns to the loop; the reply callback, or a timer for a wait, work or
+// rest, resumes the client. The recording is the threads' (record_acquire_end and
+// record_release_end), and every cycle is the plan's, so a seed means the same run in both modes.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>
@@ -16,6 +16,7 @@
 #include "sim/core/assert.h"
 #include "sim/driver/client.h"
 #include "sim/driver/wait.h"
+#include "sim/driver/workload.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/script.h"
 
@@ -55,31 +56,22 @@ std::string event_loop_refusal(const RunRequest& request) {
   return "";
 }
 
-// LoopClient: one workload client on the loop.
-class LoopClient {
+// LoopClient: one workload client on the loop: the host of workload_client() and of its
+// acquire_loop(), answering their asks when a reply or a timer arrives.
+class LoopClient final : public WorkloadHost, public AcquireHost {
  public:
   LoopClient(EventLoopWorkload& owner, int index)
       : owner_(owner),
         run_(owner.run_),
-        scenario_(run_.scenario()),
-        workload_(*scenario_.workload),
         variant_(run_.request().variant),
         index_(index),
-        name_(scenario_.clients.at(static_cast<std::size_t>(index))),
         log_(run_.recorder().log(static_cast<std::size_t>(index))),
         rng_(run_.plan().clients().at(static_cast<std::size_t>(index)).seed),
         wait_rng_(rng_.fork(kWaitStream)) {
-    logical_key_ = run_.plan().clients()[static_cast<std::size_t>(index)].key;
-    full_key_ = run_.full_key(logical_key_);
-    timed_ = workload_.duration_ms > 0;
-    end_ns_ = ms_to_ns(workload_.warmup_ms + workload_.duration_ms);
-    open_loop_ = workload_.arrival_per_s > 0;
-    interval_ns_ = open_loop_ ? static_cast<Nanos>(1e9 / workload_.arrival_per_s) : 0;
-    due_ns_ = run_.plan().clients()[static_cast<std::size_t>(index)].first_due_ns;
     timer_ = event_new(owner_.base_, -1, 0, &LoopClient::on_timer, this);
   }
 
-  ~LoopClient() {
+  ~LoopClient() override {
     closing_ = true;  // callbacks run by the free below do nothing
     if (context_ != nullptr) {
       context_->data = nullptr;
@@ -120,178 +112,131 @@ class LoopClient {
   bool setup_pending() const { return setup_pending_; }
   const std::string& setup_error() const { return setup_error_; }
 
-  void start() { begin_cycle(); }
+  void start() {
+    task_ = workload_client(run_, *this, static_cast<std::size_t>(index_));
+    task_.start();
+    check_done();
+  }
 
-  // stop: the run is stopping; a client waiting on a timer finishes now.
+  // stop: the run is stopping; a client waiting on a timer goes on now (its sleep was cut
+  // short), as a client thread's pause ends at a stop.
   void stop() {
-    if (done_ || in_flight_) return;
+    if (sleeping_ == nullptr) return;
     event_del(timer_);
-    switch (next_) {
-      case Next::kAttempt:  // waiting between attempts: the acquire ends as stopped
-        acquire_failed(/*stopping=*/true);
-        break;
-      case Next::kAfterWork:  // inside: as on threads, the work is cut short and it releases
-        after_work();
-        break;
-      case Next::kDeliver:
-        deliver();
-        break;
-      case Next::kBeginCycle:
-      case Next::kStartAcquire:
-        run_.stopped_early = true;
-        finish();
-        break;
-    }
+    wake(false);
   }
 
   bool done() const { return done_; }
-  bool in_flight() const { return in_flight_; }
+  bool in_flight() const { return reply_ != nullptr; }
+
+  // --- WorkloadHost ---------------------------------------------------------------------------
+
+  Task<AcquireStatus> acquire(const std::string& key, std::int64_t timeout_ms,
+                              Nanos intended_ns) override {
+    const std::string logical_key = key;  // the caller's may not outlive a suspension
+    Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
+    if (variant_.uses_ttl()) {
+      invoke.ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
+    }
+    if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
+    full_key_ = run_.full_key(logical_key);
+    const AcquireEnd end = co_await acquire_loop(*this, invoke.time_ns + ms_to_ns(timeout_ms));
+    const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);
+    if (status == AcquireStatus::kAcquired) {
+      held_key_ = logical_key;
+      held_token_ = end.attempt.token;
+    }
+    co_return status;
+  }
+
+  Task<bool> release() override {
+    // exit before the release request is sent (the conservative point).
+    log_.record(EventType::kOk, Op::kExit, held_key_);
+    log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(held_token_);
+    const OneCommand release = *variant_.release_command(full_key_, held_token_);
+    const RedisResult reply = co_await command(release);
+    record_release_end(log_, held_key_, variant_.read_release(reply));
+    held_token_.clear();
+    co_return true;
+  }
+
+  Ask<bool> sleep(Nanos duration) override {
+    if (run_.should_stop()) return Ask<bool>(false);
+    return Ask<bool>::later([this, duration](Slot<bool>& slot) {
+      sleeping_ = &slot;
+      const timeval tv = to_timeval(duration);
+      event_add(timer_, &tv);
+    });
+  }
+
+  void crash() override {
+    log_.record(EventType::kInfo, Op::kCrash, held_key_);
+    // The server sees the connection close, as it would when a process dies.
+    if (context_ != nullptr) redisAsyncDisconnect(context_);
+  }
+
+  void record_work(std::int64_t planned_ms) override {
+    log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
+        static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
+  }
+
+  // Refused before the run (event_loop_refusal, the workload's loader checks).
+  void resource_read(const std::string& /*record_id*/) override { refused("a resource"); }
+  void resource_write(const std::string& /*record_id*/) override { refused("a resource"); }
+  void lose_lock() override { refused("lose_probability"); }
+  void lose_next_reply() override { refused("lost_reply_probability"); }
+  void pause_holder() override { refused("pause_probability"); }
+  void resume_holder() override { refused("pause_probability"); }
+
+  // --- AcquireHost ----------------------------------------------------------------------------
+
+  Task<AcquireAttempt> attempt() override {
+    const OneCommand command =
+        *variant_.acquire_command(full_key_, run_.scenario().lock.ttl_ms, rng_);
+    RedisResult reply = co_await this->command(command);
+    co_return variant_.read_acquire(std::move(reply), command.token);
+  }
+
+  Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
+    const WaitConfig& wait = run_.scenario().lock.wait;
+    return sleep(
+        std::min(jittered_ns(wait, delay_ns(wait, failed_attempts), wait_rng_), max_ns));
+  }
+
+  Nanos now() override { return run_.clock().now_ns(); }
+  bool stopping() override { return run_.should_stop(); }
 
  private:
-  enum class Next { kBeginCycle, kStartAcquire, kAttempt, kAfterWork, kDeliver };
-  enum class Awaiting { kNothing, kAcquire, kRelease };
-
-  // --- the workload loop -------------------------------------------------------------------
-
-  void begin_cycle() {
-    if (timed_ ? run_.clock().now_ns() >= end_ns_ : cycle_ >= workload_.cycles) return finish();
-    if (run_.should_stop()) {
-      run_.stopped_early = true;
-      return finish();
-    }
-    if (open_loop_) {
-      if (timed_ && due_ns_ >= end_ns_) return finish();
-      const Nanos now = run_.clock().now_ns();
-      if (due_ns_ > now) return schedule(due_ns_ - now, Next::kStartAcquire);
-    }
-    start_acquire();
+  void refused(const char* what) {
+    LOCKSIM_ASSERT(!"the event-loop mode refuses this workload before the run" && what);
   }
 
-  void start_acquire() {
-    Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key_);
-    if (variant_.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(scenario_.lock.ttl_ms);
-    if (due_ns_ >= 0) invoke.acquire().intended_ns = std::min(due_ns_, invoke.time_ns);
-    deadline_ns_ = invoke.time_ns + ms_to_ns(scenario_.lock.acquire_timeout_ms);
-    attempts_ = 0;
-    attempt();
+  // command: one command's reply (a script by EVALSHA, once more by its source after NOSCRIPT).
+  Ask<RedisResult> command(const OneCommand& command) {
+    return Ask<RedisResult>::later([this, &command](Slot<RedisResult>& slot) {
+      command_ = command;
+      send(command_, &slot);
+    });
   }
 
-  void attempt() {
-    ++attempts_;
-    command_ = *variant_.acquire_command(full_key_, scenario_.lock.ttl_ms, rng_);
-    awaiting_ = Awaiting::kAcquire;
-    sent_ns_ = run_.clock().now_ns();
-    send(command_);
+  // wake: ends the sleep under way with `full` and runs the client on.
+  void wake(bool full) {
+    Slot<bool>* slot = std::exchange(sleeping_, nullptr);
+    slot->complete(full);
+    check_done();
   }
 
-  void on_acquire(RedisResult result) {
-    AcquireAttempt outcome = variant_.read_acquire(std::move(result), command_.token);
-    switch (outcome.outcome) {
-      case AcquireAttempt::Outcome::kAcquired: {
-        // ok first, then enter: both after the reply was read (the conservative point).
-        Event& ok = log_.record(EventType::kOk, Op::kAcquire, logical_key_);
-        ok.token = log_.intern(outcome.token);
-        ok.acquire().attempts = attempts_;
-        ok.acquire().sent_ns = sent_ns_;
-        ok.acquire().fencing = outcome.fencing;
-        if (variant_.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(scenario_.lock.ttl_ms);
-        log_.record(EventType::kOk, Op::kEnter, logical_key_);
-        held_token_ = std::move(outcome.token);
-        if (open_loop_) due_ns_ += interval_ns_;
-        // The cycle as the plan decided it (no lost iterations or nemesis in this mode).
-        const std::int64_t work_ms = cycle_plan().work_ms;
-        log_.record(EventType::kInfo, Op::kWork, logical_key_).work().planned_ms =
-            static_cast<std::int32_t>(std::min<std::int64_t>(work_ms, INT32_MAX));
-        if (work_ms > 0 && !run_.should_stop()) return schedule(ms_to_ns(work_ms), Next::kAfterWork);
-        return after_work();
-      }
-      case AcquireAttempt::Outcome::kError: {
-        const bool maybe = outcome.error.indeterminate();
-        Event& failed = log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire,
-                                    logical_key_);
-        set_error(log_, failed, outcome.error);
-        failed.acquire().attempts = attempts_;
-        if (open_loop_) due_ns_ += interval_ns_;
-        return end_cycle();
-      }
-      case AcquireAttempt::Outcome::kBusy:
-        break;
-    }
-    const Nanos now = run_.clock().now_ns();
-    const bool stopping = run_.should_stop();
-    if (now >= deadline_ns_ || stopping) return acquire_failed(stopping);
-    const WaitConfig& wait = scenario_.lock.wait;
-    schedule(std::min(jittered_ns(wait, delay_ns(wait, attempts_), wait_rng_), deadline_ns_ - now),
-             Next::kAttempt);
-  }
-
-  void acquire_failed(bool stopping) {
-    Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key_);
-    failed.acquire().attempts = attempts_;
-    failed.error = stopping ? ErrorKind::kStopped : ErrorKind::kGaveUp;
-    if (stopping) {
-      run_.stopped_early = true;
-      return finish();
-    }
-    if (open_loop_) due_ns_ += interval_ns_;
-    end_cycle();
-  }
-
-  void after_work() {
-    if (cycle_plan().crash) {
-      log_.record(EventType::kInfo, Op::kCrash, logical_key_);
-      // The server sees the connection close, as it would when a process dies.
-      if (context_ != nullptr) redisAsyncDisconnect(context_);
-      run_.note(name_ + " crashed inside the critical section (cycle " +
-                std::to_string(cycle_ + 1) + ")");
-      if (!timed_) run_.cycles_done += workload_.cycles - cycle_;
-      return finish();
-    }
-    // exit before the release request is sent (the conservative point).
-    log_.record(EventType::kOk, Op::kExit, logical_key_);
-    log_.record(EventType::kInvoke, Op::kRelease, logical_key_).token = log_.intern(held_token_);
-    command_ = *variant_.release_command(full_key_, held_token_);
-    awaiting_ = Awaiting::kRelease;
-    send(command_);
-  }
-
-  void on_release(RedisResult result) {
-    const ReleaseResult outcome = variant_.read_release(std::move(result));
-    if (outcome.outcome == ReleaseResult::Outcome::kError) {
-      const bool maybe = outcome.error.indeterminate();
-      Event& failed = log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease,
-                                  logical_key_);
-      set_error(log_, failed, outcome.error);
-    } else {
-      log_.record(EventType::kOk, Op::kRelease, logical_key_).release().deleted =
-          static_cast<std::int32_t>(std::clamp<std::int64_t>(outcome.deleted, 0, INT32_MAX));
-    }
-    held_token_.clear();
-    end_cycle();
-  }
-
-  void end_cycle() {
-    run_.cycles_done += 1;
-    const std::int64_t rest_ms = cycle_plan().rest_ms;
-    ++cycle_;
-    if (open_loop_) return begin_cycle();  // the schedule, not a rest, decides
-    if (rest_ms > 0) return schedule(ms_to_ns(rest_ms), Next::kBeginCycle);
-    begin_cycle();
-  }
-
-  CyclePlan cycle_plan() const {
-    return run_.plan().cycle(static_cast<std::size_t>(index_), cycle_);
-  }
-
-  void finish() {
-    if (done_) return;
+  void check_done() {
+    if (done_ || !task_.done()) return;
+    task_.result();  // rethrows what the client threw
     done_ = true;
     owner_.client_done();
   }
 
   // --- commands ------------------------------------------------------------------------------
 
-  void send(const OneCommand& command) {
+  void send(const OneCommand& command, Slot<RedisResult>* reply) {
+    reply_ = reply;
     eval_retried_ = false;
     if (command.script == nullptr) return send_argv(command.argv, &LoopClient::on_reply);
     std::vector<std::string> argv = {"EVALSHA", command.script->sha(),
@@ -315,8 +260,7 @@ class LoopClient {
       if (!open(&error)) {
         // Delivered from the loop, never from inside this call: no unbounded recursion.
         pending_ = RedisResult{RedisErrorKind::kRefused, error, {}};
-        in_flight_ = true;
-        return schedule(0, Next::kDeliver);
+        return deliver_later();
       }
     }
     std::vector<const char*> pointers;
@@ -327,12 +271,10 @@ class LoopClient {
       pointers.push_back(arg.data());
       lengths.push_back(arg.size());
     }
-    if (callback == &LoopClient::on_reply) in_flight_ = true;
     if (redisAsyncCommandArgv(context_, callback, this, static_cast<int>(argv.size()),
                               pointers.data(), lengths.data()) != REDIS_OK) {
       pending_ = closed_result(context_);
-      in_flight_ = true;
-      return schedule(0, Next::kDeliver);
+      return deliver_later();
     }
     flush();
   }
@@ -361,24 +303,28 @@ class LoopClient {
       // sent on it now, so the error is delivered from the loop, on a new connection.
       if (client->context_ == context) client->context_ = nullptr;
       client->pending_ = closed_result(context);
-      client->schedule(0, Next::kDeliver);
-      return;
+      return client->deliver_later();
     }
     client->pending_ = result_of(*static_cast<redisReply*>(reply));
     client->deliver();
   }
 
+  // deliver_later: the pending result is delivered on the loop's next turn.
+  void deliver_later() {
+    delivering_ = true;
+    const timeval now{};
+    event_add(timer_, &now);
+  }
+
   void deliver() {
-    in_flight_ = false;
     RedisResult result = std::move(pending_);
     if (command_.script != nullptr && result.error == RedisErrorKind::kReplyError) {
       // The server lost its script cache (restart, SCRIPT FLUSH): send the source once.
       if (result.message.starts_with("NOSCRIPT") && !eval_retried_) return send_eval(command_);
       result.message = "script " + command_.script->name() + ": " + result.message;
     }
-    const Awaiting awaiting = std::exchange(awaiting_, Awaiting::kNothing);
-    if (awaiting == Awaiting::kAcquire) return on_acquire(std::move(result));
-    if (awaiting == Awaiting::kRelease) return on_release(std::move(result));
+    std::exchange(reply_, nullptr)->complete(std::move(result));
+    check_done();
   }
 
   static void on_setup_reply(redisAsyncContext* /*context*/, void* reply, void* self) {
@@ -408,53 +354,25 @@ class LoopClient {
     if (client != nullptr && client->context_ == context) client->context_ = nullptr;
   }
 
-  // --- timers --------------------------------------------------------------------------------
-
-  void schedule(Nanos delay, Next next) {
-    next_ = next;
-    const timeval tv = to_timeval(delay);
-    event_add(timer_, &tv);
-  }
-
+  // on_timer: a sleep ended, or a result waits to be delivered.
   static void on_timer(int /*fd*/, short /*what*/, void* self) {
     auto* client = static_cast<LoopClient*>(self);
-    switch (client->next_) {
-      case Next::kBeginCycle:
-        return client->begin_cycle();
-      case Next::kStartAcquire:
-        return client->start_acquire();
-      case Next::kAttempt:
-        return client->attempt();
-      case Next::kAfterWork:
-        return client->after_work();
-      case Next::kDeliver:
-        return client->deliver();
-    }
+    if (std::exchange(client->delivering_, false)) return client->deliver();
+    if (client->sleeping_ != nullptr) client->wake(true);
   }
 
   EventLoopWorkload& owner_;
   RunContext& run_;
-  const Scenario& scenario_;
-  const Workload& workload_;
   const LockVariant& variant_;
   int index_;
-  std::string name_;
   ClientLog& log_;
   Rng rng_;
   Rng wait_rng_;
-  std::string logical_key_;
-  std::string full_key_;
-  bool timed_ = false;
-  Nanos end_ns_ = 0;
-  bool open_loop_ = false;
-  Nanos interval_ns_ = 0;
-  Nanos due_ns_ = -1;
+  Task<void> task_;  // workload_client() on this host
 
   redisAsyncContext* context_ = nullptr;
-  event* timer_ = nullptr;
-  Next next_ = Next::kBeginCycle;
-  Awaiting awaiting_ = Awaiting::kNothing;
-  bool in_flight_ = false;
+  event* timer_ = nullptr;  // a sleep, or a result delivered on the next turn
+  bool delivering_ = false;
   bool eval_retried_ = false;
   bool setup_pending_ = false;
   int setup_left_ = 0;  // set-up replies still to come
@@ -464,10 +382,12 @@ class LoopClient {
   OneCommand command_;
   bool done_ = false;
 
-  int cycle_ = 0;
-  std::int32_t attempts_ = 0;
-  Nanos deadline_ns_ = 0;
-  Nanos sent_ns_ = 0;
+  // What the client task waits for: a reply, or the end of a sleep.
+  Slot<RedisResult>* reply_ = nullptr;
+  Slot<bool>* sleeping_ = nullptr;
+
+  std::string full_key_;
+  std::string held_key_;
   std::string held_token_;
 };
 
@@ -502,7 +422,7 @@ EventLoopWorkload::~EventLoopWorkload() {
 
 std::string EventLoopWorkload::connect() {
   // The scripts are loaded once here, so that every client can send EVALSHA at once.
-  Connection setup(run_.request().endpoint, ConnectionOptions{});
+  HiredisConnection setup(run_.request().endpoint, ConnectionOptions{});
   if (setup.broken()) return setup.last_error().describe();
   Rng rng(0);
   for (const std::optional<OneCommand>& command :

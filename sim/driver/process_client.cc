@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
+#include "sim/driver/resource.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/topology/topology.h"
 
@@ -25,8 +25,6 @@ namespace {
 // timeout) before it counts as hung. A library's own retries (redlock: about 2 s) and a command
 // timeout (2 s) fit well inside.
 constexpr std::int64_t kWorkerPatienceMs = 15000;
-
-using std::chrono::milliseconds;
 
 // write_all: the whole line, or false if the worker's end is closed.
 bool write_all(int fd, const std::string& text) {
@@ -55,11 +53,7 @@ ErrorKind error_of(const nlohmann::json& reply) {
 
 nlohmann::json resource_of(const RunContext& run) {
   const ResourceConfig& resource = run.scenario().resource;
-  const char* kind = resource.kind == ResourceConfig::Kind::kCounter          ? "counter"
-                     : resource.kind == ResourceConfig::Kind::kFencedCounter ? "fenced_counter"
-                                                                             : "find_or_create";
-  return {{"kind", kind},
-          {"key", run.full_key(resource.name)}};
+  return {{"kind", resource_kind_word(resource.kind)}, {"key", run.full_key(resource.name)}};
 }
 
 }  // namespace
@@ -216,12 +210,13 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
   // A worker that stays silent this long (not counting while the nemesis has it stopped, nor an
   // acquire's own wait for the lock) has hung: a broken worker, not a lock that blocks.
   const std::string op = request.value("op", "");
-  auto patience = std::chrono::milliseconds(kWorkerPatienceMs);
-  if (op == "acquire") patience += milliseconds(request.value("timeout_ms", std::int64_t{0}));
+  Nanos patience = ms_to_ns(kWorkerPatienceMs);
+  if (op == "acquire") patience += ms_to_ns(request.value("timeout_ms", std::int64_t{0}));
   send(std::move(request));
   Reply reply;
-  auto last = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::duration silent{0};
+  const Clock& clock = run_.clock().base();
+  Nanos last = clock.now_ns();
+  Nanos silent = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     if (!garbage_.empty()) {
@@ -282,18 +277,18 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
       lock.unlock();
       kill_worker();
       lock.lock();
-      changed_.wait_for(lock, milliseconds(100), [this] { return eof_; });
+      clock.wait_for(changed_, lock, ms_to_ns(100), [this] { return eof_; });
       reply.worker_died = true;
       return reply;
     }
-    changed_.wait_for(lock, milliseconds(50));
-    const auto now = std::chrono::steady_clock::now();
+    clock.pause(changed_, lock, ms_to_ns(50));
+    const Nanos now = clock.now_ns();
     if (!frozen_.load()) silent += now - last;
     last = now;
     if (silent > patience) {
       lock.unlock();
-      broken("did not answer \"" + op + "\" within " +
-             std::to_string(std::chrono::duration_cast<milliseconds>(patience).count()) + " ms");
+      broken("did not answer \"" + op + "\" within " + std::to_string(patience / kNanosPerMilli) +
+             " ms");
       kill_worker();
       reply.worker_died = true;
       return reply;
@@ -530,7 +525,8 @@ void ProcessClient::freeze() {
   frozen_ = true;
   ::kill(pid_, SIGSTOP);
   // The pause has begun only once the kernel has stopped every thread of the worker.
-  for (int i = 0; i < 2000 && !stopped(pid_); ++i) std::this_thread::sleep_for(milliseconds(1));
+  const Clock& clock = run_.clock().base();
+  for (int i = 0; i < 2000 && !stopped(pid_); ++i) clock.sleep_for(ms_to_ns(1));
 }
 
 void ProcessClient::thaw() {

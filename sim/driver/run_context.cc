@@ -101,7 +101,7 @@ bool RunContext::pause(Nanos duration) {
   while (!should_stop()) {
     const Nanos left = end - clock_.now_ns();
     if (left <= 0) return true;
-    changed.wait_for(lock, std::chrono::nanoseconds(std::min<Nanos>(left, ms_to_ns(50))));
+    clock_.base().pause(changed, lock, std::min<Nanos>(left, ms_to_ns(50)));
   }
   return false;
 }

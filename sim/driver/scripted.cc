@@ -7,7 +7,6 @@
 // "busy" and it keeps trying): a correct lock must be able to hold such a client back without
 // stalling the script, or a scenario could only pass by timing out. A client whose acquire is
 // merely in flight still holds later steps back, so the listed order of acquisitions is kept.
-#include <chrono>
 #include <string>
 #include <thread>
 
@@ -18,8 +17,6 @@
 
 namespace locksim::driver_internal {
 namespace {
-
-using std::chrono::milliseconds;
 
 // turn_has_come: requires run.mutex. An earlier step holds step `index` back until it has started;
 // an earlier acquire until it has finished, so acquisitions happen in the listed order, unless
@@ -41,7 +38,7 @@ bool wait_for_turn(RunContext& run, std::size_t index) {
   std::unique_lock<std::mutex> lock(run.mutex);
   while (!turn_has_come(run, index)) {
     if (run.should_stop()) return false;
-    run.changed.wait_for(lock, milliseconds(20));
+    run.clock().base().pause(run.changed, lock, ms_to_ns(20));
   }
   return true;
 }
@@ -121,8 +118,8 @@ class LinkFaultScope {
     if (step.link_fault != LinkFault::kDelay) return;
     run.nemesis().hold_next_command(index, links);
     watcher_ = std::thread([&run, &client, &step, index, links] {
-      Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                          ConnectionOptions{});
+      HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                                 ConnectionOptions{});
       if (step.delay_until.empty()) {
         run.pause(ms_to_ns(step.delay_ms));
       } else if (!wait_for_conditions(run, observer, step.delay_until,
@@ -175,8 +172,8 @@ void execute_server_fault(RunContext& run, const Step& step) {
       if (step.until.empty()) {
         run.pause(ms_to_ns(step.work_ms));
       } else {
-        Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                            ConnectionOptions{});
+        HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                                   ConnectionOptions{});
         if (!wait_for_conditions(run, observer, step.until, ms_to_ns(step.max_ms)) &&
             !run.should_stop()) {
           run.note(who + ": paused " + step.server + " the full " + std::to_string(step.max_ms) +
@@ -337,8 +334,8 @@ void run_scripted_server_faults(RunContext& run) {
       return;
     }
     if (!step.wait_for.empty()) {
-      Connection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                          ConnectionOptions{});
+      HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
+                                 ConnectionOptions{});
       if (!wait_for_conditions(run, observer, step.wait_for, ms_to_ns(step.wait_max_ms))) {
         if (run.should_stop()) {
           run.stopped_early = true;

@@ -63,7 +63,7 @@ class NotifyWait final : public WaitStrategy {
  private:
   Nanos fallback_ns_;
   Endpoint endpoint_;
-  std::optional<Connection> waiter_;
+  std::optional<HiredisConnection> waiter_;
 };
 
 // PubSubWait: SUBSCRIBE to the key's release channel; a releaser PUBLISHes and every subscribed
@@ -74,8 +74,8 @@ class NotifyWait final : public WaitStrategy {
 // next attempt comes after the subscription: a release between the two is then never missed.
 class PubSubWait final : public WaitStrategy {
  public:
-  PubSubWait(const WaitConfig& config, Endpoint endpoint)
-      : fallback_ns_(ms_to_ns(config.fallback_ms)), endpoint_(std::move(endpoint)) {}
+  PubSubWait(const WaitConfig& config, Endpoint endpoint, const Clock& clock)
+      : fallback_ns_(ms_to_ns(config.fallback_ms)), endpoint_(std::move(endpoint)), clock_(clock) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -94,13 +94,12 @@ class PubSubWait final : public WaitStrategy {
       subscribed_.insert(channel);
       return;  // attempt again now that releases will be heard
     }
-    const Nanos end = steady_now_ns() + wait_ns;
-    for (Nanos left = wait_ns; left > 0; left = end - steady_now_ns()) {
-      const std::optional<RedisResult> message = subscriber_->next_message(
-          std::chrono::ceil<std::chrono::microseconds>(std::chrono::nanoseconds(left)));
+    const Nanos end = clock_.now_ns() + wait_ns;
+    for (Nanos left = wait_ns; left > 0; left = end - clock_.now_ns()) {
+      const std::optional<RedisResult> message = subscriber_->next_message(left);
       if (!message) return;  // the fallback passed: attempt again
       if (!message->ok()) {
-        pause(end - steady_now_ns());  // the connection broke: sleep out the fallback
+        pause(end - clock_.now_ns());  // the connection broke: sleep out the fallback
         return;
       }
       const Reply& reply = message->reply;
@@ -116,15 +115,10 @@ class PubSubWait final : public WaitStrategy {
   }
 
  private:
-  static Nanos steady_now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-
   Nanos fallback_ns_;
   Endpoint endpoint_;
-  std::optional<Connection> subscriber_;
+  const Clock& clock_;
+  std::optional<HiredisConnection> subscriber_;
   std::set<std::string> subscribed_;
 };
 
@@ -155,10 +149,10 @@ Nanos delay_ns(const WaitConfig& config, int failed_attempts) {
   return ms_to_ns(config.interval_ms);  // poll, retry_sleep
 }
 
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
-                                                 const Endpoint& endpoint, Rng rng) {
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint,
+                                                 Rng rng, const Clock& clock) {
   if (config.strategy == "notify") return std::make_unique<NotifyWait>(config, endpoint);
-  if (config.strategy == "pubsub") return std::make_unique<PubSubWait>(config, endpoint);
+  if (config.strategy == "pubsub") return std::make_unique<PubSubWait>(config, endpoint, clock);
   LOCKSIM_ASSERT(config.strategy == "poll" || config.strategy == "retry_sleep" ||
                  config.strategy == "backoff");
   return std::make_unique<SleepingWait>(config, rng);

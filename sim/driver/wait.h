@@ -37,9 +37,9 @@ class WaitStrategy {
 };
 
 // make_wait_strategy: the strategy named by config.strategy (validated by the loader).
-// `rng` draws the jitter.
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config,
-                                                 const Endpoint& endpoint, Rng rng);
+// `rng` draws the jitter; "pubsub" measures its fallback on `clock`.
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint,
+                                                 Rng rng, const Clock& clock);
 
 // delay_ns: for the sleeping strategies, the pause after `failed_attempts` busy answers, before
 // jitter (exposed for tests). "notify" and "pubsub" answer their fallback.

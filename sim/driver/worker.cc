@@ -6,17 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
-#include <condition_variable>
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "sim/client/acquire.h"
 #include "sim/core/clock.h"
 #include "sim/driver/client.h"
-#include "sim/driver/fenced_store.h"
+#include "sim/driver/resource.h"
 #include "sim/driver/wait.h"
+#include "sim/driver/watchdog.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/lock/registry.h"
 
@@ -82,70 +81,6 @@ bool needs_reconnect(const RedisResult& result) {
          result.error == RedisErrorKind::kProtocol;
 }
 
-// Renewal: the worker's watchdog, extending the held lock every period until stopped.
-class Renewal {
- public:
-  Renewal(Output& out, const Endpoint& endpoint, const LockVariant& variant, Rng rng)
-      : out_(out), endpoint_(endpoint), variant_(variant), rng_(rng) {}
-  ~Renewal() { stop(); }
-
-  void start(const std::string& key, const std::string& token, std::int64_t ttl_ms,
-             std::int64_t period_ms) {
-    stop();
-    stop_ = false;
-    thread_ = std::thread([this, key, token, ttl_ms, period_ms] {
-      Connection connection(endpoint_, ConnectionOptions{});
-      const LockContext context{connection, rng_, {}, {}, 0};
-      std::unique_lock<std::mutex> lock(mutex_);
-      // Each renewal falls due a period after the previous one returned, a deadline taken before
-      // anything is written: a worker stopped (SIGSTOP) anywhere after that, even before it went
-      // back to sleep, renews at once when it is continued if the deadline has passed meanwhile.
-      auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(period_ms);
-      while (!stop_) {
-        wake_.wait_until(lock, due, [this] { return stop_; });
-        if (stop_) break;
-        lock.unlock();
-        out_.write({{"event", "extend"}, {"phase", "invoke"}});
-        if (connection.broken()) connection.reconnect();
-        const ExtendResult result = variant_.extend(context, key, token, ttl_ms);
-        due = std::chrono::steady_clock::now() + std::chrono::milliseconds(period_ms);
-        if (result.outcome == ExtendResult::Outcome::kError) {
-          nlohmann::json event = failure({}, result.error);
-          event.erase("id");
-          event["event"] = "extend";
-          out_.write(event);
-          if (needs_reconnect(result.error)) connection.reconnect();
-        } else {
-          out_.write({{"event", "extend"},
-                      {"result", "ok"},
-                      {"extended", result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0}});
-        }
-        lock.lock();
-      }
-    });
-  }
-
-  void stop() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-
- private:
-  Output& out_;
-  const Endpoint& endpoint_;
-  const LockVariant& variant_;
-  Rng rng_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mutex_
-};
-
 // Worker: the state of one worker process after `connect`.
 class Worker {
  public:
@@ -159,13 +94,17 @@ class Worker {
         rng_(seed),
         lock_(std::move(lock)),
         connection_(endpoint_, ConnectionOptions{}),
-        wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream))),
-        renewal_(out, endpoint_, variant, rng_.fork(1000)) {
+        wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream),
+                                 clock_.base())),
+        renewal_(variant, clock_.base(), [this] {
+          return std::make_unique<HiredisConnection>(endpoint_, ConnectionOptions{});
+        }) {
     if (!variant.multi_server()) return;
     // As a thread client's; a node down at the start is not an error.
     const auto timeout = driver_internal::node_timeout(lock_.ttl_ms);
     for (const Endpoint& server : servers) {
-      nodes_.push_back(std::make_unique<Connection>(server, ConnectionOptions{timeout, timeout}));
+      nodes_.push_back(
+          std::make_unique<HiredisConnection>(server, ConnectionOptions{timeout, timeout}));
       node_pointers_.push_back(nodes_.back().get());
     }
   }
@@ -200,11 +139,15 @@ class Worker {
  private:
   // context: a LockContext whose checkpoints act on the request's crash_at and pause_at.
   LockContext context(const nlohmann::json& request) {
-    LockContext context{connection_, rng_, {}, client_, lock_.queue_timeout_ms};
     for (const auto& node : nodes_) {
       if (node->broken()) node->reconnect();
     }
-    context.nodes = node_pointers_;
+    LockContext context{.connection = connection_,
+                        .rng = rng_,
+                        .waiter_id = client_,
+                        .queue_timeout_ms = lock_.queue_timeout_ms,
+                        .nodes = node_pointers_,
+                        .clock = clock_.base()};
     const std::string crash_at = request.value("crash_at", "");
     const std::string pause_at = request.value("pause_at", "");
     if (crash_at.empty() && pause_at.empty()) return context;
@@ -228,6 +171,39 @@ class Worker {
     return context;
   }
 
+  // AcquireOnWorker: the acquire loop's host in the worker: attempts and waits block.
+  class AcquireOnWorker final : public AcquireHost {
+   public:
+    AcquireOnWorker(Worker& worker, const LockContext& context, const std::string& key,
+                    std::int64_t ttl_ms)
+        : worker_(worker), context_(context), key_(key), ttl_ms_(ttl_ms) {}
+    void prepare() override {
+      if (worker_.connection_.broken()) worker_.connection_.reconnect();
+    }
+    Task<AcquireAttempt> attempt() override {
+      co_return worker_.variant_.try_acquire(context_, key_, ttl_ms_);
+    }
+    Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
+      const Clock& clock = worker_.clock_.base();
+      const auto sleep = [&clock](Nanos d) {
+        clock.sleep_for(d);
+        return true;
+      };
+      worker_.wait_->wait(sleep, key_, failed_attempts, max_ns);
+      return Ask<bool>(true);
+    }
+    Nanos now() override { return worker_.clock_.now_ns(); }
+    // The harness ends a worker whose run stops; the worker itself never sees a stop.
+    bool stopping() override { return false; }
+    void busy() override { worker_.out_.write({{"event", "busy"}}); }
+
+   private:
+    Worker& worker_;
+    const LockContext& context_;
+    const std::string& key_;
+    std::int64_t ttl_ms_;
+  };
+
   nlohmann::json acquire(const nlohmann::json& request) {
     const std::string key = request.at("key").get<std::string>();
     const std::int64_t ttl_ms = request.at("ttl_ms").get<std::int64_t>();
@@ -235,45 +211,62 @@ class Worker {
     const Nanos received = clock_.now_ns();
     const Nanos deadline = received + ms_to_ns(request.at("timeout_ms").get<std::int64_t>());
     const LockContext lock_context = context(request);
-    for (int attempts = 1;; ++attempts) {
-      if (connection_.broken()) connection_.reconnect();
-      const Nanos sent = clock_.now_ns();
-      AcquireAttempt attempt = variant_.try_acquire(lock_context, key, ttl_ms);
-      if (attempt.outcome == AcquireAttempt::Outcome::kAcquired) {
+    AcquireOnWorker host(*this, lock_context, key, ttl_ms);
+    AcquireEnd end = run_inline(acquire_loop(host, deadline));
+    const AcquireAttempt& attempt = end.attempt;
+    switch (end.kind) {
+      case AcquireEnd::Kind::kAcquired: {
         nlohmann::json ok = reply(request, "ok");
         ok["token"] = attempt.token;
         if (attempt.fencing >= 0) ok["fencing"] = attempt.fencing;
-        ok["attempts"] = attempts;
+        ok["attempts"] = end.attempts;
         if (attempt.validity_ms >= 0) ok["validity_ms"] = attempt.validity_ms;
         if (!attempt.granted_on.empty()) ok["granted_on"] = attempt.granted_on;
         // A duration, not an instant: the harness adds it to its own invoke time, which came
         // before the request arrived here, so the lease start it derives is never too late.
-        ok["sent_after_ns"] = sent - received;
-        if (variant_.renews()) {
-          renewal_.start(key, attempt.token, ttl_ms, lock_.renew_period_ms);
-        }
+        ok["sent_after_ns"] = end.sent_ns - received;
+        if (variant_.renews()) start_renewal(key, attempt.token, ttl_ms);
         return ok;
       }
-      if (attempt.outcome == AcquireAttempt::Outcome::kError) {
+      case AcquireEnd::Kind::kError: {
         nlohmann::json failed = failure(request, attempt.error);
-        failed["attempts"] = attempts;
+        failed["attempts"] = end.attempts;
         if (needs_reconnect(attempt.error)) connection_.reconnect();
         return failed;
       }
-      if (attempts == 1) out_.write({{"event", "busy"}});
-      const Nanos now = clock_.now_ns();
-      if (now >= deadline) {
-        nlohmann::json failed = reply(request, "fail");
-        failed["error"] = to_string(ErrorKind::kGaveUp);
-        failed["attempts"] = attempts;
-        return failed;
-      }
-      const auto sleep = [](Nanos d) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(d));
-        return true;
-      };
-      wait_->wait(sleep, key, attempts, deadline - now);
+      case AcquireEnd::Kind::kGaveUp:
+      case AcquireEnd::Kind::kStopped:
+        break;
     }
+    nlohmann::json failed = reply(request, "fail");
+    failed["error"] = to_string(ErrorKind::kGaveUp);
+    failed["attempts"] = end.attempts;
+    return failed;
+  }
+
+  // start_renewal: the watchdog of the lock just acquired; its events go to the harness.
+  void start_renewal(const std::string& key, const std::string& token, std::int64_t ttl_ms) {
+    driver_internal::Watchdog::Hooks hooks;
+    hooks.invoke = [this] { out_.write({{"event", "extend"}, {"phase", "invoke"}}); };
+    hooks.completed = [this](const ExtendResult& result) {
+      if (result.outcome == ExtendResult::Outcome::kError) {
+        nlohmann::json event = failure({}, result.error);
+        event.erase("id");
+        event["event"] = "extend";
+        out_.write(event);
+      } else {
+        out_.write({{"event", "extend"},
+                    {"result", "ok"},
+                    {"extended", result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0}});
+      }
+    };
+    renewal_.start({.key = key,
+                    .token = token,
+                    .ttl_ms = ttl_ms,
+                    .period_ns = ms_to_ns(lock_.renew_period_ms),
+                    .rng = rng_.fork(1000),
+                    .waiter_id = client_},
+                   std::move(hooks));
   }
 
   nlohmann::json release(const nlohmann::json& request) {
@@ -304,59 +297,54 @@ class Worker {
     return ok;
   }
 
-  nlohmann::json read(const nlohmann::json& request) {
+  // resource: the kind and key of a read or write request's resource (nullopt: a kind the
+  // protocol does not know).
+  static std::optional<std::pair<ResourceConfig::Kind, std::string>> resource(
+      const nlohmann::json& request) {
     const nlohmann::json& resource = request.at("resource");
-    const std::string key = resource.at("key").get<std::string>();
-    const std::string kind = resource.at("kind").get<std::string>();
-    const bool counter = kind == "counter" || kind == "fenced_counter";
+    const std::optional<ResourceConfig::Kind> kind =
+        driver_internal::resource_kind_of(resource.at("kind").get<std::string>());
+    if (!kind) return std::nullopt;
+    return std::make_pair(*kind, resource.at("key").get<std::string>());
+  }
+  static nlohmann::json unknown_kind(const nlohmann::json& request) {
+    nlohmann::json failed = reply(request, "fail");
+    failed["error"] = "protocol";
+    failed["message"] = "unknown resource kind " + request.at("resource").at("kind").dump();
+    return failed;
+  }
+
+  nlohmann::json read(const nlohmann::json& request) {
+    const auto target = resource(request);
+    if (!target) return unknown_kind(request);
+    const auto& [kind, key] = *target;
     if (connection_.broken()) connection_.reconnect();
-    RedisResult result =
-        counter ? connection_.command({"GET", key})
-                : connection_.command({"HEXISTS", key, request.value("record", std::string())});
-    if (!result.ok()) return failure(request, result);
-    std::int64_t value = 0;
-    if (!counter) {
-      value = result.reply.integer;
-    } else if (!result.reply.is_nil()) {
-      const std::string& text = result.reply.str;
-      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (parsed.ec != std::errc() || parsed.ptr != text.data() + text.size()) {
-        result.error = RedisErrorKind::kUnexpectedReply;
-        result.message = "the counter holds \"" + text.substr(0, 40) + "\", not an integer";
-        return failure(request, result);
-      }
-    }
+    const driver_internal::ResourceRead read = driver_internal::read_resource(
+        connection_, kind, key, request.value("record", std::string()));
+    if (!read.result.ok()) return failure(request, read.result);
     nlohmann::json ok = reply(request, "ok");
-    ok["value"] = value;
+    ok["value"] = read.value;
     return ok;
   }
 
   nlohmann::json write(const nlohmann::json& request) {
-    const nlohmann::json& resource = request.at("resource");
-    const std::string key = resource.at("key").get<std::string>();
-    const std::string kind = resource.at("kind").get<std::string>();
+    const auto target = resource(request);
+    if (!target) return unknown_kind(request);
+    const auto& [kind, key] = *target;
+    const bool counts = kind != ResourceConfig::Kind::kFindOrCreate;
     if (connection_.broken()) connection_.reconnect();
-    if (kind == "fenced_counter") {
-      // The store is shown the fencing number the harness sends (-1: the grant had none).
-      const std::int64_t fencing = request.value("fencing", std::int64_t{-1});
-      const RedisResult result =
-          fenced_store_write(connection_, key, request.at("value").get<std::int64_t>(), fencing);
-      if (!result.ok()) return failure(request, result);
-      if (result.reply.is_integer(0)) {
-        nlohmann::json refused = reply(request, "fail");
-        refused["error"] = to_string(ErrorKind::kFenced);
-        refused["message"] = "fencing number " + std::to_string(fencing) +
-                             " is lower than one the store has accepted";
-        return refused;
-      }
-      return reply(request, "ok");
+    // A fenced store is shown the fencing number the harness sends (-1: the grant had none).
+    const driver_internal::ResourceWrite write = driver_internal::write_resource(
+        connection_, kind, key, request.value("record", std::string()),
+        counts ? request.at("value").get<std::int64_t>() : 1, client_,
+        request.value("fencing", std::int64_t{-1}));
+    if (!write.result.ok()) return failure(request, write.result);
+    if (write.refused) {
+      nlohmann::json refused = reply(request, "fail");
+      refused["error"] = to_string(ErrorKind::kFenced);
+      refused["message"] = write.refusal;
+      return refused;
     }
-    const RedisResult result =
-        kind == "counter"
-            ? connection_.command(
-                  {"SET", key, std::to_string(request.at("value").get<std::int64_t>())})
-            : connection_.command({"HSET", key, request.value("record", std::string()), client_});
-    if (!result.ok()) return failure(request, result);
     return reply(request, "ok");
   }
 
@@ -367,11 +355,11 @@ class Worker {
   std::string client_;
   Rng rng_;
   LockConfig lock_;
-  Connection connection_;
+  HiredisConnection connection_;
   std::vector<std::unique_ptr<Connection>> nodes_;  // a multi-server variant's, by server
   std::vector<Connection*> node_pointers_;
   std::unique_ptr<WaitStrategy> wait_;
-  Renewal renewal_;
+  driver_internal::Watchdog renewal_;
 };
 
 }  // namespace

@@ -21,7 +21,6 @@
 // Node connections: a node whose connection an I/O error broke is not used again within the
 // attempt, except for the cleanup release of a SET that may have run, which reconnects it once;
 // any later call reconnects it first, bounded by its connect timeout.
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -84,7 +83,7 @@ class RedlockLock final : public LockVariant {
     std::string failures;  // "; node 2 (...): timeout: ..." for every node that failed
     AcquireAttempt attempt;
 
-    const auto started = std::chrono::steady_clock::now();
+    const Nanos started = context.clock.now_ns();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Connection& node = *nodes[i];
       const bool sent = usable(node);
@@ -103,9 +102,7 @@ class RedlockLock final : public LockVariant {
       // May throw (a crash injected by the driver): the keys set so far expire with their TTL.
       if (i == 0) context.at("after_first_node");
     }
-    const std::int64_t elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now() - started)
-                                        .count();
+    const std::int64_t elapsed_ns = context.clock.now_ns() - started;
     // Truncation is the floor here for every validity that matters (> 0).
     const std::int64_t validity_ms =
         (ttl_ms * kNanosPerMs - elapsed_ns - drift_ns(ttl_ms)) / kNanosPerMs;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/clock.h"
 #include "sim/core/random.h"
 #include "sim/redis/connection.h"
 
@@ -38,16 +39,16 @@ enum class CallState {
   kBusy,  // after an acquire attempt was answered busy: this client holds nothing
 };
 
-// LockContext: what a variant may use for one call: this client's connection and random stream,
-// a checkpoint callback (may be empty), and the client's identity for variants that keep
+// LockContext: what a variant may use for one call: this client's connection, random stream and
+// clock, a checkpoint callback (may be empty), and the client's identity for variants that keep
 // per-waiter state on the server.
 struct LockContext {
   Connection& connection;
   Rng& rng;
-  std::function<void(std::string_view point, CallState state)> checkpoint;
+  std::function<void(std::string_view point, CallState state)> checkpoint = {};
   // waiter_id: stable for the client across its calls and unique among the clients of a run (the
   // client's name); lua_fair_queue queues it. Must outlive the call.
-  std::string_view waiter_id;
+  std::string_view waiter_id = {};
   // queue_timeout_ms: how long a queued waiter keeps its place without trying again
   // (lock.queue_timeout_ms); lua_fair_queue needs it > 0, other variants ignore it.
   std::int64_t queue_timeout_ms = 0;
@@ -56,6 +57,8 @@ struct LockContext {
   // command timeout (a node that does not answer in time counts as not granting); empty for
   // the others, which use `connection` (the topology's primary).
   std::span<Connection* const> nodes = {};
+  // clock: what a variant that measures time (Redlock's validity) reads.
+  const Clock& clock = real_clock();
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {

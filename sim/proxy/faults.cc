@@ -4,22 +4,22 @@
 
 namespace locksim::proxy_internal {
 
-CommandFate FaultState::next_command(SteadyTime now) {
+CommandFate FaultState::next_command(Nanos now) {
   CommandFate fate;
   fate.due = now;
   if (next_command_ == NextCommand::kHeld) fate.held = true;
   if (next_command_ == NextCommand::kDelayed) {
-    fate.due = now + std::chrono::nanoseconds(next_command_delay_ns_);
+    fate.due = now + next_command_delay_ns_;
   }
   next_command_ = NextCommand::kNormal;
   if (drop_countdown_ >= 0) fate.drop_reply = drop_countdown_-- == 0;
   return fate;
 }
 
-SteadyTime FaultState::reply_due(SteadyTime now) {
+Nanos FaultState::reply_due(Nanos now) {
   if (reply_delay_ns_ == 0 && reply_jitter_ns_ == 0) return now;
   const Nanos jitter_ns = reply_jitter_ns_ > 0 ? reply_rng_.uniform(0, reply_jitter_ns_) : 0;
-  return now + std::chrono::nanoseconds(reply_delay_ns_ + jitter_ns);
+  return now + reply_delay_ns_ + jitter_ns;
 }
 
 bool FaultState::delay_replies(Nanos fixed_ns, Nanos jitter_ns, std::uint64_t seed) {

@@ -5,10 +5,11 @@
 //
 //   CommandFate fate = faults.next_command(now);  // consumes what was armed for this command
 //   if (fate.held) { ... wait for release_held() or heal() ... }
-//   SteadyTime due = faults.reply_due(now);       // when a reply completed now may be forwarded
+//   Nanos due = faults.reply_due(now);            // when a reply completed now may be forwarded
+//
+// Instants are nanoseconds of real_clock().
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -18,12 +19,10 @@
 
 namespace locksim::proxy_internal {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
 // CommandFate: what the proxy does with one command a client sent.
 struct CommandFate {
   bool held = false;        // forwarded only after release_held() or heal()
-  SteadyTime due{};         // not forwarded before this instant
+  Nanos due = 0;            // not forwarded before this instant
   bool drop_reply = false;  // the server's reply to it is discarded
 };
 
@@ -31,9 +30,9 @@ class FaultState {
  public:
   // next_command: the fate of a command just received in full; the hold, delay or drop aimed
   // at it is used up.
-  CommandFate next_command(SteadyTime now);
+  CommandFate next_command(Nanos now);
   // reply_due: when a reply completed at `now` may be forwarded (`now` without a reply delay).
-  SteadyTime reply_due(SteadyTime now);
+  Nanos reply_due(Nanos now);
 
   // delay_replies: fixed plus uniform [0, jitter] for every reply from now on, drawn from a
   // stream seeded with `seed`; both 0 end it. Returns whether replies are delayed now.

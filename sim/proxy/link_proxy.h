@@ -17,7 +17,7 @@
 // apply; a drop aimed at a command there drops nothing).
 //
 //   std::unique_ptr<LinkProxy> proxy = LinkProxy::start(server.endpoint());  // EnvironmentError
-//   Connection conn(proxy->endpoint(), {.command_timeout = std::chrono::milliseconds(300)});
+//   HiredisConnection conn(proxy->endpoint(), {.command_timeout = std::chrono::milliseconds(300)});
 //   proxy->drop_reply_of_next();
 //   conn.command({"SET", key, token});  // kTimeout, though the server did run the SET
 //   proxy->partition(PartitionMode::kHold);

@@ -34,8 +34,8 @@ void set_no_delay(evutil_socket_t fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-void arm(event* timer, SteadyTime due, SteadyTime now) {
-  const auto wait = std::chrono::duration_cast<std::chrono::microseconds>(due - now).count();
+void arm(event* timer, Nanos due, Nanos now) {
+  const Nanos wait = (due - now) / 1000;  // microseconds
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(wait / 1'000'000);
   tv.tv_usec = static_cast<suseconds_t>(wait % 1'000'000);
@@ -133,13 +133,13 @@ void ProxyLink::release_held() {
 }
 
 void ProxyLink::release_replies() {
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   for (QueuedReply& reply : replies_) reply.due = std::min(reply.due, now);
   forward_replies();
 }
 
 void ProxyLink::heal() {
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   for (QueuedCommand& command : commands_) {
     command.fate.held = false;
     command.fate.due = std::min(command.fate.due, now);
@@ -151,7 +151,7 @@ void ProxyLink::heal() {
 void ProxyLink::read_from_client() {
   evbuffer* input = bufferevent_get_input(client_);
   if (server_ == nullptr) return drain(input);  // closing: nothing can reach the server any more
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   for (const RespFrame& frame : scan_new_bytes(input, client_scanned_bytes_, request_scanner_)) {
     if (frame.command.empty()) {
       // Redis ignores an empty command without a reply; so does the proxy, so it is no command
@@ -173,7 +173,7 @@ void ProxyLink::read_from_client() {
 
 void ProxyLink::read_from_server() {
   evbuffer* input = bufferevent_get_input(server_);
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   for (const RespFrame& frame : scan_new_bytes(input, server_scanned_bytes_, reply_scanner_)) {
     bool drop = false;
     if (!reply_drops_.empty()) {  // otherwise a push, which no command asked for
@@ -196,7 +196,7 @@ void ProxyLink::read_from_server() {
 
 void ProxyLink::forward_commands() {
   if (server_ == nullptr) return;
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   while (!commands_.empty() && !shared_.faults.holding()) {
     const QueuedCommand& next = commands_.front();
     if (next.fate.held) break;
@@ -216,7 +216,7 @@ void ProxyLink::forward_commands() {
 
 void ProxyLink::forward_replies() {
   if (client_ == nullptr) return;
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Nanos now = real_clock().now_ns();
   while (!replies_.empty() && !shared_.faults.holding()) {
     const QueuedReply& next = replies_.front();
     if (next.due > now) {

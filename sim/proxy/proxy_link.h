@@ -83,7 +83,7 @@ class ProxyLink {
   };
   struct QueuedReply {
     std::size_t size_bytes;
-    SteadyTime due;
+    Nanos due;
   };
 
   void read_from_client();

@@ -10,9 +10,9 @@
 
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 
 namespace locksim {
@@ -92,7 +92,7 @@ void TcpRelay::cut() {
   cut_ = true;
   ++generation_;
   // Bounded: every pump looks at the generation at least every kPollMs.
-  pumps_changed_.wait_for(lock, std::chrono::seconds(2), [this] { return live_pumps_ == 0; });
+  real_clock().wait_for(pumps_changed_, lock, ms_to_ns(2000), [this] { return live_pumps_ == 0; });
 }
 
 void TcpRelay::heal() { cut_ = false; }

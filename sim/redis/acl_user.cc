@@ -49,7 +49,7 @@ std::vector<std::string> acl_rules(std::string_view key_prefix,
 
 PrefixUser PrefixUser::create(const Endpoint& admin, std::string name, std::string_view key_prefix,
                               const std::vector<std::string>& more_prefixes) {
-  Connection connection(admin, ConnectionOptions{});
+  HiredisConnection connection(admin, ConnectionOptions{});
   if (connection.broken()) {
     throw EnvironmentError("cannot connect to Redis at " + admin.redacted() +
                            " to create the ACL user " + name + ": " +
@@ -74,7 +74,7 @@ PrefixUser PrefixUser::create(const Endpoint& admin, std::string name, std::stri
   }
   user.removed_ = false;  // from here on the destructor deletes it
 
-  Connection check(user.endpoint_, ConnectionOptions{});
+  HiredisConnection check(user.endpoint_, ConnectionOptions{});
   const RedisResult ping = check.command({"PING"});
   if (!ping.ok()) {
     throw EnvironmentError("the ACL user " + user.name() +
@@ -103,7 +103,7 @@ PrefixUser::~PrefixUser() { remove(); }
 RedisResult PrefixUser::remove() {
   if (removed_) return RedisResult{};
   removed_ = true;
-  Connection connection(admin_, ConnectionOptions{});
+  HiredisConnection connection(admin_, ConnectionOptions{});
   return connection.command({"ACL", "DELUSER", endpoint_.username});
 }
 

@@ -15,7 +15,7 @@
 // SUBSCRIBE, WAIT. INFO is not among them: server-level reads use the admin endpoint.
 //
 //   PrefixUser user = PrefixUser::create(admin, "locksim-" + run_id, "locksim:" + run_id + ":");
-//   Connection client(user.endpoint(), {});  // AUTH locksim-<run-id> <random password>
+//   HiredisConnection client(user.endpoint(), {});  // AUTH locksim-<run-id> <random password>
 //   ...                                      // ~PrefixUser: ACL DELUSER
 //
 // Not thread-safe; the endpoint it hands out may be used by any number of connections.

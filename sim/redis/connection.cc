@@ -4,10 +4,12 @@
 #include <poll.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <utility>
+
+#include "sim/core/clock.h"
 
 namespace locksim {
 namespace {
@@ -131,31 +133,33 @@ std::string_view to_string(RedisErrorKind kind) {
 
 std::string RedisResult::describe() const { return std::string(to_string(error)) + ": " + message; }
 
-void Connection::ContextDeleter::operator()(redisContext* context) const { redisFree(context); }
+void HiredisConnection::ContextDeleter::operator()(redisContext* context) const {
+  redisFree(context);
+}
 
-Connection::Connection(Endpoint endpoint, ConnectionOptions options)
+HiredisConnection::HiredisConnection(Endpoint endpoint, ConnectionOptions options)
     : endpoint_(std::move(endpoint)), options_(options) {
   connect();
 }
 
-Connection::~Connection() = default;
-Connection::Connection(Connection&&) noexcept = default;
-Connection& Connection::operator=(Connection&&) noexcept = default;
+HiredisConnection::~HiredisConnection() = default;
+HiredisConnection::HiredisConnection(HiredisConnection&&) noexcept = default;
+HiredisConnection& HiredisConnection::operator=(HiredisConnection&&) noexcept = default;
 
-bool Connection::broken() const { return context_ == nullptr; }
+bool HiredisConnection::broken() const { return context_ == nullptr; }
 
-void Connection::close() {
+void HiredisConnection::close() {
   if (context_ == nullptr) return;
   context_.reset();
   last_error_ = closed_by_client();
 }
 
-RedisResult Connection::reconnect() {
+RedisResult HiredisConnection::reconnect() {
   context_.reset();
   return connect();
 }
 
-RedisResult Connection::connect() {
+RedisResult HiredisConnection::connect() {
   context_.reset();
   errno = 0;
   std::unique_ptr<redisContext, ContextDeleter> context(redisConnectWithTimeout(
@@ -175,7 +179,7 @@ RedisResult Connection::connect() {
   }
   context_ = std::move(context);
 
-  // AUTH and SELECT go through run() so their failures are classified like any command. A
+  // AUTH and SELECT go through command() so their failures are classified like any command. A
   // rejected AUTH or SELECT leaves the connection broken: it is not the connection asked for.
   // With a user name it is Redis 6's `AUTH <user> <password>` (an ACL user); hiredis 0.14 has no
   // notion of users, so this is an ordinary command.
@@ -196,9 +200,7 @@ RedisResult Connection::connect() {
   }
   if (endpoint_.db != 0) {
     const std::string db = std::to_string(endpoint_.db);
-    const char* argv[] = {"SELECT", db.c_str()};
-    const std::size_t lengths[] = {6, db.size()};
-    RedisResult select = run(2, argv, lengths);
+    RedisResult select = command({"SELECT", db});
     if (!select.ok()) {
       select.message = "SELECT " + db + " failed: " + select.message;
       context_.reset();
@@ -210,7 +212,13 @@ RedisResult Connection::connect() {
   return last_error_;
 }
 
-RedisResult Connection::command(std::initializer_list<std::string_view> args) {
+RedisResult Connection::command(const std::vector<std::string>& args) {
+  std::vector<std::string_view> views(args.begin(), args.end());
+  return command(std::span<const std::string_view>(views));
+}
+
+RedisResult HiredisConnection::command(std::span<const std::string_view> args) {
+  if (context_ == nullptr) return last_error_;
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   argv.reserve(args.size());
@@ -219,33 +227,17 @@ RedisResult Connection::command(std::initializer_list<std::string_view> args) {
     argv.push_back(arg.data());
     lengths.push_back(arg.size());
   }
-  return run(static_cast<int>(argv.size()), argv.data(), lengths.data());
-}
-
-RedisResult Connection::command(const std::vector<std::string>& args) {
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  argv.reserve(args.size());
-  lengths.reserve(args.size());
-  for (const std::string& arg : args) {
-    argv.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
-  return run(static_cast<int>(argv.size()), argv.data(), lengths.data());
-}
-
-RedisResult Connection::run(int argc, const char** argv, const std::size_t* lengths) {
-  if (context_ == nullptr) return last_error_;
   ++round_trips_;
   errno = 0;
-  void* reply = redisCommandArgv(context_.get(), argc, argv, lengths);
+  void* reply =
+      redisCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data());
   const int saved_errno = errno;
   if (reply == nullptr) return fail(saved_errno);
   return result_of(reply);
 }
 
 // fail: hiredis leaves the context in an undefined state after an error: drop it for good.
-RedisResult Connection::fail(int saved_errno) {
+RedisResult HiredisConnection::fail(int saved_errno) {
   last_error_ = classify(*context_, saved_errno, /*connecting=*/false);
   context_.reset();
   return last_error_;
@@ -261,22 +253,23 @@ RedisResult result_of(const redisReply& reply) {
   return result;
 }
 
-RedisResult Connection::result_of(void* raw_reply) {
+RedisResult HiredisConnection::result_of(void* raw_reply) {
   std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw_reply));
   return locksim::result_of(*reply);
 }
 
-std::optional<RedisResult> Connection::next_message(std::chrono::microseconds timeout) {
+std::optional<RedisResult> HiredisConnection::next_message(std::int64_t timeout_ns) {
   if (context_ == nullptr) return last_error_;
-  using SteadyClock = std::chrono::steady_clock;
-  const auto deadline = SteadyClock::now() + timeout;
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + timeout_ns;
   while (true) {
     // A message already read into hiredis' buffer comes first.
     void* reply = nullptr;
     errno = 0;
     if (redisGetReplyFromReader(context_.get(), &reply) != REDIS_OK) return fail(errno);
     if (reply != nullptr) return result_of(reply);
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        std::chrono::nanoseconds(deadline - clock.now_ns()));
     if (left.count() <= 0) return std::nullopt;
     pollfd ready{context_->fd, POLLIN, 0};
     const int polled = ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60000)));

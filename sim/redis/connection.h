@@ -1,4 +1,5 @@
-// connection.h: Connection, one RAII connection to Redis over hiredis, and its Reply type.
+// connection.h: Connection, a connection to Redis as locksim uses it; HiredisConnection, the
+// RAII one over hiredis; and the Reply type.
 //
 // Every connection has a connect timeout and a command timeout. Errors are classified into a small
 // set of kinds and returned as data (never thrown), because a Redis error is an outcome the driver
@@ -6,7 +7,7 @@
 // context is never reused: the connection is `broken()` until reconnect(). One connection per
 // thread; not thread-safe. Commands are binary-safe argv vectors.
 //
-//   Connection conn(endpoint, ConnectionOptions{});
+//   HiredisConnection conn(endpoint, ConnectionOptions{});
 //   RedisResult r = conn.command({"SET", key, token, "NX", "PX", "200"});
 //   if (r.ok() && r.reply.is_status("OK")) { ... }
 //   else if (r.error == RedisErrorKind::kTimeout) { ... /* indeterminate */ }
@@ -17,6 +18,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,40 +83,62 @@ struct ConnectionOptions {
   std::chrono::milliseconds command_timeout{2000};
 };
 
+// Connection: one connection to a Redis server, as the lock variants, the wait strategies and
+// the driver use it. HiredisConnection is the one on a real socket; a model of Redis can answer
+// through the same interface. One connection per thread; not thread-safe.
 class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // command: runs one command (binary-safe arguments). On a broken connection returns the last
+  // error without sending.
+  virtual RedisResult command(std::span<const std::string_view> args) = 0;
+  RedisResult command(std::initializer_list<std::string_view> args) {
+    return command(std::span<const std::string_view>(args.begin(), args.size()));
+  }
+  RedisResult command(const std::vector<std::string>& args);
+
+  // next_message: on a subscribed connection (after SUBSCRIBE), the next message the server
+  // pushes, waiting at most `timeout_ns`. nullopt if none arrived in time (the connection stays
+  // usable); an I/O error breaks the connection and is returned like a command's.
+  virtual std::optional<RedisResult> next_message(std::int64_t timeout_ns) = 0;
+
+  virtual bool broken() const = 0;
+  virtual const RedisResult& last_error() const = 0;
+  // reconnect: drops the old connection and connects again; returns the connect outcome.
+  virtual RedisResult reconnect() = 0;
+  // close: drops the connection (the server sees it close). broken() afterwards.
+  virtual void close() = 0;
+
+  virtual const Endpoint& endpoint() const = 0;
+  // round_trips: commands sent on this connection so far (each waits for its reply).
+  virtual std::uint64_t round_trips() const = 0;
+};
+
+// HiredisConnection: a Connection over a hiredis context on a TCP socket.
+class HiredisConnection final : public Connection {
  public:
   // Connects immediately (AUTH [user] password and SELECT as the endpoint says). A failed connect
   // or a rejected AUTH or SELECT leaves the connection broken with last_error() set (naming the
   // user, never the password); it does not throw.
-  Connection(Endpoint endpoint, ConnectionOptions options);
-  ~Connection();
-  Connection(Connection&&) noexcept;
-  Connection& operator=(Connection&&) noexcept;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+  HiredisConnection(Endpoint endpoint, ConnectionOptions options);
+  ~HiredisConnection() override;
+  HiredisConnection(HiredisConnection&&) noexcept;
+  HiredisConnection& operator=(HiredisConnection&&) noexcept;
+  HiredisConnection(const HiredisConnection&) = delete;
+  HiredisConnection& operator=(const HiredisConnection&) = delete;
 
-  // command: runs one command. On a broken connection returns the last error without sending.
-  RedisResult command(std::initializer_list<std::string_view> args);
-  RedisResult command(const std::vector<std::string>& args);
-
-  // next_message: on a subscribed connection (after SUBSCRIBE), the next message the server
-  // pushes, waiting at most `timeout`. nullopt if none arrived in time (the connection stays
-  // usable); an I/O error breaks the connection and is returned like a command's.
-  std::optional<RedisResult> next_message(std::chrono::microseconds timeout);
-
-  bool broken() const;
-  const RedisResult& last_error() const { return last_error_; }
-  // reconnect: drops the old context and connects again; returns the connect outcome.
-  RedisResult reconnect();
-  // close: drops the context (the server sees the connection close). broken() afterwards.
-  void close();
-
-  const Endpoint& endpoint() const { return endpoint_; }
-  // round_trips: commands sent on this connection so far (each waits for its reply).
-  std::uint64_t round_trips() const { return round_trips_; }
+  using Connection::command;
+  RedisResult command(std::span<const std::string_view> args) override;
+  std::optional<RedisResult> next_message(std::int64_t timeout_ns) override;
+  bool broken() const override;
+  const RedisResult& last_error() const override { return last_error_; }
+  RedisResult reconnect() override;
+  void close() override;
+  const Endpoint& endpoint() const override { return endpoint_; }
+  std::uint64_t round_trips() const override { return round_trips_; }
 
  private:
-  RedisResult run(int argc, const char** argv, const std::size_t* lengths);
   RedisResult result_of(void* raw_reply);
   RedisResult fail(int saved_errno);
   RedisResult connect();

@@ -24,17 +24,17 @@
 extern char** environ;
 
 #include "sim/core/assert.h"
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 #include "sim/redis/connection.h"
 
 namespace locksim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kPollInterval = 10ms;
-constexpr auto kStopGrace = 2s;
+constexpr Nanos kPollInterval = ms_to_ns(10);
+constexpr Nanos kStopGrace = ms_to_ns(2000);
 constexpr int kLogTailLines = 20;
 
 std::string errno_text(int error_number) { return std::strerror(error_number); }
@@ -237,7 +237,7 @@ Probe probe(int port, pid_t pid, std::string& version) {
   Endpoint endpoint;
   endpoint.host = "127.0.0.1";
   endpoint.port = port;
-  Connection connection(endpoint, ConnectionOptions{100ms, 1000ms});
+  HiredisConnection connection(endpoint, ConnectionOptions{100ms, 1000ms});
   if (connection.broken()) return Probe::kNotYet;
   const RedisResult ping = connection.command({"PING"});
   if (!ping.ok() || !ping.reply.is_status("PONG")) return Probe::kNotYet;
@@ -325,7 +325,8 @@ void RedisServer::launch(int port) {
   std::error_code ignored;
   std::filesystem::remove(log, ignored);
   pid_ = spawn(argv, env);
-  const auto deadline = Clock::now() + options_.startup_timeout;
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(options_.startup_timeout.count());
   while (true) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -341,7 +342,7 @@ void RedisServer::launch(int port) {
       version_ = version.empty() ? "unknown" : version;
       return;
     }
-    if (Clock::now() >= deadline) {
+    if (clock.now_ns() >= deadline) {
       const std::string message =
           "redis-server (pid " + std::to_string(pid_) + ") did not answer PING on " +
           "127.0.0.1:" + std::to_string(port) + " within " +
@@ -349,7 +350,7 @@ void RedisServer::launch(int port) {
       kill();
       throw EnvironmentError(message);
     }
-    std::this_thread::sleep_for(kPollInterval);
+    clock.sleep_for(kPollInterval);
   }
 }
 
@@ -374,7 +375,7 @@ void RedisServer::restart() {
       return;
     } catch (const PortTaken& taken) {
       last_failure = taken.what;
-      std::this_thread::sleep_for(100ms);
+      real_clock().sleep_for(ms_to_ns(100));
     }
   }
   throw EnvironmentError("could not restart redis-server on port " +
@@ -385,8 +386,9 @@ void RedisServer::pause() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGSTOP);
   // Returns once /proc shows it stopped, so that "paused" is true when the nemesis records it.
-  const auto deadline = Clock::now() + 2s;
-  while (Clock::now() < deadline) {
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(2000);
+  while (clock.now_ns() < deadline) {
     std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
     std::string content;
     std::getline(stat, content);
@@ -394,7 +396,7 @@ void RedisServer::pause() {
     if (paren == std::string::npos || paren + 2 >= content.size()) return;  // no /proc: go on
     const char state = content[paren + 2];
     if (state == 'T' || state == 't') return;
-    std::this_thread::sleep_for(1ms);
+    clock.sleep_for(ms_to_ns(1));
   }
 }
 
@@ -438,17 +440,18 @@ void RedisServer::stop() {
   if (pid_ > 0) {
     ::kill(pid_, SIGCONT);  // a paused server cannot act on SIGTERM
     ::kill(pid_, SIGTERM);
-    const auto deadline = Clock::now() + kStopGrace;
+    const Clock& clock = real_clock();
+    const Nanos deadline = clock.now_ns() + kStopGrace;
     bool reaped = false;
     while (!reaped) {
       int status = 0;
       const pid_t waited = ::waitpid(pid_, &status, WNOHANG);
       if (waited == pid_ || (waited < 0 && errno != EINTR)) {
         reaped = true;
-      } else if (Clock::now() >= deadline) {
+      } else if (clock.now_ns() >= deadline) {
         break;
       } else {
-        std::this_thread::sleep_for(kPollInterval);
+        clock.sleep_for(kPollInterval);
       }
     }
     if (!reaped) {
@@ -497,7 +500,7 @@ void kill_server_now(pid_t pid) {
 }
 
 std::string server_version(const Endpoint& endpoint) {
-  Connection connection(endpoint, ConnectionOptions{1000ms, 1000ms});
+  HiredisConnection connection(endpoint, ConnectionOptions{1000ms, 1000ms});
   const RedisResult info = connection.command({"INFO", "server"});
   if (!info.ok() || info.reply.type != Reply::Type::kString) return "unknown";
   const std::string version = info_field(info.reply.str, "redis_version");

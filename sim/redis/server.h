@@ -12,7 +12,7 @@
 // is killed as soon as that thread ends.
 //
 //   RedisServer server = RedisServer::start({});  // throws EnvironmentError
-//   Connection conn(server.endpoint(), {});
+//   HiredisConnection conn(server.endpoint(), {});
 #pragma once
 
 #include <sys/types.h>

@@ -10,6 +10,7 @@
 #include <exception>
 #include <future>
 
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 #include "sim/proxy/tcp_relay.h"
 #include "sim/redis/connection.h"
@@ -18,16 +19,16 @@ namespace locksim {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 constexpr const char* kSentinelMaster = "locksim";
 
 // wait_until: polls `ready` every 20 ms for at most `limit`; false if it never answered true.
 bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& ready) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(limit.count());
+  while (clock.now_ns() < deadline) {
     if (ready()) return true;
-    std::this_thread::sleep_for(20ms);
+    clock.sleep_for(ms_to_ns(20));
   }
   return ready();
 }
@@ -36,7 +37,7 @@ bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& re
 // within 10 s. "master_link_status:up" is not enough: Redis 7.0 sends a new replica writes
 // only after its first REPLCONF ACK, up to a second later, and a WAIT before that answers 0.
 bool replicas_acknowledge(const Endpoint& primary) {
-  Connection connection(primary, ConnectionOptions{});
+  HiredisConnection connection(primary, ConnectionOptions{});
   return wait_until(10s, [&connection] {
     const RedisResult set = connection.command({"SET", "locksim:topology-probe", "1", "PX", "1000"});
     if (!set.ok()) return false;
@@ -153,7 +154,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
   }
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
     if (spec.servers[i].replica_of.empty()) continue;
-    Connection replica(t.endpoint(i), ConnectionOptions{});
+    HiredisConnection replica(t.endpoint(i), ConnectionOptions{});
     const bool synced = in_sync(replica);
     if (!synced || !replicas_acknowledge(t.endpoint(spec.server_index(spec.servers[i].replica_of)))) {
       throw EnvironmentError("replica " + spec.servers[i].name + " did not sync with " +
@@ -175,7 +176,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
       std::lock_guard<std::mutex> lock(t.mutex_);
       t.sentinel_pid_ = t.sentinel_->pid();
     }
-    Connection sentinel(t.sentinel_->endpoint(), ConnectionOptions{});
+    HiredisConnection sentinel(t.sentinel_->endpoint(), ConnectionOptions{});
     const bool sees_replica = wait_until(15s, [&sentinel] {
       const RedisResult replicas = sentinel.command({"SENTINEL", "REPLICAS", kSentinelMaster});
       return replicas.ok() && !replicas.reply.elements.empty();
@@ -336,7 +337,7 @@ std::string Topology::restart(std::size_t server) {
   const std::size_t current = primary();
   if (spec_.servers[server].replica_of.empty() && current != server &&
       !spec_.servers[current].replica_of.empty()) {
-    Connection connection(endpoint(server), ConnectionOptions{});
+    HiredisConnection connection(endpoint(server), ConnectionOptions{});
     const RedisResult rejoined = connection.command(
         {"REPLICAOF", "127.0.0.1", std::to_string(endpoint(current).port)});
     if (!rejoined.ok()) return "REPLICAOF the new primary failed: " + rejoined.describe();
@@ -389,7 +390,7 @@ std::string Topology::heal_replication(std::size_t replica) {
 }
 
 std::string Topology::promote(std::size_t replica) {
-  Connection connection(endpoint(replica), ConnectionOptions{});
+  HiredisConnection connection(endpoint(replica), ConnectionOptions{});
   const RedisResult result = connection.command({"REPLICAOF", "NO", "ONE"});
   if (!result.ok()) return "REPLICAOF NO ONE failed: " + result.describe();
   {
@@ -407,11 +408,12 @@ std::optional<Endpoint> Topology::sentinel_endpoint() const {
 
 std::string Topology::await_failover(std::int64_t max_ms, const std::function<bool()>& stop) {
   if (!sentinel_) return "the topology has no Sentinel";
-  Connection sentinel(sentinel_->endpoint(), ConnectionOptions{});
+  HiredisConnection sentinel(sentinel_->endpoint(), ConnectionOptions{});
   const int old_port = primary_endpoint().port;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(max_ms);
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(max_ms);
   std::string last = "no answer yet";
-  while (Clock::now() < deadline && !stop()) {
+  while (clock.now_ns() < deadline && !stop()) {
     const RedisResult address =
         sentinel.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kSentinelMaster});
     if (address.ok() && address.reply.elements.size() == 2) {
@@ -433,7 +435,7 @@ std::string Topology::await_failover(std::int64_t max_ms, const std::function<bo
       last = address.describe();
       if (sentinel.broken()) sentinel.reconnect();
     }
-    std::this_thread::sleep_for(50ms);
+    clock.sleep_for(ms_to_ns(50));
   }
   return "no failover within " + std::to_string(max_ms) + " ms (" + last + ")";
 }

@@ -50,7 +50,7 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
   judged.result = check_history(judged.outcome.history, check_options(scenario));
   // Whatever happened, the run removed every key under its prefix.
-  Connection connection(server->endpoint(), {});
+  HiredisConnection connection(server->endpoint(), {});
   const RedisResult keys = connection.command({"KEYS", prefix + "*"});
   EXPECT_TRUE(keys.ok());
   EXPECT_TRUE(keys.reply.elements.empty()) << "keys left under " << prefix;
@@ -397,7 +397,7 @@ TEST(DriverResources, FindOrCreateDuplicate) {
 // changing nothing; it accepts an equal number (the same holder again) and a higher one, and a
 // write with no number, which leaves the highest accepted number as it was.
 TEST(DriverResources, FencedStoreRefusesALowerNumber) {
-  Connection connection(server->endpoint(), {});
+  HiredisConnection connection(server->endpoint(), {});
   const std::string key = "locksim:fenced-store:stock";
   auto value = [&connection, &key] { return connection.command({"GET", key}).reply.str; };
   auto highest = [&connection, &key] {
@@ -603,12 +603,12 @@ TEST(DriverControl, LostServerIsRecordedAndAnError) {
 // error; the server answers again for the next run.
 TEST(DriverControl, LoopingScriptIsKilledAndTheServerRecovers) {
   const Scenario s = workload("lua_owner", R"(, "clients": 1, "cycles": 1)");
-  Connection admin(server->endpoint(), {});
+  HiredisConnection admin(server->endpoint(), {});
   // Stand-in for a user lock's looping script: another connection runs it, the run's client then
   // meets a BUSY server.
   std::thread looping([] {
-    Connection c(server->endpoint(), ConnectionOptions{std::chrono::milliseconds(2000),
-                                                       std::chrono::milliseconds(4000)});
+    HiredisConnection c(server->endpoint(), ConnectionOptions{std::chrono::milliseconds(2000),
+                                                              std::chrono::milliseconds(4000)});
     c.command({"EVAL", "while true do end", "0"});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

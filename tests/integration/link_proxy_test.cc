@@ -171,12 +171,12 @@ class LinkProxyTest : public test_support::RedisTest {
   }
 
   LinkProxy& proxy() { return *proxy_; }
-  Connection through_proxy(ConnectionOptions options = {}) {
-    return Connection(proxy_->endpoint(), options);
+  HiredisConnection through_proxy(ConnectionOptions options = {}) {
+    return HiredisConnection(proxy_->endpoint(), options);
   }
   // value_on_server: `name`'s value read directly from the server ("" if absent).
   std::string value_on_server(std::string_view name) {
-    Connection direct = connect();
+    HiredisConnection direct = connect();
     const RedisResult r = direct.command({"GET", key(name)});
     EXPECT_TRUE(r.ok()) << r.describe();
     return r.reply.str;
@@ -194,7 +194,7 @@ TEST_F(LinkProxyTest, ForwardsCommandsAndReplies) {
   EXPECT_EQ(proxy().endpoint().host, "127.0.0.1");
   EXPECT_EQ(proxy().endpoint().port, proxy().port());
   EXPECT_NE(proxy().port(), endpoint().port);
-  Connection conn = through_proxy();
+  HiredisConnection conn = through_proxy();
   ASSERT_FALSE(conn.broken()) << conn.last_error().describe();
   ASSERT_TRUE(conn.command({"SET", key("a"), "1"}).reply.is_status("OK"));
   EXPECT_EQ(conn.command({"GET", key("a")}).reply.str, "1");
@@ -225,7 +225,7 @@ TEST_F(LinkProxyTest, ForwardsPipelinedCommandsInOrder) {
 TEST_F(LinkProxyTest, ForwardsABigValue) {
   std::string value(std::size_t{1} << 20, '\0');
   for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 7 % 251);
-  Connection conn = through_proxy();
+  HiredisConnection conn = through_proxy();
   ASSERT_TRUE(conn.command({"SET", key("big"), value}).ok());
   EXPECT_EQ(conn.command({"GET", key("big")}).reply.str, value);
   EXPECT_EQ(value_on_server("big"), value);
@@ -233,7 +233,7 @@ TEST_F(LinkProxyTest, ForwardsABigValue) {
 
 // A script's nested array reply, nulls included, is one reply.
 TEST_F(LinkProxyTest, ForwardsEvalWithNestedReplies) {
-  Connection conn = through_proxy();
+  HiredisConnection conn = through_proxy();
   const RedisResult r =
       conn.command({"EVAL", "return {KEYS[1], ARGV[1], {1, {2}}, false, 3}", "1", key("k"), "v"});
   ASSERT_TRUE(r.ok()) << r.describe();
@@ -261,7 +261,7 @@ TEST_F(LinkProxyTest, ForwardsInlineAndByteByByteCommands) {
 
 // A dropped reply: the server ran the SET, the client timed out; a new connection works.
 TEST_F(LinkProxyTest, DropReplyOfNextRunsTheCommandButTheClientTimesOut) {
-  Connection conn = through_proxy(short_timeout());
+  HiredisConnection conn = through_proxy(short_timeout());
   ASSERT_TRUE(conn.command({"PING"}).ok());
   proxy().drop_reply_of_next();
   const RedisResult r = conn.command({"SET", key("a"), "1"});
@@ -294,7 +294,7 @@ TEST_F(LinkProxyTest, DropWithSkipDropsOnlyThatReply) {
 // A delayed command reaches the server late: absent during the delay, present after, and its
 // reply arrives.
 TEST_F(LinkProxyTest, DelayNextCommandRunsItLate) {
-  Connection conn = through_proxy(long_timeout());
+  HiredisConnection conn = through_proxy(long_timeout());
   ASSERT_TRUE(conn.command({"PING"}).ok());
   proxy().delay_next_command(2000 * kNanosPerMilli);  // far longer than one direct GET
   RedisResult result;
@@ -311,7 +311,7 @@ TEST_F(LinkProxyTest, DelayNextCommandRunsItLate) {
 TEST_F(LinkProxyTest, HoldNextCommandUntilReleasedEvenAfterTheClientLeft) {
   proxy().hold_next_command();
   {
-    Connection conn = through_proxy(short_timeout());
+    HiredisConnection conn = through_proxy(short_timeout());
     EXPECT_EQ(conn.command({"SET", key("a"), "late"}).error, RedisErrorKind::kTimeout);
   }  // the client closes its connection
   EXPECT_FALSE(wait_until([&] { return on_server("a", "late"); }, kQuiet));
@@ -342,7 +342,7 @@ TEST_F(LinkProxyTest, CommandsQueueBehindAHeldOne) {
 // A delayed reply: the server has run the command at once, the client hears of it only when the
 // delay ends (here: when delay_replies(0, 0, 0) ends it and forwards the replies it holds).
 TEST_F(LinkProxyTest, DelayRepliesRunsTheCommandAtOnceAndAnswersLate) {
-  Connection conn = through_proxy(long_timeout());
+  HiredisConnection conn = through_proxy(long_timeout());
   ASSERT_TRUE(conn.command({"PING"}).ok());
   proxy().delay_replies(60'000 * kNanosPerMilli, 0, 1);
   std::atomic<bool> replied = false;
@@ -361,7 +361,7 @@ TEST_F(LinkProxyTest, DelayRepliesRunsTheCommandAtOnceAndAnswersLate) {
 
 // A short reply delay ends on its own (its timer fires): every reply arrives, in order.
 TEST_F(LinkProxyTest, DelayedRepliesArriveWhenTheDelayPassed) {
-  Connection conn = through_proxy(long_timeout());
+  HiredisConnection conn = through_proxy(long_timeout());
   proxy().delay_replies(50 * kNanosPerMilli, 0, 1);
   for (int i = 1; i <= 3; ++i) {
     ASSERT_TRUE(conn.command({"INCR", key("n")}).reply.is_integer(i));
@@ -382,12 +382,12 @@ TEST_F(LinkProxyTest, JitteredRepliesKeepTheirOrder) {
 // A hold partition: the command times out and the server does not see it until heal(); then
 // it runs.
 TEST_F(LinkProxyTest, PartitionHoldDeliversNothingUntilHeal) {
-  Connection conn = through_proxy(short_timeout());
+  HiredisConnection conn = through_proxy(short_timeout());
   ASSERT_TRUE(conn.command({"PING"}).ok());
   proxy().partition(PartitionMode::kHold);
   EXPECT_EQ(conn.command({"SET", key("a"), "1"}).error, RedisErrorKind::kTimeout);
   EXPECT_FALSE(wait_until([&] { return on_server("a", "1"); }, kQuiet));
-  Connection fresh = through_proxy(short_timeout());  // accepted, but held too
+  HiredisConnection fresh = through_proxy(short_timeout());  // accepted, but held too
   EXPECT_EQ(fresh.command({"SET", key("b"), "1"}).error, RedisErrorKind::kTimeout);
   EXPECT_EQ(proxy().counters().commands_forwarded, 1u);  // the PING
   proxy().heal();
@@ -398,7 +398,7 @@ TEST_F(LinkProxyTest, PartitionHoldDeliversNothingUntilHeal) {
 
 // A hold partition holds replies too: the server answered, the client hears only after heal().
 TEST_F(LinkProxyTest, PartitionHoldHoldsReplies) {
-  Connection conn = through_proxy(long_timeout());
+  HiredisConnection conn = through_proxy(long_timeout());
   std::atomic<bool> replied = false;
   RedisResult result;
   std::thread client([&] {
@@ -407,7 +407,7 @@ TEST_F(LinkProxyTest, PartitionHoldHoldsReplies) {
   });
   ASSERT_TRUE(wait_until([&] { return proxy().counters().commands_forwarded == 1; }));
   proxy().partition(PartitionMode::kHold);
-  Connection direct = connect();
+  HiredisConnection direct = connect();
   ASSERT_TRUE(direct.command({"LPUSH", key("list"), "x"}).ok());
   // The BLPOP took the element: the server has answered.
   ASSERT_TRUE(wait_until([&] {
@@ -422,12 +422,12 @@ TEST_F(LinkProxyTest, PartitionHoldHoldsReplies) {
 
 // A reset partition closes every connection at once and refuses new ones until heal().
 TEST_F(LinkProxyTest, PartitionResetClosesConnectionsUntilHeal) {
-  Connection conn = through_proxy(short_timeout());
+  HiredisConnection conn = through_proxy(short_timeout());
   ASSERT_TRUE(conn.command({"PING"}).ok());
   proxy().partition(PartitionMode::kReset);
   EXPECT_EQ(conn.command({"PING"}).error, RedisErrorKind::kClosed);
   EXPECT_TRUE(wait_until([&] { return proxy().counters().connections_open == 0; }));
-  Connection during = through_proxy(short_timeout());
+  HiredisConnection during = through_proxy(short_timeout());
   const RedisResult refused = during.broken() ? during.last_error() : during.command({"PING"});
   EXPECT_TRUE(refused.error == RedisErrorKind::kClosed || refused.error == RedisErrorKind::kRefused)
       << refused.describe();
@@ -439,9 +439,9 @@ TEST_F(LinkProxyTest, PartitionResetClosesConnectionsUntilHeal) {
 
 // The server closing a connection closes the client's, and the link ends.
 TEST_F(LinkProxyTest, ServerClosingClosesTheClient) {
-  Connection conn = through_proxy(short_timeout());
+  HiredisConnection conn = through_proxy(short_timeout());
   ASSERT_TRUE(conn.command({"CLIENT", "SETNAME", "proxied"}).ok());
-  Connection direct = connect();
+  HiredisConnection direct = connect();
   const RedisResult list = direct.command({"CLIENT", "LIST"});
   const std::size_t at = list.reply.str.find("name=proxied");
   ASSERT_NE(at, std::string::npos);
@@ -458,7 +458,7 @@ TEST_F(LinkProxyTest, UnreachableUpstreamClosesTheClient) {
   Endpoint nowhere = endpoint();
   nowhere.port = unlistened.port();
   std::unique_ptr<LinkProxy> proxy = LinkProxy::start(nowhere);
-  Connection conn(proxy->endpoint(), short_timeout());
+  HiredisConnection conn(proxy->endpoint(), short_timeout());
   const RedisResult r = conn.broken() ? conn.last_error() : conn.command({"PING"});
   EXPECT_EQ(r.error, RedisErrorKind::kClosed) << r.describe();
   EXPECT_TRUE(wait_until([&] { return proxy->counters().connections_open == 0; }));
@@ -494,13 +494,13 @@ TEST_F(LinkProxyTest, MalformedRequestClosesTheLink) {
 // Destroying the proxy with idle, held and partitioned connections closes them all; what was
 // held never reaches the server.
 TEST_F(LinkProxyTest, DestructionWithOpenAndHeldConnectionsIsClean) {
-  Connection idle = through_proxy(short_timeout());
+  HiredisConnection idle = through_proxy(short_timeout());
   ASSERT_TRUE(idle.command({"PING"}).ok());
   proxy().hold_next_command();
-  Connection held = through_proxy(short_timeout());
+  HiredisConnection held = through_proxy(short_timeout());
   EXPECT_EQ(held.command({"SET", key("held"), "1"}).error, RedisErrorKind::kTimeout);
   proxy().partition(PartitionMode::kHold);
-  Connection partitioned = through_proxy(short_timeout());
+  HiredisConnection partitioned = through_proxy(short_timeout());
   EXPECT_EQ(partitioned.command({"SET", key("partitioned"), "1"}).error, RedisErrorKind::kTimeout);
   const int port = proxy().port();
   proxy_.reset();
@@ -509,7 +509,7 @@ TEST_F(LinkProxyTest, DestructionWithOpenAndHeldConnectionsIsClean) {
       wait_until([&] { return on_server("held", "1") || on_server("partitioned", "1"); }, kQuiet));
   Endpoint gone = endpoint();
   gone.port = port;
-  Connection after(gone, short_timeout());
+  HiredisConnection after(gone, short_timeout());
   EXPECT_EQ(after.last_error().error, RedisErrorKind::kRefused);
 }
 
@@ -528,8 +528,8 @@ TEST_F(LinkProxyTest, NemesisFaultsHitOnlyTheChosenLinks) {
   Nemesis nemesis(recorder.log(1));
   std::unique_ptr<LinkProxy> second = LinkProxy::start(endpoint());
   nemesis.attach(0, nullptr, {&proxy(), second.get()});
-  Connection first_link = through_proxy(short_timeout());
-  Connection second_link(second->endpoint(), short_timeout());
+  HiredisConnection first_link = through_proxy(short_timeout());
+  HiredisConnection second_link(second->endpoint(), short_timeout());
 
   nemesis.partition(0, /*reset=*/true, {1});
   EXPECT_TRUE(first_link.command({"PING"}).ok());

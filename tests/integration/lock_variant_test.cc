@@ -72,7 +72,7 @@ class VariantTest : public test_support::RedisTest {
   }
 
  private:
-  std::optional<Connection> connection_;
+  std::optional<HiredisConnection> connection_;
   Rng rng_{42};
 };
 
@@ -340,7 +340,7 @@ TEST_F(VariantTest, GetThenDelDeletesLockTakenBetweenGetAndDel) {
   const AcquireAttempt held = v.try_acquire(context(), lock, kTtlMs);
   ASSERT_EQ(held.outcome, Acquire::kAcquired);
 
-  Connection other = connect();
+  HiredisConnection other = connect();
   ASSERT_FALSE(other.broken()) << other.last_error().describe();
   bool taken_over = false;
   const auto expire_and_take = [&](std::string_view point) {
@@ -491,7 +491,7 @@ class FencedLockTest : public VariantTest {
 // The numbers strictly increase across acquisitions by different clients, whether the lock was
 // released or its lease ran out, and the counter keeps the latest one without ever expiring.
 TEST_F(FencedLockTest, NumbersStrictlyIncreaseAcrossClients) {
-  Connection other_connection = connect();
+  HiredisConnection other_connection = connect();
   Rng other_rng(7);
   const LockContext other{other_connection, other_rng, {}, "other-client", kTtlMs};
   std::int64_t previous = 0;

@@ -51,7 +51,7 @@ class LuaOwnerWaitTest : public ::testing::Test {
  protected:
   void SetUp() override {
     primary_ = std::make_unique<RedisServer>(RedisServer::start({}));
-    connection_ = std::make_unique<Connection>(primary_->endpoint(), ConnectionOptions{});
+    connection_ = std::make_unique<HiredisConnection>(primary_->endpoint(), ConnectionOptions{});
     ASSERT_FALSE(connection_->broken()) << connection_->last_error().describe();
   }
 
@@ -63,7 +63,8 @@ class LuaOwnerWaitTest : public ::testing::Test {
     // The full sync otherwise waits 5 s (repl-diskless-sync-delay) for more replicas to join.
     ASSERT_TRUE(connection_->command({"CONFIG", "SET", "repl-diskless-sync-delay", "0"}).ok());
     replica_ = std::make_unique<RedisServer>(RedisServer::start({}));
-    replica_connection_ = std::make_unique<Connection>(replica_->endpoint(), ConnectionOptions{});
+    replica_connection_ =
+        std::make_unique<HiredisConnection>(replica_->endpoint(), ConnectionOptions{});
     const std::string port = std::to_string(primary_->endpoint().port);
     const RedisResult following = replica_connection_->command({"REPLICAOF", "127.0.0.1", port});
     ASSERT_TRUE(following.ok()) << following.describe();

@@ -24,7 +24,7 @@ class AclTest : public RedisTest {
         PrefixUser::create(endpoint(), "locksim-test-" + std::to_string(next_user_++), key("")));
   }
   const PrefixUser& user() const { return *user_; }
-  Connection connect_as_user() const { return Connection(user_->endpoint(), {}); }
+  HiredisConnection connect_as_user() const { return HiredisConnection(user_->endpoint(), {}); }
 
   std::unique_ptr<PrefixUser> user_;
   static inline int next_user_ = 0;
@@ -39,17 +39,17 @@ void expect_denied(const RedisResult& result, const std::string& what) {
 TEST_F(AclTest, MorePrefixesReachOnlyTheirOwnKeys) {
   PrefixUser library = PrefixUser::create(endpoint(), "locksim-test-library", key(""),
                                           {"mutex:" + key("")});
-  Connection conn(library.endpoint(), {});
+  HiredisConnection conn(library.endpoint(), {});
   EXPECT_TRUE(conn.command({"SET", "mutex:" + key("lock"), "t", "NX", "PX", "1000"}).ok());
   EXPECT_TRUE(conn.command({"SET", key("lock"), "t"}).ok());
   expect_denied(conn.command({"SET", "mutex:elsewhere", "t"}), "SET outside both prefixes");
-  Connection admin(endpoint(), {});
+  HiredisConnection admin(endpoint(), {});
   admin.command({"DEL", "mutex:" + key("lock"), key("lock")});
 }
 
 // Every command a lock client sends works on the user's own prefix.
 TEST_F(AclTest, LockCommandsWorkOnOwnPrefix) {
-  Connection conn = connect_as_user();
+  HiredisConnection conn = connect_as_user();
   ASSERT_FALSE(conn.broken()) << conn.last_error().describe();
   const std::string lock = key("lock");
   auto ok = [&conn](std::initializer_list<std::string_view> args) {
@@ -87,28 +87,28 @@ TEST_F(AclTest, LockCommandsWorkOnOwnPrefix) {
 
 // A key outside the prefix is refused with NOPERM, and nothing is written.
 TEST_F(AclTest, KeyOutsidePrefixIsRefused) {
-  Connection conn = connect_as_user();
+  HiredisConnection conn = connect_as_user();
   const RedisResult r = conn.command({"SET", "locksim:test:other-run:lock", "1"});
   expect_denied(r, "SET outside the prefix");
   EXPECT_TRUE(r.message.starts_with("NOPERM")) << r.message;
   expect_denied(conn.command({"GET", "other"}), "GET outside the prefix");
-  Connection admin = connect();
+  HiredisConnection admin = connect();
   EXPECT_TRUE(admin.command({"EXISTS", "locksim:test:other-run:lock"}).reply.is_integer(0));
 }
 
 // A prefix's glob characters are literal: "a*" does not grant "aXb".
 TEST_F(AclTest, PrefixGlobCharactersAreLiteral) {
   PrefixUser starred = PrefixUser::create(endpoint(), "locksim-test-star", key("a*"));
-  Connection conn(starred.endpoint(), {});
+  HiredisConnection conn(starred.endpoint(), {});
   EXPECT_TRUE(conn.command({"SET", key("a*1"), "1"}).ok());
   expect_denied(conn.command({"SET", key("aX1"), "1"}), "SET a key the '*' would match");
 }
 
 // FLUSHALL, FLUSHDB, INFO and KEYS (server-level, @dangerous) are refused and delete nothing.
 TEST_F(AclTest, DangerousCommandsAreRefused) {
-  Connection admin = connect();
+  HiredisConnection admin = connect();
   ASSERT_TRUE(admin.command({"SET", key("survivor"), "1"}).ok());
-  Connection conn = connect_as_user();
+  HiredisConnection conn = connect_as_user();
   expect_denied(conn.command({"FLUSHALL"}), "FLUSHALL");
   expect_denied(conn.command({"FLUSHDB"}), "FLUSHDB");
   expect_denied(conn.command({"INFO", "server"}), "INFO");
@@ -121,7 +121,7 @@ TEST_F(AclTest, DangerousCommandsAreRefused) {
 // A script that touches an undeclared key outside the prefix, or calls FLUSHALL, fails with the
 // script's name in the error, and neither takes effect.
 TEST_F(AclTest, ScriptTouchingAnotherKeyIsRefused) {
-  Connection conn = connect_as_user();
+  HiredisConnection conn = connect_as_user();
   const Script sneaky("acl_test.sneaky", R"lua(
     redis.call('SET', KEYS[1], ARGV[1])
     redis.call('SET', 'other', 1)
@@ -129,7 +129,7 @@ TEST_F(AclTest, ScriptTouchingAnotherKeyIsRefused) {
   const RedisResult r = sneaky.run(conn, {key("lock")}, {"token"});
   expect_denied(r, "a script writing 'other'");
   EXPECT_NE(r.message.find("script acl_test.sneaky"), std::string::npos) << r.message;
-  Connection admin = connect();
+  HiredisConnection admin = connect();
   EXPECT_TRUE(admin.command({"EXISTS", "other"}).reply.is_integer(0));
 
   const Script flusher("acl_test.flusher", "return redis.call('FLUSHALL')");
@@ -140,14 +140,14 @@ TEST_F(AclTest, ScriptTouchingAnotherKeyIsRefused) {
 
 // remove() deletes the user: its connections are closed and it can no longer log in.
 TEST_F(AclTest, RemoveDeletesTheUser) {
-  Connection conn = connect_as_user();
+  HiredisConnection conn = connect_as_user();
   ASSERT_TRUE(conn.command({"PING"}).ok());
   const Endpoint credentials = user().endpoint();
   ASSERT_TRUE(user_->remove().ok());
   EXPECT_FALSE(conn.command({"PING"}).ok());
-  Connection admin = connect();
+  HiredisConnection admin = connect();
   EXPECT_TRUE(admin.command({"ACL", "GETUSER", credentials.username}).reply.is_nil());
-  Connection again(credentials, {});
+  HiredisConnection again(credentials, {});
   EXPECT_TRUE(again.broken());
   EXPECT_TRUE(user_->remove().ok());  // idempotent
 }
@@ -156,7 +156,7 @@ TEST_F(AclTest, RemoveDeletesTheUser) {
 TEST_F(AclTest, DestructorDeletesTheUser) {
   const std::string name = user().name();
   user_.reset();
-  Connection admin = connect();
+  HiredisConnection admin = connect();
   EXPECT_TRUE(admin.command({"ACL", "GETUSER", name}).reply.is_nil());
 }
 
@@ -165,7 +165,7 @@ TEST_F(AclTest, DestructorDeletesTheUser) {
 TEST_F(AclTest, WrongPasswordIsRefusedWithoutShowingIt) {
   Endpoint wrong = user().endpoint();
   wrong.password = "not-the-password-42";
-  Connection conn(wrong, {});
+  HiredisConnection conn(wrong, {});
   ASSERT_TRUE(conn.broken());
   const std::string message = conn.last_error().describe();
   EXPECT_NE(message.find("AUTH as user " + user().name() + " failed"), std::string::npos)

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 #include "sim/redis/script.h"
 #include "tests/integration/redis_fixture.h"
@@ -56,7 +57,7 @@ std::string config_get(Connection& connection, const std::string& name) {
 
 // The private server answers PING and reports its version, also through server_version().
 TEST_F(RedisTest, ServerStartsAndAnswersPing) {
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   ASSERT_FALSE(conn.broken()) << conn.last_error().describe();
   const RedisResult r = conn.command({"PING"});
   ASSERT_TRUE(r.ok()) << r.describe();
@@ -75,7 +76,7 @@ TEST(RedisServerTest, StopRemovesProcessAndDirectory) {
   const pid_t pid = server.pid();
   ASSERT_GT(pid, 0);
   ASSERT_EQ(::kill(pid, 0), 0);
-  Connection conn(server.endpoint(), {});
+  HiredisConnection conn(server.endpoint(), {});
   const std::filesystem::path directory = config_get(conn, "dir");
   ASSERT_FALSE(directory.empty());
   EXPECT_TRUE(std::filesystem::exists(directory / "redis.log"));
@@ -95,8 +96,8 @@ TEST(RedisServerTest, TwoServersCoexist) {
   RedisServer first = RedisServer::start(RedisServerOptions{});
   RedisServer second = RedisServer::start(RedisServerOptions{});
   EXPECT_NE(first.endpoint().port, second.endpoint().port);
-  Connection a(first.endpoint(), {});
-  Connection b(second.endpoint(), {});
+  HiredisConnection a(first.endpoint(), {});
+  HiredisConnection b(second.endpoint(), {});
   EXPECT_TRUE(a.command({"PING"}).ok());
   EXPECT_TRUE(b.command({"PING"}).ok());
 }
@@ -120,7 +121,7 @@ TEST(ConnectionErrorTest, RefusedWhenNothingListens) {
   UnlistenedPort port;
   Endpoint endpoint;
   endpoint.port = port.port();
-  Connection conn(endpoint, ConnectionOptions{500ms, 500ms});
+  HiredisConnection conn(endpoint, ConnectionOptions{500ms, 500ms});
   EXPECT_TRUE(conn.broken());
   EXPECT_EQ(conn.last_error().error, RedisErrorKind::kRefused) << conn.last_error().describe();
   EXPECT_FALSE(conn.last_error().indeterminate());
@@ -132,7 +133,7 @@ TEST(ConnectionErrorTest, RefusedWhenNothingListens) {
 // A command that outlives the command timeout is kTimeout, indeterminate, and breaks the
 // connection for good; reconnect() gives a working one.
 TEST_F(RedisTest, TimeoutBreaksConnectionUntilReconnect) {
-  Connection conn = connect(ConnectionOptions{1000ms, 100ms});
+  HiredisConnection conn = connect(ConnectionOptions{1000ms, 100ms});
   ASSERT_FALSE(conn.broken());
   const RedisResult r = conn.command({"BLPOP", key("empty"), "2"});
   EXPECT_EQ(r.error, RedisErrorKind::kTimeout) << r.describe();
@@ -150,8 +151,8 @@ TEST_F(RedisTest, TimeoutBreaksConnectionUntilReconnect) {
 
 // A connection the server kills is kClosed on the next command, and broken afterwards.
 TEST_F(RedisTest, ServerClosedConnectionIsClosed) {
-  Connection victim = connect();
-  Connection killer = connect();
+  HiredisConnection victim = connect();
+  HiredisConnection killer = connect();
   const RedisResult id = victim.command({"CLIENT", "ID"});
   ASSERT_EQ(id.reply.type, Reply::Type::kInteger) << id.describe();
   const RedisResult kill =
@@ -168,7 +169,7 @@ TEST_F(RedisTest, ServerClosedConnectionIsClosed) {
 
 // close() drops the connection on our side: broken, and commands report kClosed.
 TEST_F(RedisTest, CloseMakesConnectionBroken) {
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   conn.close();
   EXPECT_TRUE(conn.broken());
   EXPECT_EQ(conn.command({"PING"}).error, RedisErrorKind::kClosed);
@@ -176,7 +177,7 @@ TEST_F(RedisTest, CloseMakesConnectionBroken) {
 
 // An error reply is kReplyError, definite, and leaves the connection usable.
 TEST_F(RedisTest, ReplyErrorKeepsConnectionUsable) {
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   ASSERT_TRUE(conn.command({"SET", key("string"), "v"}).ok());
   const RedisResult r = conn.command({"LPUSH", key("string"), "x"});
   EXPECT_EQ(r.error, RedisErrorKind::kReplyError);
@@ -190,19 +191,19 @@ TEST_F(RedisTest, ReplyErrorKeepsConnectionUsable) {
 // A subscribed connection reads pushed messages with a bound: nothing in time is nullopt and the
 // connection stays usable; a published message arrives; a killed connection is an error.
 TEST_F(RedisTest, NextMessageWaitsBoundedForAPublishedMessage) {
-  Connection subscriber = connect();
-  Connection publisher = connect();
+  HiredisConnection subscriber = connect();
+  HiredisConnection publisher = connect();
   const std::string channel = key("channel");
   const RedisResult subscribed = subscriber.command({"SUBSCRIBE", channel});
   ASSERT_EQ(subscribed.reply.type, Reply::Type::kArray) << subscribed.describe();
 
-  EXPECT_FALSE(subscriber.next_message(std::chrono::milliseconds(20)).has_value());
+  EXPECT_FALSE(subscriber.next_message(ms_to_ns(20)).has_value());
   EXPECT_FALSE(subscriber.broken());
 
   ASSERT_TRUE(publisher.command({"PUBLISH", channel, "a"}).reply.is_integer(1));
   ASSERT_TRUE(publisher.command({"PUBLISH", channel, "b"}).reply.is_integer(1));
   for (const char* payload : {"a", "b"}) {
-    const std::optional<RedisResult> message = subscriber.next_message(std::chrono::seconds(5));
+    const std::optional<RedisResult> message = subscriber.next_message(ms_to_ns(5000));
     ASSERT_TRUE(message.has_value());
     ASSERT_TRUE(message->ok()) << message->describe();
     ASSERT_EQ(message->reply.elements.size(), 3u);
@@ -210,11 +211,11 @@ TEST_F(RedisTest, NextMessageWaitsBoundedForAPublishedMessage) {
     EXPECT_EQ(message->reply.elements[1].str, channel);
     EXPECT_EQ(message->reply.elements[2].str, payload);
   }
-  EXPECT_FALSE(subscriber.next_message(std::chrono::milliseconds(0)).has_value());
+  EXPECT_FALSE(subscriber.next_message(0).has_value());
 
-  Connection killer = connect();
+  HiredisConnection killer = connect();
   ASSERT_TRUE(killer.command({"CLIENT", "KILL", "TYPE", "pubsub"}).ok());
-  const std::optional<RedisResult> lost = subscriber.next_message(std::chrono::seconds(5));
+  const std::optional<RedisResult> lost = subscriber.next_message(ms_to_ns(5000));
   ASSERT_TRUE(lost.has_value());
   EXPECT_EQ(lost->error, RedisErrorKind::kClosed) << lost->describe();
   EXPECT_TRUE(subscriber.broken());
@@ -222,7 +223,7 @@ TEST_F(RedisTest, NextMessageWaitsBoundedForAPublishedMessage) {
 
 // Arguments are binary-safe (embedded NUL and CRLF survive) and arrays are copied recursively.
 TEST_F(RedisTest, BinarySafeArgumentsAndNestedReplies) {
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   const std::string value("a\0b\r\nc", 6);
   ASSERT_TRUE(conn.command({"SET", key("bin"), value}).ok());
   const RedisResult got = conn.command({"GET", key("bin")});
@@ -244,10 +245,10 @@ TEST_F(RedisTest, BinarySafeArgumentsAndNestedReplies) {
 TEST_F(RedisTest, SelectsDatabaseOnConnect) {
   Endpoint db3 = endpoint();
   db3.db = 3;
-  Connection in_db3(db3, {});
+  HiredisConnection in_db3(db3, {});
   ASSERT_FALSE(in_db3.broken()) << in_db3.last_error().describe();
   ASSERT_TRUE(in_db3.command({"SET", key("db"), "3"}).ok());
-  Connection in_db0 = connect();
+  HiredisConnection in_db0 = connect();
   EXPECT_TRUE(in_db0.command({"EXISTS", key("db")}).reply.is_integer(0));
   ASSERT_TRUE(in_db3.reconnect().ok());
   EXPECT_TRUE(in_db3.command({"EXISTS", key("db")}).reply.is_integer(1));
@@ -256,7 +257,7 @@ TEST_F(RedisTest, SelectsDatabaseOnConnect) {
 // Script survives SCRIPT FLUSH: the NOSCRIPT reply makes it load itself again and retry.
 TEST_F(RedisTest, ScriptReloadsAfterFlush) {
   static const Script echo("test.echo", R"lua(return ARGV[1] .. KEYS[1])lua");
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   const RedisResult first = echo.run(conn, {"k"}, {"v"});
   ASSERT_TRUE(first.ok()) << first.describe();
   EXPECT_EQ(first.reply.str, "vk");
@@ -278,7 +279,7 @@ TEST_F(RedisTest, ScriptReloadsAfterFlush) {
 // A script that does not compile is a kReplyError naming the script; the connection survives.
 TEST_F(RedisTest, ScriptSyntaxErrorNamesScript) {
   static const Script broken_script("test.broken", R"lua(return +)lua");
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   const RedisResult r = broken_script.run(conn, {}, {});
   EXPECT_EQ(r.error, RedisErrorKind::kReplyError);
   EXPECT_TRUE(r.message.starts_with("script test.broken: ")) << r.message;
@@ -288,7 +289,7 @@ TEST_F(RedisTest, ScriptSyntaxErrorNamesScript) {
 // A runtime error inside a script is a kReplyError naming the script.
 TEST_F(RedisTest, ScriptRuntimeErrorNamesScript) {
   static const Script incr("test.incr", R"lua(return redis.call('INCR', KEYS[1]))lua");
-  Connection conn = connect();
+  HiredisConnection conn = connect();
   ASSERT_TRUE(conn.command({"SET", key("text"), "not a number"}).ok());
   const RedisResult r = incr.run(conn, {key("text")}, {});
   EXPECT_EQ(r.error, RedisErrorKind::kReplyError);
@@ -302,12 +303,12 @@ TEST(RedisAuthTest, PasswordIsSentOnConnect) {
   const std::string password = "pw-locksim-test";
   RedisServer server = RedisServer::start(RedisServerOptions{});
   {
-    Connection admin(server.endpoint(), {});
+    HiredisConnection admin(server.endpoint(), {});
     ASSERT_TRUE(admin.command({"CONFIG", "SET", "requirepass", password}).ok());
   }
   Endpoint with_password = server.endpoint();
   with_password.password = password;
-  Connection good(with_password, {});
+  HiredisConnection good(with_password, {});
   ASSERT_FALSE(good.broken()) << good.last_error().describe();
   EXPECT_TRUE(good.command({"PING"}).reply.is_status("PONG"));
   ASSERT_TRUE(good.reconnect().ok());
@@ -315,13 +316,13 @@ TEST(RedisAuthTest, PasswordIsSentOnConnect) {
 
   Endpoint wrong = server.endpoint();
   wrong.password = "not-" + password;
-  Connection bad(wrong, {});
+  HiredisConnection bad(wrong, {});
   EXPECT_TRUE(bad.broken());
   EXPECT_EQ(bad.last_error().error, RedisErrorKind::kReplyError);
   EXPECT_EQ(bad.last_error().describe().find(wrong.password), std::string::npos)
       << bad.last_error().describe();
 
-  Connection anonymous(server.endpoint(), {});
+  HiredisConnection anonymous(server.endpoint(), {});
   const RedisResult r = anonymous.command({"PING"});
   EXPECT_EQ(r.error, RedisErrorKind::kReplyError);
   EXPECT_TRUE(r.message.starts_with("NOAUTH")) << r.message;

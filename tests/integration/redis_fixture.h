@@ -6,7 +6,7 @@
 // translation unit per test program.
 //
 //   TEST_F(RedisTest, SetWorks) {
-//     Connection conn = connect();
+//     HiredisConnection conn = connect();
 //     EXPECT_TRUE(conn.command({"SET", key("a"), "1"}).ok());
 //   }
 #pragma once
@@ -62,8 +62,8 @@ class RedisTest : public ::testing::Test {
 
   const RedisServer& server() const { return *RedisEnvironment::server(); }
   const Endpoint& endpoint() const { return server().endpoint(); }
-  Connection connect(ConnectionOptions options = {}) const {
-    return Connection(endpoint(), options);
+  HiredisConnection connect(ConnectionOptions options = {}) const {
+    return HiredisConnection(endpoint(), options);
   }
   // key: `name` under this test's prefix.
   std::string key(std::string_view name) const { return prefix_ + std::string(name); }

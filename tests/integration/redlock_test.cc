@@ -48,7 +48,7 @@ class Client {
 
  private:
   Rng rng_;
-  std::vector<Connection> connections_;
+  std::vector<HiredisConnection> connections_;
   std::vector<Connection*> nodes_;
 };
 
@@ -80,7 +80,7 @@ class RedlockTest : public ::testing::Test {
   }
   // value: the lock key on server `index`, read on a connection of its own ("" if absent).
   std::string value(int index) {
-    Connection admin(servers_.at(static_cast<std::size_t>(index))->endpoint(), {});
+    HiredisConnection admin(servers_.at(static_cast<std::size_t>(index))->endpoint(), {});
     const RedisResult got = admin.command({"GET", kKey});
     EXPECT_TRUE(got.ok()) << got.describe();
     return got.reply.str;
@@ -203,7 +203,7 @@ TEST_F(RedlockTest, ReleaseIsAnErrorOnlyWhenEveryNodeFails) {
 // it is busy, and it deletes its own two keys, not the other client's three.
 TEST_F(RedlockTest, MinorityGrantIsBusyAndCleanedUp) {
   for (int i : {0, 1, 2}) {
-    Connection admin(servers_.at(static_cast<std::size_t>(i))->endpoint(), {});
+    HiredisConnection admin(servers_.at(static_cast<std::size_t>(i))->endpoint(), {});
     ASSERT_TRUE(admin.command({"SET", kKey, "other", "PX", "30000"}).ok());
   }
   const AcquireAttempt attempt = acquire();
@@ -258,7 +258,7 @@ TEST_F(RedlockTest, ReconnectsABrokenNodeAtTheNextAttempt) {
 
 // Without nodes, redlock is Redlock over one server, the context's connection (majority 1).
 TEST_F(RedlockTest, WithoutNodesUsesTheConnection) {
-  Connection connection(servers_[3]->endpoint(), kNodeOptions);
+  HiredisConnection connection(servers_[3]->endpoint(), kNodeOptions);
   Rng rng(3);
   const LockContext single{connection, rng, {}, "single", 0};
   const AcquireAttempt held = redlock().try_acquire(single, kKey, kTtlMs);

@@ -80,7 +80,7 @@ TEST_F(ScriptVariantTest, OwnerLockBehavesLikeLuaOwner) {
       load_script_variant(write_file("owner.json", kOwnerLock), variant_names());
   const auto variant = make_script_variant(spec);
   EXPECT_TRUE(variant->renews());
-  Connection connection = connect();
+  HiredisConnection connection = connect();
   EXPECT_EQ(compile_script_variant(spec, connection), "");
   Rng rng(1);
   LockContext context{connection, rng, {}, "test-client", 30000};
@@ -107,7 +107,7 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
     "name": "wrong", "acquire": {"script": "return 'yes'"}, "release": {"script": "return {1}"}})"),
                                                      variant_names());
   const auto variant = make_script_variant(spec);
-  Connection connection = connect();
+  HiredisConnection connection = connect();
   Rng rng(1);
   LockContext context{connection, rng, {}, "test-client", 30000};
   const AcquireAttempt attempt = variant->try_acquire(context, key("k"), 100);
@@ -132,7 +132,7 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
 // A release answering an integer no count of deleted keys can be (-5, or past 2^31 - 1) is an
 // unexpected reply, not a refusal: what it did to the key is unknown. 0 stays a refusal.
 TEST_F(ScriptVariantTest, AReleaseIntegerOutsideTheContractIsAnUnexpectedReply) {
-  Connection connection = connect();
+  HiredisConnection connection = connect();
   Rng rng(1);
   LockContext context{connection, rng, {}, "test-client", 30000};
   for (const std::string reply : {"-5", "-1", "4294967297"}) {

@@ -1,0 +1,80 @@
+// watchdog.h (internal to driver/): Watchdog, the renewal of a held lock (Docs B and D), written
+// once for every host that runs a client's calls itself (a thread of locksim, `locksim worker`).
+//
+// While started, it extends the lease on a thread of its own over a connection of its own. Each
+// extension falls due a renewal period after the previous one returned: a deadline, so a stall
+// of the process does not move it, and one that fell due meanwhile runs as soon as the stall
+// ends. freeze() holds it as a stall of the whole process would (a call under way returns
+// first); thaw() lets it go on. What is recorded, and where, is the host's: it passes Hooks.
+//
+//   Watchdog dog(variant, clock, [&] { return std::make_unique<HiredisConnection>(ep, opts); });
+//   dog.start({full_key, token, ttl_ms, period_ns, rng, waiter}, hooks);
+//   ...
+//   dog.stop();  // before the release; also in the destructor
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sim/core/clock.h"
+#include "sim/core/random.h"
+#include "sim/lock/variant.h"
+#include "sim/redis/connection.h"
+
+namespace locksim::driver_internal {
+
+class Watchdog {
+ public:
+  using Connect = std::function<std::unique_ptr<Connection>()>;
+
+  // Lease: what to keep extending.
+  struct Lease {
+    std::string key;  // the full Redis key
+    std::string token;
+    std::int64_t ttl_ms = 0;
+    Nanos period_ns = 0;    // > 0
+    Rng rng{0};             // the extension calls' random stream
+    std::string waiter_id;  // the client's name (LockContext::waiter_id)
+  };
+  // Hooks: the host's view of each extension. `invoke` runs before the call is sent,
+  // `completed` after it returned; `stop` (may be empty) ends the renewal early when true.
+  struct Hooks {
+    std::function<void()> invoke;
+    std::function<void(const ExtendResult&)> completed;
+    std::function<bool()> stop;
+  };
+
+  Watchdog(const LockVariant& variant, const Clock& clock, Connect connect);
+  ~Watchdog() { stop(); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // start: renews `lease` until stop() (a renewal of an earlier lease is stopped first).
+  void start(Lease lease, Hooks hooks);
+  // stop: ends the renewal (a call under way returns first) and joins its thread.
+  void stop();
+  bool running() const { return thread_.joinable(); }
+  // freeze / thaw: a stall of the client: no extension is sent between them.
+  void freeze();
+  void thaw();
+
+ private:
+  void renew(const Lease& lease, const Hooks& hooks);
+
+  const LockVariant& variant_;
+  const Clock& clock_;
+  Connect connect_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;      // guarded by mutex_
+  bool frozen_ = false;    // guarded by mutex_
+  bool renewing_ = false;  // guarded by mutex_: an extend call is under way
+};
+
+}  // namespace locksim::driver_internal

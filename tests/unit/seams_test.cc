@@ -1,0 +1,73 @@
+// seams_test: the seams where a model of the world plugs in stay seams. Time is read, waited on
+// and slept through a Clock (sim/core/clock.h), and only sim/core/clock.cc reads the machine's
+// clocks; so a virtual clock replaces every one of them. The test reads the sources under sim/.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSim = fs::path(LOCKSIM_TEST_SOURCE_DIR) / "sim";
+
+// uses: "file:line: text" for every line of a C++ source under sim/ (but `except`) that matches.
+std::vector<std::string> uses(const std::regex& pattern, const std::string& except) {
+  std::vector<std::string> found;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kSim)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+    const std::string name = fs::relative(entry.path(), kSim.parent_path()).string();
+    if (name == except) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (std::regex_search(line, pattern)) {
+        found.push_back(name + ":" + std::to_string(number) + ": " + line);
+      }
+    }
+  }
+  return found;
+}
+
+std::string lines(const std::vector<std::string>& found) {
+  std::ostringstream out;
+  for (const std::string& f : found) out << "\n  " << f;
+  return out.str();
+}
+
+TEST(Seams, TheSourcesExist) {
+  ASSERT_TRUE(fs::exists(kSim / "core" / "clock.cc")) << kSim;
+  // The pattern below finds what it is meant to find (the one file allowed to read the clock).
+  const std::regex clock_read(R"(\b(steady_clock|system_clock|high_resolution_clock)\b)");
+  EXPECT_FALSE(uses(clock_read, "").empty());
+}
+
+TEST(Seams, OnlyTheClockReadsTheMachinesClocks) {
+  const std::regex clock_read(R"(\b(steady_clock|system_clock|high_resolution_clock)\b)");
+  const std::vector<std::string> found = uses(clock_read, "sim/core/clock.cc");
+  EXPECT_TRUE(found.empty()) << "read time through a Clock (sim/core/clock.h):" << lines(found);
+}
+
+TEST(Seams, SleepsAndTimedWaitsGoThroughAClock) {
+  const std::regex timed(
+      R"(this_thread::sleep_for|this_thread::sleep_until|\.wait_for\(|\.wait_until\()");
+  std::vector<std::string> found;
+  for (const std::string& f : uses(timed, "sim/core/clock.cc")) {
+    // Clock's own wait_for/wait_until (clock.wait_until(cv, ...)) and StopSignal's sleep are
+    // the ones allowed; a condition variable's own timed wait is not.
+    if (f.rfind("sim/core/", 0) == 0) continue;
+    if (std::regex_search(f,
+                          std::regex(R"([cC]lock_?(\(\))?(\.|->)(base\(\)\.)?wait_(for|until)\()")))
+      continue;
+    found.push_back(f);
+  }
+  EXPECT_TRUE(found.empty()) << "wait and sleep through a Clock:" << lines(found);
+}
+
+}  // namespace

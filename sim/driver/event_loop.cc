@@ -2,7 +2,7 @@
 // workload.cc (acquire -> work -> release -> rest) as a state machine: a command is sent and the
 // client returns to the loop; the reply callback, or a timer for a wait, work or rest, moves it on.
 // The recording mirrors ThreadClient::acquire/release and run_workload_client step by step, and
-// every cycle is the plan's, so a seed means the same run in both modes.
+// every cycle is the plan's, so a seed means the same run on threads and on the loop.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>

@@ -30,7 +30,7 @@ Scenario one_client(bool processes) {
         "workload": {"clients": 1, "cycles": )" + std::to_string(kCycles) + R"(, "work_ms": 0},
         "expect": {"lua_owner": "ok"}})"),
       "bench.json", variant_names());
-  scenario.processes = processes;
+  scenario.executor = processes ? Executor::kProcesses : Executor::kThreads;
   return scenario;
 }
 

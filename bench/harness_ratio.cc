@@ -66,8 +66,8 @@ Scenario point(const Options& options, const std::string& variant, const std::st
         {"work_ms", 0},
         {"rest_ms", 0},
         {"warmup_ms", 300},
-        {"duration_ms", options.duration_ms},
-        {"client_mode", mode}}},
+        {"duration_ms", options.duration_ms}}},
+      {"clients_run_as", mode},
       {"expect", {{variant, {{"verdict", "ok"}}}}},
       {"time_limit_ms", options.duration_ms + 60000}};
   return parse_scenario(document, "harness_ratio", variant_names());

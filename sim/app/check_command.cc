@@ -52,6 +52,22 @@ void require_known_variants(const fs::path& scenario_file) {
   }
 }
 
+// saved_scenario: the run's scenario.json. A run saved before "clients_run_as" took
+// "event_loop" says "clients_run_as": "threads" with "workload": {"client_mode": "event_loop"},
+// which is read as the event loop it ran on.
+Scenario saved_scenario(const fs::path& scenario_file) {
+  nlohmann::json document =
+      json::read_json_file(scenario_file, json::kScenarioFileLimits, "scenario file");
+  nlohmann::json* workload = document.is_object() && document.contains("workload")
+                                 ? &document["workload"]
+                                 : nullptr;
+  if (workload != nullptr && workload->is_object() && workload->contains("client_mode")) {
+    document["clients_run_as"] = (*workload)["client_mode"];
+    workload->erase("client_mode");
+  }
+  return parse_scenario(document, scenario_file.string(), variant_names());
+}
+
 }  // namespace
 
 int check_command(const CheckCommandOptions& options) {
@@ -84,7 +100,7 @@ int check_command(const CheckCommandOptions& options) {
     register_variant_files(options.variant_files);
     const fs::path scenario_file = find_scenario_file(variant_dirs.front());
     require_known_variants(scenario_file);
-    const Scenario scenario = load_scenario(scenario_file, variant_names());
+    const Scenario scenario = saved_scenario(scenario_file);
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();

@@ -35,7 +35,8 @@ struct RunOptions {
   // max_memory_mb: refuse a run whose history would need more; 0: 80% of the available memory.
   std::int64_t max_memory_mb = 0;
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
-  // clients: "threads" or "processes" overrides every scenario's clients_run_as; "": as written.
+  // clients: "threads", "processes" or "event_loop" overrides every scenario's clients_run_as;
+  // "": as written.
   std::string clients;
   std::vector<std::string> libraries;  // --library: lock libraries to add ("all": every one)
 };

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <set>
 
 #include "sim/app/signals.h"
 #include "sim/core/error.h"
@@ -33,6 +34,15 @@ void ProgressLine::show(const std::string& text) {
 
 void ProgressLine::clear() {
   if (enabled_) std::fprintf(stderr, "\r\033[K");
+}
+
+void print_notes(const std::vector<Scenario>& scenarios) {
+  std::set<std::string> printed;
+  for (const Scenario& scenario : scenarios) {
+    for (const std::string& note : scenario.notes) {
+      if (printed.insert(note).second) std::cerr << "locksim: " << note << "\n";
+    }
+  }
 }
 
 std::string pad(const std::string& text, std::size_t width) {

@@ -1,14 +1,17 @@
-// console.h: what the commands that run things share: the progress line, padding, the UTC clock,
-// the `latest` link, and the Redis a command runs on (a private server or --redis).
+// console.h: what the commands that run things share: the progress line, the loader's notes,
+// padding, the UTC clock, the `latest` link, and the Redis a command runs on (a private server or
+// --redis).
 #pragma once
 
 #include <filesystem>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/redis/endpoint.h"
 #include "sim/redis/server.h"
+#include "sim/scenario/scenario.h"
 
 namespace locksim {
 
@@ -25,6 +28,10 @@ class ProgressLine {
  private:
   bool enabled_;
 };
+
+// print_notes: each distinct note of `scenarios` (Scenario::notes: a deprecated spelling) once on
+// stderr, prefixed "locksim: ".
+void print_notes(const std::vector<Scenario>& scenarios);
 
 // pad: `text` padded with spaces to `width` (a longer text gets one space).
 std::string pad(const std::string& text, std::size_t width);

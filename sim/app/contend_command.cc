@@ -170,9 +170,13 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     register_libraries();
     studies = load_studies(paths, variant_names());
     for (const Study& study : studies) {
+      for (const std::string& note : study.notes) std::cerr << "locksim: " << note << "\n";
+    }
+    for (const Study& study : studies) {
       for (const StudyPoint& point : study.points) {
-        const std::string why = client_mode_refusal(point.scenario, *find_variant(point.variant));
-        if (!why.empty()) throw InputError(study.file + ": $.client_mode: " + why);
+        const std::string why =
+            clients_run_as_refusal(point.scenario, *find_variant(point.variant));
+        if (!why.empty()) throw InputError(study.file + ": $.clients_run_as: " + why);
       }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
@@ -254,7 +258,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     std::size_t done = 0;
     for (const Study& study : studies) {
       ContentionStudyReport study_report{study.name, study.description, study.file,
-                                         study.resolved, {}};
+                                         study.resolved, study.executor, {}};
       for (int repetition = 1; repetition <= study.repetitions && !interrupted; ++repetition) {
         for (const StudyPoint& point : study.points) {
           if (stop.requested()) {

@@ -119,7 +119,7 @@ std::string library_refusal(const Scenario& scenario) {
            "to the primary of the start";
   }
   if (scenario.workload) {
-    if (scenario.workload->event_loop) return "its workload runs on the event loop";
+    if (scenario.executor == Executor::kEventLoop) return "its workload runs on the event loop";
     return "";
   }
   for (const Step& step : scenario.steps) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "sim/app/commands.h"
+#include "sim/app/console.h"
 #include "sim/core/error.h"
 #include "sim/lock/registry.h"
 #include "sim/scenario/loader.h"
@@ -30,6 +31,7 @@ int list_command(const ListOptions& options) {
   }
   try {
     const std::vector<Scenario> scenarios = load_scenarios(paths, variant_names());
+    print_notes(scenarios);
     std::cout << "\nScenarios:\n";
     for (const Scenario& s : scenarios) {
       std::string name = s.name;

@@ -11,6 +11,7 @@
 #include "sim/app/flags.h"
 #include "sim/app/signals.h"
 #include "sim/core/error.h"
+#include "sim/scenario/executor.h"
 
 int main(int argc, char** argv) {
   using namespace locksim;
@@ -77,10 +78,11 @@ int main(int argc, char** argv) {
           "docs/variants.md \"Your own lock\" and `locksim audit`");
   run_cmd
       ->add_option("--clients", run.clients,
-                   "Run every scenario's clients as \"threads\" of locksim or as \"processes\"\n"
-                   "(`locksim worker`, so a pause is SIGSTOP and a crash SIGKILL); default: each\n"
-                   "scenario's \"clients_run_as\"")
-      ->check(CLI::IsMember({"threads", "processes"}));
+                   "Run every scenario's clients as \"threads\" of locksim, as \"processes\"\n"
+                   "(`locksim worker`, so a pause is SIGSTOP and a crash SIGKILL), or on one\n"
+                   "\"event_loop\" (workloads whose variants and faults it can run);\n"
+                   "default: each scenario's \"clients_run_as\"")
+      ->check(CLI::IsMember(executor_words()));
   run_cmd->add_option(
       "--library", run.libraries,
       "Also run a third-party lock library (repeatable; \"all\": every one): redis-py,\n"

@@ -98,6 +98,18 @@ std::string report_sweep_maps(const std::vector<SweepMap>& maps, const RunOption
   return "";
 }
 
+// run_all_clients_as: --clients `word`: every scenario's clients run so; what that executor
+// cannot run is an InputError naming the flag, the file and the field.
+void run_all_clients_as(std::vector<Scenario>& scenarios, const std::string& word) {
+  for (Scenario& s : scenarios) {
+    try {
+      run_clients_as(s, *executor_from(word));
+    } catch (const InputError& e) {
+      throw InputError("--clients " + word + ": " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options, StopSignal& stop) {
@@ -110,6 +122,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     register_libraries();
     std::vector<fs::path> paths(options.paths.begin(), options.paths.end());
     scenarios = load_scenarios(paths, variant_names());
+    print_notes(scenarios);
+    if (!options.clients.empty()) run_all_clients_as(scenarios, options.clients);
     add_user_variants(scenarios, users);
     // Libraries: --library, and any --variant that names one.
     std::vector<std::string> library_names = options.libraries;
@@ -120,21 +134,15 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     for (const std::string& skip : add_library_variants(scenarios, libraries)) {
       std::cout << "locksim: " << skip << "\n";
     }
-    for (Scenario& s : scenarios) {
-      if (!options.clients.empty()) {
-        s.processes = options.clients == "processes";
-        if (s.processes && s.workload && s.workload->event_loop) {
-          throw InputError("--clients processes: " + s.file +
-                           " runs its workload with \"client_mode\": \"event_loop\"");
-        }
-        s.resolved["clients_run_as"] = options.clients;
-      }
-    }
+    // Where the executor comes from, for messages: --clients, or each file's own field.
+    const std::string clients_flag = options.clients.empty() ? "" : "--clients " + options.clients;
     for (const Scenario& s : scenarios) {
       for (const std::string& v : selected_variants(s, options.variants)) {
         if (const LockVariant* variant = find_variant(v)) {
-          if (const std::string why = client_mode_refusal(s, *variant); !why.empty()) {
-            throw InputError(s.file + ": $.workload.client_mode: " + why);
+          if (const std::string why = clients_run_as_refusal(s, *variant); !why.empty()) {
+            throw InputError((clients_flag.empty() ? s.file + ": $.clients_run_as"
+                                                   : clients_flag + ": " + s.file) +
+                             ": " + why);
           }
         }
       }
@@ -301,8 +309,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           Scenario as_library;
           if (library != nullptr) {
             as_library = scenario;
-            as_library.processes = true;
-            as_library.resolved["clients_run_as"] = "processes";
+            run_clients_as(as_library, Executor::kProcesses);
           }
           const fs::path variant_dir = run_dir / variant_name;
           fs::create_directories(variant_dir, error);

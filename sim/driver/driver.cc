@@ -204,8 +204,8 @@ double estimated_events(const Scenario& scenario, const LockVariant& variant) {
   return cycles * per_cycle;
 }
 
-std::string client_mode_refusal(const Scenario& scenario, const LockVariant& variant) {
-  if (!scenario.workload || !scenario.workload->event_loop) return "";
+std::string clients_run_as_refusal(const Scenario& scenario, const LockVariant& variant) {
+  if (scenario.executor != Executor::kEventLoop) return "";
   StopSignal unused;
   const RunRequest request{scenario, variant, 0, {}, {}, unused, {}, false, {}};
   const std::string why = driver_internal::event_loop_refusal(request);
@@ -220,12 +220,12 @@ RunOutcome run_scenario(const RunRequest& request) {
   const Plan plan = compile_plan(scenario, request.seed);
   RunContext run(request, plan);
 
-  const bool event_loop = plan.executor() == Executor::kEventLoop;
-  const bool processes = plan.executor() == Executor::kProcesses;
+  const bool event_loop = scenario.executor == Executor::kEventLoop;
+  const bool processes = scenario.executor == Executor::kProcesses;
   if (event_loop) {
     if (const std::string why = driver_internal::event_loop_refusal(request); !why.empty()) {
-      outcome.harness_error = "\"client_mode\": \"event_loop\" cannot run this variant: " + why +
-                              "; run it with \"client_mode\": \"threads\"";
+      outcome.harness_error = "\"clients_run_as\": \"event_loop\" cannot run this variant: " +
+                              why + "; run it with \"clients_run_as\": \"threads\"";
       return outcome;
     }
   }

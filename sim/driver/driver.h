@@ -1,9 +1,10 @@
 // driver.h: run_scenario, which turns a scenario into running clients against a real Redis.
 //
 // The driver is the only place that starts threads and processes. It compiles the scenario and
-// seed into a Plan (sim/plan), then executes it: each client gets its own thread, which runs the
-// client inside locksim (its own Connection) or drives a worker process (clients_run_as
-// "processes"); each has its own ClientLog; every call to the lock variant is wrapped and
+// seed into a Plan (sim/plan), then executes it on the scenario's executor: each client gets its
+// own thread, which runs the client inside locksim (its own Connection) or drives a worker
+// process (clients_run_as "processes"), or one thread runs every client of a workload on an event
+// loop ("event_loop"); each has its own ClientLog; every call to the lock variant is wrapped and
 // recorded here (the variant never records). Faults are injected by the run's Nemesis
 // (sim/nemesis), through a LinkProxy per client (sim/proxy) when a step or the workload faults a
 // client's link. Scripted scenarios run their steps in order, coordinated on
@@ -85,10 +86,10 @@ struct RunOutcome {
 
 RunOutcome run_scenario(const RunRequest& request);
 
-// client_mode_refusal: why `variant` cannot run `scenario` in the scenario's client mode (a
-// workload with "client_mode": "event_loop" needs a one-command variant), in words for a message
-// about the client_mode field; "" if it can. For validating input before a run.
-std::string client_mode_refusal(const Scenario& scenario, const LockVariant& variant);
+// clients_run_as_refusal: why `variant` cannot run `scenario` on the scenario's executor
+// ("clients_run_as": "event_loop" needs a one-command variant that does not renew), in words for
+// a message about the clients_run_as field; "" if it can. For validating input before a run.
+std::string clients_run_as_refusal(const Scenario& scenario, const LockVariant& variant);
 
 // estimated_events: an upper estimate of the events one run of `scenario` with `variant` records
 // (workloads: every cycle of every client with its renewals and resource accesses; scripted: a

@@ -2,7 +2,7 @@
 // (workload_client() in workload.cc, with acquire_loop() of sim/client): it sends the commands the
 // client asks for and returns to the loop; the reply callback, or a timer for a wait, work or
 // rest, resumes the client. The recording is the threads' (record_acquire_end and
-// record_release_end), and every cycle is the plan's, so a seed means the same run in both modes.
+// record_release_end), and every cycle is the plan's, so a seed means the same run on threads and on the loop.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>

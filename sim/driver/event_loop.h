@@ -1,6 +1,6 @@
 // event_loop.h (internal to driver/): the event-loop client mode of workloads.
 //
-// With "client_mode": "event_loop" every client of a workload is a state machine on its own
+// With "clients_run_as": "event_loop" every client of a workload is a state machine on its own
 // asynchronous hiredis connection, and one libevent loop on one thread drives them all, the way
 // redis-benchmark drives its clients. On 2 cores, 50 threads blocking on 50 sockets spend their
 // time switching; one loop does not. A client means exactly what it means on threads: its own

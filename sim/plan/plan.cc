@@ -14,29 +14,10 @@ std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
   return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
 }
 
-Executor executor_of(const Scenario& scenario) {
-  if (scenario.processes) return Executor::kProcesses;
-  if (scenario.workload && scenario.workload->event_loop) return Executor::kEventLoop;
-  return Executor::kThreads;
-}
-
 }  // namespace
 
-std::string_view to_string(Executor executor) {
-  switch (executor) {
-    case Executor::kThreads:
-      return "threads";
-    case Executor::kProcesses:
-      return "processes";
-    case Executor::kEventLoop:
-      return "event_loop";
-  }
-  return "threads";
-}
-
-Plan::Plan(const Scenario& scenario, std::uint64_t seed, Executor executor)
-    : scenario_(&scenario), seed_(seed), executor_(executor),
-      proxied_links_(scenario.link_faults()) {
+Plan::Plan(const Scenario& scenario, std::uint64_t seed)
+    : scenario_(&scenario), seed_(seed), proxied_links_(scenario.link_faults()) {
   const Rng root(seed);
   Rng phases = root.fork(kPhaseStream);
   const Workload* workload = scenario.workload ? &*scenario.workload : nullptr;
@@ -74,7 +55,7 @@ CyclePlan Plan::cycle(std::size_t client, std::int64_t n) const {
 }
 
 Plan compile_plan(const Scenario& scenario, std::uint64_t seed) {
-  return Plan(scenario, seed, executor_of(scenario));
+  return Plan(scenario, seed);
 }
 
 }  // namespace locksim

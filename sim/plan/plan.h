@@ -1,13 +1,13 @@
 // plan.h: Plan, what a run will do, compiled from a Scenario and a seed before anything runs.
 //
 // Jepsen separates *what* to do (a generator) from *who does it* (the clients and the nemesis);
-// here the separation is a value. compile_plan makes every decision a run needs up front: which
-// executor runs the clients (threads, processes, one event loop), each client's name, key and
-// random stream, when an open-loop client's first acquire is due, and every per-cycle draw of a
-// workload (how long to work and rest, whether to crash, to lose the lock, to be paused by the
-// nemesis, to lose an acquire's reply). Executors only carry the plan out, so the same seed
-// means the same operations whichever executor runs them, and no executor repeats the order of
-// another's random draws.
+// here the separation is a value. compile_plan makes every decision a run needs up front: each
+// client's name, key and random stream, when an open-loop client's first acquire is due, and
+// every per-cycle draw of a workload (how long to work and rest, whether to crash, to lose the
+// lock, to be paused by the nemesis, to lose an acquire's reply). The plan does not know what
+// runs the clients: the executor (Scenario::executor: threads, processes, one event loop) only
+// carries it out, so the same seed means the same operations whichever executor runs them
+// (DriverExecutors.CarryOutThePlan runs one workload on all three and compares).
 //
 // Per-cycle draws are counter-based: cycle n of client c is a pure function of (seed, c, n), so a
 // plan of 256 clients x 1,000,000 cycles (or a time-bounded run with no cycle count) costs no
@@ -28,14 +28,6 @@
 #include "sim/scenario/scenario.h"
 
 namespace locksim {
-
-// Executor: what runs the clients.
-enum class Executor {
-  kThreads,    // a thread and a blocking connection per client, inside locksim
-  kProcesses,  // a `locksim worker` process per client behind the worker protocol
-  kEventLoop,  // every client a state machine on one libevent loop (workloads only)
-};
-std::string_view to_string(Executor executor);
 
 // CyclePlan: one workload cycle of one client, decided in advance.
 struct CyclePlan {
@@ -58,11 +50,10 @@ struct ClientPlan {
 class Plan {
  public:
   // The plan refers to `scenario`, which must outlive it.
-  Plan(const Scenario& scenario, std::uint64_t seed, Executor executor);
+  Plan(const Scenario& scenario, std::uint64_t seed);
 
   const Scenario& scenario() const { return *scenario_; }
   std::uint64_t seed() const { return seed_; }
-  Executor executor() const { return executor_; }
   const std::vector<ClientPlan>& clients() const { return clients_; }
   // links: whether client links go through locksim's fault proxy (some fault needs one).
   bool proxied_links() const { return proxied_links_; }
@@ -73,13 +64,11 @@ class Plan {
  private:
   const Scenario* scenario_;
   std::uint64_t seed_;
-  Executor executor_;
   std::vector<ClientPlan> clients_;
   bool proxied_links_ = false;
 };
 
-// compile_plan: the plan of `scenario` with `seed`; the executor is the scenario's own
-// ("clients_run_as", or the workload's "client_mode").
+// compile_plan: the plan of `scenario` with `seed`.
 Plan compile_plan(const Scenario& scenario, std::uint64_t seed);
 
 }  // namespace locksim

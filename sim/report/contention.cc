@@ -40,6 +40,19 @@ nlohmann::json histogram_json(const LogHistogram& h) {
           {"buckets", buckets}};
 }
 
+// clients_run_as: how the clients of a study ran, in words.
+std::string clients_run_as(Executor executor) {
+  switch (executor) {
+    case Executor::kThreads:
+      return "a thread per client";
+    case Executor::kProcesses:
+      return "a process per client";
+    case Executor::kEventLoop:
+      return "every client on one event loop";
+  }
+  return "";
+}
+
 }  // namespace
 
 double ContentionLimit::round_trips_for(const std::string& variant) const {
@@ -194,12 +207,7 @@ std::string contention_markdown(const ContentionReport& report) {
     } else {
       md << ", closed loop";
     }
-    if (s.value("client_mode", std::string("threads")) == "event_loop") {
-      md << ", every client on one event loop";
-    } else {
-      md << ", a thread per client";
-    }
-    md << ".\n\n";
+    md << ", " << clients_run_as(study.executor) << ".\n\n";
     const std::vector<std::size_t> medians = median_repetitions(study.points);
     std::vector<std::string> variants;
     for (const std::size_t i : medians) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/scenario/executor.h"
 #include "sim/stats/contention.h"
 #include "sim/stats/histogram.h"
 
@@ -59,6 +60,7 @@ struct ContentionStudyReport {
   std::string description;
   std::string file;
   nlohmann::json resolved;
+  Executor executor = Executor::kThreads;  // what ran the clients ("clients_run_as")
   std::vector<ContentionPoint> points;
 };
 

@@ -97,7 +97,7 @@ nlohmann::json resolved_document(const Scenario& scenario) {
       {"lock", scenario_internal::resolved_lock(scenario.lock)},
       {"check", {{"stuck_ms", scenario.check.stuck_ms}}},
       {"time_limit_ms", scenario.time_limit_ms},
-      {"clients_run_as", scenario.processes ? "processes" : "threads"},
+      {"clients_run_as", std::string(to_string(scenario.executor))},
       {"expect", scenario_internal::resolved_expect(scenario.expect)},
   };
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
@@ -231,26 +231,13 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   for (const Step& step : scenario.steps) {
     if (step.action == Step::Action::kClockJump) scenario.topology->clock_shift = true;
   }
-  if (scenario.workload && scenario.workload->event_loop) {
-    const JsonReader workload = root.member("workload");
-    const std::string why = " (\"client_mode\": \"event_loop\" runs every client on one loop)";
-    const std::string& strategy = scenario.lock.wait.strategy;
-    if (strategy == "notify" || strategy == "pubsub") {
-      root.member("lock").member("wait").member("strategy").fail(
-          "\"" + strategy + "\" blocks a connection per waiter; expected \"poll\", \"backoff\" or "
-          "\"retry_sleep\"" + why);
-    }
-    if (scenario.workload->lose_probability > 0) {
-      workload.member("lose_probability").fail("expected 0: a lost iteration needs renewal" + why);
-    }
-    for (const char* nemesis : {"pause_probability", "lost_reply_probability"}) {
-      if (workload.has(nemesis)) {
-        workload.member(nemesis).fail("not supported" + why + "; use \"threads\"");
-      }
-    }
-    if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
-      root.member("resource").fail("not supported" + why);
-    }
+  const std::optional<JsonReader> client_mode =
+      has_workload ? root.member("workload").optional_member("client_mode") : std::nullopt;
+  scenario.executor = scenario_internal::parse_executor(
+      root, client_mode, {"threads", "event_loop"}, scenario.notes);
+  if (const std::string why = scenario_internal::executor_refusal(scenario, scenario.executor);
+      !why.empty()) {
+    throw InputError(scenario.file + ": " + why);
   }
 
   scenario.expect =
@@ -265,13 +252,6 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   }
   if (const auto limit = root.optional_member("time_limit_ms")) {
     scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
-  }
-  if (const auto run_as = root.optional_member("clients_run_as")) {
-    scenario.processes =
-        run_as->one_of({"threads", "processes"}, "way to run clients", "allowed") == "processes";
-    if (scenario.processes && scenario.workload && scenario.workload->event_loop) {
-      run_as->fail("\"processes\" excludes the workload's \"client_mode\": \"event_loop\"");
-    }
   }
   scenario.resolved = resolved_document(scenario);
   return scenario;

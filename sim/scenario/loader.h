@@ -37,6 +37,10 @@ std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std:
 // an InputError (use load_scenarios).
 Scenario load_scenario(const std::filesystem::path& path,
                        const std::vector<std::string>& known_variants);
+// run_clients_as: runs `scenario`'s clients on `executor` (run --clients; a library's adapter
+// processes), and says so in its resolved form. Throws InputError "<file>: <path>: <why>" for
+// what `executor` cannot run.
+void run_clients_as(Scenario& scenario, Executor executor);
 // json_files: `paths` with each directory replaced by its *.json files in name order (not
 // recursive); a directory without any is an InputError ("d: no *.json <what>s").
 std::vector<std::filesystem::path> json_files(const std::vector<std::filesystem::path>& paths,

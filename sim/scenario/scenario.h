@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/core/verdict.h"
+#include "sim/scenario/executor.h"
 
 namespace locksim {
 
@@ -212,13 +213,6 @@ struct Workload {
   // schedule; a client behind schedule acquires at once and its latency counts from when the
   // acquire was due. There is no rest. 0: closed loop (acquire again after rest_ms).
   double arrival_per_s = 0;
-  // "client_mode": "threads" (default): a thread and a blocking connection per client.
-  // "event_loop": every client is a state machine on its own asynchronous connection, all driven
-  // by one libevent loop (as redis-benchmark drives its clients), so that 50 clients on 2 cores
-  // are not 50 threads switching. Same events, same verdicts; only for variants whose acquire and
-  // release are one command each, the sleeping wait strategies, and no lose_probability or
-  // resource.
-  bool event_loop = false;
   // The nemesis, per cycle: with pause_probability the holder is frozen (SIGSTOP for process
   // clients) for a pause_ms draw while inside, as a GC or VM stall would; with
   // lost_reply_probability the reply of the cycle's acquire is dropped on its link (the server
@@ -299,11 +293,19 @@ struct Scenario {
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
-  // clients_run_as: "processes" runs every client as a `locksim worker` process (the worker
-  // protocol), so a pause is a real SIGSTOP and a crash a real SIGKILL; "threads" (default) runs
-  // them inside locksim. --clients on the command line overrides it.
-  bool processes = false;
+  // executor ("clients_run_as"): kThreads (default) runs the clients inside locksim;
+  // kProcesses runs each as a `locksim worker` process (the worker protocol), so a pause is a
+  // real SIGSTOP and a crash a real SIGKILL; kEventLoop runs every client of a workload as a
+  // state machine on its own asynchronous connection, all driven by one libevent loop (as
+  // redis-benchmark drives its clients), so that 50 clients on 2 cores are not 50 threads
+  // switching: only for variants whose acquire and release are one command each, the sleeping
+  // wait strategies, and no lose_probability, nemesis or resource. --clients on the command line
+  // overrides it (run_clients_as in loader.h).
+  Executor executor = Executor::kThreads;
   nlohmann::json resolved;  // the scenario with all defaults filled in, written to reports
+  // notes: what loading found that the user should know but that is no error (a deprecated
+  // spelling), each naming the file and field. The commands print each once to stderr.
+  std::vector<std::string> notes;
 
   bool scripted() const { return !workload.has_value(); }
   // link_faults: whether some step or the workload faults a client's link (needs the proxy).

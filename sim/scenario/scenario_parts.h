@@ -110,6 +110,16 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
 Workload parse_workload(const JsonReader& node);
 nlohmann::json resolved_workload(const Workload& workload);
 
+// parse_executor: what runs the clients: `root`'s "clients_run_as" (default "threads"), or
+// `alias`, a deprecated "client_mode" that takes one of `alias_words`, which adds a note to
+// `notes` naming the file and field. Given both, they must agree.
+Executor parse_executor(const JsonReader& root, const std::optional<JsonReader>& alias,
+                        const std::vector<std::string>& alias_words,
+                        std::vector<std::string>& notes);
+// executor_refusal: "<path>: <why>" for the first part of `scenario` that `executor` cannot run
+// (the event loop runs workloads only, and not all of them); "" if it can run it.
+std::string executor_refusal(const Scenario& scenario, Executor executor);
+
 // parse_expect: the "expect" object, one entry per variant. In a sweep file (`sweep` set) each
 // entry is an object keyed by every sweep value, and the entries of the point being parsed are
 // returned. `resource` says whether a top-level "resource" exists.

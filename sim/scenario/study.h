@@ -41,8 +41,11 @@ struct Study {
   double arrival_per_s = 0;  // 0: closed loop
   RangeMs work_ms{0, 0};
   RangeMs rest_ms{0, 0};
+  // executor ("clients_run_as"): what runs every point's clients; a library needs kProcesses.
+  Executor executor = Executor::kThreads;
   std::vector<StudyPoint> points;  // variant x strategy x clients, in that nesting
   nlohmann::json resolved;         // the study with every default filled in
+  std::vector<std::string> notes;  // as Scenario::notes: a deprecated spelling, by file and field
 };
 
 // parse_study: one study document; `file` names it in messages.

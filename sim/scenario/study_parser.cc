@@ -49,7 +49,8 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
   const JsonReader root(document, "$", file);
   root.expect_object({"name", "description", "variants", "strategies", "clients", "keys",
                       "work_ms", "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms",
-                      "duration_ms", "repetitions", "arrival_per_s", "client_mode"});
+                      "duration_ms", "repetitions", "arrival_per_s", "clients_run_as",
+                      "client_mode"});
   Study study;
   study.file = file;
   study.name = root.member("name").matching(
@@ -63,19 +64,16 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     study.variants.push_back(name);
   }
 
-  std::string client_mode = "threads";
-  if (const auto mode = root.optional_member("client_mode")) {
-    client_mode = mode->one_of({"threads", "event_loop", "processes"}, "client mode", "allowed");
-  }
+  study.executor = scenario_internal::parse_executor(root, root.optional_member("client_mode"),
+                                                     executor_words(), study.notes);
+  const std::string run_as(to_string(study.executor));
   // A lock library ("lib:...") runs only as its adapter's processes, and waits its own way.
   for (const std::string& variant : study.variants) {
-    if (variant.rfind("lib:", 0) == 0 && client_mode != "processes") {
+    if (variant.rfind("lib:", 0) == 0 && study.executor != Executor::kProcesses) {
       root.member("variants").fail("\"" + variant + "\" is a lock library, whose clients are its "
-                                   "adapter's processes: set \"client_mode\": \"processes\"");
+                                   "adapter's processes: set \"clients_run_as\": \"processes\"");
     }
   }
-  const bool processes = client_mode == "processes";
-  const std::string workload_mode = processes ? "threads" : client_mode;
 
   // Strategies: each is a "lock.wait" object, with an optional "label".
   std::vector<nlohmann::json> waits;
@@ -96,7 +94,8 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                                     {"source", {{"doc", "none"}, {"claim", "probe"}}},
                                     {"variants", {study.variants.front()}},
                                     {"lock", {{"wait", wait}}},
-                                    {"workload", {{"clients", 1}, {"client_mode", workload_mode}}},
+                                    {"workload", {{"clients", 1}}},
+                                    {"clients_run_as", run_as},
                                     {"expect", {{study.variants.front(), "ok"}}}};
       WaitConfig parsed;
       try {
@@ -192,7 +191,6 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
         workload["warmup_ms"] = study.warmup_ms;
         workload["duration_ms"] = study.duration_ms;
         if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
-        workload["client_mode"] = workload_mode;
         std::string name = study.name + "-" + variant + "-" + label + "-c" +
                            std::to_string(clients);
         std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
@@ -208,8 +206,8 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
              {{"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}}},
             {"workload", workload},
             {"time_limit_ms", time_limit_ms},
+            {"clients_run_as", run_as},
             {"expect", {{variant, "ok"}}}};
-        if (processes) doc["clients_run_as"] = "processes";
         Scenario scenario;
         try {
           scenario = parse_scenario(doc, file, known_variants);
@@ -235,13 +233,12 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                     {"warmup_ms", study.warmup_ms},
                     {"duration_ms", study.duration_ms},
                     {"repetitions", study.repetitions},
-                    {"arrival_per_s", study.arrival_per_s}};
-  study.resolved["client_mode"] = "threads";
+                    {"arrival_per_s", study.arrival_per_s},
+                    {"clients_run_as", run_as}};
   if (!study.points.empty()) {
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;
     study.rest_ms = w.rest_ms;
-    study.resolved["client_mode"] = processes ? "processes" : w.event_loop ? "event_loop" : "threads";
     study.resolved["work_ms"] = {{"min", w.work_ms.min_ms}, {"max", w.work_ms.max_ms}};
     study.resolved["rest_ms"] = {{"min", w.rest_ms.min_ms}, {"max", w.rest_ms.max_ms}};
   }

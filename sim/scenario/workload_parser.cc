@@ -88,10 +88,6 @@ Workload parse_workload(const JsonReader& node) {
   if (const auto lost = node.optional_member("lost_reply_probability")) {
     workload.lost_reply_probability = lost->probability();
   }
-  if (const auto mode = node.optional_member("client_mode")) {
-    workload.event_loop =
-        mode->one_of({"threads", "event_loop"}, "client mode", "allowed") == "event_loop";
-  }
   return workload;
 }
 
@@ -109,7 +105,6 @@ nlohmann::json resolved_workload(const Workload& workload) {
     resolved["duration_ms"] = workload.duration_ms;
   }
   if (workload.arrival_per_s > 0) resolved["arrival_per_s"] = workload.arrival_per_s;
-  if (workload.event_loop) resolved["client_mode"] = "event_loop";
   if (workload.pause_probability > 0) {
     resolved["pause_probability"] = workload.pause_probability;
     resolved["pause_ms"] = resolved_range(workload.pause_ms);

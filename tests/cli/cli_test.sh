@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # cli_test.sh LOCKSIM SOURCE_DIR: the `locksim` command end to end, as a user drives it.
 # Proves: --help and --version answer; bad input exits 2 before anything runs and writes nothing
-# (a misspelt --variant gets a did-you-mean); an unreachable or missing Redis exits 3; passwords
+# (a misspelt --variant gets a did-you-mean), and so does what an executor cannot run, named by
+# file and field or by --clients; the deprecated "client_mode" runs with a note, and a run saved
+# with it is still checked; an unreachable or missing Redis exits 3; passwords
 # never appear; `check` re-judges a saved run (also from the scenario directory, via `latest`),
 # detects a changed expectation and asks for the --variant-file of a user lock; summary.md links a
 # timeline only once plot_timeline.py drew it; on the private server a user script touching another
@@ -66,14 +68,50 @@ expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
 if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
 cat >"$WORK/loop.json" <<'JSON'
 {"name": "loop", "source": {"doc": "none", "claim": "x"}, "variants": ["lua_owner", "setnx_then_expire"],
- "workload": {"clients": 2, "cycles": 2, "client_mode": "event_loop"},
+ "clients_run_as": "event_loop", "workload": {"clients": 2, "cycles": 2},
  "expect": {"lua_owner": "ok", "setnx_then_expire": "ok"}}
 JSON
 "$LOCKSIM" run "$WORK/loop.json" --out "$WORK/out-loop" >"$WORK/loop.out" 2>&1
 expect_code "event loop with a multi-command variant" 2 $?
 expect_grep "the refusal names the file, the field and the reason" \
-  'loop.json: $.workload.client_mode: "event_loop" cannot run setnx_then_expire: setnx_then_expire needs several commands' "$WORK/loop.out"
+  'loop.json: $.clients_run_as: "event_loop" cannot run setnx_then_expire: setnx_then_expire needs several commands' "$WORK/loop.out"
 if [[ -e $WORK/out-loop ]]; then fail "a refused client mode wrote reports"; else pass "a refused client mode writes nothing"; fi
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --clients event_loop --out "$WORK/out-loop" \
+  >"$WORK/loop-scripted.out" 2>&1
+expect_code "--clients event_loop on a scripted scenario" 2 $?
+expect_grep "the refusal names the flag, the file and the field" \
+  '--clients event_loop: .*stale-release.json: $.steps: "clients_run_as": "event_loop" runs the clients of a workload only' \
+  "$WORK/loop-scripted.out"
+# The workload's "client_mode" is a deprecated spelling of "clients_run_as": it runs, with a note
+# naming the file and the field; given both, they must agree.
+cat >"$WORK/old-loop.json" <<'JSON'
+{"name": "old-loop", "source": {"doc": "none", "claim": "x"}, "variants": ["lua_owner"],
+ "workload": {"clients": 2, "cycles": 2, "client_mode": "event_loop"}, "expect": {"lua_owner": "ok"}}
+JSON
+"$LOCKSIM" run "$WORK/old-loop.json" --out "$WORK/out-old-loop" >"$WORK/old-loop.out" 2>"$WORK/old-loop.err"
+expect_code "the deprecated client_mode still runs" 0 $?
+expect_grep "a deprecation note names the file, the field and the new spelling" \
+  'old-loop.json: $.workload.client_mode is deprecated: write "clients_run_as": "event_loop" at the top level instead' \
+  "$WORK/old-loop.err"
+expect_grep "the resolved scenario has the new spelling" '"clients_run_as": "event_loop"' \
+  "$WORK/out-old-loop/old-loop/latest/scenario.json"
+expect_no_grep "the resolved scenario drops the old spelling" 'client_mode' \
+  "$WORK/out-old-loop/old-loop/latest/scenario.json"
+# A run saved before the new spelling ("clients_run_as": "threads" beside the workload's
+# "client_mode": "event_loop") is checked as the event-loop run it was.
+saved="$WORK/out-old-loop/old-loop/latest/scenario.json"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["clients_run_as"] = "threads"; d["workload"]["client_mode"] = "event_loop"; json.dump(d, open(sys.argv[1], "w"))' "$saved"
+"$LOCKSIM" check "$WORK/out-old-loop/old-loop" >"$WORK/check-old-loop.out" 2>&1
+expect_code "check reads a run saved with the old spelling" 0 $?
+"$LOCKSIM" run "$WORK/old-loop.json" --clients processes --out "$WORK/out-old-loop" >"$WORK/old-loop-p.out" 2>&1
+expect_code "--clients processes runs an event-loop workload as processes" 0 $?
+expect_grep "the resolved scenario says what ran" '"clients_run_as": "processes"' \
+  "$WORK/out-old-loop/old-loop/latest/scenario.json"
+sed 's/"variants"/"clients_run_as": "threads", "variants"/' "$WORK/old-loop.json" >"$WORK/both.json"
+"$LOCKSIM" run "$WORK/both.json" --out "$WORK/out-both" >"$WORK/both.out" 2>&1
+expect_code "clients_run_as and a conflicting client_mode" 2 $?
+expect_grep "the conflict names the file and both fields" \
+  'both.json: $.workload.client_mode: "event_loop" conflicts with $.clients_run_as: "threads"' "$WORK/both.out"
 "$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
 expect_code "unknown --variant" 2 $?
 "$LOCKSIM" run "$SOURCE/scenarios" --variant lua_ownr --out "$WORK/out-x" >"$WORK/var2.out" 2>&1

@@ -1,6 +1,7 @@
 // driver_test: every variant against every core fault on a real redis-server, through the driver
 // and the checkers: crash inside the critical section, work outliving the TTL, stale release, and
-// a fault-free contended workload that must raise no false alarm.
+// a fault-free contended workload that must raise no false alarm; and the three executors
+// (threads, one event loop, `locksim worker` processes) carrying out the same plan alike.
 #include "sim/driver/driver.h"
 
 #include <gtest/gtest.h>
@@ -10,14 +11,17 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
 #include "sim/driver/fenced_store.h"
 #include "sim/driver/wait.h"
 #include "sim/lock/registry.h"
+#include "sim/plan/plan.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/run_record.h"
@@ -44,8 +48,8 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   static int counter = 0;
   StopSignal stop;
   const std::string prefix = "locksim:test" + std::to_string(++counter) + ":" + variant + ":";
-  RunRequest request{
-      scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop, {}, true, {}};
+  RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop,
+                     {}, true, {}, {LOCKSIM_BINARY, "worker"}};
   Judged judged{run_scenario(request), {}};
   EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
   judged.result = check_history(judged.outcome.history, check_options(scenario));
@@ -431,7 +435,7 @@ TEST(DriverResources, FencedStoreRefusesALowerNumber) {
 // lua_owner_fenced's grants carry 1 and 2, the writes present them, and the store refuses A's.
 TEST(DriverResources, FencingSavesTheResource) {
   Scenario scenario = catalogue("fencing-saves-the-resource");
-  scenario.processes = false;  // on threads here; faults_test runs it as worker processes
+  scenario.executor = Executor::kThreads;  // here; faults_test runs it as worker processes
   const Judged renewing = run(scenario, "lua_owner_renew");
   EXPECT_EQ(renewing.result.verdict, Verdict::kMutexViolation);
   EXPECT_EQ(renewing.result.causes(), std::vector<std::string>{"lease_expired"});
@@ -623,71 +627,138 @@ TEST(DriverControl, LoopingScriptIsKilledAndTheServerRecovers) {
   EXPECT_TRUE(killed);
 }
 
+// --- the executors: threads, one event loop, worker processes -------------------------------
 
-// --- the event-loop client mode -------------------------------------------------------------
+// on: `scenario` with its clients run on `executor`, as `run --clients` would run it.
+Scenario on(Executor executor, Scenario scenario) {
+  run_clients_as(scenario, executor);
+  return scenario;
+}
 
-// The event-loop mode records what the threads record: for the same workload and seed, the same
-// counts of every event type per client, the same tokens (the same random draws in the same
-// order), and no false alarm under contention for every variant that has a one-command form.
-TEST(DriverEventLoop, RecordsWhatTheThreadsRecord) {
+constexpr Executor kExecutors[] = {Executor::kThreads, Executor::kEventLoop, Executor::kProcesses};
+
+// Counts: how many events of each kind (client, op, type) a history has.
+using Counts = std::map<std::tuple<std::string, int, int>, int>;
+
+Counts counts(const History& h) {
+  Counts c;
+  for (const Event& e : h.events) {
+    c[{h.clients[static_cast<std::size_t>(e.client)], static_cast<int>(e.f),
+       static_cast<int>(e.type)}] += 1;
+  }
+  return c;
+}
+
+// Every executor records what the threads record: for the same workload and seed, the same counts
+// of every event type per client, and no false alarm under contention for every variant that has
+// a one-command form (the event loop runs no other).
+TEST(DriverExecutors, RecordWhatTheThreadsRecord) {
   for (const LockVariant* variant : all_variants()) {
     if (!variant->one_command()) continue;
     const std::string name(variant->name());
-    const Judged threads = run(workload(name, R"(, "clients": 6, "cycles": 80)"), name, 7);
-    const Judged loop =
-        run(workload(name, R"(, "clients": 6, "cycles": 80, "client_mode": "event_loop")"), name, 7);
-    EXPECT_EQ(loop.result.verdict, Verdict::kOk) << name;
-    EXPECT_EQ(loop.result.stats.acquires_ok, 480) << name;
-    EXPECT_EQ(loop.result.stats.releases_ok, 480) << name;
-    auto counts = [](const History& h) {
-      std::map<std::tuple<int, int, int>, int> c;
-      for (const Event& e : h.events) {
-        if (e.f == Op::kAcquire && e.type == EventType::kFail) continue;  // none expected
-        c[{e.client, static_cast<int>(e.f), static_cast<int>(e.type)}] += 1;
-      }
-      return c;
-    };
-    EXPECT_EQ(counts(loop.outcome.history), counts(threads.outcome.history)) << name;
-  }
-  // Without contention every attempt succeeds, so both modes make the same random draws in the
-  // same order: each client's tokens are the same sequence.
-  auto tokens = [](const History& h) {
-    std::map<int, std::vector<std::string>> by_client;
-    for (const Event& e : h.events) {
-      if (e.f == Op::kAcquire && e.type == EventType::kOk) {
-        by_client[e.client].emplace_back(h.token(e));
-      }
+    const Scenario scenario = workload(name, R"(, "clients": 6, "cycles": 80)");
+    std::optional<Counts> on_threads;
+    for (const Executor executor : kExecutors) {
+      const std::string what = name + " on " + std::string(to_string(executor));
+      const Judged j = run(on(executor, scenario), name, 7);
+      EXPECT_EQ(j.result.verdict, Verdict::kOk) << what;
+      EXPECT_EQ(j.result.stats.acquires_ok, 480) << what;
+      EXPECT_EQ(j.result.stats.releases_ok, 480) << what;
+      if (!on_threads) on_threads = counts(j.outcome.history);  // kExecutors starts with threads
+      EXPECT_EQ(counts(j.outcome.history), *on_threads) << what;
     }
-    return by_client;
-  };
-  const std::string body = R"(, "clients": 4, "keys": 4, "cycles": 25)";
-  const Judged threads = run(workload("lua_owner", body), "lua_owner", 9);
-  const Judged loop =
-      run(workload("lua_owner", body + R"(, "client_mode": "event_loop")"), "lua_owner", 9);
-  const auto expected = tokens(threads.outcome.history);
-  ASSERT_EQ(expected.size(), 4u);
-  EXPECT_EQ(expected.begin()->second.size(), 25u);
-  EXPECT_EQ(tokens(loop.outcome.history), expected);
+  }
 }
 
-// Both client modes record the fencing number of every lua_owner_fenced grant: in history order
+// ByClient: a sequence per client name.
+using ByClient = std::map<std::string, std::vector<std::string>>;
+
+// planned_draws: what `plan` decided for each client, as its history shows it: the planned work
+// of each cycle, up to and including the first cycle that crashes.
+ByClient planned_draws(const Plan& plan) {
+  ByClient draws;
+  for (std::size_t c = 0; c < plan.clients().size(); ++c) {
+    std::vector<std::string>& client = draws[plan.clients()[c].name];
+    for (std::int64_t n = 0; n < plan.scenario().workload->cycles; ++n) {
+      const CyclePlan cycle = plan.cycle(c, n);
+      client.push_back("work " + std::to_string(cycle.work_ms));
+      if (cycle.crash) {
+        client.push_back("crash");
+        break;
+      }
+    }
+  }
+  return draws;
+}
+
+// recorded_draws: per client, each work event's planned time and each crash, in history order.
+ByClient recorded_draws(const History& h) {
+  ByClient draws;
+  for (const Event& e : h.events) {
+    const std::string& client = h.clients[static_cast<std::size_t>(e.client)];
+    if (e.f == Op::kWork) draws[client].push_back("work " + std::to_string(e.work().planned_ms));
+    if (e.f == Op::kCrash) draws[client].push_back("crash");
+  }
+  return draws;
+}
+
+// tokens: per client, the token of each granted acquire, in order.
+ByClient tokens(const History& h) {
+  ByClient by_client;
+  for (const Event& e : h.events) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+      by_client[h.clients[static_cast<std::size_t>(e.client)]].emplace_back(h.token(e));
+    }
+  }
+  return by_client;
+}
+
+// Every executor carries out the plan, and only the plan: without contention (a key per client)
+// each client's history shows the work its plan drew for each cycle and crashes in the cycle its
+// plan crashes it, and every attempt succeeds, so each client makes the same random draws in the
+// same order on every executor: its tokens are the same sequence.
+TEST(DriverExecutors, CarryOutThePlan) {
+  const std::string common = R"(, "cycles": 25, "work_ms": {"min": 0, "max": 3})";
+  const std::string crashing = R"(, "clients": 8, "keys": 8, "crash_probability": 0.3)";
+  for (const std::string& body : {R"(, "clients": 4, "keys": 4)" + common, crashing + common}) {
+    const Scenario scenario = workload("lua_owner", body);
+    const Plan plan = compile_plan(scenario, 9);
+    const ByClient planned = planned_draws(plan);
+    const auto crashes = std::count_if(planned.begin(), planned.end(), [](const auto& client) {
+      return client.second.back() == "crash";
+    });
+    EXPECT_EQ(crashes > 0, body.starts_with(crashing)) << "the plan crashes " << crashes;
+    std::optional<ByClient> on_threads;
+    for (const Executor executor : kExecutors) {
+      const std::string what = body + " on " + std::string(to_string(executor));
+      const Judged j = run(on(executor, scenario), "lua_owner", 9);
+      EXPECT_EQ(j.result.verdict, Verdict::kOk) << what;
+      EXPECT_EQ(recorded_draws(j.outcome.history), planned) << what;
+      if (!on_threads) on_threads = tokens(j.outcome.history);  // kExecutors starts with threads
+      EXPECT_EQ(tokens(j.outcome.history), *on_threads) << what;
+    }
+    ASSERT_EQ(on_threads->size(), scenario.clients.size()) << body;
+  }
+}
+
+// Every executor records the fencing number of every lua_owner_fenced grant: in history order
 // the numbers are exactly 1, 2, 3... (the grants of a correct lock follow each other).
-TEST(DriverEventLoop, RecordsFencingNumbers) {
-  for (const std::string mode : {"threads", "event_loop"}) {
-    const Judged j =
-        run(workload("lua_owner_fenced",
-                     R"(, "clients": 4, "cycles": 25, "client_mode": ")" + mode + "\""),
-            "lua_owner_fenced");
-    EXPECT_EQ(j.result.verdict, Verdict::kOk) << mode;
+TEST(DriverExecutors, RecordFencingNumbers) {
+  const Scenario scenario = workload("lua_owner_fenced", R"(, "clients": 4, "cycles": 25)");
+  for (const Executor executor : kExecutors) {
+    const Judged j = run(on(executor, scenario), "lua_owner_fenced");
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << to_string(executor);
     std::int64_t expected = 1;
     for (const Event& e : j.outcome.history.events) {
       if (e.f == Op::kAcquire && e.type == EventType::kOk) {
-        EXPECT_EQ(e.acquire().fencing, expected++) << mode;
+        EXPECT_EQ(e.acquire().fencing, expected++) << to_string(executor);
       }
     }
-    EXPECT_EQ(expected, 101) << mode;
+    EXPECT_EQ(expected, 101) << to_string(executor);
   }
 }
+
+// --- the event loop --------------------------------------------------------------------------
 
 // A known failure is reproduced in the event-loop mode exactly as on threads: set_nx_ex with a
 // lease shorter than the work lets a second client in (lease_expired) and the stale release
@@ -695,15 +766,14 @@ TEST(DriverEventLoop, RecordsFencingNumbers) {
 TEST(DriverEventLoop, ReproducesTheLeaseExpiryFailure) {
   const std::string lock =
       R"({"ttl_ms": 20, "acquire_timeout_ms": 5000, "wait": {"strategy": "poll", "interval_ms": 2}})";
-  const std::string body =
-      R"(, "clients": 3, "cycles": 6, "work_ms": 50, "client_mode": "event_loop")";
-  Scenario s = workload("set_nx_ex", body, lock);
+  const std::string body = R"(, "clients": 3, "cycles": 6, "work_ms": 50)";
+  Scenario s = on(Executor::kEventLoop, workload("set_nx_ex", body, lock));
   s.workload->work_ms = {50, 50};
   const Judged broken = run(s, "set_nx_ex");
   EXPECT_EQ(broken.result.verdict, Verdict::kMutexViolation);
   const std::vector<std::string> causes = broken.result.causes();
   EXPECT_NE(std::find(causes.begin(), causes.end(), "lease_expired"), causes.end());
-  Scenario owner = workload("lua_owner", body, lock);
+  Scenario owner = on(Executor::kEventLoop, workload("lua_owner", body, lock));
   owner.workload->work_ms = {50, 50};
   const Judged checked = run(owner, "lua_owner");
   EXPECT_EQ(checked.result.verdict, Verdict::kMutexViolation);
@@ -715,10 +785,10 @@ TEST(DriverEventLoop, ReproducesTheLeaseExpiryFailure) {
 TEST(DriverEventLoop, CrashLeavesTheLock) {
   const std::string lock =
       R"({"ttl_ms": 200, "acquire_timeout_ms": 1200, "wait": {"interval_ms": 5}})";
-  const std::string body =
-      R"(, "clients": 2, "cycles": 3, "crash_probability": 1, "client_mode": "event_loop")";
-  EXPECT_EQ(run(workload("naive", body, lock), "naive").result.verdict, Verdict::kDeadlock);
-  const Judged ttl = run(workload("set_nx_ex", body, lock), "set_nx_ex");
+  const std::string body = R"(, "clients": 2, "cycles": 3, "crash_probability": 1)";
+  EXPECT_EQ(run(on(Executor::kEventLoop, workload("naive", body, lock)), "naive").result.verdict,
+            Verdict::kDeadlock);
+  const Judged ttl = run(on(Executor::kEventLoop, workload("set_nx_ex", body, lock)), "set_nx_ex");
   EXPECT_EQ(ttl.result.verdict, Verdict::kOk);
   EXPECT_EQ(ttl.result.stats.crashes, 2);
 }
@@ -726,9 +796,9 @@ TEST(DriverEventLoop, CrashLeavesTheLock) {
 // Time-bounded and open-loop workloads end on time; a stop (time limit) is unknown, never ok.
 TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
   const Judged timed = run(
-      workload("lua_owner",
-               R"(, "clients": 4, "warmup_ms": 100, "duration_ms": 400, "arrival_per_s": 200,
-                  "client_mode": "event_loop")"),
+      on(Executor::kEventLoop,
+         workload("lua_owner",
+                  R"(, "clients": 4, "warmup_ms": 100, "duration_ms": 400, "arrival_per_s": 200)")),
       "lua_owner");
   EXPECT_EQ(timed.result.verdict, Verdict::kOk);
   EXPECT_FALSE(timed.outcome.timed_out);
@@ -751,7 +821,7 @@ TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
   }
 
   Scenario endless =
-      workload("lua_owner", R"(, "clients": 3, "cycles": 1000000, "client_mode": "event_loop")");
+      on(Executor::kEventLoop, workload("lua_owner", R"(, "clients": 3, "cycles": 1000000)"));
   endless.time_limit_ms = 1000;
   const Judged limited = run(endless, "lua_owner");
   EXPECT_TRUE(limited.outcome.timed_out);
@@ -759,10 +829,10 @@ TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
 }
 
 // A variant that needs several commands per call is refused with the reason, before any client
-// starts; so are the blocking wait strategies (by the loader).
+// starts; so are the blocking wait strategies (by the loader's check, run_clients_as).
 TEST(DriverEventLoop, RefusesWhatItCannotRun) {
-  const Scenario s = workload("setnx_then_expire",
-                              R"(, "clients": 2, "cycles": 2, "client_mode": "event_loop")");
+  const Scenario s = on(Executor::kEventLoop,
+                        workload("setnx_then_expire", R"(, "clients": 2, "cycles": 2)"));
   StopSignal stop;
   RunRequest request{s,    *find_variant("setnx_then_expire"), 1, server->endpoint(),
                      "locksim:refused:", stop, {}, true, {}};
@@ -771,8 +841,8 @@ TEST(DriverEventLoop, RefusesWhatItCannotRun) {
       << refused.harness_error;
   EXPECT_TRUE(refused.history.events.empty());
   try {
-    workload("lua_owner", R"(, "clients": 2, "client_mode": "event_loop")",
-             R"({"wait": {"strategy": "notify"}})");
+    on(Executor::kEventLoop,
+       workload("lua_owner", R"(, "clients": 2)", R"({"wait": {"strategy": "notify"}})"));
     ADD_FAILURE() << "notify in the event-loop mode was accepted";
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("$.lock.wait.strategy"), std::string::npos)
@@ -784,8 +854,8 @@ TEST(DriverEventLoop, RefusesWhatItCannotRun) {
 // come do not hang it).
 TEST(DriverEventLoop, LostServerStopsTheLoop) {
   RedisServer doomed = RedisServer::start({});
-  const Scenario s = workload(
-      "lua_owner", R"(, "clients": 8, "cycles": 1000000, "client_mode": "event_loop")");
+  const Scenario s =
+      on(Executor::kEventLoop, workload("lua_owner", R"(, "clients": 8, "cycles": 1000000)"));
   StopSignal stop;
   RunRequest request{
       s, *find_variant("lua_owner"), 1, doomed.endpoint(), "locksim:lost:", stop, {}, true, {}};

@@ -38,7 +38,7 @@ Scenario load_scenario_text(const std::string& text) {
 }
 
 Scenario as_threads(Scenario scenario) {
-  scenario.processes = false;
+  scenario.executor = Executor::kThreads;
   return scenario;
 }
 
@@ -124,7 +124,7 @@ TEST(ProcessClients, ThreadsAndProcessesAgree) {
 // until its TTL, and without a TTL it never comes back.
 TEST(ProcessClients, CrashIsSigkill) {
   Scenario scenario = catalogue("crash-in-critical-section");
-  scenario.processes = true;
+  scenario.executor = Executor::kProcesses;
   const Judged naive = run(scenario, "naive");
   EXPECT_EQ(naive.result.verdict, Verdict::kDeadlock);
   const Judged ttl = run(scenario, "set_nx_ex");
@@ -140,7 +140,7 @@ TEST(ProcessClients, CrashIsSigkill) {
 // the lease still overlaps the windows, but the stock stays intact. Without numbers it is lost.
 TEST(ProcessClients, FencedStoreRefusesThePausedWorkersWrite) {
   const Scenario scenario = catalogue("fencing-saves-the-resource");
-  ASSERT_TRUE(scenario.processes);
+  ASSERT_EQ(scenario.executor, Executor::kProcesses);
   const Judged fenced = run(scenario, "lua_owner_fenced");
   EXPECT_EQ(fenced.result.verdict, Verdict::kMutexViolation);
   EXPECT_TRUE(fenced.result.resource_intact());

@@ -89,6 +89,10 @@ TEST(ContentionReport, JsonAndMarkdownCarryTheMetrics) {
   EXPECT_NE(md.find("SET NX PX p50 0.050 ms"), std::string::npos) << md;
   // strategy, clients, acq/s, of limit (200 / 909 = 0.22).
   EXPECT_NE(md.find("| notify | 2 | 200 | 0.22 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("closed loop, a thread per client."), std::string::npos) << md;
+  report.studies.front().executor = Executor::kEventLoop;
+  EXPECT_NE(contention_markdown(report).find("closed loop, every client on one event loop."),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// study_parser_test: a study's client_mode reaches every point, which refuses blocking waits.
+// study_parser_test: a study's clients_run_as reaches every point, which refuses blocking waits;
+// its "client_mode" is a deprecated alias.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -15,16 +16,21 @@ using test::expect_contains;
 using test::kFile;
 using test::kVariants;
 
-// A study's client_mode reaches every point; a blocking strategy in an event-loop study is named
-// at its place in the study.
-TEST(StudyLoaderTest, ClientModeReachesEveryPointAndBlockingWaitsAreRefused) {
+// A study's clients_run_as reaches every point; a blocking strategy in an event-loop study is
+// named at its place in the study.
+TEST(StudyLoaderTest, ClientsRunAsReachesEveryPointAndBlockingWaitsAreRefused) {
   json study = json::parse(R"({
     "name": "s", "variants": ["lua_owner", "set_nx_ex"], "clients": [1, 4], "keys": "per_client",
-    "strategies": [{"strategy": "poll", "interval_ms": 1}], "client_mode": "event_loop"})");
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "clients_run_as": "event_loop"})");
   const Study loaded = parse_study(study, kFile, kVariants);
+  EXPECT_EQ(loaded.executor, Executor::kEventLoop);
+  EXPECT_TRUE(loaded.notes.empty());
   ASSERT_EQ(loaded.points.size(), 4u);
-  for (const StudyPoint& point : loaded.points) EXPECT_TRUE(point.scenario.workload->event_loop);
-  EXPECT_EQ(loaded.resolved["client_mode"], "event_loop");
+  for (const StudyPoint& point : loaded.points) {
+    EXPECT_EQ(point.scenario.executor, Executor::kEventLoop);
+  }
+  EXPECT_EQ(loaded.resolved["clients_run_as"], "event_loop");
+  EXPECT_FALSE(loaded.resolved.contains("client_mode"));
   study["strategies"].push_back({{"strategy", "notify"}});
   try {
     parse_study(study, kFile, kVariants);
@@ -32,9 +38,32 @@ TEST(StudyLoaderTest, ClientModeReachesEveryPointAndBlockingWaitsAreRefused) {
   } catch (const InputError& error) {
     expect_contains(error.what(), {kFile, "$.strategies[1].strategy", "blocks a connection"});
   }
-  study.erase("client_mode");
+  study.erase("clients_run_as");
   for (const StudyPoint& point : parse_study(study, kFile, kVariants).points) {
-    EXPECT_FALSE(point.scenario.workload->event_loop);
+    EXPECT_EQ(point.scenario.executor, Executor::kThreads);
+  }
+}
+
+// A study's "client_mode" loads as clients_run_as, with a note naming the file and field; given
+// both, they must agree.
+TEST(StudyLoaderTest, ClientModeIsADeprecatedAlias) {
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner"], "clients": [1],
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "client_mode": "processes"})");
+  const Study loaded = parse_study(study, kFile, kVariants);
+  EXPECT_EQ(loaded.executor, Executor::kProcesses);
+  EXPECT_EQ(loaded.points.front().scenario.executor, Executor::kProcesses);
+  EXPECT_EQ(loaded.resolved["clients_run_as"], "processes");
+  ASSERT_EQ(loaded.notes.size(), 1u);
+  expect_contains(loaded.notes[0], {kFile, "$.client_mode is deprecated",
+                                    "write \"clients_run_as\": \"processes\""});
+  study["clients_run_as"] = "threads";
+  try {
+    parse_study(study, kFile, kVariants);
+    ADD_FAILURE() << "conflicting clients_run_as and client_mode accepted";
+  } catch (const InputError& error) {
+    expect_contains(error.what(), {kFile, "$.client_mode: \"processes\" conflicts with "
+                                          "$.clients_run_as: \"threads\""});
   }
 }
 

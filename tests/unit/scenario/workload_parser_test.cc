@@ -104,25 +104,5 @@ TEST(ScenarioLoaderTest, WorkloadLoseDefaults) {
       {"$.workload.lose_sleep_ms: expected a duration in ms between 0 and 3600000, got -1"});
 }
 
-// "client_mode": "event_loop" loads, is resolved, and what it cannot run is refused by path.
-TEST(ScenarioLoaderTest, EventLoopClientMode) {
-  json document = workload_document();
-  document["workload"]["crash_probability"] = 0;
-  EXPECT_FALSE(parse_scenario(document, kFile, kVariants).workload->event_loop);
-  document["workload"]["client_mode"] = "event_loop";
-  const Scenario loop = parse_scenario(document, kFile, kVariants);
-  EXPECT_TRUE(loop.workload->event_loop);
-  EXPECT_EQ(loop.resolved["workload"]["client_mode"], "event_loop");
-  EXPECT_EQ(parse_scenario(loop.resolved, kFile, kVariants).resolved, loop.resolved);
-  expect_contains(error_after(document, [](json& d) { d["workload"]["client_mode"] = "fibers"; }),
-                  {"$.workload.client_mode: unknown client mode \"fibers\"",
-                   "allowed: threads, event_loop"});
-  expect_contains(error_after(document,
-                              [](json& d) { d["lock"] = {{"wait", {{"strategy", "pubsub"}}}}; }),
-                  {"$.lock.wait.strategy: \"pubsub\" blocks a connection per waiter"});
-  expect_contains(error_after(document, [](json& d) { d["workload"]["lose_probability"] = 0.5; }),
-                  {"$.workload.lose_probability: expected 0"});
-}
-
 }  // namespace
 }  // namespace locksim

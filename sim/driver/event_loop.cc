@@ -170,7 +170,7 @@ class LoopClient {
   void start_acquire() {
     Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key_);
     if (variant_.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(scenario_.lock.ttl_ms);
-    if (due_ns_ >= 0) invoke.acquire().intended_ns = std::min(due_ns_, invoke.time_ns);
+    if (due_ns_ >= 0) invoke.schedule().intended_ns = std::min(due_ns_, invoke.time_ns);
     deadline_ns_ = invoke.time_ns + ms_to_ns(scenario_.lock.acquire_timeout_ms);
     attempts_ = 0;
     attempt();

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def read_history(path):
-    """The events of history.jsonl (its schema-2 header line, if any, skipped)."""
+    """The events of history.jsonl (its header line, if any, skipped)."""
     with open(path, encoding="utf-8") as f:
         lines = [json.loads(line) for line in f if line.strip()]
     return [e for e in lines if "history_schema" not in e]
@@ -47,13 +47,12 @@ def waits_and_crashes(events):
 
 
 def grants_by_client(events):
-    """{client: [(ok time ms, [servers])]} from acquire oks that say "granted by n1, n2 of 5"."""
+    """{client: [(ok time ms, [servers])]} from the acquire oks of a multi-server lock, which
+    name the servers that granted them (`granted_on`)."""
     grants = {}
     for e in events:
-        message = e.get("message", "")
-        if e.get("f") == "acquire" and e.get("type") == "ok" and message.startswith("granted by "):
-            names = message[len("granted by "):].rsplit(" of ", 1)[0].split(", ")
-            grants.setdefault(e["client"], []).append((e["time_ns"] / 1e6, names))
+        if e.get("f") == "acquire" and e.get("type") == "ok" and e.get("granted_on"):
+            grants.setdefault(e["client"], []).append((e["time_ns"] / 1e6, e["granted_on"]))
     return grants
 
 
@@ -75,7 +74,7 @@ def plot_variant(variant_dir):
                if c not in ("nemesis", "harness")]
     row = {name: i for i, name in enumerate(clients)}
     # Servers (a topology's) get rows of their own below the clients: their fault windows, and
-    # which client holds the key on which server (a multi-server grant says "granted by n1, n2").
+    # which client holds the key on which server (a multi-server grant names them: `granted_on`).
     grants = grants_by_client(events)
     # (A client's link fault names the servers of its links, "n1,n2": drawn on the client's row.)
     deaths = server_deaths(events)

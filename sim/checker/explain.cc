@@ -1,6 +1,7 @@
 #include "sim/checker/explain.h"
 
 #include <cstdio>
+#include <vector>
 
 namespace locksim::checker_internal {
 
@@ -15,6 +16,14 @@ std::string client_name(const History& history, int client) {
     return history.clients[static_cast<std::size_t>(client)];
   }
   return "client#" + std::to_string(client);
+}
+
+std::string grant_phrase(const History& history, const ServerGrant& grant) {
+  if (grant.of == 0) return "";
+  std::string words = "granted by";
+  const std::vector<std::string> names = history.granted_servers(grant);
+  for (std::size_t i = 0; i < names.size(); ++i) words += (i == 0 ? " " : ", ") + names[i];
+  return words + " of " + std::to_string(grant.of);
 }
 
 std::string window_end_phrase(HoldWindow::End end, Nanos end_ns) {

@@ -81,32 +81,17 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
   return lost;
 }
 
-// granted_phrase: the servers a multi-server acquire was granted by, from its ok event
-// ("granted by n1, n2, n3 of 5"), or "".
-std::string granted_phrase(const History& history, const WindowRecord& window) {
+// grant_of: the servers a multi-server acquire was granted by, from its ok event (none for a
+// lock of one server).
+ServerGrant grant_of(const History& history, const WindowRecord& window) {
   for (const Event& event : history.events) {
     if (event.time_ns > window.acquire_ok_ns) break;
     if (event.time_ns == window.acquire_ok_ns && event.client == window.client &&
-        event.f == Op::kAcquire && event.type == EventType::kOk && event.message != 0) {
-      return std::string(history.message(event));
+        event.f == Op::kAcquire && event.type == EventType::kOk) {
+      return event.acquire().granted;
     }
   }
-  return "";
-}
-
-// granted_servers: the server names of a grant phrase ("granted by n1, n2, n3 of 5"), or none.
-std::vector<std::string> granted_servers(const std::string& phrase) {
-  const std::string prefix = "granted by ";
-  const std::size_t end = phrase.rfind(" of ");
-  std::vector<std::string> names;
-  if (phrase.rfind(prefix, 0) != 0 || end == std::string::npos || end < prefix.size()) return names;
-  const std::string list = phrase.substr(prefix.size(), end - prefix.size());
-  for (std::size_t start = 0; start <= list.size();) {
-    const std::size_t comma = std::min(list.find(", ", start), list.size());
-    if (comma > start) names.push_back(list.substr(start, comma - start));
-    start = comma + 2;
-  }
-  return names;
+  return {};
 }
 
 // lost_lock: the server faults that may have made the earlier grant's servers forget it; all
@@ -114,7 +99,7 @@ std::vector<std::string> granted_servers(const std::string& phrase) {
 // faulted.
 LostLock lost_lock(const History& history, const WindowRecord& earlier, Nanos to_ns) {
   const LostLock on_its_servers = server_faults_between(
-      history, earlier.start_ns, to_ns, granted_servers(granted_phrase(history, earlier)));
+      history, earlier.start_ns, to_ns, history.granted_servers(grant_of(history, earlier)));
   if (on_its_servers.at_ns >= 0) return on_its_servers;
   return server_faults_between(history, earlier.start_ns, to_ns);
 }
@@ -169,8 +154,8 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     v.cause = "lock_lost";
     text += lease_phrase(history, earlier) + " was still valid until " +
             format_ms(earlier.lease_end_ns) + ", but " + lost.words + ".";
-    const std::string x_granted = granted_phrase(history, earlier);
-    const std::string y_granted = granted_phrase(history, later);
+    const std::string x_granted = grant_phrase(history, grant_of(history, earlier));
+    const std::string y_granted = grant_phrase(history, grant_of(history, later));
     if (!x_granted.empty() && !y_granted.empty()) {
       text += " " + y + "'s acquire was " + y_granted + ", while " + x + "'s was " + x_granted +
               ": two majorities.";

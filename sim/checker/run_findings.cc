@@ -42,7 +42,8 @@ Finding server_died_finding(const History& history, const Event& died) {
     }
     words += std::string(named == 0 ? " Afterwards " : "; ") + client_name(history, e.client) +
              " was granted the lock at " + format_ms(e.time_ns);
-    if (e.message != 0) words += " (" + std::string(history.message(e)) + ")";
+    const std::string granted = grant_phrase(history, e.acquire().granted);
+    if (!granted.empty()) words += " (" + granted + ")";
     ++named;
   }
   if (later > 0) words += "; and " + std::to_string(later) + " more grant(s)";

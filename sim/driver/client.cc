@@ -57,16 +57,13 @@ std::chrono::milliseconds node_timeout(std::int64_t ttl_ms) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 1000));
 }
 
-std::string granted_words(const Topology& topology, const std::vector<int>& granted_on) {
-  std::string words = "granted by";
-  for (std::size_t i = 0; i < granted_on.size(); ++i) {
-    const int server = granted_on[i];
-    words += (i == 0 ? " " : ", ") +
-             (server >= 0 && static_cast<std::size_t>(server) < topology.size()
-                  ? topology.name(static_cast<std::size_t>(server))
-                  : std::to_string(server));
+ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers) {
+  ServerGrant grant;
+  grant.of = static_cast<std::uint8_t>(std::min(servers, kMaxGrantServers));
+  for (const int server : granted_on) {
+    if (server >= 0 && server < grant.of) grant.on |= 1U << server;
   }
-  return words + " of " + std::to_string(topology.size());
+  return grant.on == 0 ? ServerGrant{} : grant;
 }
 
 DriverClient::DriverClient(RunContext& run, int index)
@@ -202,7 +199,7 @@ AcquireStatus record_acquire_end(const RunContext& run, ClientLog& log,
             static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
       }
       if (!attempt.granted_on.empty() && run.request().topology != nullptr) {
-        ok.message = log.intern(granted_words(*run.request().topology, attempt.granted_on));
+        ok.acquire().granted = server_grant(attempt.granted_on, run.request().topology->size());
       }
       if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
       log.record(EventType::kOk, Op::kEnter, logical_key);
@@ -289,7 +286,7 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
 
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
   if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-  if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
+  if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
   const Nanos deadline = invoke.time_ns + ms_to_ns(timeout_ms);
 
   AcquireEnd end;

@@ -55,19 +55,20 @@ struct CallFaults {
   bool crashed_waiting = false;
 };
 
-// DriverClient: what the runners (scripted.cc, workload.cc) drive, whatever executes the client:
-// a ThreadClient inside locksim or a ProcessClient behind the worker protocol. Each records its
-// client's events in the client's own log at the conservative points (enter after the acquire
-// reply was read, exit before the release is sent), and is the nemesis's FaultTarget.
-// granted_words: which servers granted a multi-server acquire ("granted by n1, n2, n3 of 5");
-// `granted_on` holds server indices.
-std::string granted_words(const Topology& topology, const std::vector<int>& granted_on);
+// server_grant: the recorded grant of a multi-server acquire: `granted_on` holds the indices of
+// the servers that granted it, of a topology of `servers` servers (an index outside it is
+// dropped); none if it names no server.
+ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers);
 
 // node_timeout: the connect and command timeout of a multi-server variant's node connections: a
 // node that does not answer within a tenth of the lease counts as not granting (the Redis docs:
 // a per-node timeout small against the TTL), bounded to [50, 1000] ms.
 std::chrono::milliseconds node_timeout(std::int64_t ttl_ms);
 
+// DriverClient: what the runners (scripted.cc, workload.cc) drive, whatever executes the client:
+// a ThreadClient inside locksim or a ProcessClient behind the worker protocol. Each records its
+// client's events in the client's own log at the conservative points (enter after the acquire
+// reply was read, exit before the release is sent), and is the nemesis's FaultTarget.
 class DriverClient : public FaultTarget {
  public:
   DriverClient(RunContext& run, int index);

@@ -135,7 +135,8 @@ class ServerWatch {
 };
 
 // take_history: the run's merged history; the harness and the nemesis (listed last, in that
-// order) are listed only when they have something to say.
+// order) are listed only when they have something to say. The topology's servers are listed, in
+// order: grants name them by index.
 History take_history(RunContext& run) {
   const bool harness_recorded = run.harness_log().size() > 0;
   const bool nemesis_recorded = run.nemesis_log().size() > 0;
@@ -143,6 +144,9 @@ History take_history(RunContext& run) {
   if (!nemesis_recorded) {
     history.clients.pop_back();
     if (!harness_recorded) history.clients.pop_back();
+  }
+  if (const Topology* topology = run.request().topology; topology != nullptr) {
+    for (std::size_t i = 0; i < topology->size(); ++i) history.servers.push_back(topology->name(i));
   }
   return history;
 }

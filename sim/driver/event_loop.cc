@@ -138,7 +138,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     if (variant_.uses_ttl()) {
       invoke.ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
     }
-    if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
+    if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
     full_key_ = run_.full_key(logical_key);
     const AcquireEnd end = co_await acquire_loop(*this, invoke.time_ns + ms_to_ns(timeout_ms));
     const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);

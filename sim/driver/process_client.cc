@@ -384,7 +384,7 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
   if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-  if (intended_ns >= 0) invoke.acquire().intended_ns = std::min(intended_ns, invoke.time_ns);
+  if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
   const Nanos invoke_ns = invoke.time_ns;
   nlohmann::json request = {{"op", "acquire"},
                             {"key", run_.full_key(logical_key)},
@@ -435,7 +435,7 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
           servers.push_back(server.get<int>());
         }
       }
-      ok.message = log_.intern(granted_words(*topology, servers));
+      ok.acquire().granted = server_grant(servers, topology->size());
     }
     if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
     log_.record(EventType::kOk, Op::kEnter, logical_key);

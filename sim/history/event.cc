@@ -74,7 +74,11 @@ Event Event::make(EventType type, Op f) {
   event.f = f;
   switch (f) {
     case Op::kAcquire:
-      event.facts = AcquireFacts{};
+      if (type == EventType::kInvoke) {
+        event.facts = ScheduleFacts{};
+      } else {
+        event.facts = AcquireFacts{};
+      }
       break;
     case Op::kRelease:
       event.facts = ReleaseFacts{};
@@ -109,6 +113,8 @@ Event Event::make(EventType type, Op f) {
 
 AcquireFacts& Event::acquire() { return facts_of<AcquireFacts>(*this); }
 const AcquireFacts& Event::acquire() const { return facts_of<AcquireFacts>(*this); }
+ScheduleFacts& Event::schedule() { return facts_of<ScheduleFacts>(*this); }
+const ScheduleFacts& Event::schedule() const { return facts_of<ScheduleFacts>(*this); }
 ReleaseFacts& Event::release() { return facts_of<ReleaseFacts>(*this); }
 const ReleaseFacts& Event::release() const { return facts_of<ReleaseFacts>(*this); }
 ExtendFacts& Event::extend() { return facts_of<ExtendFacts>(*this); }
@@ -158,6 +164,15 @@ KeyId History::key_id(std::string_view key) {
 const std::string& History::key_name(const Event& event) const {
   static const std::string kNone;
   return event.key < keys.size() ? keys[event.key] : kNone;
+}
+
+std::vector<std::string> History::granted_servers(const ServerGrant& grant) const {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kMaxGrantServers; ++i) {
+    if ((grant.on >> i & 1U) == 0) continue;
+    names.push_back(i < servers.size() ? servers[i] : "server#" + std::to_string(i));
+  }
+  return names;
 }
 
 }  // namespace locksim

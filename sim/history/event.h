@@ -9,8 +9,9 @@
 // the release request is sent, so a correct lock can never show two overlapping hold windows.
 //
 // Events are typed and compact (72 bytes): every field has one meaning; strings (keys, tokens,
-// error messages, record ids) live once in the History's tables and events hold their ids; what
-// only one operation has lives in that operation's facts (`acquire()`, `release()`, ...).
+// error messages, record ids) live once in the History's tables and events hold their ids, and
+// the servers of a grant are bits of the History's server list; what only one operation has
+// lives in that operation's facts (`acquire()`, `release()`, ...).
 //
 //   Event e = Event::make(EventType::kOk, Op::kAcquire);
 //   e.acquire().attempts = 3;
@@ -30,7 +31,9 @@ namespace locksim {
 // kHistorySchemaVersion: the version history.jsonl's header line carries.
 // 3: fault events carry their target client and window phase (the nemesis).
 // 4: `server_died` events (a topology's process that died unplanned).
-inline constexpr int kHistorySchemaVersion = 4;
+// 5: a multi-server acquire's ok names the servers that granted it (`granted_on`, `granted_of`;
+//    before, its message said "granted by n1, n2, n4 of 5"), and the header lists the servers.
+inline constexpr int kHistorySchemaVersion = 5;
 
 enum class EventType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
 
@@ -112,14 +115,29 @@ using StringId = std::uint32_t;
 // KeyId: an index into History::keys.
 using KeyId = std::uint32_t;
 
-// AcquireFacts (f == kAcquire).
+// kMaxGrantServers: how many servers a history can name in grants (ServerGrant's bits); a
+// topology has at most 9.
+inline constexpr std::size_t kMaxGrantServers = 32;
+
+// ServerGrant: which servers granted a multi-server acquire (Redlock): bit i of `on` stands for
+// History::servers[i]; `of` is how many servers the acquire asked (0: not a multi-server grant).
+struct ServerGrant {
+  std::uint32_t on = 0;
+  std::uint8_t of = 0;
+};
+
+// AcquireFacts (f == kAcquire, type ok, fail or info).
 struct AcquireFacts {
   Nanos sent_ns = -1;          // ok: when the successful attempt was sent (the lease began after)
   std::int64_t fencing = -1;   // ok: the fencing number the grant carried; -1: none
   std::int32_t attempts = -1;  // ok, fail, info: attempts made
   std::int32_t validity_ms = -1;  // ok: the lease the lock promises if not ttl_ms; -1: ttl_ms
-  // invoke (open-loop contention studies): when the acquire was due by the client's schedule,
-  // at or before the invoke; latency is measured from it. -1: the invoke's own time.
+  ServerGrant granted;            // ok of a multi-server lock: the servers that granted it
+};
+// ScheduleFacts (f == kAcquire, type invoke).
+struct ScheduleFacts {
+  // Open-loop contention studies: when the acquire was due by the client's schedule, at or
+  // before the invoke; latency is measured from it. -1: the invoke's own time.
   Nanos intended_ns = -1;
 };
 // ReleaseFacts (f == kRelease).
@@ -171,16 +189,19 @@ struct Event {
   StringId token = 0;                  // acquire ok, release invoke, extend invoke: lock token
   StringId message = 0;                // the error's or harness event's detail in words
   std::int32_t ttl_ms = -1;            // acquire, extend: the lease requested; -1: none
-  std::variant<std::monostate, AcquireFacts, ReleaseFacts, ExtendFacts, WorkFacts, ResourceFacts,
-               FaultFacts, StopFacts, ServerFacts>
+  std::variant<std::monostate, AcquireFacts, ScheduleFacts, ReleaseFacts, ExtendFacts, WorkFacts,
+               ResourceFacts, FaultFacts, StopFacts, ServerFacts>
       facts;
 
-  // make: an event of `f` with that operation's facts in their default state.
+  // make: an event of `f` with that operation's facts in their default state (an acquire's
+  // invoke has ScheduleFacts, its outcome AcquireFacts).
   static Event make(EventType type, Op f);
 
   // Typed access to the facts; each asserts that the event is of that operation.
   AcquireFacts& acquire();
   const AcquireFacts& acquire() const;
+  ScheduleFacts& schedule();
+  const ScheduleFacts& schedule() const;
   ReleaseFacts& release();
   const ReleaseFacts& release() const;
   ExtendFacts& extend();
@@ -218,7 +239,8 @@ class StringTable {
 struct History {
   std::vector<std::string> clients;                 // client names; Event::client indexes this
   std::vector<std::string> keys = {std::string()};  // Event::key indexes this; 0 is "no key"
-  StringTable strings;                              // tokens, messages, record ids, fault names
+  std::vector<std::string> servers;  // the topology's server names; ServerGrant bits index this
+  StringTable strings;               // tokens, messages, record ids, fault names
   std::vector<Event> events;
 
   // client_index: the index of `name`, or -1.
@@ -230,6 +252,9 @@ struct History {
   std::string_view str(StringId id) const { return strings.get(id); }
   std::string_view token(const Event& event) const { return strings.get(event.token); }
   std::string_view message(const Event& event) const { return strings.get(event.message); }
+  // granted_servers: the names of the servers of `grant`, in the order of `servers`
+  // ("server#<i>" for a bit the list does not name).
+  std::vector<std::string> granted_servers(const ServerGrant& grant) const;
 };
 
 }  // namespace locksim

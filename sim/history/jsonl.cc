@@ -1,5 +1,8 @@
 #include "sim/history/jsonl.h"
 
+#include <algorithm>
+#include <bit>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -13,6 +16,16 @@
 
 namespace locksim {
 namespace {
+
+// json_strings: `items` as a JSON array of strings.
+std::string json_strings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    append_json_string(out, items[i]);
+  }
+  return out + ']';
+}
 
 void append_event(std::string& out, const History& history, const Event& event, std::size_t index) {
   JsonObjectWriter line(out);
@@ -31,7 +44,12 @@ void append_event(std::string& out, const History& history, const Event& event, 
     if (acquire->sent_ns >= 0) line.number("sent_ns", acquire->sent_ns);
     if (acquire->fencing >= 0) line.number("fencing", acquire->fencing);
     if (acquire->validity_ms >= 0) line.number("validity_ms", acquire->validity_ms);
-    if (acquire->intended_ns >= 0) line.number("intended_ns", acquire->intended_ns);
+    if (acquire->granted.of > 0) {
+      line.raw("granted_on", json_strings(history.granted_servers(acquire->granted)));
+      line.number("granted_of", acquire->granted.of);
+    }
+  } else if (const auto* schedule = std::get_if<ScheduleFacts>(&event.facts)) {
+    if (schedule->intended_ns >= 0) line.number("intended_ns", schedule->intended_ns);
   } else if (const auto* release = std::get_if<ReleaseFacts>(&event.facts)) {
     if (release->deleted >= 0) line.number("deleted", release->deleted);
   } else if (const auto* extend = std::get_if<ExtendFacts>(&event.facts)) {
@@ -92,7 +110,8 @@ class Reader {
 
   void header(const nlohmann::json& j, std::size_t line_number) {
     const auto& schema = j.at("history_schema");
-    // Schemas 3 and 4 only added fields and an event kind, so 2 reads with the same code.
+    // Schemas 3 to 5 only added fields and an event kind, so 2 reads with the same code (but for
+    // the grants older schemas wrote as words: see legacy_grant).
     if (!schema.is_number_integer() || schema.get<std::int64_t>() < 2 ||
         schema.get<std::int64_t>() > kHistorySchemaVersion) {
       bad_line(path_, line_number,
@@ -100,7 +119,10 @@ class Reader {
                    " (this locksim reads schemas 1 to " + std::to_string(kHistorySchemaVersion) + "), got " + schema.dump());
     }
     for (const auto& client : j.at("clients")) client_id(client.get<std::string>());
-    schema_ = 2;
+    if (j.contains("servers")) {
+      for (const auto& server : j.at("servers")) server_index(server.get<std::string>(), "servers");
+    }
+    schema_ = static_cast<int>(schema.get<std::int64_t>());
   }
 
   void event(const nlohmann::json& j, std::size_t line_number) {
@@ -138,6 +160,19 @@ class Reader {
     return it->second;
   }
   StringId string_id(const std::string& text) { return history_.strings.add(text); }
+  // server_index: the index of server `name` in History::servers, adding it if new (a history
+  // before schema 5 lists no servers); more than kMaxGrantServers is an out_of_range on `field`.
+  std::size_t server_index(std::string_view name, const char* field) {
+    std::vector<std::string>& servers = history_.servers;
+    const std::size_t index =
+        static_cast<std::size_t>(std::find(servers.begin(), servers.end(), name) - servers.begin());
+    if (index == kMaxGrantServers) {
+      throw std::out_of_range("$." + std::string(field) + ": expected at most " +
+                              std::to_string(kMaxGrantServers) + " servers");
+    }
+    if (index == servers.size()) servers.emplace_back(name);
+    return index;
+  }
 
   // integer: the field `name` of `j`, an integer within [lo, hi]; anything else (a fraction,
   // 1e300, 2^64) is an out_of_range naming the field and the range.
@@ -175,15 +210,13 @@ class Reader {
     }
     if (j.contains("message")) event.message = string_id(j.at("message").get<std::string>());
     switch (event.f) {
-      case Op::kAcquire: {
-        AcquireFacts& facts = event.acquire();
-        if (j.contains("attempts")) facts.attempts = small(j, "attempts");
-        if (j.contains("sent_ns")) facts.sent_ns = big(j, "sent_ns");
-        if (j.contains("fencing")) facts.fencing = big(j, "fencing");
-        if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
-        if (j.contains("intended_ns")) facts.intended_ns = big(j, "intended_ns");
+      case Op::kAcquire:
+        if (event.type == EventType::kInvoke) {
+          if (j.contains("intended_ns")) event.schedule().intended_ns = big(j, "intended_ns");
+        } else {
+          acquire_fields(j, event);
+        }
         break;
-      }
       case Op::kRelease:
         if (j.contains("deleted")) event.release().deleted = small(j, "deleted");
         break;
@@ -231,6 +264,70 @@ class Reader {
     }
   }
 
+  void acquire_fields(const nlohmann::json& j, Event& event) {
+    AcquireFacts& facts = event.acquire();
+    if (j.contains("attempts")) facts.attempts = small(j, "attempts");
+    if (j.contains("sent_ns")) facts.sent_ns = big(j, "sent_ns");
+    if (j.contains("fencing")) facts.fencing = big(j, "fencing");
+    if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
+    if (j.contains("granted_on")) {
+      facts.granted = grant(j);
+    } else if (schema_ < 5 && event.type == EventType::kOk) {
+      legacy_grant(event);
+    }
+  }
+
+  // grant: `granted_on` (server names) and `granted_of` (servers asked) of a multi-server grant.
+  ServerGrant grant(const nlohmann::json& j) {
+    const nlohmann::json& names = j.at("granted_on");
+    if (!names.is_array()) throw std::out_of_range("$.granted_on: expected a list of server names");
+    ServerGrant granted;
+    for (const auto& name : names) {
+      granted.on |= 1U << server_index(name.get<std::string>(), "granted_on");
+    }
+    const std::int64_t of = integer(j, "granted_of", 1, kMaxGrantServers);
+    if (of < std::popcount(granted.on)) {
+      throw std::out_of_range("$.granted_of: expected at least the " +
+                              std::to_string(std::popcount(granted.on)) +
+                              " servers of granted_on, got " + std::to_string(of));
+    }
+    granted.of = static_cast<std::uint8_t>(of);
+    return granted;
+  }
+
+  // legacy_grant: before schema 5 a multi-server acquire's ok said in its message which servers
+  // granted it ("granted by n1, n2, n4 of 5"); that becomes the typed grant, and the message goes.
+  void legacy_grant(Event& event) {
+    constexpr std::string_view kPrefix = "granted by ";
+    const std::string_view message = history_.message(event);
+    const std::size_t of_at = message.rfind(" of ");
+    if (!message.starts_with(kPrefix) || of_at == std::string_view::npos ||
+        of_at <= kPrefix.size()) {
+      return;
+    }
+    const std::string_view count = message.substr(of_at + 4);
+    std::uint32_t of = 0;
+    const auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), of);
+    if (error != std::errc() || end != count.data() + count.size() || of < 1 ||
+        of > kMaxGrantServers) {
+      return;
+    }
+    ServerGrant granted;
+    const std::string_view names = message.substr(kPrefix.size(), of_at - kPrefix.size());
+    for (std::size_t start = 0; start < names.size();) {
+      const std::size_t comma = std::min(names.find(", ", start), names.size());
+      if (comma > start) {
+        granted.on |= 1U << server_index(names.substr(start, comma - start), "message");
+      }
+      start = comma + 2;
+    }
+    // Words naming more servers than they counted (never written) still read as a valid grant.
+    granted.of = static_cast<std::uint8_t>(
+        std::max(of, static_cast<std::uint32_t>(std::popcount(granted.on))));
+    event.acquire().granted = granted;
+    event.message = 0;
+  }
+
   // legacy_fields: schema 1 kept everything in value.{token,ttl_ms,count,base} and wrote errors
   // as "kind: text".
   void legacy_fields(const nlohmann::json& j, Event& event, std::size_t line_number) {
@@ -268,6 +365,7 @@ class Reader {
     switch (event.f) {
       case Op::kAcquire:
         event.token = string_id(token);
+        if (event.type == EventType::kInvoke) break;  // schema 1 recorded no schedule
         event.acquire().attempts = static_cast<std::int32_t>(count);
         if (base) event.acquire().sent_ns = *base;
         break;
@@ -323,12 +421,8 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
   {
     JsonObjectWriter header(buffer);
     header.number("history_schema", kHistorySchemaVersion);
-    buffer += ",\"clients\":[";
-    for (std::size_t i = 0; i < history.clients.size(); ++i) {
-      if (i > 0) buffer += ',';
-      append_json_string(buffer, history.clients[i]);
-    }
-    buffer += ']';
+    header.raw("clients", json_strings(history.clients));
+    if (!history.servers.empty()) header.raw("servers", json_strings(history.servers));
     header.close();
     buffer += '\n';
   }

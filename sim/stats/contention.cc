@@ -70,7 +70,7 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
         if (e.type == EventType::kInvoke) {
           participant[c] = true;
           if (p.active) --keys[p.key].waiting;  // an acquire never completed (should not happen)
-          const Nanos intended = e.acquire().intended_ns;
+          const Nanos intended = e.schedule().intended_ns;
           p = {true, intended >= 0 ? std::min(intended, e.time_ns) : e.time_ns, e.key};
           ++keys[e.key].waiting;
           break;

@@ -95,7 +95,7 @@ timeout 300 "$LOCKSIM" run "$SOURCE/scenarios/redlock-majority-survives-one-kill
 expect_code "lib:redlock-quorum runs the Redlock scenarios" 0 $?
 expect_grep "one server down is within its quorum" \
   "redlock-majority-survives-one-kill *lib:redlock-quorum *ok *ok *yes" "$WORK/quorum.out"
-expect_grep "the library tells which servers granted" '"client":"B","type":"ok","f":"acquire".*"validity_ms":[0-9]*,"message":"granted by n2, n3, n4, n5 of 5"' \
+expect_grep "the library tells which servers granted" '"client":"B","type":"ok","f":"acquire".*"validity_ms":[0-9]*,"granted_on":\["n2","n3","n4","n5"\],"granted_of":5' \
   "$WORK/quorum/redlock-majority-survives-one-kill/latest/lib:redlock-quorum/history.jsonl"
 expect_grep "the built-in unlocks a failed attempt's grants" \
   "redlock-retry-self-blocking *redlock *ok *ok *yes" "$WORK/quorum.out"
@@ -103,6 +103,6 @@ expect_grep "the library blocks itself with them" \
   "redlock-retry-self-blocking *lib:redlock-quorum *any *\(deadlock\|unknown\) *yes" "$WORK/quorum.out"
 expect_no_grep "B never gets the lock from the library" '"client":"B","type":"ok","f":"acquire"' \
   "$WORK/quorum/redlock-retry-self-blocking/latest/lib:redlock-quorum/history.jsonl"
-expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire".*"granted by n3, n4, n5 of 5"' \
+expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire".*"granted_on":\["n3","n4","n5"\],"granted_of":5' \
   "$WORK/quorum/redlock-retry-self-blocking/latest/redlock/history.jsonl"
 finish

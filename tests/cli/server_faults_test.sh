@@ -51,7 +51,7 @@ expect_grep "the promoted replica never had the key" "replica was promoted to pr
 # majority for B long before A's TTL.
 "$LOCKSIM" run scenarios/redlock-release-misses-minority.json --out "$WORK/out" >"$WORK/links.out" 2>&1
 expect_code "redlock-release-misses-minority runs as expected" 0 $?
-expect_grep "B is granted by the majority A's release reached" '"client":"B","type":"ok","f":"acquire".*"message":"granted by n3, n4, n5 of 5"' \
+expect_grep "B is granted by the majority A's release reached" '"client":"B","type":"ok","f":"acquire".*"granted_on":\["n3","n4","n5"\],"granted_of":5' \
   "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"
 expect_grep "the delay names the links it held" '"fault":"delay","target":"A","phase":"start","server":"n1,n2"' \
   "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"

@@ -811,9 +811,9 @@ TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
   std::map<int, std::vector<Nanos>> intended;
   for (const Event& e : timed.outcome.history.events) {
     if (e.f != Op::kAcquire || e.type != EventType::kInvoke) continue;
-    ASSERT_GE(e.acquire().intended_ns, 0);
-    EXPECT_LE(e.acquire().intended_ns, e.time_ns);
-    intended[e.client].push_back(e.acquire().intended_ns);
+    ASSERT_GE(e.schedule().intended_ns, 0);
+    EXPECT_LE(e.schedule().intended_ns, e.time_ns);
+    intended[e.client].push_back(e.schedule().intended_ns);
   }
   ASSERT_EQ(intended.size(), 4u);
   for (const auto& [client, starts] : intended) {

@@ -81,7 +81,8 @@ class PlotScripts(ReportsFixture):
 
     def test_unplanned_death_on_its_server_row(self):
         """A real run in which n3 was killed from outside: the timeline finds the server_died
-        event (a row for n3, the death marked there, A's hold on n3 cut at it) and draws."""
+        event (a row for n3, the death marked there, A's hold on n3 cut at it), the servers each
+        grant came from (the typed `granted_on`), and draws."""
         scenario = os.path.join(self.reports, "redlock-long-hold")
         os.symlink("20261125-died", os.path.join(scenario, "latest"))
         run = os.path.join(scenario, "latest")
@@ -94,6 +95,9 @@ class PlotScripts(ReportsFixture):
         deaths = plot_timeline.server_deaths(events)
         self.assertEqual([name for name, _ in deaths], ["n3"])
         self.assertGreater(deaths[0][1], 0)
+        grants = plot_timeline.grants_by_client(events)
+        self.assertEqual({client: [names for _, names in g] for client, g in grants.items()},
+                         {"A": [["n1", "n2", "n3", "n4", "n5"]], "B": [["n1", "n2", "n4", "n5"]]})
         result = self.script("plot_timeline.py", run)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(os.path.isfile(os.path.join(run, "redlock", "timeline.png")))

@@ -165,7 +165,7 @@ TEST(ContentionMetrics, OnlyTheWindowCounts) {
 TEST(ContentionMetrics, OpenLoopLatencyCountsFromTheIntendedStart) {
   HistoryBuilder b;
   b.acquire_invoke(ms(4), A);
-  b.events().back().acquire().intended_ns = ms(0);
+  b.events().back().schedule().intended_ns = ms(0);
   b.acquire_ok(ms(5), A).release(ms(6), ms(6.1), A);
   const ContentionMetrics m = contention_metrics(b.build(), 0, ms(10));
   EXPECT_EQ(m.latency_ns.max(), ms(5));

@@ -62,6 +62,22 @@ class HistoryBuilder {
     }
     return *this;
   }
+  // servers: the topology's servers, which grants name by index.
+  HistoryBuilder& servers(std::vector<std::string> names) {
+    history_.servers = std::move(names);
+    return *this;
+  }
+  // granted_on: gives the latest acquire ok the servers (indices) that granted it, of them all.
+  HistoryBuilder& granted_on(const std::vector<int>& indices) {
+    for (auto it = history_.events.rbegin(); it != history_.events.rend(); ++it) {
+      if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+        for (const int i : indices) it->acquire().granted.on |= 1U << i;
+        it->acquire().granted.of = static_cast<std::uint8_t>(history_.servers.size());
+        break;
+      }
+    }
+    return *this;
+  }
   HistoryBuilder& acquire_end(Nanos t, int client, EventType type,
                               const std::string& key = "lock") {
     event(t, client, type, Op::kAcquire, key);
@@ -116,6 +132,14 @@ class HistoryBuilder {
     last().fault().name = str(name);
     last().fault().target = target;
     last().fault().phase = phase;
+    return *this;
+  }
+  // server_fault: a fault of the nemesis (client `self`) aimed at server `server`.
+  HistoryBuilder& server_fault(Nanos t, int self, const std::string& name,
+                               const std::string& server) {
+    event(t, self, EventType::kInfo, Op::kFault, "");
+    last().fault().name = str(name);
+    last().fault().server = str(server);
     return *this;
   }
   // read, write: the protected resource (counter value or record id with 1/0 exists).

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
@@ -122,10 +124,12 @@ TEST(Event, ErrorKindsRoundTripByName) {
   EXPECT_FALSE(is_lock_error(ErrorKind::kFenced));
 }
 
-// Every field survives a write and a read, and the file starts with the schema header.
+// Every field survives a write and a read, and the file starts with the schema header; a
+// multi-server grant is written as the names of its servers and read back as the same bits.
 TEST(Jsonl, RoundTripsEveryField) {
   History history;
   history.clients = {"A", "B", "C"};
+  history.servers = {"n1", "n2", "n3", "n4", "n5"};
   Event e = Event::make(EventType::kOk, Op::kAcquire);
   e.time_ns = 1500;
   e.client = 1;
@@ -135,7 +139,13 @@ TEST(Jsonl, RoundTripsEveryField) {
   e.acquire().attempts = 3;
   e.acquire().sent_ns = 1400;
   e.acquire().fencing = 34;
+  e.acquire().validity_ms = 180;
+  e.acquire().granted = ServerGrant{.on = 0b01011, .of = 5};  // n1, n2, n4
   history.events.push_back(e);
+  EXPECT_NE(event_to_json_line(history, e, 0)
+                .find(R"("validity_ms":180,"granted_on":["n1","n2","n4"],"granted_of":5})"),
+            std::string::npos)
+      << event_to_json_line(history, e, 0);
   Event f = Event::make(EventType::kInfo, Op::kRelease);
   f.time_ns = 2500;
   f.client = 0;
@@ -169,6 +179,10 @@ TEST(Jsonl, RoundTripsEveryField) {
   pause.fault().target = 1;
   pause.fault().phase = FaultPhase::kEnd;
   history.events.push_back(pause);
+  Event due = Event::make(EventType::kInvoke, Op::kAcquire);
+  due.time_ns = 2900;
+  due.schedule().intended_ns = 2850;
+  history.events.push_back(due);
 
   const fs::path path = temp_file("roundtrip.jsonl");
   write_history_jsonl(path, history);
@@ -176,11 +190,13 @@ TEST(Jsonl, RoundTripsEveryField) {
     std::ifstream in(path);
     std::string header;
     std::getline(in, header);
-    EXPECT_EQ(header, R"({"history_schema":4,"clients":["A","B","C"]})");
+    EXPECT_EQ(header,
+              R"({"history_schema":5,"clients":["A","B","C"],"servers":["n1","n2","n3","n4","n5"]})");
   }
   const History back = read_history_jsonl(path);
-  ASSERT_EQ(back.events.size(), 6u);
+  ASSERT_EQ(back.events.size(), 7u);
   EXPECT_EQ(back.clients, history.clients);  // C has no event and is still listed
+  EXPECT_EQ(back.servers, history.servers);  // n3 and n5 granted nothing and are still listed
   EXPECT_EQ(back.clients[static_cast<std::size_t>(back.events[0].client)], "B");
   EXPECT_EQ(back.events[0].time_ns, 1500);
   EXPECT_EQ(back.events[0].type, EventType::kOk);
@@ -191,6 +207,12 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_EQ(back.events[0].acquire().attempts, 3);
   EXPECT_EQ(back.events[0].acquire().sent_ns, 1400);
   EXPECT_EQ(back.events[0].acquire().fencing, 34);
+  EXPECT_EQ(back.events[0].acquire().validity_ms, 180);
+  EXPECT_EQ(back.events[0].acquire().granted.on, 0b01011u);
+  EXPECT_EQ(back.events[0].acquire().granted.of, 5);
+  EXPECT_EQ(back.granted_servers(back.events[0].acquire().granted),
+            (std::vector<std::string>{"n1", "n2", "n4"}));
+  EXPECT_EQ(back.events[0].message, 0u);
   EXPECT_EQ(back.events[1].f, Op::kRelease);
   EXPECT_EQ(back.events[1].ttl_ms, -1);
   EXPECT_EQ(back.events[1].error, ErrorKind::kTimeout);
@@ -208,6 +230,7 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_EQ(back.str(back.events[5].fault().name), "pause");
   EXPECT_EQ(back.events[5].fault().target, 1);
   EXPECT_EQ(back.events[5].fault().phase, FaultPhase::kEnd);
+  EXPECT_EQ(back.events[6].schedule().intended_ns, 2850);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
 }
 
@@ -227,13 +250,82 @@ TEST(Jsonl, ReadsSchemaTwoAndRefusesUnknownSchemas) {
   EXPECT_EQ(h.events[0].fault().phase, FaultPhase::kInstant);
   {
     std::ofstream out(path);
-    out << R"({"history_schema":5,"clients":["A"]})" << "\n";
+    out << R"({"history_schema":6,"clients":["A"]})" << "\n";
   }
   try {
     read_history_jsonl(path);
-    ADD_FAILURE() << "schema 5 was read";
+    ADD_FAILURE() << "schema 6 was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("got 5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("got 6"), std::string::npos) << e.what();
+  }
+}
+
+// A schema-4 history said which servers granted a Redlock acquire only in words ("granted by n1,
+// n2, n3 of 5" in the ok's message): the reader turns them into the typed grant and drops the
+// message, so old runs are judged like new ones. Written again, the grant is typed.
+TEST(Jsonl, ReadsSchemaFourGrantWordsIntoTypedGrants) {
+  const fs::path path = temp_file("v4.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":4,"clients":["A","B"]})" << "\n"
+        << R"({"index":0,"time_ns":1,"client":"A","type":"ok","f":"acquire","key":"lock","token":"t1","validity_ms":90,"message":"granted by n1, n2, n3 of 5"})"
+        << "\n"
+        << R"({"index":1,"time_ns":2,"client":"B","type":"ok","f":"acquire","key":"lock","token":"t2","message":"granted by n3, n4, n5 of 5"})"
+        << "\n"
+        << R"({"index":2,"time_ns":3,"client":"B","type":"info","f":"release","key":"lock","error":"timeout","message":"granted by n1 of 5"})"
+        << "\n";
+  }
+  const History h = read_history_jsonl(path);
+  ASSERT_EQ(h.events.size(), 3u);
+  EXPECT_EQ(h.servers, (std::vector<std::string>{"n1", "n2", "n3", "n4", "n5"}));
+  EXPECT_EQ(h.events[0].acquire().granted.on, 0b00111u);
+  EXPECT_EQ(h.events[0].acquire().granted.of, 5);
+  EXPECT_EQ(h.events[0].acquire().validity_ms, 90);
+  EXPECT_EQ(h.events[0].message, 0u);
+  EXPECT_EQ(h.granted_servers(h.events[1].acquire().granted),
+            (std::vector<std::string>{"n3", "n4", "n5"}));
+  EXPECT_EQ(h.events[1].message, 0u);
+  EXPECT_EQ(h.message(h.events[2]), "granted by n1 of 5");  // only an acquire ok's is a grant
+
+  write_history_jsonl(path, h);
+  std::ifstream in(path);
+  std::string header;
+  std::string first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_NE(first.find(R"("granted_on":["n1","n2","n3"],"granted_of":5})"), std::string::npos)
+      << first;
+  EXPECT_EQ(first.find("granted by"), std::string::npos) << first;
+}
+
+// From schema 5 on a grant is typed: an acquire ok's message is only words, and a grant that
+// names more servers than it asked is refused with its line.
+TEST(Jsonl, ReadsSchemaFiveGrantsOnlyFromTypedFields) {
+  const fs::path path = temp_file("v5.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":5,"clients":["A"],"servers":["a","b","c"]})" << "\n"
+        << R"({"index":0,"time_ns":1,"client":"A","type":"ok","f":"acquire","granted_on":["c","a"],"granted_of":3,"message":"granted by b of 3"})"
+        << "\n";
+  }
+  const History h = read_history_jsonl(path);
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].acquire().granted.on, 0b101u);  // bits in the header's order
+  EXPECT_EQ(h.granted_servers(h.events[0].acquire().granted),
+            (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(h.message(h.events[0]), "granted by b of 3");
+  {
+    std::ofstream out(path);
+    out << R"({"history_schema":5,"clients":["A"]})" << "\n"
+        << R"({"index":0,"time_ns":1,"client":"A","type":"ok","f":"acquire","granted_on":["n1","n2"],"granted_of":1})"
+        << "\n";
+  }
+  try {
+    read_history_jsonl(path);
+    ADD_FAILURE() << "a grant of 2 servers out of 1 was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: malformed event: $.granted_of"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -292,7 +384,7 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   EXPECT_THROW(read_history_jsonl(path), InputError);  // out of time order
   {
     std::ofstream out(path);
-    out << R"({"history_schema":5,"clients":[]})"
+    out << R"({"history_schema":6,"clients":[]})"
         << "\n";
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // a schema this locksim cannot read

@@ -340,5 +340,33 @@ TEST(CheckerTest, OwnEarlierStaleReleaseIsTheCause) {
   EXPECT_TRUE(contains(v.words, "C's own earlier release")) << v.words;
 }
 
+// Proves a Redlock overlap after a restart is lock_lost and names the servers each grant came
+// from, read from the typed grants (no event has a message): the restart of n3, which granted
+// A's lock, is the cause; the restart of n4, which did not, is not named.
+TEST(CheckerTest, RedlockLockLostNamesTheGrantingServersFromTypedGrants) {
+  constexpr int kNemesis = C;
+  HistoryBuilder b({"A", "B", "nemesis"});
+  b.servers({"n1", "n2", "n3", "n4", "n5"});
+  b.acquire_invoke(ms(0), A, 10000).acquire_ok(ms(1), A, 10000).granted_on({0, 1, 2});
+  b.server_fault(ms(4), kNemesis, "restart_server", "n4");
+  b.server_fault(ms(5), kNemesis, "restart_server", "n3");
+  b.acquire_invoke(ms(6), B, 10000).acquire_ok(ms(8), B, 10000).granted_on({2, 3, 4});
+  b.release(ms(20), ms(21), A).release(ms(30), ms(31), B);
+  const History h = b.build();
+  for (const Event& e : h.events) EXPECT_EQ(e.message, 0u);
+
+  const CheckResult r = check(h);
+  ASSERT_EQ(violations(r).size(), 1u);
+  const Finding& v = *violations(r)[0];
+  EXPECT_EQ(v.cause, "lock_lost");
+  EXPECT_TRUE(contains(v.words, "n3 was restarted at 5.0 ms and came back without the key"))
+      << v.words;
+  EXPECT_FALSE(contains(v.words, "n4 was restarted")) << v.words;
+  EXPECT_TRUE(contains(v.words,
+                       "B's acquire was granted by n3, n4, n5 of 5, while A's was granted by "
+                       "n1, n2, n3 of 5: two majorities."))
+      << v.words;
+}
+
 }  // namespace
 }  // namespace locksim

@@ -1,6 +1,7 @@
 // run_findings_test: nothing run, lock errors, early stops, lost servers keep a run from being ok.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sim/checker/check.h"
@@ -74,6 +75,26 @@ TEST(CheckerTest, HarnessStopsAndLostServersAreNotOk) {
   EXPECT_EQ(l.verdict, Verdict::kError);
   ASSERT_EQ(l.count(FindingKind::kServerLost), 1u);
   EXPECT_TRUE(contains(l.of(FindingKind::kServerLost)[0]->words, "connection refused"));
+}
+
+// Proves an unplanned server death says what the lock did afterwards: each later grant with the
+// servers that granted it, in words made from the typed grant (the ok has no message).
+TEST(CheckerTest, ServerDiedNamesTheLaterGrantsServersFromTypedGrants) {
+  constexpr int kHarness = C;
+  HistoryBuilder b({"A", "B", "harness"});
+  b.servers({"n1", "n2", "n3", "n4", "n5"});
+  b.hold(A, ms(0), ms(1), ms(10), ms(11), 10000).granted_on({0, 1, 2, 3, 4});
+  b.event(ms(12), kHarness, EventType::kInfo, Op::kServerDied, "");
+  b.last().server().server = b.str("n3");
+  b.hold(B, ms(20), ms(21), ms(30), ms(31), 10000).granted_on({0, 1, 3, 4});
+  const CheckResult r = check(b.build());
+  ASSERT_EQ(r.count(FindingKind::kServerDied), 1u);
+  const std::string& words = r.of(FindingKind::kServerDied)[0]->words;
+  EXPECT_TRUE(contains(words, "n3 was found dead at 12.0 ms")) << words;
+  EXPECT_TRUE(contains(words,
+                       "Afterwards B was granted the lock at 21.0 ms (granted by n1, n2, n4, n5 "
+                       "of 5)."))
+      << words;
 }
 
 }  // namespace

@@ -25,7 +25,10 @@ Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
       co_return AcquireEnd{stopping ? AcquireEnd::Kind::kStopped : AcquireEnd::Kind::kGaveUp, {},
                            attempts, -1};
     }
-    co_await host.wait(attempts, deadline_ns - now);
+    // A wait the run's stop cut short ends the acquire as stopped, without another attempt.
+    if (!co_await host.wait(attempts, deadline_ns - now)) {
+      co_return AcquireEnd{AcquireEnd::Kind::kStopped, {}, attempts, -1};
+    }
   }
 }
 

@@ -51,7 +51,8 @@ struct AcquireEnd {
   Nanos sent_ns = -1;      // kAcquired: when the granting attempt was sent (host clock)
 };
 
-// acquire_loop: attempts until granted, an error, `deadline_ns` (host clock) or the run's stop.
+// acquire_loop: attempts until granted, an error, `deadline_ns` (host clock) or the run's stop
+// (seen after an attempt, or when it cuts a wait short).
 Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns);
 
 }  // namespace locksim

@@ -40,12 +40,16 @@ namespace task_detail {
 struct PromiseBase {
   std::coroutine_handle<> continuation = std::noop_coroutine();
   std::exception_ptr error;
+  // awaited_inline: the awaiter is inside Task::await_suspend, resuming this task on its own
+  // stack; if the task ends before it suspends, the awaiter simply goes on (no transfer back).
+  bool awaited_inline = false;
 
   std::suspend_always initial_suspend() noexcept { return {}; }
   struct FinalAwaiter {
     bool await_ready() noexcept { return false; }
     template <class Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) noexcept {
+      if (self.promise().awaited_inline) return std::noop_coroutine();
       return self.promise().continuation;
     }
     void await_resume() noexcept {}
@@ -98,11 +102,19 @@ class [[nodiscard]] Task {
   Task& operator=(const Task&) = delete;
   ~Task() { reset(); }
 
-  // Awaiting a task runs it; the awaiter resumes when it ends.
+  // Awaiting a task runs it; the awaiter resumes when it ends. A task that ends without
+  // suspending (every ask answered at once) returns here and the awaiter goes on without
+  // suspending either, so a blocking host's stack does not grow with each await, whatever the
+  // compiler makes of symmetric transfer (which needs a tail call: not at -O0, not with TSan).
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) noexcept {
-    handle_.promise().continuation = awaiter;
-    return handle_;
+  bool await_suspend(std::coroutine_handle<> awaiter) {
+    promise_type& promise = handle_.promise();
+    promise.continuation = awaiter;
+    promise.awaited_inline = true;
+    handle_.resume();
+    if (handle_.done()) return false;
+    promise.awaited_inline = false;  // it waits for its host: it resumes the awaiter when it ends
+    return true;
   }
   T await_resume() { return handle_.promise().take(); }
 
@@ -144,6 +156,7 @@ template <class T>
 class Slot {
  public:
   void complete(T value) {
+    LOCKSIM_ASSERT(waiter_);  // completed once, and only while a task waits on it
     value_ = std::move(value);
     std::exchange(waiter_, {}).resume();
   }

@@ -289,22 +289,22 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
   const Nanos deadline = invoke.time_ns + ms_to_ns(timeout_ms);
 
+  // The host lives until the acquire returns: a client once refused is waiting for the lock
+  // until then (its destructor says it no longer is).
+  Host host(*this, lock_context, key);
   AcquireEnd end;
-  {
-    Host host(*this, lock_context, key);
-    try {
-      end = run_inline(acquire_loop(host, deadline));
-    } catch (const ClientCrashed&) {
-      if (faults != nullptr && faults->crashed_waiting) {
-        // The attempt was answered busy before the crash: the acquire definitely failed.
-        Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
-        failed.error = ErrorKind::kCrashed;
-        failed.acquire().attempts = host.attempts();
-      }
-      // Otherwise the acquire stays without completion: the checker treats it as "may hold".
-      crash();
-      return AcquireStatus::kCrashed;
+  try {
+    end = run_inline(acquire_loop(host, deadline));
+  } catch (const ClientCrashed&) {
+    if (faults != nullptr && faults->crashed_waiting) {
+      // The attempt was answered busy before the crash: the acquire definitely failed.
+      Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
+      failed.error = ErrorKind::kCrashed;
+      failed.acquire().attempts = host.attempts();
     }
+    // Otherwise the acquire stays without completion: the checker treats it as "may hold".
+    crash();
+    return AcquireStatus::kCrashed;
   }
   const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);
   if (end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error)) {
@@ -390,7 +390,8 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
                         .ttl_ms = config.ttl_ms,
                         .period_ns = ms_to_ns(config.renew_period_ms),
                         .rng = rng_.fork(1000),
-                        .waiter_id = name_};
+                        .waiter_id = name_,
+                        .queue_timeout_ms = config.queue_timeout_ms};
   Watchdog::Hooks hooks;
   hooks.invoke = [this, logical_key, token, ttl_ms = config.ttl_ms] {
     Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);

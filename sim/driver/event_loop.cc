@@ -131,9 +131,8 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
 
   // --- WorkloadHost ---------------------------------------------------------------------------
 
-  Task<AcquireStatus> acquire(const std::string& key, std::int64_t timeout_ms,
+  Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
                               Nanos intended_ns) override {
-    const std::string logical_key = key;  // the caller's may not outlive a suspension
     Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
     if (variant_.uses_ttl()) {
       invoke.ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
@@ -163,6 +162,8 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   Ask<bool> sleep(Nanos duration) override {
     if (run_.should_stop()) return Ask<bool>(false);
     return Ask<bool>::later([this, duration](Slot<bool>& slot) {
+      // One timer serves sleeps and deliveries: the client waits for one thing at a time.
+      LOCKSIM_ASSERT(reply_ == nullptr && !delivering_);
       sleeping_ = &slot;
       const timeval tv = to_timeval(duration);
       event_add(timer_, &tv);
@@ -212,8 +213,8 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   }
 
   // command: one command's reply (a script by EVALSHA, once more by its source after NOSCRIPT).
-  Ask<RedisResult> command(const OneCommand& command) {
-    return Ask<RedisResult>::later([this, &command](Slot<RedisResult>& slot) {
+  Ask<RedisResult> command(OneCommand command) {
+    return Ask<RedisResult>::later([this, command = std::move(command)](Slot<RedisResult>& slot) {
       command_ = command;
       send(command_, &slot);
     });
@@ -228,11 +229,17 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
 
   void check_done() {
     if (done_ || !task_.done()) return;
-    task_.result();  // rethrows what the client threw
     done_ = true;
     owner_.client_done();
   }
 
+ public:
+  // rethrow_failure: what the client threw, rethrown outside the loop's C callbacks.
+  void rethrow_failure() {
+    if (task_.done()) task_.result();
+  }
+
+ private:
   // --- commands ------------------------------------------------------------------------------
 
   void send(const OneCommand& command, Slot<RedisResult>* reply) {
@@ -311,6 +318,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
 
   // deliver_later: the pending result is delivered on the loop's next turn.
   void deliver_later() {
+    LOCKSIM_ASSERT(sleeping_ == nullptr);
     delivering_ = true;
     const timeval now{};
     event_add(timer_, &now);
@@ -464,6 +472,7 @@ void EventLoopWorkload::run() {
   for (auto& client : clients_) client->start();
   if (active_ > 0) event_base_dispatch(base_);
   event_del(tick_);
+  for (auto& client : clients_) client->rethrow_failure();
 }
 
 void EventLoopWorkload::client_done() {

@@ -20,8 +20,11 @@ void Watchdog::start(Lease lease, Hooks hooks) {
 void Watchdog::renew(const Lease& lease, const Hooks& hooks) {
   const std::unique_ptr<Connection> connection = connect_();
   Rng rng = lease.rng;
-  const LockContext context{
-      .connection = *connection, .rng = rng, .waiter_id = lease.waiter_id, .clock = clock_};
+  const LockContext context{.connection = *connection,
+                            .rng = rng,
+                            .waiter_id = lease.waiter_id,
+                            .queue_timeout_ms = lease.queue_timeout_ms,
+                            .clock = clock_};
   const auto stopping = [this, &hooks] { return stop_ || (hooks.stop && hooks.stop()); };
   std::unique_lock<std::mutex> lock(mutex_);
   // The deadline is taken before anything is recorded: a stall anywhere after it, even before

@@ -40,6 +40,7 @@ class Watchdog {
     Nanos period_ns = 0;    // > 0
     Rng rng{0};             // the extension calls' random stream
     std::string waiter_id;  // the client's name (LockContext::waiter_id)
+    std::int64_t queue_timeout_ms = 0;  // LockContext::queue_timeout_ms
   };
   // Hooks: the host's view of each extension. `invoke` runs before the call is sent,
   // `completed` after it returned; `stop` (may be empty) ends the renewal early when true.

@@ -265,7 +265,8 @@ class Worker {
                     .ttl_ms = ttl_ms,
                     .period_ns = ms_to_ns(lock_.renew_period_ms),
                     .rng = rng_.fork(1000),
-                    .waiter_id = client_},
+                    .waiter_id = client_,
+                    .queue_timeout_ms = lock_.queue_timeout_ms},
                    std::move(hooks));
   }
 

@@ -33,9 +33,12 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
     }
     if (open_loop) {
       const Nanos now = run.clock().now_ns();
-      if (due_ns > now && !co_await host.sleep(due_ns - now)) {
-        run.stopped_early = true;
-        co_return;
+      if (due_ns > now) {
+        const bool on_time = co_await host.sleep(due_ns - now);
+        if (!on_time) {
+          run.stopped_early = true;
+          co_return;
+        }
       }
       if (timed && due_ns >= end_ns) co_return;
     }
@@ -88,8 +91,8 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
   }
 }
 
-Task<AcquireStatus> BlockingWorkloadHost::acquire(const std::string& logical_key,
-                                                  std::int64_t timeout_ms, Nanos intended_ns) {
+Task<AcquireStatus> BlockingWorkloadHost::acquire(std::string logical_key, std::int64_t timeout_ms,
+                                                  Nanos intended_ns) {
   co_return client_.acquire(logical_key, timeout_ms, nullptr, intended_ns);
 }
 

@@ -24,8 +24,9 @@ class WorkloadHost {
  public:
   virtual ~WorkloadHost() = default;
 
-  // acquire, release: as DriverClient's (they record the events).
-  virtual Task<AcquireStatus> acquire(const std::string& logical_key, std::int64_t timeout_ms,
+  // acquire, release: as DriverClient's (they record the events). The key is taken by value:
+  // an acquire may suspend, and its frame keeps what it was given.
+  virtual Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
                                       Nanos intended_ns) = 0;
   virtual Task<bool> release() = 0;
   // sleep: waits `duration` (the work, the rest, the open-loop schedule); false if the run's
@@ -53,7 +54,7 @@ class BlockingWorkloadHost final : public WorkloadHost {
  public:
   BlockingWorkloadHost(RunContext& run, DriverClient& client) : run_(run), client_(client) {}
 
-  Task<AcquireStatus> acquire(const std::string& logical_key, std::int64_t timeout_ms,
+  Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
                               Nanos intended_ns) override;
   Task<bool> release() override;
   Ask<bool> sleep(Nanos duration) override { return Ask<bool>(run_.pause(duration)); }

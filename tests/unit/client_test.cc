@@ -64,6 +64,7 @@ class ScriptedHost final : public AcquireHost {
   std::deque<AcquireAttempt::Outcome> answers;
   bool later = false;  // answer attempts through a Slot the test completes
   bool stop_after_first_wait = false;
+  bool waits_cut_short = false;  // every wait ends early: the run's stop
   Nanos clock_ns = 0;
   Nanos step_ns = 1;
   int busy_calls = 0;
@@ -79,7 +80,7 @@ class ScriptedHost final : public AcquireHost {
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
     waits.emplace_back(failed_attempts, max_ns);
     clock_ns += std::min<Nanos>(10, max_ns);
-    return Ask<bool>(true);
+    return Ask<bool>(!waits_cut_short);
   }
   Nanos now() override { return clock_ns; }
   bool stopping() override { return stop_after_first_wait && !waits.empty(); }
@@ -124,6 +125,16 @@ TEST(AcquireLoop, GivesUpAtTheDeadlineAndStopsWithTheRun) {
   const AcquireEnd stopped = run_inline(acquire_loop(stopping, 1'000'000));
   EXPECT_EQ(stopped.kind, AcquireEnd::Kind::kStopped);
   EXPECT_EQ(stopped.attempts, 2);
+}
+
+TEST(AcquireLoop, AWaitTheStopCutShortEndsItWithoutAnotherAttempt) {
+  ScriptedHost host;
+  host.answers = {Outcome::kBusy, Outcome::kAcquired};
+  host.waits_cut_short = true;
+  const AcquireEnd end = run_inline(acquire_loop(host, 1000));
+  EXPECT_EQ(end.kind, AcquireEnd::Kind::kStopped);
+  EXPECT_EQ(end.attempts, 1);
+  EXPECT_EQ(host.answers.size(), 1u);  // the grant was never asked for
 }
 
 TEST(AcquireLoop, AnErrorEndsItAtOnce) {

@@ -1,8 +1,8 @@
 // event_loop.h (internal to driver/): the event-loop client mode of workloads.
 //
-// With "clients_run_as": "event_loop" every client of a workload is a state machine on its own
-// asynchronous hiredis connection, and one libevent loop on one thread drives them all, the way
-// redis-benchmark drives its clients. On 2 cores, 50 threads blocking on 50 sockets spend their
+// With "clients_run_as": "event_loop" every client of a workload is the one coroutine client
+// (workload_client, acquire_loop) on its own asynchronous hiredis connection, and one libevent
+// loop on one thread drives them all, the way redis-benchmark drives its clients. On 2 cores, 50 threads blocking on 50 sockets spend their
 // time switching; one loop does not. A client means exactly what it means on threads: its own
 // connection, its own seeded random stream, its own log, and the same events at the same
 // conservative points (invoke before the command is sent, ok/enter after its reply was read, exit

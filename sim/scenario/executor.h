@@ -14,7 +14,7 @@ namespace locksim {
 enum class Executor {
   kThreads,    // "threads": a thread and a blocking connection per client, inside locksim
   kProcesses,  // "processes": a `locksim worker` process per client behind the worker protocol
-  kEventLoop,  // "event_loop": every client a state machine on one libevent loop (workloads only)
+  kEventLoop,  // "event_loop": every client on one libevent loop (workloads only)
 };
 
 // to_string: the JSON word of `executor`.

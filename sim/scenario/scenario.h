@@ -295,8 +295,8 @@ struct Scenario {
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
   // executor ("clients_run_as"): kThreads (default) runs the clients inside locksim;
   // kProcesses runs each as a `locksim worker` process (the worker protocol), so a pause is a
-  // real SIGSTOP and a crash a real SIGKILL; kEventLoop runs every client of a workload as a
-  // state machine on its own asynchronous connection, all driven by one libevent loop (as
+  // real SIGSTOP and a crash a real SIGKILL; kEventLoop runs every client of a workload (the same
+  // coroutine client) on its own asynchronous connection, all driven by one libevent loop (as
   // redis-benchmark drives its clients), so that 50 clients on 2 cores are not 50 threads
   // switching: only for variants whose acquire and release are one command each, the sleeping
   // wait strategies, and no lose_probability, nemesis or resource. --clients on the command line

@@ -326,7 +326,7 @@ void RedisServer::launch(int port) {
   std::filesystem::remove(log, ignored);
   pid_ = spawn(argv, env);
   const Clock& clock = real_clock();
-  const Nanos deadline = clock.now_ns() + ms_to_ns(options_.startup_timeout.count());
+  const Nanos deadline = clock.now_ns() + ms_to_ns(options_.startup_timeout_ms);
   while (true) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -346,7 +346,7 @@ void RedisServer::launch(int port) {
       const std::string message =
           "redis-server (pid " + std::to_string(pid_) + ") did not answer PING on " +
           "127.0.0.1:" + std::to_string(port) + " within " +
-          std::to_string(options_.startup_timeout.count()) + " ms; " + log_tail(log);
+          std::to_string(options_.startup_timeout_ms) + " ms; " + log_tail(log);
       kill();
       throw EnvironmentError(message);
     }

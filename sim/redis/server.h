@@ -17,7 +17,6 @@
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -38,7 +37,7 @@ enum class Persistence {
 
 struct RedisServerOptions {
   std::string executable = "redis-server";  // looked up on PATH
-  std::chrono::milliseconds startup_timeout{10000};
+  std::int64_t startup_timeout_ms = 10000;  // of real_clock()
   int port_attempts = 5;  // retries with a new port if the chosen one was taken meanwhile
   Persistence persistence = Persistence::kNone;
   // replica_of: start as a replica of this endpoint (--replicaof).

@@ -253,6 +253,16 @@ class TimelineBuilder {
     s.extend_ttl_ms = -1;
     const Nanos extend_invoke_ns = s.extend_invoke_ns >= 0 ? s.extend_invoke_ns : event.time_ns;
     s.extend_invoke_ns = -1;
+    const bool definite = event.type == EventType::kOk ||
+                          (event.type == EventType::kFail && !is_indeterminate(event.error));
+    if (!definite) {
+      // No definite answer: the extension may have reached the server as late as now, so a key
+      // this client may hold can live until now + ttl_ms (its live hold is not cut short there).
+      if (s.acquired && ttl_ms >= 0) {
+        s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, lease_end(event.time_ns, ttl_ms));
+      }
+      return;
+    }
     if (event.type != EventType::kOk || event.extend().extended < 1 || !s.acquired || ttl_ms < 0) {
       return;
     }
@@ -330,6 +340,14 @@ class TimelineBuilder {
     } else if (event.type == EventType::kInfo ||
                (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
+      // Deleted or not, the key is gone once every lease behind it has run out (no extension in
+      // flight can have set a new one): a reply that never came after that holds nothing. A
+      // release held up past the lease (a delayed link, a library's retries) would otherwise
+      // cover a waiter who found the lock free and gave up.
+      if (s.acquired && s.extend_invoke_ns < 0 && s.hold_lease_end_ns >= 0 &&
+          s.hold_lease_end_ns != kNever) {
+        hold_end_ns = std::min(t, s.hold_lease_end_ns);
+      }
     }
     end_hold(event.client, key, s, hold_end_ns, t, how);
     end_naive(key, event.client, s, t);

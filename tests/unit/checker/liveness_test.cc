@@ -177,5 +177,72 @@ TEST(CheckerTest, LateGrantAfterStuckLockIsDeadlock) {
   EXPECT_EQ(prompt.verdict, Verdict::kOk);
 }
 
+// A release invoked at `at` whose reply never came: it ends at `lost` with a timeout.
+void lost_release(HistoryBuilder& b, Nanos at, Nanos lost, int client) {
+  b.event(at, client, EventType::kOk, Op::kExit);
+  b.event(at, client, EventType::kInvoke, Op::kRelease);
+  b.event(lost, client, EventType::kInfo, Op::kRelease);
+  b.last().error = ErrorKind::kTimeout;
+}
+
+// Proves a release whose reply never came holds the key no longer than its lease: a waiter who
+// gave up after the lease ran out was stuck from the lease end, not from when the release timed
+// out (a release held up on its link past the lease would otherwise hide the deadlock).
+TEST(CheckerTest, LostReleaseHoldsOnlyUntilTheLeaseEnds) {
+  HistoryBuilder b;
+  b.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);  // lease to 310 ms at the latest
+  lost_release(b, ms(100), ms(5000), A);
+  b.acquire_invoke(ms(20), B, 300).acquire_end(ms(5300), B, EventType::kFail);
+  const CheckResult r = check(b.build());
+  EXPECT_EQ(r.verdict, Verdict::kDeadlock);
+  ASSERT_EQ(deadlocks(r).size(), 1u);
+  EXPECT_EQ(deadlocks(r)[0]->from_ns, ms(310));
+  EXPECT_EQ(deadlocks(r)[0]->to_ns, ms(5300));
+  EXPECT_TRUE(contains(deadlocks(r)[0]->words, "A's release at 5000.0 ms got no reply"))
+      << deadlocks(r)[0]->words;
+
+  // A key without a TTL may still be there: the hold lasts until the reply was given up on.
+  HistoryBuilder no_ttl;
+  no_ttl.acquire_invoke(ms(0), A).acquire_ok(ms(10), A);
+  lost_release(no_ttl, ms(100), ms(5000), A);
+  no_ttl.acquire_invoke(ms(20), B).acquire_end(ms(5300), B, EventType::kFail);
+  EXPECT_EQ(check(no_ttl.build()).verdict, Verdict::kOk);  // uncovered 5000..5300 only
+}
+
+// Proves an extension without a reply may have set a new lease as late as it was given up on:
+// the lost release then holds until that lease ends; with an extension still in flight it holds
+// until the release was given up on.
+TEST(CheckerTest, LostExtensionMovesTheLeaseALostReleaseHolds) {
+  auto history = [](bool extension_answered) {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);
+    b.event(ms(200), A, EventType::kInvoke, Op::kExtend);
+    b.last().ttl_ms = 300;
+    if (extension_answered) {
+      b.event(ms(4000), A, EventType::kInfo, Op::kExtend);  // lease to 4300 ms at the latest
+      b.last().error = ErrorKind::kTimeout;
+    }
+    lost_release(b, ms(100), ms(5000), A);
+    b.acquire_invoke(ms(20), B, 300).acquire_end(ms(4700), B, EventType::kFail);
+    return b.build();
+  };
+  // Uncovered 4300..4700: 400 ms, under the threshold.
+  EXPECT_EQ(check(history(true)).verdict, Verdict::kOk);
+  // In flight at the release's timeout: covered until 5000 ms, after B gave up.
+  EXPECT_EQ(check(history(false)).verdict, Verdict::kOk);
+  // The same lost extension, and B waits on until 5500 ms: stuck from 4300 ms.
+  HistoryBuilder longer;
+  longer.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);
+  longer.event(ms(200), A, EventType::kInvoke, Op::kExtend);
+  longer.last().ttl_ms = 300;
+  longer.event(ms(4000), A, EventType::kInfo, Op::kExtend);
+  longer.last().error = ErrorKind::kTimeout;
+  lost_release(longer, ms(100), ms(5000), A);
+  longer.acquire_invoke(ms(20), B, 300).acquire_end(ms(5500), B, EventType::kFail);
+  const CheckResult r = check(longer.build());
+  ASSERT_EQ(deadlocks(r).size(), 1u);
+  EXPECT_EQ(deadlocks(r)[0]->from_ns, ms(4300));
+}
+
 }  // namespace
 }  // namespace locksim

@@ -192,6 +192,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
       run.out_dir = out.string();
       run.seed = options.seed;
       run.progress = options.progress;
+      run.jobs = options.jobs;
       code = run_scenarios(run, scenarios, {user}, stop, &rows);
       if (code == kExitUsage || code == kExitInterrupted) return code;
     }

@@ -31,6 +31,8 @@ struct RunOptions {
   std::string out_dir = "reports";
   std::optional<std::uint64_t> seed;
   int repeat = 1;
+  // jobs: how many scenario runs (each one scenario's variants, one after another) at once.
+  int jobs = 1;
   bool progress = true;                    // progress line on a terminal
   // max_memory_mb: refuse a run whose history would need more; 0: 80% of the available memory.
   std::int64_t max_memory_mb = 0;
@@ -79,6 +81,7 @@ struct AuditOptions {
   std::string redis_url;
   std::string out_dir = "reports";
   std::optional<std::uint64_t> seed;
+  int jobs = 1;  // scenarios at once, as for run
   bool progress = true;
 };
 

@@ -59,6 +59,15 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--repeat", run.repeat, "Run everything N times; every run must match")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  run_cmd
+      ->add_option("--jobs,-j", run.jobs,
+                   "Run N scenarios at once (each one's variants one after another; every run\n"
+                   "keeps its own keys, ACL user and servers). The outcome table and reports are\n"
+                   "the same whatever finishes first; each run's line is printed as it ends.\n"
+                   "Timing-sensitive verdicts are built to hold under load; latencies in the\n"
+                   "reports are measured beside the other runs")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   run_cmd->add_flag("!--no-progress", run.progress, "Do not show the progress line on a terminal");
   run_cmd
       ->add_option("--max-memory", run.max_memory_mb,
@@ -124,6 +133,9 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--redis", audit.redis_url, "As for run (default: a private server)");
   audit_cmd->add_option("--out", audit.out_dir, "Report directory")->capture_default_str();
   audit_cmd->add_option("--seed", audit_seed_text, "As for run");
+  audit_cmd->add_option("--jobs,-j", audit.jobs, "As for run: N scenarios at once")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
 
   ContendOptions contend;

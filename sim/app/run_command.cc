@@ -3,14 +3,19 @@
 // scenario x variant outcome table, and exit 0 only if every outcome is the expected one.
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "sim/app/commands.h"
 #include "sim/app/console.h"
@@ -21,7 +26,6 @@
 #include "sim/core/error.h"
 #include "sim/core/random.h"
 #include "sim/driver/driver.h"
-#include "sim/topology/topology.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
 #include "sim/lock/registry.h"
@@ -35,6 +39,7 @@
 #include "sim/report/sweep_map.h"
 #include "sim/report/trace.h"
 #include "sim/scenario/loader.h"
+#include "sim/topology/topology.h"
 
 namespace locksim {
 namespace {
@@ -175,23 +180,28 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
   // Memory: a run keeps its whole history until it is judged; refuse what would not fit.
   {
-    const double limit_bytes = options.max_memory_mb > 0
-                                   ? static_cast<double>(options.max_memory_mb) * 1e6
-                                   : 0.8 * static_cast<double>(available_memory_bytes());
+    // With --jobs N, N histories may be kept at once: each gets its share.
+    const double limit_bytes =
+        (options.max_memory_mb > 0 ? static_cast<double>(options.max_memory_mb) * 1e6
+                                   : 0.8 * static_cast<double>(available_memory_bytes())) /
+        std::max(1, options.jobs);
     for (const Scenario& s : scenarios) {
       for (const std::string& v : selected_variants(s, options.variants)) {
         const double events = estimated_events(s, *find_variant(v));
         const double bytes = events * static_cast<double>(kEventMemoryBytes);
         if (limit_bytes > 0 && bytes > limit_bytes) {
           char text[512];
-          std::snprintf(text, sizeof text,
-                        "%s: $.workload: %s with %s would record about %.3g events, about %.0f MB "
-                        "of memory (%zu bytes an event), more than the %.0f MB allowed (%s); "
-                        "lower $.workload.clients or $.workload.cycles",
-                        s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e6,
-                        kEventMemoryBytes, limit_bytes / 1e6,
-                        options.max_memory_mb > 0 ? "--max-memory"
-                                                  : "80% of the memory available; see --max-memory");
+          std::snprintf(
+              text, sizeof text,
+              "%s: $.workload: %s with %s would record about %.3g events, about %.0f MB "
+              "of memory (%zu bytes an event), more than the %.0f MB allowed (%s); "
+              "lower $.workload.clients or $.workload.cycles",
+              s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e6, kEventMemoryBytes,
+              limit_bytes / 1e6,
+              options.jobs > 1 ? "its share of --max-memory (or of 80% of the memory available) "
+                                 "among --jobs"
+              : options.max_memory_mb > 0 ? "--max-memory"
+                                          : "80% of the memory available; see --max-memory");
           std::cerr << "locksim: " << text << "\n";
           return kExitUsage;
         }
@@ -245,240 +255,356 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   std::cout << "locksim: redis " << redis_version << " (" << endpoint_label << "), "
             << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)" << std::endl;
 
-  // 3. Runs.
+  // 3. Runs. A unit is one repetition of one scenario: its variants run one after another (they
+  // share the run directory, its summary and the run's ACL user). With --jobs N, N units run at
+  // once; what they add up to (the table, sweep maps, rows) is folded in plan order afterwards, so
+  // it does not depend on which finished first. Each run's line is printed as it ends.
+  struct Unit {
+    int repetition = 1;
+    const Scenario* scenario = nullptr;
+  };
+  std::vector<Unit> units;
+  for (int repetition = 1; repetition <= options.repeat; ++repetition) {
+    for (const Scenario& scenario : scenarios) {
+      if (!selected_variants(scenario, options.variants).empty()) {
+        units.push_back(Unit{repetition, &scenario});
+      }
+    }
+  }
+  // UnitResult: what one unit adds up to, folded in plan order after every unit ended.
+  struct RunDone {
+    std::pair<std::string, std::string> pair;
+    std::string expected;
+    std::string observed;
+    bool counted = false;  // not interrupted
+    bool matches = false;
+    const SweepPoint* sweep = nullptr;
+    Verdict verdict = Verdict::kOk;
+  };
+  struct UnitResult {
+    std::vector<RunDone> runs;
+    std::vector<RunRow> rows;
+    std::string written_dir;
+  };
+  std::vector<UnitResult> results(units.size());
+
+  const int jobs = std::max(1, std::min(options.jobs, static_cast<int>(units.size())));
   ProgressLine progress(options.progress);
-  std::map<std::pair<std::string, std::string>, Tally> tallies;
-  std::vector<std::pair<std::string, std::string>> order;
-  std::vector<std::string> written_dirs;
-  std::vector<SweepMap> sweep_maps;
+  std::mutex board_mutex;  // guards what follows, stdout and the progress line
+  std::vector<std::string> running(static_cast<std::size_t>(jobs));  // each job's progress text
+  const auto show = [&](std::size_t job, const std::string& text) {
+    std::lock_guard<std::mutex> lock(board_mutex);
+    running[job] = text;
+    std::string line;
+    for (const std::string& part : running) {
+      if (part.empty()) continue;
+      line += (line.empty() ? "" : "  |  ") + part;
+    }
+    progress.show(line);
+  };
+  const auto hide = [&](std::size_t job) {
+    std::lock_guard<std::mutex> lock(board_mutex);
+    running[job].clear();
+    progress.clear();
+  };
   const std::string started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   int done = 0;
   bool interrupted = false;
   std::string environment_failure;  // set: stop, print what ran, exit 3
-  try {
-    for (int repetition = 1; repetition <= options.repeat && !interrupted; ++repetition) {
-      for (const Scenario& scenario : scenarios) {
-        const std::vector<std::string> variants = selected_variants(scenario, options.variants);
-        if (variants.empty() || interrupted) continue;
-        const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
-        RunInfo info;
-        info.run_id = make_run_id(run_seed, options.repeat > 1 ? repetition : 0);
-        info.seed = run_seed;
-        info.repetition = repetition;
-        info.redis_version = redis_version;
-        info.redis_endpoint = external ? endpoint_label : "private redis-server";
-        info.commit = build_commit();
-        info.machine = machine_description();
-        info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-        const fs::path scenario_dir = fs::path(options.out_dir) / scenario.name;
-        const fs::path run_dir = scenario_dir / info.run_id;
-        std::error_code error;
-        fs::create_directories(run_dir, error);
-        if (error)
-          throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
-        write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
+  std::exception_ptr unexpected;    // anything else a job threw: rethrown once every job ended
+  const auto stopping = [&] {
+    std::lock_guard<std::mutex> lock(board_mutex);
+    return interrupted || !environment_failure.empty() || unexpected;
+  };
+  const auto fail_environment = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(board_mutex);
+    if (environment_failure.empty()) environment_failure = what;
+  };
 
-        // On the private server the clients log in as an ACL user limited to the run's keys, so a
-        // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
-        // isolation is by key prefix only.
-        std::optional<PrefixUser> run_user;
-        if (server && !scenario.topology) {
-          // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
-          const std::string prefix = "locksim:" + info.run_id + ":";
-          std::vector<std::string> library_prefixes;
-          for (const std::string& v : variants) {
-            const std::string stored = find_variant(v)->stored_key(prefix);
-            if (stored != prefix) library_prefixes.push_back(stored);
-          }
-          run_user.emplace(PrefixUser::create(endpoint, "locksim-" + info.run_id, prefix,
-                                              library_prefixes));
-        }
-        const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
+  // run_unit: one unit's variants, one after another; returns false once the run must stop.
+  const auto run_unit = [&](std::size_t job, const Unit& unit, UnitResult& result) {
+    const Scenario& scenario = *unit.scenario;
+    const int repetition = unit.repetition;
+    const std::vector<std::string> variants = selected_variants(scenario, options.variants);
+    const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
+    RunInfo info;
+    info.run_id = make_run_id(run_seed, options.repeat > 1 ? repetition : 0);
+    info.seed = run_seed;
+    info.repetition = repetition;
+    info.redis_version = redis_version;
+    info.redis_endpoint = external ? endpoint_label : "private redis-server";
+    info.commit = build_commit();
+    info.machine = machine_description();
+    info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    const fs::path scenario_dir = fs::path(options.out_dir) / scenario.name;
+    const fs::path run_dir = scenario_dir / info.run_id;
+    std::error_code error;
+    fs::create_directories(run_dir, error);
+    if (error) throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
+    write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
 
-        std::vector<VariantRun> runs;
-        for (const std::string& variant_name : variants) {
-          ++done;
-          const auto pair = std::make_pair(scenario.name, variant_name);
-          const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total_runs) +
-                                    "] " + scenario.name + " / " + variant_name;
-          progress.show(label + " ...");
-          const Nanos started = real_clock().now_ns();
-          // A library runs only as its adapter's processes; their stderr is kept in the run.
-          const LockVariant& variant = *find_variant(variant_name);
-          const LibrarySpec* library = library_spec(variant);
-          Scenario as_library;
-          if (library != nullptr) {
-            as_library = scenario;
-            run_clients_as(as_library, Executor::kProcesses);
-          }
-          const fs::path variant_dir = run_dir / variant_name;
-          fs::create_directories(variant_dir, error);
-          if (error) throw EnvironmentError("cannot create " + variant_dir.string());
-          // A scenario with a topology gets servers of its own for each variant's run: its
-          // faults leave them in no state for the next.
-          std::unique_ptr<Topology> topology;
-          if (scenario.topology) {
-            progress.show(label + " starting " + scenario.topology->name + " servers ...");
-            try {
-              topology = Topology::start(*scenario.topology);
-            } catch (const EnvironmentError&) {
-              // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
-              // an interruption, not an environment failure.
-              if (!stop.requested()) throw;
-              progress.clear();
-              interrupted = true;
-              break;
-            }
-          }
-          const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
-          RunRequest request{
-              library != nullptr ? as_library : scenario,
-              variant,
-              run_seed,
-              run_endpoint,
-              "locksim:" + info.run_id + ":" + variant_name + ":",
-              stop,
-              [&](double fraction) {
-                progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
-              },
-              /*private_server=*/!external,
-              /*admin_endpoint=*/topology ? run_endpoint : endpoint,
-              library != nullptr ? library->command : worker_command(options.variant_files),
-              variant_dir.string(),
-              topology.get()};
-          RunOutcome outcome = run_scenario(request);
-          topology.reset();
-          if (variant_name == "lua_owner_wait") {
-            outcome.notes.insert(
-                outcome.notes.begin(),
-                "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
-                "it does not make Redis strongly consistent: a replica that acknowledged can "
-                "still lose the key (it fails too, or restarts without persistence), and a "
-                "failover can still promote a replica that did not acknowledge");
-          }
-          // A library's verdict that is reported, not asserted, says why in the summary.
-          if (library != nullptr) {
-            const auto reason = library->reported_in.find(scenario.name);
-            if (reason != library->reported_in.end()) {
-              outcome.notes.insert(outcome.notes.begin(),
-                                   variant_name + " is not held to " + library->like +
-                                       "'s expectation here: " + reason->second);
-            } else if (!library->assert_like) {
-              outcome.notes.insert(outcome.notes.begin(),
-                                   variant_name + "'s verdicts are reported, not asserted: " +
-                                       library->summary);
-            }
-          }
-          progress.clear();
-          if (!outcome.harness_error.empty()) {
-            // Nothing ran, so there is nothing to judge: the reports of what did run are written
-            // below, then locksim stops.
-            environment_failure =
-                outcome.harness_error + " (during " + scenario.name + " / " + variant_name + ")";
-            break;
-          }
-
-          VariantRun run;
-          run.variant = variant_name;
-          run.expected = scenario.expect.at(variant_name);
-          run.result = check_history(outcome.history, check_options(scenario));
-          run.history = std::move(outcome.history);
-          run.notes = std::move(outcome.notes);
-          run.interrupted = outcome.interrupted;
-          run.timed_out = outcome.timed_out;
-          run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
-
-          write_history_jsonl(variant_dir / "history.jsonl", run.history);
-          write_trace_json(variant_dir / "trace.json", run.history, run.result,
-                           scenario.name + " / " + variant_name);
-          info.peak_rss_mb = peak_rss_mb();  // after the trace: the run's peak is behind it
-          write_file_atomically(variant_dir / "results.json",
-                                variant_results_json(scenario, run, info).dump(2) + "\n");
-
-          const double seconds = static_cast<double>(real_clock().now_ns() - started) / 1e9;
-          char elapsed[32];
-          std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
-          std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
-                    << " observed " << pad(describe_observation(run.result), 34)
-                    << (run.interrupted       ? "INTERRUPTED"
-                        : outcome.server_lost ? "SERVER LOST"
-                        : outcome.server_died ? "SERVER DIED"
-                        : run.matches         ? "ok"
-                                              : "MISMATCH")
-                    << "  " << elapsed << std::endl;
-          // The lock's own errors are always named (a user script that answers wrongly); the
-          // findings behind an unexpected verdict are named when the outcome differs.
-          for (const Finding* f : run.result.of(FindingKind::kLockError)) {
-            std::cout << "    " << f->words << "\n";
-          }
-          if (!run.matches && !run.interrupted) {
-            for (const Finding& f : run.result.findings) {
-              if (f.kind == FindingKind::kLockError || verdict_of(f.kind) == Verdict::kOk) continue;
-              std::cout << "    " << f.words << "\n";
-            }
-          }
-          if (tallies.find(pair) == tallies.end()) order.push_back(pair);
-          Tally& tally = tallies[pair];
-          tally.expected = describe_expectation(run.expected);
-          tally.last_observed = describe_observation(run.result);
-          if (!run.interrupted) {
-            tally.runs += 1;
-            tally.matched += run.matches ? 1 : 0;
-            if (scenario.sweep) {
-              sweep_map_of(sweep_maps, *scenario.sweep)
-                  .add(variant_name, scenario.sweep->value, run.result.verdict);
-            }
-          }
-          if (rows != nullptr) {
-            RunRow row;
-            row.scenario = scenario.name;
-            row.variant = variant_name;
-            row.observed = run.result.verdict;
-            row.observed_text = describe_observation(run.result);
-            row.expected_text = describe_expectation(run.expected);
-            row.matches = run.matches;
-            row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
-            row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
-            row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
-            row.summary = (run_dir / "summary.md").string();
-            for (const Finding& f : run.result.findings) {
-              if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kStolenRenewal ||
-                  f.kind == FindingKind::kStaleRelease) {
-                row.words.push_back(f.words);
-              }
-            }
-            rows->push_back(std::move(row));
-          }
-          interrupted = run.interrupted;
-          const bool server_lost = outcome.server_lost;
-          runs.push_back(std::move(run));
-          if (server_lost) {
-            environment_failure =
-                "the Redis server stopped answering during " + scenario.name + " / " + variant_name;
-          } else if (outcome.server_died) {
-            environment_failure = "a process of the topology died without the scenario killing "
-                                  "it during " + scenario.name + " / " + variant_name +
-                                  " (named in its summary)";
-          }
-          if (interrupted || server_lost || outcome.server_died) break;
-        }
-        if (!runs.empty()) {
-          write_file_atomically(run_dir / "results.json",
-                                scenario_results_json(scenario, runs, info).dump(2) + "\n");
-          write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
-          point_latest(scenario_dir, info.run_id);
-          written_dirs.push_back(run_dir.string());
-        }
-        if (!environment_failure.empty()) break;
+    // On the private server the clients log in as an ACL user limited to the run's keys, so a
+    // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
+    // isolation is by key prefix only.
+    std::optional<PrefixUser> run_user;
+    if (server && !scenario.topology) {
+      // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
+      const std::string prefix = "locksim:" + info.run_id + ":";
+      std::vector<std::string> library_prefixes;
+      for (const std::string& v : variants) {
+        const std::string stored = find_variant(v)->stored_key(prefix);
+        if (stored != prefix) library_prefixes.push_back(stored);
       }
-      if (!environment_failure.empty()) break;
+      run_user.emplace(
+          PrefixUser::create(endpoint, "locksim-" + info.run_id, prefix, library_prefixes));
     }
-  } catch (const EnvironmentError& e) {
-    progress.clear();
-    environment_failure = e.what();
-  } catch (const fs::filesystem_error& e) {
-    progress.clear();
-    environment_failure = e.what();
+    const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
+
+    std::vector<VariantRun> runs;
+    bool go_on = true;
+    for (const std::string& variant_name : variants) {
+      if (stopping()) {
+        go_on = false;
+        break;
+      }
+      std::string label;
+      {
+        std::lock_guard<std::mutex> lock(board_mutex);
+        ++done;
+        label = "[" + std::to_string(done) + "/" + std::to_string(total_runs) + "] " +
+                scenario.name + " / " + variant_name;
+      }
+      show(job, label + " ...");
+      const Nanos started = real_clock().now_ns();
+      // A library runs only as its adapter's processes; their stderr is kept in the run.
+      const LockVariant& variant = *find_variant(variant_name);
+      const LibrarySpec* library = library_spec(variant);
+      Scenario as_library;
+      if (library != nullptr) {
+        as_library = scenario;
+        run_clients_as(as_library, Executor::kProcesses);
+      }
+      const fs::path variant_dir = run_dir / variant_name;
+      fs::create_directories(variant_dir, error);
+      if (error) throw EnvironmentError("cannot create " + variant_dir.string());
+      // A scenario with a topology gets servers of its own for each variant's run: its
+      // faults leave them in no state for the next.
+      std::unique_ptr<Topology> topology;
+      if (scenario.topology) {
+        show(job, label + " starting " + scenario.topology->name + " servers ...");
+        try {
+          topology = Topology::start(*scenario.topology);
+        } catch (const EnvironmentError&) {
+          // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
+          // an interruption, not an environment failure.
+          if (!stop.requested()) throw;
+          hide(job);
+          std::lock_guard<std::mutex> lock(board_mutex);
+          interrupted = true;
+          go_on = false;
+          break;
+        }
+      }
+      const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
+      RunRequest request{
+          library != nullptr ? as_library : scenario,
+          variant,
+          run_seed,
+          run_endpoint,
+          "locksim:" + info.run_id + ":" + variant_name + ":",
+          stop,
+          [&](double fraction) {
+            show(job, label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
+          },
+          /*private_server=*/!external,
+          /*admin_endpoint=*/topology ? run_endpoint : endpoint,
+          library != nullptr ? library->command : worker_command(options.variant_files),
+          variant_dir.string(),
+          topology.get()};
+      RunOutcome outcome = run_scenario(request);
+      topology.reset();
+      if (variant_name == "lua_owner_wait") {
+        outcome.notes.insert(
+            outcome.notes.begin(),
+            "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
+            "it does not make Redis strongly consistent: a replica that acknowledged can "
+            "still lose the key (it fails too, or restarts without persistence), and a "
+            "failover can still promote a replica that did not acknowledge");
+      }
+      // A library's verdict that is reported, not asserted, says why in the summary.
+      if (library != nullptr) {
+        const auto reason = library->reported_in.find(scenario.name);
+        if (reason != library->reported_in.end()) {
+          outcome.notes.insert(outcome.notes.begin(), variant_name + " is not held to " +
+                                                          library->like +
+                                                          "'s expectation here: " + reason->second);
+        } else if (!library->assert_like) {
+          outcome.notes.insert(
+              outcome.notes.begin(),
+              variant_name + "'s verdicts are reported, not asserted: " + library->summary);
+        }
+      }
+      hide(job);
+      if (!outcome.harness_error.empty()) {
+        // Nothing ran, so there is nothing to judge: the reports of what did run are written
+        // below, then locksim stops.
+        fail_environment(outcome.harness_error + " (during " + scenario.name + " / " +
+                         variant_name + ")");
+        go_on = false;
+        break;
+      }
+
+      VariantRun run;
+      run.variant = variant_name;
+      run.expected = scenario.expect.at(variant_name);
+      run.result = check_history(outcome.history, check_options(scenario));
+      run.history = std::move(outcome.history);
+      run.notes = std::move(outcome.notes);
+      run.interrupted = outcome.interrupted;
+      run.timed_out = outcome.timed_out;
+      run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
+
+      write_history_jsonl(variant_dir / "history.jsonl", run.history);
+      write_trace_json(variant_dir / "trace.json", run.history, run.result,
+                       scenario.name + " / " + variant_name);
+      // After the trace: the run's peak is behind it (with --jobs, the peak of runs at once).
+      info.peak_rss_mb = peak_rss_mb();
+      write_file_atomically(variant_dir / "results.json",
+                            variant_results_json(scenario, run, info).dump(2) + "\n");
+
+      const double seconds = static_cast<double>(real_clock().now_ns() - started) / 1e9;
+      char elapsed[32];
+      std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+      {
+        std::lock_guard<std::mutex> lock(board_mutex);
+        std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
+                  << " observed " << pad(describe_observation(run.result), 34)
+                  << (run.interrupted       ? "INTERRUPTED"
+                      : outcome.server_lost ? "SERVER LOST"
+                      : outcome.server_died ? "SERVER DIED"
+                      : run.matches         ? "ok"
+                                            : "MISMATCH")
+                  << "  " << elapsed << std::endl;
+        // The lock's own errors are always named (a user script that answers wrongly); the
+        // findings behind an unexpected verdict are named when the outcome differs.
+        for (const Finding* f : run.result.of(FindingKind::kLockError)) {
+          std::cout << "    " << f->words << "\n";
+        }
+        if (!run.matches && !run.interrupted) {
+          for (const Finding& f : run.result.findings) {
+            if (f.kind == FindingKind::kLockError || verdict_of(f.kind) == Verdict::kOk) continue;
+            std::cout << "    " << f.words << "\n";
+          }
+        }
+      }
+      result.runs.push_back(RunDone{
+          .pair = std::make_pair(scenario.name, variant_name),
+          .expected = describe_expectation(run.expected),
+          .observed = describe_observation(run.result),
+          .counted = !run.interrupted,
+          .matches = run.matches,
+          .sweep = scenario.sweep ? &*scenario.sweep : nullptr,
+          .verdict = run.result.verdict,
+      });
+      if (rows != nullptr) {
+        RunRow row;
+        row.scenario = scenario.name;
+        row.variant = variant_name;
+        row.observed = run.result.verdict;
+        row.observed_text = describe_observation(run.result);
+        row.expected_text = describe_expectation(run.expected);
+        row.matches = run.matches;
+        row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
+        row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
+        row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
+        row.summary = (run_dir / "summary.md").string();
+        for (const Finding& f : run.result.findings) {
+          if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kStolenRenewal ||
+              f.kind == FindingKind::kStaleRelease) {
+            row.words.push_back(f.words);
+          }
+        }
+        result.rows.push_back(std::move(row));
+      }
+      const bool run_interrupted = run.interrupted;
+      const bool server_lost = outcome.server_lost;
+      runs.push_back(std::move(run));
+      if (server_lost) {
+        fail_environment("the Redis server stopped answering during " + scenario.name + " / " +
+                         variant_name);
+      } else if (outcome.server_died) {
+        fail_environment("a process of the topology died without the scenario killing it during " +
+                         scenario.name + " / " + variant_name + " (named in its summary)");
+      }
+      if (run_interrupted) {
+        std::lock_guard<std::mutex> lock(board_mutex);
+        interrupted = true;
+      }
+      if (run_interrupted || server_lost || outcome.server_died) {
+        go_on = false;
+        break;
+      }
+    }
+    if (!runs.empty()) {
+      write_file_atomically(run_dir / "results.json",
+                            scenario_results_json(scenario, runs, info).dump(2) + "\n");
+      write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
+      point_latest(scenario_dir, info.run_id);
+      result.written_dir = run_dir.string();
+    }
+    return go_on;
+  };
+
+  // Each job takes the next unit until none is left or the run must stop.
+  std::atomic<std::size_t> next_unit{0};
+  const auto job_loop = [&](std::size_t job) {
+    try {
+      for (std::size_t i = next_unit++; i < units.size(); i = next_unit++) {
+        if (stopping() || !run_unit(job, units[i], results[i])) break;
+      }
+    } catch (const EnvironmentError& e) {
+      hide(job);
+      fail_environment(e.what());
+    } catch (const fs::filesystem_error& e) {
+      hide(job);
+      fail_environment(e.what());
+    } catch (...) {
+      hide(job);
+      std::lock_guard<std::mutex> lock(board_mutex);
+      if (!unexpected) unexpected = std::current_exception();
+    }
+  };
+  if (jobs == 1) {
+    job_loop(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t job = 0; job < static_cast<std::size_t>(jobs); ++job) {
+      threads.emplace_back(job_loop, job);
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  if (unexpected) std::rethrow_exception(unexpected);
+
+  // What the units add up to, in plan order.
+  std::map<std::pair<std::string, std::string>, Tally> tallies;
+  std::vector<std::pair<std::string, std::string>> order;
+  std::vector<SweepMap> sweep_maps;
+  for (UnitResult& result : results) {
+    for (const RunDone& run : result.runs) {
+      if (tallies.find(run.pair) == tallies.end()) order.push_back(run.pair);
+      Tally& tally = tallies[run.pair];
+      tally.expected = run.expected;
+      tally.last_observed = run.observed;
+      if (!run.counted) continue;
+      tally.runs += 1;
+      tally.matched += run.matches ? 1 : 0;
+      if (run.sweep != nullptr) {
+        sweep_map_of(sweep_maps, *run.sweep).add(run.pair.second, run.sweep->value, run.verdict);
+      }
+    }
+    if (rows != nullptr) {
+      for (RunRow& row : result.rows) rows->push_back(std::move(row));
+    }
   }
 
   // 4. The outcome table, also after a failure: it says what did run. Each column is as wide as

@@ -39,7 +39,7 @@ lock lazy_renew "$SET_NX" "$OWNER_DEL" "return 1"
 
 # audit NAME: runs the audit of $WORK/NAME.json; output in $WORK/NAME.log, exit code in $code.
 audit() {
-  "$LOCKSIM" audit "$WORK/$1.json" --scenarios "$SOURCE/scenarios" --out "$WORK/out" --seed 1 \
+  "$LOCKSIM" audit "$WORK/$1.json" --scenarios "$SOURCE/scenarios" --out "$WORK/out" --seed 1 --jobs 2 \
     --no-progress >"$WORK/$1.log" 2>&1
   code=$?
 }

@@ -8,7 +8,8 @@
 # detects a changed expectation and asks for the --variant-file of a user lock; summary.md links a
 # timeline only once plot_timeline.py drew it; on the private server a user script touching another
 # key is refused by the run's ACL user, visibly; --redis touches only the run's own keys, accepts an
-# ACL user, and two same-seed runs at once do not collide; Ctrl-C and SIGTERM exit 130 with reports
+# ACL user, and two same-seed runs at once do not collide; --jobs runs scenarios at once with the
+# table in the order given, and Ctrl-C interrupts every job; Ctrl-C and SIGTERM exit 130 with reports
 # written and no redis-server left, also for two SIGTERMs at once (GNU timeout); killing locksim
 # leaves no redis-server.
 set -uo pipefail
@@ -313,6 +314,47 @@ expect_code "second of two concurrent same-seed runs" 0 "$twin_code_2"
 twin_dirs=$(find "$WORK/out-twins/stock-deduction" -mindepth 1 -maxdepth 1 -type d | wc -l)
 if [[ $twin_dirs == 2 ]]; then pass "two concurrent same-seed runs got two report directories"; else fail "two concurrent same-seed runs: $twin_dirs report directories"; fi
 if [[ $(redis-cli -p "$port" dbsize) == 1 ]]; then pass "both runs removed their own keys"; else fail "keys left by the two runs: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"; fi
+
+# --- --jobs: scenarios at once; the table in the order given, whatever ends first ----------------
+for speed in slow:2500 fast:10; do
+  cat >"$WORK/jobs-${speed%%:*}.json" <<JSON
+{"name": "jobs-${speed%%:*}", "source": {"doc": "none", "claim": "x"}, "variants": ["lua_owner", "set_nx_ex"],
+ "lock": {"ttl_ms": 10000}, "clients": ["A"],
+ "steps": [{"client": "A", "do": "acquire"}, {"client": "A", "do": "work", "work_ms": ${speed##*:}},
+           {"client": "A", "do": "release"}],
+ "expect": {"lua_owner": "ok", "set_nx_ex": "ok"}}
+JSON
+done
+"$LOCKSIM" run "$WORK/jobs-slow.json" "$WORK/jobs-fast.json" --jobs 2 --out "$WORK/out-jobs" \
+  --no-progress >"$WORK/jobs.out" 2>&1
+expect_code "--jobs 2" 0 $?
+# jobs-fast was started second and ends first: the two ran at once.
+first_done=$(grep -m1 -E '^\[[0-9]/4\]' "$WORK/jobs.out")
+if [[ $first_done == *jobs-fast* ]]; then pass "--jobs 2 runs the second scenario beside the first"; else fail "--jobs 2: the first run to end was: $first_done"; cat "$WORK/jobs.out"; fi
+table=$(sed -n '/^scenario /,/^$/p' "$WORK/jobs.out" | awk 'NR > 1 && NF {print $1 "/" $2}' | tr '\n' ' ')
+if [[ $table == "jobs-slow/lua_owner jobs-slow/set_nx_ex jobs-fast/lua_owner jobs-fast/set_nx_ex " ]]; then
+  pass "--jobs: the table is in the order given"
+else
+  fail "--jobs: the table's order: $table"
+fi
+for name in slow fast; do
+  expect_grep "--jobs: jobs-$name's report" "lua_owner" "$WORK/out-jobs/jobs-$name/latest/summary.md"
+done
+"$LOCKSIM" run "$WORK/jobs-fast.json" --jobs 0 >"$WORK/jobs0.out" 2>&1
+expect_code "--jobs 0 is a usage error" 2 $?
+# Ctrl-C stops every job: both partial summaries say so, and no redis-server is left.
+sed 's/"jobs-slow"/"jobs-slow-2"/' "$WORK/jobs-slow.json" >"$WORK/jobs-slow-2.json"
+"$LOCKSIM" run "$WORK/jobs-slow.json" "$WORK/jobs-slow-2.json" --jobs 2 --out "$WORK/out-jobs-int" \
+  --no-progress >"$WORK/jobs-int.out" 2>&1 &
+jobs_pid=$!
+for _ in $(seq 200); do  # until both runs have begun (bounded: 20 s)
+  [[ $(find "$WORK/out-jobs-int" -name scenario.json 2>/dev/null | wc -l) == 2 ]] && break
+  sleep 0.1
+done
+sleep 0.3
+signal_run INT "$jobs_pid" "$WORK/out-jobs-int"
+interrupted=$(grep -l interrupted "$WORK"/out-jobs-int/jobs-slow*/[0-9]*/summary.md 2>/dev/null | wc -l)
+if [[ $interrupted == 2 ]]; then pass "--jobs: Ctrl-C interrupts both runs"; else fail "--jobs: $interrupted of 2 summaries say interrupted"; fi
 kill "$EXTERNAL_PID"; wait "$EXTERNAL_PID" 2>/dev/null; EXTERNAL_PID=""
 
 # --- signals: reports written, exit 130, no redis-server left ----------------------------------

@@ -72,7 +72,7 @@ void append_key_stream(const std::string& key, const std::string& stock, bool re
       events.back().resource().value = --stock_value;
       if (cycle % 64 == 63) {
         events.push_back(make_event(enter_ns + 9'000, holder, EventType::kInfo, Op::kFault, key));
-        events.back().fault().name = building->strings.add("lose_lock");
+        events.back().fault().kind = FaultKind::kLoseLock;
       }
     }
     events.push_back(make_event(exit_ns, holder, EventType::kOk, Op::kExit, key));

@@ -14,8 +14,8 @@
 // Lease end. A window's lease ends ttl_ms after the latest of its acquire ok and the oks of the
 // holder's successful extends on that key up to the window's end, so a lock renewed in time never
 // counts as expired. A window is `faulted` when a `fault` event aimed at its client (recorded by
-// the client itself, or by the nemesis with the client as target) falls inside it
-// (Doc D's "lose_lock": renewal stopped on purpose).
+// the client itself, or by the nemesis with the client as target) falls inside it, whatever its
+// kind (Doc D's lose_lock, renewal stopped on purpose, is one).
 //
 // Findings, by kind (the verdict each supports in brackets):
 //   mutex_violation [mutex_violation]: two definite windows of different clients on one key
@@ -77,6 +77,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/core/verdict.h"
+#include "sim/fault/fault.h"
 #include "sim/history/event.h"
 
 namespace locksim {
@@ -110,15 +111,16 @@ struct HoldWindow {
   // lease_end_ns: when the lease ran out at the latest: the last successful acquire or extend
   // (ok time) by this holder up to the window's end, plus its ttl_ms; -1 without TTL.
   Nanos lease_end_ns = -1;
-  // faulted: a fault event aimed at the client falls inside this window (Doc D's "lose_lock", a
-  // pause, a partition, a lost reply).
+  // faulted: a fault event aimed at the client falls inside this window, whatever its kind
+  // (Doc D's lose_lock, a pause, a partition, a lost reply).
   bool faulted = false;
 };
 
 // FaultWindow: a fault the history records, with its window: the nemesis's faults (a "start"
 // and its "end"; an instant has from_ns == to_ns) and a client's own (Doc D's lose_lock).
 struct FaultWindow {
-  StringId name = 0;  // History::strings: "pause", "partition", "lose_reply", "lose_lock", ...
+  // kind: what happened; reports write its word, traits(kind).word.
+  FaultKind kind = FaultKind::kPause;
   int client = -1;    // the client it was aimed at (the nemesis itself for a server fault)
   StringId server = 0;  // a server fault: the server's name; 0: none
   Nanos from_ns = 0;

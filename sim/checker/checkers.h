@@ -24,9 +24,9 @@ void check_liveness(const History& history, const KeyTimeline& timeline,
 // check_indeterminacy: indeterminate acquires whose possible window overlaps another hold.
 void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
-// check_server_outages: for every server fault that can interrupt the lock (kill, pause,
-// promotion, failover), how long until the lock was next granted and how many acquires failed
-// meanwhile (an unreachable server, a quorum not reached).
+// check_server_outages: for every server fault that can interrupt the lock (a kind whose traits
+// say opens_outage: kill, pause, promotion, failover), how long until the lock was next granted and
+// how many acquires failed meanwhile (an unreachable server, a quorum not reached).
 void check_server_outages(const History& history, CheckResult& result);
 // check_idle_holds: releases that deleted nothing while their lease ran (the key sat idle).
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result);

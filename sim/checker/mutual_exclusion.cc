@@ -41,8 +41,9 @@ std::string lease_phrase(const History& history, const WindowRecord& window) {
   return text + ")";
 }
 
-// server_faults_between: the server faults that can make a server forget a lock (a restart, a
-// promotion, a clock jump) recorded in (from_ns, to_ns], in words, and the last one's time.
+// server_faults_between: the server faults that can make a server forget a lock (the kinds whose
+// traits say forgets_key: a restart, a promotion, a clock jump) recorded in (from_ns, to_ns], in
+// words, and the last one's time.
 // `held_on` (server names, empty: any server) keeps only the faults of the servers the earlier
 // grant was on: a server that never held the key forgets nothing.
 struct LostLock {
@@ -56,24 +57,26 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
     if (event.time_ns > to_ns) break;
     if (event.f != Op::kFault || event.time_ns <= from_ns) continue;
     const FaultFacts& fault = event.fault();
-    if (fault.server == 0) continue;
-    const std::string_view name = history.str(fault.name);
+    if (fault.server == 0 || !traits(fault.kind).forgets_key) continue;
     const std::string server(history.str(fault.server));
     if (!held_on.empty() && std::find(held_on.begin(), held_on.end(), server) == held_on.end()) {
       continue;
     }
     std::string what;
-    if (name == "restart_server") {
+    if (fault.kind == FaultKind::kRestartServer) {
       what = server + " was restarted at " + format_ms(event.time_ns) +
              " and came back without the key";
-    } else if (name == "promote" || name == "failover") {
+    } else if (fault.kind == FaultKind::kPromote || fault.kind == FaultKind::kFailover) {
       what = server + " was promoted to primary at " + format_ms(event.time_ns) +
-             (name == "failover" ? " by Sentinel" : "") + " without having received the key";
-    } else if (name == "clock_jump") {
+             (fault.kind == FaultKind::kFailover ? " by Sentinel" : "") +
+             " without having received the key";
+    } else if (fault.kind == FaultKind::kClockJump) {
       what = server + "'s clock jumped ahead at " + format_ms(event.time_ns) +
              ", so the key expired there early";
     } else {
-      continue;
+      // A kind that forgets keys and has no words of its own here yet still counts.
+      what = server + "'s " + std::string(traits(fault.kind).word) + " at " +
+             format_ms(event.time_ns) + " may have made it forget the key";
     }
     lost.words += (lost.words.empty() ? "" : "; ") + what;
     lost.at_ns = event.time_ns;

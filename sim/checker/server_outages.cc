@@ -12,15 +12,16 @@ void check_server_outages(const History& history, CheckResult& result) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& fault_event = events[i];
     if (fault_event.f != Op::kFault || fault_event.fault().server == 0) continue;
-    const std::string_view name = history.str(fault_event.fault().name);
-    const bool opens = name == "kill_server" || name == "promote" || name == "failover" ||
-                       (name == "pause_server" && fault_event.fault().phase == FaultPhase::kStart);
+    const FaultKind kind = fault_event.fault().kind;
+    // A window opens the outage at its start (its end is not another outage), an instant at once.
+    const bool opens = traits(kind).opens_outage &&
+                       (!traits(kind).window || fault_event.fault().phase == FaultPhase::kStart);
     if (!opens) continue;
     const std::string server(history.str(fault_event.fault().server));
-    const std::string what = name == "kill_server"    ? server + " killed"
-                             : name == "pause_server" ? server + " paused"
-                             : name == "failover"     ? "Sentinel's failover to " + server
-                                                      : server + " promoted";
+    const std::string what = kind == FaultKind::kKillServer    ? server + " killed"
+                             : kind == FaultKind::kPauseServer ? server + " paused"
+                             : kind == FaultKind::kFailover    ? "Sentinel's failover to " + server
+                                                               : server + " promoted";
     std::int64_t failed = 0;
     const Event* granted = nullptr;
     for (std::size_t j = i + 1; j < events.size() && granted == nullptr; ++j) {

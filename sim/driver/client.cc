@@ -6,6 +6,7 @@
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
 #include "sim/driver/resource.h"
+#include "sim/fault/fault.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -377,7 +378,7 @@ void ThreadClient::thaw() {
 
 void ThreadClient::lose_lock() {
   stop_renewal();
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = FaultKind::kLoseLock;
 }
 
 void ThreadClient::start_renewal(const std::string& logical_key, const std::string& token) {

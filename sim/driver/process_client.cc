@@ -16,6 +16,7 @@
 #include "sim/driver/conditions.h"
 #include "sim/driver/resource.h"
 #include "sim/driver/worker_protocol.h"
+#include "sim/fault/fault.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -536,7 +537,7 @@ void ProcessClient::thaw() {
 
 void ProcessClient::lose_lock() {
   (void)call({{"op", "stop_renewal"}}, nullptr);
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().name = log_.intern("lose_lock");
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = FaultKind::kLoseLock;
 }
 
 void ProcessClient::resource_read(const std::string& record_id) {

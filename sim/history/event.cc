@@ -15,7 +15,6 @@ constexpr std::array<std::string_view, 11> kErrorNames = {
     "none",     "gave_up",     "stopped",          "timeout", "closed", "refused",
     "protocol", "reply_error", "unexpected_reply", "crashed", "fenced"};
 constexpr std::array<std::string_view, 2> kStopNames = {"time_limit", "interrupted"};
-constexpr std::array<std::string_view, 3> kPhaseNames = {"instant", "start", "end"};
 
 template <typename Enum, std::size_t N>
 std::optional<Enum> from_names(const std::array<std::string_view, N>& names,
@@ -60,12 +59,6 @@ std::optional<ErrorKind> error_kind_from_string(std::string_view word) {
 }
 std::optional<StopReason> stop_reason_from_string(std::string_view word) {
   return from_names<StopReason>(kStopNames, word);
-}
-std::string_view to_string(FaultPhase phase) {
-  return kPhaseNames[static_cast<std::size_t>(phase)];
-}
-std::optional<FaultPhase> fault_phase_from_string(std::string_view word) {
-  return from_names<FaultPhase>(kPhaseNames, word);
 }
 
 Event Event::make(EventType type, Op f) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/fault/fault.h"
 
 namespace locksim {
 
@@ -92,19 +93,10 @@ constexpr bool is_lock_error(ErrorKind kind) {
 // StopReason: why the harness stopped a run early.
 enum class StopReason : std::uint8_t { kTimeLimit, kInterrupted };
 
-// FaultPhase: where a fault event stands in its fault window.
-enum class FaultPhase : std::uint8_t {
-  kInstant,  // a fault with no duration (an armed lost reply) or Doc D's lose_lock
-  kStart,    // the window opens (a pause, a partition, a delayed command)
-  kEnd,      // the window closes (resume, heal, the held command forwarded)
-};
-
 std::string_view to_string(EventType type);
 std::string_view to_string(Op op);
 std::string_view to_string(ErrorKind kind);
 std::string_view to_string(StopReason reason);
-std::string_view to_string(FaultPhase phase);
-std::optional<FaultPhase> fault_phase_from_string(std::string_view word);
 std::optional<EventType> event_type_from_string(std::string_view word);
 std::optional<Op> op_from_string(std::string_view word);
 std::optional<ErrorKind> error_kind_from_string(std::string_view word);
@@ -162,12 +154,13 @@ struct ResourceFacts {
   bool has_base = false;
 };
 // FaultFacts (f == kFault). The nemesis records these under its reserved client, aimed at a
-// client; a fault a client does to itself (Doc D's lose_lock) has no target.
+// client or a server; a fault a client does to itself (Doc D's lose_lock) has no target.
 struct FaultFacts {
-  StringId name = 0;         // "pause", "partition", "lose_reply", "lose_lock", ...
-  std::int32_t target = -1;  // the client the fault was aimed at; -1: the event's own client
+  FaultKind kind = FaultKind::kPause;  // what happened (sim/fault); every recorder sets it
   FaultPhase phase = FaultPhase::kInstant;
-  StringId server = 0;       // a server fault: the server it was aimed at (topology name)
+  std::int32_t target = -1;  // the client the fault was aimed at; -1: the event's own client
+  StringId server = 0;       // a server fault: the server it was aimed at (topology name); a link
+                             // fault: the servers of the links it was on ("n1,n2"); 0: none
 };
 // ServerFacts (f == kServerDied).
 struct ServerFacts {
@@ -240,7 +233,7 @@ struct History {
   std::vector<std::string> clients;                 // client names; Event::client indexes this
   std::vector<std::string> keys = {std::string()};  // Event::key indexes this; 0 is "no key"
   std::vector<std::string> servers;  // the topology's server names; ServerGrant bits index this
-  StringTable strings;               // tokens, messages, record ids, fault names
+  StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 
   // client_index: the index of `name`, or -1.

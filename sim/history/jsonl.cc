@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "sim/core/atomic_file.h"
@@ -65,7 +66,7 @@ void append_event(std::string& out, const History& history, const Event& event, 
     if (resource->fencing >= 0) line.number("fencing", resource->fencing);
     if (resource->record != 0) line.text("record", history.str(resource->record));
   } else if (const auto* fault = std::get_if<FaultFacts>(&event.facts)) {
-    if (fault->name != 0) line.text("fault", history.str(fault->name));
+    line.text("fault", traits(fault->kind).word);
     const auto target = static_cast<std::size_t>(fault->target);
     if (fault->target >= 0 && target < history.clients.size()) {
       line.text("target", history.clients[target]);
@@ -160,6 +161,22 @@ class Reader {
     return it->second;
   }
   StringId string_id(const std::string& text) { return history_.strings.add(text); }
+  // fault_kind_of: the kind named by `word`, the fault event's field `field`; any other word, or
+  // none (nullopt), is a bad line that lists the words this locksim knows.
+  FaultKind fault_kind_of(const std::optional<std::string>& word, const char* field,
+                          std::size_t line_number) {
+    if (word) {
+      if (const auto kind = fault_kind(*word)) return *kind;
+    }
+    std::string known;
+    for (const FaultKind kind : all_fault_kinds()) {
+      known += (known.empty() ? "" : ", ") + std::string(traits(kind).word);
+    }
+    bad_line(path_, line_number,
+             std::string(field) + ": " +
+                 (word ? "unknown fault " + nlohmann::json(*word).dump() : std::string("missing")) +
+                 "; expected one of " + known);
+  }
   // server_index: the index of server `name` in History::servers, adding it if new (a history
   // before schema 5 lists no servers); more than kMaxGrantServers is an out_of_range on `field`.
   std::size_t server_index(std::string_view name, const char* field) {
@@ -240,7 +257,9 @@ class Reader {
       }
       case Op::kFault: {
         FaultFacts& facts = event.fault();
-        if (j.contains("fault")) facts.name = string_id(j.at("fault").get<std::string>());
+        facts.kind = fault_kind_of(
+            j.contains("fault") ? std::optional(j.at("fault").get<std::string>()) : std::nullopt,
+            "$.fault", line_number);
         if (j.contains("target")) facts.target = client_id(j.at("target").get<std::string>());
         if (j.contains("server")) facts.server = string_id(j.at("server").get<std::string>());
         if (j.contains("phase")) {
@@ -392,10 +411,11 @@ class Reader {
         event.resource().record = string_id(token);
         break;
       case Op::kFault:
-        event.fault().name = string_id(token);
+        // Schema 1 wrote no fault without its word: an empty token is a missing one.
+        event.fault().kind = fault_kind_of(token.empty() ? std::nullopt : std::optional(token),
+                                           "$.value.token", line_number);
         break;
       default:
-        (void)line_number;
         break;
     }
   }

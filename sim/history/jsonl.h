@@ -12,7 +12,7 @@
 // The reader accepts schemas 2 to 5 (before 5, a grant's "granted by n1, n3 of 3" message is
 // read into its `granted_on` and `granted_of`) and the headerless schema 1 of earlier locksim
 // versions (whose `value.count` and `error: "kind: text"` are mapped to the typed fields), and
-// reports the first bad line by number.
+// reports the first bad line by number (a fault event's `fault` must be a word of sim/fault).
 //
 //   write_history_jsonl(dir / "history.jsonl", history);
 //   History h = read_history_jsonl(dir / "history.jsonl");  // throws InputError

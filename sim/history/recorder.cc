@@ -158,7 +158,6 @@ History Recorder::merge() && {
     if (auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
       move_string(cursor, resource->record);
     } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
-      move_string(cursor, fault->name);
       move_string(cursor, fault->server);
     } else if (auto* server = std::get_if<ServerFacts>(&event.facts)) {
       move_string(cursor, server->server);

@@ -14,11 +14,12 @@ void Nemesis::attach(std::size_t client, FaultTarget* target, std::vector<LinkPr
   clients_[client] = Attached{target, std::move(links)};
 }
 
-void Nemesis::record(std::string_view name, std::size_t client, FaultPhase phase,
+void Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
                      const std::vector<std::size_t>& servers) {
   // Requires mutex_: the log has one writer at a time.
+  LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));
   Event& event = log_.record(EventType::kInfo, Op::kFault, "");
-  event.fault().name = log_.intern(name);
+  event.fault().kind = kind;
   event.fault().target = static_cast<std::int32_t>(client);
   event.fault().phase = phase;
   if (!servers.empty() && topology_ != nullptr && topology_->size() > 1) {
@@ -36,14 +37,14 @@ void Nemesis::pause(std::size_t client) {
   // Frozen first, then recorded: nothing the client does can be stamped inside the window
   // while it still runs.
   clients_[client].target->freeze();
-  record("pause", client, FaultPhase::kStart);
+  record(FaultKind::kPause, client, FaultPhase::kStart);
 }
 
 void Nemesis::resume(std::size_t client) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(client < clients_.size() && clients_[client].target != nullptr);
   // Recorded first, then thawed: a renewal that fell due is stamped after the window's end.
-  record("pause", client, FaultPhase::kEnd);
+  record(FaultKind::kPause, client, FaultPhase::kEnd);
   clients_[client].target->thaw();
 }
 
@@ -64,19 +65,19 @@ void Nemesis::lose_next_reply(std::size_t client, const std::vector<std::size_t>
   std::lock_guard<std::mutex> lock(mutex_);
   // An instant: from here on each link drops one reply; the client's timeout shows when.
   for (LinkProxy* link : links(client, servers)) link->drop_reply_of_next();
-  record("lose_reply", client, FaultPhase::kInstant, servers);
+  record(FaultKind::kLoseReply, client, FaultPhase::kInstant, servers);
 }
 
 void Nemesis::hold_next_command(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (LinkProxy* link : links(client, servers)) link->hold_next_command();
-  record("delay", client, FaultPhase::kStart, servers);
+  record(FaultKind::kDelay, client, FaultPhase::kStart, servers);
 }
 
 void Nemesis::forward_held(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Recorded first: the server may act on the command the moment it is forwarded.
-  record("delay", client, FaultPhase::kEnd, servers);
+  record(FaultKind::kDelay, client, FaultPhase::kEnd, servers);
   for (LinkProxy* link : links(client, servers)) link->release_held();
 }
 
@@ -85,19 +86,20 @@ void Nemesis::partition(std::size_t client, bool reset, const std::vector<std::s
   for (LinkProxy* link : links(client, servers)) {
     link->partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
   }
-  record("partition", client, FaultPhase::kStart, servers);
+  record(FaultKind::kPartition, client, FaultPhase::kStart, servers);
 }
 
 void Nemesis::heal(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  record("partition", client, FaultPhase::kEnd, servers);
+  record(FaultKind::kPartition, client, FaultPhase::kEnd, servers);
   for (LinkProxy* link : links(client, servers)) link->heal();
 }
 
-void Nemesis::record_server(std::string_view name, std::size_t server, FaultPhase phase) {
+void Nemesis::record_server(FaultKind kind, std::size_t server, FaultPhase phase) {
   // Requires mutex_.
+  LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));
   Event& event = log_.record(EventType::kInfo, Op::kFault, "");
-  event.fault().name = log_.intern(name);
+  event.fault().kind = kind;
   event.fault().server = log_.intern(topology_->name(server));
   event.fault().phase = phase;
 }
@@ -107,8 +109,8 @@ std::string Nemesis::kill_server(std::size_t server) {
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->kill(server);
   if (error.empty()) {
-    record_server("kill_server", server, FaultPhase::kInstant);
-    record_server("down", server, FaultPhase::kStart);
+    record_server(FaultKind::kKillServer, server, FaultPhase::kInstant);
+    record_server(FaultKind::kDown, server, FaultPhase::kStart);
   }
   return error;
 }
@@ -119,8 +121,8 @@ std::string Nemesis::restart_server(std::size_t server) {
   // Recorded once it answers again: a client cannot have reached it before.
   const std::string error = topology_->restart(server);
   if (error.empty()) {
-    record_server("down", server, FaultPhase::kEnd);
-    record_server("restart_server", server, FaultPhase::kInstant);
+    record_server(FaultKind::kDown, server, FaultPhase::kEnd);
+    record_server(FaultKind::kRestartServer, server, FaultPhase::kInstant);
   }
   return error;
 }
@@ -129,14 +131,14 @@ std::string Nemesis::pause_server(std::size_t server) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->pause(server);
-  if (error.empty()) record_server("pause_server", server, FaultPhase::kStart);
+  if (error.empty()) record_server(FaultKind::kPauseServer, server, FaultPhase::kStart);
   return error;
 }
 
 std::string Nemesis::resume_server(std::size_t server) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
-  record_server("pause_server", server, FaultPhase::kEnd);
+  record_server(FaultKind::kPauseServer, server, FaultPhase::kEnd);
   return topology_->resume(server);
 }
 
@@ -144,7 +146,7 @@ std::string Nemesis::clock_jump(std::size_t server, std::int64_t ahead_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->jump_clock(server, ahead_ms);
-  if (error.empty()) record_server("clock_jump", server, FaultPhase::kInstant);
+  if (error.empty()) record_server(FaultKind::kClockJump, server, FaultPhase::kInstant);
   return error;
 }
 
@@ -152,14 +154,14 @@ std::string Nemesis::cut_replication(std::size_t replica) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->cut_replication(replica);
-  if (error.empty()) record_server("replication_cut", replica, FaultPhase::kStart);
+  if (error.empty()) record_server(FaultKind::kReplicationCut, replica, FaultPhase::kStart);
   return error;
 }
 
 std::string Nemesis::heal_replication(std::size_t replica) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
-  record_server("replication_cut", replica, FaultPhase::kEnd);
+  record_server(FaultKind::kReplicationCut, replica, FaultPhase::kEnd);
   return topology_->heal_replication(replica);
 }
 
@@ -167,7 +169,7 @@ std::string Nemesis::promote(std::size_t replica) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->promote(replica);
-  if (error.empty()) record_server("promote", replica, FaultPhase::kInstant);
+  if (error.empty()) record_server(FaultKind::kPromote, replica, FaultPhase::kInstant);
   return error;
 }
 
@@ -177,7 +179,7 @@ std::string Nemesis::failover(std::int64_t max_ms, const std::function<bool()>& 
   const std::string error = topology_->await_failover(max_ms, stop);
   if (!error.empty()) return error;
   std::lock_guard<std::mutex> lock(mutex_);
-  record_server("failover", topology_->primary(), FaultPhase::kInstant);
+  record_server(FaultKind::kFailover, topology_->primary(), FaultPhase::kInstant);
   return "";
 }
 

@@ -1,8 +1,9 @@
 // nemesis.h: Nemesis, the one place faults are injected from (Jepsen's word for it).
 //
 // The nemesis owns every fault injector of a run and records what it does under the reserved
-// client "nemesis": a fault with a duration opens a window (phase "start") and closes it (phase
-// "end"), a fault without one is an instant; every event names its target client. The checkers
+// client "nemesis", as a FaultKind (sim/fault): a fault with a duration opens a window (phase
+// "start") and closes it (phase "end"), a fault without one is an instant; every event names its
+// target client or server. The checkers
 // read these windows (a hold inside one is `faulted`), and the reports draw them.
 //
 // What a fault does to a client depends on the executor, so each client is attached as a
@@ -24,10 +25,10 @@
 #include <functional>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/fault/fault.h"
 #include "sim/history/recorder.h"
 
 namespace locksim {
@@ -98,9 +99,10 @@ class Nemesis {
     std::vector<LinkProxy*> links;  // by server index
   };
   // record: `servers` (link indices) are named in the event when given on a topology.
-  void record(std::string_view name, std::size_t client, FaultPhase phase,
+  // Each asserts that `phase` suits `kind` (a window's start or end, or an instant).
+  void record(FaultKind kind, std::size_t client, FaultPhase phase,
               const std::vector<std::size_t>& servers = {});
-  void record_server(std::string_view name, std::size_t server, FaultPhase phase);
+  void record_server(FaultKind kind, std::size_t server, FaultPhase phase);
   // links: the chosen links of `client` (asserts they exist).
   std::vector<LinkProxy*> links(std::size_t client, const std::vector<std::size_t>& servers) const;
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "sim/fault/fault.h"
+
 namespace locksim {
 namespace {
 
@@ -63,7 +65,7 @@ Json fault_windows_json(const History& history, const CheckResult& result) {
   Json faults = Json::array();
   for (std::size_t i = 0; i < result.faults.size() && i < kMaxExportedHolds; ++i) {
     const FaultWindow& w = result.faults[i];
-    Json fault = {{"fault", history.str(w.name)},
+    Json fault = {{"fault", traits(w.kind).word},
                   {"client", client_name(history, w.client)},
                   {"start_ms", ns_to_ms(w.from_ns)},
                   {"end_ms", ns_to_ms(w.to_ns)}};

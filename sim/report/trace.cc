@@ -4,6 +4,7 @@
 
 #include "sim/core/atomic_file.h"
 #include "sim/core/json_text.h"
+#include "sim/fault/fault.h"
 
 namespace locksim {
 namespace {
@@ -97,7 +98,7 @@ void emit_trace(TraceWriter& trace, const History& history, const CheckResult& r
     const bool harness_wide = e.f == Op::kServerLost || e.f == Op::kServerDied;
     if (e.f == Op::kCrash || e.f == Op::kFault || e.f == Op::kStop || harness_wide) {
       std::string name(to_string(e.f));
-      if (e.f == Op::kFault) name = "fault: " + std::string(history.str(e.fault().name));
+      if (e.f == Op::kFault) name = "fault: " + std::string(traits(e.fault().kind).word);
       if (e.f == Op::kStop) name = "stop: " + std::string(to_string(e.stop().reason));
       if (e.f == Op::kServerDied) name += ": " + std::string(history.str(e.server().server));
       JsonObjectWriter instant = trace.begin("i", name, tid, e.time_ns);

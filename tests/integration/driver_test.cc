@@ -495,7 +495,7 @@ TEST(DriverFaults, PauseFreezesTheRenewal) {
   // The nemesis records the pause window, aimed at A.
   Nanos paused = -1, resumed = -1;
   for (const Event& e : h.events) {
-    if (e.f != Op::kFault || e.fault().target != a || h.str(e.fault().name) != "pause") continue;
+    if (e.f != Op::kFault || e.fault().target != a || e.fault().kind != FaultKind::kPause) continue;
     EXPECT_EQ(h.clients.at(static_cast<std::size_t>(e.client)), "nemesis");
     (e.fault().phase == FaultPhase::kStart ? paused : resumed) = e.time_ns;
   }

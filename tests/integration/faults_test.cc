@@ -82,12 +82,12 @@ int workers() {
   return count;
 }
 
-// The nemesis's window on `target` named `fault`: [start, end].
-std::pair<Nanos, Nanos> window(const Judged& j, const std::string& fault, int target) {
+// The nemesis's window of kind `fault` on `target`: [start, end].
+std::pair<Nanos, Nanos> window(const Judged& j, FaultKind fault, int target) {
   for (const FaultWindow& w : j.result.faults) {
-    if (w.client == target && j.outcome.history.str(w.name) == fault) return {w.from_ns, w.to_ns};
+    if (w.client == target && w.kind == fault) return {w.from_ns, w.to_ns};
   }
-  ADD_FAILURE() << "no " << fault << " window";
+  ADD_FAILURE() << "no " << traits(fault).word << " window";
   return {-1, -1};
 }
 
@@ -99,7 +99,7 @@ TEST(ProcessClients, PauseIsSigstopAndFreezesTheRenewal) {
   EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
   EXPECT_EQ(j.result.violations_outside_faults, 0);
   const int a = j.client("A");
-  const auto [paused, resumed] = window(j, "pause", a);
+  const auto [paused, resumed] = window(j, FaultKind::kPause, a);
   ASSERT_GT(resumed, paused + ms_to_ns(200));  // at least the rest of A's 300 ms lease
   int renewals_before = 0;
   for (const Event& e : j.outcome.history.events) {
@@ -116,7 +116,7 @@ TEST(ProcessClients, ThreadsAndProcessesAgree) {
   const Judged j = run(as_threads(catalogue("gc-pause-past-lease")), "lua_owner_renew");
   EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
   EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
-  const auto [paused, resumed] = window(j, "pause", j.client("A"));
+  const auto [paused, resumed] = window(j, FaultKind::kPause, j.client("A"));
   EXPECT_GT(resumed, paused);
 }
 
@@ -221,7 +221,7 @@ TEST(LinkFaults, PartitionWhileHoldingLetsTheLeaseExpire) {
   EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation);
   EXPECT_EQ(j.result.causes(), std::vector<std::string>{"lease_expired"});
   const int a = j.client("A");
-  const auto [cut, healed] = window(j, "partition", a);
+  const auto [cut, healed] = window(j, FaultKind::kPartition, a);
   // A renewal was sent while A was cut off, and nothing came back before the heal.
   int sent_while_cut = 0;
   for (const Event& e : j.outcome.history.events) {
@@ -267,9 +267,8 @@ TEST(Nemesis, RandomFaultsFollowThePlanAndBreakTtlLocks) {
   }
   --seed;
   const auto lost_replies = [](const Judged& j) {
-    return std::count_if(j.result.faults.begin(), j.result.faults.end(), [&](const FaultWindow& w) {
-      return j.outcome.history.str(w.name) == "lose_reply";
-    });
+    return std::count_if(j.result.faults.begin(), j.result.faults.end(),
+                         [](const FaultWindow& w) { return w.kind == FaultKind::kLoseReply; });
   };
   const Judged processes = run(scenario, "lua_owner", seed);
   EXPECT_EQ(processes.result.verdict, Verdict::kMutexViolation);

@@ -120,26 +120,27 @@ class HistoryBuilder {
     for (Nanos t = first; t < until; t += period) extend(t, t + ms(0.5), client, ttl_ms);
     return *this;
   }
-  HistoryBuilder& fault(Nanos t, int client, const std::string& name = "lose_lock") {
+  // fault: a fault the client records about itself (Doc D's lose_lock).
+  HistoryBuilder& fault(Nanos t, int client, FaultKind kind = FaultKind::kLoseLock) {
     event(t, client, EventType::kInfo, Op::kFault);
-    last().fault().name = str(name);
+    last().fault().kind = kind;
     return *this;
   }
   // nemesis: a fault of the nemesis (client `self`) aimed at `target`, in `phase`.
-  HistoryBuilder& nemesis(Nanos t, int self, int target, const std::string& name,
-                          FaultPhase phase) {
+  HistoryBuilder& nemesis(Nanos t, int self, int target, FaultKind kind, FaultPhase phase) {
     event(t, self, EventType::kInfo, Op::kFault, "");
-    last().fault().name = str(name);
+    last().fault().kind = kind;
     last().fault().target = target;
     last().fault().phase = phase;
     return *this;
   }
-  // server_fault: a fault of the nemesis (client `self`) aimed at server `server`.
-  HistoryBuilder& server_fault(Nanos t, int self, const std::string& name,
-                               const std::string& server) {
+  // server_fault: a fault of the nemesis (client `self`) aimed at server `server`, in `phase`.
+  HistoryBuilder& server_fault(Nanos t, int self, FaultKind kind, const std::string& server,
+                               FaultPhase phase = FaultPhase::kInstant) {
     event(t, self, EventType::kInfo, Op::kFault, "");
-    last().fault().name = str(name);
+    last().fault().kind = kind;
     last().fault().server = str(server);
+    last().fault().phase = phase;
     return *this;
   }
   // read, write: the protected resource (counter value or record id with 1/0 exists).

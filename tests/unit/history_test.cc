@@ -7,9 +7,11 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/fault/fault.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
 #include "tests/support/file_size_limit.h"
@@ -175,7 +177,7 @@ TEST(Jsonl, RoundTripsEveryField) {
   Event pause = Event::make(EventType::kInfo, Op::kFault);
   pause.time_ns = 2800;
   pause.client = 2;
-  pause.fault().name = history.strings.add("pause");
+  pause.fault().kind = FaultKind::kPause;
   pause.fault().target = 1;
   pause.fault().phase = FaultPhase::kEnd;
   history.events.push_back(pause);
@@ -192,6 +194,12 @@ TEST(Jsonl, RoundTripsEveryField) {
     std::getline(in, header);
     EXPECT_EQ(header,
               R"({"history_schema":5,"clients":["A","B","C"],"servers":["n1","n2","n3","n4","n5"]})");
+    // A fault is written as its kind's word, as every schema since 2 has written it.
+    std::string line;
+    for (int i = 0; i < 6; ++i) std::getline(in, line);
+    EXPECT_EQ(
+        line,
+        R"({"index":5,"time_ns":2800,"client":"C","type":"info","f":"fault","fault":"pause","target":"B","phase":"end"})");
   }
   const History back = read_history_jsonl(path);
   ASSERT_EQ(back.events.size(), 7u);
@@ -227,7 +235,7 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_EQ(back.events[3].resource().value, 9);
   EXPECT_EQ(back.events[3].resource().fencing, 33);
   EXPECT_EQ(back.events[4].stop().reason, StopReason::kInterrupted);
-  EXPECT_EQ(back.str(back.events[5].fault().name), "pause");
+  EXPECT_EQ(back.events[5].fault().kind, FaultKind::kPause);
   EXPECT_EQ(back.events[5].fault().target, 1);
   EXPECT_EQ(back.events[5].fault().phase, FaultPhase::kEnd);
   EXPECT_EQ(back.events[6].schedule().intended_ns, 2850);
@@ -246,6 +254,7 @@ TEST(Jsonl, ReadsSchemaTwoAndRefusesUnknownSchemas) {
   }
   const History h = read_history_jsonl(path);
   ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].fault().kind, FaultKind::kLoseLock);
   EXPECT_EQ(h.events[0].fault().target, -1);
   EXPECT_EQ(h.events[0].fault().phase, FaultPhase::kInstant);
   {
@@ -344,10 +353,12 @@ TEST(Jsonl, ReadsSchemaOne) {
         << R"({"index":3,"time_ns":4,"client":"A","type":"ok","f":"release","key":"lock","value":{"count":1}})"
         << "\n"
         << R"({"index":4,"time_ns":5,"client":"B","type":"info","f":"acquire","key":"lock","error":"protocol: script my.acquire returned a table"})"
+        << "\n"
+        << R"({"index":5,"time_ns":6,"client":"A","type":"info","f":"fault","key":"lock","value":{"token":"lose_lock"}})"
         << "\n";
   }
   const History h = read_history_jsonl(path);
-  ASSERT_EQ(h.events.size(), 5u);
+  ASSERT_EQ(h.events.size(), 6u);
   EXPECT_EQ(h.token(h.events[1]), "t1");
   EXPECT_EQ(h.events[1].acquire().attempts, 2);
   EXPECT_EQ(h.events[1].acquire().sent_ns, 1);
@@ -356,6 +367,7 @@ TEST(Jsonl, ReadsSchemaOne) {
   EXPECT_EQ(h.events[3].release().deleted, 1);
   EXPECT_EQ(h.events[4].error, ErrorKind::kUnexpectedReply);
   EXPECT_EQ(h.message(h.events[4]), "script my.acquire returned a table");
+  EXPECT_EQ(h.events[5].fault().kind, FaultKind::kLoseLock);  // schema 1 named it in value.token
 }
 
 // A malformed line is reported with the file name and its line number.
@@ -397,6 +409,44 @@ TEST(Jsonl, RejectsBadLinesWithLineNumbers) {
   }
   EXPECT_THROW(read_history_jsonl(path), InputError);  // an unknown error kind
   EXPECT_THROW(read_history_jsonl(temp_file("absent.jsonl")), InputError);
+}
+
+// A fault whose word this locksim does not know (or that has none) is refused naming the file,
+// the line, the field and every word it knows, in every schema: the checkers judge a fault by its
+// kind, so a word they cannot place would be judged as nothing.
+TEST(Jsonl, RefusesUnknownFaultWordsListingTheKnownOnes) {
+  std::string known;
+  for (const FaultKind kind : all_fault_kinds()) {
+    known += (known.empty() ? "" : ", ") + std::string(traits(kind).word);
+  }
+  EXPECT_NE(known.find("pause, partition, lose_reply"), std::string::npos) << known;
+  const fs::path path = temp_file("unknown-fault.jsonl");
+  const std::string header = R"({"history_schema":5,"clients":["A","nemesis"]})";
+  const std::string pause =
+      R"({"index":0,"time_ns":1,"client":"nemesis","type":"info","f":"fault","fault":"pause","target":"A","phase":"start"})";
+  // Each case: the file's lines, and the end of the error after the file's path.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {header + "\n" + pause + "\n" +
+           R"({"index":1,"time_ns":2,"client":"nemesis","type":"info","f":"fault","fault":"meteor","target":"A"})",
+       ":3: $.fault: unknown fault \"meteor\"; expected one of " + known},
+      {header + "\n" +
+           R"({"index":0,"time_ns":1,"client":"nemesis","type":"info","f":"fault","target":"A"})",
+       ":2: $.fault: missing; expected one of " + known},
+      {header + "\n" +
+           R"({"index":0,"time_ns":1,"client":"nemesis","type":"info","f":"fault","fault":""})",
+       ":2: $.fault: unknown fault \"\"; expected one of " + known},
+      {R"({"index":0,"time_ns":1,"client":"A","type":"info","f":"fault","value":{"token":"Pause"}})",
+       ":1: $.value.token: unknown fault \"Pause\"; expected one of " + known},
+  };
+  for (const auto& [lines, expected] : cases) {
+    std::ofstream(path, std::ios::binary) << lines << "\n";
+    try {
+      read_history_jsonl(path);
+      ADD_FAILURE() << "no InputError for " << lines;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), path.string() + expected);
+    }
+  }
 }
 
 // Hostile lines are InputErrors naming the file and line, never an abort: a number beyond a

@@ -24,10 +24,10 @@ TEST(CheckerTest, NemesisFaultMarksTheTargetsWindow) {
   constexpr int kNemesis = 3;
   HistoryBuilder builder({"A", "B", "C", "nemesis"});
   builder.hold(A, ms(0), ms(1), ms(400), ms(401), 100)
-      .nemesis(ms(50), kNemesis, A, "pause", FaultPhase::kStart)
+      .nemesis(ms(50), kNemesis, A, FaultKind::kPause, FaultPhase::kStart)
       .hold(B, ms(60), ms(250), ms(500), ms(501), 100)
-      .nemesis(ms(300), kNemesis, A, "pause", FaultPhase::kEnd)
-      .nemesis(ms(450), kNemesis, C, "lose_reply", FaultPhase::kInstant);
+      .nemesis(ms(300), kNemesis, A, FaultKind::kPause, FaultPhase::kEnd)
+      .nemesis(ms(450), kNemesis, C, FaultKind::kLoseReply, FaultPhase::kInstant);
   const CheckResult r = check(builder.build());
   ASSERT_EQ(violations(r).size(), 1u);
   const Finding& v = *violations(r)[0];
@@ -46,9 +46,9 @@ TEST(CheckerTest, NemesisFaultMarksTheTargetsWindow) {
   // The same pause aimed at B leaves A's window unfaulted: the violation is outside faults.
   HistoryBuilder aimed_elsewhere({"A", "B", "C", "nemesis"});
   aimed_elsewhere.hold(A, ms(0), ms(1), ms(400), ms(401), 100)
-      .nemesis(ms(50), kNemesis, C, "pause", FaultPhase::kStart)
+      .nemesis(ms(50), kNemesis, C, FaultKind::kPause, FaultPhase::kStart)
       .hold(B, ms(60), ms(250), ms(500), ms(501), 100)
-      .nemesis(ms(300), kNemesis, C, "pause", FaultPhase::kEnd);
+      .nemesis(ms(300), kNemesis, C, FaultKind::kPause, FaultPhase::kEnd);
   EXPECT_EQ(check(aimed_elsewhere.build()).violations_outside_faults, 1);
 }
 
@@ -56,7 +56,7 @@ TEST(CheckerTest, NemesisFaultMarksTheTargetsWindow) {
 TEST(CheckerTest, UnclosedFaultWindowEndsWithTheHistory) {
   HistoryBuilder builder({"A", "B", "C", "nemesis"});
   builder.hold(A, ms(0), ms(1), ms(400), ms(401), 100)
-      .nemesis(ms(50), 3, A, "partition", FaultPhase::kStart);
+      .nemesis(ms(50), 3, A, FaultKind::kPartition, FaultPhase::kStart);
   const CheckResult r = check(builder.build());
   ASSERT_EQ(r.faults.size(), 1u);
   EXPECT_EQ(r.faults[0].to_ns, ms(401));

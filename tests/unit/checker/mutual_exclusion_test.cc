@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/checker/check.h"
@@ -348,8 +349,8 @@ TEST(CheckerTest, RedlockLockLostNamesTheGrantingServersFromTypedGrants) {
   HistoryBuilder b({"A", "B", "nemesis"});
   b.servers({"n1", "n2", "n3", "n4", "n5"});
   b.acquire_invoke(ms(0), A, 10000).acquire_ok(ms(1), A, 10000).granted_on({0, 1, 2});
-  b.server_fault(ms(4), kNemesis, "restart_server", "n4");
-  b.server_fault(ms(5), kNemesis, "restart_server", "n3");
+  b.server_fault(ms(4), kNemesis, FaultKind::kRestartServer, "n4");
+  b.server_fault(ms(5), kNemesis, FaultKind::kRestartServer, "n3");
   b.acquire_invoke(ms(6), B, 10000).acquire_ok(ms(8), B, 10000).granted_on({2, 3, 4});
   b.release(ms(20), ms(21), A).release(ms(30), ms(31), B);
   const History h = b.build();
@@ -366,6 +367,40 @@ TEST(CheckerTest, RedlockLockLostNamesTheGrantingServersFromTypedGrants) {
                        "B's acquire was granted by n3, n4, n5 of 5, while A's was granted by "
                        "n1, n2, n3 of 5: two majorities."))
       << v.words;
+}
+
+// Proves the cause of an overlap after a server fault follows the fault's kind: each kind that
+// may make a server forget the key (a restart, a promotion, Sentinel's failover, a clock jump)
+// makes it lock_lost, named in its own words; every other server fault leaves it racy_acquire.
+TEST(CheckerTest, LockLostFollowsTheServerFaultsKind) {
+  constexpr int kNemesis = C;
+  const auto overlap_after = [](FaultKind kind) {
+    HistoryBuilder b({"A", "B", "nemesis"});
+    b.acquire_invoke(ms(0), A, 10000).acquire_ok(ms(1), A, 10000);
+    const FaultPhase phase = traits(kind).window ? FaultPhase::kStart : FaultPhase::kInstant;
+    b.server_fault(ms(5), kNemesis, kind, "n1", phase);
+    b.acquire_invoke(ms(6), B, 10000).acquire_ok(ms(8), B, 10000);
+    b.release(ms(20), ms(21), A).release(ms(30), ms(31), B);
+    const CheckResult r = check(b.build());
+    EXPECT_EQ(violations(r).size(), 1u) << traits(kind).word;
+    return violations(r).empty() ? Finding{} : *violations(r)[0];
+  };
+  const std::vector<std::pair<FaultKind, std::string>> forgetting = {
+      {FaultKind::kRestartServer, "n1 was restarted at 5.0 ms and came back without the key"},
+      {FaultKind::kPromote, "n1 was promoted to primary at 5.0 ms without having received the key"},
+      {FaultKind::kFailover,
+       "n1 was promoted to primary at 5.0 ms by Sentinel without having received the key"},
+      {FaultKind::kClockJump, "n1's clock jumped ahead at 5.0 ms, so the key expired there early"},
+  };
+  for (const auto& [kind, words] : forgetting) {
+    const Finding v = overlap_after(kind);
+    EXPECT_EQ(v.cause, "lock_lost") << traits(kind).word;
+    EXPECT_TRUE(contains(v.words, words)) << v.words;
+  }
+  for (const FaultKind kind : {FaultKind::kKillServer, FaultKind::kDown, FaultKind::kPauseServer,
+                               FaultKind::kReplicationCut, FaultKind::kPartition}) {
+    EXPECT_EQ(overlap_after(kind).cause, "racy_acquire") << traits(kind).word;
+  }
 }
 
 }  // namespace

@@ -58,6 +58,12 @@ std::chrono::milliseconds node_timeout(std::int64_t ttl_ms) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 1000));
 }
 
+ConnectionOptions client_connection(const LockConfig& lock) {
+  ConnectionOptions options;
+  options.command_timeout = std::chrono::milliseconds(lock.reply_timeout_ms);
+  return options;
+}
+
 ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers) {
   ServerGrant grant;
   grant.of = static_cast<std::uint8_t>(std::min(servers, kMaxGrantServers));
@@ -89,7 +95,8 @@ ThreadClient::ThreadClient(RunContext& run, int index)
                                run.clock().base())),
       // Its own connection: it runs beside the client's thread.
       watchdog_(run.request().variant, run.clock().base(), [this] {
-        return std::make_unique<HiredisConnection>(link_endpoint(), ConnectionOptions{});
+        return std::make_unique<HiredisConnection>(link_endpoint(),
+                                                   client_connection(run_.scenario().lock));
       }) {
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
@@ -99,7 +106,7 @@ ThreadClient::ThreadClient(RunContext& run, int index)
 ThreadClient::~ThreadClient() { stop_renewal(); }
 
 std::string ThreadClient::connect() {
-  connection_.emplace(link_endpoint(), ConnectionOptions{});
+  connection_.emplace(link_endpoint(), client_connection(run_.scenario().lock));
   if (connection_->broken()) return connection_->last_error().describe();
   const Topology* topology = run_.request().topology;
   if (topology != nullptr) primary_generation_ = topology->primary_generation();
@@ -122,7 +129,7 @@ void ThreadClient::refresh_links() {
       topology != nullptr && topology->primary_generation() != primary_generation_;
   if (changed) {
     primary_generation_ = topology->primary_generation();
-    connection_.emplace(link_endpoint(), ConnectionOptions{});
+    connection_.emplace(link_endpoint(), client_connection(run_.scenario().lock));
   }
   if (connection_->broken()) connection_->reconnect();
   for (const auto& node : nodes_) {

@@ -65,6 +65,10 @@ ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers
 // a per-node timeout small against the TTL), bounded to [50, 1000] ms.
 std::chrono::milliseconds node_timeout(std::int64_t ttl_ms);
 
+// client_connection: the options of a client's own connections (commands and renewals): the
+// scenario's lock.reply_timeout_ms is how long a call waits for its reply.
+ConnectionOptions client_connection(const LockConfig& lock);
+
 // DriverClient: what the runners (scripted.cc, workload.cc) drive, whatever executes the client:
 // a ThreadClient inside locksim or a ProcessClient behind the worker protocol. Each records its
 // client's events in the client's own log at the conservative points (enter after the acquire

@@ -93,11 +93,12 @@ class Worker {
         client_(std::move(client)),
         rng_(seed),
         lock_(std::move(lock)),
-        connection_(endpoint_, ConnectionOptions{}),
+        connection_(endpoint_, driver_internal::client_connection(lock_)),
         wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream),
                                  clock_.base())),
         renewal_(variant, clock_.base(), [this] {
-          return std::make_unique<HiredisConnection>(endpoint_, ConnectionOptions{});
+          return std::make_unique<HiredisConnection>(endpoint_,
+                                                     driver_internal::client_connection(lock_));
         }) {
     if (!variant.multi_server()) return;
     // As a thread client's; a node down at the start is not an error.
@@ -386,6 +387,7 @@ Endpoint endpoint_from_json(const nlohmann::json& j) {
 nlohmann::json lock_to_json(const LockConfig& lock) {
   const WaitConfig& wait = lock.wait;
   return {{"ttl_ms", lock.ttl_ms},
+          {"reply_timeout_ms", lock.reply_timeout_ms},
           {"renew_period_ms", lock.renew_period_ms},
           {"queue_timeout_ms", lock.queue_timeout_ms},
           {"wait",
@@ -401,6 +403,7 @@ nlohmann::json lock_to_json(const LockConfig& lock) {
 LockConfig lock_from_json(const nlohmann::json& j) {
   LockConfig lock;
   lock.ttl_ms = j.at("ttl_ms").get<std::int64_t>();
+  lock.reply_timeout_ms = j.at("reply_timeout_ms").get<std::int64_t>();
   lock.renew_period_ms = j.at("renew_period_ms").get<std::int64_t>();
   lock.queue_timeout_ms = j.at("queue_timeout_ms").get<std::int64_t>();
   const nlohmann::json& wait = j.at("wait");

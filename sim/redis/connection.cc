@@ -239,6 +239,11 @@ RedisResult HiredisConnection::command(std::span<const std::string_view> args) {
 // fail: hiredis leaves the context in an undefined state after an error: drop it for good.
 RedisResult HiredisConnection::fail(int saved_errno) {
   last_error_ = classify(*context_, saved_errno, /*connecting=*/false);
+  // A timeout says which deadline ran out: the scenario's reply_timeout_ms, visible in the history.
+  if (last_error_.error == RedisErrorKind::kTimeout) {
+    last_error_.message = "no reply within " + std::to_string(options_.command_timeout.count()) +
+                          " ms (" + last_error_.message + ")";
+  }
   context_.reset();
   return last_error_;
 }

@@ -129,8 +129,8 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
   static const std::regex kKeyPattern("[A-Za-z0-9_:.-]{1,64}");
   LockConfig lock;
   if (node) {
-    node->expect_object(
-        {"key", "ttl_ms", "acquire_timeout_ms", "wait", "renew_period_ms", "queue_timeout_ms"});
+    node->expect_object({"key", "ttl_ms", "acquire_timeout_ms", "reply_timeout_ms", "wait",
+                         "renew_period_ms", "queue_timeout_ms"});
     if (const auto key = node->optional_member("key")) {
       lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . -");
     }
@@ -142,6 +142,9 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
     }
     if (const auto timeout = node->optional_member("acquire_timeout_ms")) {
       lock.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
+    }
+    if (const auto reply = node->optional_member("reply_timeout_ms")) {
+      lock.reply_timeout_ms = reply->duration_ms(1, kMaxReplyTimeoutMs);
     }
     if (const auto wait = node->optional_member("wait")) lock.wait = parse_wait(*wait);
   }
@@ -183,6 +186,7 @@ nlohmann::json resolved_lock(const LockConfig& lock) {
   return {{"key", lock.key},
           {"ttl_ms", lock.ttl_ms},
           {"acquire_timeout_ms", lock.acquire_timeout_ms},
+          {"reply_timeout_ms", lock.reply_timeout_ms},
           {"wait", resolved_wait(lock.wait)},
           {"renew_period_ms", lock.renew_period_ms},
           {"queue_timeout_ms", lock.queue_timeout_ms}};

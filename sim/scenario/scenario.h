@@ -48,6 +48,10 @@ struct LockConfig {
   std::string key = "lock";                // logical key; the run prefix is added by the driver
   std::int64_t ttl_ms = 1000;              // lease for TTL variants, 1..3600000
   std::int64_t acquire_timeout_ms = 2000;  // give up acquiring after this, 0..3600000 (0 = one try)
+  // reply_timeout_ms: how long a client waits for the reply to one command before the call ends
+  // without one (`info`, error timeout), 1..600000. A lost reply costs this, so a scenario that
+  // loses replies sets it short against its TTL; one that delays commands sets it past the delay.
+  std::int64_t reply_timeout_ms = 2000;
   WaitConfig wait;
   // Variants that renew (lua_owner_renew) extend the lease every renew_period_ms while held. The
   // loader fills in the default, max(1, ttl_ms / 3); 0 only in a LockConfig nobody loaded.

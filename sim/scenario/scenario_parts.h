@@ -30,6 +30,8 @@ using json::shortest_number;
 
 // kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
 inline constexpr std::int64_t kMaxDurationMs = 3600000;
+// A reply waited for longer than ten minutes is not a reply a lock can use.
+inline constexpr std::int64_t kMaxReplyTimeoutMs = 600000;
 
 // SweepValue: one swept value and the key its expectations are written under.
 struct SweepValue {

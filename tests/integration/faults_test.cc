@@ -214,6 +214,24 @@ TEST(LinkFaults, LostAcquireReplyIsUnknownNeverOk) {
   }
 }
 
+// The scenario sets how long a lost reply costs: with lock.reply_timeout_ms 300, A's call ends
+// after 300 ms on every host, not after hiredis's 2 s, and the history says which deadline ran out.
+TEST(LinkFaults, LostReplyCostsTheScenariosReplyTimeout) {
+  Scenario scenario = catalogue("lost-acquire-reply");
+  scenario.lock.reply_timeout_ms = 300;
+  for (const Scenario& on_host : {scenario, as_threads(scenario)}) {
+    const Judged j = run(on_host, "lua_owner");
+    EXPECT_EQ(j.result.verdict, Verdict::kUnknown);
+    std::string message;
+    for (const Event& e : j.outcome.history.events) {
+      if (e.f == Op::kAcquire && e.client == j.client("A") && e.type == EventType::kInfo) {
+        message = std::string(j.outcome.history.message(e));
+      }
+    }
+    EXPECT_TRUE(message.starts_with("no reply within 300 ms")) << "A's lost acquire: " << message;
+  }
+}
+
 // Cut off while holding: the renewals cannot reach the server (none is answered while the link
 // is cut), the lease expires there, B gets in while A works.
 TEST(LinkFaults, PartitionWhileHoldingLetsTheLeaseExpire) {

@@ -156,6 +156,29 @@ TEST(ScenarioLoaderTest, RenewPeriodDefaultsToAThirdOfTtlAndStaysBelowIt) {
       {"$.lock.renew_period_ms: expected a duration in ms between 1 and 3600000, got 0"});
 }
 
+// A client waits 2 s for a reply unless lock.reply_timeout_ms says otherwise; the resolved
+// scenario keeps it, and it is range checked.
+TEST(ScenarioLoaderTest, ReplyTimeoutDefaultsToTwoSecondsAndIsRangeChecked) {
+  const Scenario plain = parse_scenario(scripted_document(), kFile, kVariants);
+  EXPECT_EQ(plain.lock.reply_timeout_ms, 2000);
+  EXPECT_EQ(plain.resolved["lock"]["reply_timeout_ms"], 2000);
+  json document = scripted_document();
+  document["lock"]["reply_timeout_ms"] = 250;
+  const Scenario short_wait = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(short_wait.lock.reply_timeout_ms, 250);
+  EXPECT_EQ(parse_scenario(short_wait.resolved, kFile, kVariants).lock.reply_timeout_ms, 250);
+
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["reply_timeout_ms"] = 0; }),
+      {kFile, "$.lock.reply_timeout_ms: expected a duration in ms between 1 and 600000, got 0"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["reply_timeout_ms"] = 600001; }),
+      {"$.lock.reply_timeout_ms: expected a duration in ms between 1 and 600000"});
+  expect_contains(
+      error_after(scripted_document(), [](json& d) { d["lock"]["reply_timeout_ms"] = "1s"; }),
+      {"$.lock.reply_timeout_ms"});
+}
+
 // The queue timeout defaults to max(ttl_ms, 3 x the longest pause of the wait strategy), and an
 // explicit one shorter than two pauses is refused only where lua_fair_queue runs.
 TEST(ScenarioLoaderTest, QueueTimeoutDefaultsFromTtlAndWaitAndMustOutlastTwoPauses) {

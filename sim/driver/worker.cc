@@ -403,7 +403,8 @@ nlohmann::json lock_to_json(const LockConfig& lock) {
 LockConfig lock_from_json(const nlohmann::json& j) {
   LockConfig lock;
   lock.ttl_ms = j.at("ttl_ms").get<std::int64_t>();
-  lock.reply_timeout_ms = j.at("reply_timeout_ms").get<std::int64_t>();
+  // Optional in the protocol: a connect written before it existed waits as long as ever.
+  lock.reply_timeout_ms = j.value("reply_timeout_ms", LockConfig{}.reply_timeout_ms);
   lock.renew_period_ms = j.at("renew_period_ms").get<std::int64_t>();
   lock.queue_timeout_ms = j.at("queue_timeout_ms").get<std::int64_t>();
   const nlohmann::json& wait = j.at("wait");

@@ -7,11 +7,13 @@
 // "busy" and it keeps trying): a correct lock must be able to hold such a client back without
 // stalling the script, or a scenario could only pass by timing out. A client whose acquire is
 // merely in flight still holds later steps back, so the listed order of acquisitions is kept.
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "sim/driver/conditions.h"
 #include "sim/core/assert.h"
+#include "sim/driver/conditions.h"
 #include "sim/driver/runners.h"
 #include "sim/topology/topology.h"
 
@@ -95,7 +97,9 @@ void hold_fault(RunContext& run, DriverClient& client, const Step& step, const c
 // (empty: every link).
 std::vector<std::size_t> link_servers(const RunContext& run, const Step& step) {
   if (step.link_servers.empty()) {
-    return step.action == Step::Action::kPartition ? std::vector<std::size_t>{} : run.call_links();
+    const bool window =
+        step.action == Step::Action::kPartition || step.action == Step::Action::kLinkFault;
+    return window ? std::vector<std::size_t>{} : run.call_links();
   }
   std::vector<std::size_t> servers;
   for (const std::string& name : step.link_servers) {
@@ -140,6 +144,44 @@ class LinkFaultScope {
 
  private:
   std::thread watcher_;
+};
+
+// LinkFaultWindow: the window of a link fault step (a kind with a LinkFaultType, such as
+// drop_commands). It opens on the client's thread and is closed by a thread of its own after
+// work_ms, or once `until` holds (at most max_ms), so that the client's next steps run inside it:
+// a window on a client that waits for it to end would fault nothing but its renewal. The step is
+// done when the window closes. The destructor waits for the close.
+class LinkFaultWindow {
+ public:
+  LinkFaultWindow(RunContext& run, const DriverClient& client, const Step& step,
+                  std::size_t step_index) {
+    const auto index = static_cast<std::size_t>(client.index());
+    const std::vector<std::size_t> links = link_servers(run, step);
+    run.nemesis().open_link_fault(index, step.link_fault_kind, *step.link_fault_settings, links);
+    closer_ = std::thread(
+        [&run, &step, who = client.name() + " (" + step.id + ")", index, links, step_index] {
+          if (step.until.empty()) {
+            run.pause(ms_to_ns(step.work_ms));
+          } else {
+            HiredisConnection observer(
+                run.request().admin_endpoint.value_or(run.request().endpoint), ConnectionOptions{});
+            if (!wait_for_conditions(run, observer, step.until, ms_to_ns(step.max_ms)) &&
+                !run.should_stop()) {
+              run.note(who + ": " + std::string(traits(step.link_fault_kind).word) + " the full " +
+                       std::to_string(step.max_ms) + " ms; never saw " +
+                       describe_conditions(step.until));
+            }
+          }
+          run.nemesis().close_link_fault(index, step.link_fault_kind, links);
+          mark_done(run, step_index);
+        });
+  }
+  ~LinkFaultWindow() { closer_.join(); }
+  LinkFaultWindow(const LinkFaultWindow&) = delete;
+  LinkFaultWindow& operator=(const LinkFaultWindow&) = delete;
+
+ private:
+  std::thread closer_;
 };
 
 // after_call: a crash_at point the variant never reached means "crash right after the call".
@@ -296,6 +338,9 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     case Step::Action::kSleep:
       run.pause(ms_to_ns(step.work_ms));
       return;
+    case Step::Action::kLinkFault:
+      LOCKSIM_ASSERT(false);  // run_scripted_client opens its window (LinkFaultWindow)
+      return;
     case Step::Action::kKillServer:
     case Step::Action::kRestartServer:
     case Step::Action::kPauseServer:
@@ -357,6 +402,8 @@ void run_scripted_server_faults(RunContext& run) {
 
 void run_scripted_client(RunContext& run, DriverClient& client) {
   const std::vector<Step>& steps = run.scenario().steps;
+  // Declared before the loop: every way out of it waits for the windows to close.
+  std::vector<std::unique_ptr<LinkFaultWindow>> windows;
   for (std::size_t index = 0; index < steps.size(); ++index) {
     const Step& step = steps[index];
     if (Step::server_action(step.action) || step.client != client.name()) continue;
@@ -375,8 +422,16 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
                describe_conditions(step.wait_for));
     }
     mark_started(run, index);
-    execute(run, client, step);
-    mark_done(run, index);
+    if (step.action == Step::Action::kLinkFault && !client.crashed()) {
+      windows.push_back(std::make_unique<LinkFaultWindow>(run, client, step, index));
+    } else {
+      if (step.action == Step::Action::kLinkFault) {
+        run.note(client.name() + " (" + step.id + "): skipped, " + client.name() + " has crashed");
+      } else {
+        execute(run, client, step);
+      }
+      mark_done(run, index);
+    }
     if (run.should_stop()) {
       run.stopped_early = true;
       return;

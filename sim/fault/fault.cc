@@ -7,16 +7,25 @@
 #include "sim/core/assert.h"
 
 namespace locksim {
+
+// The link fault kinds' own files define these (sim/fault/<word>.cc). Naming one in its row is
+// also what links its file into a program: nothing registers itself at start-up.
+extern const LinkFaultType kDropCommandsLinkFault;
+
 namespace {
 
 // One row per kind; a trait not named is false. A kill opens the outage, not the `down` window
 // that starts with it, so that one kill is one outage.
-constexpr std::array<FaultTraits, 13> kKinds = {{
+constexpr std::array<FaultTraits, 14> kKinds = {{
     {.kind = FaultKind::kPause, .word = "pause", .window = true},
     {.kind = FaultKind::kPartition, .word = "partition", .window = true},
     {.kind = FaultKind::kLoseReply, .word = "lose_reply"},
     {.kind = FaultKind::kDelay, .word = "delay", .window = true},
     {.kind = FaultKind::kLoseLock, .word = "lose_lock"},
+    {.kind = FaultKind::kDropCommands,
+     .word = "drop_commands",
+     .window = true,
+     .link_fault = &kDropCommandsLinkFault},
     {.kind = FaultKind::kKillServer, .word = "kill_server", .opens_outage = true},
     {.kind = FaultKind::kDown, .word = "down", .window = true},
     {.kind = FaultKind::kRestartServer, .word = "restart_server", .forgets_key = true},
@@ -58,6 +67,17 @@ const std::vector<FaultKind>& all_fault_kinds() {
     std::vector<FaultKind> all;
     for (const FaultTraits& row : kKinds) all.push_back(row.kind);
     return all;
+  }();
+  return kinds;
+}
+
+const std::vector<FaultKind>& link_fault_kinds() {
+  static const std::vector<FaultKind> kinds = [] {
+    std::vector<FaultKind> links;
+    for (const FaultTraits& row : kKinds) {
+      if (row.link_fault != nullptr) links.push_back(row.kind);
+    }
+    return links;
   }();
   return kinds;
 }

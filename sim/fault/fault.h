@@ -4,7 +4,8 @@
 // The nemesis and the clients record a fault as a kind, history.jsonl writes the kind's word
 // ("pause", "kill_server", ...), and the checkers read the kind's traits, never the word. A new
 // kind is its enumerator below and its row in fault.cc (tests/unit/fault_test.cc checks the
-// table); its word is then written and read back with no other change.
+// table); its word is then written and read back with no other change. A link fault kind (a
+// window of a CommandPolicy on a client's links) adds its own file; see link_fault.h.
 //
 //   const FaultTraits& pause = traits(FaultKind::kPause);  // pause.word == "pause"
 //   std::optional<FaultKind> kind = fault_kind("kill_server");  // FaultKind::kKillServer
@@ -17,6 +18,8 @@
 
 namespace locksim {
 
+struct LinkFaultType;  // link_fault.h
+
 // FaultKind: what a fault event is about (`fault` in history.jsonl and results.json).
 enum class FaultKind : std::uint8_t {
   // Faults aimed at a client (the event's `target`, or the client itself for lose_lock).
@@ -25,6 +28,8 @@ enum class FaultKind : std::uint8_t {
   kLoseReply,  // instant: the reply of the next command on the client's links is dropped
   kDelay,      // window: the client's next command is held in the proxy, then forwarded
   kLoseLock,   // instant: Doc D's lost iteration, recorded by the client itself; renewal stops
+  // window: every Nth command on the client's links is swallowed (drop_commands.cc)
+  kDropCommands,
   // Faults aimed at a server (the event's `server`).
   kKillServer,      // instant: SIGKILL; a window `down` opens with it
   kDown,            // window: from the kill to the restart
@@ -59,6 +64,10 @@ struct FaultTraits {
   // opens_outage: the lock's users may be cut off from the server it is aimed at until the lock
   // is granted again (for a window: at its start).
   bool opens_outage = false;
+  // link_fault: set for a kind that is a window step on a client's links, run by a CommandPolicy
+  // in its LinkProxy (link_fault.h): the step's parser and the policy's maker, in the kind's own
+  // file. Null for every other kind.
+  const LinkFaultType* link_fault = nullptr;
 };
 
 // traits: the row of `kind`. Asserts that `kind` is one of the enumerators.
@@ -67,6 +76,8 @@ const FaultTraits& traits(FaultKind kind);
 std::optional<FaultKind> fault_kind(std::string_view word);
 // all_fault_kinds: every kind, in the order of the enumeration.
 const std::vector<FaultKind>& all_fault_kinds();
+// link_fault_kinds: the kinds with a `link_fault` type, in the order of the enumeration.
+const std::vector<FaultKind>& link_fault_kinds();
 
 // to_string: the phase's word in history.jsonl ("instant", "start", "end").
 std::string_view to_string(FaultPhase phase);

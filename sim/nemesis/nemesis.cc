@@ -95,6 +95,24 @@ void Nemesis::heal(std::size_t client, const std::vector<std::size_t>& servers) 
   for (LinkProxy* link : links(client, servers)) link->heal();
 }
 
+void Nemesis::open_link_fault(std::size_t client, FaultKind kind, const LinkFaultSettings& settings,
+                              const std::vector<std::size_t>& servers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(traits(kind).link_fault != nullptr);
+  // The recorded window holds every command the policy decides on: it opens before the policy is
+  // installed and closes after it is removed.
+  record(kind, client, FaultPhase::kStart, servers);
+  for (LinkProxy* link : links(client, servers)) link->set_command_policy(settings.make_policy());
+}
+
+void Nemesis::close_link_fault(std::size_t client, FaultKind kind,
+                               const std::vector<std::size_t>& servers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LOCKSIM_ASSERT(traits(kind).link_fault != nullptr);
+  for (LinkProxy* link : links(client, servers)) link->set_command_policy(nullptr);
+  record(kind, client, FaultPhase::kEnd, servers);
+}
+
 void Nemesis::record_server(FaultKind kind, std::size_t server, FaultPhase phase) {
   // Requires mutex_.
   LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));

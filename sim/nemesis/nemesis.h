@@ -29,6 +29,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/fault/fault.h"
+#include "sim/fault/link_fault.h"
 #include "sim/history/recorder.h"
 
 namespace locksim {
@@ -75,6 +76,13 @@ class Nemesis {
   // reset: close the links' connections (and new ones) instead of holding their bytes.
   void partition(std::size_t client, bool reset, const std::vector<std::size_t>& servers = {});
   void heal(std::size_t client, const std::vector<std::size_t>& servers = {});
+  // open_link_fault / close_link_fault: a window of link fault `kind` (one with a LinkFaultType,
+  // sim/fault/link_fault.h): each chosen link gets its own policy from `settings` until the
+  // window closes, which removes it. The nemesis does not know what the policy does.
+  void open_link_fault(std::size_t client, FaultKind kind, const LinkFaultSettings& settings,
+                       const std::vector<std::size_t>& servers = {});
+  void close_link_fault(std::size_t client, FaultKind kind,
+                        const std::vector<std::size_t>& servers = {});
 
   // Server faults (require attach_topology). Each records its event under the server's name
   // (client target: the nemesis) and returns "" or what went wrong. The topology's own state

@@ -1,5 +1,7 @@
 #include "sim/proxy/faults.h"
 
+#include <utility>
+
 #include "sim/core/assert.h"
 
 namespace locksim::proxy_internal {
@@ -13,7 +15,8 @@ CommandFate FaultState::next_command(Nanos now) {
   }
   next_command_ = NextCommand::kNormal;
   if (drop_countdown_ >= 0) fate.drop_reply = drop_countdown_-- == 0;
-  return fate;
+  if (policy_ == nullptr) return fate;
+  return merge(fate, policy_->next(++policy_commands_, now));
 }
 
 Nanos FaultState::reply_due(Nanos now) {
@@ -41,6 +44,11 @@ void FaultState::hold_next_command() { next_command_ = NextCommand::kHeld; }
 void FaultState::drop_reply_of_next(int skip) {
   LOCKSIM_ASSERT(skip >= 0);
   drop_countdown_ = skip;
+}
+
+void FaultState::set_policy(std::shared_ptr<CommandPolicy> policy) {
+  policy_ = std::move(policy);
+  policy_commands_ = 0;
 }
 
 void FaultState::heal() {

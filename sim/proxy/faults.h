@@ -11,25 +11,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
+#include "sim/fault/link_fault.h"
 #include "sim/proxy/link_proxy.h"
 
 namespace locksim::proxy_internal {
 
-// CommandFate: what the proxy does with one command a client sent.
-struct CommandFate {
-  bool held = false;        // forwarded only after release_held() or heal()
-  Nanos due = 0;            // not forwarded before this instant
-  bool drop_reply = false;  // the server's reply to it is discarded
-};
-
 class FaultState {
  public:
   // next_command: the fate of a command just received in full; the hold, delay or drop aimed
-  // at it is used up.
+  // at it is used up, and the installed policy (if any) has its say too (merge).
   CommandFate next_command(Nanos now);
   // reply_due: when a reply completed at `now` may be forwarded (`now` without a reply delay).
   Nanos reply_due(Nanos now);
@@ -41,6 +36,8 @@ class FaultState {
   void hold_next_command();
   void drop_reply_of_next(int skip);
   void partition(PartitionMode mode) { partition_ = mode; }
+  // set_policy: installs `policy` (null: none), whose command indices start again at 1.
+  void set_policy(std::shared_ptr<CommandPolicy> policy);
   // heal: ends the partition and disarms a hold or delay not yet used; a drop stays armed.
   void heal();
 
@@ -57,6 +54,8 @@ class FaultState {
   Nanos reply_delay_ns_ = 0;
   Nanos reply_jitter_ns_ = 0;
   Rng reply_rng_{0};
+  std::shared_ptr<CommandPolicy> policy_;
+  std::uint64_t policy_commands_ = 0;  // commands the policy has decided on
 };
 
 }  // namespace locksim::proxy_internal

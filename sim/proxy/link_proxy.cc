@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/core/assert.h"
@@ -242,6 +243,7 @@ LinkProxyCounters LinkProxy::counters() const {
   counters.commands_forwarded = cells.commands_forwarded.load();
   counters.replies_forwarded = cells.replies_forwarded.load();
   counters.replies_dropped = cells.replies_dropped.load();
+  counters.commands_dropped = cells.commands_dropped.load();
   return counters;
 }
 
@@ -267,6 +269,10 @@ void LinkProxy::release_held() {
 
 void LinkProxy::drop_reply_of_next(int skip) {
   loop_->run([&] { loop_->faults().drop_reply_of_next(skip); });
+}
+
+void LinkProxy::set_command_policy(std::shared_ptr<CommandPolicy> policy) {
+  loop_->run([&] { loop_->faults().set_policy(std::move(policy)); });
 }
 
 void LinkProxy::partition(PartitionMode mode) {

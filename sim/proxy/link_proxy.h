@@ -29,6 +29,7 @@
 #include <memory>
 
 #include "sim/core/clock.h"
+#include "sim/fault/link_fault.h"
 #include "sim/redis/endpoint.h"
 
 namespace locksim {
@@ -52,7 +53,8 @@ struct LinkProxyCounters {
   std::uint64_t commands_received = 0;   // complete commands read from clients
   std::uint64_t commands_forwarded = 0;  // written towards the server
   std::uint64_t replies_forwarded = 0;   // written towards a client
-  std::uint64_t replies_dropped = 0;     // discarded by drop_reply_of_next
+  std::uint64_t replies_dropped = 0;     // discarded by drop_reply_of_next or a policy
+  std::uint64_t commands_dropped = 0;    // swallowed by a CommandPolicy (never forwarded)
 };
 
 class LinkProxy {
@@ -94,8 +96,15 @@ class LinkProxy {
   // partition: starts a partition (see PartitionMode); a second call changes its mode.
   void partition(PartitionMode mode);
   // heal: ends a partition (held bytes are forwarded in order), releases every held or delayed
-  // command, and disarms a hold or delay not used yet. Reply delays and an armed drop stay.
+  // command, and disarms a hold or delay not used yet. Reply delays, an armed drop and an
+  // installed policy stay.
   void heal();
+  // set_command_policy: from the next command on, `policy` decides every command's fate too
+  // (CommandPolicy, sim/fault/link_fault.h; counted from 1 across the proxy's connections, in
+  // the order it reads them), merged with the faults armed above. Null removes it; commands it
+  // already decided on keep their fate (one it held waits for release_held() or heal()). Its
+  // next() runs on the loop thread, not the caller's.
+  void set_command_policy(std::shared_ptr<CommandPolicy> policy);
 
  private:
   class Loop;  // the loop thread and everything it owns (link_proxy.cc)

@@ -204,6 +204,14 @@ void ProxyLink::forward_commands() {
       arm(command_timer_, next.fate.due, now);
       break;
     }
+    if (next.fate.drop_command) {
+      // A lost request: the server never sees it, so no reply will come for it, and nothing is
+      // queued in reply_drops_ (the replies of the commands around it keep their pairing).
+      evbuffer_drain(command_bytes_, next.size_bytes);
+      ++shared_.counters.commands_dropped;
+      commands_.pop_front();
+      continue;
+    }
     evbuffer_remove_buffer(command_bytes_, bufferevent_get_output(server_), next.size_bytes);
     pushes_ = pushes_ || next.starts_pushes;
     if (!pushes_) reply_drops_.push_back(next.fate.drop_reply);

@@ -3,8 +3,9 @@
 // Everything here runs on the proxy's loop thread, except reading LinkCounters.
 //
 // Bytes move in whole frames (RespScanner): a command is queued once it is complete and
-// forwarded when its fate allows; a reply is matched to the oldest forwarded command, then
-// dropped or queued until it is due. When one side closes, what the other side is still owed
+// forwarded when its fate allows (or swallowed, if its fate is drop_command: it is never
+// forwarded, so no reply is expected for it); a reply is matched to the oldest forwarded command,
+// then dropped or queued until it is due. When one side closes, what the other side is still owed
 // is delivered first, the way a network delivers packets already sent: commands a client sent
 // before it gave up still reach the server, late if they were held.
 //
@@ -40,6 +41,7 @@ struct LinkCounters {
   std::atomic<std::uint64_t> commands_forwarded{0};
   std::atomic<std::uint64_t> replies_forwarded{0};
   std::atomic<std::uint64_t> replies_dropped{0};
+  std::atomic<std::uint64_t> commands_dropped{0};
 };
 
 struct LinkShared {

@@ -14,7 +14,10 @@ namespace locksim {
 bool Scenario::link_faults() const {
   if (workload) return workload->lost_reply_probability > 0;
   for (const Step& step : steps) {
-    if (step.link_fault != LinkFault::kNone || step.action == Step::Action::kPartition) return true;
+    if (step.link_fault != LinkFault::kNone || step.action == Step::Action::kPartition ||
+        step.action == Step::Action::kLinkFault) {
+      return true;
+    }
   }
   return false;
 }

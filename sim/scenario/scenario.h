@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "sim/core/verdict.h"
+#include "sim/fault/fault.h"
+#include "sim/fault/link_fault.h"
 #include "sim/scenario/executor.h"
 
 namespace locksim {
@@ -142,6 +145,11 @@ struct Step {
                // GC or VM stall, its renewal stops too; a renewal that fell due runs on resume
     kPartition,  // cut the client's link for work_ms, or until `until` holds (bounded by max_ms),
                  // then heal it; a holder stays inside meanwhile (it works, cut off)
+    // A link fault window of a kind with a LinkFaultType (traits(link_fault_kind).link_fault,
+    // e.g. "drop_commands"): its policy runs on the client's links for work_ms, or until `until`
+    // holds (bounded by max_ms). Unlike a partition, the client's next steps run inside the
+    // window; the step is done when the window closes.
+    kLinkFault,
     // Server faults: steps with a `server` instead of a `client`, run by the nemesis.
     kKillServer,      // kill -9 the server (it stays down until restart_server)
     kRestartServer,   // start it again on its port; what it remembers depends on persistence
@@ -158,9 +166,9 @@ struct Step {
   std::string client;  // a name from Scenario::clients ("" for a server fault)
   std::string server;  // server faults: a name from the topology ("" for failover)
   Action action = Action::kWork;
-  std::int64_t work_ms = 0;          // kWork, kSleep, kPause
-  std::vector<Condition> until;      // kWork, kPause: all must hold to end it early
-  std::int64_t max_ms = 0;           // kWork, kPause with `until`: upper bound
+  std::int64_t work_ms = 0;          // kWork, kSleep, kPause, kPartition, kLinkFault
+  std::vector<Condition> until;      // kWork, kPause, ...: all must hold to end it early
+  std::int64_t max_ms = 0;           // kWork, kPause, ... with `until`: upper bound
   std::vector<Condition> wait_for;   // before the step starts: all must hold
   std::int64_t wait_max_ms = 10000;  // bound on wait_for; the step starts anyway after it
   std::optional<std::int64_t> acquire_timeout_ms;  // kAcquire: overrides lock.acquire_timeout_ms
@@ -182,10 +190,13 @@ struct Step {
   // packets are dropped and TCP retransmits; "reset" (true): every connection is closed at once
   // and new ones are closed until the heal.
   bool partition_reset = false;
-  // kPartition, and kAcquire/kRelease with a link fault: the servers (topology names) whose
-  // links to the client the fault is on; empty: every link of a partition, and for a lost reply
-  // or a delay the link to the primary (every node's, for a multi-server variant).
+  // kPartition, kLinkFault, and kAcquire/kRelease with a link fault: the servers (topology names)
+  // whose links to the client the fault is on; empty: every link of a partition, and for a lost
+  // reply or a delay the link to the primary (every node's, for a multi-server variant).
   std::vector<std::string> link_servers;
+  // kLinkFault: the kind (its word is the step's "do") and its own parameters, validated.
+  FaultKind link_fault_kind = FaultKind::kDropCommands;
+  std::shared_ptr<const LinkFaultSettings> link_fault_settings;
   std::string record_id = "1";  // kRead, kWrite with find_or_create
   std::string json_path;        // "$.steps[2]", for messages
 };

@@ -49,16 +49,44 @@ const std::vector<ActionSpec>& action_specs() {
   return specs;
 }
 
+// kLinkFaultWindowKeys: what every link fault window step allows beyond kCommonStepKeys, its
+// duration key and its kind's own keys (LinkFaultType).
+const std::vector<std::string> kLinkFaultWindowKeys = {"until", "max_ms", "servers"};
+
+// link_fault_keys: every key a step of link fault `kind` allows beyond kCommonStepKeys.
+std::vector<std::string> link_fault_keys(FaultKind kind) {
+  const LinkFaultType& type = *traits(kind).link_fault;
+  std::vector<std::string> keys = kLinkFaultWindowKeys;
+  keys.emplace_back(type.duration_key);
+  keys.insert(keys.end(), type.keys.begin(), type.keys.end());
+  return keys;
+}
+
+// link_fault_named: the link fault kind whose word is `name`, if any.
+std::optional<FaultKind> link_fault_named(std::string_view name) {
+  for (const FaultKind kind : link_fault_kinds()) {
+    if (traits(kind).word == name) return kind;
+  }
+  return std::nullopt;
+}
+
+// action_names: every word "do" accepts: the actions above and the link fault kinds.
 std::vector<std::string> action_names() {
   std::vector<std::string> names;
   for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
+  for (const FaultKind kind : link_fault_kinds()) names.emplace_back(traits(kind).word);
   return names;
 }
 
-// fixed_duration_key: the key of a work, pause or partition step's exact duration.
-const char* fixed_duration_key(Step::Action action) {
-  if (action == Step::Action::kPause || action == Step::Action::kPauseServer) return "pause_ms";
-  if (action == Step::Action::kPartition) return "partition_ms";
+// fixed_duration_key: the key of a work, pause, partition or link fault step's exact duration.
+std::string fixed_duration_key(const Step& step) {
+  if (step.action == Step::Action::kPause || step.action == Step::Action::kPauseServer) {
+    return "pause_ms";
+  }
+  if (step.action == Step::Action::kPartition) return "partition_ms";
+  if (step.action == Step::Action::kLinkFault) {
+    return std::string(traits(step.link_fault_kind).link_fault->duration_key);
+  }
   return "work_ms";
 }
 
@@ -70,21 +98,28 @@ const ActionSpec& spec_of(Step::Action action) {
 
 std::vector<std::string> all_step_keys() {
   std::vector<std::string> keys = kCommonStepKeys;
-  for (const ActionSpec& spec : action_specs()) {
-    for (const std::string& key : spec.keys) {
+  const auto add = [&keys](const std::vector<std::string>& more) {
+    for (const std::string& key : more) {
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
-  }
+  };
+  for (const ActionSpec& spec : action_specs()) add(spec.keys);
+  for (const FaultKind kind : link_fault_kinds()) add(link_fault_keys(kind));
   return keys;
 }
 
 // The actions whose steps may carry `key`, for "not allowed" messages.
 std::vector<std::string> actions_allowing(const std::string& key) {
   std::vector<std::string> names;
+  const auto allows = [&key](const std::vector<std::string>& keys) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
   for (const ActionSpec& spec : action_specs()) {
-    if (std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end()) {
-      names.push_back("\"" + std::string(spec.name) + "\"");
-    }
+    if (allows(spec.keys)) names.push_back("\"" + std::string(spec.name) + "\"");
+  }
+  for (const FaultKind kind : link_fault_kinds()) {
+    if (allows(link_fault_keys(kind)))
+      names.push_back("\"" + std::string(traits(kind).word) + "\"");
   }
   return names;
 }
@@ -262,7 +297,8 @@ void parse_link_fault(const JsonReader& node, const ScriptNames& names, Step& st
 void parse_link_servers(const JsonReader& node, const ScriptNames& names, Step& step) {
   const std::optional<JsonReader> servers = node.optional_member("servers");
   if (!servers) return;
-  if (step.action != Step::Action::kPartition && step.link_fault == LinkFault::kNone) {
+  if (step.action != Step::Action::kPartition && step.action != Step::Action::kLinkFault &&
+      step.link_fault == LinkFault::kNone) {
     servers->fail("only allowed together with \"lose_reply\" or \"delay\" (the links the fault "
                   "is on)");
   }
@@ -335,16 +371,52 @@ void parse_server_fault(const JsonReader& node, const ScriptNames& names,
   }
 }
 
+// parse_window: how long a work, pause, partition or link fault step lasts: its exact duration
+// key ("work_ms", "pause_ms", "partition_ms", a link fault's own) or "until" with "max_ms".
+void parse_window(const JsonReader& node, const ScriptNames& names, const std::string& action_name,
+                  Step& step) {
+  const std::string fixed_key = fixed_duration_key(step);
+  const std::string fixed = "\"" + fixed_key + "\"";
+  const bool has_fixed = node.has(fixed_key);
+  const bool has_until = node.has("until");
+  if (has_fixed == has_until) {
+    node.fail(has_fixed ? fixed + " and \"until\" exclude each other; give one"
+                        : "a \"" + action_name + "\" step needs " + fixed +
+                              " or \"until\" (with \"max_ms\")");
+  }
+  if (has_fixed) {
+    if (node.has("max_ms")) {
+      node.member("max_ms").fail("only allowed together with \"until\" (" + fixed + " is exact)");
+    }
+    step.work_ms = node.member(fixed_key).duration_ms(0, kMaxDurationMs);
+    return;
+  }
+  step.until = parse_conditions(node.member("until"), names, step.id);
+  if (!node.has("max_ms")) {
+    node.fail("\"until\" needs \"max_ms\", the upper bound of the " + action_name + " in ms (1.." +
+              std::to_string(kMaxDurationMs) + ")");
+  }
+  step.max_ms = node.member("max_ms").duration_ms(1, kMaxDurationMs);
+}
+
 Step parse_step(const JsonReader& node, const ScriptNames& names, const ResourceConfig& resource,
                 std::string id) {
   Step step;
   step.id = std::move(id);
   step.json_path = node.path();
   const std::string action_name = node.member("do").one_of(action_names(), "action", "allowed");
-  const ActionSpec& spec =
-      *std::find_if(action_specs().begin(), action_specs().end(),
-                    [&](const ActionSpec& candidate) { return action_name == candidate.name; });
-  step.action = spec.action;
+  std::vector<std::string> allowed_keys;
+  if (const std::optional<FaultKind> kind = link_fault_named(action_name)) {
+    step.action = Step::Action::kLinkFault;
+    step.link_fault_kind = *kind;
+    allowed_keys = link_fault_keys(*kind);
+  } else {
+    const ActionSpec& spec =
+        *std::find_if(action_specs().begin(), action_specs().end(),
+                      [&](const ActionSpec& candidate) { return action_name == candidate.name; });
+    step.action = spec.action;
+    allowed_keys = spec.keys;
+  }
   if (Step::server_action(step.action)) {
     parse_server_fault(node, names, action_name, step);
   } else {
@@ -353,7 +425,8 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
   for (const auto& [key, unused] : node.value().items()) {
     const bool common =
         std::find(kCommonStepKeys.begin(), kCommonStepKeys.end(), key) != kCommonStepKeys.end();
-    const bool allowed = std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end();
+    const bool allowed =
+        std::find(allowed_keys.begin(), allowed_keys.end(), key) != allowed_keys.end();
     if (!common && !allowed) {
       node.member(key).fail("not allowed when \"do\" is \"" + action_name +
                             "\" (only with \"do\": " + join(actions_allowing(key)) + ")");
@@ -405,39 +478,19 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     case Step::Action::kWork:
     case Step::Action::kPause:
     case Step::Action::kPauseServer:
-    case Step::Action::kPartition: {
-      // work: "work_ms" or "until" + "max_ms"; pause: "pause_ms"...; partition: "partition_ms"...
-      const char* fixed_key = fixed_duration_key(step.action);
+    case Step::Action::kPartition:
       if (step.action == Step::Action::kPartition) parse_link_servers(node, names, step);
       if (const auto mode = node.optional_member("mode")) {
         step.partition_reset =
             mode->one_of({"hold", "reset"}, "partition mode", "allowed") == "reset";
       }
-      const std::string fixed = std::string("\"") + fixed_key + "\"";
-      const bool has_fixed = node.has(fixed_key);
-      const bool has_until = node.has("until");
-      if (has_fixed == has_until) {
-        node.fail(has_fixed ? fixed + " and \"until\" exclude each other; give one"
-                            : "a \"" + action_name + "\" step needs " + fixed +
-                                  " or \"until\" (with \"max_ms\")");
-      }
-      if (has_fixed) {
-        if (node.has("max_ms")) {
-          node.member("max_ms").fail("only allowed together with \"until\" (" + fixed +
-                                     " is exact)");
-        }
-        step.work_ms = node.member(fixed_key).duration_ms(0, kMaxDurationMs);
-      } else {
-        step.until = parse_conditions(node.member("until"), names, step.id);
-        if (!node.has("max_ms")) {
-          node.fail("\"until\" needs \"max_ms\", the upper bound of the " + action_name +
-                    " in ms (1.." +
-                    std::to_string(kMaxDurationMs) + ")");
-        }
-        step.max_ms = node.member("max_ms").duration_ms(1, kMaxDurationMs);
-      }
+      parse_window(node, names, action_name, step);
       break;
-    }
+    case Step::Action::kLinkFault:
+      parse_link_servers(node, names, step);
+      parse_window(node, names, action_name, step);
+      step.link_fault_settings = traits(step.link_fault_kind).link_fault->parse(node);
+      break;
     case Step::Action::kSleep:
       step.work_ms = node.member("sleep_ms").duration_ms(0, kMaxDurationMs);
       break;
@@ -480,7 +533,10 @@ void parse_script(const JsonReader& root, Scenario& scenario) {
 nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource) {
   nlohmann::json result = nlohmann::json::array();
   for (const Step& step : steps) {
-    nlohmann::json entry = {{"id", step.id}, {"do", spec_of(step.action).name}};
+    const std::string action_name = step.action == Step::Action::kLinkFault
+                                        ? std::string(traits(step.link_fault_kind).word)
+                                        : spec_of(step.action).name;
+    nlohmann::json entry = {{"id", step.id}, {"do", action_name}};
     if (Step::server_action(step.action)) {
       if (!step.server.empty()) entry["server"] = step.server;
     } else {
@@ -533,11 +589,13 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
       case Step::Action::kPause:
       case Step::Action::kPauseServer:
       case Step::Action::kPartition:
+      case Step::Action::kLinkFault:
         if (step.action == Step::Action::kPartition) {
           entry["mode"] = step.partition_reset ? "reset" : "hold";
         }
+        if (step.action == Step::Action::kLinkFault) step.link_fault_settings->write(entry);
         if (step.until.empty()) {
-          entry[fixed_duration_key(step.action)] = step.work_ms;
+          entry[fixed_duration_key(step)] = step.work_ms;
         } else {
           entry["until"] = resolved_conditions(step.until);
           entry["max_ms"] = step.max_ms;

@@ -1,8 +1,8 @@
 // faults_test: the faults beyond the documents, through the driver and the checkers, on a real
 // redis-server with real worker processes and locksim's link proxy: a holder paused (SIGSTOP)
 // past its lease, a crash that is a real SIGKILL, a lost acquire reply, a partition while
-// holding, a release delayed past the lease; the same scenario on both executors; and no worker
-// left behind by a run.
+// holding, a release delayed past the lease, a release request lost (drop_commands); the same
+// scenario on both executors; and no worker left behind by a run.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -266,6 +266,42 @@ TEST(LinkFaults, DelayedReleaseDeletesOnlyWithoutOwnerCheck) {
     if (e.client == checked.client("A") && e.f == Op::kRelease && e.type == EventType::kOk) {
       EXPECT_EQ(e.release().deleted, 0);
     }
+  }
+}
+
+// A lost request (drop_commands, every 2, through the real proxy and driver): A's acquire, the
+// first command on its link inside the window, is granted; its release, the second, never
+// reaches the server: A times out on it (info), the key stays, and B is held back until A's
+// lease ends, never inside it. On threads and processes alike, the window is recorded around both
+// calls.
+TEST(LinkFaults, DroppedReleaseRequestLeavesTheKeyUntilItsTtl) {
+  for (const Scenario& scenario :
+       {catalogue("drop-every-nth-command"), as_threads(catalogue("drop-every-nth-command"))}) {
+    const Judged j = run(scenario, "lua_owner");
+    EXPECT_EQ(j.result.verdict, Verdict::kOk);
+    const int a = j.client("A");
+    const int b = j.client("B");
+    const auto [opened, closed] = window(j, FaultKind::kDropCommands, a);
+    Nanos a_granted = -1;
+    Nanos b_granted = -1;
+    bool a_release_lost = false;
+    int b_attempts = 0;
+    for (const Event& e : j.outcome.history.events) {
+      if (e.client == a && e.f == Op::kAcquire && e.type == EventType::kOk) a_granted = e.time_ns;
+      if (e.client == a && e.f == Op::kRelease && e.type == EventType::kInfo) {
+        a_release_lost = e.error == ErrorKind::kTimeout;
+        EXPECT_LT(e.time_ns, closed) << "the window closes after the lost release";
+      }
+      if (e.client == b && e.f == Op::kAcquire && e.type == EventType::kOk) {
+        b_granted = e.time_ns;
+        b_attempts = e.acquire().attempts;
+      }
+    }
+    ASSERT_GT(a_granted, opened) << "A's acquire was not granted inside the window";
+    EXPECT_TRUE(a_release_lost) << "A's release is not recorded as info/timeout";
+    EXPECT_GT(b_attempts, 1) << "B was not held back by the key A's lost release left";
+    EXPECT_GE(b_granted, a_granted + ms_to_ns(scenario.lock.ttl_ms))
+        << "B got in before A's lease ended";
   }
 }
 

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/fault/fault.h"
+#include "sim/fault/link_fault.h"
 #include "sim/history/recorder.h"
 #include "sim/nemesis/nemesis.h"
 #include "tests/integration/redis_fixture.h"
@@ -291,6 +293,68 @@ TEST_F(LinkProxyTest, DropWithSkipDropsOnlyThatReply) {
   EXPECT_EQ(counters.replies_forwarded, 3u);
 }
 
+// drop_every: drop_commands's own policy, made from its step's parameters as the scenario
+// parser would, so these tests run the kind's real file.
+std::shared_ptr<CommandPolicy> drop_every(int every) {
+  const nlohmann::json step = {{"every", every}};
+  const std::string file = "test";
+  const json::JsonReader reader(step, "$.steps[0]", file);
+  return traits(FaultKind::kDropCommands).link_fault->parse(reader)->make_policy();
+}
+
+// With every 3, the 3rd and 6th commands on the link never reach the server and are never
+// answered (the client times out on exactly those), the others are answered; once the policy is
+// removed every command is answered again.
+TEST_F(LinkProxyTest, DropCommandsPolicySwallowsEveryNthCommand) {
+  HiredisConnection conn = through_proxy(short_timeout());
+  ASSERT_TRUE(conn.command({"PING"}).ok());  // before the policy: not counted by it
+  proxy().set_command_policy(drop_every(3));
+  for (int i = 1; i <= 6; ++i) {
+    const std::string name = "k" + std::to_string(i);
+    const RedisResult r = conn.command({"SET", key(name), "v"});
+    if (i % 3 == 0) {
+      EXPECT_EQ(r.error, RedisErrorKind::kTimeout) << "command " << i << ": " << r.describe();
+      ASSERT_TRUE(conn.reconnect().ok());
+    } else {
+      EXPECT_TRUE(r.reply.is_status("OK")) << "command " << i << ": " << r.describe();
+    }
+  }
+  for (int i = 1; i <= 6; ++i) {
+    EXPECT_EQ(on_server("k" + std::to_string(i), "v"), i % 3 != 0) << "k" << i;
+  }
+  LinkProxyCounters counters = proxy().counters();
+  EXPECT_EQ(counters.commands_received, 7u);
+  EXPECT_EQ(counters.commands_dropped, 2u);
+  EXPECT_EQ(counters.commands_forwarded, 5u);
+  EXPECT_EQ(counters.replies_dropped, 0u);
+
+  proxy().set_command_policy(nullptr);
+  for (int i = 7; i <= 9; ++i) {
+    EXPECT_TRUE(conn.command({"SET", key("k" + std::to_string(i)), "v"}).reply.is_status("OK"))
+        << "command " << i << " after the policy was removed";
+  }
+  counters = proxy().counters();
+  EXPECT_EQ(counters.commands_dropped, 2u);
+  EXPECT_EQ(counters.commands_forwarded, 8u);
+}
+
+// A swallowed command does not shift the pairing of replies to commands: pipelined ECHOs get
+// their own replies with the 3rd and 6th missing, and a reply drop aimed at the 4th command
+// drops the 4th's reply, not a neighbour's.
+TEST_F(LinkProxyTest, DroppedCommandsKeepRepliesPairedWithTheirCommands) {
+  proxy().set_command_policy(drop_every(3));
+  proxy().drop_reply_of_next(3);  // the 4th command's reply
+  Context client = pipeline_client(proxy().port());
+  for (int i = 1; i <= 7; ++i) redisAppendCommand(client.get(), "ECHO %d", i);
+  for (const char* expected : {"1", "2", "5", "7"}) {
+    EXPECT_EQ(next_reply(client.get()).reply.str, expected);
+  }
+  const LinkProxyCounters counters = proxy().counters();
+  EXPECT_EQ(counters.commands_dropped, 2u);
+  EXPECT_EQ(counters.replies_dropped, 1u);
+  EXPECT_EQ(counters.replies_forwarded, 4u);
+}
+
 // A delayed command reaches the server late: absent during the delay, present after, and its
 // reply arrives.
 TEST_F(LinkProxyTest, DelayNextCommandRunsItLate) {
@@ -544,6 +608,20 @@ TEST_F(LinkProxyTest, NemesisFaultsHitOnlyTheChosenLinks) {
   EXPECT_TRUE(second_link.command({"PING"}).ok()) << "the other link lost nothing";
   ASSERT_TRUE(first_link.reconnect().ok());
   ASSERT_TRUE(first_link.command({"PING"}).ok());
+
+  // A link fault window on link 0 only: its policy is installed there for the window.
+  const nlohmann::json every_one = {{"every", 1}};
+  const std::string file = "test";
+  const std::shared_ptr<const LinkFaultSettings> drop_all =
+      traits(FaultKind::kDropCommands).link_fault->parse(json::JsonReader(every_one, "$", file));
+  nemesis.open_link_fault(0, FaultKind::kDropCommands, *drop_all, {0});
+  EXPECT_EQ(first_link.command({"PING"}).error, RedisErrorKind::kTimeout);
+  EXPECT_TRUE(second_link.command({"PING"}).ok()) << "the other link dropped nothing";
+  nemesis.close_link_fault(0, FaultKind::kDropCommands, {0});
+  ASSERT_TRUE(first_link.reconnect().ok());
+  EXPECT_TRUE(first_link.command({"PING"}).ok()) << "the window closed";
+  EXPECT_EQ(proxy().counters().commands_dropped, 1u);
+  EXPECT_EQ(second->counters().commands_dropped, 0u);
 
   nemesis.partition(0, /*reset=*/true);  // no choice: every link
   EXPECT_FALSE(first_link.command({"PING"}).ok());

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/fault/link_fault.h"
+
 namespace locksim {
 namespace {
 
@@ -27,8 +29,9 @@ std::vector<std::string> kinds_where(Trait trait) {
 TEST(FaultKind, WordsAreTheHistorysWords) {
   EXPECT_EQ(kinds_where([](const FaultTraits&) { return true; }),
             (std::vector<std::string>{"pause", "partition", "lose_reply", "delay", "lose_lock",
-                                      "kill_server", "down", "restart_server", "pause_server",
-                                      "clock_jump", "replication_cut", "promote", "failover"}));
+                                      "drop_commands", "kill_server", "down", "restart_server",
+                                      "pause_server", "clock_jump", "replication_cut", "promote",
+                                      "failover"}));
 }
 
 // Proves every kind has a distinct, non-empty word that reads back to it, each row sits at its own
@@ -51,12 +54,43 @@ TEST(FaultKind, EveryKindRoundTripsThroughItsWord) {
 // server forget a key it granted (a later overlap is lock_lost), and which open a server outage.
 TEST(FaultKind, TraitsHoldForTheKindsTheCheckersNameThem) {
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.window; }),
-            (std::vector<std::string>{"pause", "partition", "delay", "down", "pause_server",
-                                      "replication_cut"}));
+            (std::vector<std::string>{"pause", "partition", "delay", "drop_commands", "down",
+                                      "pause_server", "replication_cut"}));
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.forgets_key; }),
             (std::vector<std::string>{"restart_server", "clock_jump", "promote", "failover"}));
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.opens_outage; }),
             (std::vector<std::string>{"kill_server", "pause_server", "promote", "failover"}));
+}
+
+// Proves every link fault kind is a window with a complete step type (the scenario parser and the
+// driver rely on it), and that drop_commands is one.
+TEST(FaultKind, LinkFaultKindsAreWindowsWithACompleteType) {
+  EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.link_fault != nullptr; }),
+            (std::vector<std::string>{"drop_commands"}));
+  for (const FaultKind kind : link_fault_kinds()) {
+    const FaultTraits& row = traits(kind);
+    EXPECT_TRUE(row.window) << row.word;
+    EXPECT_FALSE(row.forgets_key || row.opens_outage) << row.word;
+    ASSERT_NE(row.link_fault->parse, nullptr) << row.word;
+    EXPECT_TRUE(row.link_fault->duration_key.ends_with("_ms")) << row.word;
+  }
+}
+
+// Proves drop_commands's policy swallows exactly every Nth command, counted from 1, and nothing
+// else about a command's fate.
+TEST(FaultKind, DropCommandsPolicyDropsEveryNth) {
+  const nlohmann::json step = {{"every", 3}};
+  const std::string file = "test.json";
+  const std::shared_ptr<CommandPolicy> policy =
+      traits(FaultKind::kDropCommands)
+          .link_fault->parse(json::JsonReader(step, "$", file))
+          ->make_policy();
+  for (std::uint64_t index = 1; index <= 9; ++index) {
+    const CommandFate fate = policy->next(index, 42);
+    EXPECT_EQ(fate.drop_command, index % 3 == 0) << index;
+    EXPECT_FALSE(fate.held || fate.drop_reply) << index;
+    EXPECT_LE(fate.due, 42) << index;
+  }
 }
 
 // Proves the phases keep their words in history.jsonl and read back.

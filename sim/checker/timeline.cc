@@ -340,13 +340,14 @@ class TimelineBuilder {
     } else if (event.type == EventType::kInfo ||
                (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
-      // Deleted or not, the key is gone once every lease behind it has run out (no extension in
-      // flight can have set a new one): a reply that never came after that holds nothing. A
-      // release held up past the lease (a delayed link, a library's retries) would otherwise
-      // cover a waiter who found the lock free and gave up.
+      // Deleted or not: the key may still be there until every lease behind it has run out (a
+      // lost request never deleted it), and is gone then (no extension in flight can have set a
+      // new one). So the hold lasts until the lease end, however early or late the client gave
+      // up on the reply: a waiter held back until then was not stuck, and one who found the lock
+      // free after it and gave up was.
       if (s.acquired && s.extend_invoke_ns < 0 && s.hold_lease_end_ns >= 0 &&
           s.hold_lease_end_ns != kNever) {
-        hold_end_ns = std::min(t, s.hold_lease_end_ns);
+        hold_end_ns = s.hold_lease_end_ns;
       }
     }
     end_hold(event.client, key, s, hold_end_ns, t, how);

@@ -185,9 +185,11 @@ void lost_release(HistoryBuilder& b, Nanos at, Nanos lost, int client) {
   b.last().error = ErrorKind::kTimeout;
 }
 
-// Proves a release whose reply never came holds the key no longer than its lease: a waiter who
-// gave up after the lease ran out was stuck from the lease end, not from when the release timed
-// out (a release held up on its link past the lease would otherwise hide the deadlock).
+// Proves a release whose reply never came holds the key until its lease ends, and no longer: a
+// waiter who gave up after the lease ran out was stuck from the lease end, not from when the
+// release timed out (a release held up on its link past the lease would otherwise hide the
+// deadlock), and a waiter held back until the lease end was not stuck at all (the request may
+// never have reached the server).
 TEST(CheckerTest, LostReleaseHoldsOnlyUntilTheLeaseEnds) {
   HistoryBuilder b;
   b.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);  // lease to 310 ms at the latest
@@ -200,6 +202,27 @@ TEST(CheckerTest, LostReleaseHoldsOnlyUntilTheLeaseEnds) {
   EXPECT_EQ(deadlocks(r)[0]->to_ns, ms(5300));
   EXPECT_TRUE(contains(deadlocks(r)[0]->words, "A's release at 5000.0 ms got no reply"))
       << deadlocks(r)[0]->words;
+
+  // A release given up on before the lease ended may never have reached the server: the key
+  // counts as held until the lease end, so a waiter granted then was not stuck.
+  HistoryBuilder early;
+  early.acquire_invoke(ms(0), A, 1000).acquire_ok(ms(10), A, 1000);  // lease to 1010 ms
+  lost_release(early, ms(30), ms(330), A);
+  early.acquire_invoke(ms(20), B, 1000).acquire_ok(ms(1015), B, 1000);
+  for (Event& e : early.events()) {
+    if (e.f == Op::kAcquire && e.type == EventType::kOk && e.client == B) {
+      e.acquire().sent_ns = ms(1014);  // the attempt that got it, after 994 ms of waiting
+    }
+  }
+  early.release(ms(1040), ms(1041), B);
+  const CheckResult held = check(early.build());
+  EXPECT_EQ(held.verdict, Verdict::kOk);
+  EXPECT_TRUE(deadlocks(held).empty());
+  HistoryBuilder early_gives_up;
+  early_gives_up.acquire_invoke(ms(0), A, 1000).acquire_ok(ms(10), A, 1000);
+  lost_release(early_gives_up, ms(30), ms(330), A);
+  early_gives_up.acquire_invoke(ms(20), B, 1000).acquire_end(ms(1400), B, EventType::kFail);
+  EXPECT_EQ(check(early_gives_up.build()).verdict, Verdict::kOk);  // uncovered 1010..1400 only
 
   // A key without a TTL may still be there: the hold lasts until the reply was given up on.
   HistoryBuilder no_ttl;

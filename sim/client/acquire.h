@@ -11,8 +11,8 @@
 //   if (end.kind == AcquireEnd::Kind::kAcquired) { ... end.attempt.token ... end.sent_ns ... }
 #pragma once
 
-#include "sim/client/task.h"
 #include "sim/core/clock.h"
+#include "sim/core/task.h"
 #include "sim/lock/variant.h"
 
 namespace locksim {

@@ -30,6 +30,13 @@ constexpr Nanos kNanosPerMilli = 1'000'000;
 constexpr Nanos ms_to_ns(std::int64_t ms) { return ms * kNanosPerMilli; }
 constexpr double ns_to_ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 
+// RangeMs: an inclusive range of milliseconds, drawn uniformly with a run's seeded Rng
+// (draw_ms in random.h); min_ms == max_ms is a fixed duration.
+struct RangeMs {
+  std::int64_t min_ms = 0;
+  std::int64_t max_ms = 0;
+};
+
 // Clock: a monotonic time source and the waits measured on it. Implementations are thread-safe.
 class Clock {
  public:

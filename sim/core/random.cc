@@ -65,6 +65,10 @@ Rng Rng::fork(std::uint64_t stream) const {
   return Rng(splitmix64(x));
 }
 
+std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
+  return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
+}
+
 std::uint64_t random_seed() {
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();

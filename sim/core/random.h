@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/core/clock.h"
+
 namespace locksim {
 
 // Rng: xoshiro256** seeded through splitmix64.
@@ -32,6 +34,10 @@ class Rng {
   std::uint64_t state_[4];
   std::uint64_t seed_;
 };
+
+// draw_ms: a uniform draw from `range`; a fixed duration (min_ms == max_ms) takes no draw from
+// `rng`, so fixing one range shifts no later draw of the same stream.
+std::int64_t draw_ms(Rng& rng, const RangeMs& range);
 
 // random_seed: a seed from the operating system, for runs without --seed.
 std::uint64_t random_seed();

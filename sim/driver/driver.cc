@@ -190,8 +190,8 @@ double estimated_events(const Scenario& scenario, const LockVariant& variant) {
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) per_cycle += 2;
   if (variant.renews()) {
     const double period_ms = static_cast<double>(std::max<std::int64_t>(1, scenario.lock.renew_period_ms));
-    const double inside_ms = static_cast<double>(w.work_ms.max_ms) +
-                             w.lose_probability * static_cast<double>(w.lose_sleep_ms);
+    double inside_ms = static_cast<double>(w.work_ms.max_ms);
+    for (const auto& fault : w.drawn_faults) inside_ms += fault->estimated_inside_ms();
     per_cycle += 2.0 * (1.0 + inside_ms / period_ms);
   }
   double cycles = static_cast<double>(w.clients) * static_cast<double>(w.cycles);

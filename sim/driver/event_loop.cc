@@ -181,13 +181,16 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
         static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
   }
 
-  // Refused before the run (event_loop_refusal, the workload's loader checks).
+  void note(const std::string& line) override { run_.note(line); }
+
+  // Refused before the run (event_loop_refusal, and the loader's executor_refusal, which asks
+  // every drawn fault kind of the workload whether one loop can host it).
   void resource_read(const std::string& /*record_id*/) override { refused("a resource"); }
   void resource_write(const std::string& /*record_id*/) override { refused("a resource"); }
-  void lose_lock() override { refused("lose_probability"); }
-  void lose_next_reply() override { refused("lost_reply_probability"); }
-  void pause_holder() override { refused("pause_probability"); }
-  void resume_holder() override { refused("pause_probability"); }
+  void lose_lock() override { refused("a drawn fault that needs renewal"); }
+  void lose_next_reply() override { refused("a drawn fault that needs the nemesis"); }
+  void pause_holder() override { refused("a drawn fault that needs the nemesis"); }
+  void resume_holder() override { refused("a drawn fault that needs the nemesis"); }
 
   // --- AcquireHost ----------------------------------------------------------------------------
 

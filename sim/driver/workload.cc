@@ -1,12 +1,15 @@
-// Workloads: every client loops acquire -> work -> release -> rest with the timings and faults
-// its plan decided for each cycle. A client that crashes (crash_probability per cycle) stays
-// dead: its lock is left for the TTL (or forever) exactly as a dead process would leave it. The
-// nemesis pauses a holder (pause_probability) or drops an acquire's reply
-// (lost_reply_probability) where the plan says so.
+// Workloads: every client loops acquire -> work -> release -> rest with the timings and drawn
+// faults its plan decided for each cycle. Each kind a cycle drew is asked at each point of the
+// cycle (before the acquire, after an unanswered one, inside, before the release) and does its
+// own injection through the host (sim/fault/drawn/<word>.cc): a crash ends the client, a lost
+// iteration or a pause holds it inside, a lost reply is armed before the acquire.
 #include "sim/driver/workload.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/driver/runners.h"
 
@@ -26,6 +29,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
   const bool open_loop = workload.arrival_per_s > 0;
   const auto interval_ns = open_loop ? static_cast<Nanos>(1e9 / workload.arrival_per_s) : 0;
   Nanos due_ns = plan.first_due_ns;
+  const std::vector<std::shared_ptr<const DrawnFault>>& faults = workload.drawn_faults;
   for (int cycle = 0; timed ? run.clock().now_ns() < end_ns : cycle < workload.cycles; ++cycle) {
     if (run.should_stop()) {
       run.stopped_early = true;
@@ -43,7 +47,14 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       if (timed && due_ns >= end_ns) co_return;
     }
     const CyclePlan next = run.plan().cycle(index, cycle);
-    if (next.lose_acquire_reply) host.lose_next_reply();
+    // drawn(i): kind i's view of this cycle, if the cycle drew it.
+    const auto drawn = [&](std::size_t i) -> std::optional<DrawnCycle> {
+      if (next.drawn[i] == 0) return std::nullopt;
+      return DrawnCycle{.client = name, .cycle = cycle, .drawn = next.drawn[i]};
+    };
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (const auto at = drawn(i)) faults[i]->before_acquire(host, *at);
+    }
     const AcquireStatus status =
         co_await host.acquire(key, scenario.lock.acquire_timeout_ms, due_ns);
     if (open_loop) due_ns += interval_ns;
@@ -55,35 +66,38 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       const bool resource = scenario.resource.kind != ResourceConfig::Kind::kNone;
       const std::string record_id = std::to_string(cycle % std::max(1, scenario.resource.ids));
       if (resource) host.resource_read(record_id);
-      if (next.lose) {
-        // Doc D's lost iteration: stop renewing and stay inside well past the TTL.
-        host.lose_lock();
-        co_await host.sleep(ms_to_ns(workload.lose_sleep_ms > 0 ? workload.lose_sleep_ms
-                                                                : 3 * scenario.lock.ttl_ms));
-      } else {
-        host.record_work(next.work_ms + next.pause_ms);
-        if (next.pause_ms > 0) {
-          // A stall of the holder (GC, VM): its renewal stops too.
-          host.pause_holder();
-          co_await host.sleep(ms_to_ns(next.pause_ms));
-          host.resume_holder();
-        }
-        if (next.work_ms > 0) co_await host.sleep(ms_to_ns(next.work_ms));
+      // The time inside: the work, unless a kind drawn instead of it takes its place (a lost
+      // iteration); a kind beside it (a pause) runs first, and the work recorded includes it.
+      bool works = true;
+      std::int64_t planned_ms = next.work_ms;
+      for (std::size_t i = 0; i < faults.size(); ++i) {
+        if (next.drawn[i] == 0) continue;
+        const WorkRole role = faults[i]->type().work_role;
+        if (role == WorkRole::kInstead) works = false;
+        if (role == WorkRole::kBeside) planned_ms += next.drawn[i];
       }
+      if (works) host.record_work(planned_ms);
+      for (std::size_t i = 0; i < faults.size(); ++i) {
+        const auto at = drawn(i);
+        if (at && faults[i]->type().work_role != WorkRole::kNone) {
+          co_await faults[i]->inside(host, *at);
+        }
+      }
+      if (works && next.work_ms > 0) co_await host.sleep(ms_to_ns(next.work_ms));
       if (resource) host.resource_write(record_id);
-      if (next.crash) {
-        host.crash();
-        run.note(name + " crashed inside the critical section (cycle " +
-                 std::to_string(cycle + 1) + ")");
+      bool gone = false;
+      for (std::size_t i = 0; i < faults.size() && !gone; ++i) {
+        if (const auto at = drawn(i)) gone = faults[i]->before_release(host, *at);
+      }
+      if (gone) {
         if (!timed) run.cycles_done += workload.cycles - cycle;
         co_return;
       }
       co_await host.release();
-    } else if (next.lose_acquire_reply && status == AcquireStatus::kIndeterminate) {
-      // The client never heard whether it got the lock: like a process that gave up on the call,
-      // it goes on without it (the lock, if it was taken, is left for its TTL).
-      run.note(name + ": the reply of its acquire was lost (cycle " + std::to_string(cycle + 1) +
-               ")");
+    } else if (status == AcquireStatus::kIndeterminate) {
+      for (std::size_t i = 0; i < faults.size(); ++i) {
+        if (const auto at = drawn(i)) faults[i]->unanswered_acquire(host, *at);
+      }
     }
     run.cycles_done += 1;
     if (open_loop) continue;  // the schedule, not a rest, decides when the next acquire is due

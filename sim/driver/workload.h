@@ -1,5 +1,6 @@
 // workload.h (internal to driver/): the workload client, written once for every host: it loops
-// acquire -> work -> release -> rest with the timings and faults its plan decided for each cycle.
+// acquire -> work -> release -> rest with the timings and drawn faults its plan decided for each
+// cycle.
 //
 // The loop is a coroutine over a WorkloadHost. A blocking host (a DriverClient on its own
 // thread, the client inside locksim or its worker process) answers every call on the spot and
@@ -13,37 +14,30 @@
 #include <cstddef>
 #include <string>
 
-#include "sim/client/task.h"
+#include "sim/core/task.h"
 #include "sim/driver/client.h"
 #include "sim/driver/run_context.h"
+#include "sim/fault/drawn_fault.h"
 
 namespace locksim::driver_internal {
 
-// WorkloadHost: what the workload loop asks of the host of one client.
-class WorkloadHost {
+// WorkloadHost: what the workload loop asks of the host of one client: the lock's calls and the
+// resource here, and what a drawn fault's injection asks (sleep, crash, lose_lock,
+// lose_next_reply, pause_holder, resume_holder, note) in DrawnFaultHost
+// (sim/fault/drawn_fault.h).
+class WorkloadHost : public DrawnFaultHost {
  public:
-  virtual ~WorkloadHost() = default;
-
   // acquire, release: as DriverClient's (they record the events). The key is taken by value:
   // an acquire may suspend, and its frame keeps what it was given.
   virtual Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
                                       Nanos intended_ns) = 0;
   virtual Task<bool> release() = 0;
-  // sleep: waits `duration` (the work, the rest, the open-loop schedule); false if the run's
-  // stop cut it short.
-  virtual Ask<bool> sleep(Nanos duration) = 0;
-  // crash: the client dies inside the critical section; its connections close.
-  virtual void crash() = 0;
   virtual void record_work(std::int64_t planned_ms) = 0;
 
-  // The faults and the resource of a workload; a host that cannot honour them is refused
-  // before the run (event_loop_refusal).
+  // The resource of a workload; a host that cannot honour it, or a drawn fault, is refused
+  // before the run (event_loop_refusal, executor_refusal).
   virtual void resource_read(const std::string& record_id) = 0;
   virtual void resource_write(const std::string& record_id) = 0;
-  virtual void lose_lock() = 0;
-  virtual void lose_next_reply() = 0;
-  virtual void pause_holder() = 0;
-  virtual void resume_holder() = 0;
 };
 
 // workload_client: client `index`'s whole workload on `host`.
@@ -68,6 +62,7 @@ class BlockingWorkloadHost final : public WorkloadHost {
   void lose_next_reply() override;
   void pause_holder() override;
   void resume_holder() override;
+  void note(const std::string& line) override { run_.note(line); }
 
  private:
   RunContext& run_;

@@ -145,6 +145,26 @@ std::int64_t JsonReader::duration_ms(std::int64_t min_ms, std::int64_t max_ms) c
   return result;
 }
 
+RangeMs JsonReader::duration_range_ms(std::int64_t min_ms, std::int64_t max_ms) const {
+  if (!value_->is_object()) {
+    if (!value_->is_number_integer()) {
+      fail("expected an integer number of milliseconds or {\"min\": ms, \"max\": ms}, got " +
+           describe(*value_));
+    }
+    const std::int64_t fixed_ms = duration_ms(min_ms, max_ms);
+    return RangeMs{fixed_ms, fixed_ms};
+  }
+  expect_object({"min", "max"});
+  RangeMs range;
+  range.min_ms = member("min").duration_ms(min_ms, max_ms);
+  range.max_ms = member("max").duration_ms(min_ms, max_ms);
+  if (range.min_ms > range.max_ms) {
+    fail("\"min\" (" + std::to_string(range.min_ms) + ") must not exceed \"max\" (" +
+         std::to_string(range.max_ms) + ")");
+  }
+  return range;
+}
+
 std::int64_t JsonReader::count(std::int64_t min, std::int64_t max, std::string_view what) const {
   const std::int64_t result = integer("an integer");
   if (result < min || result > max) {
@@ -193,6 +213,10 @@ double JsonReader::number(std::string_view what) const {
 bool JsonReader::boolean() const {
   if (!value_->is_boolean()) fail("expected true or false, got " + describe(*value_));
   return value_->get<bool>();
+}
+
+nlohmann::json range_json(const RangeMs& range) {
+  return {{"min", range.min_ms}, {"max", range.max_ms}};
 }
 
 }  // namespace locksim::json

@@ -18,9 +18,13 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/clock.h"
 #include "sim/json/messages.h"
 
 namespace locksim::json {
+
+// kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
+inline constexpr std::int64_t kMaxDurationMs = 3600000;
 
 // JsonReader: a view of one JSON value at `path` in `file`. Holds references: the document and
 // file name must outlive it.
@@ -64,6 +68,9 @@ class JsonReader {
 
   // duration_ms: an integer number of milliseconds in [min_ms, max_ms].
   std::int64_t duration_ms(std::int64_t min_ms, std::int64_t max_ms) const;
+  // duration_range_ms: either a fixed duration (5) or an inclusive range ({"min": 1, "max": 5}),
+  // each bound in [min_ms, max_ms] and min not above max.
+  RangeMs duration_range_ms(std::int64_t min_ms, std::int64_t max_ms) const;
   // count: a unitless integer in [min, max]; `what` names it in the range message.
   std::int64_t count(std::int64_t min, std::int64_t max, std::string_view what) const;
   // at_least: an integer from min to the int64 maximum; `what` names it in the message.
@@ -83,5 +90,8 @@ class JsonReader {
   std::string path_;
   const std::string* file_;
 };
+
+// range_json: `range` in the form duration_range_ms reads back: {"min": ms, "max": ms}.
+nlohmann::json range_json(const RangeMs& range);
 
 }  // namespace locksim::json

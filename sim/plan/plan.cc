@@ -1,5 +1,6 @@
 #include "sim/plan/plan.h"
 
+#include "sim/core/assert.h"
 #include "sim/core/random.h"
 
 namespace locksim {
@@ -9,10 +10,8 @@ namespace {
 constexpr std::uint64_t kClientStreams = 0x636c6e74;  // "clnt": client i's own stream is i
 constexpr std::uint64_t kCycleStreams = 0x6379636c;   // "cycl": per-cycle draws
 constexpr std::uint64_t kPhaseStream = 0x70686173;    // "phas": open-loop first due times
-
-std::int64_t draw_ms(Rng& rng, const RangeMs& range) {
-  return range.min_ms == range.max_ms ? range.min_ms : rng.uniform(range.min_ms, range.max_ms);
-}
+// "drwn": a drawn fault kind's own stream (DrawSlot::kOwnStream) is own_stream(kind) of this.
+constexpr std::uint64_t kDrawnFaultStreams = 0x6472776e;
 
 }  // namespace
 
@@ -40,17 +39,41 @@ Plan::Plan(const Scenario& scenario, std::uint64_t seed)
 
 CyclePlan Plan::cycle(std::size_t client, std::int64_t n) const {
   const Workload& workload = *scenario_->workload;
-  Rng rng = Rng(seed_).fork(kCycleStreams).fork(client).fork(static_cast<std::uint64_t>(n));
+  const std::vector<std::shared_ptr<const DrawnFault>>& faults = workload.drawn_faults;
+  LOCKSIM_ASSERT(faults.size() <= kMaxDrawnFaultKinds);
+  const auto cycle_stream = static_cast<std::uint64_t>(n);
+  Rng rng = Rng(seed_).fork(kCycleStreams).fork(client).fork(cycle_stream);
   CyclePlan cycle;
-  // Every draw is made whether or not it is used, so one probability never shifts another's.
-  cycle.lose = rng.chance(workload.lose_probability);
+  // Every draw is made whether or not it is used, so one probability never shifts another's. The
+  // first drawn fault kinds draw from the cycle's stream around the work and the rest, where they
+  // always have (the same seed gives the same cycles); a later kind from a stream of its own.
+  const auto draw_slot = [&](DrawSlot slot) {
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (faults[i]->type().slot == slot) cycle.drawn[i] = faults[i]->draw(rng);
+    }
+  };
+  draw_slot(DrawSlot::kBeforeWork);
   cycle.work_ms = draw_ms(rng, workload.work_ms);
-  cycle.crash = rng.chance(workload.crash_probability);
+  draw_slot(DrawSlot::kBeforeRest);
   cycle.rest_ms = draw_ms(rng, workload.rest_ms);
-  const bool pause = rng.chance(workload.pause_probability);
-  const std::int64_t pause_ms = draw_ms(rng, workload.pause_ms);
-  if (pause && !cycle.lose) cycle.pause_ms = pause_ms;
-  cycle.lose_acquire_reply = rng.chance(workload.lost_reply_probability);
+  draw_slot(DrawSlot::kAfterRest);
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const DrawnFaultType& type = faults[i]->type();
+    if (type.slot != DrawSlot::kOwnStream) continue;
+    Rng own =
+        Rng(seed_).fork(kDrawnFaultStreams).fork(own_stream(type)).fork(client).fork(cycle_stream);
+    cycle.drawn[i] = faults[i]->draw(own);
+  }
+  // A kind drawn instead of the work (a lost iteration) leaves no room inside for another: the
+  // cycle keeps no draw of a kind beside the work, nor of a second kind instead of it.
+  std::size_t instead = 0;
+  while (instead < faults.size() &&
+         (cycle.drawn[instead] == 0 || faults[instead]->type().work_role != WorkRole::kInstead)) {
+    ++instead;
+  }
+  for (std::size_t i = 0; instead < faults.size() && i < faults.size(); ++i) {
+    if (i != instead && faults[i]->type().work_role != WorkRole::kNone) cycle.drawn[i] = 0;
+  }
   return cycle;
 }
 

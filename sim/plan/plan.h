@@ -3,11 +3,11 @@
 // Jepsen separates *what* to do (a generator) from *who does it* (the clients and the nemesis);
 // here the separation is a value. compile_plan makes every decision a run needs up front: each
 // client's name, key and random stream, when an open-loop client's first acquire is due, and
-// every per-cycle draw of a workload (how long to work and rest, whether to crash, to lose the
-// lock, to be paused by the nemesis, to lose an acquire's reply). The plan does not know what
-// runs the clients: the executor (Scenario::executor: threads, processes, one event loop) only
-// carries it out, so the same seed means the same operations whichever executor runs them
-// (DriverExecutors.CarryOutThePlan runs one workload on all three and compares).
+// every per-cycle draw of a workload (how long to work and rest, and each drawn fault kind's draw:
+// whether to crash, to lose the lock, to be paused by the nemesis, to lose an acquire's reply). The
+// plan does not know what runs the clients: the executor (Scenario::executor: threads, processes,
+// one event loop) only carries it out, so the same seed means the same operations whichever
+// executor runs them (DriverExecutors.CarryOutThePlan runs one workload on all three and compares).
 //
 // Per-cycle draws are counter-based: cycle n of client c is a pure function of (seed, c, n), so a
 // plan of 256 clients x 1,000,000 cycles (or a time-bounded run with no cycle count) costs no
@@ -20,23 +20,30 @@
 //   }
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/fault/drawn_fault.h"
 #include "sim/scenario/scenario.h"
 
 namespace locksim {
 
 // CyclePlan: one workload cycle of one client, decided in advance.
 struct CyclePlan {
-  std::int64_t work_ms = 0;         // time inside the critical section
-  std::int64_t rest_ms = 0;         // time outside afterwards (closed loop)
-  bool lose = false;                // Doc D: stop renewing, stay inside lose_sleep_ms
-  bool crash = false;               // crash inside instead of releasing
-  std::int64_t pause_ms = 0;        // nemesis: freeze the holder this long inside; 0: no pause
-  bool lose_acquire_reply = false;  // nemesis: the acquire's reply is dropped on its link
+  std::int64_t work_ms = 0;  // time inside the critical section
+  std::int64_t rest_ms = 0;  // time outside afterwards (closed loop)
+  // drawn: each drawn fault kind's draw for the cycle (DrawnFault::draw), in the order of
+  // drawn_fault_types() and of Workload::drawn_faults; 0: the kind is not drawn this cycle. What
+  // any other value means is the kind's own: 1 for a crash, a lost iteration or a lost reply, the
+  // pause's length in ms.
+  std::array<std::int64_t, kMaxDrawnFaultKinds> drawn{};
+
+  // of: the draw of the kind whose word is `word` ("pause"); asserts that it exists.
+  std::int64_t of(std::string_view word) const { return drawn[drawn_fault_index(word)]; }
 };
 
 // ClientPlan: one client's identity and random stream.

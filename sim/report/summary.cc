@@ -118,7 +118,8 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
           << "` intact: no lost update, oversell or duplicate.\n";
     }
     const std::size_t violations = r.count(FindingKind::kMutexViolation);
-    const bool loses_locks = scenario.workload && scenario.workload->lose_probability > 0;
+    const bool loses_locks =
+        scenario.workload && scenario.workload->draws(&DrawnFaultType::loses_lock);
     if (loses_locks && violations > 0) {
       out << "- " << r.violations_outside_faults << " of " << violations
           << " violation(s) began outside a faulted window (a window where the holder was made to"

@@ -21,17 +21,8 @@ std::string event_loop_refusal(const Scenario& scenario) {
     return "$.lock.wait.strategy: \"" + strategy + "\" blocks a connection per waiter; expected " +
            "\"poll\", \"backoff\" or \"retry_sleep\"" + why;
   }
-  const Workload& workload = *scenario.workload;
-  if (workload.lose_probability > 0) {
-    return "$.workload.lose_probability: expected 0: a lost iteration needs renewal" + why;
-  }
-  if (workload.pause_probability > 0) {
-    return "$.workload.pause_probability: not supported" + why +
-           "; use \"threads\" or \"processes\"";
-  }
-  if (workload.lost_reply_probability > 0) {
-    return "$.workload.lost_reply_probability: not supported" + why +
-           "; use \"threads\" or \"processes\"";
+  for (const std::shared_ptr<const DrawnFault>& fault : scenario.workload->drawn_faults) {
+    if (std::string refusal = fault->event_loop_refusal(why); !refusal.empty()) return refusal;
   }
   if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
     return "$.resource: not supported" + why;

@@ -5,14 +5,26 @@
 #include <map>
 #include <regex>
 
+#include "sim/core/assert.h"
 #include "sim/core/error.h"
 #include "sim/json/file.h"
 #include "sim/scenario/scenario_parts.h"
 
 namespace locksim {
 
+const DrawnFault& Workload::drawn_fault(std::string_view word) const {
+  const std::size_t index = drawn_fault_index(word);
+  LOCKSIM_ASSERT(index < drawn_faults.size());
+  return *drawn_faults[index];
+}
+
+bool Workload::draws(bool DrawnFaultType::*trait) const {
+  return std::any_of(drawn_faults.begin(), drawn_faults.end(),
+                     [trait](const auto& fault) { return fault->on() && fault->type().*trait; });
+}
+
 bool Scenario::link_faults() const {
-  if (workload) return workload->lost_reply_probability > 0;
+  if (workload) return workload->draws(&DrawnFaultType::needs_link_proxy);
   for (const Step& step : steps) {
     if (step.link_fault != LinkFault::kNone || step.action == Step::Action::kPartition ||
         step.action == Step::Action::kLinkFault) {
@@ -223,9 +235,11 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   }
   scenario.lock =
       scenario_internal::parse_lock(root.optional_member("lock"), point_ttl, scenario.variants);
-  if (scenario.workload && scenario.workload->lose_sleep_ms == 0) {
-    // Doc D's lost iteration sleeps well past the lease; capped to stay a valid duration.
-    scenario.workload->lose_sleep_ms = std::min(3 * scenario.lock.ttl_ms, kMaxDurationMs);
+  if (scenario.workload) {
+    // A drawn fault's default may follow the lease (Doc D's lost iteration sleeps past it).
+    for (std::shared_ptr<const DrawnFault>& fault : scenario.workload->drawn_faults) {
+      if (auto completed = fault->with_lock_ttl(scenario.lock.ttl_ms)) fault = std::move(completed);
+    }
   }
   if (const auto topology = root.optional_member("topology")) {
     scenario.topology = scenario_internal::parse_topology(*topology);

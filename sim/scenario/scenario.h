@@ -13,9 +13,12 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/core/clock.h"
 #include "sim/core/verdict.h"
+#include "sim/fault/drawn_fault.h"
 #include "sim/fault/fault.h"
 #include "sim/fault/link_fault.h"
 #include "sim/scenario/executor.h"
@@ -201,12 +204,6 @@ struct Step {
   std::string json_path;        // "$.steps[2]", for messages
 };
 
-// Range: an inclusive range of milliseconds, drawn uniformly with the run's seeded Rng.
-struct RangeMs {
-  std::int64_t min_ms = 0;
-  std::int64_t max_ms = 0;
-};
-
 // Workload: N clients looping acquire -> work -> release -> rest ("workload" in JSON).
 struct Workload {
   int clients = 4;                 // 1..256; named c0, c1, ...
@@ -214,11 +211,6 @@ struct Workload {
   int keys = 1;                    // distinct lock keys, 1..clients; client i uses key i % keys
   RangeMs work_ms{1, 1};           // time inside the critical section
   RangeMs rest_ms{0, 0};           // time outside between cycles
-  double crash_probability = 0.0;  // per cycle: crash inside instead of releasing, 0..1
-  // Doc D's "lost" iterations, per cycle: the client stops renewing, records a fault event
-  // "lose_lock", stays inside for lose_sleep_ms (default 3 x ttl_ms), then releases.
-  double lose_probability = 0.0;   // 0..1
-  std::int64_t lose_sleep_ms = 0;  // 0: 3 x lock.ttl_ms
   // Time-bounded runs (contention studies): with duration_ms > 0 each client loops until
   // warmup_ms + duration_ms after the run's start, whatever `cycles` says; the metrics are taken
   // over [warmup_ms, warmup_ms + duration_ms).
@@ -228,13 +220,16 @@ struct Workload {
   // schedule; a client behind schedule acquires at once and its latency counts from when the
   // acquire was due. There is no rest. 0: closed loop (acquire again after rest_ms).
   double arrival_per_s = 0;
-  // The nemesis, per cycle: with pause_probability the holder is frozen (SIGSTOP for process
-  // clients) for a pause_ms draw while inside, as a GC or VM stall would; with
-  // lost_reply_probability the reply of the cycle's acquire is dropped on its link (the server
-  // took the lock; the client hears nothing and gives up on it).
-  double pause_probability = 0.0;  // 0..1
-  RangeMs pause_ms{0, 0};
-  double lost_reply_probability = 0.0;  // 0..1
+  // drawn_faults: the faults a cycle may draw (sim/fault/drawn_fault.h; their keys are each
+  // kind's own, e.g. "crash_probability", "pause_probability" + "pause_ms"), one per kind of
+  // drawn_fault_types() and in its order, each off unless its keys turn it on. Empty only in a
+  // Workload no parser filled.
+  std::vector<std::shared_ptr<const DrawnFault>> drawn_faults;
+
+  // drawn_fault: the settings of the kind whose word is `word` ("crash"); asserts it exists.
+  const DrawnFault& drawn_fault(std::string_view word) const;
+  // draws: whether some kind that is on has the trait `trait` (&DrawnFaultType::loses_lock).
+  bool draws(bool DrawnFaultType::*trait) const;
 };
 
 // Expectation: what a variant must observe for the scenario to pass ("expect" in JSON).
@@ -314,8 +309,9 @@ struct Scenario {
   // coroutine client) on its own asynchronous connection, all driven by one libevent loop (as
   // redis-benchmark drives its clients), so that 50 clients on 2 cores are not 50 threads
   // switching: only for variants whose acquire and release are one command each, the sleeping
-  // wait strategies, and no lose_probability, nemesis or resource. --clients on the command line
-  // overrides it (run_clients_as in loader.h).
+  // wait strategies, no drawn fault that needs renewal or the nemesis (lose, pause, lost_reply:
+  // DrawnFault::event_loop_refusal) and no resource. --clients on the command line overrides it
+  // (run_clients_as in loader.h).
   Executor executor = Executor::kThreads;
   nlohmann::json resolved;  // the scenario with all defaults filled in, written to reports
   // notes: what loading found that the user should know but that is no error (a deprecated

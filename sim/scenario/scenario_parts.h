@@ -25,11 +25,10 @@ using json::describe;
 using json::index_path;
 using json::join;
 using json::JsonReader;
+using json::kMaxDurationMs;
 using json::member_path;
 using json::shortest_number;
 
-// kMaxDurationMs: the upper bound of every duration in a scenario (one hour).
-inline constexpr std::int64_t kMaxDurationMs = 3600000;
 // A reply waited for longer than ten minutes is not a reply a lock can use.
 inline constexpr std::int64_t kMaxReplyTimeoutMs = 600000;
 
@@ -107,8 +106,9 @@ nlohmann::json resolved_topology(const TopologySpec& topology);
 void parse_script(const JsonReader& root, Scenario& scenario);
 nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource);
 
-// parse_workload: the "workload" object. lose_sleep_ms stays 0 when not given (the caller knows
-// the lease it defaults from).
+// parse_workload: the "workload" object, with every drawn fault kind's keys (each kind parses
+// its own). A kind's default that follows the lock's lease is left to the caller, which knows it
+// (DrawnFault::with_lock_ttl).
 Workload parse_workload(const JsonReader& node);
 nlohmann::json resolved_workload(const Workload& workload);
 

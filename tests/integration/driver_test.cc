@@ -682,7 +682,7 @@ ByClient planned_draws(const Plan& plan) {
     for (std::int64_t n = 0; n < plan.scenario().workload->cycles; ++n) {
       const CyclePlan cycle = plan.cycle(c, n);
       client.push_back("work " + std::to_string(cycle.work_ms));
-      if (cycle.crash) {
+      if (cycle.of("crash") != 0) {
         client.push_back("crash");
         break;
       }

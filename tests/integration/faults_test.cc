@@ -316,7 +316,9 @@ TEST(Nemesis, RandomFaultsFollowThePlanAndBreakTtlLocks) {
     const Plan plan = compile_plan(scenario, seed);
     planned = 0;
     for (std::size_t c = 0; c < plan.clients().size(); ++c) {
-      for (int n = 0; n < scenario.workload->cycles; ++n) planned += plan.cycle(c, n).lose_acquire_reply;
+      for (int n = 0; n < scenario.workload->cycles; ++n) {
+        planned += plan.cycle(c, n).of("lost_reply");
+      }
     }
   }
   --seed;

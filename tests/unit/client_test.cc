@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/client/acquire.h"
-#include "sim/client/task.h"
+#include "sim/core/task.h"
 
 namespace locksim {
 namespace {

@@ -56,6 +56,14 @@ inline json workload_document() {
   })");
 }
 
+// drawn_keys: the keys every drawn fault kind of `workload` writes, with their values: what the
+// settings hold ({"lose_sleep_ms": 3000, "pause_ms": {"min": 10, "max": 10}, ...}).
+inline json drawn_keys(const Workload& workload) {
+  json keys = json::object();
+  for (const auto& fault : workload.drawn_faults) fault->write(keys);
+  return keys;
+}
+
 // Returns the InputError message for `document`, or "" (and a test failure) if it loaded.
 inline std::string error_for(const json& document) {
   try {

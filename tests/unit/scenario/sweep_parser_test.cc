@@ -16,6 +16,7 @@ namespace locksim {
 namespace {
 
 using nlohmann::json;
+using test::drawn_keys;
 using test::error_for;
 using test::expand;
 using test::expect_contains;
@@ -37,7 +38,7 @@ TEST(ScenarioLoaderTest, SweepExpandsIntoOneScenarioPerValue) {
   EXPECT_EQ(points[1].lock.ttl_ms, 200);
   EXPECT_EQ(points[2].lock.ttl_ms, 3000);
   EXPECT_EQ(points[0].lock.renew_period_ms, 16);  // defaults follow each point's lease
-  EXPECT_EQ(points[2].workload->lose_sleep_ms, 9000);
+  EXPECT_EQ(drawn_keys(*points[2].workload)["lose_sleep_ms"], 9000);
   const double values[] = {0.5, 2, 30};
   for (std::size_t i = 0; i < points.size(); ++i) {
     ASSERT_TRUE(points[i].sweep.has_value());
@@ -139,7 +140,7 @@ TEST(ScenarioLoaderTest, ResolvedSweepPointReloadsToTheSameScenario) {
     EXPECT_EQ(again.lock.ttl_ms, point.lock.ttl_ms);
     EXPECT_EQ(again.lock.renew_period_ms, point.lock.renew_period_ms);
     EXPECT_EQ(again.lock.wait.max_ms, point.lock.wait.max_ms);
-    EXPECT_EQ(again.workload->lose_sleep_ms, point.workload->lose_sleep_ms);
+    EXPECT_EQ(drawn_keys(*again.workload), drawn_keys(*point.workload));
     EXPECT_EQ(again.workload->work_ms.max_ms, point.workload->work_ms.max_ms);
     ASSERT_TRUE(again.sweep.has_value());
     EXPECT_EQ(again.sweep->group, point.sweep->group);
@@ -263,11 +264,10 @@ TEST(ScenarioLoaderTest, GeneralSweepSetsEveryPointerOfAWorkload) {
   const std::vector<Scenario> points = expand(document);
   ASSERT_EQ(points.size(), 2u);
   EXPECT_EQ(points[0].name, "contention-8-pause_ms-10");
-  EXPECT_EQ(points[0].workload->pause_ms.min_ms, 10);
-  EXPECT_EQ(points[0].workload->pause_ms.max_ms, 10);
+  EXPECT_EQ(drawn_keys(*points[0].workload)["pause_ms"], json::parse(R"({"min": 10, "max": 10})"));
   EXPECT_EQ(points[1].name, "contention-8-pause_ms-250");
-  EXPECT_EQ(points[1].workload->pause_ms.min_ms, 250);
-  EXPECT_EQ(points[1].workload->pause_ms.max_ms, 250);
+  EXPECT_EQ(drawn_keys(*points[1].workload)["pause_ms"],
+            json::parse(R"({"min": 250, "max": 250})"));
   EXPECT_EQ(points[1].workload->work_ms.max_ms, 5);  // the rest of the file as written
   EXPECT_EQ(points[1].sweep->unit, "");
   EXPECT_FALSE(points[1].resolved["sweep_point"].contains("unit"));

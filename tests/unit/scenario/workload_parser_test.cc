@@ -12,6 +12,7 @@ namespace locksim {
 namespace {
 
 using nlohmann::json;
+using test::drawn_keys;
 using test::error_after;
 using test::expect_contains;
 using test::kFile;
@@ -30,7 +31,7 @@ TEST(ScenarioLoaderTest, WorkloadScenarioLoadsValuesAndDefaults) {
   EXPECT_EQ(w.work_ms.max_ms, 5);
   EXPECT_EQ(w.rest_ms.min_ms, 3);
   EXPECT_EQ(w.rest_ms.max_ms, 3);
-  EXPECT_DOUBLE_EQ(w.crash_probability, 0.25);
+  EXPECT_DOUBLE_EQ(w.drawn_fault("crash").probability(), 0.25);
   EXPECT_EQ(s.clients, (std::vector<std::string>{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}));
   EXPECT_TRUE(s.steps.empty());
   EXPECT_EQ(s.lock.key, "lock");
@@ -51,7 +52,7 @@ TEST(ScenarioLoaderTest, EmptyWorkloadTakesAllDefaults) {
   EXPECT_EQ(s.workload->work_ms.min_ms, 1);
   EXPECT_EQ(s.workload->work_ms.max_ms, 1);
   EXPECT_EQ(s.workload->rest_ms.max_ms, 0);
-  EXPECT_EQ(s.workload->crash_probability, 0.0);
+  EXPECT_EQ(s.workload->drawn_fault("crash").probability(), 0.0);
   EXPECT_EQ(s.resolved["workload"]["work_ms"], json::parse(R"({"min": 1, "max": 1})"));
 }
 
@@ -79,8 +80,8 @@ TEST(ScenarioLoaderTest, InconsistentWorkloadIsRejected) {
 // Doc D's lost iterations default to never, sleeping three leases when they happen.
 TEST(ScenarioLoaderTest, WorkloadLoseDefaults) {
   const Scenario s = parse_scenario(workload_document(), kFile, kVariants);
-  EXPECT_EQ(s.workload->lose_probability, 0.0);
-  EXPECT_EQ(s.workload->lose_sleep_ms, 3000);  // 3 x the default 1000 ms lease
+  EXPECT_EQ(s.workload->drawn_fault("lose").probability(), 0.0);
+  EXPECT_EQ(drawn_keys(*s.workload)["lose_sleep_ms"], 3000);  // 3 x the default 1000 ms lease
   EXPECT_EQ(s.resolved["workload"]["lose_sleep_ms"], 3000);
   EXPECT_EQ(s.resolved["workload"]["lose_probability"], 0.0);
 
@@ -88,13 +89,14 @@ TEST(ScenarioLoaderTest, WorkloadLoseDefaults) {
   document["workload"]["lose_probability"] = 0.1;
   document["workload"]["lose_sleep_ms"] = 700;
   const Scenario given = parse_scenario(document, kFile, kVariants);
-  EXPECT_DOUBLE_EQ(given.workload->lose_probability, 0.1);
-  EXPECT_EQ(given.workload->lose_sleep_ms, 700);
+  EXPECT_DOUBLE_EQ(given.workload->drawn_fault("lose").probability(), 0.1);
+  EXPECT_EQ(drawn_keys(*given.workload)["lose_sleep_ms"], 700);
   EXPECT_EQ(parse_scenario(given.resolved, kFile, kVariants).resolved, given.resolved);
 
   document["workload"]["lose_sleep_ms"] = 0;  // 0 also means the default
   document["lock"] = json::parse(R"({"ttl_ms": 2000000})");
-  EXPECT_EQ(parse_scenario(document, kFile, kVariants).workload->lose_sleep_ms, 3600000);
+  EXPECT_EQ(drawn_keys(*parse_scenario(document, kFile, kVariants).workload)["lose_sleep_ms"],
+            3600000);
 
   expect_contains(
       error_after(workload_document(), [](json& d) { d["workload"]["lose_probability"] = 2; }),

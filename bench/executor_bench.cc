@@ -1,8 +1,10 @@
-// executor_bench: what a lock cycle costs when the client is a `locksim worker` process behind
-// the worker protocol, against the same client as a thread. One client runs 200 uncontended
-// lua_owner cycles (acquire, enter, work 0 ms, exit, release, all recorded) through run_scenario
-// against a private redis-server; the time per cycle is the run's wall time over its cycles, so
-// it includes starting the worker. Prints `processes / threads` per cycle at the end.
+// executor_bench: what a lock cycle costs when the client is a `locksim worker` process, against
+// the same client as a thread. One client runs uncontended lua_owner cycles (acquire, enter, work
+// 0 ms, exit, release, all recorded) through run_scenario against a private redis-server, in runs
+// of 200 and of 1000 cycles. A run's wall time is a start (connecting; for a process, starting
+// the worker and handing its history back) plus a cost per cycle; the cost per cycle is the slope
+// between the two lengths, (T(1000) - T(200)) / 800. Prints, per executor, the cost per cycle and
+// the start, and `processes / threads` per cycle.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -20,14 +22,16 @@
 namespace locksim {
 namespace {
 
-constexpr int kCycles = 200;
+constexpr int kShort = 200;
+constexpr int kLong = 1000;
 std::unique_ptr<RedisServer> g_server;
 
-Scenario one_client(bool processes) {
+Scenario one_client(bool processes, int cycles) {
   Scenario scenario = parse_scenario(
       nlohmann::json::parse(R"({"name": "bench", "source": {"doc": "none", "claim": "cost"},
         "variants": ["lua_owner"], "lock": {"ttl_ms": 1000},
-        "workload": {"clients": 1, "cycles": )" + std::to_string(kCycles) + R"(, "work_ms": 0},
+        "workload": {"clients": 1, "cycles": )" +
+                            std::to_string(cycles) + R"(, "work_ms": 0},
         "expect": {"lua_owner": "ok"}})"),
       "bench.json", variant_names());
   scenario.executor = processes ? Executor::kProcesses : Executor::kThreads;
@@ -35,7 +39,8 @@ Scenario one_client(bool processes) {
 }
 
 void BM_Cycles(benchmark::State& state, bool processes) {
-  const Scenario scenario = one_client(processes);
+  const auto cycles = static_cast<int>(state.range(0));
+  const Scenario scenario = one_client(processes, cycles);
   int run = 0;
   for (auto _ : state) {
     StopSignal stop;
@@ -48,20 +53,35 @@ void BM_Cycles(benchmark::State& state, bool processes) {
       break;
     }
   }
-  state.SetItemsProcessed(state.iterations() * kCycles);
+  state.SetItemsProcessed(state.iterations() * cycles);
 }
 
-// print_ratios: processes against threads per lock cycle, for each run and aggregate.
+// print_ratios: per executor, the cost of a cycle (the slope between the two run lengths) and of
+// the start; then processes against threads per cycle. For each aggregate (or the single runs).
 void print_ratios(const RatioReporter::Times& times) {
-  for (const auto& [name, time] : times) {
-    if (!name.starts_with("cycles/processes")) continue;
-    const std::string threads = "cycles/threads" + name.substr(16);
-    const auto found = times.find(threads);
-    if (found == times.end() || found->second <= 0) continue;
-    // Times are in the benchmarks' unit, milliseconds per run of kCycles.
-    std::printf("%-44s %.2f x per lock cycle (%.0f us vs %.0f us)\n",
-                (name + " / threads").c_str(), time / found->second, time * 1e3 / kCycles,
-                found->second * 1e3 / kCycles);
+  for (const char* suffix : {"", "_mean", "_median"}) {
+    // Times are in the benchmarks' unit, milliseconds per run.
+    const auto time = [&](const char* executor, int cycles) {
+      const auto found = times.find("cycles/" + std::string(executor) + "/" +
+                                    std::to_string(cycles) + "/real_time" + suffix);
+      return found == times.end() ? -1.0 : found->second;
+    };
+    double per_cycle[2];
+    bool complete = true;
+    const char* executors[2] = {"threads", "processes"};
+    for (int i = 0; i < 2; ++i) {
+      const double short_run = time(executors[i], kShort);
+      const double long_run = time(executors[i], kLong);
+      complete = complete && short_run > 0 && long_run > 0;
+      per_cycle[i] = (long_run - short_run) * 1e3 / (kLong - kShort);  // microseconds
+      if (!complete) break;
+      std::printf("%-10s%-8s %.0f us per cycle, %.1f ms to start\n", executors[i],
+                  suffix[0] ? suffix + 1 : "run", per_cycle[i],
+                  short_run - per_cycle[i] * kShort / 1e3);
+    }
+    if (!complete || per_cycle[0] <= 0) continue;
+    std::printf("processes / threads %-8s %.2f x per lock cycle\n", suffix[0] ? suffix + 1 : "run",
+                per_cycle[1] / per_cycle[0]);
   }
 }
 
@@ -79,8 +99,14 @@ int main(int argc, char** argv) {
     return 3;
   }
   // Real time: the cycles wait for the server and the worker, which CPU time would not count.
-  benchmark::RegisterBenchmark("cycles/threads", BM_Cycles, false)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("cycles/processes", BM_Cycles, true)->UseRealTime()->Unit(benchmark::kMillisecond);
+  for (const bool processes : {false, true}) {
+    benchmark::RegisterBenchmark(processes ? "cycles/processes" : "cycles/threads", BM_Cycles,
+                                 processes)
+        ->Arg(kShort)
+        ->Arg(kLong)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   RatioReporter reporter(print_ratios);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();

@@ -84,6 +84,9 @@ class RunClock {
   // restart: time 0 is now. Only before anything has read the clock for an event (a run restarts
   // it when its clients start, so that starting them, processes included, is not part of it).
   void restart() { start_ = base_->now_ns(); }
+  // restart_at: time 0 is the base clock's instant `start` (a client process takes the run's
+  // time 0 from the harness: both read the same monotonic clock).
+  void restart_at(Nanos start) { start_ = start; }
 
  private:
   const Clock* base_;

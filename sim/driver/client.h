@@ -106,6 +106,12 @@ class DriverClient : public FaultTarget {
   // work: records a work event; the caller then waits (plain sleep or a condition).
   void record_work(std::int64_t planned_ms);
 
+  // runs_own_workload: whether this client runs its whole workload where it lives and hands
+  // its record over at the end (locksim's own worker process: the same client code as a thread's,
+  // with no round trip to the harness per call); run_own_workload does so.
+  virtual bool runs_own_workload() const { return false; }
+  virtual void run_own_workload() {}
+
   bool holding() const { return holding_; }
   bool crashed() const { return crashed_; }
   const std::string& name() const { return name_; }

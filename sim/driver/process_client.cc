@@ -17,6 +17,9 @@
 #include "sim/driver/resource.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/fault/fault.h"
+#include "sim/history/transfer.h"
+#include "sim/lock/registry.h"
+#include "sim/scenario/loader.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -63,6 +66,10 @@ ProcessClient::ProcessClient(RunContext& run, int index) : DriverClient(run, ind
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
   }
+  if (!run.scenario().scripted()) {
+    // A workload run in the worker pauses its holder there; the nemesis's events come back.
+    nemesis_log_ = &run.recorder().add_log(run.plan().clients().size() + 1);
+  }
 }
 
 ProcessClient::~ProcessClient() {
@@ -70,6 +77,8 @@ ProcessClient::~ProcessClient() {
   if (to_worker_ >= 0) ::close(to_worker_);
   if (reader_.joinable()) reader_.join();
   if (from_worker_ >= 0) ::close(from_worker_);
+  std::error_code removed;
+  if (!history_path_.empty()) std::filesystem::remove(history_path_, removed);
   // A worker that said nothing on stderr leaves no file.
   std::error_code error;
   if (!stderr_path_.empty() && std::filesystem::file_size(stderr_path_, error) == 0 && !error) {
@@ -152,6 +161,7 @@ std::string ProcessClient::connect() {
   if (std::string error = spawn(); !error.empty()) return error;
   const LockConfig& lock = run_.scenario().lock;
   const Reply hello = call({{"op", "hello"}}, nullptr);
+  locksim_worker_ = hello.message.is_object() && hello.message.value("worker", "") == "locksim";
   if (hello.worker_died || !hello.message.is_object() ||
       hello.message.value("protocol", 0) != kWorkerProtocol) {
     if (const std::string failure = run_.worker_failure(); !failure.empty()) return failure;
@@ -213,6 +223,9 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
   const std::string op = request.value("op", "");
   Nanos patience = ms_to_ns(kWorkerPatienceMs);
   if (op == "acquire") patience += ms_to_ns(request.value("timeout_ms", std::int64_t{0}));
+  const bool workload = op == "workload";
+  if (workload) patience += ms_to_ns(run_.scenario().time_limit_ms);
+  bool stop_sent = false;
   send(std::move(request));
   Reply reply;
   const Clock& clock = run_.clock().base();
@@ -273,7 +286,11 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
       }
       return reply;
     }
-    if (run_.should_stop()) {
+    if (workload && run_.should_stop() && !stop_sent) {
+      // A worker running its workload stops at its next cycle and hands over what it recorded.
+      send({{"op", "stop"}});
+      stop_sent = true;
+    } else if (!workload && run_.should_stop()) {
       // The run is over; a worker still busy (or stopped) is ended, and the call never completed.
       lock.unlock();
       kill_worker();
@@ -319,7 +336,10 @@ void ProcessClient::read_lines() {
         continue;
       }
       const std::string event = message.value("event", "");
-      if (event == "busy") {
+      if (event == "cycles") {
+        const std::int64_t done = message.value("done", std::int64_t{0});
+        run_.cycles_done += done - cycles_told_.exchange(done);
+      } else if (event == "busy") {
         set_waiting(true);
       } else if (event == "extend") {
         on_event(message);
@@ -519,6 +539,88 @@ void ProcessClient::crash() {
   crashed_ = true;
   holding_ = false;
   set_state(false, true);
+}
+
+bool ProcessClient::runs_own_workload() const {
+  const RunRequest& request = run_.request();
+  return locksim_worker_ && pid_ > 0 && !run_.scenario().scripted() &&
+         !run_.plan().proxied_links() && request.topology == nullptr &&
+         !request.variant.multi_server() && !workload_scenario().is_null();
+}
+
+nlohmann::json ProcessClient::workload_scenario() const {
+  const Scenario& scenario = run_.scenario();
+  if (!scenario.resolved.is_object() || !scenario.workload) return nullptr;
+  // The worker knows its own variant (and no library's): the document names only that one.
+  nlohmann::json document = scenario.resolved;
+  const std::string variant(run_.request().variant.name());
+  document["variants"] = {variant};
+  document["expect"] = {{variant, {{"verdict", "any"}}}};
+  // What the worker will run must be what this run is: the same clients, lock, resource,
+  // workload and time limit.
+  try {
+    const Scenario back = parse_scenario(document, scenario.name, variant_names());
+    if (workload_shape(back) == workload_shape(scenario)) return document;
+  } catch (const std::exception&) {
+  }
+  return nullptr;
+}
+
+void ProcessClient::run_own_workload() {
+  history_path_ =
+      (std::filesystem::temp_directory_path() / ("locksim-" + std::to_string(::getpid()) + "-" +
+                                                 std::to_string(pid_) + "-" + name_ + ".history"))
+          .string();
+  const Reply reply = call({{"op", "workload"},
+                            {"scenario", workload_scenario()},
+                            {"client", index_},
+                            {"seed", run_.request().seed},
+                            {"key_prefix", run_.request().key_prefix},
+                            {"origin_ns", run_.clock().at(0)},
+                            {"history", history_path_}},
+                           nullptr);
+  if (reply.worker_died) return;  // named as a broken worker (or the run was stopped)
+  if (reply.message.value("result", "") != "ok") {
+    broken("could not run its workload: " +
+           reply.message.value("message", reply.message.dump().substr(0, 300)));
+    kill_worker();
+    return;
+  }
+  take_history(reply.message);
+}
+
+void ProcessClient::take_history(const nlohmann::json& reply) {
+  try {
+    const History history = read_history_transfer(history_path_);
+    const auto self = static_cast<std::int32_t>(index_);
+    const auto nemesis = static_cast<std::int32_t>(run_.plan().clients().size() + 1);
+    for (const Event& event : history.events) {
+      if (event.client == self) {
+        log_.append(history, event);
+      } else if (event.client == nemesis && nemesis_log_ != nullptr) {
+        nemesis_log_->append(history, event);
+      }
+    }
+  } catch (const std::exception& error) {
+    broken(std::string("left a history that cannot be read: ") + error.what());
+    kill_worker();
+    return;
+  }
+  std::error_code removed;
+  std::filesystem::remove(history_path_, removed);
+  history_path_.clear();
+  const std::int64_t cycles = reply.value("cycles_done", std::int64_t{0});
+  run_.cycles_done += cycles - cycles_told_.exchange(cycles);
+  if (reply.value("stopped_early", false)) run_.stopped_early = true;
+  for (const nlohmann::json& note : reply.value("notes", nlohmann::json::array())) {
+    if (note.is_string()) run_.add_note(note.get<std::string>());
+  }
+  if (reply.value("crashed", false)) {
+    // It crashed inside its critical section (its connections closed then): the process dies.
+    kill_worker();
+    crashed_ = true;
+    set_state(false, true);
+  }
 }
 
 void ProcessClient::freeze() {

@@ -1,6 +1,10 @@
 // process_client.h (internal to driver/): ProcessClient, a client run as a `locksim worker`
 // process behind the worker protocol (worker_protocol.h).
 //
+// A workload that needs nothing of the harness between two calls (no link proxy, no topology,
+// one server) runs whole in locksim's own worker (run_own_workload: the "workload" request), which
+// hands its history back at the end. Everything else is driven call by call, as follows.
+//
 // The harness side records every event at its conservative point: the acquire's invoke before
 // the request line is written, its ok and the enter when the reply line arrives, the exit before
 // the release line is written. A reader thread takes the worker's lines: replies go to the call
@@ -45,6 +49,11 @@ class ProcessClient final : public DriverClient {
   void freeze() override;
   void thaw() override;
 
+  // The workload runs in locksim's own worker (not in an adapter) when nothing of it needs the
+  // harness between two calls: no link proxy, no topology, one server.
+  bool runs_own_workload() const override;
+  void run_own_workload() override;
+
   pid_t pid() const { return pid_; }
 
  private:
@@ -69,7 +78,16 @@ class ProcessClient final : public DriverClient {
   void broken(const std::string& what);
   std::string stderr_tail() const;
 
+  // workload_scenario: the scenario document the worker runs its workload from (null: the
+  // resolved scenario does not give back the run's workload, so the worker cannot run it).
+  nlohmann::json workload_scenario() const;
+  void take_history(const nlohmann::json& reply);
+
   pid_t pid_ = -1;
+  bool locksim_worker_ = false;       // the worker is `locksim worker` (it said so in "hello")
+  std::string history_path_;          // where a worker that ran its workload left its history
+  ClientLog* nemesis_log_ = nullptr;  // the nemesis events of a workload run in the worker
+  std::atomic<std::int64_t> cycles_told_{0};  // cycles the worker said were done (reader thread)
   bool killed_ = false;          // locksim killed the worker (a crash, the end of the run)
   std::atomic<bool> frozen_{false};  // stopped by the nemesis: its silence is not a hang
   std::string stderr_path_;      // "": inherited

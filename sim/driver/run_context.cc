@@ -113,6 +113,11 @@ void RunContext::note(const std::string& text) {
   notes_.push_back(stamp + text);
 }
 
+void RunContext::add_note(std::string line) {
+  std::lock_guard<std::mutex> lock(notes_mutex_);
+  notes_.push_back(std::move(line));
+}
+
 std::vector<std::string> RunContext::take_notes() {
   std::lock_guard<std::mutex> lock(notes_mutex_);
   return std::move(notes_);

@@ -44,6 +44,8 @@ class RunContext {
   // start_clock: time 0 of the run (and of its time limit) is now: called by the driver once
   // every client is connected (worker processes started), before any client thread starts.
   void start_clock() { clock_.restart(); }
+  // start_clock_at: as start_clock, with time 0 at the base clock's instant `start`.
+  void start_clock_at(Nanos start) { clock_.restart_at(start); }
   Recorder& recorder() { return recorder_; }
 
   // full_key: the Redis key for a logical key (prefix + name).
@@ -69,6 +71,8 @@ class RunContext {
 
   // note: adds a line to RunOutcome::notes, prefixed with the time in ms. Thread-safe.
   void note(const std::string& text);
+  // add_note: adds a line already prefixed with its time (a client process's note).
+  void add_note(std::string line);
   std::vector<std::string> take_notes();
 
   // Shared step/state bookkeeping for scripted scenarios; guarded by `mutex`.

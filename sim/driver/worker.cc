@@ -1,24 +1,33 @@
 // The `locksim worker` process: one client of a run behind the worker protocol
 // (worker_protocol.h). It runs a built-in lock variant with the scenario's wait strategy, and
 // renews on a thread of its own while it holds a renewing lock, so a SIGSTOP freezes both.
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "sim/client/acquire.h"
 #include "sim/core/clock.h"
 #include "sim/driver/client.h"
 #include "sim/driver/resource.h"
+#include "sim/driver/run_context.h"
+#include "sim/driver/runners.h"
 #include "sim/driver/wait.h"
 #include "sim/driver/watchdog.h"
 #include "sim/driver/worker_protocol.h"
+#include "sim/history/transfer.h"
 #include "sim/lock/registry.h"
+#include "sim/plan/plan.h"
+#include "sim/scenario/loader.h"
 
 namespace locksim {
 namespace {
@@ -49,33 +58,50 @@ class Output {
   std::mutex mutex_;
 };
 
-// read_line: the next line of stdin; false at its end. Reads in blocks (a byte per read(2)
-// cost a system call per byte of every request); only the main thread reads.
-bool read_line(std::string& line) {
-  static char buffer[1 << 16];
-  static std::size_t begin = 0;
-  static std::size_t end = 0;
+// Stdin, read in blocks (a byte per read(2) cost a system call per byte of every request). One
+// thread reads at a time: the main thread, or a workload's StdinWatch while the main thread runs
+// the workload.
+char g_input[1 << 16];
+std::size_t g_begin = 0;
+std::size_t g_end = 0;
+
+// line_buffered: whether a whole line is already read and waits in the buffer.
+bool line_buffered() { return std::memchr(g_input + g_begin, '\n', g_end - g_begin) != nullptr; }
+
+// g_held: lines a workload's StdinWatch read that were not for it, for the main thread after.
+std::deque<std::string> g_held;
+
+// read_stdin_line: the next line of stdin; false at its end.
+bool read_stdin_line(std::string& line) {
   line.clear();
   for (;;) {
-    const char* start = buffer + begin;
-    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end - begin));
-    const std::size_t take = newline ? static_cast<std::size_t>(newline - start) : end - begin;
+    const char* start = g_input + g_begin;
+    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', g_end - g_begin));
+    const std::size_t take = newline ? static_cast<std::size_t>(newline - start) : g_end - g_begin;
     if (line.size() + take > kMaxLine) return false;
     line.append(start, take);
-    begin += take;
+    g_begin += take;
     if (newline) {
-      ++begin;  // the newline itself
+      ++g_begin;  // the newline itself
       return true;
     }
-    begin = end = 0;
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    g_begin = g_end = 0;
+    const ssize_t n = ::read(STDIN_FILENO, g_input, sizeof g_input);
     if (n == 0) return false;
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
     }
-    end = static_cast<std::size_t>(n);
+    g_end = static_cast<std::size_t>(n);
   }
+}
+
+// read_line: the next request: one held back during a workload, else the next line of stdin.
+bool read_line(std::string& line) {
+  if (g_held.empty()) return read_stdin_line(line);
+  line = std::move(g_held.front());
+  g_held.pop_front();
+  return true;
 }
 
 nlohmann::json failure(const nlohmann::json& request, const RedisResult& error) {
@@ -377,6 +403,119 @@ class Worker {
   driver_internal::Watchdog renewal_;
 };
 
+// StdinWatch: while a workload runs in the worker, a thread of its own watches stdin ("stop" or
+// its end stops the run) and tells the harness how many cycles are done about every 200 ms (the
+// run's progress, and a sign of life).
+class StdinWatch {
+ public:
+  StdinWatch(Output& out, driver_internal::RunContext& run, StopSignal& stop)
+      : out_(out), run_(run), stop_(stop), wake_(::eventfd(0, EFD_CLOEXEC)) {
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~StdinWatch() {
+    const std::uint64_t one = 1;
+    if (wake_ >= 0) (void)!::write(wake_, &one, sizeof one);
+    thread_.join();
+    if (wake_ >= 0) ::close(wake_);
+  }
+  StdinWatch(const StdinWatch&) = delete;
+  StdinWatch& operator=(const StdinWatch&) = delete;
+
+ private:
+  void watch() {
+    bool input = true;  // stdin still open
+    std::int64_t told = -1;
+    for (;;) {
+      // A line that came with the workload request is in the buffer already.
+      const bool waiting = input && line_buffered();
+      pollfd fds[2] = {{wake_, POLLIN, 0}, {input ? STDIN_FILENO : -1, POLLIN, 0}};
+      const int ready = ::poll(fds, 2, waiting ? 0 : 200);
+      if (ready < 0 && errno != EINTR) return;
+      if (fds[0].revents != 0) return;
+      if (input && (waiting || fds[1].revents != 0)) {
+        std::string line;
+        if (!read_stdin_line(line)) {
+          input = false;  // the harness is gone: stop, and let PR_SET_PDEATHSIG do the rest
+          stop_.request();
+        } else if (const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+                   request.is_object() && request.value("op", "") == "stop") {
+          stop_.request();
+        } else {
+          g_held.push_back(std::move(line));  // answered after the workload
+        }
+      }
+      const std::int64_t done = run_.cycles_done.load();
+      if (done != told) {
+        out_.write({{"event", "cycles"}, {"done", done}});
+        told = done;
+      }
+    }
+  }
+
+  Output& out_;
+  driver_internal::RunContext& run_;
+  StopSignal& stop_;
+  int wake_;
+  std::thread thread_;
+};
+
+// run_workload: the "workload" op. The client's whole workload runs here, by the code a thread
+// client runs (ThreadClient and workload_client) on the run's clock (the harness's time 0, read
+// from the same monotonic clock), with no round trip to the harness per call. Its history goes
+// to the file the request names; the reply says how the run ended.
+nlohmann::json run_workload(const nlohmann::json& request, const nlohmann::json& connected,
+                            Output& out) {
+  const LockVariant* variant = find_variant(connected.at("variant").get<std::string>());
+  const auto index = request.at("client").get<std::size_t>();
+  Scenario scenario =
+      parse_scenario(request.at("scenario"), "the workload request's scenario", variant_names());
+  scenario.executor = Executor::kThreads;
+  if (variant == nullptr || scenario.scripted() || index >= scenario.clients.size() ||
+      variant->multi_server()) {
+    nlohmann::json failed = reply(request, "fail");
+    failed["error"] = "protocol";
+    failed["message"] = "this worker runs only a workload of a one-server variant";
+    return failed;
+  }
+  StopSignal stop;
+  const RunRequest run_request{scenario,
+                               *variant,
+                               request.at("seed").get<std::uint64_t>(),
+                               endpoint_from_json(connected.at("redis")),
+                               request.at("key_prefix").get<std::string>(),
+                               stop,
+                               {},
+                               false,
+                               {}};
+  const Plan plan = compile_plan(scenario, run_request.seed);
+  driver_internal::RunContext run(run_request, plan);
+  run.start_clock_at(request.at("origin_ns").get<Nanos>());
+  {
+    driver_internal::ThreadClient client(run, static_cast<int>(index));
+    run.nemesis().attach(index, &client, {});
+    if (const std::string error = client.connect(); !error.empty()) {
+      nlohmann::json failed = reply(request, "fail");
+      failed["error"] = to_string(ErrorKind::kClosed);
+      failed["message"] = error;
+      return failed;
+    }
+    StdinWatch watch(out, run, stop);
+    driver_internal::run_workload_client(run, client);
+  }  // the client and its renewal thread are gone: nothing records any more
+  const bool crashed = run.crashed.at(index);
+  const std::int64_t cycles = run.cycles_done.load();
+  const bool stopped_early = run.stopped_early.load();
+  nlohmann::json notes = run.take_notes();
+  write_history_transfer(request.at("history").get<std::string>(),
+                         std::move(run.recorder()).merge());
+  nlohmann::json ok = reply(request, "ok");
+  ok["cycles_done"] = cycles;
+  ok["stopped_early"] = stopped_early;
+  ok["crashed"] = crashed;
+  ok["notes"] = std::move(notes);
+  return ok;
+}
+
 }  // namespace
 
 nlohmann::json endpoint_to_json(const Endpoint& endpoint) {
@@ -436,6 +575,7 @@ int run_worker() {
   ::signal(SIGPIPE, SIG_IGN);
   Output out;
   std::unique_ptr<Worker> worker;
+  nlohmann::json connected;  // the "connect" request
   std::string line;
   while (read_line(line)) {
     const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
@@ -468,6 +608,7 @@ int run_worker() {
         for (const nlohmann::json& server : request.value("servers", nlohmann::json::array())) {
           servers.push_back(endpoint_from_json(server));
         }
+        connected = request;
         worker = std::make_unique<Worker>(out, endpoint_from_json(request.at("redis")), servers,
                                           *variant,
                                           request.at("client").get<std::string>(),
@@ -480,6 +621,8 @@ int run_worker() {
         failed["error"] = "protocol";
         failed["message"] = "\"" + op + "\" before \"connect\"";
         out.write(failed);
+      } else if (op == "workload") {
+        out.write(run_workload(request, connected, out));
       } else {
         out.write(worker->handle(request));
       }
@@ -487,6 +630,12 @@ int run_worker() {
       nlohmann::json failed = reply(request, "fail");
       failed["error"] = "protocol";
       failed["message"] = std::string("malformed \"") + op + "\" request: " + error.what();
+      out.write(failed);
+    } catch (const std::exception& error) {
+      // A workload's scenario the loader refuses, a history file that cannot be written.
+      nlohmann::json failed = reply(request, "fail");
+      failed["error"] = "protocol";
+      failed["message"] = "\"" + op + "\" failed: " + error.what();
       out.write(failed);
     }
   }

@@ -3,7 +3,9 @@
 // A worker (`locksim worker`, or an adapter around a third-party lock library) reads requests on
 // stdin and writes replies and events on stdout, one JSON object per line. The worker needs no
 // trusted clock: the harness records every event at the conservative point on its own side
-// (enter when the acquire's reply line arrives, exit before the release line is sent).
+// (enter when the acquire's reply line arrives, exit before the release line is sent). The one
+// exception is `workload`, which only locksim's own worker is sent: it records on the machine's
+// monotonic clock, as a thread client does.
 //
 // Requests carry "v" (the protocol version, kWorkerProtocol), an "id" the reply repeats and an
 // "op":
@@ -18,6 +20,12 @@
 //   read     {resource:{kind, key}[, record]}        -> ok {value}
 //   write    {resource:{kind, key}, value[, record][, fencing]} -> ok
 //   continue                               (no reply: resumes a worker held at a pause_at point)
+//   workload {scenario, client, seed, key_prefix, origin_ns, history}
+//                                          -> ok {cycles_done, stopped_early, crashed, notes}
+//        locksim's own worker only: runs the client's whole workload itself with the code a
+//        thread client runs, on the run's clock (time 0 = origin_ns on the monotonic clock), and
+//        leaves its history in the file `history` (sim/history/transfer.h)
+//   stop                                   (no reply: ends a running workload at its next cycle)
 // Every reply has "id" and "result": "ok", "fail" (it did not happen: "error" and "message") or
 // "info" (it may or may not have happened: a timeout, a closed connection). "error" is one of the
 // history's error words (gave_up, timeout, closed, refused, protocol, reply_error,
@@ -34,6 +42,7 @@
 //        "crash": it kills itself (SIGKILL) right after this line
 //   {"event":"extend","phase":"invoke"}       the renewal thread sends an extend
 //   {"event":"extend","result":"ok","extended":1}   ...and its outcome (or fail/info + error)
+//   {"event":"cycles","done":N}               a workload's progress, about every 200 ms
 // A variant that renews starts renewing when an acquire succeeds and stops at the release.
 // End of input (stdin closed) ends the worker; so does the harness's death (PR_SET_PDEATHSIG).
 #pragma once

@@ -125,6 +125,10 @@ void BlockingWorkloadHost::resume_holder() {
 }
 
 void run_workload_client(RunContext& run, DriverClient& client) {
+  if (client.runs_own_workload()) {
+    client.run_own_workload();
+    return;
+  }
   BlockingWorkloadHost host(run, client);
   run_inline(workload_client(run, host, static_cast<std::size_t>(client.index())));
 }

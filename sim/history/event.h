@@ -211,6 +211,21 @@ struct Event {
   const ServerFacts& server() const;
 };
 
+// for_each_string: calls `f(StringId&)` on every string id an event holds (token, message and
+// those of its facts), for code that moves an event between string tables.
+template <typename F>
+void for_each_string(Event& event, F&& f) {
+  f(event.token);
+  f(event.message);
+  if (auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
+    f(resource->record);
+  } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
+    f(fault->server);
+  } else if (auto* server = std::get_if<ServerFacts>(&event.facts)) {
+    f(server->server);
+  }
+}
+
 // StringTable: append-only strings addressed by StringId; id 0 is the empty string. Compact: one
 // character buffer and one offset per string.
 class StringTable {

@@ -54,6 +54,19 @@ Event& ClientLog::record(EventType type, Op f, std::string_view key) {
   return event;
 }
 
+Event& ClientLog::append(const History& from, const Event& event) {
+  LOCKSIM_ASSERT(size_ == 0 || event.time_ns >= last().time_ns);
+  if (chunks_.empty() || chunks_.back()->full()) {
+    chunks_.push_back(std::make_unique<EventChunk>(kChunkEvents));
+  }
+  Event& copy = chunks_.back()->push(event);
+  copy.client = client_;
+  copy.key = key_id(from.keys.at(event.key));
+  for_each_string(copy, [&](StringId& id) { id = intern(from.str(id)); });
+  ++size_;
+  return copy;
+}
+
 StringId ClientLog::intern(std::string_view text) {
   if (text.empty()) return 0;
   if (last_string_ != 0 && strings_.get(last_string_) == text) return last_string_;
@@ -153,15 +166,7 @@ History Recorder::merge() && {
     EventChunk& chunk = *cursor.log->chunks_[cursor.chunk];
     Event& event = history.events.emplace_back(std::move(chunk[cursor.offset]));
     event.key = cursor.keys[event.key];
-    move_string(cursor, event.token);
-    move_string(cursor, event.message);
-    if (auto* resource = std::get_if<ResourceFacts>(&event.facts)) {
-      move_string(cursor, resource->record);
-    } else if (auto* fault = std::get_if<FaultFacts>(&event.facts)) {
-      move_string(cursor, fault->server);
-    } else if (auto* server = std::get_if<ServerFacts>(&event.facts)) {
-      move_string(cursor, server->server);
-    }
+    for_each_string(event, [&](StringId& id) { move_string(cursor, id); });
     if (++cursor.offset == chunk.size()) {
       cursor.log->chunks_[cursor.chunk].reset();  // read: give its memory back now
       ++cursor.chunk;

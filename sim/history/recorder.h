@@ -57,6 +57,9 @@ class ClientLog {
   // record: appends an event of `f` stamped now, with its facts in their default state, and
   // returns it to be filled in (valid until the next record). `key` may be empty.
   Event& record(EventType type, Op f, std::string_view key);
+  // append: a copy of `event` of history `from`, recorded as this log's client at the time it
+  // carries (a client process's own record of what it did); events are appended in time order.
+  Event& append(const History& from, const Event& event);
   // intern: the id of `text` in this log's string table. The last string interned is reused, so
   // a token recorded on acquire, release and extend is stored once.
   StringId intern(std::string_view text);

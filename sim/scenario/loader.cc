@@ -281,6 +281,15 @@ nlohmann::json read_document(const std::filesystem::path& path) {
 
 }  // namespace
 
+nlohmann::json workload_shape(const Scenario& scenario) {
+  using namespace scenario_internal;
+  return {{"clients", scenario.clients},
+          {"lock", resolved_lock(scenario.lock)},
+          {"resource", resolved_resource(scenario.resource)},
+          {"workload", scenario.workload ? resolved_workload(*scenario.workload) : nullptr},
+          {"time_limit_ms", scenario.time_limit_ms}};
+}
+
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
                         const std::vector<std::string>& known_variants) {
   if (document.is_object() && document.contains("sweep")) {

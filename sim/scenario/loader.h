@@ -29,6 +29,10 @@ namespace locksim {
 // A sweep document is an InputError (use parse_scenarios).
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
                         const std::vector<std::string>& known_variants);
+// workload_shape: what decides what a workload's clients do (clients, lock, resource, workload,
+// time limit), from the Scenario itself in resolved form, for checking that a scenario
+// re-parsed elsewhere (a worker process) is the one being run.
+nlohmann::json workload_shape(const Scenario& scenario);
 // parse_scenarios: like parse_scenario, but a sweep document expands into one scenario per value,
 // in the listed order; any other document gives a single scenario.
 std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std::string& file,

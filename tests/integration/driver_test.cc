@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,8 @@
 #include "sim/core/error.h"
 #include "sim/driver/fenced_store.h"
 #include "sim/driver/wait.h"
+#include "sim/driver/worker_protocol.h"
+#include "sim/history/transfer.h"
 #include "sim/lock/registry.h"
 #include "sim/plan/plan.h"
 #include "sim/redis/connection.h"
@@ -756,6 +759,121 @@ TEST(DriverExecutors, RecordFencingNumbers) {
     }
     EXPECT_EQ(expected, 101) << to_string(executor);
   }
+}
+
+// worker_session: what `locksim worker` answers to `requests` (one JSON object per line, all
+// written at once, as a harness that sends "stop" early would), once `replies` replies (lines
+// with an id) have come; stdin stays open until then, as a harness's does.
+std::vector<nlohmann::json> worker_session(const std::vector<nlohmann::json>& requests,
+                                           std::size_t replies_expected) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    ("locksim-driver-test-" + std::to_string(::getpid()) + ".out");
+  const std::string command = std::string(LOCKSIM_BINARY) + " worker > " + out.string();
+  FILE* worker = ::popen(command.c_str(), "w");
+  EXPECT_NE(worker, nullptr) << command;
+  if (worker == nullptr) return {};
+  for (const nlohmann::json& request : requests)
+    std::fputs((request.dump() + "\n").c_str(), worker);
+  std::fflush(worker);
+  std::vector<nlohmann::json> replies;
+  for (int round = 0; round < 600 && replies.size() < replies_expected; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    replies.clear();
+    std::ifstream file(out);
+    for (std::string line; std::getline(file, line);) {
+      nlohmann::json reply = nlohmann::json::parse(line, nullptr, false);
+      // Progress lines ("cycles") come and go with the machine's speed; replies have an id.
+      if (reply.is_object() && reply.contains("id")) replies.push_back(std::move(reply));
+    }
+  }
+  EXPECT_EQ(::pclose(worker), 0);  // end of input ends the worker
+  std::filesystem::remove(out);
+  return replies;
+}
+
+// workload_request: a "workload" request for client A of `scenario`, recording into `history`.
+nlohmann::json workload_request(const Scenario& scenario, const std::filesystem::path& history) {
+  return {{"v", 1},
+          {"id", 3},
+          {"op", "workload"},
+          {"scenario", scenario.resolved},
+          {"client", 0},
+          {"seed", 5},
+          {"key_prefix", "locksim:worker-test:" + std::to_string(::getpid()) + ":"},
+          {"origin_ns", real_clock().now_ns()},
+          {"history", history.string()}};
+}
+
+std::vector<nlohmann::json> hello_and_connect(const std::string& variant) {
+  return {{{"v", 1}, {"id", 1}, {"op", "hello"}},
+          {{"v", 1},
+           {"id", 2},
+           {"op", "connect"},
+           {"redis", {{"host", "127.0.0.1"}, {"port", server->endpoint().port}}},
+           {"client", "A"},
+           {"variant", variant},
+           {"seed", 1},
+           {"lock", lock_to_json(LockConfig{})}}};
+}
+
+// locksim's own worker runs a client's whole workload itself (no round trip to the harness per
+// call) and hands over the client's history on the run's clock: every cycle, in order.
+TEST(DriverExecutors, AWorkerRunsAWholeWorkload) {
+  const Scenario scenario = workload("lua_owner_renew", R"(, "clients": 1, "cycles": 20)");
+  const std::filesystem::path history_file =
+      std::filesystem::temp_directory_path() /
+      ("locksim-driver-test-" + std::to_string(::getpid()) + ".history");
+  std::vector<nlohmann::json> requests = hello_and_connect("lua_owner_renew");
+  requests.push_back(workload_request(scenario, history_file));
+  const std::vector<nlohmann::json> replies = worker_session(requests, 3);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[2].value("result", ""), "ok") << replies[2].dump();
+  EXPECT_EQ(replies[2].value("cycles_done", -1), 20);
+  EXPECT_FALSE(replies[2].value("stopped_early", true));
+  const History history = read_history_transfer(history_file);
+  std::filesystem::remove(history_file);
+  int granted = 0;
+  int released = 0;
+  Nanos last = 0;
+  for (const Event& e : history.events) {
+    EXPECT_EQ(history.clients.at(static_cast<std::size_t>(e.client)), scenario.clients[0]);
+    EXPECT_GE(e.time_ns, last);
+    last = e.time_ns;
+    granted += e.f == Op::kAcquire && e.type == EventType::kOk;
+    released += e.f == Op::kRelease && e.type == EventType::kOk;
+  }
+  EXPECT_EQ(granted, 20);
+  EXPECT_EQ(released, 20);
+  EXPECT_EQ(check_history(history, check_options(scenario)).verdict, Verdict::kOk);
+}
+
+// "stop" (Ctrl-C, the time limit, a lost server in the harness) ends a workload running in the
+// worker at its next cycle, and what it did so far still comes back; so does a request it
+// cannot run (a scripted scenario).
+TEST(DriverExecutors, AWorkerStopsItsWorkloadWhenTold) {
+  const Scenario scenario =
+      workload("lua_owner", R"(, "clients": 1, "cycles": 1000000, "work_ms": 1)");
+  const std::filesystem::path history_file =
+      std::filesystem::temp_directory_path() /
+      ("locksim-driver-test-" + std::to_string(::getpid()) + ".stopped.history");
+  std::vector<nlohmann::json> requests = hello_and_connect("lua_owner");
+  requests.push_back(workload_request(scenario, history_file));
+  requests.push_back({{"v", 1}, {"op", "stop"}});
+  nlohmann::json scripted = workload_request(scenario, history_file);
+  scripted["id"] = 4;
+  scripted["scenario"] = nlohmann::json::parse(R"({"name": "s", "source": {"doc": "none",
+    "claim": "test"}, "variants": ["lua_owner"], "clients": ["A"],
+    "steps": [{"client": "A", "do": "acquire"}], "expect": {"lua_owner": "any"}})");
+  requests.push_back(scripted);
+  const std::vector<nlohmann::json> replies = worker_session(requests, 4);
+  ASSERT_EQ(replies.size(), 4u);
+  EXPECT_EQ(replies[2].value("result", ""), "ok") << replies[2].dump();
+  EXPECT_TRUE(replies[2].value("stopped_early", false));
+  EXPECT_LT(replies[2].value("cycles_done", 1000000), 1000000);
+  EXPECT_TRUE(std::filesystem::exists(history_file));
+  std::filesystem::remove(history_file);
+  EXPECT_EQ(replies[3].value("result", ""), "fail") << replies[3].dump();
+  EXPECT_EQ(replies[3].value("error", ""), "protocol");
 }
 
 // --- the event loop --------------------------------------------------------------------------

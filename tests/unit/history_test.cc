@@ -1,10 +1,11 @@
 // history_test: per-client logs merge into one time-ordered history, and history.jsonl
 // round-trips exactly, rejects malformed lines with the line number, and a full disk leaves no
-// temporary file behind.
+// temporary file behind; a worker's history transfer round-trips and refuses any other file.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "sim/fault/fault.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
+#include "sim/history/transfer.h"
 #include "tests/support/file_size_limit.h"
 
 namespace locksim {
@@ -240,6 +242,100 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_EQ(back.events[5].fault().phase, FaultPhase::kEnd);
   EXPECT_EQ(back.events[6].schedule().intended_ns, 2850);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+}
+
+// A sample history from two logs: every kind of string an event holds.
+History sample_history(const RunClock& clock) {
+  Recorder recorder(clock, {"A", "B", "nemesis"});
+  ClientLog& a = recorder.log(0);
+  ClientLog& b = recorder.log(1);
+  ClientLog& nemesis = recorder.log(2);
+  Event& ok = a.record(EventType::kOk, Op::kAcquire, "lock");
+  ok.token = a.intern("tok-1");
+  ok.acquire().fencing = 7;
+  Event& failed = b.record(EventType::kInfo, Op::kRelease, "lock");
+  failed.error = ErrorKind::kTimeout;
+  failed.message = b.intern("no reply within 300 ms");
+  Event& write = a.record(EventType::kOk, Op::kWrite, "stock");
+  write.resource().record = a.intern("r3");
+  Event& fault = nemesis.record(EventType::kInfo, Op::kFault, "");
+  fault.fault().kind = FaultKind::kPause;
+  fault.fault().server = nemesis.intern("n1");
+  fault.fault().target = 0;
+  return std::move(recorder).merge();
+}
+
+std::vector<std::string> lines(const History& history) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < history.events.size(); ++i) {
+    out.push_back(event_to_json_line(history, history.events[i], i));
+  }
+  return out;
+}
+
+// A worker's history comes back to the harness whole: the transfer round-trips every event, and
+// ClientLog::append records each under the harness's log with its strings and time.
+TEST(HistoryTransfer, RoundTripsAndAppendsIntoALog) {
+  const RunClock clock;
+  const History history = sample_history(clock);
+  const fs::path path = temp_file("transfer.bin");
+  write_history_transfer(path, history);
+  const History back = read_history_transfer(path);
+  EXPECT_EQ(back.clients, history.clients);
+  EXPECT_EQ(lines(back), lines(history));
+
+  Recorder harness(clock, {"A", "B", "nemesis"});
+  ClientLog& a = harness.log(0);
+  ClientLog& nemesis = harness.log(2);
+  for (const Event& e : back.events) {
+    if (e.client == 0) a.append(back, e);
+    if (e.client == 2) nemesis.append(back, e);
+  }
+  const History appended = std::move(harness).merge();
+  ASSERT_EQ(appended.events.size(), 3u);  // B's event was not appended
+  std::vector<std::string> expected;
+  for (const std::string& line : lines(history)) {
+    if (line.find(R"("client":"B")") == std::string::npos) expected.push_back(line);
+  }
+  // Indices shift by the one event left out.
+  std::vector<std::string> got = lines(appended);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    nlohmann::json g = nlohmann::json::parse(got[i]);
+    nlohmann::json w = nlohmann::json::parse(expected[i]);
+    g.erase("index");
+    w.erase("index");
+    EXPECT_EQ(g, w);
+  }
+}
+
+// Anything but a transfer of this build is refused, with the file's name; so is one cut short or
+// claiming more than it holds (no memory is taken for what is not there).
+TEST(HistoryTransfer, RefusesOtherFilesAndDamagedOnes) {
+  const RunClock clock;
+  const fs::path jsonl = temp_file("not-a-transfer.jsonl");
+  write_history_jsonl(jsonl, sample_history(clock));
+  try {
+    read_history_transfer(jsonl);
+    ADD_FAILURE() << "a jsonl file was read as a transfer";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("not-a-transfer.jsonl: not a history transfer"),
+              std::string::npos)
+        << error.what();
+  }
+  const fs::path path = temp_file("cut.bin");
+  write_history_transfer(path, sample_history(clock));
+  fs::resize_file(path, fs::file_size(path) - 10);
+  EXPECT_THROW(read_history_transfer(path), InputError);
+  // A count of 2^60 clients right after the header.
+  write_history_transfer(path, sample_history(clock));
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(sizeof("locksim history transfer 1") + sizeof(std::uint64_t));
+    const std::uint64_t huge = std::uint64_t{1} << 60;
+    file.write(reinterpret_cast<const char*>(&huge), sizeof huge);
+  }
+  EXPECT_THROW(read_history_transfer(path), InputError);
+  EXPECT_THROW(read_history_transfer(temp_file("missing.bin")), InputError);
 }
 
 // A schema-2 history (before fault targets and phases) still reads; its faults are instants of

@@ -290,6 +290,8 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
       // A worker running its workload stops at its next cycle and hands over what it recorded.
       send({{"op", "stop"}});
       stop_sent = true;
+      // It stops within a cycle; a long time limit no longer stretches its patience.
+      patience = std::min(patience, silent + ms_to_ns(kWorkerPatienceMs));
     } else if (!workload && run_.should_stop()) {
       // The run is over; a worker still busy (or stopped) is ended, and the call never completed.
       lock.unlock();

@@ -372,9 +372,17 @@ void ProcessClient::on_event(const nlohmann::json& event) {
   }
   const auto ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
   if (event.value("phase", "") == "invoke") {
+    const Nanos previous = renewal_log_->size() > 0 ? renewal_log_->last().time_ns : 0;
     Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, key);
     invoke.ttl_ms = ttl_ms;
     invoke.token = renewal_log_->intern(token);
+    // locksim's own worker says when it sent the extend on the monotonic clock the run's clock
+    // counts on; the line can arrive milliseconds later on a loaded machine, and a late invoke
+    // would put the lease's earliest end past the truth. The log stays in time order.
+    if (locksim_worker_ && event.contains("monotonic_ns")) {
+      const Nanos sent = event.value("monotonic_ns", Nanos{0}) - run_.clock().at(0);
+      invoke.time_ns = std::clamp(sent, previous, invoke.time_ns);
+    }
     return;
   }
   const std::string result = event.value("result", "fail");

@@ -287,7 +287,12 @@ class Worker {
   // start_renewal: the watchdog of the lock just acquired; its events go to the harness.
   void start_renewal(const std::string& key, const std::string& token, std::int64_t ttl_ms) {
     driver_internal::Watchdog::Hooks hooks;
-    hooks.invoke = [this] { out_.write({{"event", "extend"}, {"phase", "invoke"}}); };
+    hooks.invoke = [this] {
+      // When it is sent, by the machine's monotonic clock: the harness's own stamp (when the line
+      // arrives) can be later, which would move the lease's earliest end past the truth.
+      out_.write(
+          {{"event", "extend"}, {"phase", "invoke"}, {"monotonic_ns", clock_.base().now_ns()}});
+    };
     hooks.completed = [this](const ExtendResult& result) {
       if (result.outcome == ExtendResult::Outcome::kError) {
         nlohmann::json event = failure({}, result.error);

@@ -40,7 +40,8 @@
 //   {"event":"at","point":"after_setnx","state":"open"|"busy","then":"pause"|"crash"}
 //        a checkpoint of the variant was reached; "pause": the worker waits for "continue";
 //        "crash": it kills itself (SIGKILL) right after this line
-//   {"event":"extend","phase":"invoke"}       the renewal thread sends an extend
+//   {"event":"extend","phase":"invoke"[,"monotonic_ns":T]}   the renewal thread sends an extend
+//        (T: when, by CLOCK_MONOTONIC; the harness believes it from locksim's own worker only)
 //   {"event":"extend","result":"ok","extended":1}   ...and its outcome (or fail/info + error)
 //   {"event":"cycles","done":N}               a workload's progress, about every 200 ms
 // A variant that renews starts renewing when an acquire succeeds and stops at the release.

@@ -8,6 +8,9 @@ The mode is the first argument, or else $LOCKSIM_BROKEN_ADAPTER:
            signal ends it)
   garbage  answers every request with a line that is not JSON
   version  answers hello with protocol 99 (and everything else like a working adapter)
+  late     poses as locksim's own worker ("worker": "locksim") and, on an acquire, sends a
+           renewal's invoke event 300 ms after the monotonic instant it names, as a loaded
+           machine would deliver it (touches no Redis: every call succeeds)
 Anything else: exit 2 with a usage line on stderr. Stdlib only; touches no Redis.
 """
 import json
@@ -15,7 +18,7 @@ import os
 import sys
 import time
 
-MODES = ("crash", "hang", "garbage", "version")
+MODES = ("crash", "hang", "garbage", "version", "late")
 
 
 def reply(request, **fields):
@@ -26,7 +29,7 @@ def reply(request, **fields):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LOCKSIM_BROKEN_ADAPTER", "")
     if mode not in MODES:
-        sys.stderr.write("usage: broken_adapter.py crash|hang|garbage|version "
+        sys.stderr.write("usage: broken_adapter.py crash|hang|garbage|version|late "
                          "(or LOCKSIM_BROKEN_ADAPTER=...)\n")
         return 2
     for line in iter(sys.stdin.readline, ""):
@@ -46,11 +49,19 @@ def main():
         op = request.get("op")
         if op == "hello":
             reply(request, result="ok", protocol=99 if mode == "version" else 1,
-                  worker="broken-" + mode, version="0")
+                  worker="locksim" if mode == "late" else "broken-" + mode, version="0")
         elif op == "acquire" and mode == "crash":
             sys.stderr.write("broken_adapter: crashing in the middle of an acquire\n")
             sys.stderr.flush()
             sys.exit(1)
+        elif op == "acquire" and mode == "late":
+            reply(request, result="ok", token="late", attempts=1)
+            sent = time.monotonic_ns()
+            time.sleep(0.3)
+            sys.stdout.write(json.dumps({"event": "extend", "phase": "invoke",
+                                         "monotonic_ns": sent}) + "\n")
+            sys.stdout.write(json.dumps({"event": "extend", "result": "ok", "extended": 1}) + "\n")
+            sys.stdout.flush()
         elif op == "acquire":
             reply(request, result="ok", token="broken", attempts=1)
         elif op == "release":

@@ -191,6 +191,41 @@ TEST(ProcessClients, SlowWorkersDoNotEatATimeBoundedRun) {
   EXPECT_EQ(workers(), 0);
 }
 
+// A renewal's invoke is recorded when locksim's own worker sent it (its "monotonic_ns"), not when
+// the line arrived: on a loaded machine the line can come milliseconds late, and a late invoke
+// puts the lease's earliest end past the truth (a lease_expired violation then read as a racy
+// acquire). The stand-in worker sends the line 300 ms after the instant it names.
+TEST(ProcessClients, RenewalInvokeIsStampedWhenTheWorkerSentIt) {
+  const Scenario scenario = load_scenario_text(R"({"name": "late-line",
+    "source": {"doc": "none", "claim": "test"}, "variants": ["lua_owner_renew"],
+    "clients_run_as": "processes", "lock": {"ttl_ms": 5000},
+    "clients": ["A"],
+    "steps": [{"client": "A", "do": "acquire"},
+              {"client": "A", "do": "work", "until": {"renewed": {"client": "A", "times": 1}},
+               "max_ms": 3000},
+              {"client": "A", "do": "release"}],
+    "expect": {"lua_owner_renew": "any"}})");
+  StopSignal stop;
+  RunRequest request{scenario, *find_variant("lua_owner_renew"), 1, server->endpoint(),
+                     "locksim:faults-late:", stop, {}, true, {},
+                     {"/usr/bin/python3",
+                      std::string(LOCKSIM_TEST_SOURCE_DIR) + "/tests/adapters/broken_adapter.py",
+                      "late"}};
+  const RunOutcome outcome = run_scenario(request);
+  ASSERT_TRUE(outcome.harness_error.empty()) << outcome.harness_error;
+  Nanos invoke = -1;
+  Nanos ok = -1;
+  for (const Event& e : outcome.history.events) {
+    if (e.f != Op::kExtend) continue;
+    if (e.type == EventType::kInvoke) invoke = e.time_ns;
+    if (e.type == EventType::kOk) ok = e.time_ns;
+  }
+  ASSERT_GE(invoke, 0);
+  ASSERT_GE(ok, 0);
+  // Both lines arrived together; the invoke is stamped 300 ms before.
+  EXPECT_GE(ok - invoke, ms_to_ns(250)) << "invoke at " << invoke << ", ok at " << ok;
+}
+
 // The server took the lock for A, A never heard: A's acquire is info (timeout), B had to wait
 // for A's key to expire (so the acquire did run: its lease outlasts A's 2 s timeout), and the
 // verdict is unknown, never ok.

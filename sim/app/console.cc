@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/app/signals.h"
+#include "sim/core/clock.h"
 #include "sim/core/error.h"
 #include "sim/core/random.h"
 #include "sim/redis/connection.h"
@@ -16,7 +17,7 @@ namespace locksim {
 namespace fs = std::filesystem;
 
 std::string utc_now(const char* format) {
-  const std::time_t now = std::time(nullptr);
+  const auto now = static_cast<std::time_t>(real_clock().unix_seconds());
   std::tm parts{};
   gmtime_r(&now, &parts);
   char buffer[64];

@@ -3,12 +3,13 @@
 #include <cstdio>
 #include <ctime>
 
+#include "sim/core/clock.h"
 #include "sim/core/random.h"
 
 namespace locksim {
 
 std::string make_run_id(std::uint64_t seed, int repetition) {
-  const std::time_t now = std::time(nullptr);
+  const auto now = static_cast<std::time_t>(real_clock().unix_seconds());
   std::tm parts{};
   gmtime_r(&now, &parts);
   char time_text[32];

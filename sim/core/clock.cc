@@ -1,6 +1,7 @@
 #include "sim/core/clock.h"
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 namespace locksim {
@@ -25,6 +26,9 @@ class SteadyClock final : public Clock {
   }
   void sleep_for(Nanos duration) const override {
     if (duration > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
+  }
+  std::int64_t unix_seconds() const override {
+    return static_cast<std::int64_t>(std::time(nullptr));
   }
 };
 

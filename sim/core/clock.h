@@ -50,6 +50,9 @@ class Clock {
                           Nanos deadline_ns, const std::function<bool()>& done) const = 0;
   // sleep_for: blocks the calling thread for `duration` of this clock (none if <= 0).
   virtual void sleep_for(Nanos duration) const = 0;
+  // unix_seconds: the calendar time, seconds since 1970 UTC, for what people read (run ids, the
+  // date of a report); never for a run's timing, which is monotonic.
+  virtual std::int64_t unix_seconds() const = 0;
 
   // wait_for: wait_until now + `duration`.
   bool wait_for(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Nanos duration,

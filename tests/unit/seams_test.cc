@@ -54,6 +54,15 @@ TEST(Seams, OnlyTheClockReadsTheMachinesClocks) {
   EXPECT_TRUE(found.empty()) << "read time through a Clock (sim/core/clock.h):" << lines(found);
 }
 
+// The calendar too (run ids, report dates): Clock::unix_seconds, so a virtual clock names runs.
+TEST(Seams, OnlyTheClockReadsTheCalendar) {
+  const std::regex calendar(
+      R"(\bstd::time\(|[^_.a-z]time\(nullptr\)|\bgettimeofday\(|\bclock_gettime\()");
+  const std::vector<std::string> found = uses(calendar, "sim/core/clock.cc");
+  EXPECT_TRUE(found.empty()) << "read the calendar through Clock::unix_seconds:" << lines(found);
+  EXPECT_FALSE(uses(calendar, "").empty());  // the pattern finds the one file allowed
+}
+
 TEST(Seams, SleepsAndTimedWaitsGoThroughAClock) {
   const std::regex timed(
       R"(this_thread::sleep_for|this_thread::sleep_until|\.wait_for\(|\.wait_until\()");

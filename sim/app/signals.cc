@@ -33,6 +33,9 @@ void install_signal_handling(StopSignal& stop) {
   // before sigwait can see it: take SIGINT and SIGTERM back. SIGHUP stays ignored under nohup.
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  // A write to a connection the other end closed (a killed server, a worker gone) is an EPIPE
+  // error that the connection code reports, never a signal that ends locksim.
+  signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

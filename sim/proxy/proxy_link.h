@@ -113,6 +113,9 @@ class ProxyLink {
   bufferevent* client_ = nullptr;
   bufferevent* server_ = nullptr;
   bool server_write_shut_ = false;  // the client left and the server got all it sent
+  // server_connected_: the connect to the server completed; before, a send would take its error
+  // away from the bufferevent that reports it.
+  bool server_connected_ = false;
   RespScanner request_scanner_{RespScanner::Stream::kRequests};
   RespScanner reply_scanner_{RespScanner::Stream::kReplies};
   std::size_t client_scanned_bytes_ = 0;  // of the client's input buffer, already scanned

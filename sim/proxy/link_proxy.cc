@@ -56,14 +56,12 @@ void resolve(const Endpoint& upstream, LinkShared& shared) {
   ::freeaddrinfo(found);
 }
 
-// new_base: a base whose timers fire on time: without the precise timer, epoll waits in whole
-// milliseconds rounded up, and every delay would be up to a millisecond longer than asked.
+// new_base: a plain base. Its own timers would fire up to a millisecond late (epoll waits in
+// whole milliseconds, rounded up), so the links time their delays with a timerfd each
+// (proxy_link.h), to the nanosecond, and the base keeps no precise timer of its own, which it
+// would re-arm at every turn of the loop.
 event_base* new_base() {
-  event_config* config = event_config_new();
-  LOCKSIM_ASSERT(config != nullptr);
-  event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
-  event_base* base = event_base_new_with_config(config);
-  event_config_free(config);
+  event_base* base = event_base_new();
   LOCKSIM_ASSERT(base != nullptr);
   return base;
 }

@@ -6,8 +6,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -32,14 +35,6 @@ bool starts_pushes(const std::string& command) {
 void set_no_delay(evutil_socket_t fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-void arm(event* timer, Nanos due, Nanos now) {
-  const Nanos wait = (due - now) / 1000;  // microseconds
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(wait / 1'000'000);
-  tv.tv_usec = static_cast<suseconds_t>(wait % 1'000'000);
-  event_add(timer, &tv);
 }
 
 // scan_new_bytes: feeds `scanner` the bytes of `buffer` after its first `scanned` ones, which it
@@ -107,18 +102,21 @@ ProxyLink::ProxyLink(LinkShared& shared, evutil_socket_t client_fd) : shared_(sh
   client_ = bufferevent_socket_new(shared_.base, client_fd, BEV_OPT_CLOSE_ON_FREE);
   command_bytes_ = evbuffer_new();
   reply_bytes_ = evbuffer_new();
-  command_timer_ = event_new(shared_.base, -1, 0, &ProxyLink::on_command_due, this);
-  reply_timer_ = event_new(shared_.base, -1, 0, &ProxyLink::on_reply_due, this);
+  // Relative timeouts only: the timer's clock is never read here (real_clock() is the time).
+  timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  LOCKSIM_ASSERT(timer_fd_ >= 0);
+  timer_ = event_new(shared_.base, timer_fd_, EV_READ | EV_PERSIST, &ProxyLink::on_timer, this);
   LOCKSIM_ASSERT(client_ != nullptr && command_bytes_ != nullptr && reply_bytes_ != nullptr &&
-                 command_timer_ != nullptr && reply_timer_ != nullptr);
+                 timer_ != nullptr);
+  event_add(timer_, nullptr);
   ++shared_.counters.connections_open;
 }
 
 ProxyLink::~ProxyLink() {
   free_client();
   free_server();
-  event_free(command_timer_);
-  event_free(reply_timer_);
+  event_free(timer_);
+  ::close(timer_fd_);
   evbuffer_free(command_bytes_);
   evbuffer_free(reply_bytes_);
   --shared_.counters.connections_open;
@@ -224,7 +222,7 @@ void ProxyLink::forward_commands() {
     const QueuedCommand& next = commands_.front();
     if (next.fate.held) break;
     if (next.fate.due > now) {
-      arm(command_timer_, next.fate.due, now);
+      wake_at(next.fate.due, now);
       break;
     }
     if (next.fate.drop_command) {
@@ -256,7 +254,7 @@ void ProxyLink::forward_replies() {
   while (!replies_.empty() && !shared_.faults.holding()) {
     const QueuedReply& next = replies_.front();
     if (next.due > now) {
-      arm(reply_timer_, next.due, now);
+      wake_at(next.due, now);
       break;
     }
     ++shared_.counters.replies_forwarded;  // before the client can have it
@@ -272,7 +270,6 @@ void ProxyLink::client_left() {
   // Replies have nowhere to go any more; the server is still read, to see it close.
   drain(reply_bytes_);
   replies_.clear();
-  event_del(reply_timer_);
   resume_reading(server_, reply_bytes_);
   close_server_if_done();
   finish_if_closed();
@@ -284,7 +281,6 @@ void ProxyLink::server_left() {
   drain(command_bytes_);
   commands_.clear();
   reply_drops_.clear();
-  event_del(command_timer_);
   resume_reading(client_, command_bytes_);
   close_client_if_done();
   finish_if_closed();
@@ -355,12 +351,29 @@ void ProxyLink::on_server_event(bufferevent* /*side*/, short what, void* self) {
   if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) static_cast<ProxyLink*>(self)->server_left();
 }
 
-void ProxyLink::on_command_due(evutil_socket_t /*fd*/, short /*what*/, void* self) {
-  static_cast<ProxyLink*>(self)->forward_commands();
+void ProxyLink::wake_at(Nanos due, Nanos now) {
+  if (timer_armed_ && timer_due_ <= due) return;
+  timer_armed_ = true;
+  timer_due_ = due;
+  const Nanos wait = std::max<Nanos>(due - now, 1);  // an all-zero it_value would disarm it
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(wait / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(wait % 1'000'000'000);
+  const int set = ::timerfd_settime(timer_fd_, 0, &spec, nullptr);
+  LOCKSIM_ASSERT(set == 0);
 }
 
-void ProxyLink::on_reply_due(evutil_socket_t /*fd*/, short /*what*/, void* self) {
-  static_cast<ProxyLink*>(self)->forward_replies();
+// on_timer: the timer fired. Whatever fell due goes out; what is due later arms it again. A
+// timer that outlived what it was armed for (a heal forwarded it early, a side closed) finds
+// nothing due, which costs nothing.
+void ProxyLink::on_timer(evutil_socket_t fd, short /*what*/, void* self) {
+  std::uint64_t expirations = 0;
+  while (::read(fd, &expirations, sizeof(expirations)) < 0 && errno == EINTR) {
+  }
+  auto* link = static_cast<ProxyLink*>(self);
+  link->timer_armed_ = false;
+  link->forward_commands();
+  link->forward_replies();
 }
 
 }  // namespace locksim::proxy_internal

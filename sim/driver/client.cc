@@ -91,9 +91,10 @@ void DriverClient::record_work(std::int64_t planned_ms) {
 ThreadClient::ThreadClient(RunContext& run, int index)
     : DriverClient(run, index),
       rng_(run.plan().clients().at(static_cast<std::size_t>(index)).seed),
-      wait_(make_wait_strategy(run.scenario().lock.wait, link_endpoint(), rng_.fork(kWaitStream),
-                               run.clock().base())),
-      // Its own connection: it runs beside the client's thread.
+      wait_(make_wait_strategy(run.scenario().lock.wait, dial_hiredis(link_endpoint()),
+                               rng_.fork(kWaitStream), run.clock().base())),
+      // Its own connection: it runs beside the client's thread. Dialled when it starts, to the
+      // link of the primary of that moment (a failover may have moved it).
       watchdog_(run.request().variant, run.clock().base(), [this] {
         return std::make_unique<HiredisConnection>(link_endpoint(),
                                                    client_connection(run_.scenario().lock));

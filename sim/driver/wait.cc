@@ -36,8 +36,8 @@ return 1)lua");
 // expiry (or by a crashed holder's TTL) notifies nobody.
 class NotifyWait final : public WaitStrategy {
  public:
-  NotifyWait(const WaitConfig& config, Endpoint endpoint)
-      : fallback_ns_(ms_to_ns(config.fallback_ms)), endpoint_(std::move(endpoint)) {}
+  NotifyWait(const WaitConfig& config, Dial dial)
+      : fallback_ns_(ms_to_ns(config.fallback_ms)), dial_(std::move(dial)) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -46,7 +46,7 @@ class NotifyWait final : public WaitStrategy {
     // The blocking call needs a command timeout above its own timeout.
     const auto timeout = std::chrono::milliseconds(wait_ns / kNanosPerMilli + 2000);
     if (!waiter_ || waiter_->broken()) {
-      waiter_.emplace(endpoint_, ConnectionOptions{std::chrono::milliseconds(2000), timeout});
+      waiter_ = dial_(ConnectionOptions{std::chrono::milliseconds(2000), timeout});
     }
     if (!pause(0)) return;
     char seconds[32];
@@ -62,8 +62,8 @@ class NotifyWait final : public WaitStrategy {
 
  private:
   Nanos fallback_ns_;
-  Endpoint endpoint_;
-  std::optional<HiredisConnection> waiter_;
+  Dial dial_;
+  std::unique_ptr<Connection> waiter_;
 };
 
 // PubSubWait: SUBSCRIBE to the key's release channel; a releaser PUBLISHes and every subscribed
@@ -74,15 +74,15 @@ class NotifyWait final : public WaitStrategy {
 // next attempt comes after the subscription: a release between the two is then never missed.
 class PubSubWait final : public WaitStrategy {
  public:
-  PubSubWait(const WaitConfig& config, Endpoint endpoint, const Clock& clock)
-      : fallback_ns_(ms_to_ns(config.fallback_ms)), endpoint_(std::move(endpoint)), clock_(clock) {}
+  PubSubWait(const WaitConfig& config, Dial dial, const Clock& clock)
+      : fallback_ns_(ms_to_ns(config.fallback_ms)), dial_(std::move(dial)), clock_(clock) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
     const Nanos wait_ns = std::min(fallback_ns_, max_ns);
     if (wait_ns <= 0 || !pause(0)) return;
     if (!subscriber_ || subscriber_->broken()) {
-      subscriber_.emplace(endpoint_, ConnectionOptions{});
+      subscriber_ = dial_(ConnectionOptions{});
       subscribed_.clear();
     }
     const std::string channel = release_channel(full_key);
@@ -116,9 +116,9 @@ class PubSubWait final : public WaitStrategy {
 
  private:
   Nanos fallback_ns_;
-  Endpoint endpoint_;
+  Dial dial_;
   const Clock& clock_;
-  std::optional<HiredisConnection> subscriber_;
+  std::unique_ptr<Connection> subscriber_;
   std::set<std::string> subscribed_;
 };
 
@@ -149,10 +149,12 @@ Nanos delay_ns(const WaitConfig& config, int failed_attempts) {
   return ms_to_ns(config.interval_ms);  // poll, retry_sleep
 }
 
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint,
-                                                 Rng rng, const Clock& clock) {
-  if (config.strategy == "notify") return std::make_unique<NotifyWait>(config, endpoint);
-  if (config.strategy == "pubsub") return std::make_unique<PubSubWait>(config, endpoint, clock);
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, Dial dial, Rng rng,
+                                                 const Clock& clock) {
+  if (config.strategy == "notify") return std::make_unique<NotifyWait>(config, std::move(dial));
+  if (config.strategy == "pubsub") {
+    return std::make_unique<PubSubWait>(config, std::move(dial), clock);
+  }
   LOCKSIM_ASSERT(config.strategy == "poll" || config.strategy == "retry_sleep" ||
                  config.strategy == "backoff");
   return std::make_unique<SleepingWait>(config, rng);

@@ -4,9 +4,11 @@
 // compute a delay (backoff with optional jitter), the notification strategies block on the server
 // until a releaser wakes them ("notify": BLPOP on a list, one waiter per release; "pubsub":
 // SUBSCRIBE to a channel, every waiter per release). One instance per client thread (strategies
-// keep state and a random stream, and "notify" and "pubsub" own a connection).
+// keep state and a random stream, and "notify" and "pubsub" own a connection, which they open
+// with the Dial their host gives them and reopen when it breaks).
 //
-//   auto wait = make_wait_strategy(scenario.lock.wait, endpoint, client_rng.fork(1));
+//   auto wait = make_wait_strategy(scenario.lock.wait, dial_hiredis(endpoint), client_rng.fork(1),
+//                                  clock);
 //   wait->wait(pause, full_key, failed_attempts, remaining_ns);  // after a busy answer
 //   wait->on_release(connection, full_key);                       // after a successful release
 #pragma once
@@ -37,9 +39,10 @@ class WaitStrategy {
 };
 
 // make_wait_strategy: the strategy named by config.strategy (validated by the loader).
-// `rng` draws the jitter; "pubsub" measures its fallback on `clock`.
-std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, const Endpoint& endpoint,
-                                                 Rng rng, const Clock& clock);
+// "notify" and "pubsub" open their connection with `dial`; `rng` draws the jitter; "pubsub"
+// measures its fallback on `clock`.
+std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, Dial dial, Rng rng,
+                                                 const Clock& clock);
 
 // delay_ns: for the sleeping strategies, the pause after `failed_attempts` busy answers, before
 // jitter (exposed for tests). "notify" and "pubsub" answer their fallback.

@@ -133,12 +133,11 @@ class Worker {
         rng_(seed),
         lock_(std::move(lock)),
         connection_(endpoint_, driver_internal::client_connection(lock_)),
-        wait_(make_wait_strategy(lock_.wait, endpoint_, rng_.fork(driver_internal::kWaitStream),
-                                 clock_.base())),
-        renewal_(variant, clock_.base(), [this] {
-          return std::make_unique<HiredisConnection>(endpoint_,
-                                                     driver_internal::client_connection(lock_));
-        }) {
+        wait_(make_wait_strategy(lock_.wait, dial_hiredis(endpoint_),
+                                 rng_.fork(driver_internal::kWaitStream), clock_.base())),
+        renewal_(variant, clock_.base(),
+                 [dial = dial_hiredis(endpoint_),
+                  options = driver_internal::client_connection(lock_)] { return dial(options); }) {
     if (!variant.multi_server()) return;
     // As a thread client's; a node down at the start is not an error.
     const auto timeout = driver_internal::node_timeout(lock_.ttl_ms);

@@ -212,6 +212,12 @@ RedisResult HiredisConnection::connect() {
   return last_error_;
 }
 
+Dial dial_hiredis(Endpoint endpoint) {
+  return [endpoint = std::move(endpoint)](const ConnectionOptions& options) {
+    return std::make_unique<HiredisConnection>(endpoint, options);
+  };
+}
+
 RedisResult Connection::command(const std::vector<std::string>& args) {
   std::vector<std::string_view> views(args.begin(), args.end());
   return command(std::span<const std::string_view>(views));

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -114,6 +115,15 @@ class Connection {
   // round_trips: commands sent on this connection so far (each waits for its reply).
   virtual std::uint64_t round_trips() const = 0;
 };
+
+// Dial: opens a new connection to the server a client talks to, with these timeouts. A host
+// hands its client a Dial (a thread or a worker process dials hiredis connections to its link's
+// endpoint; a simulated host would hand out connections to its model), so that code which needs
+// a connection of its own (a waiter blocked in BLPOP, a subscriber) never names a socket.
+using Dial = std::function<std::unique_ptr<Connection>(const ConnectionOptions&)>;
+
+// dial_hiredis: a Dial that opens HiredisConnections to `endpoint`.
+Dial dial_hiredis(Endpoint endpoint);
 
 // HiredisConnection: a Connection over a hiredis context on a TCP socket.
 class HiredisConnection final : public Connection {

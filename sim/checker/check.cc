@@ -45,6 +45,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     check_mutual_exclusion(history, timeline, result);
     check_liveness(history, timeline, options, result);
     check_idle_holds(history, timeline, result);
+    check_lease_overruns(history, timeline, result);
     check_indeterminacy(history, timeline, result);
     check_renewals(history, timeline, result);
     check_grants(history, timeline, result);

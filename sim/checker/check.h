@@ -60,6 +60,10 @@
 //     and when the key was next acquired (clients = {crashed, next}; interval = [crash, next
 //     enter] or to_ns = -1); idle_hold: a release that deleted nothing while its own lease ran
 //     (Doc C's unsaved token) left the key held by nobody (interval = the idle time).
+//   lease_overrun [no verdict]: a holder left after its lease had certainly run out (the latest
+//     lease end, renewals counted, before its exit); clients = {holder}; interval = [lease end,
+//     exit]; cause "faulted" (a fault was aimed at it inside the window) or "slow". The lock did
+//     not protect it meanwhile: an `ok` beside it was luck (lease_overruns.cc).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
 // [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.
@@ -146,6 +150,7 @@ enum class FindingKind : std::uint8_t {
   // A server fault and what the lock's users saw of it: how long until the lock was granted
   // again (recovery after a kill or a failover), and the acquires that failed meanwhile.
   kServerOutage,
+  kLeaseOverrun,
 };
 
 // to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").

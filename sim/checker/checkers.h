@@ -31,6 +31,9 @@ void check_server_outages(const History& history, CheckResult& result);
 // check_idle_holds: releases that deleted nothing while their lease ran (the key sat idle).
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
+// check_lease_overruns: holders that left after their lease had certainly run out.
+void check_lease_overruns(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
 // check_renewals: extends that succeeded on a key another client had acquired since (stolen).
 void check_renewals(const History& history, const KeyTimeline& timeline, CheckResult& result);
 

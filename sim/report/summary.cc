@@ -1,5 +1,6 @@
 #include "sim/report/summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -40,6 +41,12 @@ std::string findings_cell(const CheckResult& r) {
           add(f->cause + (f->amount > 0 ? " " + std::to_string(f->amount) : std::string()));
         }
         break;
+      case FindingKind::kLeaseOverrun: {
+        Nanos longest = 0;
+        for (const Finding* f : found) longest = std::max(longest, f->to_ns - f->from_ns);
+        add(std::to_string(found.size()) + " lease overrun(s), longest " + ms(longest));
+        break;
+      }
       case FindingKind::kMutexViolation:
         add(std::to_string(found.size()) + " overlap(s)");
         break;

@@ -131,7 +131,12 @@ TEST(Results, SchemaContextAndViolation) {
   EXPECT_EQ(j["context"]["redis_version"], "7.0.15");
   EXPECT_EQ(j["observed"]["verdict"], "mutex_violation");
   EXPECT_TRUE(j["matches"].get<bool>());
-  ASSERT_EQ(j["findings"].size(), 1u);
+  // The violation first, then both holders' overruns (each stayed inside past its lease).
+  ASSERT_EQ(j["findings"].size(), 3u);
+  EXPECT_EQ(j["findings"][1]["kind"], "lease_overrun");
+  EXPECT_EQ(j["findings"][1]["clients"], (nlohmann::json{"A"}));
+  EXPECT_DOUBLE_EQ(j["findings"][1]["from_ms"].get<double>(), 101.0);
+  EXPECT_EQ(j["findings"][2]["kind"], "lease_overrun");
   const auto& v = j["findings"][0];
   EXPECT_EQ(v["kind"], "mutex_violation");
   EXPECT_EQ(v["clients"], (nlohmann::json{"A", "B"}));
@@ -221,7 +226,9 @@ TEST(Summary, StaleWritesAcceptedAndRejected) {
   }
   EXPECT_TRUE(listed) << j["findings"].dump(2);
   const std::string md = summary_markdown(scenario, {run}, info());
-  EXPECT_NE(md.find("1 overlap(s), stale writes 0 accepted / 1 rejected |"), std::string::npos)
+  EXPECT_NE(md.find("1 overlap(s), stale writes 0 accepted / 1 rejected, 2 lease overrun(s), "
+                    "longest "),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("- Stale write (rejected): A wrote 9 to stock at 299.0 ms"), std::string::npos)
       << md;

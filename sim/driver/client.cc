@@ -124,6 +124,22 @@ std::string ThreadClient::connect() {
   return "";
 }
 
+void DriverClient::pause_inside_call(const CallFaults& faults) {
+  const auto record = [this](FaultPhase phase) {
+    Event& event = log_.record(EventType::kInfo, Op::kFault, "");
+    event.fault().kind = FaultKind::kPause;
+    event.fault().phase = phase;
+  };
+  record(FaultPhase::kStart);
+  if (!wait_for_conditions(run_, observer(), faults.pause_until, faults.pause_max_ns) &&
+      !run_.should_stop()) {
+    run_.note(name_ + ": paused the full " + std::to_string(faults.pause_max_ns / kNanosPerMilli) +
+              " ms at " + faults.pause_at + "; never saw " +
+              describe_conditions(faults.pause_until));
+  }
+  record(FaultPhase::kEnd);
+}
+
 void ThreadClient::refresh_links() {
   const Topology* topology = run_.request().topology;
   const bool changed =
@@ -178,12 +194,7 @@ LockContext ThreadClient::context(CallFaults* faults) {
       }
       if (point == faults->pause_at) {
         faults->reached = true;
-        if (!wait_for_conditions(run_, observer(), faults->pause_until, faults->pause_max_ns) &&
-            !run_.should_stop()) {
-          run_.note(name_ + ": paused the full " +
-                    std::to_string(faults->pause_max_ns / kNanosPerMilli) + " ms at " +
-                    faults->pause_at + "; never saw " + describe_conditions(faults->pause_until));
-        }
+        pause_inside_call(*faults);
       }
     };
   }

@@ -105,6 +105,10 @@ class DriverClient : public FaultTarget {
 
   // work: records a work event; the caller then waits (plain sleep or a condition).
   void record_work(std::int64_t planned_ms);
+  // pause_inside_call: a step's pause_at: the client stops inside the lock's call at that
+  // checkpoint until `until` holds (at most max_ns), recorded as a pause window of its own (a
+  // `pause` fault aimed at itself) so that a reader sees why the call stalled.
+  void pause_inside_call(const CallFaults& faults);
 
   // runs_own_workload: whether this client runs its whole workload where it lives and hands
   // its record over at the end (locksim's own worker process: the same client code as a thread's,

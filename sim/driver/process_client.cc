@@ -252,13 +252,7 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
           continue;  // end of input follows: the worker killed itself
         }
         lock.unlock();
-        if (faults != nullptr &&
-            !wait_for_conditions(run_, observer(), faults->pause_until, faults->pause_max_ns) &&
-            !run_.should_stop()) {
-          run_.note(name_ + ": paused the full " +
-                    std::to_string(faults->pause_max_ns / kNanosPerMilli) + " ms at " +
-                    faults->pause_at + "; never saw " + describe_conditions(faults->pause_until));
-        }
+        if (faults != nullptr) pause_inside_call(*faults);
         send({{"op", "continue"}});
         lock.lock();
         continue;

@@ -68,6 +68,15 @@ int client(const Judged& j, const std::string& name) {
   return j.outcome.history.client_index(name);
 }
 
+// hold_of_client: the first hold window of the named client (the test fails if it has none).
+HoldWindow hold_of_client(const Judged& j, const std::string& name) {
+  for (const HoldWindow& hold : j.result.holds) {
+    if (hold.client == client(j, name)) return hold;
+  }
+  ADD_FAILURE() << name << " never held the lock";
+  return {};
+}
+
 // Without a TTL a crash inside the critical section deadlocks B; with one, B gets in after it.
 TEST(DriverFaults, CrashInCriticalSection) {
   const Scenario scenario = catalogue("crash-in-critical-section");
@@ -378,6 +387,29 @@ TEST(DriverFaults, CrashAtMissingCheckpointCrashesAfterTheCall) {
   // With the checkpoint, the acquire never completes and the key keeps no TTL: a deadlock.
   const Judged gap = run(catalogue("crash-between-setnx-and-expire"), "setnx_then_expire");
   EXPECT_EQ(gap.result.verdict, Verdict::kDeadlock);
+}
+
+// A pause_at stops the client inside the lock's call, and the history shows it as a pause window
+// aimed at that client, on threads and on worker processes alike (it stays the stale release it
+// was).
+TEST(DriverFaults, PauseInsideACallIsAPauseWindow) {
+  for (const Executor executor : {Executor::kThreads, Executor::kProcesses}) {
+    Scenario scenario = catalogue("get-then-del-race");
+    scenario.executor = executor;
+    const Judged j = run(scenario, "get_then_del");
+    EXPECT_EQ(j.result.causes(), std::vector<std::string>{"stale_release"});
+    const int a = client(j, "A");
+    int pauses = 0;
+    for (const FaultWindow& fault : j.result.faults) {
+      if (fault.kind != FaultKind::kPause) continue;
+      ++pauses;
+      EXPECT_EQ(fault.client, a);
+      // A paused after its GET until B was inside: the window spans B's acquire.
+      EXPECT_LT(fault.from_ns, hold_of_client(j, "B").start_ns);
+      EXPECT_GT(fault.to_ns, hold_of_client(j, "B").start_ns);
+    }
+    EXPECT_EQ(pauses, 1) << to_string(executor);
+  }
 }
 
 // An expired lease lets two buyers sell the last item: oversell and a lost update are found.

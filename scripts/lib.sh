@@ -14,6 +14,7 @@ LOCKSIM_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools redis-sentinel procps
   python3 python3-matplotlib
+  libxml2-utils  # xmllint: the JUnit XML schema test
 )
 
 locksim_install_dependencies() {

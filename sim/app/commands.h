@@ -41,6 +41,7 @@ struct RunOptions {
   // "": as written.
   std::string clients;
   std::vector<std::string> libraries;  // --library: lock libraries to add ("all": every one)
+  std::string junit_path;              // --junit: also write JUnit XML here ("": none)
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);

@@ -99,6 +99,11 @@ int main(int argc, char** argv) {
       "redis-lock (adapters/libraries.json). It joins every scenario that lists the built-in it\n"
       "is judged like and that its adapter can run, with that built-in's expectations, its\n"
       "clients always processes of its adapter. See docs/libraries.md \"Lock libraries\"");
+  run_cmd->add_option(
+      "--junit", run.junit_path,
+      "Also write the outcomes as JUnit XML to FILE, for CI test reports: a test case per\n"
+      "scenario x variant run, a failure (expected and observed, the findings in words) where\n"
+      "the outcome differs from the scenario's expectation. See docs/outputs.md");
 
   CheckCommandOptions check;
   CLI::App* check_cmd = app.add_subcommand(

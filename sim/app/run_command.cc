@@ -34,6 +34,7 @@
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
+#include "sim/report/junit.h"
 #include "sim/report/results.h"
 #include "sim/report/summary.h"
 #include "sim/report/sweep_map.h"
@@ -160,6 +161,20 @@ int run_command(const RunOptions& options, StopSignal& stop) {
                          "; known: " + known);
       }
     }
+    // Before the runs, not after them: a long run would otherwise end without its report.
+    if (!options.junit_path.empty()) {
+      const fs::path junit(options.junit_path);
+      const fs::path parent = junit.parent_path().empty() ? fs::path(".") : junit.parent_path();
+      std::error_code error;
+      if (!fs::is_directory(parent, error)) {
+        throw InputError("--junit " + options.junit_path + ": expected a file in an existing " +
+                         "directory; " + parent.string() + " is not one");
+      }
+      if (fs::is_directory(junit, error)) {
+        throw InputError("--junit " + options.junit_path +
+                         ": expected a file name; this is a directory");
+      }
+    }
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
@@ -280,6 +295,13 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
     bool matches = false;
     const SweepPoint* sweep = nullptr;
     Verdict verdict = Verdict::kOk;
+    // For --junit:
+    int repetition = 1;
+    double seconds = 0;
+    JunitCase::Status status = JunitCase::Status::kPassed;
+    std::string problem;  // kError: what stopped the run
+    std::string words;    // the findings behind a mismatch, a line each
+    std::string report;   // the variant's report directory
   };
   struct UnitResult {
     std::vector<RunDone> runs;
@@ -497,6 +519,12 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           }
         }
       }
+      std::string words;
+      for (const Finding& f : run.result.findings) {
+        if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kLockError) {
+          words += f.words + "\n";
+        }
+      }
       result.runs.push_back(RunDone{
           .pair = std::make_pair(scenario.name, variant_name),
           .expected = describe_expectation(run.expected),
@@ -505,6 +533,18 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
           .matches = run.matches,
           .sweep = scenario.sweep ? &*scenario.sweep : nullptr,
           .verdict = run.result.verdict,
+          .repetition = unit.repetition,
+          .seconds = seconds,
+          .status = run.interrupted       ? JunitCase::Status::kSkipped
+                    : outcome.server_lost ? JunitCase::Status::kError
+                    : outcome.server_died ? JunitCase::Status::kError
+                    : run.matches         ? JunitCase::Status::kPassed
+                                          : JunitCase::Status::kFailed,
+          .problem = outcome.server_lost   ? "the Redis server stopped answering"
+                     : outcome.server_died ? "a server of the run's topology died unscripted"
+                                           : "",
+          .words = std::move(words),
+          .report = variant_dir.string(),
       });
       if (rows != nullptr) {
         RunRow row;
@@ -638,6 +678,44 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
     environment_failure = error;
   }
   std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";
+  if (!options.junit_path.empty()) {
+    // Also after a failure or an interruption: it says what did run.
+    // One suite per scenario, in plan order; a case per variant run.
+    std::vector<JunitSuite> suites;
+    std::map<std::string, std::size_t> suite_of;
+    for (const UnitResult& result : results) {
+      for (const RunDone& run : result.runs) {
+        const auto [at, added] = suite_of.emplace(run.pair.first, suites.size());
+        if (added) suites.push_back(JunitSuite{.name = run.pair.first, .cases = {}});
+        JunitCase c{
+            .classname = "locksim." + run.pair.first,
+            .name =
+                run.pair.second + (options.repeat > 1 ? "#" + std::to_string(run.repetition) : ""),
+            .seconds = run.seconds,
+            .status = run.status,
+            .message = "",
+            .text = "",
+            .output = "report: " + run.report,
+        };
+        if (run.status == JunitCase::Status::kFailed) {
+          c.message = "expected " + run.expected + ", observed " + run.observed;
+          c.text = run.words;
+        } else if (run.status == JunitCase::Status::kError) {
+          c.message = run.problem;
+          c.text = "observed " + run.observed + "\n" + run.words;
+        } else if (run.status == JunitCase::Status::kSkipped) {
+          c.message = "interrupted before the run finished";
+        }
+        suites[at->second].cases.push_back(std::move(c));
+      }
+    }
+    try {
+      write_file_atomically(options.junit_path, junit_xml(suites, "locksim run"));
+      std::cout << "JUnit: " << options.junit_path << "\n";
+    } catch (const std::exception& error) {
+      if (environment_failure.empty()) environment_failure = error.what();
+    }
+  }
   if (!environment_failure.empty()) {
     std::cerr << "locksim: " << environment_failure
               << "; the reports of what ran are written, the rest was not run\n";

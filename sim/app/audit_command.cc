@@ -15,6 +15,7 @@
 #include "sim/core/error.h"
 #include "sim/lock/registry.h"
 #include "sim/report/files.h"
+#include "sim/report/junit.h"
 #include "sim/scenario/loader.h"
 #include "sim/scenario/scenario.h"
 
@@ -140,6 +141,11 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
   try {
     users = register_variant_files(options.variant_files);
     catalogue = load_scenarios({fs::path(options.scenarios_dir)}, variant_names());
+    if (!options.junit_path.empty()) {
+      if (const std::string problem = junit_path_problem(options.junit_path); !problem.empty()) {
+        throw InputError(problem);
+      }
+    }
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
@@ -152,6 +158,20 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     return kExitUsage;
   }
 
+  // --junit: a suite per lock, a case per property (NO: a failure; UNDECIDED: an error; n/a:
+  // skipped), written when the audit ends, also when it ends early.
+  std::vector<JunitSuite> suites;
+  const auto finish = [&](int code) {
+    if (options.junit_path.empty()) return code;
+    try {
+      write_file_atomically(options.junit_path, junit_xml(suites, "locksim audit"));
+      std::cout << "JUnit: " << options.junit_path << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "locksim: cannot write " << options.junit_path << ": " << e.what() << "\n";
+      return code == kExitMismatch || code == kExitOk ? kExitEnvironment : code;
+    }
+    return code;
+  };
   int exit_code = kExitOk;
   for (const UserVariant& user : users) {
     const std::string& reference = user.like;
@@ -194,7 +214,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
       run.progress = options.progress;
       run.jobs = options.jobs;
       code = run_scenarios(run, scenarios, {user}, stop, &rows);
-      if (code == kExitUsage || code == kExitInterrupted) return code;
+      if (code == kExitUsage || code == kExitInterrupted) return finish(code);
     }
 
     std::vector<Line> lines;
@@ -257,6 +277,27 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     }
     std::cout << "\nAudit of " << user.name << " (reference " << reference << "):\n"
               << table.str();
+    JunitSuite suite{.name = "audit " + user.name, .cases = {}};
+    for (const Line& line : lines) {
+      JunitCase c;
+      c.classname = "locksim.audit." + user.name;
+      c.name = line.property->words;
+      c.message = line.detail;
+      c.output = line.link.empty() ? "" : "summary: " + line.link;
+      if (line.answer == "NO") {
+        c.status = JunitCase::Status::kFailed;
+        c.text = line.detail;
+      } else if (line.answer == "UNDECIDED") {
+        c.status = JunitCase::Status::kError;
+        c.text = line.detail;
+      } else if (line.answer == "n/a") {
+        c.status = JunitCase::Status::kSkipped;
+      } else {
+        c.message.clear();
+      }
+      suite.cases.push_back(std::move(c));
+    }
+    suites.push_back(std::move(suite));
     try {
       fs::create_directories(out);
       write_file_atomically(out / "audit.md", md.str());
@@ -264,14 +305,14 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     } catch (const std::exception& e) {
       std::cerr << "locksim: cannot write " << (out / "audit.md").string() << ": " << e.what()
                 << "\n";
-      return kExitEnvironment;
+      return finish(kExitEnvironment);
     }
     const int user_code = no ? kExitMismatch : (undecided || code == kExitEnvironment)
                                                    ? kExitEnvironment
                                                    : kExitOk;
     if (user_code == kExitMismatch || exit_code == kExitOk) exit_code = user_code;
   }
-  return exit_code;
+  return finish(exit_code);
 }
 
 }  // namespace locksim

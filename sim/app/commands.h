@@ -84,6 +84,7 @@ struct AuditOptions {
   std::optional<std::uint64_t> seed;
   int jobs = 1;  // scenarios at once, as for run
   bool progress = true;
+  std::string junit_path;  // --junit: also write JUnit XML here ("": none)
 };
 
 // audit_command: runs each user lock and its reference through every scenario that shows a lock
@@ -99,6 +100,7 @@ struct ContendOptions {
   bool progress = true;
   bool plots = true;               // run scripts/plot_contention.py on the report
   int round_trip_samples = 3000;   // PINGs and SET NX PX for the limit
+  std::string junit_path;          // --junit: also write JUnit XML here ("": none)
 };
 
 // contend_command: runs contention studies and writes <out>/contention/<run-id>/contention.json

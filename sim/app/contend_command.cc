@@ -28,6 +28,7 @@
 #include "sim/redis/connection.h"
 #include "sim/report/contention.h"
 #include "sim/report/files.h"
+#include "sim/report/junit.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/study.h"
 #include "sim/stats/contention.h"
@@ -180,6 +181,11 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
       }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
+    if (!options.junit_path.empty()) {
+      if (const std::string problem = junit_path_problem(options.junit_path); !problem.empty()) {
+        throw InputError(problem);
+      }
+    }
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
@@ -206,6 +212,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   const fs::path base = fs::path(options.out_dir) / "contention";
   const fs::path dir = base / run_id;
 
+  std::vector<JunitSuite> junit;  // --junit: a suite per study, a case per point and repetition
   ContentionReport report;
   report.context = {{"run_id", run_id},
                     {"seed", seed},
@@ -259,6 +266,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     for (const Study& study : studies) {
       ContentionStudyReport study_report{study.name, study.description, study.file,
                                          study.resolved, study.executor, {}};
+      junit.push_back(JunitSuite{.name = "contend " + study.name, .cases = {}});
       for (int repetition = 1; repetition <= study.repetitions && !interrupted; ++repetition) {
         for (const StudyPoint& point : study.points) {
           if (stop.requested()) {
@@ -297,7 +305,9 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                              !target->external(),
                              target->endpoint,
                              library != nullptr ? library->command : worker_command({})};
+          const Nanos point_started = real_clock().now_ns();
           RunOutcome outcome = run_scenario(request);
+          const double point_seconds = static_cast<double>(elapsed_ns(point_started)) / 1e9;
           const ServerCounters after = read_counters(admin);
           progress.clear();
           if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
@@ -357,6 +367,29 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
               if (verdict_of(f.kind) != Verdict::kOk) std::cout << "    " << f.words << "\n";
             }
           }
+          {
+            // A correct lock shows no violation under contention: a violation is a failure, a
+            // point that could not decide an error.
+            JunitCase c;
+            c.classname = "locksim.contend." + study.name;
+            c.name = point.variant + " " + point.strategy + " c=" + std::to_string(point.clients) +
+                     " k=" + std::to_string(point.keys) +
+                     (study.repetitions > 1 ? " #" + std::to_string(repetition) : "");
+            c.seconds = point_seconds;
+            c.output = "throughput " + std::to_string(static_cast<long>(m.throughput_per_s)) +
+                       " acquisitions/s";
+            if (!p.decided) {
+              c.status = JunitCase::Status::kError;
+              c.message = "could not decide: " + p.observed;
+            } else if (result.verdict != Verdict::kOk) {
+              c.status = JunitCase::Status::kFailed;
+              c.message = "observed " + p.observed;
+              for (const Finding& f : result.findings) {
+                if (verdict_of(f.kind) != Verdict::kOk) c.text += f.words + "\n";
+              }
+            }
+            junit.back().cases.push_back(std::move(c));
+          }
           study_report.points.push_back(std::move(p));
           if (outcome.server_lost) break;
         }
@@ -383,6 +416,15 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     return kExitEnvironment;
   }
   std::cout << "\nReport: " << (dir / "contention.md").string() << "\n";
+  if (!options.junit_path.empty()) {
+    try {
+      write_file_atomically(options.junit_path, junit_xml(junit, "locksim contend"));
+      std::cout << "JUnit: " << options.junit_path << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "locksim: cannot write " << options.junit_path << ": " << e.what() << "\n";
+      return kExitEnvironment;
+    }
+  }
   if (options.plots && !interrupted) draw_plots(dir);
   if (interrupted) return kExitInterrupted;
   return exit_code;

@@ -142,6 +142,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
+  audit_cmd->add_option("--junit", audit.junit_path,
+                        "Also write JUnit XML to FILE: a test case per property (NO: a failure,\n"
+                        "UNDECIDED: an error, n/a: skipped)");
 
   ContendOptions contend;
   std::string contend_seed_text;
@@ -164,6 +167,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   contend_cmd->add_flag("!--no-plots", contend.plots, "Do not run scripts/plot_contention.py");
   contend_cmd->add_flag("!--no-progress", contend.progress, "Do not show the progress line");
+  contend_cmd->add_option(
+      "--junit", contend.junit_path,
+      "Also write JUnit XML to FILE: a test case per study point (a violation:\n"
+      "a failure; a point that could not decide: an error)");
 
   std::vector<std::string> worker_variant_files;
   CLI::App* worker_cmd = app.add_subcommand(

@@ -163,16 +163,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
     }
     // Before the runs, not after them: a long run would otherwise end without its report.
     if (!options.junit_path.empty()) {
-      const fs::path junit(options.junit_path);
-      const fs::path parent = junit.parent_path().empty() ? fs::path(".") : junit.parent_path();
-      std::error_code error;
-      if (!fs::is_directory(parent, error)) {
-        throw InputError("--junit " + options.junit_path + ": expected a file in an existing " +
-                         "directory; " + parent.string() + " is not one");
-      }
-      if (fs::is_directory(junit, error)) {
-        throw InputError("--junit " + options.junit_path +
-                         ": expected a file name; this is a directory");
+      if (const std::string problem = junit_path_problem(options.junit_path); !problem.empty()) {
+        throw InputError(problem);
       }
     }
   } catch (const InputError& e) {

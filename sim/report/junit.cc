@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 
 namespace locksim {
 namespace {
@@ -90,6 +91,21 @@ void write_case(std::string& out, const JunitCase& c) {
 }
 
 }  // namespace
+
+std::string junit_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path file(path);
+  const fs::path parent = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  std::error_code error;
+  if (!fs::is_directory(parent, error)) {
+    return "--junit " + path + ": expected a file in an existing directory; " + parent.string() +
+           " is not one";
+  }
+  if (fs::is_directory(file, error)) {
+    return "--junit " + path + ": expected a file name; this is a directory";
+  }
+  return "";
+}
 
 std::string xml_escape(std::string_view text) {
   std::string out;

@@ -40,7 +40,7 @@ lock lazy_renew "$SET_NX" "$OWNER_DEL" "return 1"
 # audit NAME: runs the audit of $WORK/NAME.json; output in $WORK/NAME.log, exit code in $code.
 audit() {
   "$LOCKSIM" audit "$WORK/$1.json" --scenarios "$SOURCE/scenarios" --out "$WORK/out" --seed 1 --jobs 2 \
-    --no-progress >"$WORK/$1.log" 2>&1
+    --no-progress --junit "$WORK/$1.xml" >"$WORK/$1.log" 2>&1
   code=$?
 }
 line() { grep -- "^  $2 " "$WORK/$1.log" >"$WORK/$1.line" || echo "(no line '$2')" >"$WORK/$1.line"; }
@@ -70,6 +70,16 @@ expect_grep "not_exclusive: exclusive is NO, worse than lua_owner" "NO .*mutex_v
 
 audit blind_release
 expect_code "a release without owner check fails the audit" 1 "$code"
+# --junit: a case per property, each NO line a failure, and the file validates.
+if xmllint --noout --schema "$SOURCE/tests/junit/junit.xsd" "$WORK/blind_release.xml" 2>"$WORK/lint.log"; then
+  pass "audit --junit validates against the schema"
+else
+  fail "audit --junit does not validate:"; sed 's/^/    /' "$WORK/lint.log"
+fi
+nos=$(grep -c "^  .* NO " "$WORK/blind_release.log")
+failures=$(/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); print(len(r.findall(".//testcase/failure")), len(r.findall(".//testcase")))' "$WORK/blind_release.xml")
+read -r nfail ncases <<<"$failures"
+[[ $nos -ge 1 && $nfail == "$nos" && $ncases -ge $nos ]] && pass "audit --junit: one failure per NO line ($nfail of $ncases cases)" || fail "audit --junit: $nfail failure(s) in $ncases case(s) for $nos NO line(s)"
 line blind_release "refuses a stale release"
 expect_grep "blind_release: stale release is NO" "NO .*a release deleted another client's key; worse than lua_owner" "$WORK/blind_release.line"
 line blind_release "exclusive without faults"

@@ -48,8 +48,11 @@ cat >"$WORK/short-ttl.json" <<'JSON'
  "clients": [3], "keys": 1, "work_ms": 30, "ttl_ms": 10, "warmup_ms": 0, "duration_ms": 300}
 JSON
 "$LOCKSIM" contend "$WORK/short-ttl.json" --out "$WORK/out2" --seed 3 --rtt-samples 50 --no-plots \
-  >"$WORK/short.out" 2>&1
+  --junit "$WORK/short.xml" >"$WORK/short.out" 2>&1
 expect_code "a point with a violation exits 1" 1 $?
+xmllint --noout --schema "$SOURCE/tests/junit/junit.xsd" "$WORK/short.xml" 2>/dev/null
+expect_code "contend --junit validates against the schema" 0 $?
+[[ $(/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); f = r.findall(".//testcase/failure"); print(len(r.findall(".//testcase")), len(f), f[0].get("message") if f else "")' "$WORK/short.xml") == "1 1 observed mutex_violation"* ]] && pass "contend --junit: the violating point is a failure" || fail "contend --junit: $(cat "$WORK/short.xml")"
 expect_grep "the violation is printed" "mutex_violation" "$WORK/short.out"
 expect_grep "the violation is in the table" "mutex_violation" "$WORK/out2/contention/latest/contention.md"
 

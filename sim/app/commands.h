@@ -119,6 +119,7 @@ int check_command(const CheckCommandOptions& options);
 struct ListOptions {
   std::vector<std::string> paths;  // default: ./scenarios if it exists
   std::vector<std::string> variant_files;
+  bool json = false;  // --json: one JSON document instead of the grouped text
 };
 
 // UserVariant: a variant loaded from a --variant-file.
@@ -133,6 +134,11 @@ struct UserVariant {
 const std::vector<LibrarySpec>& register_libraries();
 // select_libraries: the libraries named by --library ("lib:redis-py", "redis-py" or "all").
 std::vector<LibrarySpec> select_libraries(const std::vector<std::string>& names);
+// library_names_text: "redis-py, redis-py-renew, ..." from adapters/libraries.json, for --help
+// (so the list cannot go stale); a sentence naming the file if it is missing or bad.
+std::string library_names_text();
+// runtime_installed: whether `spec`'s runtime check passes (true without a check).
+bool runtime_installed(const LibrarySpec& spec);
 // missing_runtime: "" if every library's runtime check passes, else the message with the
 // install command (exit 3).
 std::string missing_runtime(const std::vector<LibrarySpec>& libraries);

@@ -99,6 +99,22 @@ std::vector<LibrarySpec> select_libraries(const std::vector<std::string>& names)
   return chosen;
 }
 
+std::string library_names_text() {
+  try {
+    std::string text;
+    for (const LibrarySpec& spec : register_libraries()) {
+      text += (text.empty() ? "" : ", ") + spec.name.substr(spec.name.rfind(':') + 1);
+    }
+    return text.empty() ? "none (no adapters/libraries.json)" : text;
+  } catch (const InputError& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+bool runtime_installed(const LibrarySpec& spec) {
+  return spec.runtime_check.empty() || runs(spec.runtime_check);
+}
+
 std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
   for (const LibrarySpec& spec : libraries) {
     if (spec.runtime_check.empty() || runs(spec.runtime_check)) continue;

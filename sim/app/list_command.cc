@@ -1,6 +1,12 @@
-// `locksim list`: the lock variants and the scenarios, one line each.
+// `locksim list`: what locksim can run, grouped: the built-in lock variants, the user's locks
+// (--variant-file), the third-party libraries (with whether their runtime is installed) and the
+// scenarios. Every group comes from its registry (the variant registry, adapters/libraries.json,
+// the scenario files), so the list cannot go stale; --json prints the same as one document.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "sim/app/commands.h"
 #include "sim/app/console.h"
@@ -9,39 +15,116 @@
 #include "sim/scenario/loader.h"
 
 namespace locksim {
+namespace {
+
+std::string padded(std::string text, std::size_t width) {
+  text.resize(std::max(text.size() + 1, width), ' ');
+  return text;
+}
+
+}  // namespace
 
 int list_command(const ListOptions& options) {
+  std::vector<UserVariant> users;
+  std::vector<LibrarySpec> libraries;
+  std::vector<Scenario> scenarios;
+  bool scenarios_given = true;
   try {
-    register_variant_files(options.variant_files);
+    users = register_variant_files(options.variant_files);
+    libraries = register_libraries();
+    std::vector<std::filesystem::path> paths(options.paths.begin(), options.paths.end());
+    if (paths.empty() && std::filesystem::is_directory("scenarios"))
+      paths.emplace_back("scenarios");
+    scenarios_given = !paths.empty();
+    if (scenarios_given) scenarios = load_scenarios(paths, variant_names());
   } catch (const InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
   }
-  std::cout << "Variants:\n";
+  std::set<std::string> not_built_in;
+  for (const UserVariant& user : users) not_built_in.insert(user.name);
+  for (const LibrarySpec& spec : libraries) not_built_in.insert(spec.name);
+  std::vector<const LockVariant*> built_in;
   for (const LockVariant* variant : all_variants()) {
-    std::string name(variant->name());
-    name.resize(std::max<std::size_t>(name.size() + 1, 20), ' ');
-    std::cout << "  " << name << variant->summary() << "\n";
+    if (!not_built_in.contains(std::string(variant->name()))) built_in.push_back(variant);
   }
-  std::vector<std::filesystem::path> paths(options.paths.begin(), options.paths.end());
-  if (paths.empty() && std::filesystem::is_directory("scenarios")) paths.emplace_back("scenarios");
-  if (paths.empty()) {
+  std::vector<bool> installed;
+  for (const LibrarySpec& spec : libraries) installed.push_back(runtime_installed(spec));
+
+  if (options.json) {
+    nlohmann::ordered_json doc;
+    doc["variants"] = nlohmann::ordered_json::array();
+    for (const LockVariant* v : built_in) {
+      doc["variants"].push_back({{"name", v->name()},
+                                 {"summary", v->summary()},
+                                 {"ttl", v->uses_ttl()},
+                                 {"renews", v->renews()},
+                                 {"multi_server", v->multi_server()}});
+    }
+    doc["user_variants"] = nlohmann::ordered_json::array();
+    for (const UserVariant& user : users) {
+      doc["user_variants"].push_back({{"name", user.name},
+                                      {"summary", user.spec.summary},
+                                      {"file", user.spec.file},
+                                      {"like", user.like}});
+    }
+    doc["libraries"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < libraries.size(); ++i) {
+      const LibrarySpec& spec = libraries[i];
+      doc["libraries"].push_back({{"name", spec.name},
+                                  {"summary", spec.summary},
+                                  {"like", spec.like},
+                                  {"installed", static_cast<bool>(installed[i])},
+                                  {"install", spec.install}});
+    }
+    doc["scenarios"] = nlohmann::ordered_json::array();
+    for (const Scenario& s : scenarios) {
+      doc["scenarios"].push_back({{"name", s.name},
+                                  {"file", s.file},
+                                  {"kind", s.scripted() ? "scripted" : "workload"},
+                                  {"doc", s.source.doc},
+                                  {"claim", s.source.claim},
+                                  {"variants", s.variants}});
+    }
+    std::cout << doc.dump(2) << "\n";
+    return kExitOk;
+  }
+
+  std::cout << "Variants (built in):\n";
+  for (const LockVariant* variant : built_in) {
+    std::cout << "  " << padded(std::string(variant->name()), 20) << variant->summary() << "\n";
+  }
+  if (!users.empty()) {
+    std::cout << "\nYour locks (--variant-file):\n";
+    for (const UserVariant& user : users) {
+      std::cout << "  " << padded(user.name, 20) << user.spec.summary << "\n";
+    }
+  }
+  std::cout << "\nLibraries (run --library NAME; adapters/libraries.json):\n";
+  if (libraries.empty()) std::cout << "  none: no adapters/libraries.json\n";
+  for (std::size_t i = 0; i < libraries.size(); ++i) {
+    const LibrarySpec& spec = libraries[i];
+    std::cout << "  " << padded(spec.name.substr(spec.name.rfind(':') + 1), 28)
+              << (installed[i] ? "installed      " : "NOT INSTALLED  ") << "like " << spec.like
+              << ": " << spec.summary << "\n";
+    if (!installed[i]) std::cout << "  " << padded("", 28) << "install: " << spec.install << "\n";
+  }
+  if (!scenarios_given) {
     std::cout << "\nScenarios: none given and no ./scenarios directory\n";
     return kExitOk;
   }
-  try {
-    const std::vector<Scenario> scenarios = load_scenarios(paths, variant_names());
-    print_notes(scenarios);
-    std::cout << "\nScenarios:\n";
-    for (const Scenario& s : scenarios) {
-      std::string name = s.name;
-      name.resize(std::max<std::size_t>(name.size() + 1, 28), ' ');
-      std::cout << "  " << name << (s.scripted() ? "scripted " : "workload ") << "doc "
-                << s.source.doc << ": " << s.source.claim << "\n";
-    }
-  } catch (const InputError& e) {
-    std::cerr << "locksim: " << e.what() << "\n";
-    return kExitUsage;
+  print_notes(scenarios);
+  std::cout << "\nScenarios (scripted):\n";
+  for (const Scenario& s : scenarios) {
+    if (!s.scripted()) continue;
+    std::cout << "  " << padded(s.name, 32) << "doc " << s.source.doc << ": " << s.source.claim
+              << "\n";
+  }
+  std::cout << "\nScenarios (workloads):\n";
+  for (const Scenario& s : scenarios) {
+    if (s.scripted()) continue;
+    std::cout << "  " << padded(s.name, 32) << "doc " << s.source.doc << ": " << s.source.claim
+              << "\n";
   }
   return kExitOk;
 }

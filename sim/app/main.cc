@@ -94,11 +94,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(executor_words()));
   run_cmd->add_option(
       "--library", run.libraries,
-      "Also run a third-party lock library (repeatable; \"all\": every one): redis-py,\n"
-      "redis-py-renew, redlock, redlock-using, redis-semaphore, redis-semaphore-norefresh,\n"
-      "redis-lock (adapters/libraries.json). It joins every scenario that lists the built-in it\n"
-      "is judged like and that its adapter can run, with that built-in's expectations, its\n"
-      "clients always processes of its adapter. See docs/libraries.md \"Lock libraries\"");
+      "Also run a third-party lock library (repeatable; \"all\": every one): " +
+          (worker_process ? std::string() : library_names_text()) +
+          "\n(adapters/libraries.json; `locksim list` says which are installed). It joins every\n"
+          "scenario that lists the built-in it is judged like and that its adapter can run, with\n"
+          "that built-in's expectations, its clients always processes of its adapter. See\n"
+          "docs/libraries.md \"Lock libraries\"");
   run_cmd->add_option(
       "--junit", run.junit_path,
       "Also write the outcomes as JUnit XML to FILE, for CI test reports: a test case per\n"
@@ -116,9 +117,16 @@ int main(int argc, char** argv) {
 
   ListOptions list;
   CLI::App* list_cmd = app.add_subcommand(
-      "list", "List the lock variants and the scenarios (default: ./scenarios), one line each");
+      "list",
+      "List what locksim can run, grouped: the built-in lock variants, your locks "
+      "(--variant-file),\n"
+      "the third-party lock libraries (with whether their runtime is installed) and the\n"
+      "scenarios (default: ./scenarios)");
   list_cmd->add_option("scenarios", list.paths, "Scenario files or directories");
   list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks");
+  list_cmd->add_flag("--json", list.json,
+                     "Print one JSON document: {\"variants\", \"user_variants\", \"libraries\",\n"
+                     "\"scenarios\"}, each a list of objects (docs/outputs.md)");
 
   AuditOptions audit;
   std::string audit_seed_text;

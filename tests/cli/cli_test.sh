@@ -55,6 +55,35 @@ expect_grep "--version prints the CMake project version and the commit" "^locksi
 expect_code "list" 0 $?
 expect_grep "list shows lua_owner" "lua_owner" "$WORK/list"
 expect_grep "list shows the catalogue" "stale-release" "$WORK/list"
+expect_grep "list groups the libraries, with whether each is installed" "^Libraries" "$WORK/list"
+(cd "$SOURCE" && "$LOCKSIM" list --json) >"$WORK/list.json" 2>"$WORK/list.err"
+expect_code "list --json" 0 $?
+# Every group comes from its registry: the manifest's libraries, every scenario file, and the
+# built-ins; run --help's library list is generated from the same manifest.
+/usr/bin/python3 - "$WORK/list.json" "$SOURCE" >"$WORK/list.check" 2>&1 <<'PY'
+import glob, json, os, sys
+doc = json.load(open(sys.argv[1]))
+source = sys.argv[2]
+manifest = json.load(open(os.path.join(source, "adapters", "libraries.json")))
+libs = manifest["libraries"] if isinstance(manifest, dict) else manifest
+problems = []
+if [l["name"] for l in doc["libraries"]] != [l["name"] for l in libs]:
+    problems.append("libraries differ from adapters/libraries.json")
+if not all(isinstance(l["installed"], bool) for l in doc["libraries"]):
+    problems.append("installed is not a boolean")
+names = {v["name"] for v in doc["variants"]}
+if not {"naive", "lua_owner", "redlock", "lua_fair_queue"} <= names or any(n.startswith("lib:") for n in names):
+    problems.append("built-in variants: %s" % sorted(names))
+files = glob.glob(os.path.join(source, "scenarios", "*.json"))
+if len(doc["scenarios"]) < len(files) - 1 or not any(s["name"] == "stale-release" for s in doc["scenarios"]):
+    problems.append("scenarios: %d for %d files" % (len(doc["scenarios"]), len(files)))
+print("\n".join(problems) or "list ok")
+PY
+expect_grep "list --json has every variant, library and scenario" "list ok" "$WORK/list.check"
+"$LOCKSIM" run --help >"$WORK/run-help" 2>&1
+for lib in $(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(" ".join(l["name"][4:] for l in (d["libraries"] if isinstance(d, dict) else d)))' "$SOURCE/adapters/libraries.json"); do
+  expect_grep "run --help names the library $lib" "$lib" "$WORK/run-help"
+done
 
 # --- bad input: exit 2, nothing written --------------------------------------------------------
 cat >"$WORK/bad.json" <<'JSON'

@@ -70,33 +70,38 @@ Scenario saved_scenario(const fs::path& scenario_file) {
 
 }  // namespace
 
+std::vector<fs::path> variant_dirs_of(const std::string& run_dir) {
+  fs::path dir = fs::path(run_dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "run/lua_owner/" names lua_owner
+  if (!fs::is_directory(dir)) {
+    throw InputError(run_dir + ": not a directory (expected a run directory)");
+  }
+  // reports/<scenario> holds run directories and `latest`: the latest run.
+  if (!fs::exists(dir / "history.jsonl") && !fs::exists(dir / "scenario.json") &&
+      fs::is_directory(dir / "latest")) {
+    dir /= "latest";
+    std::cerr << "locksim: reading " << dir.string() << " (the latest run)\n";
+  }
+  std::vector<fs::path> variant_dirs;
+  if (fs::exists(dir / "history.jsonl")) {
+    variant_dirs.push_back(dir);
+  } else {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.is_directory() && fs::exists(entry.path() / "history.jsonl")) {
+        variant_dirs.push_back(entry.path());
+      }
+    }
+    std::sort(variant_dirs.begin(), variant_dirs.end());
+  }
+  if (variant_dirs.empty()) {
+    throw InputError(dir.string() + ": no history.jsonl in it or in its subdirectories");
+  }
+  return variant_dirs;
+}
+
 int check_command(const CheckCommandOptions& options) {
   try {
-    fs::path dir = fs::path(options.run_dir).lexically_normal();
-    if (!dir.has_filename()) dir = dir.parent_path();  // "run/lua_owner/" names lua_owner
-    if (!fs::is_directory(dir)) {
-      throw InputError(options.run_dir + ": not a directory (expected a run directory)");
-    }
-    // reports/<scenario> holds run directories and `latest`: judge the latest run.
-    if (!fs::exists(dir / "history.jsonl") && !fs::exists(dir / "scenario.json") &&
-        fs::is_directory(dir / "latest")) {
-      dir /= "latest";
-      std::cout << "checking " << dir.string() << " (the latest run)\n";
-    }
-    std::vector<fs::path> variant_dirs;
-    if (fs::exists(dir / "history.jsonl")) {
-      variant_dirs.push_back(dir);
-    } else {
-      for (const auto& entry : fs::directory_iterator(dir)) {
-        if (entry.is_directory() && fs::exists(entry.path() / "history.jsonl")) {
-          variant_dirs.push_back(entry.path());
-        }
-      }
-      std::sort(variant_dirs.begin(), variant_dirs.end());
-    }
-    if (variant_dirs.empty()) {
-      throw InputError(dir.string() + ": no history.jsonl in it or in its subdirectories");
-    }
+    const std::vector<fs::path> variant_dirs = variant_dirs_of(options.run_dir);
     register_variant_files(options.variant_files);
     const fs::path scenario_file = find_scenario_file(variant_dirs.front());
     require_known_variants(scenario_file);

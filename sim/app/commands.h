@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,6 +109,24 @@ struct ContendOptions {
 // could not decide; 2: bad input; 3: harness failure; 130: interrupted (the report of what ran is
 // written).
 int contend_command(const ContendOptions& options, StopSignal& stop);
+
+// variant_dirs_of: the variant directories (each holding a history.jsonl) that `run_dir` names:
+// itself, the variant directories of a run directory, or those of a scenario directory's latest
+// run. InputError if there are none.
+std::vector<std::filesystem::path> variant_dirs_of(const std::string& run_dir);
+
+// ExportOptions: `locksim export`.
+struct ExportOptions {
+  std::string run_dir;
+  std::string format;   // "knossos" or "porcupine"
+  std::string variant;  // which variant's history, when the run has several
+  std::string key;      // which lock key, when the history has several
+  std::string out;      // "": standard output
+};
+
+// export_command: writes one variant's history in another checker's format. Exit 0, or 2 for
+// bad input.
+int export_command(const ExportOptions& options);
 
 struct CheckCommandOptions {
   std::string run_dir;

@@ -180,6 +180,24 @@ int main(int argc, char** argv) {
       "Also write JUnit XML to FILE: a test case per study point (a violation:\n"
       "a failure; a point that could not decide: an error)");
 
+  ExportOptions export_options;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export",
+      "Write one variant's history in the form another checker reads: \"knossos\" (Jepsen's\n"
+      "history, one EDN map per line, for Knossos and elle-cli) or \"porcupine\" (a JSON array of\n"
+      "operations). RUN_DIR as for check. Only the acquires and releases of one lock key;\n"
+      "what a mutex model without time can say about a lease: docs/outputs.md");
+  export_cmd->add_option("run_dir", export_options.run_dir, "Run directory")->required();
+  export_cmd->add_option("--format", export_options.format, "knossos or porcupine")
+      ->required()
+      ->check(CLI::IsMember({"knossos", "porcupine"}));
+  export_cmd->add_option("--variant", export_options.variant,
+                         "The variant whose history to write (needed when the run has several)");
+  export_cmd->add_option("--key", export_options.key,
+                         "The lock key (needed when the history locks several)");
+  export_cmd->add_option("--out", export_options.out,
+                         "Write to FILE (atomically) instead of standard output");
+
   std::vector<std::string> worker_variant_files;
   CLI::App* worker_cmd = app.add_subcommand(
       "worker",
@@ -246,5 +264,6 @@ int main(int argc, char** argv) {
   if (*worker_cmd) return worker_subcommand(worker_variant_files);
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
+  if (*export_cmd) return export_command(export_options);
   return kExitUsage;
 }

@@ -1,0 +1,190 @@
+#include "sim/report/export.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+namespace locksim {
+namespace {
+
+// Operation: one acquire or release with its completion, in the order of its invoke.
+struct Operation {
+  int client = 0;
+  int process = 0;  // Jepsen's process: the client's, renumbered after each unknown outcome
+  Op f = Op::kAcquire;
+  Nanos call_ns = 0;
+  std::size_t invoke_index = 0;
+  std::int32_t ttl_ms = -1;
+  std::string token;  // release: the token it presented
+  // Completion.
+  EventType outcome = EventType::kInfo;
+  Nanos return_ns = -1;  // -1: never completed (ended :info at the end of the history)
+  std::size_t return_index = 0;
+  std::string granted_token;    // acquire ok
+  std::int64_t fencing = -1;    // acquire ok
+  std::string error;            // fail/info: why
+};
+
+const char* word(EventType type) {
+  switch (type) {
+    case EventType::kInvoke: return "invoke";
+    case EventType::kOk: return "ok";
+    case EventType::kFail: return "fail";
+    case EventType::kInfo: return "info";
+  }
+  return "info";
+}
+
+std::string edn_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::vector<Operation> operations(const History& history, std::string_view key) {
+  std::vector<Operation> ops;
+  const int clients = static_cast<int>(history.clients.size());
+  std::vector<int> generation(history.clients.size(), 0);
+  std::vector<std::optional<std::size_t>> open(history.clients.size());
+  const auto close = [&](std::size_t op, EventType outcome, Nanos at, std::size_t index) {
+    Operation& o = ops[op];
+    o.outcome = outcome;
+    o.return_ns = at;
+    o.return_index = index;
+    if (outcome == EventType::kInfo) ++generation[static_cast<std::size_t>(o.client)];
+    open[static_cast<std::size_t>(o.client)].reset();
+  };
+  for (std::size_t i = 0; i < history.events.size(); ++i) {
+    const Event& e = history.events[i];
+    if (e.client < 0 || e.client >= clients) continue;
+    const auto c = static_cast<std::size_t>(e.client);
+    if (e.f == Op::kCrash) {
+      if (open[c]) close(*open[c], EventType::kInfo, e.time_ns, i);
+      continue;
+    }
+    if ((e.f != Op::kAcquire && e.f != Op::kRelease) || history.key_name(e) != key) continue;
+    if (e.type == EventType::kInvoke) {
+      if (open[c]) close(*open[c], EventType::kInfo, e.time_ns, i);  // never happens in a run
+      Operation o;
+      o.client = e.client;
+      o.process = e.client + generation[c] * clients;
+      o.f = e.f;
+      o.call_ns = e.time_ns;
+      o.invoke_index = i;
+      o.ttl_ms = e.ttl_ms;
+      if (e.f == Op::kRelease) o.token = std::string(history.token(e));
+      ops.push_back(std::move(o));
+      open[c] = ops.size() - 1;
+      continue;
+    }
+    if (!open[c] || ops[*open[c]].f != e.f) continue;  // a completion without its invoke
+    Operation& o = ops[*open[c]];
+    EventType outcome = e.type;
+    if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+      o.granted_token = std::string(history.token(e));
+      o.fencing = e.acquire().fencing;
+    }
+    if (e.f == Op::kRelease && e.type == EventType::kOk && e.release().deleted < 1) {
+      outcome = EventType::kFail;  // deleted nothing: it released nothing
+      o.error = "deleted nothing";
+    }
+    if (e.type == EventType::kFail || e.type == EventType::kInfo) {
+      o.error = std::string(history.message(e));
+    }
+    close(*open[c], outcome, e.time_ns, i);
+  }
+  return ops;
+}
+
+void knossos_line(std::string& out, const History& history, const Operation& o, bool invoke,
+                  std::size_t index) {
+  const EventType type = invoke ? EventType::kInvoke : o.outcome;
+  const Nanos time = invoke ? o.call_ns : o.return_ns;
+  out += "{:index " + std::to_string(index) + ", :time " + std::to_string(time) + ", :type :" +
+         word(type) + ", :process " + std::to_string(o.process) + ", :f :" +
+         (o.f == Op::kAcquire ? "acquire" : "release") + ", :value nil, :client " +
+         edn_string(history.clients[static_cast<std::size_t>(o.client)]);
+  if (invoke && o.ttl_ms >= 0) out += ", :ttl-ms " + std::to_string(o.ttl_ms);
+  if (invoke && !o.token.empty()) out += ", :token " + edn_string(o.token);
+  if (!invoke && !o.granted_token.empty()) out += ", :token " + edn_string(o.granted_token);
+  if (!invoke && o.fencing >= 0) out += ", :fencing " + std::to_string(o.fencing);
+  if (!invoke && !o.error.empty()) out += ", :error " + edn_string(o.error);
+  out += "}\n";
+}
+
+}  // namespace
+
+std::vector<std::string> lock_keys(const History& history) {
+  std::vector<std::string> keys;
+  for (const Event& e : history.events) {
+    if (e.f != Op::kAcquire && e.f != Op::kRelease) continue;
+    const std::string& key = history.key_name(e);
+    if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      keys.push_back(key);
+    }
+  }
+  return keys;
+}
+
+std::string export_history(const History& history, std::string_view key, ExportFormat format) {
+  std::vector<Operation> ops = operations(history, key);
+  const Nanos end = history.events.empty() ? 0 : history.events.back().time_ns;
+  if (format == ExportFormat::kKnossos) {
+    // Completions and invokes in the order they happened, renumbered from 0.
+    struct Line {
+      std::size_t order;
+      std::size_t op;
+      bool invoke;
+    };
+    std::vector<Line> lines;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      lines.push_back({ops[i].invoke_index * 2, i, true});
+      const std::size_t done = ops[i].return_ns < 0 ? history.events.size() : ops[i].return_index;
+      lines.push_back({done * 2 + 1, i, false});
+      if (ops[i].return_ns < 0) ops[i].return_ns = end;
+    }
+    std::stable_sort(lines.begin(), lines.end(),
+                     [](const Line& a, const Line& b) { return a.order < b.order; });
+    std::string out;
+    for (std::size_t n = 0; n < lines.size(); ++n) {
+      knossos_line(out, history, ops[lines[n].op], lines[n].invoke, n);
+    }
+    return out;
+  }
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const Operation& o : ops) {
+    nlohmann::ordered_json input = {{"op", o.f == Op::kAcquire ? "acquire" : "release"},
+                                    {"key", std::string(key)},
+                                    {"client", history.clients[static_cast<std::size_t>(o.client)]}};
+    if (o.ttl_ms >= 0) input["ttl_ms"] = o.ttl_ms;
+    if (!o.token.empty()) input["token"] = o.token;
+    nlohmann::ordered_json output;
+    const bool unknown = o.return_ns < 0 || o.outcome == EventType::kInfo;
+    if (unknown) {
+      output = {{"unknown", true}};
+    } else {
+      output = {{"ok", o.outcome == EventType::kOk}};
+      if (!o.granted_token.empty()) output["token"] = o.granted_token;
+      if (o.fencing >= 0) output["fencing"] = o.fencing;
+    }
+    if (!o.error.empty()) output["error"] = o.error;
+    all.push_back({{"client_id", o.client},
+                   {"input", input},
+                   {"call", o.call_ns},
+                   {"output", output},
+                   {"return", unknown ? std::numeric_limits<std::int64_t>::max() : o.return_ns}});
+  }
+  return all.dump(1) + "\n";
+}
+
+}  // namespace locksim

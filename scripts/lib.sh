@@ -11,7 +11,7 @@ LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
 LOCKSIM_PACKAGES=(
   build-essential cmake pkg-config git
   libhiredis-dev libevent-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev liblua5.1-0-dev
   redis-server redis-tools redis-sentinel procps
   python3 python3-matplotlib
   libxml2-utils  # xmllint: the JUnit XML schema test

@@ -260,6 +260,14 @@ RedisServer RedisServer::start(const RedisServerOptions& options) {
     out.write(reinterpret_cast<const char*>(&zero), sizeof(zero));
     if (!out) throw EnvironmentError("cannot write " + (server.directory_ / "clock-shift").string());
   }
+  if (!options.clock_shift_library.empty() && options.freeze_clock) {
+    const std::int64_t now_ns = real_clock().unix_seconds() * 1'000'000'000;
+    std::ofstream out(server.directory_ / "clock-freeze", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&now_ns), sizeof(now_ns));
+    if (!out) {
+      throw EnvironmentError("cannot write " + (server.directory_ / "clock-freeze").string());
+    }
+  }
   std::string last_failure = "no attempt was made (port_attempts < 1)";
   for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
     const int port = pick_free_port();
@@ -321,6 +329,9 @@ void RedisServer::launch(int port) {
   if (!options_.clock_shift_library.empty()) {
     env.push_back("LD_PRELOAD=" + options_.clock_shift_library);
     env.push_back("LOCKSIM_CLOCK_SHIFT_FILE=" + (directory_ / "clock-shift").string());
+    if (options_.freeze_clock) {
+      env.push_back("LOCKSIM_CLOCK_FREEZE_FILE=" + (directory_ / "clock-freeze").string());
+    }
   }
   std::error_code ignored;
   std::filesystem::remove(log, ignored);
@@ -413,6 +424,19 @@ bool RedisServer::shift_clock(std::int64_t offset_ms) {
   const ssize_t written = ::pwrite(fd, &offset_ms, sizeof(offset_ms), 0);
   ::close(fd);
   return written == static_cast<ssize_t>(sizeof(offset_ms));
+}
+
+bool RedisServer::set_frozen_clock_ns(std::int64_t unix_ns) {
+  if (options_.clock_shift_library.empty() || !options_.freeze_clock || directory_.empty()) {
+    return false;
+  }
+  const std::string path = (directory_ / "clock-freeze").string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // One aligned 8-byte write, as shift_clock's.
+  const ssize_t written = ::pwrite(fd, &unix_ns, sizeof(unix_ns), 0);
+  ::close(fd);
+  return written == static_cast<ssize_t>(sizeof(unix_ns));
 }
 
 RedisServer::RedisServer(RedisServer&& other) noexcept

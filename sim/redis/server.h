@@ -47,6 +47,11 @@ struct RedisServerOptions {
   // shift_clock() sets it. (libfaketime cannot be preloaded into Debian's redis-server: its
   // jemalloc calls clock_gettime while libfaketime initializes, wolfcw/libfaketime#130.)
   std::string clock_shift_library;
+  // freeze_clock: with clock_shift_library, the server's wall clock stands still at the instant
+  // set_frozen_clock_ns() last set (at start: the calendar's current second), so that a test
+  // knows the server's time exactly (TIME, key expiry); the model's differential test moves it
+  // in step with the model's virtual clock. The shift still adds to it.
+  bool freeze_clock = false;
   // sentinel: run `redis-server <dir>/sentinel.conf --sentinel` with these lines added to the
   // config (port, bind and dir are written by start()); redis-sentinel needs a writable config.
   std::vector<std::string> sentinel_config;
@@ -91,6 +96,9 @@ class RedisServer {
   // (needs clock_shift_library). Keys expire by the wall clock, so a forward jump expires them
   // early. Returns false if the server has no clock shift.
   bool shift_clock(std::int64_t offset_ms);
+  // set_frozen_clock_ns: the frozen wall clock reads `unix_ns` (nanoseconds since 1970) from
+  // the server's next clock read on (needs freeze_clock). Returns false if it has none.
+  bool set_frozen_clock_ns(std::int64_t unix_ns);
   const RedisServerOptions& options() const { return options_; }
 
  private:

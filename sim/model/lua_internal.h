@@ -1,0 +1,43 @@
+// lua_internal.h: what the files of the model's script engine share (lua_scripting.cc, the
+// engine; lua_conversions.cc, Lua values <-> replies; lua_sandbox.cc, the read-only tables).
+// Internal to sim/model. Every function here may raise a Lua error (longjmp): call them with
+// no C++ object alive that needs its destructor, or inside a protected call.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/redis/connection.h"
+
+struct lua_State;
+
+namespace locksim::model_detail {
+
+// push_error_buffer: luaPushErrorBuff: pushes an error table {err = "<CODE> <message>"}. A
+// buffer starting with '-' carries its code as its first word; any other text gets ERR.
+void push_error_buffer(lua_State* lua, std::string_view buffer);
+// push_error: luaPushError: push_error_buffer of a plain message.
+void push_error(lua_State* lua, const char* text);
+// mark_ignore_stats: adds the field Redis adds to the error table of a command's error.
+void mark_ignore_stats(lua_State* lua);
+// push_reply: redisProtocolToLuaType (RESP2): nil -> false, status -> {ok=...}, error ->
+// {err=...} (marked), integer -> number, bulk -> string, array -> table.
+void push_reply(lua_State* lua, const Reply& reply);
+// to_reply: luaReplyToRedisReply (RESP2): converts and pops the value on top of the stack.
+Reply to_reply(lua_State* lua, int depth);
+// raw_string_field: t[name] of the table on top, without metamethods, if it is a string (or,
+// with numbers_too, a number).
+bool raw_string_field(lua_State* lua, const char* name, std::string& out, bool numbers_too);
+// map_newlines: CR and LF made spaces, as Redis does to an error or status text.
+std::string map_newlines(std::string text);
+
+// create_proxy_registry: the registry table proxy -> real table; first thing in a new state.
+void create_proxy_registry(lua_State* lua);
+// install_see_through_functions: the globals next, pairs, rawget and rawset, made to see
+// through proxies (rawset refuses to write through one).
+void install_see_through_functions(lua_State* lua);
+// make_proxy: replaces the table on top of the stack by a read-only proxy of it; `globals`: a
+// missing name is an error ("Script attempted to access nonexistent global variable").
+void make_proxy(lua_State* lua, bool globals);
+
+}  // namespace locksim::model_detail

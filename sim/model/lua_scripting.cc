@@ -1,0 +1,658 @@
+// The Lua side of the model follows Redis 7.0.15's src/script_lua.c and src/eval.c function by
+// function; the comments name the Redis function each part stands for.
+//
+// Lua 5.1 raises errors with longjmp, which skips C++ destructors: every C function registered
+// below keeps its C++ objects in an inner block that ends before lua_error() is called, and
+// nothing C++ is alive across a call that may raise (only an out-of-memory error inside such a
+// block could still skip a destructor; it leaks, it does not corrupt).
+#include "sim/model/lua_scripting.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <lua.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/core/assert.h"
+#include "sim/model/command.h"
+#include "sim/model/lua_internal.h"
+#include "sim/model/numbers.h"
+#include "sim/model/replies.h"
+#include "sim/model/sha1.h"
+
+namespace locksim::model_detail {
+
+std::int32_t Lrand48::next() {
+  step();
+  return static_cast<std::int32_t>((x_[2] << 15) + (x_[1] >> 1));
+}
+
+void Lrand48::seed(std::int32_t seed) {
+  const auto value = static_cast<std::uint32_t>(seed);
+  x_[0] = 0x330E;
+  x_[1] = value & 0xFFFF;
+  x_[2] = (value >> 16) & 0xFFFF;
+  a_[0] = 0xE66D;
+  a_[1] = 0xDEEC;
+  a_[2] = 0x5;
+  c_ = 0xB;
+}
+
+// step: rand.c next(): x = a * x + c over 48 bits held in three 16-bit words.
+void Lrand48::step() {
+  constexpr std::uint32_t kMask = 0xFFFF;
+  const std::uint64_t x = (std::uint64_t{x_[2]} << 32) | (std::uint64_t{x_[1]} << 16) | x_[0];
+  const std::uint64_t a = (std::uint64_t{a_[2]} << 32) | (std::uint64_t{a_[1]} << 16) | a_[0];
+  const std::uint64_t next = (a * x + c_) & 0xFFFFFFFFFFFFull;
+  x_[0] = static_cast<std::uint32_t>(next) & kMask;
+  x_[1] = static_cast<std::uint32_t>(next >> 16) & kMask;
+  x_[2] = static_cast<std::uint32_t>(next >> 32) & kMask;
+}
+
+namespace {
+
+constexpr const char* kEngineKey = "locksim.engine";
+constexpr const char* kGlobalsKey = "locksim.globals";
+constexpr int kHookEvery = 100000;  // instructions between two count-hook calls, as in Redis
+
+LuaScripting& engine_of(lua_State* lua) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, kEngineKey);
+  auto* engine = static_cast<LuaScripting*>(lua_touserdata(lua, -1));
+  lua_pop(lua, 1);
+  LOCKSIM_ASSERT(engine != nullptr);
+  return *engine;
+}
+
+// allocate: the state's allocator, with the memory limit (Lua reports "not enough memory").
+// The limit holds while a script runs: outside a script (setting up, compiling, converting a
+// result) an allocation failure would be an error nothing protects.
+void* allocate(void* user, void* block, std::size_t old_size, std::size_t new_size) {
+  auto* engine = static_cast<LuaScripting*>(user);
+  if (new_size == 0) {
+    std::free(block);
+    engine->memory_used -= old_size;
+    return nullptr;
+  }
+  if (new_size > old_size && engine->host() != nullptr &&
+      engine->memory_used - old_size + new_size > engine->memory_limit_bytes()) {
+    return nullptr;  // shrinking never fails: Lua relies on it
+  }
+  void* grown = std::realloc(block, new_size);
+  if (grown != nullptr) engine->memory_used = engine->memory_used - old_size + new_size;
+  return grown;
+}
+
+int on_panic(lua_State* lua) {
+  std::fprintf(stderr, "locksim model: unprotected Lua error: %s\n", lua_tostring(lua, -1));
+  std::abort();
+}
+
+// call_command: luaRedisGenericCommand: redis.call (raise_error) and redis.pcall.
+int call_command(lua_State* lua, bool raise_error) {
+  LuaScripting& engine = engine_of(lua);
+  ScriptHost* host = engine.host();
+  if (host == nullptr) {
+    push_error(lua, "redis.call/pcall can only be called inside a script invocation");
+    return lua_error(lua);
+  }
+  const int argc = lua_gettop(lua);
+  if (argc == 0) {
+    push_error(lua, "Please specify at least one argument for this redis lib call");
+    return raise_error ? lua_error(lua) : 1;
+  }
+  bool bad_argument = false;
+  bool error_reply_seen = false;
+  {
+    std::vector<std::string> args;
+    args.reserve(static_cast<std::size_t>(argc));
+    for (int index = 1; index <= argc; ++index) {
+      if (lua_type(lua, index) == LUA_TNUMBER) {
+        // Not lua_tolstring: Lua's own "%.14g" would lose precision.
+        args.push_back(format_lua_number(lua_tonumber(lua, index)));
+        continue;
+      }
+      std::size_t length = 0;
+      const char* text = lua_tolstring(lua, index, &length);
+      if (text == nullptr) {
+        bad_argument = true;
+        break;
+      }
+      args.emplace_back(text, length);
+    }
+    lua_pop(lua, argc);
+    if (bad_argument) {
+      push_error(lua, "Lua redis lib command arguments must be strings or integers");
+    } else {
+      const std::vector<std::string_view> views(args.begin(), args.end());
+      Reply reply;
+      try {
+        reply = host->call(views);
+      } catch (const std::exception& failure) {
+        reply = error_reply(std::string("ERR locksim model: ") + failure.what());
+      }
+      error_reply_seen = is_error(reply);
+      push_reply(lua, reply);
+    }
+  }
+  if (bad_argument) return raise_error ? lua_error(lua) : 1;
+  if (raise_error && error_reply_seen) return lua_error(lua);
+  return 1;
+}
+
+int redis_call(lua_State* lua) { return call_command(lua, true); }
+int redis_pcall(lua_State* lua) { return call_command(lua, false); }
+
+// lua_pcall_compat: luaRedisPcall, the global pcall: an error table becomes its message.
+int lua_pcall_compat(lua_State* lua) {
+  const int argc = lua_gettop(lua);
+  lua_pushboolean(lua, 1);
+  lua_insert(lua, 1);
+  if (lua_pcall(lua, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(lua, 1);
+    if (lua_istable(lua, -1)) {
+      lua_getfield(lua, -1, "err");
+      if (lua_isstring(lua, -1)) lua_replace(lua, -2);
+    }
+    lua_pushboolean(lua, 0);
+    lua_insert(lua, 1);
+  }
+  return lua_gettop(lua);
+}
+
+int redis_sha1hex(lua_State* lua) {
+  if (lua_gettop(lua) != 1) {
+    push_error(lua, "wrong number of arguments");
+    return lua_error(lua);
+  }
+  std::size_t length = 0;
+  const char* text = lua_tolstring(lua, 1, &length);
+  char digest[41];
+  {
+    const std::string hex =
+        sha1_hex(text == nullptr ? std::string_view() : std::string_view(text, length));
+    std::memcpy(digest, hex.c_str(), sizeof(digest));
+  }
+  lua_pushstring(lua, digest);
+  return 1;
+}
+
+int redis_error_reply(lua_State* lua) {
+  if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+    push_error(lua, "wrong number or type of arguments");
+    return 1;
+  }
+  const char* text = lua_tostring(lua, -1);
+  if (text[0] != '-') {
+    push_error_buffer(lua, std::string("-") + text);
+  } else {
+    push_error_buffer(lua, text);
+  }
+  return 1;
+}
+
+int redis_status_reply(lua_State* lua) {
+  if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+    push_error(lua, "wrong number or type of arguments");
+    return 1;
+  }
+  lua_newtable(lua);
+  lua_pushstring(lua, "ok");
+  lua_pushvalue(lua, -3);
+  lua_settable(lua, -3);
+  return 1;
+}
+
+int redis_log(lua_State* lua) {
+  const int argc = lua_gettop(lua);
+  if (argc < 2) {
+    push_error(lua, "redis.log() requires two arguments or more.");
+    return lua_error(lua);
+  }
+  if (!lua_isnumber(lua, -argc)) {
+    push_error(lua, "First argument must be a number (log level).");
+    return lua_error(lua);
+  }
+  const auto level = static_cast<int>(lua_tonumber(lua, -argc));
+  if (level < 0 || level > 3) {
+    push_error(lua, "Invalid debug level.");
+    return lua_error(lua);
+  }
+  return 0;  // the model keeps no log
+}
+
+int redis_setresp(lua_State* lua) {
+  if (lua_gettop(lua) != 1) {
+    push_error(lua, "redis.setresp() requires one argument.");
+    return lua_error(lua);
+  }
+  const auto resp = static_cast<int>(lua_tonumber(lua, -1));
+  if (resp != 2 && resp != 3) {
+    push_error(lua, "RESP version must be 2 or 3.");
+    return lua_error(lua);
+  }
+  if (resp == 3) {
+    push_error(lua, "locksim model: RESP3 replies in scripts (redis.setresp(3)) are not modelled");
+    return lua_error(lua);
+  }
+  return 0;
+}
+
+int redis_set_repl(lua_State* lua) {
+  if (lua_gettop(lua) != 1) {
+    push_error(lua, "redis.set_repl() requires two arguments.");
+    return lua_error(lua);
+  }
+  const auto flags = static_cast<int>(lua_tonumber(lua, -1));
+  if ((flags & ~3) != 0) {
+    push_error(lua,
+               "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+    return lua_error(lua);
+  }
+  push_error(lua, "locksim model: redis.set_repl is not modelled");
+  return lua_error(lua);
+}
+
+int redis_replicate_commands(lua_State* lua) {
+  lua_pushboolean(lua, 1);
+  return 1;
+}
+
+int redis_breakpoint(lua_State* lua) {
+  lua_pushboolean(lua, 0);  // no debugging session
+  return 1;
+}
+
+int redis_debug(lua_State*) { return 0; }
+
+int redis_acl_check_cmd(lua_State* lua) {
+  if (lua_gettop(lua) == 0) {
+    push_error(lua, "Please specify at least one argument for this redis lib call");
+    return lua_error(lua);
+  }
+  bool known = false;
+  {
+    std::size_t length = 0;
+    const char* name = lua_type(lua, 1) == LUA_TNUMBER ? nullptr : lua_tolstring(lua, 1, &length);
+    known = name != nullptr && find_command(std::string_view(name, length)) != nullptr;
+  }
+  if (!known) {
+    push_error(lua, "Invalid command passed to redis.acl_check_cmd()");
+    return lua_error(lua);
+  }
+  lua_pushboolean(lua, 1);  // the default user may run everything
+  return 1;
+}
+
+// math_random: redis_math_random: Lua's math.random over redisLrand48.
+int math_random(lua_State* lua) {
+  LuaScripting& engine = engine_of(lua);
+  if (engine.host() == nullptr) {
+    return luaL_error(lua, "math.random can only be called inside a script invocation");
+  }
+  constexpr std::int32_t kMax = 2147483647;  // REDIS_LRAND48_MAX (INT32_MAX)
+  const lua_Number r =
+      static_cast<lua_Number>(engine.random().next() % kMax) / static_cast<lua_Number>(kMax);
+  switch (lua_gettop(lua)) {
+    case 0:
+      lua_pushnumber(lua, r);
+      break;
+    case 1: {
+      const int upper = luaL_checkint(lua, 1);
+      luaL_argcheck(lua, 1 <= upper, 1, "interval is empty");
+      lua_pushnumber(lua, std::floor(r * upper) + 1);
+      break;
+    }
+    case 2: {
+      const int lower = luaL_checkint(lua, 1);
+      const int upper = luaL_checkint(lua, 2);
+      luaL_argcheck(lua, lower <= upper, 2, "interval is empty");
+      lua_pushnumber(lua, std::floor(r * (upper - lower + 1)) + lower);
+      break;
+    }
+    default:
+      return luaL_error(lua, "wrong number of arguments");
+  }
+  return 1;
+}
+
+int math_randomseed(lua_State* lua) {
+  LuaScripting& engine = engine_of(lua);
+  if (engine.host() == nullptr) {
+    return luaL_error(lua, "math.randomseed can only be called inside a script invocation");
+  }
+  engine.random().seed(luaL_checkint(lua, 1));
+  return 0;
+}
+
+// missing_library: any field of a library Redis has and the model does not (upvalue: its name).
+int missing_library(lua_State* lua) {
+  return luaL_error(lua, "locksim model: Lua library '%s' is not modelled",
+                    lua_tostring(lua, lua_upvalueindex(1)));
+}
+
+// count_hook: luaMaskCountHook, with the model's instruction budget instead of SCRIPT KILL:
+// once over budget it fires on every line, so a pcall cannot swallow the error for good.
+void count_hook(lua_State* lua, lua_Debug*) {
+  LuaScripting& engine = engine_of(lua);
+  ++engine.hook_calls;
+  if (engine.hook_calls * kHookEvery <= engine.instruction_budget()) return;
+  lua_sethook(lua, count_hook, LUA_MASKLINE, 0);
+  char message[200];
+  std::snprintf(message, sizeof(message),
+                "locksim model: script killed after %lld Lua instructions (Redis would keep "
+                "running it, answering BUSY, until SCRIPT KILL)",
+                static_cast<long long>(engine.instruction_budget()));
+  push_error(lua, message);
+  lua_error(lua);
+}
+
+void load_library(lua_State* lua, const char* name, lua_CFunction open) {
+  lua_pushcfunction(lua, open);
+  lua_pushstring(lua, name);
+  lua_call(lua, 1, 0);
+}
+
+void set_function(lua_State* lua, const char* name, lua_CFunction function) {
+  lua_pushcfunction(lua, function);
+  lua_setfield(lua, -2, name);
+}
+
+void set_number(lua_State* lua, const char* name, lua_Number value) {
+  lua_pushnumber(lua, value);
+  lua_setfield(lua, -2, name);
+}
+
+// push_array: luaCreateArray: KEYS or ARGV.
+void push_array(lua_State* lua, std::span<const std::string_view> values) {
+  lua_newtable(lua);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    lua_pushlstring(lua, values[i].data(), values[i].size());
+    lua_rawseti(lua, -2, static_cast<int>(i + 1));
+  }
+}
+
+// The error handler eval.c installs, word for word: it adds the script's source and line to
+// an error and turns a plain error into a table.
+constexpr const char* kErrorHandler =
+    "local dbg = debug\n"
+    "debug = nil\n"
+    "function __redis__err__handler(err)\n"
+    "  local i = dbg.getinfo(2,'nSl')\n"
+    "  if i and i.what == 'C' then\n"
+    "    i = dbg.getinfo(3,'nSl')\n"
+    "  end\n"
+    "  if type(err) ~= 'table' then\n"
+    "    err = {err='ERR ' .. tostring(err)}"
+    "  end"
+    "  if i then\n"
+    "    err['source'] = i.source\n"
+    "    err['line'] = i.currentline\n"
+    "  end"
+    "  return err\n"
+    "end\n";
+
+// ShebangResult: evalExtractShebangFlags.
+struct Shebang {
+  std::size_t length = 0;  // bytes before the line feed that ends it (kept for line numbers)
+  bool read_only = false;
+  std::string error;
+};
+
+Shebang parse_shebang(std::string_view body) {
+  Shebang shebang;
+  if (!body.starts_with("#!")) return shebang;
+  const std::size_t end = body.find('\n');
+  if (end == std::string_view::npos) {
+    shebang.error = "Invalid script shebang";
+    return shebang;
+  }
+  shebang.length = end;
+  // sdssplitargs without quoting (a quoted shebang is not modelled).
+  std::vector<std::string> parts;
+  {
+    std::string current;
+    for (const char c : body.substr(0, end)) {
+      if (c == ' ' || c == '\t' || c == '\r') {
+        if (!current.empty()) parts.push_back(std::move(current));
+        current.clear();
+      } else {
+        current.push_back(c);
+      }
+    }
+    if (!current.empty()) parts.push_back(std::move(current));
+  }
+  if (parts.empty()) {
+    shebang.error = "Invalid engine in script shebang";
+    return shebang;
+  }
+  if (parts[0] != "#!lua") {
+    shebang.error = "Unexpected engine in script shebang: " + parts[0];
+    return shebang;
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) {
+      shebang.error = "Unknown lua shebang option: " + parts[i];
+      return shebang;
+    }
+    std::string_view flags = std::string_view(parts[i]).substr(6);
+    while (true) {
+      const std::size_t comma = flags.find(',');
+      const std::string_view flag = flags.substr(0, comma);
+      if (flag == "no-writes") {
+        shebang.read_only = true;
+      } else if (flag != "allow-oom" && flag != "allow-stale" && flag != "no-cluster" &&
+                 flag != "allow-cross-slot-keys") {
+        shebang.error = "Unexpected flag in script shebang: " + std::string(flag);
+        return shebang;
+      }
+      if (comma == std::string_view::npos) break;
+      flags.remove_prefix(comma + 1);
+    }
+  }
+  return shebang;
+}
+
+std::string function_name(std::string_view sha) { return "f_" + lower(sha); }
+
+}  // namespace
+
+LuaScripting::LuaScripting(ScriptLimits limits, Lrand48& random)
+    : limits_(limits), random_(&random) {
+  create_state();
+}
+
+LuaScripting::~LuaScripting() {
+  if (lua_ != nullptr) lua_close(lua_);
+}
+
+void LuaScripting::create_state() {
+  lua_ = lua_newstate(allocate, this);
+  LOCKSIM_ASSERT(lua_ != nullptr);
+  lua_State* lua = lua_;
+  lua_atpanic(lua, on_panic);
+  lua_pushlightuserdata(lua, this);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kEngineKey);
+  create_proxy_registry(lua);
+
+  // luaLoadLibraries: base, table, string, math, debug (removed again below).
+  load_library(lua, "", luaopen_base);
+  load_library(lua, LUA_TABLIBNAME, luaopen_table);
+  load_library(lua, LUA_STRLIBNAME, luaopen_string);
+  load_library(lua, LUA_MATHLIBNAME, luaopen_math);
+  load_library(lua, LUA_DBLIBNAME, luaopen_debug);
+  // Not on Redis 7.0.15's allow list (print, dofile, loadfile) or removed by it (getfenv,
+  // setfenv, newproxy).
+  for (const char* removed : {"print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy"}) {
+    lua_pushnil(lua);
+    lua_setglobal(lua, removed);
+  }
+  for (const char* library : {"cjson", "struct", "cmsgpack", "bit"}) {
+    lua_newtable(lua);
+    lua_newtable(lua);
+    lua_pushstring(lua, library);
+    lua_pushcclosure(lua, missing_library, 1);
+    lua_setfield(lua, -2, "__index");
+    lua_setmetatable(lua, -2);
+    lua_setglobal(lua, library);
+  }
+  lua_pushcfunction(lua, lua_pcall_compat);
+  lua_setglobal(lua, "pcall");
+
+  // luaRegisterRedisAPI and scriptingInit: the redis table.
+  lua_newtable(lua);
+  set_function(lua, "call", redis_call);
+  set_function(lua, "pcall", redis_pcall);
+  set_function(lua, "log", redis_log);
+  set_number(lua, "LOG_DEBUG", 0);
+  set_number(lua, "LOG_VERBOSE", 1);
+  set_number(lua, "LOG_NOTICE", 2);
+  set_number(lua, "LOG_WARNING", 3);
+  set_number(lua, "REDIS_VERSION_NUM", 0x0007000f);
+  lua_pushstring(lua, "7.0.15");
+  lua_setfield(lua, -2, "REDIS_VERSION");
+  set_function(lua, "setresp", redis_setresp);
+  set_function(lua, "sha1hex", redis_sha1hex);
+  set_function(lua, "error_reply", redis_error_reply);
+  set_function(lua, "status_reply", redis_status_reply);
+  set_function(lua, "set_repl", redis_set_repl);
+  set_number(lua, "REPL_NONE", 0);
+  set_number(lua, "REPL_AOF", 1);
+  set_number(lua, "REPL_SLAVE", 2);
+  set_number(lua, "REPL_REPLICA", 2);
+  set_number(lua, "REPL_ALL", 3);
+  set_function(lua, "acl_check_cmd", redis_acl_check_cmd);
+  set_function(lua, "breakpoint", redis_breakpoint);
+  set_function(lua, "debug", redis_debug);
+  set_function(lua, "replicate_commands", redis_replicate_commands);
+  lua_setglobal(lua, "redis");
+
+  lua_getglobal(lua, "math");
+  set_function(lua, "random", math_random);
+  set_function(lua, "randomseed", math_randomseed);
+  lua_pop(lua, 1);
+
+  // The error handler (it takes `debug` away).
+  LOCKSIM_ASSERT(
+      luaL_loadbuffer(lua, kErrorHandler, std::strlen(kErrorHandler), "@err_handler_def") == 0);
+  LOCKSIM_ASSERT(lua_pcall(lua, 0, 0, 0) == 0);
+
+  install_see_through_functions(lua);
+
+  // Read-only libraries, then read-only globals.
+  for (const char* library : {"string", "table", "math", "coroutine", "redis"}) {
+    lua_getglobal(lua, library);
+    make_proxy(lua, false);
+    lua_setglobal(lua, library);
+  }
+  lua_pushvalue(lua, LUA_GLOBALSINDEX);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);  // the real globals, for KEYS and ARGV
+  make_proxy(lua, true);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);
+  lua_pushvalue(lua, -2);
+  lua_setfield(lua, -2, "_G");  // _G is the proxy
+  lua_pop(lua, 1);
+  lua_replace(lua, LUA_GLOBALSINDEX);  // scripts compiled from now on see the proxy
+}
+
+bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
+  sha = sha1_hex(body);
+  if (scripts_.contains(sha)) return true;
+  const Shebang shebang = parse_shebang(body);
+  if (!shebang.error.empty()) {
+    error = error_reply("ERR " + shebang.error);
+    return false;
+  }
+  // The shebang line is skipped but its line feed kept, so line numbers stay the user's.
+  const std::string_view code = body.substr(shebang.length);
+  if (luaL_loadbuffer(lua_, code.data(), code.size(), "@user_script") != 0) {
+    std::string message = lua_tostring(lua_, -1);
+    lua_pop(lua_, 1);
+    while (!message.empty() && (message.back() == '\r' || message.back() == '\n')) {
+      message.pop_back();
+    }
+    error = error_reply(map_newlines("ERR Error compiling script (new function): " + message));
+    return false;
+  }
+  lua_setfield(lua_, LUA_REGISTRYINDEX, function_name(sha).c_str());
+  scripts_[sha] = CachedScript{shebang.read_only};
+  return true;
+}
+
+bool LuaScripting::exists(std::string_view sha) const { return scripts_.contains(lower(sha)); }
+
+bool LuaScripting::read_only(std::string_view sha) const {
+  const auto it = scripts_.find(lower(sha));
+  return it != scripts_.end() && it->second.read_only;
+}
+
+Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> keys,
+                        std::span<const std::string_view> args, ScriptHost& host) {
+  lua_State* lua = lua_;
+  LOCKSIM_ASSERT(host_ == nullptr);  // scripts do not nest: EVAL is not allowed from a script
+  const int base = lua_gettop(lua);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);
+  lua_getfield(lua, -1, "__redis__err__handler");
+  lua_getfield(lua, LUA_REGISTRYINDEX, function_name(sha).c_str());
+  LOCKSIM_ASSERT(lua_isfunction(lua, -1));
+  push_array(lua, keys);
+  lua_setfield(lua, base + 1, "KEYS");
+  push_array(lua, args);
+  lua_setfield(lua, base + 1, "ARGV");
+
+  host_ = &host;
+  hook_calls = 0;
+  if (limits_.instruction_budget > 0) lua_sethook(lua, count_hook, LUA_MASKCOUNT, kHookEvery);
+  const int status = lua_pcall(lua, 0, 1, base + 2);
+  lua_sethook(lua, nullptr, 0, 0);
+  host_ = nullptr;
+
+  Reply reply;
+  if (status != 0) {
+    const std::string name = lower(sha);
+    if (!lua_istable(lua, -1)) {
+      // Only when the error handler itself failed (e.g. out of memory).
+      const char* text = lua_isstring(lua, -1) ? lua_tostring(lua, -1) : "execution failure";
+      std::string message =
+          "ERR Error running script " + name + ", " + std::string(text).substr(0, 100);
+      while (!message.empty() && (message.back() == '\r' || message.back() == '\n')) {
+        message.pop_back();
+      }
+      reply = error_reply(map_newlines(message));
+    } else {
+      // luaExtractErrorInformation; the reply is "<err> script: <sha>, on <source>:<line>.".
+      std::string message;
+      std::string source;
+      std::string line;
+      const bool has_message = raw_string_field(lua, "err", message, true);
+      const bool has_source = raw_string_field(lua, "source", source, true);
+      const bool has_line = raw_string_field(lua, "line", line, true);
+      if (!has_message) {
+        // Redis 7.0.15 dereferences a NULL message here and crashes (error({}) kills it).
+        message =
+            "ERR locksim model: a script raised an error table without an 'err' string "
+            "(Redis 7.0.15 crashes on it)";
+      }
+      message = message.substr(0, message.find('\0'));
+      if (has_source && has_line) {
+        message += " script: " + name + ", on " + source + ":" + line + ".";
+      }
+      reply = error_reply(std::move(message));
+    }
+    lua_pop(lua, 1);
+  } else {
+    reply = to_reply(lua, 0);
+  }
+  lua_settop(lua, base);
+  // Redis steps the collector every 50 scripts so that a full cycle never lands on one script.
+  if (++runs_since_gc_ == 50) {
+    lua_gc(lua, LUA_GCSTEP, 50);
+    runs_since_gc_ = 0;
+  }
+  return reply;
+}
+
+}  // namespace locksim::model_detail

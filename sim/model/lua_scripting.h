@@ -1,0 +1,104 @@
+// lua_scripting.h: LuaScripting, the model's script engine: one Lua 5.1 state (the version Redis
+// embeds) set up the way Redis 7.0 sets up its own (src/script_lua.c, src/eval.c), and the
+// script cache EVAL, EVALSHA and SCRIPT LOAD share.
+//
+// What a script sees: the base library without print/dofile/loadfile, string, table, math (with
+// Redis's deterministic math.random), the `redis` table (call, pcall, error_reply, status_reply,
+// sha1hex, log, setresp(2), set_repl, replicate_commands, REDIS_VERSION...), KEYS and ARGV, and a
+// read-only global table whose missing names are errors. cjson, cmsgpack, struct and bit exist
+// as names whose every use is an error naming the library ("locksim model: Lua library 'cjson'
+// is not modelled"). Conversions between Lua and replies are Redis's RESP2 ones. A script that
+// runs more than the instruction budget is stopped with an error (Redis would keep running it,
+// answering BUSY to everyone else, until SCRIPT KILL).
+//
+// Not thread-safe; one per ModelServer.
+//
+//   LuaScripting lua(limits, random);
+//   std::string sha; Reply error;
+//   if (!lua.load(body, sha, error)) return error;
+//   Reply r = lua.run(sha, keys, args, host);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/redis/connection.h"
+
+struct lua_State;
+
+namespace locksim::model_detail {
+
+// ScriptHost: what a running script's redis.call and redis.pcall reach: runs one command in the
+// script's context and returns its reply (an error as an error reply, e.g. "ERR Unknown Redis
+// command called from script").
+class ScriptHost {
+ public:
+  virtual ~ScriptHost() = default;
+  virtual Reply call(std::span<const std::string_view> argv) = 0;
+};
+
+// Lrand48: Redis's redisLrand48 (src/rand.c), the generator behind a script's math.random. One
+// per server process: SCRIPT FLUSH keeps it, a restart starts it over.
+class Lrand48 {
+ public:
+  std::int32_t next();
+  void seed(std::int32_t seed);
+
+ private:
+  void step();
+  std::uint32_t x_[3] = {0x330E, 0xABCD, 0x1234};
+  std::uint32_t a_[3] = {0xE66D, 0xDEEC, 0x5};
+  std::uint32_t c_ = 0xB;
+};
+
+struct ScriptLimits {
+  std::int64_t instruction_budget = 0;  // Lua VM instructions per script run
+  std::size_t memory_limit_bytes = 0;   // of the whole Lua state
+};
+
+class LuaScripting {
+ public:
+  LuaScripting(ScriptLimits limits, Lrand48& random);
+  ~LuaScripting();
+  LuaScripting(const LuaScripting&) = delete;
+  LuaScripting& operator=(const LuaScripting&) = delete;
+
+  // load: compiles `body` into the cache (once per SHA1) and sets `sha`; on a compile error or a
+  // bad shebang line returns false with Redis's error reply.
+  bool load(std::string_view body, std::string& sha, Reply& error);
+  // exists: whether `sha` (40 hex digits, any case) is in the cache.
+  bool exists(std::string_view sha) const;
+  // read_only: whether the cached script `sha` declared flags=no-writes in its shebang.
+  bool read_only(std::string_view sha) const;
+  // run: runs the cached script `sha` with KEYS and ARGV, redis.call going to `host`; the
+  // script's return value or error as a reply.
+  Reply run(std::string_view sha, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args, ScriptHost& host);
+
+  // The C functions registered in the Lua state reach the engine through these.
+  ScriptHost* host() const { return host_; }
+  Lrand48& random() const { return *random_; }
+  std::int64_t instruction_budget() const { return limits_.instruction_budget; }
+  std::size_t memory_limit_bytes() const { return limits_.memory_limit_bytes; }
+  std::size_t memory_used = 0;  // bytes the Lua state holds (its allocator keeps it)
+  std::int64_t hook_calls = 0;  // count-hook calls of the running script
+
+ private:
+  struct CachedScript {
+    bool read_only = false;
+  };
+  void create_state();
+
+  ScriptLimits limits_;
+  Lrand48* random_;
+  lua_State* lua_ = nullptr;
+  ScriptHost* host_ = nullptr;  // set while a script runs
+  std::map<std::string, CachedScript, std::less<>> scripts_;
+  int runs_since_gc_ = 0;
+};
+
+}  // namespace locksim::model_detail

@@ -1,0 +1,149 @@
+// model_server.h: ModelServer, an in-memory Redis 7.0 that answers the commands locks use, with
+// Lua scripting, on a virtual clock; and ReplicationLink, an asynchronous replica fed when its
+// host says so.
+//
+// The model never reads a clock: every command carries the virtual time it runs at (Nanos, as a
+// Clock gives it), and the server's wall clock is `unix_epoch_base_ms + now + clock offset`.
+// Keys expire on that wall clock, TIME reads it, and a script sees it frozen at its start. It is
+// deterministic: the same commands at the same times give the same replies, byte for byte,
+// whatever the machine. Replies and error texts are Redis 7.0.15's (docs/model.md lists where
+// the model knowingly differs); a Redis command the model lacks is answered
+// "ERR locksim model: unknown command 'XADD'", so a lock that needs it runs on the real server
+// only. Several servers (Redlock) are several instances. Not thread-safe: one host drives it.
+//
+//   ModelServer server;
+//   server.execute({"SET", "lock", "token", "NX", "PX", "100"}, 0);     // OK
+//   server.execute({"GET", "lock"}, ms_to_ns(100));                     // "token"
+//   server.execute({"GET", "lock"}, ms_to_ns(101));                     // nil: expired
+//
+//   ModelServer primary, replica;
+//   ReplicationLink link(primary, replica);  // full sync now; then writes queue on the link
+//   primary.execute({"SET", "k", "v"}, 0);
+//   link.deliver();                          // the replica has k from now on
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/redis/connection.h"
+
+namespace locksim {
+
+namespace model_detail {
+struct ServerState;
+}
+
+struct ModelOptions {
+  // unix_epoch_base_ms: the server's wall clock (unix ms) at virtual time 0.
+  std::int64_t unix_epoch_base_ms = 1'700'000'000'000;
+  // script_instruction_budget: Lua VM instructions a script may run before the model stops it
+  // with an error (Redis would run it on, answering BUSY to others, until SCRIPT KILL). Counted
+  // in steps of 100,000; 0 means no budget. 10^8 is about a quarter of a second of Lua on the
+  // 2-core development machine; a lock's script runs a few hundred.
+  std::int64_t script_instruction_budget = 100'000'000;
+  // lua_memory_limit_bytes: the script engine's memory; beyond it Lua reports
+  // "not enough memory" (Redis has no such limit of its own).
+  std::size_t lua_memory_limit_bytes = std::size_t{256} << 20;
+};
+
+// ModelClientId: one connection's state on a ModelServer (its subscriptions and pushed
+// messages). 0 is the server's anonymous client, which execute(argv, now) uses.
+using ModelClientId = std::uint64_t;
+
+class ReplicationLink;
+
+class ModelServer {
+ public:
+  explicit ModelServer(ModelOptions options = {});
+  ~ModelServer();  // detaches its replication links
+  ModelServer(const ModelServer&) = delete;
+  ModelServer& operator=(const ModelServer&) = delete;
+
+  // execute: runs one command (argv[0] is its name, any case; binary-safe arguments) at virtual
+  // time `now_ns`, as the anonymous client. A Redis error is an error reply, never an exception.
+  Reply execute(std::span<const std::string_view> argv, Nanos now_ns);
+  Reply execute(std::initializer_list<std::string_view> argv, Nanos now_ns) {
+    return execute(std::span<const std::string_view>(argv.begin(), argv.size()), now_ns);
+  }
+
+  // Clients. A client of its own can SUBSCRIBE; the first confirmation is the reply, the rest
+  // and every published message wait in its queue for next_push(). A restart disconnects every
+  // client: connected() turns false and execute() on it asserts.
+  ModelClientId connect();
+  void disconnect(ModelClientId client);
+  bool connected(ModelClientId client) const;
+  Reply execute(ModelClientId client, std::span<const std::string_view> argv, Nanos now_ns);
+  // next_push: the oldest message pushed to `client` not yet taken, or nullopt.
+  std::optional<Reply> next_push(ModelClientId client);
+  bool subscribed(ModelClientId client) const;
+
+  // Faults.
+  // restart: a restart without persistence: no keys, no scripts, no clients; math.random's
+  // sequence starts over. A primary's replicas resynchronise from it (they empty too); a
+  // replica resynchronises from its primary.
+  void restart();
+  // set_clock_offset_ms: the wall clock runs `offset_ms` ahead (negative: behind) of the
+  // virtual clock from now on; keys expire by it.
+  void set_clock_offset_ms(std::int64_t offset_ms);
+  std::int64_t clock_offset_ms() const;
+  // wall_ms: the server's wall clock (unix ms) at virtual time `now_ns`.
+  std::int64_t wall_ms(Nanos now_ns) const;
+  // generation: restarts so far (a connection notices a restart by it).
+  std::uint64_t generation() const;
+
+  // Replication role. A replica refuses writes (READONLY) and keeps expired keys hidden until
+  // its primary's DEL; promote() makes it a writable primary and detaches it from its primary.
+  bool is_replica() const;
+  void promote();
+
+  // keys_at: the live keys at `now_ns`, in key order (for tests and hosts; no side effects).
+  std::vector<std::string> keys_at(Nanos now_ns) const;
+
+ private:
+  friend class ReplicationLink;
+  std::unique_ptr<model_detail::ServerState> state_;
+};
+
+// ReplicationLink: a replica fed asynchronously by its primary. Constructing it makes `replica`
+// a read-only copy of `primary` (a full sync, as after REPLICAOF); from then on every write the
+// primary executes (a command, or all the writes of one script) is queued here as one unit, with
+// relative times made absolute as Redis 7.0 propagates them (SET ... PXAT, PEXPIREAT, DEL), until
+// the host delivers it. WAIT counts the links with nothing pending. Both servers must outlive
+// the link, or the link is detached when either is destroyed.
+class ReplicationLink {
+ public:
+  ReplicationLink(ModelServer& primary, ModelServer& replica);
+  ~ReplicationLink();
+  ReplicationLink(const ReplicationLink&) = delete;
+  ReplicationLink& operator=(const ReplicationLink&) = delete;
+
+  // pending: units queued and not yet applied to the replica.
+  std::size_t pending() const { return queue_.size(); }
+  // deliver: applies up to `max_units` queued units in order; returns how many it applied.
+  std::size_t deliver(std::size_t max_units = SIZE_MAX);
+  // drop_pending: the queued units are lost (a broken link, a primary that died first).
+  void drop_pending() { queue_.clear(); }
+  // attached: both servers still exist and the replica was not promoted.
+  bool attached() const { return primary_ != nullptr && replica_ != nullptr; }
+
+ private:
+  friend class ModelServer;
+  void queue(std::vector<std::vector<std::string>> unit);
+  void full_sync();
+  void detach();
+
+  ModelServer* primary_;
+  ModelServer* replica_;
+  std::deque<std::vector<std::vector<std::string>>> queue_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,80 @@
+// server_state.h: ServerState, everything one model server holds (its keyspace, clients and
+// subscriptions, script engine, replication links), and the dispatcher that runs a command
+// against it. Internal to sim/model: ModelServer is the public face.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/model/command.h"
+#include "sim/model/keyspace.h"
+#include "sim/model/lua_scripting.h"
+#include "sim/model/model_server.h"
+
+namespace locksim::model_detail {
+
+struct ClientState {
+  ModelClientId id = 0;
+  std::vector<std::string> channels;  // SUBSCRIBE order
+  std::deque<Reply> pushes;           // messages and confirmations not yet read
+  // reply_queued: set by a command whose replies went into `pushes` (SUBSCRIBE, UNSUBSCRIBE):
+  // the command's reply is the oldest queued one, as on the wire.
+  bool reply_queued = false;
+};
+
+struct ServerState {
+  ModelOptions options;
+  std::int64_t clock_offset_ms = 0;
+  Keyspace keys;
+  bool replica = false;
+  std::uint64_t generation = 0;                  // restarts so far
+  std::map<ModelClientId, ClientState> clients;  // 0: the anonymous client, never subscribed
+  ModelClientId next_client_id = 1;
+  // channel -> subscribers in SUBSCRIBE order (PUBLISH delivers in that order).
+  std::map<std::string, std::vector<ModelClientId>, std::less<>> subscribers;
+  Lrand48 random;
+  std::unique_ptr<LuaScripting> lua;
+  // Replication: links to this server's replicas, and the link from its primary.
+  std::vector<ReplicationLink*> replica_links;
+  ReplicationLink* primary_link = nullptr;
+
+  ScriptLimits script_limits() const {
+    return ScriptLimits{options.script_instruction_budget, options.lua_memory_limit_bytes};
+  }
+  void reset_scripts() { lua = std::make_unique<LuaScripting>(script_limits(), random); }
+};
+
+// Clock: the wall time a command runs at.
+struct WallTime {
+  std::int64_t ms = 0;
+  std::int64_t us = 0;
+};
+
+// run_client_command: a client's command as processCommand checks it (existence, arity,
+// READONLY on a replica, the subscribed state), then its handler. Writes are recorded in
+// `effects` (nullptr: not recorded).
+Reply run_client_command(ServerState& server, ClientState& client,
+                         std::span<const std::string_view> argv, WallTime now, Effects* effects);
+
+// run_script_command: redis.call's command as scriptCall checks it (existence, arity, not
+// allowed from scripts, read-only script, READONLY), run with the script's frozen time.
+Reply run_script_command(CommandContext& script, std::span<const std::string_view> argv,
+                         bool read_only_script);
+
+// run_script: runs the cached script `sha` for EVAL or EVALSHA (ctx.argv: name, script, numkeys,
+// keys..., args...).
+Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_count);
+
+// apply_replicated: a primary's write replayed on its replica (nothing expires on the way).
+void apply_replicated(ServerState& replica, std::span<const std::string> command);
+
+// unsubscribe_all: drops every subscription of `client` (disconnect, restart).
+void unsubscribe_all(ServerState& server, ModelClientId id);
+
+}  // namespace locksim::model_detail

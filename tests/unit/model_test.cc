@@ -1,0 +1,479 @@
+// model_test: the in-memory Redis (sim/model) answers as Redis 7.0.15 does on the cases locks
+// depend on: expiry to the millisecond, the SET family, error texts, Lua conversions and script
+// errors, pub/sub through a ModelConnection, restart, clock offset and an asynchronous replica.
+// The differential test (tests/integration/model_differential_test.cc) compares it with a real
+// server on random sequences; these cases pin the behaviour down one by one.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim/model/model_connection.h"
+#include "sim/model/model_server.h"
+
+namespace locksim {
+namespace {
+
+// ManualClock: virtual time that only sleep_for and advance move.
+class ManualClock final : public Clock {
+ public:
+  Nanos now_ns() const override { return now_; }
+  bool wait_until(std::condition_variable&, std::unique_lock<std::mutex>&, Nanos deadline_ns,
+                  const std::function<bool()>& done) const override {
+    if (!done() && deadline_ns > now_) now_ = deadline_ns;
+    return done();
+  }
+  void sleep_for(Nanos duration) const override {
+    if (duration > 0) now_ += duration;
+  }
+  std::int64_t unix_seconds() const override { return 1'700'000'000; }
+  void advance_ms(std::int64_t ms) { now_ += ms_to_ns(ms); }
+
+ private:
+  mutable Nanos now_ = 0;
+};
+
+// show: a reply as redis-cli would print it, compactly: +OK, :1, "v", (nil), -ERR ..., [..].
+std::string show(const Reply& reply) {
+  switch (reply.type) {
+    case Reply::Type::kNil:
+      return "(nil)";
+    case Reply::Type::kStatus:
+      return "+" + reply.str;
+    case Reply::Type::kError:
+      return "-" + reply.str;
+    case Reply::Type::kInteger:
+      return ":" + std::to_string(reply.integer);
+    case Reply::Type::kString:
+      return "\"" + reply.str + "\"";
+    case Reply::Type::kArray: {
+      std::string out = "[";
+      for (std::size_t i = 0; i < reply.elements.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += show(reply.elements[i]);
+      }
+      return out + "]";
+    }
+  }
+  return "?";
+}
+
+class ModelTest : public ::testing::Test {
+ protected:
+  // run: one command at the current virtual time, shown.
+  std::string run(std::initializer_list<std::string_view> argv) {
+    return show(server_.execute(argv, now_));
+  }
+  void advance_ms(std::int64_t ms) { now_ += ms_to_ns(ms); }
+
+  ModelServer server_;
+  Nanos now_ = 0;
+};
+
+TEST_F(ModelTest, SetNxPxExpiresOneMillisecondAfterItsTtl) {
+  EXPECT_EQ(run({"SET", "lock", "a", "NX", "PX", "100"}), "+OK");
+  EXPECT_EQ(run({"SET", "lock", "b", "NX", "PX", "100"}), "(nil)");
+  advance_ms(100);
+  EXPECT_EQ(run({"PTTL", "lock"}), ":0");
+  EXPECT_EQ(run({"GET", "lock"}), "\"a\"");  // live while now <= expiry (db.c: now > when)
+  now_ += 999'999;                           // still the same millisecond
+  EXPECT_EQ(run({"GET", "lock"}), "\"a\"");
+  now_ += 1;
+  EXPECT_EQ(run({"GET", "lock"}), "(nil)");
+  EXPECT_EQ(run({"SET", "lock", "b", "NX", "PX", "100"}), "+OK");
+}
+
+TEST_F(ModelTest, TtlRoundsAndPttlCountsDown) {
+  run({"SET", "k", "v", "EX", "10"});
+  advance_ms(1499);
+  EXPECT_EQ(run({"PTTL", "k"}), ":8501");
+  EXPECT_EQ(run({"TTL", "k"}), ":9");  // (8501 + 500) / 1000
+  advance_ms(1);
+  EXPECT_EQ(run({"TTL", "k"}), ":9");
+  EXPECT_EQ(run({"TTL", "missing"}), ":-2");
+  run({"SET", "p", "v"});
+  EXPECT_EQ(run({"PTTL", "p"}), ":-1");
+  EXPECT_EQ(run({"PEXPIRETIME", "k"}), ":1700000010000");
+}
+
+TEST_F(ModelTest, SetOptionsFollowRedis) {
+  EXPECT_EQ(run({"SET", "k", "v1", "XX"}), "(nil)");
+  EXPECT_EQ(run({"SET", "k", "v1", "PX", "500"}), "+OK");
+  EXPECT_EQ(run({"SET", "k", "v2", "KEEPTTL", "GET"}), "\"v1\"");
+  EXPECT_EQ(run({"PTTL", "k"}), ":500");
+  EXPECT_EQ(run({"SET", "k", "v3"}), "+OK");
+  EXPECT_EQ(run({"PTTL", "k"}), ":-1");  // a plain SET drops the TTL
+  EXPECT_EQ(run({"SET", "k", "v", "NX", "GET"}), "\"v3\"");
+  EXPECT_EQ(run({"SET", "k", "v", "XX", "NX"}), "-ERR syntax error");
+  EXPECT_EQ(run({"SET", "k", "v", "PX", "10", "EX", "10"}), "-ERR syntax error");
+  EXPECT_EQ(run({"SET", "k", "v", "KEEPTTL", "PX", "10"}), "-ERR syntax error");
+  EXPECT_EQ(run({"SET", "k", "v", "PX"}), "-ERR syntax error");
+  EXPECT_EQ(run({"SET", "k", "v", "PX", "0"}), "-ERR invalid expire time in 'set' command");
+  EXPECT_EQ(run({"SET", "k", "v", "PX", "-5"}), "-ERR invalid expire time in 'set' command");
+  EXPECT_EQ(run({"SET", "k", "v", "PX", "1.5"}), "-ERR value is not an integer or out of range");
+  EXPECT_EQ(run({"SET", "k", "v", "EX", "9223372036854775"}),
+            "-ERR invalid expire time in 'set' command");
+  EXPECT_EQ(run({"SETEX", "k", "0", "v"}), "-ERR invalid expire time in 'setex' command");
+  EXPECT_EQ(run({"SET", "k"}), "-ERR wrong number of arguments for 'set' command");
+  EXPECT_EQ(run({"SETNX", "k", "x"}), ":0");
+  EXPECT_EQ(run({"SETNX", "n", "x"}), ":1");
+}
+
+TEST_F(ModelTest, WrongTypeAndIntegerErrors) {
+  run({"HSET", "h", "f", "v"});
+  EXPECT_EQ(run({"GET", "h"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(run({"SET", "h", "v", "GET"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  run({"SET", "s", "abc"});
+  EXPECT_EQ(run({"INCR", "s"}), "-ERR value is not an integer or out of range");
+  run({"SET", "n", "9223372036854775807"});
+  EXPECT_EQ(run({"INCR", "n"}), "-ERR increment or decrement would overflow");
+  EXPECT_EQ(run({"INCRBY", "n", "01"}), "-ERR value is not an integer or out of range");
+  EXPECT_EQ(run({"DECRBY", "n", "-9223372036854775808"}), "-ERR decrement would overflow");
+  run({"SET", "c", "41", "PX", "100"});
+  EXPECT_EQ(run({"INCR", "c"}), ":42");
+  EXPECT_EQ(run({"PTTL", "c"}), ":100");  // INCR keeps the TTL
+  EXPECT_EQ(run({"HINCRBY", "h", "f", "1"}), "-ERR hash value is not an integer");
+}
+
+TEST_F(ModelTest, UnknownAndUnmodelledCommandsAreNamed) {
+  EXPECT_EQ(run({"FOO", "bar"}), "-ERR unknown command 'FOO', with args beginning with: 'bar' ");
+  EXPECT_EQ(run({"XADD", "s", "*", "f", "v"}), "-ERR locksim model: unknown command 'XADD'");
+  EXPECT_EQ(run({"XADD"}), "-ERR wrong number of arguments for 'xadd' command");
+  EXPECT_EQ(run({"GET", "a", "b"}), "-ERR wrong number of arguments for 'get' command");
+}
+
+TEST_F(ModelTest, KeysMatchesGlobsAndSkipsExpiredKeys) {
+  run({"MSET", "k1", "a", "k2", "b", "x1", "c"});
+  run({"PEXPIRE", "k2", "5"});
+  EXPECT_EQ(run({"KEYS", "k*"}), "[\"k1\", \"k2\"]");
+  EXPECT_EQ(run({"KEYS", "[kx]1"}), "[\"k1\", \"x1\"]");
+  EXPECT_EQ(run({"KEYS", "k[^1]"}), "[\"k2\"]");
+  EXPECT_EQ(run({"KEYS", "?1"}), "[\"k1\", \"x1\"]");
+  advance_ms(6);
+  EXPECT_EQ(run({"KEYS", "*"}), "[\"k1\", \"x1\"]");
+}
+
+TEST_F(ModelTest, GetexSetsAndDropsTtls) {
+  run({"SET", "k", "v"});
+  EXPECT_EQ(run({"GETEX", "k", "PX", "50"}), "\"v\"");
+  EXPECT_EQ(run({"PTTL", "k"}), ":50");
+  EXPECT_EQ(run({"GETEX", "k", "PERSIST"}), "\"v\"");
+  EXPECT_EQ(run({"PTTL", "k"}), ":-1");
+  EXPECT_EQ(run({"GETEX", "k", "PXAT", "1700000000000"}), "\"v\"");  // now: deleted
+  EXPECT_EQ(run({"EXISTS", "k"}), ":0");
+  EXPECT_EQ(run({"GETEX", "k", "NX"}), "-ERR syntax error");
+}
+
+TEST_F(ModelTest, ExpireFamily) {
+  run({"SET", "k", "v"});
+  EXPECT_EQ(run({"EXPIRE", "k", "10", "XX"}), ":0");
+  EXPECT_EQ(run({"EXPIRE", "k", "10", "NX"}), ":1");
+  EXPECT_EQ(run({"EXPIRE", "k", "5", "GT"}), ":0");
+  EXPECT_EQ(run({"EXPIRE", "k", "5", "LT"}), ":1");
+  EXPECT_EQ(run({"PTTL", "k"}), ":5000");
+  EXPECT_EQ(run({"PERSIST", "k"}), ":1");
+  EXPECT_EQ(run({"PERSIST", "k"}), ":0");
+  EXPECT_EQ(run({"EXPIRE", "k", "1", "NX", "XX"}),
+            "-ERR NX and XX, GT or LT options at the same time are not compatible");
+  EXPECT_EQ(run({"EXPIRE", "k", "1", "FOO"}), "-ERR Unsupported option FOO");
+  EXPECT_EQ(run({"PEXPIRE", "k", "0"}), ":1");  // in the past: deleted at once
+  EXPECT_EQ(run({"EXISTS", "k"}), ":0");
+  EXPECT_EQ(run({"PEXPIRE", "missing", "10"}), ":0");
+}
+
+TEST_F(ModelTest, HashesAnswerInInsertionOrder) {
+  EXPECT_EQ(run({"HSET", "h", "z", "1", "a", "2"}), ":2");
+  EXPECT_EQ(run({"HSET", "h", "z", "3", "m", "4"}), ":1");
+  EXPECT_EQ(run({"HGETALL", "h"}), "[\"z\", \"3\", \"a\", \"2\", \"m\", \"4\"]");
+  EXPECT_EQ(run({"HINCRBY", "h", "a", "5"}), ":7");
+  EXPECT_EQ(run({"HDEL", "h", "z", "a", "m", "zz"}), ":3");
+  EXPECT_EQ(run({"EXISTS", "h"}), ":0");  // an emptied hash is no key
+  EXPECT_EQ(run({"HSET", "h", "f"}), "-ERR wrong number of arguments for 'hset' command");
+}
+
+TEST_F(ModelTest, ListsAndSortedSets) {
+  EXPECT_EQ(run({"RPUSH", "q", "a", "b", "a"}), ":3");
+  EXPECT_EQ(run({"LPUSH", "q", "z"}), ":4");
+  EXPECT_EQ(run({"LRANGE", "q", "0", "-1"}), "[\"z\", \"a\", \"b\", \"a\"]");
+  EXPECT_EQ(run({"LREM", "q", "-1", "a"}), ":1");
+  EXPECT_EQ(run({"LINDEX", "q", "-1"}), "\"b\"");
+  EXPECT_EQ(run({"LPOP", "q", "5"}), "[\"z\", \"a\", \"b\"]");
+  EXPECT_EQ(run({"LLEN", "q"}), ":0");
+  EXPECT_EQ(run({"LPOP", "q"}), "(nil)");
+  EXPECT_EQ(run({"ZADD", "z", "2", "b", "1", "c", "1", "a"}), ":3");
+  EXPECT_EQ(run({"ZRANGE", "z", "0", "-1", "WITHSCORES"}),
+            "[\"a\", \"1\", \"c\", \"1\", \"b\", \"2\"]");
+  EXPECT_EQ(run({"ZADD", "z", "0.1", "a"}), ":0");
+  EXPECT_EQ(run({"ZSCORE", "z", "a"}), "\"0.10000000000000001\"");
+  EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "(1", "+inf"}), "[\"b\"]");
+  EXPECT_EQ(run({"ZREMRANGEBYSCORE", "z", "-inf", "1"}), ":2");
+  EXPECT_EQ(run({"ZADD", "z", "x", "a"}), "-ERR value is not a valid float");
+  EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "a", "1"}), "-ERR min or max is not a float");
+}
+
+TEST_F(ModelTest, ScriptConversionsAreRedis) {
+  EXPECT_EQ(run({"EVAL", "return {1, 2, nil, 3}", "0"}), "[:1, :2]");
+  EXPECT_EQ(run({"EVAL", "return 3.99", "0"}), ":3");
+  EXPECT_EQ(run({"EVAL", "return -3.99", "0"}), ":-3");
+  EXPECT_EQ(run({"EVAL", "return 1e20", "0"}), ":-9223372036854775808");
+  EXPECT_EQ(run({"EVAL", "return false", "0"}), "(nil)");
+  EXPECT_EQ(run({"EVAL", "return true", "0"}), ":1");
+  EXPECT_EQ(run({"EVAL", "return {true, false, 'x'}", "0"}), "[:1, (nil), \"x\"]");
+  EXPECT_EQ(run({"EVAL", "return redis.status_reply('FINE')", "0"}), "+FINE");
+  EXPECT_EQ(run({"EVAL", "return redis.error_reply('bad')", "0"}), "-ERR bad");
+  EXPECT_EQ(run({"EVAL", "return redis.error_reply('MY bad')", "0"}), "-MY bad");
+  EXPECT_EQ(run({"EVAL", "return {err='a\\nb'}", "0"}), "-a b");
+  EXPECT_EQ(run({"EVAL", "return redis.sha1hex('')", "0"}),
+            "\"da39a3ee5e6b4b0d3255bfef95601890afd80709\"");
+  EXPECT_EQ(run({"EVAL", "return {KEYS[1], ARGV[1], #ARGV}", "1", "k", "a", "b"}),
+            "[\"k\", \"a\", :2]");
+  EXPECT_EQ(run({"EVAL", "return redis.call('set', 'n', 12345678901234567890)", "0"}), "+OK");
+  EXPECT_EQ(run({"GET", "n"}), "\"1.2345678901234567e+19\"");
+  EXPECT_EQ(run({"EVAL", "return type(redis.call('get', 'missing'))", "0"}), "\"boolean\"");
+  EXPECT_EQ(run({"EVAL", "return redis.call('ping')", "0"}), "+PONG");
+}
+
+TEST_F(ModelTest, ScriptErrorsCarryRedisText) {
+  EXPECT_EQ(run({"EVAL", "return x", "0"}),
+            "-ERR user_script:1: Script attempted to access nonexistent global variable 'x' "
+            "script: 03c387736bb5cc009ff35151572cee04677aa374, on @user_script:1.");
+  EXPECT_EQ(run({"EVAL", "x = 1", "0"}),
+            "-ERR user_script:1: Attempt to modify a readonly table script: "
+            "34bce5f775de97f557a34088509c8bfe1ea17e52, on @user_script:1.");
+  run({"HSET", "h", "f", "v"});
+  EXPECT_EQ(run({"EVAL", "return redis.call('get', KEYS[1])", "1", "h"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value script: "
+            "4e6d8fc8bb01276962cce5371fa795a7763657ae, on @user_script:1.");
+  EXPECT_EQ(run({"EVAL", "return redis.pcall('get', KEYS[1])", "1", "h"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(run({"EVAL", "return redis.call('nosuch')", "0"}),
+            "-ERR Unknown Redis command called from script script: "
+            "206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.");
+  EXPECT_EQ(run({"EVAL", "return redis.call('get')", "0"}),
+            "-ERR Wrong number of args calling Redis command from script script: "
+            "f187dee77f607f7cff00bbabc9df38507582c78d, on @user_script:1.");
+  EXPECT_EQ(run({"EVAL", "error('boom')", "0"}),
+            "-ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on "
+            "@user_script:1.");
+  EXPECT_EQ(run({"EVAL", "return redis.call('subscribe','x')", "0"}),
+            "-ERR This Redis command is not allowed from script script: "
+            "2f334966be3d5602175118691c9d198b0a695e53, on @user_script:1.");
+  EXPECT_EQ(run({"EVAL", "return", "0"}), "(nil)");
+  EXPECT_EQ(run({"EVAL", "x(", "0"}),
+            "-ERR Error compiling script (new function): user_script:1: unexpected symbol near "
+            "'<eof>'");
+  EXPECT_EQ(run({"EVALSHA", "abc", "0"}), "-NOSCRIPT No matching script. Please use EVAL.");
+  EXPECT_EQ(run({"EVAL", "return 1", "-1"}), "-ERR Number of keys can't be negative");
+  EXPECT_EQ(run({"EVAL", "return 1", "5"}),
+            "-ERR Number of keys can't be greater than number of args");
+  EXPECT_TRUE(run({"EVAL", "return cjson.encode({1})", "0"})
+                  .starts_with("-ERR user_script:1: locksim model: Lua library 'cjson' is not "
+                               "modelled script: "));
+}
+
+TEST_F(ModelTest, ScriptLoadEvalshaAndFlush) {
+  const std::string sha = server_.execute({"SCRIPT", "LOAD", "return ARGV[1]"}, now_).str;
+  EXPECT_EQ(sha.size(), 40u);
+  EXPECT_EQ(run({"EVALSHA", sha, "0", "hello"}), "\"hello\"");
+  EXPECT_EQ(run({"SCRIPT", "EXISTS", sha, "0000000000000000000000000000000000000000"}), "[:1, :0]");
+  EXPECT_EQ(run({"SCRIPT", "FLUSH"}), "+OK");
+  EXPECT_EQ(run({"EVALSHA", sha, "0", "hello"}), "-NOSCRIPT No matching script. Please use EVAL.");
+  EXPECT_EQ(run({"SCRIPT", "LOAD"}), "-ERR wrong number of arguments for 'script|load' command");
+  EXPECT_EQ(run({"SCRIPT", "foo"}), "-ERR unknown subcommand 'foo'. Try SCRIPT HELP.");
+}
+
+TEST_F(ModelTest, ScriptsSeeFrozenTimeAndAreAtomic) {
+  run({"SET", "k", "v", "PX", "10"});
+  // Time does not move within a script, and the script's writes all land or none before it.
+  EXPECT_EQ(run({"EVAL",
+                 "local a = redis.call('TIME') local b = redis.call('TIME') "
+                 "return {a[1] == b[1] and a[2] == b[2], redis.call('PTTL', KEYS[1])}",
+                 "1", "k"}),
+            "[:1, :10]");
+  EXPECT_EQ(run({"TIME"}), "[\"1700000000\", \"0\"]");
+  now_ += 1'500'000'123;
+  EXPECT_EQ(run({"TIME"}), "[\"1700000001\", \"500000\"]");
+}
+
+TEST_F(ModelTest, MathRandomStartsWhereRedisStarts) {
+  // A fresh redis-server answers 40 to its first math.random(100).
+  EXPECT_EQ(run({"EVAL", "return math.random(100)", "0"}), ":40");
+}
+
+TEST(ModelScripts, AScriptThatNeverEndsIsStopped) {
+  ModelOptions options;
+  options.script_instruction_budget = 1'000'000;
+  ModelServer server(options);
+  const Reply reply = server.execute({"EVAL", "while true do end", "0"}, 0);
+  ASSERT_EQ(reply.type, Reply::Type::kError);
+  EXPECT_NE(reply.str.find("locksim model: script killed after 1000000 Lua instructions"),
+            std::string::npos)
+      << reply.str;
+  // pcall cannot swallow it for good.
+  const Reply again =
+      server.execute({"EVAL", "while true do pcall(function() while true do end end) end", "0"}, 0);
+  ASSERT_EQ(again.type, Reply::Type::kError) << show(again);
+  // The server goes on.
+  EXPECT_EQ(show(server.execute({"EVAL", "return 1", "0"}, 0)), ":1");
+}
+
+TEST(ModelScripts, AScriptOverTheMemoryLimitFailsAndTheServerGoesOn) {
+  ModelOptions options;
+  options.lua_memory_limit_bytes = std::size_t{16} << 20;
+  ModelServer server(options);
+  const Reply reply = server.execute({"EVAL", "return string.rep('x', 100000000)", "0"}, 0);
+  ASSERT_EQ(reply.type, Reply::Type::kError);
+  EXPECT_NE(reply.str.find("not enough memory"), std::string::npos) << reply.str;
+  EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000)", "0"}, 0)), ":1000");
+}
+
+TEST(ModelScripts, ReadOnlyGlobalsAndLibraries) {
+  ModelServer server;
+  const auto run = [&server](std::string_view script) {
+    return show(server.execute({"EVAL", script, "0"}, 0));
+  };
+  EXPECT_NE(run("string.x = 1").find("user_script:1: Attempt to modify a readonly table"),
+            std::string::npos);
+  EXPECT_NE(run("KEYS = {}").find("Attempt to modify a readonly table"), std::string::npos);
+  EXPECT_NE(run("rawset(_G, 'y', 1)").find("-ERR Attempt to modify a readonly table script:"),
+            std::string::npos);
+  EXPECT_EQ(run("local n = 0 for k in pairs(string) do n = n + 1 end return n"), ":15");
+  EXPECT_EQ(run("return rawget(_G, 'redis') ~= nil"), ":1");
+  EXPECT_EQ(run("return loadstring('return 1 + 1')()"), ":2");
+  EXPECT_NE(run("return getfenv").find("nonexistent global variable 'getfenv'"), std::string::npos);
+  EXPECT_NE(run("print('x')").find("nonexistent global variable 'print'"), std::string::npos);
+}
+
+TEST(ModelScripts, TheLockVariantsScriptsRun) {
+  ModelServer server;
+  const char* acquire = R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return 0
+)lua";
+  const char* release = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+else
+  return 0
+end
+)lua";
+  EXPECT_EQ(show(server.execute({"EVAL", acquire, "2", "l", "l:fence", "t1", "100"}, 0)), ":1");
+  EXPECT_EQ(show(server.execute({"EVAL", acquire, "2", "l", "l:fence", "t2", "100"}, 0)), ":0");
+  EXPECT_EQ(show(server.execute({"EVAL", release, "1", "l", "t2"}, 0)), ":0");
+  EXPECT_EQ(show(server.execute({"EVAL", release, "1", "l", "t1"}, 0)), ":1");
+  EXPECT_EQ(show(server.execute({"EVAL", acquire, "2", "l", "l:fence", "t2", "100"}, 0)), ":2");
+}
+
+TEST(ModelPubSub, AConnectionHearsWhatIsPublished) {
+  ModelServer server;
+  ManualClock clock;
+  ModelConnection subscriber(server, clock);
+  ModelConnection publisher(server, clock);
+  const RedisResult confirmation = subscriber.command({"SUBSCRIBE", "a", "b"});
+  EXPECT_EQ(show(confirmation.reply), "[\"subscribe\", \"a\", :1]");
+  std::optional<RedisResult> second = subscriber.next_message(0);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(show(second->reply), "[\"subscribe\", \"b\", :2]");
+  EXPECT_EQ(show(publisher.command({"PUBLISH", "a", "hi"}).reply), ":1");
+  std::optional<RedisResult> message = subscriber.next_message(ms_to_ns(10));
+  ASSERT_TRUE(message.has_value());
+  EXPECT_EQ(show(message->reply), "[\"message\", \"a\", \"hi\"]");
+  EXPECT_FALSE(subscriber.next_message(ms_to_ns(10)).has_value());
+  EXPECT_EQ(clock.now_ns(), ms_to_ns(10));  // the empty wait passed on the clock
+  EXPECT_EQ(subscriber.command({"GET", "k"}).message,
+            "ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+            "RESET are allowed in this context");
+  EXPECT_EQ(show(subscriber.command({"PING"}).reply), "[\"pong\", \"\"]");
+  EXPECT_EQ(show(subscriber.command({"UNSUBSCRIBE"}).reply), "[\"unsubscribe\", \"a\", :1]");
+  EXPECT_EQ(show(subscriber.next_message(0)->reply), "[\"unsubscribe\", \"b\", :0]");
+  EXPECT_EQ(show(subscriber.command({"GET", "k"}).reply), "(nil)");
+}
+
+TEST(ModelFaults, RestartForgetsEverythingAndClosesConnections) {
+  ModelServer server;
+  ManualClock clock;
+  ModelConnection connection(server, clock);
+  ASSERT_TRUE(connection.command({"SET", "k", "v"}).ok());
+  ASSERT_TRUE(connection.command({"SCRIPT", "LOAD", "return 1"}).ok());
+  server.restart();
+  const RedisResult after = connection.command({"GET", "k"});
+  EXPECT_EQ(after.error, RedisErrorKind::kClosed);
+  EXPECT_TRUE(connection.broken());
+  ASSERT_TRUE(connection.reconnect().ok());
+  EXPECT_TRUE(connection.command({"GET", "k"}).reply.is_nil());
+  EXPECT_EQ(connection.command({"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"})
+                .reply.elements.at(0)
+                .integer,
+            0);
+}
+
+TEST(ModelFaults, AClockAheadExpiresKeysEarly) {
+  ModelServer server;
+  server.execute({"SET", "k", "v", "PX", "1000"}, 0);
+  server.set_clock_offset_ms(600);
+  EXPECT_EQ(show(server.execute({"PTTL", "k"}, ms_to_ns(100))), ":300");
+  EXPECT_EQ(show(server.execute({"GET", "k"}, ms_to_ns(401))), "(nil)");
+}
+
+TEST(ModelReplication, ARestartedPrimaryEmptiesItsReplica) {
+  ModelServer primary;
+  ModelServer replica;
+  ReplicationLink link(primary, replica);
+  primary.execute({"SET", "k", "v"}, 0);
+  link.deliver();
+  EXPECT_EQ(show(replica.execute({"GET", "k"}, 0)), "\"v\"");
+  primary.restart();  // no persistence: the replica resynchronises to nothing
+  EXPECT_TRUE(replica.execute({"GET", "k"}, 0).is_nil());
+  EXPECT_TRUE(replica.is_replica());
+}
+
+TEST(ModelReplication, AReplicaHidesExpiredKeysByItsOwnClock) {
+  ModelServer primary;
+  ModelServer replica;
+  ReplicationLink link(primary, replica);
+  primary.execute({"SET", "k", "v", "PX", "100"}, 0);
+  link.deliver();
+  replica.set_clock_offset_ms(200);  // the replica's clock runs ahead
+  EXPECT_TRUE(replica.execute({"GET", "k"}, 0).is_nil());
+  EXPECT_EQ(show(primary.execute({"GET", "k"}, 0)), "\"v\"");
+  replica.set_clock_offset_ms(0);  // hidden, not deleted: the key is back
+  EXPECT_EQ(show(replica.execute({"GET", "k"}, 0)), "\"v\"");
+}
+
+TEST(ModelReplication, AReplicaGetsWritesWhenTheHostDeliversThem) {
+  ModelServer primary;
+  ModelServer replica;
+  primary.execute({"SET", "before", "1"}, 0);
+  ReplicationLink link(primary, replica);
+  EXPECT_EQ(show(replica.execute({"GET", "before"}, 0)), "\"1\"");  // full sync
+  EXPECT_EQ(show(replica.execute({"SET", "x", "1"}, 0)),
+            "-READONLY You can't write against a read only replica.");
+  primary.execute({"SET", "lock", "t", "NX", "PX", "100"}, ms_to_ns(10));
+  primary.execute({"EVAL", "redis.call('INCR', 'a') redis.call('INCR', 'b')", "0"}, ms_to_ns(10));
+  EXPECT_EQ(link.pending(), 2u);
+  EXPECT_EQ(show(primary.execute({"WAIT", "1", "0"}, ms_to_ns(10))), ":0");
+  EXPECT_TRUE(replica.execute({"GET", "lock"}, ms_to_ns(20)).is_nil());
+  EXPECT_EQ(link.deliver(1), 1u);
+  // Propagated as SET ... PXAT: the replica's TTL counts from the primary's write.
+  EXPECT_EQ(show(replica.execute({"PTTL", "lock"}, ms_to_ns(20))), ":90");
+  EXPECT_TRUE(replica.execute({"GET", "a"}, ms_to_ns(20)).is_nil());
+  EXPECT_EQ(link.deliver(), 1u);
+  EXPECT_EQ(show(replica.execute({"MGET", "a", "b"}, ms_to_ns(20))), "[\"1\", \"1\"]");
+  EXPECT_EQ(show(primary.execute({"WAIT", "1", "0"}, ms_to_ns(20))), ":1");
+  // A lost write: the primary had it, the promoted replica never will.
+  primary.execute({"SET", "lost", "1"}, ms_to_ns(30));
+  link.drop_pending();
+  replica.promote();
+  EXPECT_FALSE(link.attached());
+  EXPECT_TRUE(replica.execute({"GET", "lost"}, ms_to_ns(30)).is_nil());
+  EXPECT_EQ(show(replica.execute({"SET", "x", "1"}, ms_to_ns(30))), "+OK");
+}
+
+}  // namespace
+}  // namespace locksim

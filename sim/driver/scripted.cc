@@ -7,14 +7,18 @@
 // "busy" and it keeps trying): a correct lock must be able to hold such a client back without
 // stalling the script, or a scenario could only pass by timing out. A client whose acquire is
 // merely in flight still holds later steps back, so the listed order of acquisitions is kept.
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
 #include "sim/driver/runners.h"
+#include "sim/fault/server_fault.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -194,55 +198,59 @@ void after_call(RunContext& run, DriverClient& client, const Step& step, const C
   }
 }
 
-// execute_server_fault: one server fault, on the nemesis's own thread.
+// ScriptedServerFaultHost: what a server fault step's kind may do, through the run's nemesis,
+// which records each fault event; the step's window is waited out on the nemesis's thread.
+class ScriptedServerFaultHost final : public ServerFaultHost {
+ public:
+  ScriptedServerFaultHost(RunContext& run, const Step& step, std::string who)
+      : run_(run), nemesis_(run.nemesis()), step_(step), who_(std::move(who)) {}
+
+  std::string kill(std::size_t server) override { return nemesis_.kill_server(server); }
+  std::string restart(std::size_t server) override { return nemesis_.restart_server(server); }
+  std::string pause(std::size_t server) override { return nemesis_.pause_server(server); }
+  std::string resume(std::size_t server) override { return nemesis_.resume_server(server); }
+  std::string shift_clock(std::size_t server, std::int64_t ahead_ms) override {
+    return nemesis_.clock_jump(server, ahead_ms);
+  }
+  std::string cut_replication(std::size_t replica) override {
+    return nemesis_.cut_replication(replica);
+  }
+  std::string heal_replication(std::size_t replica) override {
+    return nemesis_.heal_replication(replica);
+  }
+  std::string promote(std::size_t replica) override { return nemesis_.promote(replica); }
+  std::string wait_for_failover(std::int64_t max_ms) override {
+    return nemesis_.failover(max_ms, [this] { return run_.should_stop(); });
+  }
+  void hold_window(std::string_view doing) override {
+    if (step_.until.empty()) {
+      run_.pause(ms_to_ns(step_.work_ms));
+      return;
+    }
+    HiredisConnection observer(run_.request().admin_endpoint.value_or(run_.request().endpoint),
+                               ConnectionOptions{});
+    if (!wait_for_conditions(run_, observer, step_.until, ms_to_ns(step_.max_ms)) &&
+        !run_.should_stop()) {
+      run_.note(who_ + ": " + std::string(doing) + " " + step_.server + " the full " +
+                std::to_string(step_.max_ms) + " ms; never saw " +
+                describe_conditions(step_.until));
+    }
+  }
+
+ private:
+  RunContext& run_;
+  Nemesis& nemesis_;
+  const Step& step_;
+  std::string who_;
+};
+
+// execute_server_fault: one server fault, on the nemesis's own thread: its kind runs it.
 void execute_server_fault(RunContext& run, const Step& step) {
-  Nemesis& nemesis = run.nemesis();
   const Topology& topology = *run.request().topology;
   const std::size_t server = step.server.empty() ? 0 : topology.spec().server_index(step.server);
   const std::string who = "nemesis (" + step.id + ")";
-  std::string error;
-  switch (step.action) {
-    case Step::Action::kKillServer:
-      error = nemesis.kill_server(server);
-      break;
-    case Step::Action::kRestartServer:
-      error = nemesis.restart_server(server);
-      break;
-    case Step::Action::kPauseServer: {
-      error = nemesis.pause_server(server);
-      if (!error.empty()) break;
-      if (step.until.empty()) {
-        run.pause(ms_to_ns(step.work_ms));
-      } else {
-        HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                                   ConnectionOptions{});
-        if (!wait_for_conditions(run, observer, step.until, ms_to_ns(step.max_ms)) &&
-            !run.should_stop()) {
-          run.note(who + ": paused " + step.server + " the full " + std::to_string(step.max_ms) +
-                   " ms; never saw " + describe_conditions(step.until));
-        }
-      }
-      error = nemesis.resume_server(server);
-      break;
-    }
-    case Step::Action::kClockJump:
-      error = nemesis.clock_jump(server, step.work_ms);
-      break;
-    case Step::Action::kCutReplication:
-      error = nemesis.cut_replication(server);
-      break;
-    case Step::Action::kHealReplication:
-      error = nemesis.heal_replication(server);
-      break;
-    case Step::Action::kPromote:
-      error = nemesis.promote(server);
-      break;
-    case Step::Action::kFailover:
-      error = nemesis.failover(step.max_ms, [&run] { return run.should_stop(); });
-      break;
-    default:
-      LOCKSIM_ASSERT(false);
-  }
+  ScriptedServerFaultHost host(run, step, who);
+  const std::string error = step.server_fault->run(host, server);
   if (!error.empty() && run.should_stop()) {
     // Cut short by what stopped the run (Ctrl-C, a server that died): that is what its history
     // and reports say; the fault's own failure is a consequence, not a harness failure.
@@ -341,14 +349,7 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     case Step::Action::kLinkFault:
       LOCKSIM_ASSERT(false);  // run_scripted_client opens its window (LinkFaultWindow)
       return;
-    case Step::Action::kKillServer:
-    case Step::Action::kRestartServer:
-    case Step::Action::kPauseServer:
-    case Step::Action::kClockJump:
-    case Step::Action::kCutReplication:
-    case Step::Action::kHealReplication:
-    case Step::Action::kPromote:
-    case Step::Action::kFailover:
+    case Step::Action::kServerFault:
       LOCKSIM_ASSERT(false);  // the nemesis's thread runs these (run_scripted_server_faults)
       return;
     case Step::Action::kRead:

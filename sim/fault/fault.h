@@ -5,7 +5,10 @@
 // ("pause", "kill_server", ...), and the checkers read the kind's traits, never the word. A new
 // kind is its enumerator below and its row in fault.cc (tests/unit/fault_test.cc checks the
 // table); its word is then written and read back with no other change. A link fault kind (a
-// window of a CommandPolicy on a client's links) adds its own file; see link_fault.h.
+// window of a CommandPolicy on a client's links) adds its own file; see link_fault.h. A scripted
+// server fault step's kind is a file of its own too (server_fault.h), but not a FaultKind: what it
+// records are the kinds of the host operations it runs (a cut_replication step, the window
+// "replication_cut").
 //
 //   const FaultTraits& pause = traits(FaultKind::kPause);  // pause.word == "pause"
 //   std::optional<FaultKind> kind = fault_kind("kill_server");  // FaultKind::kKillServer

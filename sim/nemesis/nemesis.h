@@ -86,7 +86,9 @@ class Nemesis {
 
   // Server faults (require attach_topology). Each records its event under the server's name
   // (client target: the nemesis) and returns "" or what went wrong. The topology's own state
-  // changes before the fault, so the run's watch never mistakes it for a lost server.
+  // changes before the fault, so the run's watch never mistakes it for a lost server. A server
+  // fault step's kind (sim/fault/server_fault.h) reaches them through the scripted runner's
+  // ServerFaultHost.
   void attach_topology(Topology* topology) { topology_ = topology; }
   std::string kill_server(std::size_t server);     // an instant "kill_server"; opens "down"
   std::string restart_server(std::size_t server);  // closes "down"; an instant "restart_server"

@@ -41,7 +41,7 @@ bool Scenario::server_faults() const {
 
 bool Scenario::changes_primary() const {
   return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
-    return step.action == Step::Action::kPromote || step.action == Step::Action::kFailover;
+    return step.server_fault != nullptr && step.server_fault->type().moves_primary;
   });
 }
 
@@ -246,7 +246,10 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   }
   if (has_steps) scenario_internal::parse_script(root, scenario);
   for (const Step& step : scenario.steps) {
-    if (step.action == Step::Action::kClockJump) scenario.topology->clock_shift = true;
+    // A server fault has a topology (the script parser refuses one without).
+    if (step.server_fault != nullptr && step.server_fault->type().shifts_clock) {
+      scenario.topology->clock_shift = true;
+    }
   }
   const std::optional<JsonReader> client_mode =
       has_workload ? root.member("workload").optional_member("client_mode") : std::nullopt;

@@ -21,6 +21,7 @@
 #include "sim/fault/drawn_fault.h"
 #include "sim/fault/fault.h"
 #include "sim/fault/link_fault.h"
+#include "sim/fault/server_fault.h"
 #include "sim/scenario/executor.h"
 
 namespace locksim {
@@ -128,7 +129,9 @@ struct TopologySpec {
   std::string name = "single";
   std::vector<ServerSpec> servers;
   bool sentinel = false;     // a redis-sentinel watches the first primary (quorum 1)
-  bool clock_shift = false;  // some step jumps a server's clock: the servers run with the shim
+  // clock_shift: some step's kind jumps a server's clock (ServerFaultType::shifts_clock,
+  // clock_jump): the servers run with the shim.
+  bool clock_shift = false;
   // server_index: the index of a server name (validated by the loader).
   std::size_t server_index(const std::string& name) const;
 };
@@ -153,23 +156,24 @@ struct Step {
     // holds (bounded by max_ms). Unlike a partition, the client's next steps run inside the
     // window; the step is done when the window closes.
     kLinkFault,
-    // Server faults: steps with a `server` instead of a `client`, run by the nemesis.
-    kKillServer,      // kill -9 the server (it stays down until restart_server)
-    kRestartServer,   // start it again on its port; what it remembers depends on persistence
-    kPauseServer,     // SIGSTOP the server for work_ms, or until `until` (bounded by max_ms)
-    kClockJump,       // the server's wall clock jumps work_ms ahead (keys expire early)
-    kCutReplication,  // cut the link from this replica to its primary
-    kHealReplication,
-    kPromote,         // REPLICAOF NO ONE on this replica: clients now use it as the primary
-    kFailover,        // wait (at most max_ms) until Sentinel has promoted a replica
+    // A server fault: a step with a `server` instead of a `client` (or neither: failover), of a
+    // kind with a ServerFaultType (server_fault->type(), e.g. "kill_server", "pause_server"; see
+    // sim/fault/server_fault.h), run by the nemesis on its own thread. One enumerator for every
+    // kind, as for the link faults, rather than one each: a kind's word, keys, topology needs,
+    // JSON and run are its own file's, so nothing switches over the kinds and a new kind adds no
+    // enumerator here. The history stays typed: the host's operations the kind runs record
+    // FaultKinds (sim/fault/fault.h).
+    kServerFault,
   };
   // server_action: whether the action is a server fault (a step with `server`, or failover).
-  static bool server_action(Action action) { return action >= Action::kKillServer; }
+  static bool server_action(Action action) { return action == Action::kServerFault; }
   std::string id;      // optional name for {"done": id}; defaults to "step-<n>" (1-based)
   std::string client;  // a name from Scenario::clients ("" for a server fault)
-  std::string server;  // server faults: a name from the topology ("" for failover)
+  std::string server;  // kServerFault: a name from the topology ("" for a kind aimed at none)
   Action action = Action::kWork;
-  std::int64_t work_ms = 0;          // kWork, kSleep, kPause, kPartition, kLinkFault
+  // work_ms: kWork, kSleep, kPause, kPartition, kLinkFault, and a kServerFault whose kind holds a
+  // window (pause_server).
+  std::int64_t work_ms = 0;
   std::vector<Condition> until;      // kWork, kPause, ...: all must hold to end it early
   std::int64_t max_ms = 0;           // kWork, kPause, ... with `until`: upper bound
   std::vector<Condition> wait_for;   // before the step starts: all must hold
@@ -200,6 +204,8 @@ struct Step {
   // kLinkFault: the kind (its word is the step's "do") and its own parameters, validated.
   FaultKind link_fault_kind = FaultKind::kDropCommands;
   std::shared_ptr<const LinkFaultSettings> link_fault_settings;
+  // kServerFault: the kind (its word is the step's "do") and its own parameters, validated.
+  std::shared_ptr<const ServerFault> server_fault;
   std::string record_id = "1";  // kRead, kWrite with find_or_create
   std::string json_path;        // "$.steps[2]", for messages
 };
@@ -324,8 +330,8 @@ struct Scenario {
   // server_faults: whether some step restarts, pauses, fails over or shifts the clock of a
   // server (refused with --redis: locksim never harms a server it did not start).
   bool server_faults() const;
-  // changes_primary: whether some step moves the primary to another server (promote, failover),
-  // which a client must follow.
+  // changes_primary: whether some step moves the primary to another server (a kind with
+  // ServerFaultType::moves_primary: promote, failover), which a client must follow.
   bool changes_primary() const;
 };
 

@@ -26,9 +26,11 @@ struct ActionSpec {
 
 const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
-      {"acquire", Step::Action::kAcquire,
+      {"acquire",
+       Step::Action::kAcquire,
        {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers"}},
-      {"release", Step::Action::kRelease,
+      {"release",
+       Step::Action::kRelease,
        {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay", "servers"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
       {"crash", Step::Action::kCrash, {}},
@@ -36,15 +38,9 @@ const std::vector<ActionSpec>& action_specs() {
       {"read", Step::Action::kRead, {"record_id"}},
       {"write", Step::Action::kWrite, {"record_id"}},
       {"pause", Step::Action::kPause, {"pause_ms", "until", "max_ms"}},
-      {"partition", Step::Action::kPartition, {"partition_ms", "until", "max_ms", "mode", "servers"}},
-      {"kill_server", Step::Action::kKillServer, {"server"}},
-      {"restart_server", Step::Action::kRestartServer, {"server"}},
-      {"pause_server", Step::Action::kPauseServer, {"server", "pause_ms", "until", "max_ms"}},
-      {"clock_jump", Step::Action::kClockJump, {"server", "jump_ms"}},
-      {"cut_replication", Step::Action::kCutReplication, {"server"}},
-      {"heal_replication", Step::Action::kHealReplication, {"server"}},
-      {"promote", Step::Action::kPromote, {"server"}},
-      {"failover", Step::Action::kFailover, {"max_ms"}},
+      {"partition",
+       Step::Action::kPartition,
+       {"partition_ms", "until", "max_ms", "mode", "servers"}},
   };
   return specs;
 }
@@ -70,22 +66,26 @@ std::optional<FaultKind> link_fault_named(std::string_view name) {
   return std::nullopt;
 }
 
-// action_names: every word "do" accepts: the actions above and the link fault kinds.
+// action_names: every word "do" accepts: the client actions above, the server fault kinds and
+// the link fault kinds, in that order.
 std::vector<std::string> action_names() {
   std::vector<std::string> names;
   for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
+  for (const ServerFaultType* type : server_fault_types()) names.emplace_back(type->word);
   for (const FaultKind kind : link_fault_kinds()) names.emplace_back(traits(kind).word);
   return names;
 }
 
-// fixed_duration_key: the key of a work, pause, partition or link fault step's exact duration.
+// fixed_duration_key: the key of a work, pause, partition, link fault or server fault window
+// step's exact duration.
 std::string fixed_duration_key(const Step& step) {
-  if (step.action == Step::Action::kPause || step.action == Step::Action::kPauseServer) {
-    return "pause_ms";
-  }
+  if (step.action == Step::Action::kPause) return "pause_ms";
   if (step.action == Step::Action::kPartition) return "partition_ms";
   if (step.action == Step::Action::kLinkFault) {
     return std::string(traits(step.link_fault_kind).link_fault->duration_key);
+  }
+  if (step.action == Step::Action::kServerFault) {
+    return std::string(step.server_fault->type().duration_key);
   }
   return "work_ms";
 }
@@ -104,6 +104,7 @@ std::vector<std::string> all_step_keys() {
     }
   };
   for (const ActionSpec& spec : action_specs()) add(spec.keys);
+  for (const ServerFaultType* type : server_fault_types()) add(server_fault_keys(*type));
   for (const FaultKind kind : link_fault_kinds()) add(link_fault_keys(kind));
   return keys;
 }
@@ -116,6 +117,9 @@ std::vector<std::string> actions_allowing(const std::string& key) {
   };
   for (const ActionSpec& spec : action_specs()) {
     if (allows(spec.keys)) names.push_back("\"" + std::string(spec.name) + "\"");
+  }
+  for (const ServerFaultType* type : server_fault_types()) {
+    if (allows(server_fault_keys(*type))) names.push_back("\"" + std::string(type->word) + "\"");
   }
   for (const FaultKind kind : link_fault_kinds()) {
     if (allows(link_fault_keys(kind)))
@@ -337,10 +341,22 @@ void parse_resource_access(const JsonReader& node, const ResourceConfig& resourc
   }
 }
 
-// parse_server_fault: the `server` of a server fault (none for failover), checked against the
-// topology: replication steps name a replica; failover needs Sentinel.
+// server_fault_topology: `topology` as a server fault kind's own check sees it.
+ServerFaultTopology server_fault_topology(const TopologySpec& topology) {
+  ServerFaultTopology view;
+  for (const ServerSpec& server : topology.servers) {
+    view.servers.push_back({.name = server.name, .replica_of = server.replica_of});
+  }
+  view.sentinel = topology.sentinel;
+  return view;
+}
+
+// parse_server_fault: the `server` of a server fault step of kind `type` (none for a kind aimed
+// at none), checked against the topology: the kind's own needs of it first (failover: Sentinel),
+// then what it aims at (a replica for cut_replication, heal_replication and promote).
 void parse_server_fault(const JsonReader& node, const ScriptNames& names,
-                        const std::string& action_name, Step& step) {
+                        const ServerFaultType& type, Step& step) {
+  const std::string action_name(type.word);
   if (node.has("client")) {
     node.member("client").fail("a server fault (\"" + action_name +
                                "\") has no client; name its server with \"server\"");
@@ -351,31 +367,23 @@ void parse_server_fault(const JsonReader& node, const ScriptNames& names,
                            "the run), e.g. \"topology\": \"single\"");
   }
   const TopologySpec& topology = *names.topology;
-  if (step.action == Step::Action::kFailover) {
-    if (!topology.sentinel) {
-      node.member("do").fail("\"failover\" waits for Sentinel; the topology has none (use "
-                             "\"topology\": \"sentinel\", or \"promote\" to promote a "
-                             "replica yourself)");
-    }
-    return;
-  }
+  if (type.check_topology != nullptr) type.check_topology(node, server_fault_topology(topology));
+  if (type.aim == ServerFaultAim::kNone) return;
   std::vector<std::string> servers;
   for (const ServerSpec& server : topology.servers) servers.push_back(server.name);
   step.server = node.member("server").one_of(servers, "server", "servers of the topology");
-  const bool replication = step.action == Step::Action::kCutReplication ||
-                           step.action == Step::Action::kHealReplication ||
-                           step.action == Step::Action::kPromote;
-  if (replication && topology.servers[topology.server_index(step.server)].replica_of.empty()) {
+  if (type.aim == ServerFaultAim::kReplica &&
+      topology.servers[topology.server_index(step.server)].replica_of.empty()) {
     node.member("server").fail("\"" + action_name + "\" needs a replica; \"" + step.server +
                                "\" is a primary");
   }
 }
 
-// parse_window: how long a work, pause, partition or link fault step lasts: its exact duration
-// key ("work_ms", "pause_ms", "partition_ms", a link fault's own) or "until" with "max_ms".
+// parse_window: how long a work, pause, partition, link fault or server fault window step lasts:
+// its exact duration key `fixed_key` ("work_ms", "pause_ms", "partition_ms", a link fault's or a
+// server fault's own) or "until" with "max_ms".
 void parse_window(const JsonReader& node, const ScriptNames& names, const std::string& action_name,
-                  Step& step) {
-  const std::string fixed_key = fixed_duration_key(step);
+                  const std::string& fixed_key, Step& step) {
   const std::string fixed = "\"" + fixed_key + "\"";
   const bool has_fixed = node.has(fixed_key);
   const bool has_until = node.has("until");
@@ -406,10 +414,14 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
   step.json_path = node.path();
   const std::string action_name = node.member("do").one_of(action_names(), "action", "allowed");
   std::vector<std::string> allowed_keys;
+  const ServerFaultType* server_fault = server_fault_type(action_name);
   if (const std::optional<FaultKind> kind = link_fault_named(action_name)) {
     step.action = Step::Action::kLinkFault;
     step.link_fault_kind = *kind;
     allowed_keys = link_fault_keys(*kind);
+  } else if (server_fault != nullptr) {
+    step.action = Step::Action::kServerFault;
+    allowed_keys = server_fault_keys(*server_fault);
   } else {
     const ActionSpec& spec =
         *std::find_if(action_specs().begin(), action_specs().end(),
@@ -417,8 +429,8 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     step.action = spec.action;
     allowed_keys = spec.keys;
   }
-  if (Step::server_action(step.action)) {
-    parse_server_fault(node, names, action_name, step);
+  if (server_fault != nullptr) {
+    parse_server_fault(node, names, *server_fault, step);
   } else {
     step.client = node.member("client").one_of(names.clients, "client", "clients");
   }
@@ -462,33 +474,26 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
     case Step::Action::kWrite:
       parse_resource_access(node, resource, step);
       break;
-    case Step::Action::kKillServer:
-    case Step::Action::kRestartServer:
-    case Step::Action::kCutReplication:
-    case Step::Action::kHealReplication:
-    case Step::Action::kPromote:
-      break;
-    case Step::Action::kClockJump:
-      step.work_ms = node.member("jump_ms").duration_ms(1, kMaxDurationMs);
-      break;
-    case Step::Action::kFailover:
-      step.max_ms = 30000;
-      if (const auto max = node.optional_member("max_ms")) step.max_ms = max->duration_ms(1, kMaxDurationMs);
+    case Step::Action::kServerFault:
+      // The window is the step's, as for every window step; the kind reads only its own keys.
+      if (!server_fault->duration_key.empty()) {
+        parse_window(node, names, action_name, std::string(server_fault->duration_key), step);
+      }
+      step.server_fault = server_fault->parse(node);
       break;
     case Step::Action::kWork:
     case Step::Action::kPause:
-    case Step::Action::kPauseServer:
     case Step::Action::kPartition:
       if (step.action == Step::Action::kPartition) parse_link_servers(node, names, step);
       if (const auto mode = node.optional_member("mode")) {
         step.partition_reset =
             mode->one_of({"hold", "reset"}, "partition mode", "allowed") == "reset";
       }
-      parse_window(node, names, action_name, step);
+      parse_window(node, names, action_name, fixed_duration_key(step), step);
       break;
     case Step::Action::kLinkFault:
       parse_link_servers(node, names, step);
-      parse_window(node, names, action_name, step);
+      parse_window(node, names, action_name, fixed_duration_key(step), step);
       step.link_fault_settings = traits(step.link_fault_kind).link_fault->parse(node);
       break;
     case Step::Action::kSleep:
@@ -516,6 +521,16 @@ nlohmann::json resolved_conditions(const std::vector<Condition>& conditions) {
   return result;
 }
 
+// resolved_window: a window step's exact duration, or its conditions and bound.
+void resolved_window(const Step& step, nlohmann::json& entry) {
+  if (step.until.empty()) {
+    entry[fixed_duration_key(step)] = step.work_ms;
+  } else {
+    entry["until"] = resolved_conditions(step.until);
+    entry["max_ms"] = step.max_ms;
+  }
+}
+
 }  // namespace
 
 void parse_script(const JsonReader& root, Scenario& scenario) {
@@ -533,9 +548,10 @@ void parse_script(const JsonReader& root, Scenario& scenario) {
 nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConfig& resource) {
   nlohmann::json result = nlohmann::json::array();
   for (const Step& step : steps) {
-    const std::string action_name = step.action == Step::Action::kLinkFault
-                                        ? std::string(traits(step.link_fault_kind).word)
-                                        : spec_of(step.action).name;
+    const std::string action_name =
+        step.action == Step::Action::kLinkFault     ? std::string(traits(step.link_fault_kind).word)
+        : step.action == Step::Action::kServerFault ? std::string(step.server_fault->type().word)
+                                                    : spec_of(step.action).name;
     nlohmann::json entry = {{"id", step.id}, {"do", action_name}};
     if (Step::server_action(step.action)) {
       if (!step.server.empty()) entry["server"] = step.server;
@@ -573,33 +589,19 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
           entry["record_id"] = step.record_id;
         }
         break;
-      case Step::Action::kKillServer:
-      case Step::Action::kRestartServer:
-      case Step::Action::kCutReplication:
-      case Step::Action::kHealReplication:
-      case Step::Action::kPromote:
-        break;
-      case Step::Action::kClockJump:
-        entry["jump_ms"] = step.work_ms;
-        break;
-      case Step::Action::kFailover:
-        entry["max_ms"] = step.max_ms;
+      case Step::Action::kServerFault:
+        step.server_fault->write(entry);
+        if (!step.server_fault->type().duration_key.empty()) resolved_window(step, entry);
         break;
       case Step::Action::kWork:
       case Step::Action::kPause:
-      case Step::Action::kPauseServer:
       case Step::Action::kPartition:
       case Step::Action::kLinkFault:
         if (step.action == Step::Action::kPartition) {
           entry["mode"] = step.partition_reset ? "reset" : "hold";
         }
         if (step.action == Step::Action::kLinkFault) step.link_fault_settings->write(entry);
-        if (step.until.empty()) {
-          entry[fixed_duration_key(step)] = step.work_ms;
-        } else {
-          entry["until"] = resolved_conditions(step.until);
-          entry["max_ms"] = step.max_ms;
-        }
+        resolved_window(step, entry);
         break;
       case Step::Action::kSleep:
         entry["sleep_ms"] = step.work_ms;

@@ -33,6 +33,7 @@
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "tests/integration/model_sequences.h"
+#include "tests/support/reply_text.h"
 
 namespace locksim {
 namespace {
@@ -51,28 +52,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
   return value == nullptr || *value == '\0' ? fallback : std::strtoll(value, nullptr, 10);
 }
 
-std::string show(const Reply& reply) {
-  switch (reply.type) {
-    case Reply::Type::kNil:
-      return "(nil)";
-    case Reply::Type::kStatus:
-      return "+" + reply.str;
-    case Reply::Type::kError:
-      return "-" + reply.str;
-    case Reply::Type::kInteger:
-      return ":" + std::to_string(reply.integer);
-    case Reply::Type::kString:
-      return "\"" + reply.str + "\"";
-    case Reply::Type::kArray: {
-      std::string out = "[";
-      for (std::size_t i = 0; i < reply.elements.size(); ++i) {
-        out += (i > 0 ? ", " : "") + show(reply.elements[i]);
-      }
-      return out + "]";
-    }
-  }
-  return "?";
-}
+using test_support::show;
 
 std::string show_argv(const std::vector<std::string>& argv) {
   std::string out;

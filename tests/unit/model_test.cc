@@ -12,6 +12,7 @@
 
 #include "sim/model/model_connection.h"
 #include "sim/model/model_server.h"
+#include "tests/support/reply_text.h"
 
 namespace locksim {
 namespace {
@@ -35,30 +36,7 @@ class ManualClock final : public Clock {
   mutable Nanos now_ = 0;
 };
 
-// show: a reply as redis-cli would print it, compactly: +OK, :1, "v", (nil), -ERR ..., [..].
-std::string show(const Reply& reply) {
-  switch (reply.type) {
-    case Reply::Type::kNil:
-      return "(nil)";
-    case Reply::Type::kStatus:
-      return "+" + reply.str;
-    case Reply::Type::kError:
-      return "-" + reply.str;
-    case Reply::Type::kInteger:
-      return ":" + std::to_string(reply.integer);
-    case Reply::Type::kString:
-      return "\"" + reply.str + "\"";
-    case Reply::Type::kArray: {
-      std::string out = "[";
-      for (std::size_t i = 0; i < reply.elements.size(); ++i) {
-        if (i > 0) out += ", ";
-        out += show(reply.elements[i]);
-      }
-      return out + "]";
-    }
-  }
-  return "?";
-}
+using test_support::show;
 
 class ModelTest : public ::testing::Test {
  protected:

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sched.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -23,6 +24,14 @@ namespace {
 // side, so a held or slow link cannot grow without bound (an incomplete frame is bounded by
 // RespLimits).
 constexpr std::size_t kMaxQueuedBytes = std::size_t{64} << 20;
+
+// kReplySpinNs, kMaxSpinSkips: how long a link polls the server for the reply of a command it
+// has just forwarded before it sleeps on the loop (await_reply_briefly), and the most commands it
+// forwards without polling after polls missed. A loopback server answers a lock's command in
+// about 10 us; a miss (a paused or busy server) costs at most this long, yielding all the while,
+// and then polls back off.
+constexpr Nanos kReplySpinNs = 100'000;
+constexpr int kMaxSpinSkips = 64;
 
 // starts_pushes: after these commands the server sends messages nobody asked for.
 bool starts_pushes(const std::string& command) {
@@ -218,6 +227,7 @@ void ProxyLink::read_from_server() {
 void ProxyLink::forward_commands() {
   if (server_ == nullptr) return;
   const Nanos now = real_clock().now_ns();
+  bool sent = false;
   while (!commands_.empty() && !shared_.faults.holding()) {
     const QueuedCommand& next = commands_.front();
     if (next.fate.held) break;
@@ -243,9 +253,47 @@ void ProxyLink::forward_commands() {
       evbuffer_remove_buffer(command_bytes_, bufferevent_get_output(server_), next.size_bytes);
     }
     commands_.pop_front();
+    sent = true;
   }
   resume_reading(client_, command_bytes_);
   close_server_if_done();
+  if (sent) await_reply_briefly();
+}
+
+void ProxyLink::await_reply_briefly() {
+  if (server_ == nullptr || client_ == nullptr || pushes_ || !server_connected_ ||
+      !output_empty(server_) || !(bufferevent_get_enabled(server_) & EV_READ)) {
+    return;
+  }
+  if (spin_skips_left_ > 0) {
+    --spin_skips_left_;
+    return;
+  }
+  const evutil_socket_t fd = bufferevent_getfd(server_);
+  evbuffer* input = bufferevent_get_input(server_);
+  const Nanos start = real_clock().now_ns();
+  for (;;) {
+    // A socket bufferevent keeps its input's end frozen except while it reads itself.
+    evbuffer_unfreeze(input, 0);
+    const int got = evbuffer_read(input, fd, -1);  // the socket is non-blocking
+    const int read_errno = errno;
+    evbuffer_freeze(input, 0);
+    errno = read_errno;
+    if (got > 0) {
+      spin_skips_ = 0;
+      return read_from_server();
+    }
+    // The end of the stream or an error stays readable: the loop's bufferevent reports it.
+    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
+    if (real_clock().now_ns() - start >= kReplySpinNs) break;
+    // Yield, never just spin: the server, woken by the command just sent, is often queued on
+    // this very core (the kernel wakes a task near its waker), and a spin that did not yield
+    // would keep it from answering for the whole kReplySpinNs.
+    ::sched_yield();
+  }
+  // Missed: the server is slow, paused or far. Poll less often until a poll hits again.
+  spin_skips_ = std::min(std::max(1, spin_skips_ * 2), kMaxSpinSkips);
+  spin_skips_left_ = spin_skips_;
 }
 
 void ProxyLink::forward_replies() {

@@ -128,6 +128,18 @@ struct ExportOptions {
 // bad input.
 int export_command(const ExportOptions& options);
 
+// ReportOptions: `locksim report`.
+struct ReportOptions {
+  std::string dir = "reports";  // an output directory of run / contend
+};
+
+// report_command: writes DIR/index.html over the latest runs, sweeps and contention studies in
+// DIR. Exit 0, 2 if DIR is not a directory, 3 if the page cannot be written.
+int report_command(const ReportOptions& options);
+// refresh_index: the same at the end of `run` and `contend`, printing where it is; a failure is
+// a warning on stderr (the runs' own reports are written), never an exit code.
+void refresh_index(const std::filesystem::path& out_dir);
+
 struct CheckCommandOptions {
   std::string run_dir;
   std::vector<std::string> variant_files;  // needed to re-read runs of user variants

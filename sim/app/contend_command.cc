@@ -426,6 +426,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     }
   }
   if (options.plots && !interrupted) draw_plots(dir);
+  refresh_index(options.out_dir);
   if (interrupted) return kExitInterrupted;
   return exit_code;
 }

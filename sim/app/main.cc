@@ -198,6 +198,16 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--out", export_options.out,
                          "Write to FILE (atomically) instead of standard output");
 
+  ReportOptions report;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report",
+      "Write DIR/index.html (default: reports), the page to open after runs: the scenario x\n"
+      "variant matrix of the latest run of every scenario in DIR and in its result sets one level\n"
+      "down (reports/threads, reports/libraries), each cell linked to that run's report.html; the\n"
+      "sweep maps and the latest contention studies with their plots. `run` and `contend` write\n"
+      "it at their end; this writes it again (after plots were drawn, or runs were removed)");
+  report_cmd->add_option("dir", report.dir, "The reports directory")->capture_default_str();
+
   std::vector<std::string> worker_variant_files;
   CLI::App* worker_cmd = app.add_subcommand(
       "worker",
@@ -265,5 +275,6 @@ int main(int argc, char** argv) {
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
   if (*export_cmd) return export_command(export_options);
+  if (*report_cmd) return report_command(report);
   return kExitUsage;
 }

@@ -34,6 +34,7 @@
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
+#include "sim/report/html_report.h"
 #include "sim/report/junit.h"
 #include "sim/report/results.h"
 #include "sim/report/summary.h"
@@ -581,6 +582,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       write_file_atomically(run_dir / "results.json",
                             scenario_results_json(scenario, runs, info).dump(2) + "\n");
       write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
+      write_file_atomically(run_dir / "report.html", run_report_html(scenario, runs, info));
       point_latest(scenario_dir, info.run_id);
       result.written_dir = run_dir.string();
     }
@@ -669,7 +671,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       !error.empty() && environment_failure.empty()) {
     environment_failure = error;
   }
-  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/summary.md\n";
+  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/report.html\n";
+  refresh_index(options.out_dir);
   if (!options.junit_path.empty()) {
     // Also after a failure or an interruption: it says what did run.
     // One suite per scenario, in plan order; a case per variant run.

@@ -1,0 +1,286 @@
+// html_report_test: report.html draws each violation where the overlap is, on the rows of the two
+// holders, marks the part of a hold past its lease, escapes every name and word, stays bounded
+// with many clients; index.html links every scenario x variant cell to its variant's section,
+// finds the result sets one level down, and skips hostile result files (a FIFO, a huge file,
+// malformed JSON) without reading them.
+#include "sim/report/html_report.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/report/files.h"
+#include "sim/report/html_index.h"
+#include "sim/report/results.h"
+#include "sim/report/run_record.h"
+
+namespace locksim {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr Nanos kMs = kNanosPerMilli;
+
+Event event(History& h, Nanos t, int client, EventType type, Op f, std::int32_t ttl_ms = -1) {
+  Event e = Event::make(type, f);
+  e.time_ns = t;
+  e.client = client;
+  e.key = h.key_id("lock");
+  e.ttl_ms = ttl_ms;
+  if (f == Op::kAcquire && type == EventType::kOk) e.token = h.strings.add("t");
+  if (f == Op::kRelease && type == EventType::kOk) e.release().deleted = 1;
+  return e;
+}
+
+// A holds [1, 300] ms with a 100 ms lease (fencing number 7); B holds [150, 320] ms.
+History overlapping(const std::vector<std::string>& names = {"A", "B"}) {
+  History h;
+  h.clients = names;
+  h.events.push_back(event(h, 0, 0, EventType::kInvoke, Op::kAcquire, 100));
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kAcquire, 100));
+  h.events.back().acquire().fencing = 7;
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 2 * kMs, 1, EventType::kInvoke, Op::kAcquire, 100));
+  h.events.push_back(event(h, 150 * kMs, 1, EventType::kOk, Op::kAcquire, 100));
+  h.events.push_back(event(h, 150 * kMs, 1, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 300 * kMs, 0, EventType::kOk, Op::kExit));
+  h.events.push_back(event(h, 320 * kMs, 1, EventType::kOk, Op::kExit));
+  h.events.push_back(event(h, 320 * kMs, 1, EventType::kInvoke, Op::kRelease));
+  h.events.push_back(event(h, 321 * kMs, 1, EventType::kOk, Op::kRelease));
+  return h;
+}
+
+Scenario scenario(const std::string& name = "tiny") {
+  Scenario s;
+  s.name = name;
+  s.source = {"B", "a claim"};
+  s.variants = {"lua_owner"};
+  s.clients = {"A", "B"};
+  return s;
+}
+
+VariantRun judged(History h, Verdict expected) {
+  VariantRun run;
+  run.variant = "lua_owner";
+  run.expected.verdict = expected;
+  run.result = check_history(h, {});
+  run.history = std::move(h);
+  run.matches = matches_expectation(run.expected, run.result);
+  return run;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// x: where the report's timeline puts `ms` on an axis that ends at `end_ms` (its geometry:
+// 96 units of names on the left, 16 of margin on the right, 1000 in all).
+double x(double ms, double end_ms) { return 96 + ms / end_ms * (1000 - 96 - 16); }
+
+TEST(RunReport, DrawsTheViolationWhereTheOverlapIsOnBothHoldersRows) {
+  const VariantRun run = judged(overlapping(), Verdict::kMutexViolation);
+  ASSERT_EQ(run.result.verdict, Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_NE(page.find("<section class=\"variant\" id=\"v-lua_owner\" data-variant=\"lua_owner\" "
+                      "data-outcome=\"ok\">"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"violation\""), 2u);  // A's row and B's row
+  EXPECT_EQ(count(page, "<rect class=\"violation-band\""), 1u);
+  // The overlap is [150, 300] ms on an axis to 321 ms.
+  const std::regex violation(
+      "<rect class=\"violation\" x=\"([0-9.]+)\" y=\"[0-9.]+\" width=\"([0-9.]+)\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page, m, violation));
+  EXPECT_NEAR(std::stod(m[1]), x(150, 321), 0.11);
+  EXPECT_NEAR(std::stod(m[2]), x(300, 321) - x(150, 321), 0.21);
+  // A's lease ran out at 101 ms while it held on to 300 ms, B's at 250 ms while it held on to
+  // 320 ms: the rest of each hold is an overrun, and each lease end is marked; A's fencing number
+  // is written on its hold.
+  EXPECT_EQ(count(page, "<rect class=\"overrun\""), 2u);
+  EXPECT_EQ(count(page, "<line class=\"lease-end\""), 2u);
+  EXPECT_NE(page.find(">#7</text>"), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"hold\""), 2u);
+  EXPECT_NE(page.find("<li class=\"finding verdict\" data-kind=\"mutex_violation\">"),
+            std::string::npos);
+  EXPECT_NE(page.find("href=\"lua_owner/history.jsonl\""), std::string::npos);
+}
+
+TEST(RunReport, AnOutcomeThatDiffersFromTheExpectationIsAMismatch) {
+  const VariantRun run = judged(overlapping(), Verdict::kOk);
+  ASSERT_FALSE(run.matches);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_NE(page.find("data-outcome=\"mismatch\""), std::string::npos);
+  EXPECT_NE(page.find("<b>NO</b>"), std::string::npos);
+}
+
+TEST(RunReport, EscapesNamesAndWords) {
+  const std::string evil = "<img src=x onerror=alert(1)>";
+  VariantRun run = judged(overlapping({evil, "B&\"'"}), Verdict::kMutexViolation);
+  run.notes = {"</section><script>alert(2)</script>"};
+  Scenario s = scenario();
+  s.description = "<b>bold</b>";
+  const std::string page = run_report_html(s, {run}, RunInfo{});
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("<b>bold"), std::string::npos);
+  EXPECT_NE(page.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(page.find("B&amp;&quot;&#39;"), std::string::npos);
+}
+
+TEST(RunReport, ManyClientsDrawTheOnesNamedByAFindingFirstAndSayWhatIsLeftOut) {
+  // 500 clients; the last two overlap, the others hold one after another.
+  History h;
+  for (int c = 0; c < 500; ++c) h.clients.push_back("c" + std::to_string(c));
+  for (int c = 0; c < 498; ++c) {
+    const Nanos t = c * 2 * kMs;
+    h.events.push_back(event(h, t, c, EventType::kInvoke, Op::kAcquire, 1000));
+    h.events.push_back(event(h, t, c, EventType::kOk, Op::kAcquire, 1000));
+    h.events.push_back(event(h, t, c, EventType::kOk, Op::kEnter));
+    h.events.push_back(event(h, t + kMs, c, EventType::kOk, Op::kExit));
+    h.events.push_back(event(h, t + kMs, c, EventType::kInvoke, Op::kRelease));
+    h.events.push_back(event(h, t + kMs, c, EventType::kOk, Op::kRelease));
+  }
+  const Nanos t = 1000 * kMs;
+  for (const int c : {498, 499}) {
+    h.events.push_back(event(h, t, c, EventType::kInvoke, Op::kAcquire, 1000));
+    h.events.push_back(event(h, t + (c - 497) * kMs, c, EventType::kOk, Op::kAcquire, 1000));
+    h.events.push_back(event(h, t + (c - 497) * kMs, c, EventType::kOk, Op::kEnter));
+  }
+  for (const int c : {498, 499})
+    h.events.push_back(event(h, t + 10 * kMs, c, EventType::kOk, Op::kExit));
+  const VariantRun run = judged(std::move(h), Verdict::kMutexViolation);
+  ASSERT_EQ(run.result.verdict, Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_EQ(count(page, "text-anchor=\"end\">c"), kMaxTimelineRows);
+  EXPECT_NE(page.find("text-anchor=\"end\">c498<"), std::string::npos);
+  EXPECT_NE(page.find("text-anchor=\"end\">c499<"), std::string::npos);
+  EXPECT_NE(page.find("Not drawn: 460 of 500 clients"), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"violation\""), 2u);
+}
+
+// TempDir: a directory removed at the end of the test.
+struct TempDir {
+  fs::path path =
+      fs::temp_directory_path() / ("locksim-html-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  TempDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// write_run: a scenario's run as `locksim run` writes it: results.json, report.html, `latest`.
+void write_run(const fs::path& set_dir, const std::string& name, const std::string& run_id,
+               Verdict expected) {
+  const fs::path run_dir = set_dir / name / run_id;
+  fs::create_directories(run_dir);
+  RunInfo info;
+  info.run_id = run_id;
+  const Scenario s = scenario(name);
+  const std::vector<VariantRun> runs = {judged(overlapping(), expected)};
+  write_file_atomically(run_dir / "results.json",
+                        scenario_results_json(s, runs, info).dump(2) + "\n");
+  write_file_atomically(run_dir / "report.html", run_report_html(s, runs, info));
+  fs::create_directory_symlink(run_id, set_dir / name / "latest");
+}
+
+TEST(Index, LinksEveryCellToItsVariantsSectionOfTheLatestRun) {
+  TempDir out;
+  write_run(out.path, "stale-release", "20261126-100000-s1-aaaaaa", Verdict::kMutexViolation);
+  write_run(out.path, "other", "20261126-100001-s1-bbbbbb", Verdict::kOk);
+  IndexSummary summary;
+  const std::string page = index_html(out.path, &summary);
+  EXPECT_EQ(summary.result_sets, 1u);
+  EXPECT_EQ(summary.runs, 2u);
+  EXPECT_EQ(summary.mismatches, 1u);
+  EXPECT_NE(page.find("<table id=\"catalogue\""), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"cell outcome-ok\" data-scenario=\"stale-release\" "
+                      "data-variant=\"lua_owner\""),
+            std::string::npos);
+  EXPECT_NE(page.find("href=\"stale-release/20261126-100000-s1-aaaaaa/report.html#v-lua_owner\""),
+            std::string::npos);
+  EXPECT_NE(page.find("<td class=\"cell outcome-mismatch\" data-scenario=\"other\""),
+            std::string::npos);
+}
+
+TEST(Index, FindsTheResultSetsOneLevelDown) {
+  TempDir out;
+  write_run(out.path, "stale-release", "r1", Verdict::kMutexViolation);
+  write_run(out.path / "libraries", "stale-release", "r2", Verdict::kMutexViolation);
+  IndexSummary summary;
+  const std::string page = index_html(out.path, &summary);
+  EXPECT_EQ(summary.result_sets, 2u);
+  EXPECT_NE(page.find("<table id=\"libraries\""), std::string::npos);
+  EXPECT_NE(page.find("href=\"libraries/stale-release/r2/report.html#v-lua_owner\""),
+            std::string::npos);
+}
+
+TEST(Index, SkipsHostileResultFilesWithoutReadingThem) {
+  TempDir out;
+  write_run(out.path, "good", "r1", Verdict::kMutexViolation);
+  // A FIFO: reading it would block for ever.
+  fs::create_directories(out.path / "fifo" / "r");
+  fs::create_directory_symlink("r", out.path / "fifo" / "latest");
+  ASSERT_EQ(::mkfifo((out.path / "fifo" / "r" / "results.json").c_str(), 0600), 0);
+  // A sparse file larger than the limit: never read.
+  fs::create_directories(out.path / "huge" / "r");
+  fs::create_directory_symlink("r", out.path / "huge" / "latest");
+  fs::resize_file((std::ofstream(out.path / "huge" / "r" / "results.json"),
+                   out.path / "huge" / "r" / "results.json"),
+                  kMaxIndexedFileBytes + 1);
+  // Malformed JSON, and deeply nested JSON.
+  fs::create_directories(out.path / "bad" / "r");
+  fs::create_directory_symlink("r", out.path / "bad" / "latest");
+  std::ofstream(out.path / "bad" / "r" / "results.json")
+      << "{\"context\": [" << std::string(100000, '[');
+  IndexSummary summary;
+  const std::string page = index_html(out.path, &summary);
+  EXPECT_EQ(summary.runs, 1u);
+  EXPECT_EQ(summary.unreadable, 3u);
+  EXPECT_NE(page.find("3 result files could not be read"), std::string::npos);
+}
+
+TEST(Index, ShowsSweepsAndContentionWithTheirPlotsWhenDrawn) {
+  TempDir out;
+  write_file_atomically(out.path / "ttl.map.json",
+                        R"({"schema":1,"group":"ttl","parameter":"ttl_ms","unit":"ms",)"
+                        R"("variants":{"lua_owner":{"line":"ok ok X","breaks_when":"smaller",)"
+                        R"("safe_edge":200,"breaking_edge":100,"points":[]}}})");
+  fs::create_directories(out.path / "contention" / "c1");
+  fs::create_directory_symlink("c1", out.path / "contention" / "latest");
+  write_file_atomically(out.path / "contention" / "c1" / "contention.json",
+                        R"({"schema":1,"studies":[{"name":"one-key","points":[{"variant":)"
+                        R"("lua_owner","strategy":"spin","clients":4,"throughput_per_s":1234,)"
+                        R"("latency":{"p50_ns":1000000,"p99_ns":5000000},"jain":0.98,)"
+                        R"("verdict":"ok"}]}]})");
+  write_file_atomically(out.path / "contention" / "c1" / "one-key-throughput.png", "png");
+  IndexSummary summary;
+  const std::string page = index_html(out.path, &summary);
+  EXPECT_EQ(summary.sweeps, 1u);
+  EXPECT_EQ(summary.studies, 1u);
+  EXPECT_NE(page.find("<section id=\"sweeps\">"), std::string::npos);
+  EXPECT_NE(page.find("<td>200 ms</td><td>100 ms</td>"), std::string::npos);
+  EXPECT_EQ(page.find("ttl-sweep.png"), std::string::npos);  // not drawn: no image to break
+  EXPECT_NE(page.find("<section id=\"contention\">"), std::string::npos);
+  EXPECT_NE(page.find("src=\"contention/c1/one-key-throughput.png\""), std::string::npos);
+  EXPECT_EQ(page.find("one-key-latency.png"), std::string::npos);
+  EXPECT_NE(page.find(">1234<"), std::string::npos);
+}
+
+TEST(Index, ANonDirectoryIsAnError) {
+  EXPECT_THROW(index_html("/nonexistent/locksim"), EnvironmentError);
+}
+
+}  // namespace
+}  // namespace locksim

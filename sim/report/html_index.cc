@@ -159,8 +159,8 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
 }
 
 void matrix(std::string& out, const ResultSet& set, const std::string& id) {
-  out +=
-      "<table id=\"" + html::escape(id) + "\" class=\"matrix\"><tr><th>scenario</th><th>doc</th>";
+  out += "<div class=\"wide\"><table id=\"" + html::escape(id) +
+         "\" class=\"matrix\"><tr><th>scenario</th><th>doc</th>";
   for (const std::string& variant : set.variants) out += "<th>" + html::escape(variant) + "</th>";
   out += "</tr>\n";
   for (const ScenarioRow& row : set.rows) {
@@ -181,7 +181,7 @@ void matrix(std::string& out, const ResultSet& set, const std::string& id) {
     }
     out += "</tr>\n";
   }
-  out += "</table>\n";
+  out += "</table></div>\n";
   if (set.omitted > 0) {
     out += "<p class=\"note\">" + std::to_string(set.omitted) + " more scenarios not shown.</p>\n";
   }
@@ -213,18 +213,28 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
     const std::string group = text_of(*map, "group");
     const std::string unit = text_of(*map, "unit");
     out += "<h3>" + html::escape(group) + ": " + html::escape(text_of(*map, "parameter")) +
-           "</h3>\n<table><tr><th>variant</th><th>map</th><th>safe edge</th><th>breaking edge</th>"
-           "</tr>\n";
-    const json variants = map->value("variants", json::object());
-    for (auto it = variants.begin(); variants.is_object() && it != variants.end(); ++it) {
-      if (!it->is_object()) continue;
+           "</h3>\n<table><tr><th>variant</th><th>swept values (red: broke)</th><th>safe edge</th>"
+           "<th>breaking edge</th></tr>\n";
+    const json variants = map->value("variants", json::array());
+    for (const json& v : variants.is_array() ? variants : json::array()) {
+      if (!v.is_object()) continue;
       const auto edge = [&](const char* key) {
-        const auto found = it->find(key);
-        if (found == it->end() || !found->is_number()) return std::string("-");
-        return number_text(*found, "%g") + " " + unit;
+        const auto found = v.find(key);
+        if (found == v.end() || !found->is_number()) return std::string("-");
+        return number_text(*found, "%g") + (unit.empty() ? "" : " " + unit);
       };
-      out += "<tr><td>" + html::escape(it.key()) + "</td><td><code>" +
-             html::escape(text_of(*it, "line")) + "</code></td><td>" +
+      // The points as the map draws them: each swept value, red where a run broke.
+      std::string points;
+      for (const json& p : v.value("points", json::array())) {
+        if (!p.is_object()) continue;
+        const bool broke = p.value("violations", 0) > 0;
+        points += std::string("<span class=\"point ") +
+                  (broke ? "outcome-mismatch" : "outcome-ok") + "\" title=\"" +
+                  std::to_string(p.value("violations", 0)) + " of " +
+                  std::to_string(p.value("decided", 0)) + " decided runs broke\">" +
+                  html::escape(number_text(p.value("value", json()), "%g")) + "</span>";
+      }
+      out += "<tr><td>" + html::escape(text_of(v, "variant")) + "</td><td>" + points + "</td><td>" +
              html::escape(edge("safe_edge")) + "</td><td>" + html::escape(edge("breaking_edge")) +
              "</td></tr>\n";
     }
@@ -260,11 +270,21 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
     out += "<h3>" + html::escape(name) + "</h3>\n";
     const std::string description = text_of(study, "description");
     if (!description.empty()) out += "<p>" + html::escape(description) + "</p>\n";
-    out +=
-        "<table><tr><th>variant</th><th>strategy</th><th>clients</th><th>acquisitions/s</th>"
-        "<th>p50</th><th>p99</th><th>Jain</th><th>verdict</th></tr>\n";
+    for (const char* plot : {"throughput", "latency", "fairness"}) {
+      const fs::path image = run / (name + "-" + plot + ".png");
+      if (fs::is_regular_file(out_dir / image, error)) {
+        out += "<img class=\"plot\" src=\"" + html::url_path(image.string()) + "\" alt=\"" +
+               html::escape(name + " " + plot) + "\">\n";
+      }
+    }
+    const json points = study.value("points", json::array());
+    const std::size_t total = points.is_array() ? points.size() : 0;
+    out += "<details><summary>the " + std::to_string(total) +
+           " points: throughput, latency, fairness, verdict</summary>\n<table><tr>"
+           "<th>variant</th><th>strategy</th><th>clients</th><th>acquisitions/s</th><th>p50</th>"
+           "<th>p99</th><th>Jain</th><th>verdict</th></tr>\n";
     std::size_t shown = 0;
-    for (const json& p : study.value("points", json::array())) {
+    for (const json& p : points.is_array() ? points : json::array()) {
       if (!p.is_object() || ++shown > 500) continue;
       const json latency = p.value("latency", json::object());
       const std::string verdict = text_of(p, "verdict");
@@ -279,14 +299,9 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
              "</td><td class=\"num\">" + number_text(p.value("jain", json()), "%.2f") +
              "</td><td>" + html::escape(verdict) + "</td></tr>\n";
     }
-    out += "</table>\n";
-    for (const char* plot : {"throughput", "latency", "fairness"}) {
-      const fs::path image = run / (name + "-" + plot + ".png");
-      if (fs::is_regular_file(out_dir / image, error)) {
-        out += "<img class=\"plot\" src=\"" + html::url_path(image.string()) + "\" alt=\"" +
-               html::escape(name + " " + plot) + "\">\n";
-      }
-    }
+    out += "</table>";
+    if (shown > 500) out += "<p class=\"note\">The first 500 of them.</p>";
+    out += "</details>\n";
   }
   out += "</section>\n";
 }

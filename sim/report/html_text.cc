@@ -91,7 +91,8 @@ svg .renewal-failed{fill:#fff;stroke:#d62828;stroke-width:1.5}svg .crash{stroke:
 svg .fault{stroke:#7b3fb5;stroke-width:1}svg .fault-instant{stroke:#7b3fb5;stroke-width:2}
 svg text.fencing{font-size:10px;fill:#fff;font-weight:600}svg text.fault-label{fill:#5b2a8c;font-size:10px}
 .legend span{display:inline-block;margin-right:14px;font-size:12px}.legend i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
-.note{color:#5a6272;font-size:13px}img.plot{max-width:100%;border:1px solid #e1e5eb;margin:6px 0}
+.note{color:#5a6272;font-size:13px}div.wide{overflow-x:auto}table.matrix th{white-space:nowrap}
+span.point{display:inline-block;padding:0 6px;margin-right:2px;border-radius:3px}details{margin:6px 0}img.plot{max-width:100%;border:1px solid #e1e5eb;margin:6px 0}
 )";
 
 }  // namespace

@@ -255,8 +255,10 @@ TEST(Index, ShowsSweepsAndContentionWithTheirPlotsWhenDrawn) {
   TempDir out;
   write_file_atomically(out.path / "ttl.map.json",
                         R"({"schema":1,"group":"ttl","parameter":"ttl_ms","unit":"ms",)"
-                        R"("variants":{"lua_owner":{"line":"ok ok X","breaks_when":"smaller",)"
-                        R"("safe_edge":200,"breaking_edge":100,"points":[]}}})");
+                        R"("variants":[{"variant":"lua_owner","line":"l","breaks_when":"smaller",)"
+                        R"("safe_edge":200,"breaking_edge":100,"points":[{"value":100,)"
+                        R"("runs":1,"decided":1,"violations":1},{"value":200,"runs":1,)"
+                        R"("decided":1,"violations":0}]}]})");
   fs::create_directories(out.path / "contention" / "c1");
   fs::create_directory_symlink("c1", out.path / "contention" / "latest");
   write_file_atomically(out.path / "contention" / "c1" / "contention.json",
@@ -271,6 +273,11 @@ TEST(Index, ShowsSweepsAndContentionWithTheirPlotsWhenDrawn) {
   EXPECT_EQ(summary.studies, 1u);
   EXPECT_NE(page.find("<section id=\"sweeps\">"), std::string::npos);
   EXPECT_NE(page.find("<td>200 ms</td><td>100 ms</td>"), std::string::npos);
+  EXPECT_NE(
+      page.find("<span class=\"point outcome-mismatch\" title=\"1 of 1 decided runs broke\">100<"),
+      std::string::npos);
+  EXPECT_NE(page.find("<span class=\"point outcome-ok\" title=\"0 of 1 decided runs broke\">200<"),
+            std::string::npos);
   EXPECT_EQ(page.find("ttl-sweep.png"), std::string::npos);  // not drawn: no image to break
   EXPECT_NE(page.find("<section id=\"contention\">"), std::string::npos);
   EXPECT_NE(page.find("src=\"contention/c1/one-key-throughput.png\""), std::string::npos);

@@ -15,6 +15,7 @@ LOCKSIM_PACKAGES=(
   redis-server redis-tools redis-sentinel procps
   python3 python3-matplotlib
   libxml2-utils  # xmllint: the JUnit XML schema test
+  chromium       # headless, for the HTML report pages in a real browser (tests/browser/)
 )
 
 locksim_install_dependencies() {

@@ -100,9 +100,9 @@ class Timeline {
     return kTop + found->second * kRowHeight + (kRowHeight - kBarHeight) / 2;
   }
 
-  // choose_rows: every client, or the first kMaxTimelineRows of: the clients named by a
-  // verdict-bearing finding, then the others in order; a row for the servers if a server fault
-  // (client -1) happened.
+  // choose_rows: every client with something to draw, or the first kMaxTimelineRows of: the
+  // clients named by a verdict-bearing finding, then the others in order; then a row per server
+  // that a server fault hit.
   void choose_rows() {
     std::vector<int> order;
     std::vector<bool> taken(h_.clients.size(), false);
@@ -124,7 +124,7 @@ class Timeline {
       }
     }
     for (const FaultWindow& f : run_.result.faults) {
-      if (f.client >= 0 && static_cast<std::size_t>(f.client) < drawn.size()) {
+      if (f.server == 0 && f.client >= 0 && static_cast<std::size_t>(f.client) < drawn.size()) {
         drawn[static_cast<std::size_t>(f.client)] = true;
       }
     }
@@ -142,11 +142,13 @@ class Timeline {
       row_of_[c] = static_cast<int>(rows_.size());
       rows_.push_back(h_.clients[static_cast<std::size_t>(c)]);
     }
-    const bool server_faults = std::any_of(run_.result.faults.begin(), run_.result.faults.end(),
-                                           [](const FaultWindow& f) { return f.client < 0; });
-    if (server_faults) {
-      row_of_[-1] = static_cast<int>(rows_.size());
-      rows_.push_back("servers");
+    // A row per server a server fault hit, under the clients ("server n1").
+    for (const FaultWindow& f : run_.result.faults) {
+      if (f.server == 0 || server_row_.contains(f.server)) continue;
+      const int key = -1 - static_cast<int>(server_row_.size());
+      server_row_[f.server] = key;
+      row_of_[key] = static_cast<int>(rows_.size());
+      rows_.push_back("server " + std::string(h_.str(f.server)));
     }
   }
 
@@ -295,12 +297,14 @@ class Timeline {
 
   void faults(const std::string& hatch) {
     for (const FaultWindow& f : run_.result.faults) {
-      const double y = row_y(f.client);
+      const double y = row_y(f.server != 0 ? server_row_.at(f.server) : f.client);
       if (y < 0 || !counted("fault windows")) continue;
       const std::string word(traits(f.kind).word);
       std::string title = word;
       if (f.server != 0) title += " of " + std::string(h_.str(f.server));
-      if (f.client >= 0) title += " aimed at " + h_.clients[static_cast<std::size_t>(f.client)];
+      if (f.server == 0 && f.client >= 0) {
+        title += " aimed at " + h_.clients[static_cast<std::size_t>(f.client)];
+      }
       title += f.from_ns == f.to_ns ? " at " + html::format_ms(ms(f.from_ns))
                                     : " from " + html::format_ms(ms(f.from_ns)) + " to " +
                                           html::format_ms(ms(f.to_ns));
@@ -337,7 +341,8 @@ class Timeline {
   int index_;
   Nanos end_ns_ = 0;
   std::vector<std::string> rows_;
-  std::map<int, int> row_of_;
+  std::map<int, int> row_of_;           // row key (a client, or a server's key) -> row
+  std::map<StringId, int> server_row_;  // a server fault's server -> its row key (negative)
   std::map<int, std::vector<std::pair<Nanos, std::int64_t>>> fencing_;
   std::map<std::string, std::size_t> marks_;
   std::vector<std::string> left_out_;

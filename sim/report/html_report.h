@@ -3,7 +3,8 @@
 //
 // Per variant, a section `#v-<variant>` with its outcome, a timeline (one row per client: acquire
 // waits, holds, the part of a hold past its lease, lease ends, renewals, fencing numbers,
-// crashes, fault windows of clients, links and servers, and every mutual-exclusion violation's
+// crashes, fault windows of clients and links on their client's row and of servers on a row per
+// server, and every mutual-exclusion violation's
 // overlap in red across the rows), the findings in words beside it, the driver's notes and links
 // to the raw files. A run with more than kMaxTimelineRows clients or kMaxTimelineMarks marks of a
 // kind draws the clients and marks that matter first and says what it left out.

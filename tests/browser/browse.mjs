@@ -1,0 +1,1139 @@
+#!/usr/bin/env node
+// browse.mjs: opens locksim's HTML pages in a real headless Chromium and checks them, driving it
+// over the Chrome DevTools Protocol on --remote-debugging-pipe (no npm packages, no network).
+//
+//   node tests/browser/browse.mjs PLAN.json [--base DIR] [--screenshots DIR]
+//   node tests/browser/browse.mjs [options] --open PATH --expect SEL ... (steps as arguments)
+//
+// A plan is {"steps": [...], "page_timeout_ms": 20000, "viewport": "1280x900", "base": DIR,
+// "screenshots": DIR}; only "steps" is required. Relative paths to open resolve against "base"
+// (default: the plan's directory; on the command line: the working directory); relative
+// screenshot paths against "screenshots" (default: base). Steps, one action each:
+//   {"open": "index.html"}                         a path or a file:/http(s): URL; waits for load
+//   {"expect": SEL, "count": 1, "max": N, "within": SEL, "text": "...", "visible": true|"fully",
+//    "timeout_ms": 2000}                           at least count (at most max) elements match SEL
+//                                                  (inside the first match of within; whose text
+//                                                  contains text); with visible, that many are
+//                                                  shown in the viewport (partly, or fully), not
+//                                                  clipped away by an overflow ancestor; polled
+//                                                  until true or timeout_ms
+//   {"click": SEL, "navigates": true, "timeout_ms": 5000}
+//                                                  a real mouse click (Input.dispatchMouseEvent)
+//                                                  at the centre of the first match, scrolled into
+//                                                  view; fails if that point is covered by another
+//                                                  element or the element has no size; waits for
+//                                                  the navigation (a new document's load event, or
+//                                                  a same-document jump to a #hash)
+//   {"target": ID, "visible": true, "timeout_ms": 2000}
+//                                                  location.hash is #ID and :target is element ID,
+//                                                  in the viewport (unless visible is false)
+//   {"images_loaded": SEL}                         every img matching SEL (at least one) decoded
+//   {"links_resolve": SEL}                         every a[href] matching SEL (at least one) leads
+//                                                  somewhere: an existing file (file: URLs) or an
+//                                                  element of this page (#id); other URLs fail
+//   {"screenshot": PATH, "full_page": true}        PNG of the whole page (or the viewport)
+//
+// On the command line each of --open, --expect, --click, --target, --images-loaded,
+// --links-resolve, --screenshot starts a step and --count N, --max N, --within SEL, --text T,
+// --visible, --fully-visible, --hidden-ok, --no-navigation, --viewport-only, --timeout-ms N modify
+// the step before them; --page-timeout-ms N, --viewport WxH, --base DIR, --screenshots DIR are
+// global.
+//
+// Every page is watched from the moment it opens: an uncaught exception, console.error or
+// console.assert, an error in the browser's log, a failed load (a broken <img>, stylesheet or
+// script) or a response with status >= 400 fails it, as does a JavaScript dialog or a crash.
+// Exit status: 0 all steps passed; 1 a page failed (the message names the page and the failure);
+// 2 bad usage or plan; 3 the browser could not be started or died. Each page (an open and the
+// steps after it) has a time budget (page_timeout_ms, default 20 s); every wait is bounded by it.
+// Chromium runs in a process group and a directory (profile, temporary files) of its own under
+// $TMPDIR (or /tmp, if $TMPDIR is too deep for a socket path), both removed on every exit: success, failure, error, SIGINT, SIGTERM or SIGHUP.
+//
+// The browser: $LOCKSIM_CHROMIUM, else Debian's /usr/lib/chromium/chromium (the binary behind
+// the /usr/bin/chromium shell wrapper), else chromium, chromium-browser, google-chrome on PATH.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const EXIT_PAGE = 1;
+const EXIT_USAGE = 2;
+const EXIT_BROWSER = 3;
+const LAUNCH_TIMEOUT_MS = 20000;
+const DEFAULT_PAGE_TIMEOUT_MS = 20000;
+const DEFAULT_EXPECT_TIMEOUT_MS = 2000;
+const DEFAULT_CLICK_TIMEOUT_MS = 5000;
+const SETTLE_MS = 150; // quiet time after a load before its failures are judged
+const MAX_SCREENSHOT_HEIGHT = 16384;
+
+class PageFailure extends Error {}
+class UsageError extends Error {}
+class BrowserError extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// The plan: from a JSON file or from command-line steps, validated before the browser starts.
+
+const ACTIONS = {
+  open: ['timeout_ms'],
+  expect: ['count', 'max', 'within', 'text', 'visible', 'timeout_ms'],
+  click: ['navigates', 'timeout_ms'],
+  target: ['visible', 'timeout_ms'],
+  images_loaded: ['timeout_ms'],
+  links_resolve: [],
+  screenshot: ['full_page'],
+};
+
+function parseViewport(v) {
+  if (typeof v === 'string') {
+    const m = /^(\d+)x(\d+)$/.exec(v);
+    if (!m) throw new UsageError(`viewport: expected WIDTHxHEIGHT, got "${v}"`);
+    v = { width: Number(m[1]), height: Number(m[2]) };
+  }
+  if (!v || !Number.isInteger(v.width) || !Number.isInteger(v.height) || v.width < 100 ||
+      v.height < 100 || v.width > 8000 || v.height > 8000) {
+    throw new UsageError(`viewport: width and height must be integers in 100..8000`);
+  }
+  return v;
+}
+
+function nonNegativeInt(value, what) {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new UsageError(`${what}: expected a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function validateStep(step, where) {
+  if (!step || typeof step !== 'object' || Array.isArray(step)) {
+    throw new UsageError(`${where}: a step is an object`);
+  }
+  const actions = Object.keys(step).filter((k) => Object.hasOwn(ACTIONS, k));
+  if (actions.length !== 1) {
+    throw new UsageError(`${where}: a step has exactly one of ${Object.keys(ACTIONS).join(', ')}` +
+                         ` (got ${actions.length ? actions.join(', ') : 'none'})`);
+  }
+  const action = actions[0];
+  for (const key of Object.keys(step)) {
+    if (key !== action && !ACTIONS[action].includes(key)) {
+      throw new UsageError(`${where}: "${key}" is not an option of ${action} ` +
+                           `(options: ${ACTIONS[action].join(', ') || 'none'})`);
+    }
+  }
+  if (typeof step[action] !== 'string' || step[action] === '') {
+    throw new UsageError(`${where}: ${action} takes a non-empty string`);
+  }
+  for (const key of ['count', 'max', 'timeout_ms']) {
+    if (key in step) nonNegativeInt(step[key], `${where}.${key}`);
+  }
+  if ('count' in step && 'max' in step && step.count > step.max) {
+    throw new UsageError(`${where}: count ${step.count} is more than max ${step.max}`);
+  }
+  if ('within' in step && (typeof step.within !== 'string' || !step.within)) {
+    throw new UsageError(`${where}.within: a selector`);
+  }
+  if ('text' in step && typeof step.text !== 'string') {
+    throw new UsageError(`${where}.text: a string`);
+  }
+  if ('visible' in step && ![true, false, 'fully'].includes(step.visible)) {
+    throw new UsageError(`${where}.visible: true, false or "fully"`);
+  }
+  for (const key of ['navigates', 'full_page']) {
+    if (key in step && typeof step[key] !== 'boolean') {
+      throw new UsageError(`${where}.${key}: true or false`);
+    }
+  }
+  if (action !== 'open' && where.endsWith('[0]')) {
+    throw new UsageError(`${where}: the first step must be an open`);
+  }
+  return { action, ...step };
+}
+
+function loadPlan(argv) {
+  const plan = { steps: [] };
+  let planFile = null;
+  const overrides = {};
+  const takes = (i, flag) => {
+    if (i + 1 >= argv.length) throw new UsageError(`${flag} needs a value`);
+    return argv[i + 1];
+  };
+  const last = (flag) => {
+    if (!plan.steps.length) throw new UsageError(`${flag} modifies a step: put it after one`);
+    return plan.steps[plan.steps.length - 1];
+  };
+  const stepFlags = {
+    '--open': 'open', '--expect': 'expect', '--click': 'click', '--target': 'target',
+    '--images-loaded': 'images_loaded', '--links-resolve': 'links_resolve',
+    '--screenshot': 'screenshot',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h' || a === '--help') {
+      const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
+      const end = lines.findIndex((l) => !l.startsWith('//'));
+      process.stdout.write(lines.slice(0, end).map((l) => l.slice(3)).join('\n') + '\n');
+      process.exit(0);
+    } else if (a in stepFlags) {
+      plan.steps.push({ [stepFlags[a]]: takes(i, a) }); i++;
+    } else if (a === '--count' || a === '--max' || a === '--timeout-ms') {
+      const key = a.slice(2).replace('-', '_');
+      last(a)[key] = Number(takes(i, a)); i++;
+    } else if (a === '--within' || a === '--text') {
+      last(a)[a.slice(2)] = takes(i, a); i++;
+    } else if (a === '--visible') {
+      last(a).visible = true;
+    } else if (a === '--fully-visible') {
+      last(a).visible = 'fully';
+    } else if (a === '--hidden-ok') {
+      last(a).visible = false;
+    } else if (a === '--no-navigation') {
+      last(a).navigates = false;
+    } else if (a === '--viewport-only') {
+      last(a).full_page = false;
+    } else if (a === '--page-timeout-ms') {
+      overrides.page_timeout_ms = Number(takes(i, a)); i++;
+    } else if (a === '--viewport' || a === '--base' || a === '--screenshots') {
+      overrides[a.slice(2)] = takes(i, a); i++;
+    } else if (a.startsWith('-')) {
+      throw new UsageError(`unknown option ${a} (--help lists them)`);
+    } else if (planFile === null) {
+      planFile = a;
+    } else {
+      throw new UsageError(`one plan file at most (got ${planFile} and ${a})`);
+    }
+  }
+  let base = process.cwd();
+  if (planFile !== null) {
+    if (plan.steps.length) throw new UsageError('give a plan file or steps as arguments, not both');
+    let doc;
+    try {
+      doc = JSON.parse(fs.readFileSync(planFile, 'utf8'));
+    } catch (e) {
+      throw new UsageError(`plan ${planFile}: ${e.message}`);
+    }
+    if (!doc || typeof doc !== 'object' || !Array.isArray(doc.steps)) {
+      throw new UsageError(`plan ${planFile}: expected an object with a "steps" array`);
+    }
+    for (const key of Object.keys(doc)) {
+      if (!['steps', 'page_timeout_ms', 'viewport', 'base', 'screenshots'].includes(key)) {
+        throw new UsageError(`plan ${planFile}: unknown key "${key}"`);
+      }
+    }
+    Object.assign(plan, doc);
+    base = path.dirname(path.resolve(planFile));
+  }
+  Object.assign(plan, overrides);
+  if (!plan.steps.length) throw new UsageError('nothing to do: no steps (--help)');
+  const name = planFile ?? 'arguments';
+  plan.steps = plan.steps.map((s, i) => validateStep(s, `${name}: steps[${i}]`));
+  plan.base = path.resolve(base, plan.base ?? '.');
+  plan.screenshots = path.resolve(plan.base, plan.screenshots ?? '.');
+  plan.page_timeout_ms = nonNegativeInt(plan.page_timeout_ms ?? DEFAULT_PAGE_TIMEOUT_MS,
+                                     'page_timeout_ms');
+  plan.viewport = parseViewport(plan.viewport ?? '1280x900');
+  return plan;
+}
+
+function resolveUrl(target, base) {
+  if (/^(file|https?):/i.test(target)) return target;
+  if (target === 'about:blank') return target;
+  const file = path.resolve(base, target.replace(/#.*$/, ''));
+  const hash = target.includes('#') ? target.slice(target.indexOf('#')) : '';
+  if (!fs.existsSync(file)) throw new PageFailure(`cannot open ${file}: no such file`);
+  return pathToFileURL(file).href + hash;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The browser: spawned in a process group of its own, killed and its directory removed on any exit.
+
+let browser = null; // { child, root, cdp, exited, exitStatus, binary, output }
+
+function findChromium() {
+  if (process.env.LOCKSIM_CHROMIUM) return process.env.LOCKSIM_CHROMIUM;
+  if (fs.existsSync('/usr/lib/chromium/chromium')) return '/usr/lib/chromium/chromium';
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome']) {
+    for (const dir of (process.env.PATH ?? '').split(':')) {
+      const p = path.join(dir || '.', name);
+      try {
+        fs.accessSync(p, fs.constants.X_OK);
+        return p;
+      } catch { /* next */ }
+    }
+  }
+  throw new BrowserError('no Chromium found (install the Debian package chromium: ' +
+                         'apt-get install chromium, or set LOCKSIM_CHROMIUM)');
+}
+
+function killBrowserSync() {
+  if (!browser) return;
+  if (!browser.exited) {
+    try { process.kill(-browser.child.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  try {
+    fs.rmSync(browser.root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+  } catch { /* best effort: the process is ending */ }
+}
+
+async function closeBrowser() {
+  if (!browser) return;
+  const { child, cdp } = browser;
+  if (!browser.exited) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (cdp && !cdp.closed) cdp.send('Browser.close').catch(() => {});
+    await Promise.race([exited, sleep(3000)]);
+    // The whole group: a renderer or zygote outliving the browser process is killed too.
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    if (!browser.exited) await Promise.race([exited, sleep(2000)]);
+  }
+  fs.rmSync(browser.root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+  browser = null;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// One CDP connection over the pipe: messages are JSON, each ended by a NUL byte.
+class Cdp {
+  constructor(write, read) {
+    this.write = write;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.listeners = new Set();
+    this.closed = false;
+    this.closeReason = null;
+    let chunks = [];
+    read.on('data', (chunk) => {
+      let start = 0;
+      for (let end = chunk.indexOf(0); end !== -1; end = chunk.indexOf(0, start)) {
+        chunks.push(chunk.subarray(start, end));
+        const text = Buffer.concat(chunks).toString('utf8');
+        chunks = [];
+        start = end + 1;
+        this.dispatch(JSON.parse(text));
+      }
+      if (start < chunk.length) chunks.push(chunk.subarray(start));
+    });
+    read.on('close', () => this.close('the browser closed its DevTools pipe'));
+    write.on('error', () => this.close('the browser closed its DevTools pipe'));
+  }
+
+  dispatch(msg) {
+    if (msg.id !== undefined) {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (msg.error) p.reject(new BrowserError(`${p.method}: ${msg.error.message}`));
+      else p.resolve(msg.result);
+      return;
+    }
+    for (const listener of [...this.listeners]) listener(msg);
+  }
+
+  close(reason) {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeReason = reason;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new BrowserError(`${p.method}: ${reason}`));
+    }
+    this.pending.clear();
+    for (const listener of [...this.listeners]) listener({ method: '.closed', params: { reason } });
+  }
+
+  send(method, params = {}, sessionId = undefined, timeoutMs = 10000) {
+    if (this.closed) return Promise.reject(new BrowserError(`${method}: ${this.closeReason}`));
+    const id = this.nextId++;
+    const msg = { id, method, params };
+    if (sessionId) msg.sessionId = sessionId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new PageFailure(`the browser did not answer ${method} within ${timeoutMs} ms`));
+      }, Math.max(1, timeoutMs));
+      this.pending.set(id, { resolve, reject, timer, method });
+      this.write.write(JSON.stringify(msg) + '\0');
+    });
+  }
+
+  // Resolves with the first message for which test(msg) is true; rejects after timeoutMs or when
+  // the connection closes. test may throw to reject.
+  waitFor(test, timeoutMs, what) {
+    return new Promise((resolve, reject) => {
+      const done = (fn, value) => {
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+        fn(value);
+      };
+      const listener = (msg) => {
+        if (msg.method === '.closed') {
+          done(reject, new BrowserError(`while waiting for ${what}: ${msg.params.reason}`));
+          return;
+        }
+        let hit;
+        try {
+          hit = test(msg);
+        } catch (e) {
+          done(reject, e);
+          return;
+        }
+        if (hit) done(resolve, msg);
+      };
+      const timer = setTimeout(
+        () => done(reject, new PageFailure(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+        Math.max(1, timeoutMs));
+      this.listeners.add(listener);
+      if (this.closed) listener({ method: '.closed', params: { reason: this.closeReason } });
+    });
+  }
+}
+
+async function launch(viewport) {
+  const binary = findChromium();
+  // One directory for everything the browser writes: its profile and its temporary files (it
+  // leaves org.chromium.Chromium.* in $TMPDIR when killed). Its singleton socket goes in that
+  // TMPDIR, .../org.chromium.Chromium.XXXXXX/SingletonSocket, and a socket's path is at most 107
+  // bytes: too deep a $TMPDIR, and the browser's directory goes to /tmp.
+  let parent = os.tmpdir();
+  if (parent.length + '/locksim-browser-XXXXXX/t/org.chromium.Chromium.XXXXXX/SingletonSocket'
+    .length > 107) {
+    parent = '/tmp';
+  }
+  const root = fs.mkdtempSync(path.join(parent, 'locksim-browser-'));
+  const profile = path.join(root, 'profile');
+  fs.mkdirSync(path.join(root, 't'));
+  const args = [
+    '--headless=new', '--no-sandbox', '--disable-gpu', '--remote-debugging-pipe',
+    `--user-data-dir=${profile}`, '--no-first-run', '--no-default-browser-check',
+    `--window-size=${viewport.width},${viewport.height}`, '--hide-scrollbars',
+    '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--disable-default-apps', '--disable-extensions', '--mute-audio',
+    '--disable-crash-reporter', '--disable-breakpad', '--password-store=basic',
+    'about:blank',
+  ];
+  const child = spawn(binary, args, {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    detached: true, // its own process group (setsid), killed as a whole
+    env: { ...process.env, TZ: 'UTC', TMPDIR: path.join(root, 't') },
+  });
+  browser = { child, root, exited: false, binary, output: '' };
+  const keep = (chunk) => {
+    browser && (browser.output = (browser.output + chunk.toString('utf8')).slice(-8000));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const spawned = new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (e) => {
+      browser.exited = true; // never started
+      reject(new BrowserError(`cannot start ${binary}: ${e.message}`));
+    });
+  });
+  child.once('exit', (code, signal) => {
+    if (browser && browser.child === child) {
+      browser.exited = true;
+      browser.exitStatus = signal ? `killed by ${signal}` : `exit ${code}`;
+    }
+  });
+  await spawned;
+  const cdp = new Cdp(child.stdio[3], child.stdio[4]);
+  browser.cdp = cdp;
+  child.once('exit', () => cdp.close(`the browser exited (${browser?.exitStatus ?? 'gone'})`));
+  let version;
+  try {
+    version = await cdp.send('Browser.getVersion', {}, undefined, LAUNCH_TIMEOUT_MS);
+  } catch (e) {
+    throw new BrowserError(`${binary} did not start: ${e.message}\n` +
+                           `its last output:\n${browser?.output ?? ''}`);
+  }
+  return { cdp, version: version.product, binary };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page: one tab, attached with a flat session; everything it reports is watched.
+
+class Page {
+  constructor(cdp, sessionId, targetId) {
+    this.cdp = cdp;
+    this.sessionId = sessionId;
+    this.targetId = targetId;
+    this.failures = [];
+    this.requests = new Map(); // requestId -> url, while loading
+    this.mainFrameId = null;
+    this.url = 'about:blank';
+    this.deadline = Infinity;
+    cdp.listeners.add((msg) => this.onMessage(msg));
+  }
+
+  remaining() {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  bounded(ms) {
+    const left = this.remaining();
+    if (left <= 0) throw new PageFailure('the page\'s time budget is spent');
+    return Math.min(ms, left);
+  }
+
+  send(method, params = {}) {
+    return this.cdp.send(method, params, this.sessionId, this.bounded(10000));
+  }
+
+  fail(what) {
+    this.failures.push(what);
+  }
+
+  onMessage(msg) {
+    const p = msg.params ?? {};
+    if (msg.method === 'Target.detachedFromTarget' && p.sessionId === this.sessionId) {
+      this.fail('the page was closed (detached from its target)');
+      return;
+    }
+    if (msg.sessionId !== this.sessionId) return;
+    switch (msg.method) {
+      case 'Runtime.exceptionThrown': {
+        const d = p.exceptionDetails ?? {};
+        const text = d.exception?.description ?? d.exception?.value ?? d.text;
+        this.fail(`uncaught exception: ${firstLine(text)}${where(d.url, d.lineNumber)}`);
+        break;
+      }
+      case 'Runtime.consoleAPICalled':
+        if (p.type === 'error' || p.type === 'assert') {
+          const args = (p.args ?? []).map(remoteText).join(' ');
+          const frame = p.stackTrace?.callFrames?.[0];
+          this.fail(`console.${p.type}: ${args || '(no message)'}` +
+                    `${frame ? where(frame.url, frame.lineNumber) : ''}`);
+        }
+        break;
+      case 'Log.entryAdded':
+        if (p.entry?.level === 'error') {
+          this.fail(`browser log (${p.entry.source}): ${p.entry.text}` +
+                    `${p.entry.url ? ` [${p.entry.url}]` : ''}`);
+        }
+        break;
+      case 'Network.requestWillBeSent':
+        this.requests.set(p.requestId, p.request?.url);
+        break;
+      case 'Network.responseReceived': {
+        const r = p.response ?? {};
+        if (/^(file|https?):/i.test(r.url ?? '') && r.status >= 400) {
+          this.fail(`HTTP ${r.status} for ${r.url}`);
+        }
+        break;
+      }
+      case 'Network.loadingFinished':
+        this.requests.delete(p.requestId);
+        break;
+      case 'Network.loadingFailed': {
+        const url = this.requests.get(p.requestId) ?? '(unknown URL)';
+        this.requests.delete(p.requestId);
+        // A load the page itself abandoned (navigating away) is no defect of the page.
+        if (!p.canceled) {
+          this.fail(`failed to load ${url} (${p.type ?? 'resource'}): ${p.errorText}` +
+                    `${p.blockedReason ? `, blocked: ${p.blockedReason}` : ''}`);
+        }
+        break;
+      }
+      case 'Page.frameNavigated':
+        if (!p.frame?.parentId) {
+          this.mainFrameId = p.frame.id;
+          this.url = p.frame.url + (p.frame.urlFragment ?? '');
+        }
+        break;
+      case 'Page.navigatedWithinDocument':
+        if (p.frameId === this.mainFrameId) this.url = p.url;
+        break;
+      case 'Page.javascriptDialogOpening':
+        this.fail(`a JavaScript ${p.type} dialog: ${p.message}`);
+        this.cdp.send('Page.handleJavaScriptDialog', { accept: false }, this.sessionId)
+          .catch(() => {});
+        break;
+      case 'Inspector.targetCrashed':
+        this.fail('the page crashed (renderer process died)');
+        break;
+      default:
+        break;
+    }
+  }
+
+  // Fails the page if anything went wrong so far.
+  check() {
+    if (this.failures.length) {
+      const list = this.failures.map((f) => `  - ${f}`).join('\n');
+      throw new PageFailure(`${this.failures.length} failure(s) on the page:\n${list}`);
+    }
+  }
+
+  // Waits until no request is in flight and then SETTLE_MS more, so that errors reported just
+  // after the load are seen.
+  async settle() {
+    const until = Date.now() + this.bounded(5000);
+    let quietSince = null;
+    for (;;) {
+      if (this.requests.size === 0) {
+        quietSince ??= Date.now();
+        if (Date.now() - quietSince >= SETTLE_MS) return;
+      } else {
+        quietSince = null;
+      }
+      if (Date.now() >= until) {
+        throw new PageFailure(`still loading after the load event: ${[...this.requests.values()]
+          .join(', ')}`);
+      }
+      await sleep(25);
+    }
+  }
+
+  // Runs fn(arg) in the page and returns its (JSON) value.
+  async evaluate(fn, arg) {
+    const r = await this.send('Runtime.evaluate', {
+      expression: `(${fn})(${JSON.stringify(arg ?? null)})`,
+      returnByValue: true,
+      awaitPromise: false,
+    });
+    if (r.exceptionDetails) {
+      const d = r.exceptionDetails;
+      throw new BrowserError(`evaluating in the page: ${d.exception?.description ?? d.text}`);
+    }
+    return r.result.value;
+  }
+
+  async navigate(url) {
+    // A URL that differs from the page's only by its #hash would be a jump within the document,
+    // not a load: leave the page first.
+    const bare = (u) => u.replace(/#.*$/, '');
+    if (url !== 'about:blank' && bare(url) === bare(this.url)) await this.navigate('about:blank');
+    const loaded = this.cdp.waitFor(
+      (m) => m.sessionId === this.sessionId && m.method === 'Page.loadEventFired',
+      this.bounded(this.remaining()), `the load event of ${url}`);
+    loaded.catch(() => {});
+    const r = await this.send('Page.navigate', { url });
+    if (r.errorText) throw new PageFailure(`cannot open ${url}: ${r.errorText}`);
+    this.mainFrameId = r.frameId;
+    await loaded;
+    await this.settle();
+  }
+}
+
+function fragmentOf(hash) {
+  try {
+    return decodeURIComponent(hash.replace(/^#/, ''));
+  } catch {
+    return hash.replace(/^#/, '');
+  }
+}
+
+function firstLine(text) {
+  return String(text ?? '').split('\n')[0];
+}
+
+function where(url, line) {
+  return url ? ` (${url}${line !== undefined ? `:${line + 1}` : ''})` : '';
+}
+
+function remoteText(arg) {
+  if (arg.type === 'string') return arg.value;
+  if ('value' in arg) return JSON.stringify(arg.value);
+  return arg.description ?? arg.type;
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-page helpers (run by Runtime.evaluate; they must be self-contained).
+
+// Describes the elements matching a selector and how much of each the viewport shows.
+function inPageQuery({ selector, within, text }) {
+  const describe = (el) => {
+    if (!el) return 'nothing';
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += `#${el.id}`;
+    const cls = el.getAttribute('class');
+    if (cls) s += '.' + cls.trim().split(/\s+/).join('.');
+    return `<${s}>`;
+  };
+  // The part of el on screen: its box cut by the viewport and by every ancestor that clips
+  // (overflow other than visible, and the outermost <svg>), in CSS pixels.
+  const shown = (el) => {
+    const rects = [...el.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    const box = el.getBoundingClientRect();
+    const info = {
+      box: { x: Math.round(box.x), y: Math.round(box.y), w: Math.round(box.width * 10) / 10,
+             h: Math.round(box.height * 10) / 10 },
+      viewport: { w: document.documentElement.clientWidth, h: document.documentElement.clientHeight },
+      partly: false, fully: false, why: '',
+    };
+    if (!rects.length) {
+      info.why = `has no size (${info.box.w}x${info.box.h} box)`;
+      return info;
+    }
+    if (el.checkVisibility &&
+        !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) {
+      info.why = 'is hidden by CSS (display, visibility or opacity)';
+      return info;
+    }
+    let l = box.left; let t = box.top; let r = box.right; let b = box.bottom;
+    const clip = (cl, ct, cr, cb) => {
+      l = Math.max(l, cl); t = Math.max(t, ct); r = Math.min(r, cr); b = Math.min(b, cb);
+    };
+    clip(0, 0, info.viewport.w, info.viewport.h);
+    let clippedBy = null;
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const outerSvg = a instanceof SVGSVGElement && !(a.parentElement instanceof SVGElement);
+      if (a instanceof SVGElement && !outerSvg) continue;
+      const cs = getComputedStyle(a);
+      if (cs.overflowX === 'visible' && cs.overflowY === 'visible') continue;
+      const ab = a.getBoundingClientRect();
+      const before = (r - l) * (b - t);
+      if (outerSvg) {
+        clip(ab.left, ab.top, ab.right, ab.bottom);
+      } else {
+        const cl = ab.left + a.clientLeft; const ct = ab.top + a.clientTop;
+        clip(cl, ct, cl + a.clientWidth, ct + a.clientHeight);
+      }
+      if ((r - l) * (b - t) < before && !clippedBy) clippedBy = describe(a);
+    }
+    const w = r - l; const h = b - t;
+    info.partly = w >= 1 && h >= 1;
+    info.fully = info.partly && Math.abs(w - box.width) < 0.5 && Math.abs(h - box.height) < 0.5;
+    if (!info.partly) {
+      info.why = `is outside the viewport (box ${info.box.w}x${info.box.h} at ` +
+                 `(${info.box.x},${info.box.y}), viewport ${info.viewport.w}x${info.viewport.h}` +
+                 `${clippedBy ? `, clipped by ${clippedBy}` : ''})`;
+    } else if (!info.fully) {
+      info.why = `is only partly in the viewport (box ${info.box.w}x${info.box.h} at ` +
+                 `(${info.box.x},${info.box.y}), viewport ${info.viewport.w}x${info.viewport.h}` +
+                 `${clippedBy ? `, clipped by ${clippedBy}` : ''})`;
+    }
+    return info;
+  };
+  let root = document;
+  if (within) {
+    try {
+      root = document.querySelector(within);
+    } catch (e) {
+      return { error: `invalid selector "${within}": ${e.message}` };
+    }
+    if (!root) return { count: 0, missingRoot: true, items: [] };
+  }
+  let els;
+  try {
+    els = [...root.querySelectorAll(selector)];
+  } catch (e) {
+    return { error: `invalid selector "${selector}": ${e.message}` };
+  }
+  if (text !== null && text !== undefined) {
+    els = els.filter((el) => (el.textContent ?? '').includes(text));
+  }
+  return {
+    count: els.length,
+    items: els.slice(0, 200).map((el) => ({ what: describe(el), ...shown(el) })),
+    url: location.href,
+    hash: location.hash,
+    target: document.querySelector(':target')?.id ?? null,
+  };
+}
+
+// Scrolls the first match into view if needed and names the element at the centre of its first
+// visible box (what a click there would land on).
+function inPageClickPoint({ selector }) {
+  const describe = (el) => {
+    if (!el) return 'nothing';
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += `#${el.id}`;
+    const cls = el.getAttribute('class');
+    if (cls) s += '.' + cls.trim().split(/\s+/).join('.');
+    return `<${s}>`;
+  };
+  let el;
+  try {
+    el = document.querySelector(selector);
+  } catch (e) {
+    return { error: `invalid selector "${selector}": ${e.message}` };
+  }
+  if (!el) return { missing: true };
+  const firstBox = () => [...el.getClientRects()].find((r) => r.width >= 1 && r.height >= 1);
+  let r = firstBox();
+  if (!r) {
+    const b = el.getBoundingClientRect();
+    return { what: describe(el), why: `has no size (${b.width}x${b.height} box)` };
+  }
+  const vw = document.documentElement.clientWidth; const vh = document.documentElement.clientHeight;
+  if (r.left < 0 || r.top < 0 || r.right > vw || r.bottom > vh) {
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    r = firstBox();
+  }
+  const x = Math.max(0, Math.min(vw - 1, r.left + r.width / 2));
+  const y = Math.max(0, Math.min(vh - 1, r.top + r.height / 2));
+  const hit = document.elementFromPoint(x, y);
+  return { what: describe(el), x, y, hit: describe(hit), onTarget: !!hit && el.contains(hit) };
+}
+
+function inPageImages({ selector }) {
+  let els;
+  try {
+    els = [...document.querySelectorAll(selector)];
+  } catch (e) {
+    return { error: `invalid selector "${selector}": ${e.message}` };
+  }
+  return els.map((img) => ({
+    tag: img.tagName.toLowerCase(),
+    src: img.currentSrc || img.getAttribute('src') || '',
+    complete: !!img.complete,
+    width: img.naturalWidth ?? 0,
+    height: img.naturalHeight ?? 0,
+  }));
+}
+
+function inPageLinks({ selector }) {
+  let els;
+  try {
+    els = [...document.querySelectorAll(selector)];
+  } catch (e) {
+    return { error: `invalid selector "${selector}": ${e.message}` };
+  }
+  const here = location.href.replace(/#.*$/, '');
+  return els.map((a) => {
+    const href = a.getAttribute('href');
+    if (href === null) return { raw: null };
+    const url = new URL(href, location.href);
+    const samePage = url.href.replace(/#.*$/, '') === here;
+    const id = url.hash ? decodeURIComponent(url.hash.slice(1)) : '';
+    return { raw: href, url: url.href, protocol: url.protocol, samePage, id,
+             idFound: id ? !!document.getElementById(id) : null };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The steps.
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : /(ch|sh|s|x)$/.test(word) ? 'es' : 's'}`;
+}
+
+async function poll(page, timeoutMs, attempt) {
+  const until = Date.now() + page.bounded(timeoutMs);
+  for (;;) {
+    const result = await attempt();
+    if (result.ok || Date.now() >= until) return result;
+    await sleep(50);
+  }
+}
+
+async function stepExpect(page, step) {
+  const min = step.count ?? (step.max === 0 ? 0 : 1);
+  const visible = step.visible ?? false;
+  const timeout = step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS;
+  const what = `"${step.expect}"${step.within ? ` within "${step.within}"` : ''}` +
+               `${step.text !== undefined ? ` with text "${step.text}"` : ''}`;
+  const r = await poll(page, timeout, async () => {
+    const q = await page.evaluate(inPageQuery,
+                                  { selector: step.expect, within: step.within, text: step.text });
+    if (q.error) throw new UsageError(q.error);
+    const shown = q.items.filter((i) => (visible === 'fully' ? i.fully : i.partly));
+    const counted = visible ? shown.length : q.count;
+    q.ok = !q.missingRoot && counted >= min && (step.max === undefined || q.count <= step.max);
+    q.shown = shown.length;
+    return q;
+  });
+  if (r.ok) {
+    return `${what}: ${plural(r.count, 'match')}` +
+           `${visible ? `, ${r.shown} ${visible === 'fully' ? 'fully ' : ''}in the viewport` : ''}` +
+           ` (want >= ${min}${step.max !== undefined ? `, <= ${step.max}` : ''})`;
+  }
+  if (r.missingRoot) throw new PageFailure(`expect ${what}: nothing matches "${step.within}"`);
+  if (step.max !== undefined && r.count > step.max) {
+    throw new PageFailure(`expect ${what}: ${plural(r.count, 'match')}, want at most ${step.max}`);
+  }
+  if (!visible || r.count < min) {
+    throw new PageFailure(`expect ${what}: ${plural(r.count, 'match')}, want at least ${min}` +
+                          ` (after ${timeout} ms)`);
+  }
+  const notShown = r.items.find((i) => !(visible === 'fully' ? i.fully : i.partly));
+  throw new PageFailure(`expect ${what} ${visible === 'fully' ? 'fully ' : ''}in the viewport: ` +
+                        `${plural(r.count, 'match')}, ${r.shown} shown, want at least ${min};` +
+                        ` e.g. ${notShown.what} ${notShown.why} (after ${timeout} ms)`);
+}
+
+async function stepTarget(page, step) {
+  const id = step.target;
+  const visible = step.visible ?? true;
+  const timeout = step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS;
+  const selector = `[id="${id.replace(/["\\]/g, '\\$&')}"]`;
+  const r = await poll(page, timeout, async () => {
+    const q = await page.evaluate(inPageQuery, { selector });
+    const item = q.items[0];
+    q.fragment = fragmentOf(q.hash);
+    q.ok = q.fragment === id && q.target === id && q.count === 1 &&
+             (!visible || (visible === 'fully' ? item.fully : item.partly));
+    q.item = item;
+    return q;
+  });
+  if (r.ok) {
+    return `the page jumped to #${id}${visible ? ' and it is in the viewport' : ''}` +
+           ` (${r.url})`;
+  }
+  if (r.fragment !== id) {
+    throw new PageFailure(`target #${id}: the URL's fragment is "${r.hash}" (${r.url})`);
+  }
+  if (r.count === 0) throw new PageFailure(`target #${id}: no element has id "${id}"`);
+  if (r.count > 1) throw new PageFailure(`target #${id}: ${r.count} elements have id "${id}"`);
+  if (r.target !== id) {
+    throw new PageFailure(`target #${id}: :target is ${r.target === null ? 'nothing' : `#${r.target}`}`);
+  }
+  throw new PageFailure(`target #${id}: ${r.item.what} ${r.item.why}`);
+}
+
+async function stepClick(page, step) {
+  const navigates = step.navigates ?? true;
+  const timeout = step.timeout_ms ?? DEFAULT_CLICK_TIMEOUT_MS;
+  const p = await page.evaluate(inPageClickPoint, { selector: step.click });
+  if (p.error) throw new UsageError(p.error);
+  if (p.missing) throw new PageFailure(`click "${step.click}": nothing matches`);
+  if (p.why) throw new PageFailure(`click "${step.click}": ${p.what} ${p.why}, nothing to click`);
+  if (!p.onTarget) {
+    throw new PageFailure(`click "${step.click}": the centre of ${p.what} (${Math.round(p.x)},` +
+                          `${Math.round(p.y)}) is covered by ${p.hit}; a click there misses it`);
+  }
+  const before = page.url;
+  let crossDocument = false;
+  const navigated = page.cdp.waitFor((m) => {
+    if (m.sessionId !== page.sessionId) return false;
+    if (m.method === 'Page.navigatedWithinDocument' && m.params.frameId === page.mainFrameId) {
+      return true;
+    }
+    if (m.method === 'Page.frameNavigated' && !m.params.frame.parentId) crossDocument = true;
+    return crossDocument && m.method === 'Page.loadEventFired';
+  }, page.bounded(timeout), `a navigation after clicking "${step.click}"`);
+  navigated.catch(() => {});
+  const mouse = { x: p.x, y: p.y, button: 'left', clickCount: 1 };
+  await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y });
+  await page.send('Input.dispatchMouseEvent', { ...mouse, type: 'mousePressed', buttons: 1 });
+  await page.send('Input.dispatchMouseEvent', { ...mouse, type: 'mouseReleased', buttons: 0 });
+  if (!navigates) {
+    await sleep(Math.min(SETTLE_MS, page.remaining()));
+    if (page.url !== before) {
+      throw new PageFailure(`click "${step.click}": navigated to ${page.url}, expected to stay`);
+    }
+    return `clicked ${p.what} at (${Math.round(p.x)},${Math.round(p.y)}), no navigation`;
+  }
+  try {
+    await navigated;
+  } catch (e) {
+    if (e instanceof PageFailure) {
+      throw new PageFailure(`click "${step.click}" on ${p.what} at (${Math.round(p.x)},` +
+                            `${Math.round(p.y)}) did not navigate within ${timeout} ms`);
+    }
+    throw e;
+  }
+  await page.settle();
+  return `clicked ${p.what} at (${Math.round(p.x)},${Math.round(p.y)}) -> ` +
+         `${crossDocument ? '' : 'same document, '}${page.url}`;
+}
+
+async function stepImages(page, step) {
+  const r = await poll(page, step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS, async () => {
+    const imgs = await page.evaluate(inPageImages, { selector: step.images_loaded });
+    if (imgs.error) throw new UsageError(imgs.error);
+    return { imgs, ok: imgs.length > 0 && imgs.every((i) => i.complete && i.width > 0) };
+  });
+  if (!r.imgs.length) throw new PageFailure(`images_loaded "${step.images_loaded}": no match`);
+  const bad = r.imgs.filter((i) => i.tag !== 'img' || !i.complete || i.width === 0);
+  if (bad.length) {
+    throw new PageFailure(`images_loaded "${step.images_loaded}": ${bad.length} of ` +
+                          `${r.imgs.length} not loaded: ` +
+                          bad.map((i) => (i.tag !== 'img' ? `a <${i.tag}>` : i.src || '(no src)'))
+                            .join(', '));
+  }
+  return `${plural(r.imgs.length, 'image')} "${step.images_loaded}" loaded (` +
+         r.imgs.map((i) => `${i.src.startsWith('data:') ? 'data: URL' : path.basename(i.src)} ` +
+                             `${i.width}x${i.height}`).join(', ') + ')';
+}
+
+async function stepLinks(page, step) {
+  const links = await page.evaluate(inPageLinks, { selector: step.links_resolve });
+  if (links.error) throw new UsageError(links.error);
+  if (!links.length) throw new PageFailure(`links_resolve "${step.links_resolve}": no match`);
+  const bad = [];
+  for (const l of links) {
+    if (l.raw === null) bad.push('a link without href');
+    else if (l.samePage && l.id) { if (!l.idFound) bad.push(`${l.raw} (no element #${l.id})`); }
+    else if (l.protocol !== 'file:') bad.push(`${l.raw} (not a local file)`);
+    else {
+      const file = fileURLToPath(l.url.replace(/[?#].*$/, ''));
+      if (!fs.existsSync(file)) bad.push(`${l.raw} (no file ${file})`);
+      else if (!fs.statSync(file).isFile()) bad.push(`${l.raw} (${file} is not a file)`);
+    }
+  }
+  if (bad.length) {
+    throw new PageFailure(`links_resolve "${step.links_resolve}": ${bad.length} of ` +
+                          `${links.length} lead nowhere: ${bad.join(', ')}`);
+  }
+  return `${plural(links.length, 'link')} "${step.links_resolve}" lead to existing files ` +
+         `or elements (${links.map((l) => l.raw).join(', ')})`;
+}
+
+async function stepScreenshot(page, step, plan) {
+  const file = path.resolve(plan.screenshots, step.screenshot);
+  const full = step.full_page ?? true;
+  const params = { format: 'png', fromSurface: true };
+  let cut = '';
+  if (full) {
+    const m = await page.send('Page.getLayoutMetrics');
+    const c = m.cssContentSize ?? m.contentSize;
+    const width = Math.ceil(c.width);
+    const height = Math.min(MAX_SCREENSHOT_HEIGHT, Math.ceil(c.height));
+    params.captureBeyondViewport = true;
+    params.clip = { x: 0, y: 0, width, height, scale: 1 };
+    if (c.height > MAX_SCREENSHOT_HEIGHT) cut = `, cut at ${MAX_SCREENSHOT_HEIGHT} px`;
+  }
+  const r = await page.cdp.send('Page.captureScreenshot', params, page.sessionId,
+                                page.bounded(15000));
+  const png = Buffer.from(r.data, 'base64');
+  if (png.length < 24 || png.toString('latin1', 1, 4) !== 'PNG') {
+    throw new BrowserError('Page.captureScreenshot returned no PNG');
+  }
+  const size = `${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, png);
+  return `screenshot ${file} (${size}, ${full ? 'full page' : 'viewport'}${cut})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function run(plan) {
+  const { cdp, version, binary } = await launch(plan.viewport);
+  console.log(`browser: ${version} (${binary}, headless, viewport ` +
+              `${plan.viewport.width}x${plan.viewport.height})`);
+  cdp.listeners.add((msg) => {
+    if (msg.method === 'Target.targetCrashed') console.error('browse: a browser target crashed');
+  });
+  // The tab the browser opened with about:blank; attach to it with a flat session.
+  const created = cdp.waitFor((m) => m.method === 'Target.targetCreated' &&
+                                     m.params.targetInfo.type === 'page',
+                              LAUNCH_TIMEOUT_MS, 'the browser\'s first tab');
+  created.catch(() => {});
+  await cdp.send('Target.setDiscoverTargets', { discover: true });
+  const { targetId } = (await created).params.targetInfo;
+  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
+  const page = new Page(cdp, sessionId, targetId);
+  page.deadline = Date.now() + LAUNCH_TIMEOUT_MS;
+  for (const domain of ['Runtime', 'Log', 'Page', 'Network', 'Inspector']) {
+    await page.send(`${domain}.enable`);
+  }
+  // The viewport exactly (a headless window of --window-size shows less: it keeps room for the
+  // browser's own bars).
+  await page.send('Emulation.setDeviceMetricsOverride', {
+    width: plan.viewport.width, height: plan.viewport.height, deviceScaleFactor: 1, mobile: false,
+  });
+  const tree = await page.send('Page.getFrameTree');
+  page.mainFrameId = tree.frameTree.frame.id;
+
+  let opened = null;
+  for (const step of plan.steps) {
+    const label = step.action;
+    try {
+      let said;
+      if (step.action === 'open') {
+        const url = resolveUrl(step.open, plan.base);
+        page.deadline = Date.now() + (step.timeout_ms ?? plan.page_timeout_ms);
+        page.failures = [];
+        opened = url;
+        await page.navigate(url);
+        said = `opened ${url}`;
+      } else if (step.action === 'expect') {
+        said = await stepExpect(page, step);
+      } else if (step.action === 'click') {
+        said = await stepClick(page, step);
+      } else if (step.action === 'target') {
+        said = await stepTarget(page, step);
+      } else if (step.action === 'images_loaded') {
+        said = await stepImages(page, step);
+      } else if (step.action === 'links_resolve') {
+        said = await stepLinks(page, step);
+      } else if (step.action === 'screenshot') {
+        said = await stepScreenshot(page, step, plan);
+      }
+      page.check();
+      console.log(`ok: ${said}`);
+    } catch (e) {
+      if (e instanceof PageFailure && page.failures.length && !/failure\(s\) on the page/.test(e.message)) {
+        e.message += `\n${page.failures.length} failure(s) on the page:\n` +
+                     page.failures.map((f) => `  - ${f}`).join('\n');
+      }
+      e.page = page.url !== 'about:blank' ? page.url : opened;
+      e.step = label;
+      throw e;
+    }
+  }
+  // Errors reported late (a timer, a late image) count too.
+  await sleep(Math.min(SETTLE_MS, page.remaining()));
+  try {
+    page.check();
+  } catch (e) {
+    e.page = page.url;
+    e.step = 'the end';
+    throw e;
+  }
+  await closeBrowser();
+}
+
+function installExitHandlers() {
+  const signals = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 };
+  for (const [signal, number] of Object.entries(signals)) {
+    process.on(signal, () => {
+      process.stderr.write(`browse: interrupted by ${signal}; browser killed\n`);
+      killBrowserSync();
+      process.exit(128 + number);
+    });
+  }
+  process.on('exit', killBrowserSync);
+  const internal = (e) => {
+    process.stderr.write(`browse: internal error: ${e?.stack ?? e}\n`);
+    killBrowserSync();
+    process.exit(EXIT_BROWSER);
+  };
+  process.on('uncaughtException', internal);
+  process.on('unhandledRejection', internal);
+}
+
+async function main() {
+  installExitHandlers();
+  let plan;
+  try {
+    plan = loadPlan(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`browse: ${e.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  // A hard bound over everything, in case a wait escaped its own.
+  const opens = plan.steps.filter((s) => s.action === 'open').length;
+  const guard = setTimeout(() => {
+    process.stderr.write('browse: FAILED: the overall time limit passed\n');
+    killBrowserSync();
+    process.exit(EXIT_PAGE);
+  }, LAUNCH_TIMEOUT_MS + opens * plan.page_timeout_ms + 10000);
+  try {
+    await run(plan);
+    clearTimeout(guard);
+    process.exitCode = 0;
+  } catch (e) {
+    clearTimeout(guard);
+    const page = e.page ? `page ${e.page}` : 'browse';
+    if (e instanceof UsageError) {
+      process.stderr.write(`browse: ${e.message}\n`);
+      process.exitCode = EXIT_USAGE;
+    } else if (e instanceof PageFailure) {
+      process.stderr.write(`FAILED: ${page}: ${e.step}: ${e.message}\n`);
+      process.exitCode = EXIT_PAGE;
+    } else {
+      process.stderr.write(`FAILED: ${page}: ${e.step ?? 'the browser'}: ${e.message}\n`);
+      if (browser?.output && !(e instanceof BrowserError && /did not start/.test(e.message))) {
+        process.stderr.write(`the browser's last output:\n${browser.output}\n`);
+      }
+      process.exitCode = EXIT_BROWSER;
+    }
+    await closeBrowser().catch(() => {});
+  }
+  process.exit(process.exitCode);
+}
+
+main();

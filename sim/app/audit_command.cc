@@ -42,6 +42,10 @@ const Property kProperties[] = {
      "an extend succeeded on another client's key"},
     {"recovers_after_ttl", "recovers after the TTL", false, false, nullptr},
     {"survives_dead_waiter", "survives a waiter dying in the queue", false, true, nullptr},
+    {"release_frees_lock", "the holder's release frees the lock", false, false,
+     "the holder's release deleted nothing while its lease ran: the lock sat idle"},
+    {"fair_no_barging", "fair: no barging past a waiter", false, true,
+     "a newcomer got the lock while a client that asked earlier still waited"},
 };
 
 bool decided(const RunRow& row) { return !row.undecided && row.observed != Verdict::kUnknown; }
@@ -53,10 +57,15 @@ bool has(const Property& p, const RunRow& row) {
   if (name == "refuses_stale_release") return !row.stale_release;
   if (name == "renewal_never_steals") return !row.stolen_renewal;
   if (name == "renewal_keeps_live_holder") return row.matches;
+  if (name == "release_frees_lock") return !row.idle_hold && row.observed == Verdict::kOk;
+  if (name == "fair_no_barging") return !row.barging;
   return row.observed == Verdict::kOk;  // exclusive, survives a crash, recovers after the TTL
 }
 
 std::string what(const Property& p, const RunRow& row) {
+  // A holder whose release did not free the lock shows it as an idle hold; without one the
+  // verdict says what went wrong.
+  if (std::string(p.name) == "release_frees_lock" && !row.idle_hold) return row.observed_text;
   if (row.observed != Verdict::kError && p.failure != nullptr && !has(p, row)) return p.failure;
   return row.observed_text;
 }

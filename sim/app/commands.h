@@ -58,6 +58,8 @@ struct RunRow {
   bool undecided = false;       // interrupted, or the server was lost
   bool stolen_renewal = false;  // a stolen_renewal finding
   bool stale_release = false;   // a stale_release finding
+  bool idle_hold = false;       // an idle_hold finding: a release deleted nothing within its lease
+  bool barging = false;         // a barging finding: a newcomer got it past an earlier waiter
   std::string summary;          // the run's summary.md
   std::vector<std::string> words;  // the findings that count, in words
 };

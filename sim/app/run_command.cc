@@ -550,10 +550,13 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
         row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
         row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
+        row.idle_hold = !run.result.of(FindingKind::kIdleHold).empty();
+        row.barging = !run.result.of(FindingKind::kBarging).empty();
         row.summary = (run_dir / "summary.md").string();
         for (const Finding& f : run.result.findings) {
           if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kStolenRenewal ||
-              f.kind == FindingKind::kStaleRelease) {
+              f.kind == FindingKind::kStaleRelease || f.kind == FindingKind::kIdleHold ||
+              f.kind == FindingKind::kBarging) {
             row.words.push_back(f.words);
           }
         }

@@ -64,6 +64,10 @@
 //     lease end, renewals counted, before its exit); clients = {holder}; interval = [lease end,
 //     exit]; cause "faulted" (a fault was aimed at it inside the window) or "slow". The lock did
 //     not protect it meanwhile: an `ok` beside it was luck (lease_overruns.cc).
+//   barging [no verdict; only with CheckOptions::barging]: a client was granted a key while
+//     another client's acquire of it, invoked earlier, was still waiting: it barged past a
+//     waiter, which a fair (FIFO) lock must not let happen; clients = {newcomer, waiter};
+//     interval = [waiter's invoke, grant] (barging.cc).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
 // [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.
@@ -99,6 +103,9 @@ struct ResourceSpec {
 struct CheckOptions {
   Nanos stuck_threshold_ns = ms_to_ns(500);
   ResourceSpec resource = {};  // kind kNone: no resource check
+  // barging: look for grants that barged past an earlier waiter (the scenario's check.barging;
+  // for a lock that is not fair, barging is how it works, so only scenarios about fairness ask).
+  bool barging = false;
 };
 
 // HoldWindow: one definite hold of a key by a client. Compact (ids into the History's tables):
@@ -151,6 +158,7 @@ enum class FindingKind : std::uint8_t {
   // again (recovery after a kill or a failover), and the acquires that failed meanwhile.
   kServerOutage,
   kLeaseOverrun,
+  kBarging,
 };
 
 // to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").

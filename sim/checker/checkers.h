@@ -34,6 +34,10 @@ void check_idle_holds(const History& history, const KeyTimeline& timeline, Check
 // check_lease_overruns: holders that left after their lease had certainly run out.
 void check_lease_overruns(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
+// check_barging: grants that went to a client while another had been waiting longer, over every
+// key (only with options.barging).
+void check_barging(const History& history, const CheckOptions& options, CheckResult& result);
+
 // check_renewals: extends that succeeded on a key another client had acquired since (stolen).
 void check_renewals(const History& history, const KeyTimeline& timeline, CheckResult& result);
 

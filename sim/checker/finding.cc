@@ -15,7 +15,7 @@ struct KindInfo {
   std::string_view label;  // the heading of the kind in every report
 };
 
-constexpr std::array<KindInfo, 16> kKinds = {{
+constexpr std::array<KindInfo, 17> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation,
      "Mutual exclusion violated"},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted,
@@ -34,6 +34,7 @@ constexpr std::array<KindInfo, 16> kKinds = {{
     {FindingKind::kIdleHold, "idle_hold", Verdict::kOk, "Idle hold"},
     {FindingKind::kServerOutage, "server_outage", Verdict::kOk, "Server outage"},
     {FindingKind::kLeaseOverrun, "lease_overrun", Verdict::kOk, "Inside after the lease ran out"},
+    {FindingKind::kBarging, "barging", Verdict::kOk, "Barged past a waiter"},
 }};
 
 const KindInfo& info(FindingKind kind) { return kKinds[static_cast<std::size_t>(kind)]; }

@@ -63,6 +63,7 @@ std::string describe_observation(const CheckResult& result) {
 CheckOptions check_options(const Scenario& scenario) {
   CheckOptions options;
   options.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms);
+  options.barging = scenario.check.barging;
   switch (scenario.resource.kind) {
     case ResourceConfig::Kind::kNone:
       options.resource.kind = ResourceSpec::Kind::kNone;

@@ -47,9 +47,9 @@ bool Scenario::changes_primary() const {
 
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
-      "exclusive_without_faults", "survives_crash",       "refuses_stale_release",
+      "exclusive_without_faults",  "survives_crash",       "refuses_stale_release",
       "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl",
-      "survives_dead_waiter"};
+      "survives_dead_waiter",      "release_frees_lock",   "fair_no_barging"};
   return properties;
 }
 
@@ -110,7 +110,9 @@ nlohmann::json resolved_document(const Scenario& scenario) {
       {"source", {{"doc", scenario.source.doc}, {"claim", scenario.source.claim}}},
       {"variants", scenario.variants},
       {"lock", scenario_internal::resolved_lock(scenario.lock)},
-      {"check", {{"stuck_ms", scenario.check.stuck_ms}}},
+      {"check", scenario.check.barging
+                    ? nlohmann::json{{"stuck_ms", scenario.check.stuck_ms}, {"barging", true}}
+                    : nlohmann::json{{"stuck_ms", scenario.check.stuck_ms}}},
       {"time_limit_ms", scenario.time_limit_ms},
       {"clients_run_as", std::string(to_string(scenario.executor))},
       {"expect", scenario_internal::resolved_expect(scenario.expect)},
@@ -265,9 +267,12 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
                                       scenario.resource.kind != ResourceConfig::Kind::kNone, sweep);
   scenario.check.stuck_ms = scenario_internal::default_stuck_ms(scenario.lock.wait);
   if (const auto check = root.optional_member("check")) {
-    check->expect_object({"stuck_ms"});
+    check->expect_object({"stuck_ms", "barging"});
     if (const auto stuck = check->optional_member("stuck_ms")) {
       scenario.check.stuck_ms = stuck->duration_ms(1, kMaxDurationMs);
+    }
+    if (const auto barging = check->optional_member("barging")) {
+      scenario.check.barging = barging->boolean();
     }
   }
   if (const auto limit = root.optional_member("time_limit_ms")) {

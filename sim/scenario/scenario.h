@@ -271,6 +271,9 @@ struct CheckConfig {
   // A failed acquire that found the lock held by no live client for at least this long is a
   // deadlock. Default: max(500 ms, 5 x poll interval).
   std::int64_t stuck_ms = 500;
+  // barging ("barging", default false): report grants that barged past an earlier waiter (the
+  // finding `barging`), for scenarios about a fair lock.
+  bool barging = false;
 };
 
 // Source: the document and claim the scenario reproduces ("source" in JSON).
@@ -289,6 +292,9 @@ struct Source {
 //   recovers_after_ttl         after a crash the lock is free one TTL after the last renewal
 //   survives_dead_waiter       a queueing lock: a waiter that dies in the queue blocks the others
 //                              for at most the queue timeout
+//   release_frees_lock         the holder's release, within its lease, frees the lock for the next
+//   fair_no_barging            a queueing lock: a newcomer never gets the lock while a client that
+//                              asked earlier still waits for it
 const std::vector<std::string>& lock_properties();
 
 struct Scenario {

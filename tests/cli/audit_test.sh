@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # audit_test.sh LOCKSIM SOURCE_DIR: `locksim audit` judges a user's Lua lock property by property
 # against its reference, on a private redis-server. Proves: a correct lock (with and without
-# renewal) gets YES on every line and exit 0; each of five broken locks gets NO on exactly the
-# property it breaks, worded against the reference, and exit 1; audit.md is written; a lock
+# renewal) gets YES on every line and exit 0; each of seven broken locks gets NO on exactly the
+# property it breaks, worded against the reference, and exit 1 (a release that deletes nothing
+# is a NO, not UNDECIDED; a lock that declares a queue but lets newcomers barge is a NO); audit.md is written; a lock
 # without an extend script gets n/a on the renewal lines; a bad lock file exits 2 and writes
 # nothing.
 set -uo pipefail
@@ -36,6 +37,14 @@ lock blind_release "$SET_NX" "return redis.call('DEL', KEYS[1])"
 lock long_ttl "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', tonumber(ARGV[2]) * 100) then return 1 end return 0" "$OWNER_DEL"
 lock steal_renew "$SET_NX" "$OWNER_DEL" "return redis.call('PEXPIRE', KEYS[1], ARGV[2])"
 lock lazy_renew "$SET_NX" "$OWNER_DEL" "return 1"
+# A release whose owner compare never matches: it deletes nothing while the lease runs.
+lock never_release "$SET_NX" "if redis.call('GET', KEYS[1]) == 'x' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+# Declares a queue ({waiter}) but takes any free key: a newcomer barges past the waiters.
+cat >"$WORK/barging_queue.json" <<JSON
+{"name": "barging_queue",
+ "acquire": {"script": "$SET_NX", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}", "{waiter}"]},
+ "release": {"script": "$OWNER_DEL", "keys": ["{key}"], "args": ["{token}"]}}
+JSON
 
 # audit NAME: runs the audit of $WORK/NAME.json; output in $WORK/NAME.log, exit code in $code.
 audit() {
@@ -99,6 +108,23 @@ audit lazy_renew
 expect_code "a renewal that extends nothing fails the audit" 1 "$code"
 line lazy_renew "renewal keeps a live holder"
 expect_grep "lazy_renew: renewal keeps a live holder is NO" "NO .*worse than lua_owner_renew" "$WORK/lazy_renew.line"
+
+audit never_release
+expect_code "a release that never deletes fails the audit" 1 "$code"
+line never_release "the holder's release frees the lock"
+expect_grep "never_release: release frees the lock is NO (idle), not UNDECIDED" "NO .*the holder's release deleted nothing while its lease ran: the lock sat idle; worse than lua_owner" "$WORK/never_release.line"
+line good "the holder's release frees the lock"
+expect_grep "good: release frees the lock is YES" "YES" "$WORK/good.line"
+
+audit barging_queue
+expect_code "a queue that lets newcomers barge fails the audit" 1 "$code"
+expect_grep "barging_queue: its reference is lua_fair_queue" "reference lua_fair_queue)" "$WORK/barging_queue.log"
+line barging_queue "fair: no barging past a waiter"
+expect_grep "barging_queue: fair is NO, worse than lua_fair_queue" "NO .*a newcomer got the lock while a client that asked earlier still waited; worse than lua_fair_queue, which is ok" "$WORK/barging_queue.line"
+line barging_queue "survives a waiter dying in the queue"
+expect_grep "barging_queue: a dead waiter blocks nobody (it never queues)" "YES" "$WORK/barging_queue.line"
+line good "fair: no barging past a waiter"
+expect_grep "good: fairness is n/a without a queue" "n/a" "$WORK/good.line"
 
 # Bad input: exit 2, nothing written.
 echo '{"name": "broken", "acquire": {"script": 7}}' >"$WORK/broken.json"

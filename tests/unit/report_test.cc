@@ -72,6 +72,17 @@ Expectation expect(Verdict verdict, std::optional<std::set<std::string>> causes 
   return e;
 }
 
+// The scenario's check block reaches the checker: its stuck threshold and whether to look for
+// barging.
+TEST(CheckOptions, FollowTheScenariosCheckBlock) {
+  Scenario s = tiny_scenario();
+  s.check.stuck_ms = 700;
+  EXPECT_EQ(check_options(s).stuck_threshold_ns, ms_to_ns(700));
+  EXPECT_FALSE(check_options(s).barging);
+  s.check.barging = true;
+  EXPECT_TRUE(check_options(s).barging);
+}
+
 // An expectation matches on the verdict, and on the exact cause set when one is given.
 TEST(Expectation, VerdictAndExactCauses) {
   const CheckResult r = check_history(overlapping_history(), {});

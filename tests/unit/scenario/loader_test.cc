@@ -49,6 +49,25 @@ TEST(ScenarioLoaderTest, ResolvedContainsDefaultsAndReloads) {
   EXPECT_EQ(parse_scenario(w.resolved, kFile, kVariants).resolved, w.resolved);
 }
 
+// check.barging: off unless asked (and then absent from the resolved form, so older resolved
+// scenarios read the same); on, it survives a reload.
+TEST(ScenarioLoaderTest, CheckBargingIsOptInAndResolved) {
+  const Scenario off = parse_scenario(scripted_document(), kFile, kVariants);
+  EXPECT_FALSE(off.check.barging);
+  EXPECT_FALSE(off.resolved["check"].contains("barging"));
+  json document = scripted_document();
+  document["check"] = {{"barging", true}};
+  const Scenario on = parse_scenario(document, kFile, kVariants);
+  EXPECT_TRUE(on.check.barging);
+  EXPECT_EQ(on.resolved["check"]["barging"], true);
+  EXPECT_TRUE(parse_scenario(on.resolved, kFile, kVariants).check.barging);
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["check"] = {{"barging", 1}};
+                              }),
+                  {kFile, "$.check.barging"});
+}
+
 // A misspelt key fails at its own path and suggests the key that was meant.
 TEST(ScenarioLoaderTest, UnknownKeySuggestsClosestKey) {
   const std::string message =

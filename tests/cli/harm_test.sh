@@ -4,7 +4,8 @@
 # Proves:
 #  - kill -9 of the private redis-server inside a scripted run: exit 3, the loss is a
 #    `server_lost` event, the run's verdict is error (never a saved ok), and `check` re-judges it
-#    so (three tries: the clients often finish before the watch's next look);
+#    so (three tries; the holder stays inside until the server is gone, so the kill always lands
+#    inside the run, tests/cli/server_lost_hold.json);
 #  - a Redlock node killed by the test: exit 3, a `server_died` event, verdict unknown, the
 #    summary names the node and the pid, and says who was granted the lock afterwards by which
 #    servers; also when the nemesis had restarted that node before;
@@ -57,20 +58,19 @@ python_child() { pgrep -P "$1" python3 >/dev/null; }
 # --- 1. the private server killed inside a scripted run ----------------------------------------
 for try in 1 2 3; do
   out=$WORK/lost$try
-  "$LOCKSIM" run scenarios/crash-in-critical-section.json --variant lua_owner --out "$out" \
-    --no-progress >"$out.log" 2>&1 &
+  # A holds the lock until the server is gone (at most 20 s): the kill always lands inside the run.
+  "$LOCKSIM" run tests/cli/server_lost_hold.json --out "$out" --no-progress >"$out.log" 2>&1 &
   RUN_PID=$!
   wait_until 20 count_at_least "$RUN_PID" 1
   server=$(redis_children "$RUN_PID" | head -1)
   port=$(port_of "$server")
-  # A's lock key is on the server from its acquire until its TTL (300 ms) after its crash.
   if wait_until 20 has_lock_key "$port"; then kill -9 "$server"; fi
   wait "$RUN_PID"
   code=$?
   RUN_PID=""
   expect_code "try $try: a lost private server is an environment failure" 3 "$code"
   expect_grep "try $try: the run says so" "SERVER LOST" "$out.log"
-  run=$out/crash-in-critical-section/latest
+  run=$out/server-lost-hold/latest
   expect_grep "try $try: the history records the loss" '"f":"server_lost"' "$run/lua_owner/history.jsonl"
   expect_grep "try $try: the saved verdict is error, not ok" '"verdict": "error"' "$run/lua_owner/results.json"
   expect_grep "try $try: the saved run does not match its expectation" '"matches": false' "$run/lua_owner/results.json"

@@ -236,7 +236,10 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
     if (!garbage_.empty()) {
       const std::string line = garbage_;
       lock.unlock();
-      broken("printed a line that is not a JSON object: \"" + line + "\"");
+      broken(
+          "printed a line that is not a JSON object of the worker protocol (not JSON, or a field "
+          "of the wrong type): \"" +
+          line + "\"");
       kill_worker();
       reply.worker_died = true;
       return reply;
@@ -310,6 +313,32 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
   }
 }
 
+namespace {
+
+// well_typed: every field of a worker's message that the driver reads has the JSON type it is
+// read as. A number sent as a string or null (a library's reply mismatched after a lost one)
+// would otherwise throw from json::value() on whichever thread reads it and end locksim; as it is,
+// the line is a protocol violation like any other that is not JSON, and the run fails (exit 3).
+bool well_typed(const nlohmann::json& message) {
+  static constexpr const char* kIntegers[] = {
+      "id",      "done",        "monotonic_ns", "extended", "attempts", "sent_after_ns",
+      "fencing", "validity_ms", "cycles_done",  "protocol"};
+  static constexpr const char* kStrings[] = {"event", "result", "token", "message", "error",
+                                             "state", "then",   "phase", "worker"};
+  for (const char* field : kIntegers) {
+    const auto found = message.find(field);
+    if (found != message.end() && !found->is_number_integer()) return false;
+  }
+  for (const char* field : kStrings) {
+    const auto found = message.find(field);
+    if (found != message.end() && !found->is_string()) return false;
+  }
+  const auto stopped = message.find("stopped_early");
+  return stopped == message.end() || stopped->is_boolean();
+}
+
+}  // namespace
+
 void ProcessClient::read_lines() {
   std::string buffer;
   char chunk[4096];
@@ -323,7 +352,7 @@ void ProcessClient::read_lines() {
       const std::string line = buffer.substr(0, newline);
       nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
       buffer.erase(0, newline + 1);
-      if (!message.is_object()) {
+      if (!message.is_object() || !well_typed(message)) {
         {
           std::lock_guard<std::mutex> lock(mutex_);
           if (garbage_.empty()) garbage_ = line.substr(0, 200);

@@ -8,6 +8,8 @@ The mode is the first argument, or else $LOCKSIM_BROKEN_ADAPTER:
            signal ends it)
   garbage  answers every request with a line that is not JSON
   version  answers hello with protocol 99 (and everything else like a working adapter)
+  mistyped answers an acquire with a fencing number written as a string (a library's reply
+           mismatched after a lost one, as simple-redis-mutex's can be)
   late     poses as locksim's own worker ("worker": "locksim") and, on an acquire, sends a
            renewal's invoke event 300 ms after the monotonic instant it names, as a loaded
            machine would deliver it (touches no Redis: every call succeeds)
@@ -18,7 +20,7 @@ import os
 import sys
 import time
 
-MODES = ("crash", "hang", "garbage", "version", "late")
+MODES = ("crash", "hang", "garbage", "version", "late", "mistyped")
 
 
 def reply(request, **fields):
@@ -29,7 +31,7 @@ def reply(request, **fields):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LOCKSIM_BROKEN_ADAPTER", "")
     if mode not in MODES:
-        sys.stderr.write("usage: broken_adapter.py crash|hang|garbage|version|late "
+        sys.stderr.write("usage: broken_adapter.py crash|hang|garbage|version|late|mistyped "
                          "(or LOCKSIM_BROKEN_ADAPTER=...)\n")
         return 2
     for line in iter(sys.stdin.readline, ""):
@@ -62,6 +64,8 @@ def main():
                                          "monotonic_ns": sent}) + "\n")
             sys.stdout.write(json.dumps({"event": "extend", "result": "ok", "extended": 1}) + "\n")
             sys.stdout.flush()
+        elif op == "acquire" and mode == "mistyped":
+            reply(request, result="ok", token="broken", attempts=1, fencing="OK")
         elif op == "acquire":
             reply(request, result="ok", token="broken", attempts=1)
         elif op == "release":

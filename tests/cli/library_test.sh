@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # library_test.sh LOCKSIM SOURCE_DIR: third-party lock libraries behind the worker protocol.
-# Proves: a broken adapter (it crashes, hangs, prints garbage, speaks another protocol version)
+# Proves: a broken adapter (it crashes, hangs, prints garbage, speaks another protocol version,
+# sends a number as a string)
 # is a harness failure (exit 3, its stderr kept in the run directory, no verdict), never a lock
 # verdict; a missing runtime is exit 3 with the install command, before anything is written; and
 # the real adapters run a scripted scenario with the verdicts their design predicts (redis-py's
@@ -25,14 +26,14 @@ entry() {  # entry NAME MODE
 {
   echo '{"libraries": ['
   entry crash crash; echo ','; entry hang hang; echo ','; entry garbage garbage; echo ','
-  entry version version; echo ','
+  entry version version; echo ','; entry mistyped mistyped; echo ','
   printf '{"name": "lib:missing", "adapter": "missing", "summary": "a library not installed",
     "command": ["/bin/true"], "like": "lua_owner", "runtime_check": ["/bin/false"],
     "install": "apt-get install -y imaginary-lock"}'
   echo ']}'
 } >"$WORK/adapters/libraries.json"
 
-for mode in crash garbage version hang; do
+for mode in crash garbage version hang mistyped; do
   LOCKSIM_ADAPTERS_DIR="$WORK/adapters" timeout 120 "$LOCKSIM" run \
     "$SOURCE/scenarios/stale-release.json" --variant "lib:broken-$mode" --out "$WORK/out-$mode" \
     --no-progress >"$WORK/$mode.out" 2>"$WORK/$mode.err"
@@ -47,6 +48,8 @@ else
   fail "crash: no A.stderr under $WORK/out-crash"; find "$WORK/out-crash" | sed 's/^/    /'
 fi
 expect_grep "garbage: the line is named" "not a JSON object" "$WORK/garbage.err"
+expect_grep "mistyped: a number sent as a string is a protocol violation, not a crash" '"fencing": "OK"' "$WORK/mistyped.err"
+expect_no_grep "mistyped: locksim did not abort" "terminate called" "$WORK/mistyped.err"
 expect_grep "version: the protocol is named" "did not answer the worker protocol 1" "$WORK/version.err"
 expect_grep "hang: the silence is named" "did not answer \"hello\" within" "$WORK/hang.err"
 

@@ -14,6 +14,18 @@
 #include "sim/driver/runners.h"
 
 namespace locksim::driver_internal {
+namespace {
+
+// drawn_cycle: kind i's view of the client's cycle, if the cycle drew it. (A function, not a
+// lambda in workload_client: a lambda kept across a co_await is a field of the coroutine frame,
+// and GCC warns about a field whose type has no linkage when this file is part of a unity build.)
+std::optional<DrawnCycle> drawn_cycle(const CyclePlan& next, const std::string& client, int cycle,
+                                      std::size_t i) {
+  if (next.drawn[i] == 0) return std::nullopt;
+  return DrawnCycle{.client = client, .cycle = cycle, .drawn = next.drawn[i]};
+}
+
+}  // namespace
 
 Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t index) {
   const Scenario& scenario = run.scenario();
@@ -47,13 +59,8 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       if (timed && due_ns >= end_ns) co_return;
     }
     const CyclePlan next = run.plan().cycle(index, cycle);
-    // drawn(i): kind i's view of this cycle, if the cycle drew it.
-    const auto drawn = [&](std::size_t i) -> std::optional<DrawnCycle> {
-      if (next.drawn[i] == 0) return std::nullopt;
-      return DrawnCycle{.client = name, .cycle = cycle, .drawn = next.drawn[i]};
-    };
     for (std::size_t i = 0; i < faults.size(); ++i) {
-      if (const auto at = drawn(i)) faults[i]->before_acquire(host, *at);
+      if (const auto at = drawn_cycle(next, name, cycle, i)) faults[i]->before_acquire(host, *at);
     }
     const AcquireStatus status =
         co_await host.acquire(key, scenario.lock.acquire_timeout_ms, due_ns);
@@ -78,7 +85,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       }
       if (works) host.record_work(planned_ms);
       for (std::size_t i = 0; i < faults.size(); ++i) {
-        const auto at = drawn(i);
+        const auto at = drawn_cycle(next, name, cycle, i);
         if (at && faults[i]->type().work_role != WorkRole::kNone) {
           co_await faults[i]->inside(host, *at);
         }
@@ -87,7 +94,8 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       if (resource) host.resource_write(record_id);
       bool gone = false;
       for (std::size_t i = 0; i < faults.size() && !gone; ++i) {
-        if (const auto at = drawn(i)) gone = faults[i]->before_release(host, *at);
+        if (const auto at = drawn_cycle(next, name, cycle, i))
+          gone = faults[i]->before_release(host, *at);
       }
       if (gone) {
         if (!timed) run.cycles_done += workload.cycles - cycle;
@@ -96,7 +104,8 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       co_await host.release();
     } else if (status == AcquireStatus::kIndeterminate) {
       for (std::size_t i = 0; i < faults.size(); ++i) {
-        if (const auto at = drawn(i)) faults[i]->unanswered_acquire(host, *at);
+        if (const auto at = drawn_cycle(next, name, cycle, i))
+          faults[i]->unanswered_acquire(host, *at);
       }
     }
     run.cycles_done += 1;

@@ -19,13 +19,14 @@ namespace {
 
 // The table's order is the order of the "workload" keys the parser lists and of a CyclePlan's
 // `drawn`; where a kind draws in a cycle's stream is its DrawSlot, not its row.
-constexpr std::array kKinds = {
+constexpr std::array kDrawnFaultKinds = {
     &kDrawnCrash,
     &kDrawnLose,
     &kDrawnPause,
     &kDrawnLostReply,
 };
-static_assert(kKinds.size() <= kMaxDrawnFaultKinds, "raise kMaxDrawnFaultKinds (drawn_fault.h)");
+static_assert(kDrawnFaultKinds.size() <= kMaxDrawnFaultKinds,
+              "raise kMaxDrawnFaultKinds (drawn_fault.h)");
 
 // A kind's own stream is forked from its word (64-bit FNV-1a), so it needs no number of its own.
 constexpr std::uint64_t fnv1a(std::string_view word) {
@@ -39,21 +40,21 @@ constexpr std::uint64_t fnv1a(std::string_view word) {
 
 }  // namespace
 
-std::span<const DrawnFaultType* const> drawn_fault_types() { return kKinds; }
+std::span<const DrawnFaultType* const> drawn_fault_types() { return kDrawnFaultKinds; }
 
 const DrawnFaultType* drawn_fault_type(std::string_view word) {
-  for (const DrawnFaultType* type : kKinds) {
+  for (const DrawnFaultType* type : kDrawnFaultKinds) {
     if (type->word == word) return type;
   }
   return nullptr;
 }
 
 std::size_t drawn_fault_index(std::string_view word) {
-  for (std::size_t i = 0; i < kKinds.size(); ++i) {
-    if (kKinds[i]->word == word) return i;
+  for (std::size_t i = 0; i < kDrawnFaultKinds.size(); ++i) {
+    if (kDrawnFaultKinds[i]->word == word) return i;
   }
   LOCKSIM_ASSERT(!"no drawn fault kind has this word");
-  return kKinds.size();
+  return kDrawnFaultKinds.size();
 }
 
 std::uint64_t own_stream(const DrawnFaultType& type) { return fnv1a(type.word); }

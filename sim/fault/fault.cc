@@ -16,7 +16,7 @@ namespace {
 
 // One row per kind; a trait not named is false. A kill opens the outage, not the `down` window
 // that starts with it, so that one kill is one outage.
-constexpr std::array<FaultTraits, 14> kKinds = {{
+constexpr std::array<FaultTraits, 14> kFaultKinds = {{
     {.kind = FaultKind::kPause, .word = "pause", .window = true},
     {.kind = FaultKind::kPartition, .word = "partition", .window = true},
     {.kind = FaultKind::kLoseReply, .word = "lose_reply"},
@@ -38,12 +38,12 @@ constexpr std::array<FaultTraits, 14> kKinds = {{
 
 // The table is indexed by the enumerator: each row must sit at its own kind's place.
 constexpr bool rows_in_order() {
-  for (std::size_t i = 0; i < kKinds.size(); ++i) {
-    if (static_cast<std::size_t>(kKinds[i].kind) != i) return false;
+  for (std::size_t i = 0; i < kFaultKinds.size(); ++i) {
+    if (static_cast<std::size_t>(kFaultKinds[i].kind) != i) return false;
   }
   return true;
 }
-static_assert(rows_in_order(), "kKinds must list the kinds in the order of FaultKind");
+static_assert(rows_in_order(), "kFaultKinds must list the kinds in the order of FaultKind");
 
 constexpr std::array<std::string_view, 3> kPhaseWords = {"instant", "start", "end"};
 
@@ -51,12 +51,12 @@ constexpr std::array<std::string_view, 3> kPhaseWords = {"instant", "start", "en
 
 const FaultTraits& traits(FaultKind kind) {
   const auto index = static_cast<std::size_t>(kind);
-  LOCKSIM_ASSERT(index < kKinds.size());
-  return kKinds[index];
+  LOCKSIM_ASSERT(index < kFaultKinds.size());
+  return kFaultKinds[index];
 }
 
 std::optional<FaultKind> fault_kind(std::string_view word) {
-  for (const FaultTraits& row : kKinds) {
+  for (const FaultTraits& row : kFaultKinds) {
     if (row.word == word) return row.kind;
   }
   return std::nullopt;
@@ -65,7 +65,7 @@ std::optional<FaultKind> fault_kind(std::string_view word) {
 const std::vector<FaultKind>& all_fault_kinds() {
   static const std::vector<FaultKind> kinds = [] {
     std::vector<FaultKind> all;
-    for (const FaultTraits& row : kKinds) all.push_back(row.kind);
+    for (const FaultTraits& row : kFaultKinds) all.push_back(row.kind);
     return all;
   }();
   return kinds;
@@ -74,7 +74,7 @@ const std::vector<FaultKind>& all_fault_kinds() {
 const std::vector<FaultKind>& link_fault_kinds() {
   static const std::vector<FaultKind> kinds = [] {
     std::vector<FaultKind> links;
-    for (const FaultTraits& row : kKinds) {
+    for (const FaultTraits& row : kFaultKinds) {
       if (row.link_fault != nullptr) links.push_back(row.kind);
     }
     return links;

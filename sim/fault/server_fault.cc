@@ -21,7 +21,7 @@ namespace {
 
 // The table's order is the order in which the scenario parser offers the words for "do" (after
 // the client actions, before the link faults) and lists them in its messages.
-constexpr std::array kKinds = {
+constexpr std::array kServerFaultKinds = {
     &kServerFaultKillServer, &kServerFaultRestartServer,  &kServerFaultPauseServer,
     &kServerFaultClockJump,  &kServerFaultCutReplication, &kServerFaultHealReplication,
     &kServerFaultPromote,    &kServerFaultFailover,
@@ -29,10 +29,10 @@ constexpr std::array kKinds = {
 
 }  // namespace
 
-std::span<const ServerFaultType* const> server_fault_types() { return kKinds; }
+std::span<const ServerFaultType* const> server_fault_types() { return kServerFaultKinds; }
 
 const ServerFaultType* server_fault_type(std::string_view word) {
-  for (const ServerFaultType* type : kKinds) {
+  for (const ServerFaultType* type : kServerFaultKinds) {
     if (type->word == word) return type;
   }
   return nullptr;

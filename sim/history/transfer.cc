@@ -18,9 +18,10 @@ static_assert(std::is_trivially_copyable_v<Event>, "events are copied as bytes")
 constexpr char kMagic[] = "locksim history transfer 1";
 constexpr std::uint64_t kEventBytes = sizeof(Event);
 
-class Writer {
+class TransferWriter {
  public:
-  explicit Writer(const std::filesystem::path& path) : path_(path), out_(path, std::ios::binary) {
+  explicit TransferWriter(const std::filesystem::path& path)
+      : path_(path), out_(path, std::ios::binary) {
     if (!out_) throw EnvironmentError("cannot write " + path.string());
   }
   void bytes(const void* data, std::size_t size) {
@@ -45,9 +46,10 @@ class Writer {
   std::ofstream out_;
 };
 
-class Reader {
+class TransferReader {
  public:
-  explicit Reader(const std::filesystem::path& path) : path_(path), in_(path, std::ios::binary) {
+  explicit TransferReader(const std::filesystem::path& path)
+      : path_(path), in_(path, std::ios::binary) {
     if (!in_) refuse("cannot open");
     std::error_code error;
     left_ = std::filesystem::file_size(path, error);
@@ -95,7 +97,7 @@ class Reader {
 }  // namespace
 
 void write_history_transfer(const std::filesystem::path& path, const History& history) {
-  Writer out(path);
+  TransferWriter out(path);
   out.bytes(kMagic, sizeof kMagic);
   out.number(kEventBytes);
   out.texts(history.clients);
@@ -109,7 +111,7 @@ void write_history_transfer(const std::filesystem::path& path, const History& hi
 }
 
 History read_history_transfer(const std::filesystem::path& path) {
-  Reader in(path);
+  TransferReader in(path);
   char magic[sizeof kMagic] = {};
   in.bytes(magic, sizeof magic);
   if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) in.refuse("its first bytes");

@@ -11,7 +11,7 @@ namespace locksim::lock_detail {
 namespace {
 
 // KEYS[1] = lock key, ARGV[1] = ttl_ms, ARGV[2] = this acquisition's token. Returns 1 if set.
-constexpr const char* kAcquireSource = R"lua(
+constexpr const char* kAcquireOwnerSource = R"lua(
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
   return 1
 else
@@ -19,8 +19,8 @@ else
 end
 )lua";
 
-const Script& acquire_script() {
-  static const Script script("lua_acquire_owner.acquire", kAcquireSource);
+const Script& acquire_owner_script() {
+  static const Script script("lua_acquire_owner.acquire", kAcquireOwnerSource);
   return script;
 }
 
@@ -36,7 +36,7 @@ class LuaAcquireOwnerLock final : public LockVariant {
                              std::int64_t ttl_ms) const override {
     std::string token = context.rng.token_hex(32);
     RedisResult result =
-        acquire_script().run(context.connection, {key}, {std::to_string(ttl_ms), token});
+        acquire_owner_script().run(context.connection, {key}, {std::to_string(ttl_ms), token});
     return flag_acquire_outcome(std::move(result), std::move(token),
                                 "EVALSHA lua_acquire_owner.acquire");
   }

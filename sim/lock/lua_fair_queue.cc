@@ -30,7 +30,7 @@ namespace {
 // replicates a script's effects, not the script, so a non-deterministic command is allowed.
 // The queue keys expire two queue timeouts after the last busy attempt: by then every waiter in
 // them has missed its deadline, so nothing is lost and nothing lingers.
-constexpr const char* kAcquireSource = R"lua(
+constexpr const char* kFairQueueAcquireSource = R"lua(
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local timeout_ms = tonumber(ARGV[4])
@@ -61,8 +61,8 @@ redis.call('PEXPIRE', KEYS[3], linger_ms)
 return 0
 )lua";
 
-const Script& acquire_script() {
-  static const Script script("lua_fair_queue.acquire", kAcquireSource);
+const Script& fair_queue_acquire_script() {
+  static const Script script("lua_fair_queue.acquire", kFairQueueAcquireSource);
   return script;
 }
 
@@ -81,10 +81,10 @@ class FairQueueLuaLock final : public LockVariant {
     // Every caller that builds a LockContext fills these; without them the queue is meaningless.
     LOCKSIM_ASSERT(!context.waiter_id.empty() && context.queue_timeout_ms > 0);
     std::string token = context.rng.token_hex(32);
-    RedisResult result =
-        acquire_script().run(context.connection, {key, key + ":queue", key + ":queue:deadlines"},
-                             {token, std::to_string(ttl_ms), std::string(context.waiter_id),
-                              std::to_string(context.queue_timeout_ms)});
+    RedisResult result = fair_queue_acquire_script().run(
+        context.connection, {key, key + ":queue", key + ":queue:deadlines"},
+        {token, std::to_string(ttl_ms), std::string(context.waiter_id),
+         std::to_string(context.queue_timeout_ms)});
     AcquireAttempt attempt =
         flag_acquire_outcome(std::move(result), std::move(token), "EVALSHA lua_fair_queue.acquire");
     // Busy means queued: a crash here is a waiter that dies in the queue.

@@ -21,15 +21,15 @@ namespace {
 
 // KEYS[1] = lock key, KEYS[2] = fencing counter, ARGV[1] = this acquisition's token,
 // ARGV[2] = ttl_ms. Returns the grant's fencing number (1, 2, ...), or 0 if the lock is held.
-constexpr const char* kAcquireSource = R"lua(
+constexpr const char* kFencedAcquireSource = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('INCR', KEYS[2])
 end
 return 0
 )lua";
 
-const Script& acquire_script() {
-  static const Script script("lua_owner_fenced.acquire", kAcquireSource);
+const Script& fenced_acquire_script() {
+  static const Script script("lua_owner_fenced.acquire", kFencedAcquireSource);
   return script;
 }
 
@@ -46,7 +46,7 @@ class FencedOwnerCheckedLuaLock final : public OneCommandVariant {
                                             Rng& rng) const override {
     std::string token = rng.token_hex(32);
     return OneCommand{
-        &acquire_script(), {key, key + ":fence", token, std::to_string(ttl_ms)}, 2, token};
+        &fenced_acquire_script(), {key, key + ":fence", token, std::to_string(ttl_ms)}, 2, token};
   }
   // read_acquire: integer n >= 1 -> acquired with fencing number n; 0 -> busy; anything else
   // (a negative number, a string) is outside the script's contract.

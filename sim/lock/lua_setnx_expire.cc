@@ -10,7 +10,7 @@
 namespace locksim::lock_detail {
 namespace {
 
-constexpr std::string_view kValue = "1";
+constexpr std::string_view kLuaSetnxExpireValue = "1";
 
 // KEYS[1] = lock key, ARGV[1] = value, ARGV[2] = ttl_ms. Returns 1 if set, 0 if already held.
 constexpr const char* kSetNxExpireSource = R"lua(
@@ -38,8 +38,8 @@ class LuaSetNxExpireLock final : public LockVariant {
                              std::int64_t ttl_ms) const override {
     return flag_acquire_outcome(
         setnx_expire_script().run(context.connection, {key},
-                                  {std::string(kValue), std::to_string(ttl_ms)}),
-        std::string(kValue), "EVALSHA lua_setnx_expire.acquire");
+                                  {std::string(kLuaSetnxExpireValue), std::to_string(ttl_ms)}),
+        std::string(kLuaSetnxExpireValue), "EVALSHA lua_setnx_expire.acquire");
   }
 
   ReleaseResult release(const LockContext& context, const std::string& key,

@@ -5,7 +5,7 @@
 namespace locksim::lock_detail {
 namespace {
 
-constexpr std::string_view kValue = "1";
+constexpr std::string_view kNaiveValue = "1";
 
 class NaiveLock final : public UnconditionalDelVariant {
  public:
@@ -17,7 +17,8 @@ class NaiveLock final : public UnconditionalDelVariant {
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t /*ttl_ms*/,
                                             Rng& /*rng*/) const override {
-    return OneCommand{nullptr, {"SET", key, std::string(kValue), "NX"}, 0, std::string(kValue)};
+    return OneCommand{
+        nullptr, {"SET", key, std::string(kNaiveValue), "NX"}, 0, std::string(kNaiveValue)};
   }
   AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
     return acquire_outcome(std::move(result), std::move(token), "SET NX");

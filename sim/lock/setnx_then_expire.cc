@@ -11,7 +11,7 @@
 namespace locksim::lock_detail {
 namespace {
 
-constexpr std::string_view kValue = "1";
+constexpr std::string_view kSetnxThenExpireValue = "1";
 
 class SetNxThenExpireLock final : public LockVariant {
  public:
@@ -24,8 +24,9 @@ class SetNxThenExpireLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
-    AcquireAttempt attempt = flag_acquire_outcome(
-        context.connection.command({"SETNX", key, kValue}), std::string(kValue), "SETNX");
+    AcquireAttempt attempt =
+        flag_acquire_outcome(context.connection.command({"SETNX", key, kSetnxThenExpireValue}),
+                             std::string(kSetnxThenExpireValue), "SETNX");
     if (attempt.outcome != AcquireAttempt::Outcome::kAcquired) return attempt;
 
     // May throw (a crash injected by the driver): the key then stays without TTL, on purpose.

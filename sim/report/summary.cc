@@ -9,7 +9,7 @@
 namespace locksim {
 namespace {
 
-std::string ms(Nanos ns) {
+std::string ms_text(Nanos ns) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f ms", ns_to_ms(ns));
   return buffer;
@@ -24,16 +24,18 @@ std::string findings_cell(const CheckResult& r) {
     switch (kind) {
       case FindingKind::kRecovery:
         for (const Finding* f : found) {
-          add(f->to_ns >= 0 ? "recovered after " + ms(f->to_ns - f->from_ns) : "never recovered");
+          add(f->to_ns >= 0 ? "recovered after " + ms_text(f->to_ns - f->from_ns)
+                            : "never recovered");
         }
         break;
       case FindingKind::kIdleHold:
-        for (const Finding* f : found) add("idle " + ms(f->to_ns - f->from_ns));
+        for (const Finding* f : found) add("idle " + ms_text(f->to_ns - f->from_ns));
         break;
       case FindingKind::kServerOutage:
         for (const Finding* f : found) {
-          add(f->to_ns >= 0 ? "granted again " + ms(f->to_ns - f->from_ns) + " after " + f->cause
-                            : "not granted after " + f->cause);
+          add(f->to_ns >= 0
+                  ? "granted again " + ms_text(f->to_ns - f->from_ns) + " after " + f->cause
+                  : "not granted after " + f->cause);
         }
         break;
       case FindingKind::kResourceCorrupted:
@@ -44,7 +46,7 @@ std::string findings_cell(const CheckResult& r) {
       case FindingKind::kLeaseOverrun: {
         Nanos longest = 0;
         for (const Finding* f : found) longest = std::max(longest, f->to_ns - f->from_ns);
-        add(std::to_string(found.size()) + " lease overrun(s), longest " + ms(longest));
+        add(std::to_string(found.size()) + " lease overrun(s), longest " + ms_text(longest));
         break;
       }
       case FindingKind::kMutexViolation:
@@ -67,9 +69,9 @@ std::string findings_cell(const CheckResult& r) {
 std::string latency_text(const CheckStats& s) {
   if (s.latency_samples == 0) return "no successful acquisition";
   std::string text;
-  if (s.acquire_latency_p50_ns >= 0) text += "p50 " + ms(s.acquire_latency_p50_ns) + ", ";
-  if (s.acquire_latency_p99_ns >= 0) text += "p99 " + ms(s.acquire_latency_p99_ns) + ", ";
-  return text + "max " + ms(s.acquire_latency_max_ns) + " over " +
+  if (s.acquire_latency_p50_ns >= 0) text += "p50 " + ms_text(s.acquire_latency_p50_ns) + ", ";
+  if (s.acquire_latency_p99_ns >= 0) text += "p99 " + ms_text(s.acquire_latency_p99_ns) + ", ";
+  return text + "max " + ms_text(s.acquire_latency_max_ns) + " over " +
          std::to_string(s.latency_samples) + " acquisition(s)";
 }
 
@@ -148,7 +150,7 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
     if (s.extends_ok + s.extends_failed > 0) {
       out << "; " << s.extends_ok << " renewals ok, " << s.extends_failed << " failed";
     }
-    out << "; run " << ms(s.duration_ns) << ".\n";
+    out << "; run " << ms_text(s.duration_ns) << ".\n";
     if (!run.notes.empty()) {
       out << "\nDriver notes:\n\n";
       for (const std::string& note : run.notes) out << "- " << note << "\n";

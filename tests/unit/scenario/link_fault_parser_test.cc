@@ -9,7 +9,7 @@ namespace locksim::test {
 namespace {
 
 // A script whose first step is `step` on client A, then A acquires and releases.
-json with_step(const char* step) {
+json with_link_step(const char* step) {
   json document = scripted_document();
   document["steps"] = json::array({json::parse(step),
                                    json::parse(R"({"id": "a-in", "client": "A", "do": "acquire"})"),
@@ -19,7 +19,7 @@ json with_step(const char* step) {
 
 // The same on a redlock_5 topology, where a client has one link per server.
 json with_step_on_topology(const char* step) {
-  json document = with_step(step);
+  json document = with_link_step(step);
   document["topology"] = "redlock_5";
   return document;
 }
@@ -51,8 +51,8 @@ TEST(LinkFaultStepTest, DropCommandsLoadsAsALinkFaultWindow) {
 // The resolved scenario writes the step back with its kind's keys, and it loads again the same.
 TEST(LinkFaultStepTest, ResolvedStepLoadsAgain) {
   const Scenario scenario = parse_scenario(
-      with_step(R"({"client": "A", "do": "drop_commands", "every": 2, "drop_ms": 150})"), kFile,
-      kVariants);
+      with_link_step(R"({"client": "A", "do": "drop_commands", "every": 2, "drop_ms": 150})"),
+      kFile, kVariants);
   const json& entry = scenario.resolved["steps"][0];
   EXPECT_EQ(entry["do"], "drop_commands");
   EXPECT_EQ(entry["every"], 2);
@@ -69,7 +69,7 @@ TEST(LinkFaultStepTest, BadEveryIsRejected) {
     const std::string step =
         std::string(R"({"client": "A", "do": "drop_commands", "drop_ms": 100, "every": )") + every +
         "}";
-    const std::string message = error_for(with_step(step.c_str()));
+    const std::string message = error_for(with_link_step(step.c_str()));
     expect_contains(message, {kFile, "$.steps[0].every"});
     const bool integer = std::string(every) == "0" || std::string(every) == "-2";
     if (integer) {
@@ -78,20 +78,22 @@ TEST(LinkFaultStepTest, BadEveryIsRejected) {
       expect_contains(message, {"an integer"});
     }
   }
-  expect_contains(error_for(with_step(R"({"client": "A", "do": "drop_commands", "drop_ms": 100})")),
-                  {kFile, "$.steps[0]", "missing required key \"every\""});
+  expect_contains(
+      error_for(with_link_step(R"({"client": "A", "do": "drop_commands", "drop_ms": 100})")),
+      {kFile, "$.steps[0]", "missing required key \"every\""});
 }
 
 // A window needs "drop_ms" or "until" with "max_ms", as a partition needs "partition_ms".
 TEST(LinkFaultStepTest, MissingOrDoubleWindowIsRejected) {
-  expect_contains(error_for(with_step(R"({"client": "A", "do": "drop_commands", "every": 2})")),
-                  {kFile, "$.steps[0]", "a \"drop_commands\" step needs \"drop_ms\" or \"until\""});
   expect_contains(
-      error_for(with_step(R"({"client": "A", "do": "drop_commands", "every": 2, "drop_ms": 5,
-                              "until": {"done": "a-in"}, "max_ms": 100})")),
+      error_for(with_link_step(R"({"client": "A", "do": "drop_commands", "every": 2})")),
+      {kFile, "$.steps[0]", "a \"drop_commands\" step needs \"drop_ms\" or \"until\""});
+  expect_contains(
+      error_for(with_link_step(R"({"client": "A", "do": "drop_commands", "every": 2, "drop_ms": 5,
+                                   "until": {"done": "a-in"}, "max_ms": 100})")),
       {kFile, "$.steps[0]", "\"drop_ms\" and \"until\" exclude each other"});
   expect_contains(
-      error_for(with_step(
+      error_for(with_link_step(
           R"({"client": "A", "do": "drop_commands", "every": 2, "until": {"done": "a-in"}})")),
       {kFile, "$.steps[0]", "\"until\" needs \"max_ms\""});
 }
@@ -102,17 +104,18 @@ TEST(LinkFaultStepTest, UnknownOrMissingServersAreRejected) {
                       R"({"client": "A", "do": "drop_commands", "every": 2, "drop_ms": 100,
               "servers": ["n9"]})")),
                   {kFile, "$.steps[0].servers[0]", "unknown server \"n9\"", "n1"});
-  expect_contains(error_for(with_step(R"({"client": "A", "do": "drop_commands", "every": 2,
-                                          "drop_ms": 100, "servers": ["n1"]})")),
+  expect_contains(error_for(with_link_step(R"({"client": "A", "do": "drop_commands", "every": 2,
+                                               "drop_ms": 100, "servers": ["n1"]})")),
                   {kFile, "$.steps[0].servers", "needs a top-level \"topology\""});
 }
 
 // Its keys belong to it alone, and its word is offered as an action.
 TEST(LinkFaultStepTest, KeysAndWordAreKnownToTheOtherSteps) {
   expect_contains(
-      error_for(with_step(R"({"client": "A", "do": "partition", "partition_ms": 5, "every": 2})")),
+      error_for(
+          with_link_step(R"({"client": "A", "do": "partition", "partition_ms": 5, "every": 2})")),
       {kFile, "$.steps[0].every", "not allowed when \"do\" is \"partition\"", "\"drop_commands\""});
-  expect_contains(error_for(with_step(R"({"client": "A", "do": "drop_comands", "every": 2})")),
+  expect_contains(error_for(with_link_step(R"({"client": "A", "do": "drop_comands", "every": 2})")),
                   {kFile, "$.steps[0].do", "did you mean \"drop_commands\""});
 }
 

@@ -2,13 +2,22 @@
 // browse.mjs: opens locksim's HTML pages in a real headless Chromium and checks them, driving it
 // over the Chrome DevTools Protocol on --remote-debugging-pipe (no npm packages, no network).
 //
-//   node tests/browser/browse.mjs PLAN.json [--base DIR] [--screenshots DIR]
+//   node tests/browser/browse.mjs [options] PLAN.json ... [--case NAME STEPS...] ...
 //   node tests/browser/browse.mjs [options] --open PATH --expect SEL ... (steps as arguments)
 //
-// A plan is {"steps": [...], "page_timeout_ms": 20000, "viewport": "1280x900", "base": DIR,
-// "screenshots": DIR}; only "steps" is required. Relative paths to open resolve against "base"
-// (default: the plan's directory; on the command line: the working directory); relative
-// screenshot paths against "screenshots" (default: base). Steps, one action each:
+// Everything runs in one browser, as cases: each case is a list of steps (the first an open), run
+// in a tab with a DevTools session of its own, from about:blank back to about:blank, so that
+// nothing of one case (its pages, their scripts, the failures they report) reaches another;
+// --jobs N runs N cases at a time (default 1), each lane of cases in a window of its own. A case
+// passes if all its steps do; a case with an expected failure ("expect_failure": TEXT, or
+// --expect-failure TEXT) must instead fail, with TEXT in its failure (the page, the step and
+// the message, on one line): a bad page shown to be caught. The run passes if every case ended
+// as expected. A plan is {"steps": [...], "expect_failure": TEXT} (one case, named after the
+// plan file; expect_failure optional) or {"cases": [{"name": N, "steps": [...], "expect_failure":
+// TEXT}, ...]}, with "page_timeout_ms": 20000, "viewport": "1280x900", "base": DIR,
+// "screenshots": DIR for all its cases. Relative paths to open resolve against "base" (default:
+// the plan's directory; on the command line: the working directory); relative screenshot paths
+// against "screenshots" (default: base). Steps, one action each:
 //   {"open": "index.html"}                         a path or a file:/http(s): URL; waits for load
 //   {"expect": SEL, "count": 1, "max": N, "within": SEL, "text": "...", "visible": true|"fully",
 //    "timeout_ms": 2000}                           at least count (at most max) elements match SEL
@@ -17,7 +26,7 @@
 //                                                  shown in the viewport (partly, or fully), not
 //                                                  clipped away by an overflow ancestor; polled
 //                                                  until true or timeout_ms
-//   {"click": SEL, "navigates": true, "timeout_ms": 5000}
+//   {"click": SEL, "navigates": true, "timeout_ms": 10000}
 //                                                  a real mouse click (Input.dispatchMouseEvent)
 //                                                  at the centre of the first match, scrolled into
 //                                                  view; fails if that point is covered by another
@@ -36,17 +45,22 @@
 // On the command line each of --open, --expect, --click, --target, --images-loaded,
 // --links-resolve, --screenshot starts a step and --count N, --max N, --within SEL, --text T,
 // --visible, --fully-visible, --hidden-ok, --no-navigation, --viewport-only, --timeout-ms N modify
-// the step before them; --page-timeout-ms N, --viewport WxH, --base DIR, --screenshots DIR are
-// global.
+// the step before them; --case NAME starts a case (steps before any --case make a case named
+// "arguments"), and --expect-failure TEXT gives the case its expected failure; --page-timeout-ms
+// N, --viewport WxH, --base DIR, --screenshots DIR (for the plans' cases too) and --jobs N are
+// global. Each case ends with one line: "ok: case "NAME": passed", "ok: case "NAME": failed as
+// expected: FAILURE" or "FAILED: case "NAME": ..." saying why; several end with a count.
 //
 // Every page is watched from the moment it opens: an uncaught exception, console.error or
 // console.assert, an error in the browser's log, a failed load (a broken <img>, stylesheet or
 // script) or a response with status >= 400 fails it, as does a JavaScript dialog or a crash.
-// Exit status: 0 all steps passed; 1 a page failed (the message names the page and the failure);
-// 2 bad usage or plan; 3 the browser could not be started or died. Each page (an open and the
-// steps after it) has a time budget (page_timeout_ms, default 20 s); every wait is bounded by it.
-// Chromium runs in a process group and a directory (profile, temporary files) of its own under
-// $TMPDIR (or /tmp, if $TMPDIR is too deep for a socket path), both removed on every exit: success, failure, error, SIGINT, SIGTERM or SIGHUP.
+// Exit status: 0 every case ended as expected; 1 some did not (a page failed: the line names the
+// page and the failure; or a case that was to fail passed, or failed otherwise); 2 bad usage or
+// plan; 3 the browser could not be started or died (the run stops there). Each page (an open and
+// the steps after it) has a time budget (page_timeout_ms, default 20 s); every wait is bounded by
+// it. Chromium runs in a process group and a directory (profile, temporary files) of its own under
+// $TMPDIR (or /tmp, if $TMPDIR is too deep for a socket path), both removed on every exit: success,
+// failure, error, SIGINT, SIGTERM or SIGHUP.
 //
 // The browser: $LOCKSIM_CHROMIUM, else Debian's /usr/lib/chromium/chromium (the binary behind
 // the /usr/bin/chromium shell wrapper), else chromium, chromium-browser, google-chrome on PATH.
@@ -63,7 +77,8 @@ const EXIT_BROWSER = 3;
 const LAUNCH_TIMEOUT_MS = 20000;
 const DEFAULT_PAGE_TIMEOUT_MS = 20000;
 const DEFAULT_EXPECT_TIMEOUT_MS = 2000;
-const DEFAULT_CLICK_TIMEOUT_MS = 5000;
+const DEFAULT_CLICK_TIMEOUT_MS = 10000;
+const DEFAULT_JOBS = 1;
 const SETTLE_MS = 150; // quiet time after a load before its failures are judged
 const MAX_SCREENSHOT_HEIGHT = 16384;
 
@@ -143,23 +158,61 @@ function validateStep(step, where) {
       throw new UsageError(`${where}.${key}: true or false`);
     }
   }
-  if (action !== 'open' && where.endsWith('[0]')) {
-    throw new UsageError(`${where}: the first step must be an open`);
-  }
   return { action, ...step };
 }
 
-function loadPlan(argv) {
-  const plan = { steps: [] };
-  let planFile = null;
+const PLAN_KEYS = ['steps', 'cases', 'expect_failure', 'page_timeout_ms', 'viewport', 'base',
+                   'screenshots'];
+const CASE_KEYS = ['name', 'steps', 'expect_failure'];
+
+// A case: a name, its steps (the first an open), the failure it must end with (if any), and the
+// settings of the plan it came from.
+function makeCase(c, settings, where) {
+  if (!Array.isArray(c.steps) || !c.steps.length) {
+    throw new UsageError(`${where}: no steps (a case has a non-empty "steps" array)`);
+  }
+  if ('expect_failure' in c && (typeof c.expect_failure !== 'string' || !c.expect_failure)) {
+    throw new UsageError(`${where}.expect_failure: a non-empty string`);
+  }
+  const steps = c.steps.map((s, i) => validateStep(s, `${where}: steps[${i}]`));
+  if (steps[0].action !== 'open') {
+    throw new UsageError(`${where}: steps[0]: the first step must be an open`);
+  }
+  const base = path.resolve(settings.base);
+  return {
+    name: c.name,
+    steps,
+    expect_failure: c.expect_failure,
+    base,
+    screenshots: path.resolve(base, settings.screenshots ?? '.'),
+    page_timeout_ms: nonNegativeInt(settings.page_timeout_ms ?? DEFAULT_PAGE_TIMEOUT_MS,
+                                    `${where}: page_timeout_ms`),
+    viewport: parseViewport(settings.viewport ?? '1280x900'),
+  };
+}
+
+// Reads the plan files and the command line into a list of cases.
+function loadCases(argv) {
+  const planFiles = [];
+  const argCases = []; // { name, steps, expect_failure }, from the command line
+  let current = null;
   const overrides = {};
   const takes = (i, flag) => {
     if (i + 1 >= argv.length) throw new UsageError(`${flag} needs a value`);
     return argv[i + 1];
   };
+  const caseNow = () => {
+    if (!current) {
+      current = { name: 'arguments', steps: [] };
+      argCases.push(current);
+    }
+    return current;
+  };
   const last = (flag) => {
-    if (!plan.steps.length) throw new UsageError(`${flag} modifies a step: put it after one`);
-    return plan.steps[plan.steps.length - 1];
+    if (!current || !current.steps.length) {
+      throw new UsageError(`${flag} modifies a step: put it after one`);
+    }
+    return current.steps[current.steps.length - 1];
   };
   const stepFlags = {
     '--open': 'open', '--expect': 'expect', '--click': 'click', '--target': 'target',
@@ -174,7 +227,16 @@ function loadPlan(argv) {
       process.stdout.write(lines.slice(0, end).map((l) => l.slice(3)).join('\n') + '\n');
       process.exit(0);
     } else if (a in stepFlags) {
-      plan.steps.push({ [stepFlags[a]]: takes(i, a) }); i++;
+      caseNow().steps.push({ [stepFlags[a]]: takes(i, a) }); i++;
+    } else if (a === '--case') {
+      current = { name: takes(i, a), steps: [] }; i++;
+      argCases.push(current);
+    } else if (a === '--expect-failure') {
+      const c = caseNow();
+      if (c.expect_failure !== undefined) {
+        throw new UsageError(`case "${c.name}": --expect-failure given twice`);
+      }
+      c.expect_failure = takes(i, a); i++;
     } else if (a === '--count' || a === '--max' || a === '--timeout-ms') {
       const key = a.slice(2).replace('-', '_');
       last(a)[key] = Number(takes(i, a)); i++;
@@ -192,46 +254,76 @@ function loadPlan(argv) {
       last(a).full_page = false;
     } else if (a === '--page-timeout-ms') {
       overrides.page_timeout_ms = Number(takes(i, a)); i++;
+    } else if (a === '--jobs') {
+      overrides.jobs = Number(takes(i, a)); i++;
     } else if (a === '--viewport' || a === '--base' || a === '--screenshots') {
       overrides[a.slice(2)] = takes(i, a); i++;
     } else if (a.startsWith('-')) {
       throw new UsageError(`unknown option ${a} (--help lists them)`);
-    } else if (planFile === null) {
-      planFile = a;
     } else {
-      throw new UsageError(`one plan file at most (got ${planFile} and ${a})`);
+      planFiles.push(a);
     }
   }
-  let base = process.cwd();
-  if (planFile !== null) {
-    if (plan.steps.length) throw new UsageError('give a plan file or steps as arguments, not both');
+  if (overrides.jobs !== undefined && (!Number.isInteger(overrides.jobs) || overrides.jobs < 1)) {
+    throw new UsageError('--jobs: expected a positive integer, got ' +
+                         `${JSON.stringify(overrides.jobs)}`);
+  }
+  const jobs = overrides.jobs ?? DEFAULT_JOBS;
+  delete overrides.jobs;
+  const cases = [];
+  for (const planFile of planFiles) {
     let doc;
     try {
       doc = JSON.parse(fs.readFileSync(planFile, 'utf8'));
     } catch (e) {
       throw new UsageError(`plan ${planFile}: ${e.message}`);
     }
-    if (!doc || typeof doc !== 'object' || !Array.isArray(doc.steps)) {
-      throw new UsageError(`plan ${planFile}: expected an object with a "steps" array`);
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc) ||
+        Array.isArray(doc.steps) === Array.isArray(doc.cases)) {
+      throw new UsageError(`plan ${planFile}: expected an object with a "steps" array or a ` +
+                           `"cases" array`);
     }
     for (const key of Object.keys(doc)) {
-      if (!['steps', 'page_timeout_ms', 'viewport', 'base', 'screenshots'].includes(key)) {
-        throw new UsageError(`plan ${planFile}: unknown key "${key}"`);
-      }
+      if (!PLAN_KEYS.includes(key)) throw new UsageError(`plan ${planFile}: unknown key "${key}"`);
     }
-    Object.assign(plan, doc);
-    base = path.dirname(path.resolve(planFile));
+    if (doc.cases && 'expect_failure' in doc) {
+      throw new UsageError(`plan ${planFile}: "expect_failure" belongs to a case of "cases"`);
+    }
+    const dir = path.dirname(path.resolve(planFile));
+    const settings = { ...doc, ...overrides };
+    settings.base = path.resolve(dir, settings.base ?? '.');
+    if (doc.steps) {
+      cases.push(makeCase({ ...doc, name: planFile }, settings, planFile));
+      continue;
+    }
+    doc.cases.forEach((c, i) => {
+      const where = `${planFile}: cases[${i}]`;
+      if (!c || typeof c !== 'object' || Array.isArray(c)) {
+        throw new UsageError(`${where}: a case is an object`);
+      }
+      for (const key of Object.keys(c)) {
+        if (!CASE_KEYS.includes(key)) {
+          throw new UsageError(`${where}: unknown key "${key}" ` +
+                               `(a case has ${CASE_KEYS.join(', ')})`);
+        }
+      }
+      if (typeof c.name !== 'string' || !c.name) {
+        throw new UsageError(`${where}: a case has a name`);
+      }
+      cases.push(makeCase(c, settings, `${where} "${c.name}"`));
+    });
   }
-  Object.assign(plan, overrides);
-  if (!plan.steps.length) throw new UsageError('nothing to do: no steps (--help)');
-  const name = planFile ?? 'arguments';
-  plan.steps = plan.steps.map((s, i) => validateStep(s, `${name}: steps[${i}]`));
-  plan.base = path.resolve(base, plan.base ?? '.');
-  plan.screenshots = path.resolve(plan.base, plan.screenshots ?? '.');
-  plan.page_timeout_ms = nonNegativeInt(plan.page_timeout_ms ?? DEFAULT_PAGE_TIMEOUT_MS,
-                                     'page_timeout_ms');
-  plan.viewport = parseViewport(plan.viewport ?? '1280x900');
-  return plan;
+  for (const c of argCases) {
+    const settings = { ...overrides, base: path.resolve(overrides.base ?? '.') };
+    cases.push(makeCase(c, settings, c.name === 'arguments' ? 'arguments' : `case "${c.name}"`));
+  }
+  if (!cases.length) throw new UsageError('nothing to do: no steps (--help)');
+  const seen = new Set();
+  for (const c of cases) {
+    if (seen.has(c.name)) throw new UsageError(`two cases are named "${c.name}"`);
+    seen.add(c.name);
+  }
+  return { cases, jobs };
 }
 
 function resolveUrl(target, base) {
@@ -276,12 +368,12 @@ function killBrowserSync() {
 
 async function closeBrowser() {
   if (!browser) return;
-  const { child, cdp } = browser;
+  const { child } = browser;
   if (!browser.exited) {
+    // Nothing the browser would save on a clean exit is kept (its directory goes), and asking it
+    // to close (Browser.close) takes it a second: the whole group is killed at once, a renderer
+    // or zygote outliving the browser process too.
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    if (cdp && !cdp.closed) cdp.send('Browser.close').catch(() => {});
-    await Promise.race([exited, sleep(3000)]);
-    // The whole group: a renderer or zygote outliving the browser process is killed too.
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
     if (!browser.exited) await Promise.race([exited, sleep(2000)]);
   }
@@ -409,6 +501,9 @@ async function launch(viewport) {
     '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update',
     '--disable-sync', '--disable-default-apps', '--disable-extensions', '--mute-audio',
     '--disable-crash-reporter', '--disable-breakpad', '--password-store=basic',
+    // Cases run side by side in windows of their own: none of them is a background page.
+    '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
+    '--disable-backgrounding-occluded-windows',
     'about:blank',
   ];
   const child = spawn(binary, args, {
@@ -462,7 +557,13 @@ class Page {
     this.mainFrameId = null;
     this.url = 'about:blank';
     this.deadline = Infinity;
-    cdp.listeners.add((msg) => this.onMessage(msg));
+    this.listener = (msg) => this.onMessage(msg);
+    cdp.listeners.add(this.listener);
+  }
+
+  // Stops watching: the page is about to be closed with its case.
+  dispose() {
+    this.cdp.listeners.delete(this.listener);
   }
 
   remaining() {
@@ -475,8 +576,8 @@ class Page {
     return Math.min(ms, left);
   }
 
-  send(method, params = {}) {
-    return this.cdp.send(method, params, this.sessionId, this.bounded(10000));
+  send(method, params = {}, capMs = 10000) {
+    return this.cdp.send(method, params, this.sessionId, this.bounded(capMs));
   }
 
   fail(what) {
@@ -971,8 +1072,8 @@ async function stepLinks(page, step) {
          `or elements (${links.map((l) => l.raw).join(', ')})`;
 }
 
-async function stepScreenshot(page, step, plan) {
-  const file = path.resolve(plan.screenshots, step.screenshot);
+async function stepScreenshot(page, step, c) {
+  const file = path.resolve(c.screenshots, step.screenshot);
   const full = step.full_page ?? true;
   const params = { format: 'png', fromSurface: true };
   let cut = '';
@@ -999,42 +1100,53 @@ async function stepScreenshot(page, step, plan) {
 
 // ---------------------------------------------------------------------------------------------
 
-async function run(plan) {
-  const { cdp, version, binary } = await launch(plan.viewport);
-  console.log(`browser: ${version} (${binary}, headless, viewport ` +
-              `${plan.viewport.width}x${plan.viewport.height})`);
-  cdp.listeners.add((msg) => {
-    if (msg.method === 'Target.targetCrashed') console.error('browse: a browser target crashed');
-  });
-  // The tab the browser opened with about:blank; attach to it with a flat session.
-  const created = cdp.waitFor((m) => m.method === 'Target.targetCreated' &&
-                                     m.params.targetInfo.type === 'page',
-                              LAUNCH_TIMEOUT_MS, 'the browser\'s first tab');
-  created.catch(() => {});
-  await cdp.send('Target.setDiscoverTargets', { discover: true });
-  const { targetId } = (await created).params.targetInfo;
-  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
-  const page = new Page(cdp, sessionId, targetId);
-  page.deadline = Date.now() + LAUNCH_TIMEOUT_MS;
-  for (const domain of ['Runtime', 'Log', 'Page', 'Network', 'Inspector']) {
-    await page.send(`${domain}.enable`);
-  }
-  // The viewport exactly (a headless window of --window-size shows less: it keeps room for the
-  // browser's own bars).
-  await page.send('Emulation.setDeviceMetricsOverride', {
-    width: plan.viewport.width, height: plan.viewport.height, deviceScaleFactor: 1, mobile: false,
-  });
-  const tree = await page.send('Page.getFrameTree');
-  page.mainFrameId = tree.frameTree.frame.id;
-
+// One case, in the tab of its lane (a window of its own, made for the lane's first case) with a
+// DevTools session of its own: the case starts on about:blank and ends there, its session
+// detached, so that nothing of one case (its pages, their scripts, the failures they report)
+// reaches the next; a tab in doubt (a case that did not end cleanly) is closed and the lane's next
+// case opens a new one. (A window per case costs the browser about twice the CPU of the case.)
+// say(line) prints; serially(fn) runs fn when no other case is setting up (a new window starts a
+// renderer process, and a burst of them on a loaded machine would starve each other).
+async function runCase(cdp, c, say, serially, lane) {
+  let page = null;
   let opened = null;
-  for (const step of plan.steps) {
-    const label = step.action;
-    try {
+  let label = 'opening a tab';
+  try {
+    await serially(async () => {
+      // Setting up has a budget of its own, as the launch has.
+      const until = Date.now() + LAUNCH_TIMEOUT_MS;
+      const left = () => Math.max(1, until - Date.now());
+      if (lane.targetId === null) {
+        ({ targetId: lane.targetId } = await cdp.send('Target.createTarget', {
+          url: 'about:blank', newWindow: true, width: c.viewport.width, height: c.viewport.height,
+        }, undefined, left()));
+      }
+      const { sessionId } = await cdp.send('Target.attachToTarget',
+                                           { targetId: lane.targetId, flatten: true },
+                                           undefined, left());
+      page = new Page(cdp, sessionId, lane.targetId);
+      page.deadline = until;
+      for (const domain of ['Runtime', 'Log', 'Page', 'Network', 'Inspector']) {
+        await page.send(`${domain}.enable`, {}, LAUNCH_TIMEOUT_MS);
+      }
+      // The viewport exactly (a headless window shows less than its size: it keeps room for the
+      // browser's own bars).
+      await page.send('Emulation.setDeviceMetricsOverride', {
+        width: c.viewport.width, height: c.viewport.height, deviceScaleFactor: 1, mobile: false,
+      }, LAUNCH_TIMEOUT_MS);
+      const tree = await page.send('Page.getFrameTree', {}, LAUNCH_TIMEOUT_MS);
+      page.mainFrameId = tree.frameTree.frame.id;
+      if (tree.frameTree.frame.url !== 'about:blank') {
+        throw new BrowserError(`a reused tab is at ${tree.frameTree.frame.url}, not about:blank`);
+      }
+    });
+
+    for (const step of c.steps) {
+      label = step.action;
       let said;
       if (step.action === 'open') {
-        const url = resolveUrl(step.open, plan.base);
-        page.deadline = Date.now() + (step.timeout_ms ?? plan.page_timeout_ms);
+        const url = resolveUrl(step.open, c.base);
+        page.deadline = Date.now() + (step.timeout_ms ?? c.page_timeout_ms);
         page.failures = [];
         opened = url;
         await page.navigate(url);
@@ -1050,30 +1162,136 @@ async function run(plan) {
       } else if (step.action === 'links_resolve') {
         said = await stepLinks(page, step);
       } else if (step.action === 'screenshot') {
-        said = await stepScreenshot(page, step, plan);
+        said = await stepScreenshot(page, step, c);
       }
       page.check();
-      console.log(`ok: ${said}`);
-    } catch (e) {
-      if (e instanceof PageFailure && page.failures.length && !/failure\(s\) on the page/.test(e.message)) {
+      say(`ok: ${said}`);
+    }
+    // Errors reported late (a timer, a late image) count too.
+    label = 'the end';
+    await sleep(Math.min(SETTLE_MS, page.remaining()));
+    page.check();
+  } catch (e) {
+    if (page) {
+      if (e instanceof PageFailure && page.failures.length &&
+          !/failure\(s\) on the page/.test(e.message)) {
         e.message += `\n${page.failures.length} failure(s) on the page:\n` +
                      page.failures.map((f) => `  - ${f}`).join('\n');
       }
       e.page = page.url !== 'about:blank' ? page.url : opened;
-      e.step = label;
-      throw e;
+    }
+    e.step = label;
+    throw e;
+  } finally {
+    page?.dispose();
+    if (!(page && await leaveClean(cdp, page.sessionId)) && lane.targetId !== null) {
+      if (!cdp.closed) {
+        await cdp.send('Target.closeTarget', { targetId: lane.targetId }, undefined, 10000)
+          .catch(() => {});
+      }
+      lane.targetId = null;
     }
   }
-  // Errors reported late (a timer, a late image) count too.
-  await sleep(Math.min(SETTLE_MS, page.remaining()));
+}
+
+// Ends a case in its tab: back to about:blank (the case's documents unloaded, so that nothing they
+// say can reach the next case's session), then the session detached. False if that did not work.
+async function leaveClean(cdp, sessionId) {
+  if (cdp.closed) return false;
   try {
-    page.check();
-  } catch (e) {
-    e.page = page.url;
-    e.step = 'the end';
-    throw e;
+    const loaded = cdp.waitFor((m) => m.sessionId === sessionId &&
+                                      m.method === 'Page.loadEventFired', 10000, 'about:blank');
+    loaded.catch(() => {});
+    const r = await cdp.send('Page.navigate', { url: 'about:blank' }, sessionId, 10000);
+    if (r.errorText) return false;
+    await loaded;
+    await cdp.send('Target.detachFromTarget', { sessionId }, undefined, 10000);
+    return true;
+  } catch {
+    return false;
   }
+}
+
+// A failure on one line: the page, the step and what went wrong.
+function describeFailure(e) {
+  const message = e.message.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  return `${e.page ? `page ${e.page}` : 'no page'}: ${e.step ?? 'the browser'}: ${message}`;
+}
+
+// Runs every case in one browser, up to `jobs` at a time, each in its own tab; true if each ended
+// as expected (passed, or failed saying what its expect_failure says). What a case prints comes
+// in the order of the cases, not mixed with another's. A failure of the browser or of the plan
+// ends the run at once.
+async function run(cases, jobs) {
+  const viewports = new Set(cases.map((c) => `${c.viewport.width}x${c.viewport.height}`));
+  const { cdp, version, binary } = await launch(cases[0].viewport);
+  console.log(`browser: ${version} (${binary}, headless, viewport ${[...viewports].join(', ')})`);
+  cdp.listeners.add((msg) => {
+    if (msg.method === 'Target.targetCrashed') console.error('browse: a browser target crashed');
+  });
+  await cdp.send('Target.setDiscoverTargets', { discover: true });
+  const n = cases.length;
+  const held = cases.map(() => ({ lines: [], done: false }));
+  let head = 0; // the first case not done: its lines are printed as they come, others' held
+  const say = (i, line) => (i === head ? console.log(line) : held[i].lines.push(line));
+  const flush = (i) => {
+    for (const line of held[i].lines) console.log(line);
+    held[i].lines = [];
+  };
+  let wrong = 0;
+  const verdict = (c, failure) => {
+    const want = c.expect_failure;
+    if (want === undefined && failure === null) return `ok: case "${c.name}": passed`;
+    if (want !== undefined && failure !== null && failure.includes(want)) {
+      return `ok: case "${c.name}": failed as expected: ${failure}`;
+    }
+    wrong++;
+    if (want === undefined) return `FAILED: case "${c.name}": ${failure}`;
+    if (failure === null) {
+      return `FAILED: case "${c.name}": expected to fail saying "${want}", but it passed`;
+    }
+    return `FAILED: case "${c.name}": expected to fail saying "${want}", but: ${failure}`;
+  };
+  let opening = Promise.resolve();
+  const serially = (fn) => {
+    const done = opening.then(fn);
+    opening = done.catch(() => {});
+    return done;
+  };
+  let next = 0;
+  let aborted = false;
+  const worker = async () => {
+    const lane = { targetId: null };
+    while (next < n && !aborted) {
+      const i = next++;
+      const c = cases[i];
+      if (n > 1) say(i, `--- case ${i + 1}/${n} "${c.name}"`);
+      let failure = null;
+      try {
+        await runCase(cdp, c, (line) => say(i, line), serially, lane);
+      } catch (e) {
+        if (!(e instanceof PageFailure)) {
+          if (aborted) return; // another case's failure ends the run already
+          aborted = true;
+          e.caseName = c.name;
+          for (let j = head; j < n; j++) flush(j);
+          throw e;
+        }
+        failure = describeFailure(e);
+      }
+      if (aborted) return;
+      say(i, verdict(c, failure));
+      held[i].done = true;
+      while (head < n && held[head].done) {
+        head++;
+        if (head < n) flush(head);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, n) }, worker));
+  if (n > 1) console.log(`cases: ${n}, as expected: ${n - wrong}, not: ${wrong}`);
   await closeBrowser();
+  return wrong === 0;
 }
 
 function installExitHandlers() {
@@ -1097,35 +1315,36 @@ function installExitHandlers() {
 
 async function main() {
   installExitHandlers();
-  let plan;
+  let cases;
+  let jobs;
   try {
-    plan = loadPlan(process.argv.slice(2));
+    ({ cases, jobs } = loadCases(process.argv.slice(2)));
   } catch (e) {
     process.stderr.write(`browse: ${e.message}\n`);
     process.exit(EXIT_USAGE);
   }
-  // A hard bound over everything, in case a wait escaped its own.
-  const opens = plan.steps.filter((s) => s.action === 'open').length;
+  // A hard bound over everything, in case a wait escaped its own: the launch, and per case the
+  // opening and closing of its tab and each page's budget.
+  const budget = cases.reduce((sum, c) => sum + 2 * LAUNCH_TIMEOUT_MS +
+    c.steps.filter((s) => s.action === 'open').length * c.page_timeout_ms, LAUNCH_TIMEOUT_MS);
   const guard = setTimeout(() => {
     process.stderr.write('browse: FAILED: the overall time limit passed\n');
     killBrowserSync();
     process.exit(EXIT_PAGE);
-  }, LAUNCH_TIMEOUT_MS + opens * plan.page_timeout_ms + 10000);
+  }, budget + 10000);
   try {
-    await run(plan);
+    const allAsExpected = await run(cases, jobs);
     clearTimeout(guard);
-    process.exitCode = 0;
+    process.exitCode = allAsExpected ? 0 : EXIT_PAGE;
   } catch (e) {
     clearTimeout(guard);
-    const page = e.page ? `page ${e.page}` : 'browse';
+    const where = e.caseName !== undefined ? `case "${e.caseName}": ` : '';
     if (e instanceof UsageError) {
-      process.stderr.write(`browse: ${e.message}\n`);
+      process.stderr.write(`browse: ${where}${e.message}\n`);
       process.exitCode = EXIT_USAGE;
-    } else if (e instanceof PageFailure) {
-      process.stderr.write(`FAILED: ${page}: ${e.step}: ${e.message}\n`);
-      process.exitCode = EXIT_PAGE;
     } else {
-      process.stderr.write(`FAILED: ${page}: ${e.step ?? 'the browser'}: ${e.message}\n`);
+      process.stderr.write(`FAILED: ${where}${e.page ? `page ${e.page}: ` : ''}` +
+                           `${e.step ?? 'the browser'}: ${e.message}\n`);
       if (browser?.output && !(e instanceof BrowserError && /did not start/.test(e.message))) {
         process.stderr.write(`the browser's last output:\n${browser.output}\n`);
       }

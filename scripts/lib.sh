@@ -4,7 +4,8 @@
 # (as root), or prints the exact apt-get line and exits 2 (as another user).
 # locksim_build [extra cmake args]: configures and builds into build/ (or $LOCKSIM_BUILD_DIR).
 # locksim_install_adapters: what the third-party lock adapters (adapters/) need: python3-redis
-# for /usr/bin/python3, node and npm, and adapters/node/node_modules from its package-lock.json.
+# for /usr/bin/python3, php-cli with php-redis, php-symfony-lock and php-malkusch-lock, node and
+# npm, and adapters/node/node_modules from its package-lock.json.
 
 LOCKSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
@@ -58,6 +59,14 @@ locksim_install_adapters() {
   fi
   # node and npm by command: a node from elsewhere (NodeSource's nodejs carries its own npm)
   # does as well as Debian's, and Debian's npm would conflict with it.
+  # The PHP adapters (php-symfony-lock, php-malkusch-lock): PHP's CLI, phpredis and the two
+  # libraries, all from Debian.
+  local pkg
+  for pkg in php-cli php-redis php-symfony-lock php-malkusch-lock; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
   command -v node >/dev/null || missing+=(nodejs)
   command -v npm >/dev/null || missing+=(npm)
   if ((${#missing[@]} > 0)); then

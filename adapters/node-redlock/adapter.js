@@ -8,11 +8,14 @@
 // answers the servers that granted ("granted_on", indices) and the validity the library computed
 // (lock.expiration - now: TTL minus the time the acquire took minus the drift).
 
+// The same code drives @sesamecare-oss/redlock, the maintained fork of v5 with the same API
+// (adapters/node-sesamecare-redlock/adapter.js calls main() with its module and variant names).
+
 const common = require('../node/common');
 const { emit, fail, failure, errorName } = common;
-const redlockModule = common.lib('redlock');
-const Redlock = redlockModule.default;
-const { ExecutionError, ResourceLockedError } = redlockModule;
+
+let Redlock, ExecutionError, ResourceLockedError; // set by main(), from the library's module
+let VARIANT = 'lib:redlock'; // the variant names' stem: VARIANT, VARIANT-using, VARIANT-quorum
 
 // votesAgainst: every error the servers answered in an ExecutionError's attempts.
 async function votesAgainst(err) {
@@ -48,10 +51,10 @@ async function lastVotes(err, names, clients) {
 }
 
 async function makeWorker(req, ctx) {
-  const using = req.variant === 'lib:redlock-using';
-  const quorum = req.variant === 'lib:redlock-quorum';
+  const using = req.variant === `${VARIANT}-using`;
+  const quorum = req.variant === `${VARIANT}-quorum`;
   if (quorum && !Array.isArray(req.servers)) {
-    throw new common.ProtocolError('lib:redlock-quorum needs connect\'s "servers" (a topology of several servers)');
+    throw new common.ProtocolError(`${VARIANT}-quorum needs connect's "servers" (a topology of several servers)`);
   }
   const clients = quorum ? await Promise.all(req.servers.map(ctx.connect)) : [ctx.redis];
   const names = quorum ? req.servers.map((s, i) => s.name || `server ${i + 1}`) : [];
@@ -175,7 +178,7 @@ async function makeWorker(req, ctx) {
     async extend(req) {
       const entry = held.get(req.key);
       if (!entry) return fail(`no lock of this adapter is held for "${req.key}"`);
-      if (entry.release) return fail('in lib:redlock-using the library extends the lock itself; extend is for lib:redlock');
+      if (entry.release) return fail(`in ${VARIANT}-using the library extends the lock itself; extend is for ${VARIANT}`);
       try {
         entry.lock = await Redlock.prototype.extend.call(redlock, entry.lock, req.ttl_ms);
       } catch (err) {
@@ -194,12 +197,22 @@ async function makeWorker(req, ctx) {
   };
 }
 
-common.run({
-  hello: { worker: 'redlock', version: common.version('redlock'), lock_key: '{key}' },
-  variants: [
-    { name: 'lib:redlock', renews: false },
-    { name: 'lib:redlock-using', renews: true },
-    { name: 'lib:redlock-quorum', renews: false },
-  ],
-  makeWorker,
-});
+// main: run the adapter for `pkg` (a package in adapters/node) under the variant stem `variant`.
+function main({ pkg = 'redlock', variant = 'lib:redlock', worker = 'redlock' } = {}) {
+  const mod = common.lib(pkg);
+  Redlock = mod.Redlock || mod.default;
+  ({ ExecutionError, ResourceLockedError } = mod);
+  VARIANT = variant;
+  common.run({
+    hello: { worker, version: common.version(pkg), lock_key: '{key}' },
+    variants: [
+      { name: variant, renews: false },
+      { name: `${variant}-using`, renews: true },
+      { name: `${variant}-quorum`, renews: false },
+    ],
+    makeWorker,
+  });
+}
+
+module.exports = { main };
+if (require.main === module) main();

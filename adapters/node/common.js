@@ -91,11 +91,6 @@ async function connect(endpoint) {
     retryStrategy: (times) => Math.min(times * 50, 500),
     // The ready check runs INFO, which locksim's per-run ACL user may not (-@dangerous).
     enableReadyCheck: false,
-    // ioredis 5.11.1 pipelines CLIENT SETINFO LIB-NAME and (after reading its package.json)
-    // LIB-VER on every (re)connect, around the commands queued meanwhile; Redis 7.0 refuses both.
-    // When a fault drops one command of that train, the replies shift by one: a release got
-    // SETINFO's "ERR unknown subcommand" (drop-every-nth-command, @sesamecare-oss/redlock).
-    disableClientInfo: true,
   });
   let lastError = null; // every failure also reaches the command it broke, except at connect
   client.on('error', (err) => (lastError = err));
@@ -109,11 +104,6 @@ async function connect(endpoint) {
   };
   try {
     await client.connect();
-    // Without the SETINFO commands ioredis is "ready" before AUTH's reply has come back, and a
-    // refused AUTH is only an "error" event (the connection goes on as the default user, if
-    // that one needs no password). A PING's reply comes after AUTH's: then it is known.
-    await client.ping();
-    if (lastError && /WRONGPASS|NOAUTH|invalid username-password|AUTH/i.test(lastError.message)) throw lastError;
   } catch (err) {
     client.disconnect();
     // connect() reports the close; the error event before it says why (ECONNREFUSED, WRONGPASS).

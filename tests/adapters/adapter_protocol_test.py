@@ -199,7 +199,10 @@ class Adapter:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Failure("no reply to %s within %.1f s (events %s)" % (op, timeout, events))
-            line = self.next_line(left)
+            try:
+                line = self.next_line(left)
+            except Failure:
+                raise Failure("no reply to %s within %.1f s (events %s)" % (op, timeout, events))
             if line is None:
                 raise Failure("the adapter exited during %s: %s" % (op, self.stderr_text()))
             message = json.loads(line)
@@ -259,7 +262,9 @@ class Suite:
 
     def connected(self, variant=None, client="A", ttl_ms=1000, endpoint=None):
         adapter = self.start()
-        reply, _ = adapter.call("connect", redis=endpoint or self.endpoint, client=client,
+        # The first reply also waits for the runtime to start and load the library: on a loaded
+        # machine (the test suite's own load) node took more than 5 s. The limit catches a hang.
+        reply, _ = adapter.call("connect", timeout=20, redis=endpoint or self.endpoint, client=client,
                                 variant=variant or self.spec["plain"], seed=7,
                                 lock=dict(ttl_ms=ttl_ms, renew_period_ms=max(1, ttl_ms // 3),
                                           queue_timeout_ms=ttl_ms,

@@ -4,8 +4,8 @@
 # (as root), or prints the exact apt-get line and exits 2 (as another user).
 # locksim_build [extra cmake args]: configures and builds into build/ (or $LOCKSIM_BUILD_DIR).
 # locksim_install_adapters: what the third-party lock adapters (adapters/) need: python3-redis
-# for /usr/bin/python3, php-cli with php-redis, php-symfony-lock and php-malkusch-lock, node and
-# npm, and adapters/node/node_modules from its package-lock.json.
+# and python3-tooz for /usr/bin/python3, php-cli with php-redis, php-symfony-lock and
+# php-malkusch-lock, node and npm, and adapters/node/node_modules from its package-lock.json.
 
 LOCKSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOCKSIM_BUILD_DIR=${LOCKSIM_BUILD_DIR:-$LOCKSIM_ROOT/build}
@@ -56,6 +56,10 @@ locksim_install_adapters() {
   local missing=() dir=$LOCKSIM_ROOT/adapters/node
   if ! dpkg-query -W -f='${Status}' python3-redis 2>/dev/null | grep -q "install ok installed"; then
     missing+=(python3-redis)
+  fi
+  # The tooz adapter (adapters/python-tooz): OpenStack tooz 3.1.0 from Debian.
+  if ! dpkg-query -W -f='${Status}' python3-tooz 2>/dev/null | grep -q "install ok installed"; then
+    missing+=(python3-tooz)
   fi
   # node and npm by command: a node from elsewhere (NodeSource's nodejs carries its own npm)
   # does as well as Debian's, and Debian's npm would conflict with it.

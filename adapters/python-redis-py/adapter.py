@@ -4,51 +4,20 @@
 Variants: lib:redis-py (Lock as is) and lib:redis-py-renew (plus a watchdog thread calling
 Lock.reacquire() every renew_period_ms: the loop a redis-py user writes by hand).
 """
-import json
+import os
 import sys
 import threading
 import time
 
 import redis
-from redis.exceptions import (AuthenticationError, ConnectionError, LockNotOwnedError,
-                              RedisError, ResponseError, TimeoutError)
+from redis.exceptions import LockNotOwnedError, RedisError
 from redis.lock import Lock
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from common import FENCED_WRITE, emit, fail, failure  # noqa: E402 - adapters/python/common.py
+import common  # noqa: E402
+
 VARIANTS = {"lib:redis-py": False, "lib:redis-py-renew": True}  # name -> renews
-FENCED_WRITE = """
-local fencing = tonumber(ARGV[2])
-if fencing >= 0 then
-  local highest = tonumber(redis.call('GET', KEYS[2]) or '-1')
-  if fencing < highest then return 0 end
-  redis.call('SET', KEYS[2], ARGV[2])
-end
-redis.call('SET', KEYS[1], ARGV[1])
-return 1
-"""  # sim/driver/fenced_store.cc's script, verbatim
-_out = threading.Lock()
-
-
-def emit(message):
-    with _out:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-
-def fail(message, error="protocol"):
-    return {"result": "fail", "error": error, "message": message}
-
-
-def failure(e, **extra):
-    """A redis-py exception in the protocol's words: info if the server may have run it."""
-    result, error = "fail", "unexpected_reply"
-    if isinstance(e, TimeoutError):
-        result, error = "info", "timeout"
-    elif isinstance(e, (AuthenticationError, ResponseError)):
-        error = "reply_error"
-    elif isinstance(e, ConnectionError):
-        result, error = ("fail", "refused") if "refused" in str(e) else ("info", "closed")
-    return dict(result=result, error=error, message=str(e)[:300], library_error=type(e).__name__,
-                **extra)
 
 
 class ObservedLock(Lock):
@@ -166,51 +135,21 @@ class Worker:
 def handle(worker, req):
     """The reply to one request, and the worker after it."""
     op = req.get("op")
-    if req.get("v") != 1:
-        return worker, fail("this adapter speaks protocol 1")
+    refused = common.refusal(worker, req, VARIANTS)
+    if refused:
+        return worker, refused
     if op == "hello":
-        return worker, {"result": "ok", "protocol": 1, "worker": "redis-py",
-                        "version": redis.__version__, "lock_key": "{key}",
-                        "variants": [{"name": n, "renews": r} for n, r in VARIANTS.items()]}
+        return worker, common.hello("redis-py", redis.__version__, "{key}", VARIANTS)
     if op == "connect":
-        if req.get("variant") not in VARIANTS:
-            return worker, fail("unknown variant %r; this adapter has %s" % (req.get("variant"), list(VARIANTS)))
         try:
             return Worker(req), {"result": "ok"}
         except RedisError as e:
             return None, failure(e)
-    if worker is None or op not in ("acquire", "release", "extend", "stop_renewal", "read", "write"):
-        return worker, fail("unknown op %r" % op if worker else "%r before connect" % op)
-    if op in ("acquire", "release") and ("crash_at" in req or "pause_at" in req):
-        return worker, fail("checkpoints are not supported by this adapter")
-    if op in ("release", "extend") and req.get("key") not in worker.locks:
-        return worker, fail("no lock of this adapter is held for %r" % req.get("key"))
     try:
         return worker, getattr(worker, op)(req)
     except RedisError as e:
         return worker, failure(e)
 
 
-def main():
-    worker = None
-    for line in iter(sys.stdin.readline, ""):
-        try:
-            req = json.loads(line)
-            assert isinstance(req, dict)
-        except (ValueError, AssertionError):
-            emit(fail("not a JSON object"))
-            continue
-        if req.get("op") == "continue":
-            continue  # it needs no reply, and this adapter never pauses at a checkpoint
-        try:
-            worker, reply = handle(worker, req)
-        except (KeyError, TypeError, ValueError) as e:
-            reply = fail("malformed %r request: %s: %s" % (req.get("op"), type(e).__name__, e))
-        except Exception as e:  # noqa: BLE001 - reported, and the adapter goes on
-            reply = failure(e)
-        emit(dict(id=req.get("id", 0), **reply))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.serve(handle))

@@ -36,6 +36,9 @@ ADAPTERS = [
     dict(name="redis-py", cmd=["/usr/bin/python3", "adapters/python-redis-py/adapter.py"],
          plain="lib:redis-py", renew="lib:redis-py-renew", key="{key}", extend=True,
          owner_check=True),
+    dict(name="redis-py-asyncio", cmd=["/usr/bin/python3", "adapters/python-redis-py-asyncio/adapter.py"],
+         plain="lib:redis-py-asyncio", renew="lib:redis-py-asyncio-renew", key="{key}",
+         extend=True, owner_check=True),
     dict(name="redlock", cmd=[NODE, "adapters/node-redlock/adapter.js"],
          plain="lib:redlock", renew="lib:redlock-using", key="{key}", extend=True,
          owner_check=True),
@@ -65,6 +68,11 @@ ADAPTERS = [
     dict(name="symfony-lock", cmd=["/usr/bin/php", "adapters/php-symfony-lock/adapter.php"],
          plain="lib:symfony-lock", renew=None, key="{key}", extend=True, owner_check=True,
          zset=True),
+    # tooz: redis-py's Lock at "b'_tooz'_<key>_lock" (the namespace's bytes repr), its TTL whole
+    # seconds (ttl_ms rounded up); its extend is heartbeat(), the lock's own TTL again.
+    dict(name="tooz", cmd=["/usr/bin/python3", "adapters/python-tooz/adapter.py"],
+         plain="lib:tooz", renew="lib:tooz-heartbeat", key="b'_tooz'_{key}_lock", extend="own_ttl",
+         owner_check=True),
     # malkusch/lock: one number is the wait and the TTL - 1 s, in whole seconds (TTL >= 2 s).
     dict(name="malkusch-lock", cmd=["/usr/bin/php", "adapters/php-malkusch-lock/adapter.php"],
          plain="lib:malkusch-lock", renew=None, key="lock_{key}", extend=False, owner_check=True,
@@ -634,7 +642,8 @@ def main():
         rules = ["&*", "+@all", "-@dangerous"]
         admin("ACL", "SETUSER", USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               "~mutex:" + PREFIX + "*", "~lock." + PREFIX + "*",
-              "~@simple-redis-mutex:lock-" + PREFIX + "*", "~lock_" + PREFIX + "*", *rules)
+              "~@simple-redis-mutex:lock-" + PREFIX + "*", "~lock_" + PREFIX + "*",
+              "~b'_tooz'_" + PREFIX + "*", *rules)
         admin("ACL", "SETUSER", NARROW_USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               *rules)
         admin.close()

@@ -285,8 +285,8 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           if (!target->external()) {
             const std::string point_prefix = "locksim:" + point_id + ":";
             std::vector<std::string> more;
-            if (variant.stored_key(point_prefix) != point_prefix) {
-              more.push_back(variant.stored_key(point_prefix));
+            if (variant.stored_prefix(point_prefix) != point_prefix) {
+              more.push_back(variant.stored_prefix(point_prefix));
             }
             user.emplace(
                 PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));

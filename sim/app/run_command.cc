@@ -367,7 +367,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       const std::string prefix = "locksim:" + info.run_id + ":";
       std::vector<std::string> library_prefixes;
       for (const std::string& v : variants) {
-        const std::string stored = find_variant(v)->stored_key(prefix);
+        const std::string stored = find_variant(v)->stored_prefix(prefix);
         if (stored != prefix) library_prefixes.push_back(stored);
       }
       run_user.emplace(

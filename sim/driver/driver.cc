@@ -32,7 +32,7 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
   }
   // A library may keep its lock under a prefix of its own ("mutex:<key>"): that too.
   std::vector<std::string> prefixes = {request.key_prefix};
-  const std::string library_prefix = request.variant.stored_key(request.key_prefix);
+  const std::string library_prefix = request.variant.stored_prefix(request.key_prefix);
   if (library_prefix != request.key_prefix) prefixes.push_back(library_prefix);
   for (const std::string& prefix : prefixes) {
     std::string cursor = "0";

@@ -45,6 +45,9 @@ class LibraryVariant final : public LockVariant {
   std::string stored_key(const std::string& key) const override {
     return library_key(spec_.lock_key, key);
   }
+  std::string stored_prefix(const std::string& prefix) const override {
+    return spec_.lock_key.substr(0, spec_.lock_key.find("{key}")) + prefix;
+  }
   const LibrarySpec& spec() const { return spec_; }
 
   AcquireAttempt try_acquire(const LockContext&, const std::string&,

@@ -152,8 +152,12 @@ class LockVariant {
   // multi_server: whether the variant takes the lock on every server of the topology itself
   // (LockContext::nodes) rather than on one primary.
   virtual bool multi_server() const { return false; }
-  // stored_key: the Redis key the lock of `key` is kept at (a library may prefix it).
+  // stored_key: the Redis key the lock of `key` is kept at (a library may prefix it, or add to
+  // its end: "mutex:<key>", "<key>:lock").
   virtual std::string stored_key(const std::string& key) const { return key; }
+  // stored_prefix: what the stored key of every key that starts with `prefix` starts with (for
+  // an ACL key pattern and a cleanup SCAN: stored_key(prefix) would put a suffix in the middle).
+  virtual std::string stored_prefix(const std::string& prefix) const { return prefix; }
 
   // renews: whether the driver should keep extending the lease (extend()) on a renewal thread
   // while the lock is held (a watchdog, Docs B and D).

@@ -1,6 +1,7 @@
 // script_variant_load_test: a --variant-file is read by the one strict JSON reader (no Redis
 // needed): unknown keys with did-you-mean and paths, wrong types, placeholders (unknown and
 // unclosed), caps on scripts and templates, hostile files; and filling placeholders is bounded.
+// And a library's lock_key template: the key it stores and the prefix a run grants and cleans.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "sim/core/error.h"
+#include "sim/lock/library_variant.h"
 #include "sim/lock/script_variant.h"
 
 namespace locksim {
@@ -205,6 +207,32 @@ TEST(ExpandPlaceholders, FillsKnownOnesAndAlwaysEnds) {
   EXPECT_EQ(expand_placeholders("a{key}{", "k", "t", 1), "ak{");
   EXPECT_EQ(expand_placeholders("}{}{", "k", "t", 1), "}{}{");
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// A library's lock_key places the lock's key inside a template: stored_key fills it in, and
+// stored_prefix is what the ACL pattern and the cleanup SCAN of a run's prefix start with, so a
+// template with a suffix ("{key}_lock") still grants and cleans every key of the run.
+TEST(LibraryVariantKeys, StoredKeyAndPrefixFollowTheTemplate) {
+  LibrarySpec spec;
+  spec.name = "lib:test";
+  spec.like = "lua_owner";
+  spec.lock_key = "b'_tooz'_{key}_lock";
+  const auto suffixed = make_library_variant(spec);
+  EXPECT_EQ(suffixed->stored_key("locksim:r:k"), "b'_tooz'_locksim:r:k_lock");
+  EXPECT_EQ(suffixed->stored_prefix("locksim:r:"), "b'_tooz'_locksim:r:");
+  spec.lock_key = "mutex:{key}";
+  const auto prefixed = make_library_variant(spec);
+  EXPECT_EQ(prefixed->stored_key("locksim:r:k"), "mutex:locksim:r:k");
+  EXPECT_EQ(prefixed->stored_prefix("locksim:r:"), "mutex:locksim:r:");
+  spec.lock_key = "{key}";
+  const auto plain = make_library_variant(spec);
+  EXPECT_EQ(plain->stored_prefix("locksim:r:"), "locksim:r:");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREFIX = "locksim:adaptertest:"
 NODE = shutil.which("node") or "node"
+STARTUP_S = 15  # more time for an adapter's first line (see Adapter.next_line)
 
 # owner_check: a release or extend by a holder whose key now holds another value changes
 # nothing. redis-lock has none: its release DELs whatever is there unless the holder's own
@@ -176,6 +177,7 @@ class Adapter:
                                      stderr=self.stderr)
         self.lines = queue.Queue()
         self.next_id = 1
+        self.started = False  # whether a line has come: the runtime and the library are loaded
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -187,10 +189,17 @@ class Adapter:
         self.proc.stdin.write(text.encode() + b"\n")
         self.proc.stdin.flush()
 
-    def next_line(self, timeout):
-        """The next line (None at end of output), or Failure after timeout seconds."""
+    def next_line(self, timeout, startup=True):
+        """The next line (None at end of output), or Failure after timeout seconds (plus
+        STARTUP_S before the adapter's first line, unless startup is False)."""
+        # The first line also waits for the runtime to start and load its library: on a machine
+        # loaded by the test suite itself node took more than 5 s. Later limits catch a hang.
+        if startup and not self.started:
+            timeout += STARTUP_S
         try:
-            return self.lines.get(timeout=timeout)
+            line = self.lines.get(timeout=timeout)
+            self.started = True
+            return line
         except queue.Empty:
             raise Failure("no line from the adapter within %.1f s" % timeout)
 
@@ -202,13 +211,15 @@ class Adapter:
         return self.wait_reply(request["id"], timeout, op)
 
     def wait_reply(self, request_id, timeout, op="?"):
+        if not self.started:
+            timeout += STARTUP_S
         events, deadline = [], time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Failure("no reply to %s within %.1f s (events %s)" % (op, timeout, events))
             try:
-                line = self.next_line(left)
+                line = self.next_line(left, startup=False)
             except Failure:
                 raise Failure("no reply to %s within %.1f s (events %s)" % (op, timeout, events))
             if line is None:
@@ -270,9 +281,7 @@ class Suite:
 
     def connected(self, variant=None, client="A", ttl_ms=1000, endpoint=None):
         adapter = self.start()
-        # The first reply also waits for the runtime to start and load the library: on a loaded
-        # machine (the test suite's own load) node took more than 5 s. The limit catches a hang.
-        reply, _ = adapter.call("connect", timeout=20, redis=endpoint or self.endpoint, client=client,
+        reply, _ = adapter.call("connect", redis=endpoint or self.endpoint, client=client,
                                 variant=variant or self.spec["plain"], seed=7,
                                 lock=dict(ttl_ms=ttl_ms, renew_period_ms=max(1, ttl_ms // 3),
                                           queue_timeout_ms=ttl_ms,
@@ -582,7 +591,7 @@ def run_broken_adapter_checks():
     def hang():
         a = hello("hang")
         try:
-            a.next_line(0.5)
+            a.next_line(0.5, startup=False)  # silence is the point: no allowance for a start
             raise Failure("it answered")
         except Failure as e:
             check("no line" in str(e), "silence", str(e))

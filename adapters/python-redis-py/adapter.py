@@ -14,7 +14,7 @@ from redis.exceptions import LockNotOwnedError, RedisError
 from redis.lock import Lock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from common import FENCED_WRITE, emit, fail, failure  # noqa: E402 - adapters/python/common.py
+from common import FENCED_WRITE, emit, failure  # noqa: E402 - adapters/python/common.py
 import common  # noqa: E402
 
 VARIANTS = {"lib:redis-py": False, "lib:redis-py-renew": True}  # name -> renews
@@ -111,25 +111,10 @@ class Worker:
         return {"result": "ok", "extended": 1}
 
     def read(self, req):
-        kind, key = req["resource"]["kind"], req["resource"]["key"]
-        if kind == "find_or_create":
-            return {"result": "ok", "value": int(self.r.hexists(key, req.get("record", "")))}
-        value = self.r.get(key)
-        if value is not None and not value.lstrip(b"-").isdigit():
-            return fail("the counter holds %r, not an integer" % value[:40], "unexpected_reply")
-        return {"result": "ok", "value": int(value or 0)}
+        return common.read_resource(self.r, req)
 
     def write(self, req):
-        kind, key, fencing = req["resource"]["kind"], req["resource"]["key"], req.get("fencing", -1)
-        if kind == "fenced_counter":
-            if not self.fenced_write(keys=[key, key + ":highest_fencing"], args=[req["value"], fencing]):
-                return fail("fencing number %d is lower than one the store has accepted" % fencing,
-                            "fenced")
-        elif kind == "counter":
-            self.r.set(key, int(req["value"]))
-        else:
-            self.r.hset(key, req.get("record", ""), self.client)
-        return {"result": "ok"}
+        return common.write_resource(self.r, self.fenced_write, self.client, req)
 
 
 def handle(worker, req):

@@ -50,6 +50,33 @@ def failure(e, **extra):
                 **extra)
 
 
+def read_resource(r, req):
+    """The protocol's "read" on a synchronous redis-py client (the asyncio adapter awaits the
+    same commands)."""
+    kind, key = req["resource"]["kind"], req["resource"]["key"]
+    if kind == "find_or_create":
+        return {"result": "ok", "value": int(r.hexists(key, req.get("record", "")))}
+    value = r.get(key)
+    if value is not None and not value.lstrip(b"-").isdigit():
+        return fail("the counter holds %r, not an integer" % value[:40], "unexpected_reply")
+    return {"result": "ok", "value": int(value or 0)}
+
+
+def write_resource(r, fenced_write, client, req):
+    """The protocol's "write" on a synchronous redis-py client; fenced_write is FENCED_WRITE
+    registered on it."""
+    kind, key, fencing = req["resource"]["kind"], req["resource"]["key"], req.get("fencing", -1)
+    if kind == "fenced_counter":
+        if not fenced_write(keys=[key, key + ":highest_fencing"], args=[req["value"], fencing]):
+            return fail("fencing number %d is lower than one the store has accepted" % fencing,
+                        "fenced")
+    elif kind == "counter":
+        r.set(key, int(req["value"]))
+    else:
+        r.hset(key, req.get("record", ""), client)
+    return {"result": "ok"}
+
+
 def hello(worker, version, lock_key, variants):
     """The reply to hello; variants: {name: renews}."""
     return {"result": "ok", "protocol": 1, "worker": worker, "version": version,

@@ -25,18 +25,7 @@ async function makeWorker(req, ctx) {
   client.on('error', () => {}); // every failure also reaches the command it broke
   await client.connect();
 
-  // bounded: node-redis v4 has no command timeout. After one, the connection is made anew (a
-  // reply still owed would otherwise answer the next command).
-  function bounded(promise) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new Error('Command timed out'));
-        client.disconnect().then(() => client.connect()).catch(() => {});
-      }, COMMAND_TIMEOUT_MS);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  }
+  const bounded = common.boundedCommands(client); // node-redis v4 has no command timeout
 
   // watched: the client as one acquisition's redis-lock sees it. Its SETs are counted (the first
   // refusal is the busy event) and their errors kept (the library swallows them and retries);

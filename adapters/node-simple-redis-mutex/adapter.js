@@ -36,17 +36,7 @@ async function makeWorker(req, ctx) {
   let namespace = null; // locksim:<run>: from the first key
   const rename = (name) => (name === COUNTER || name === CHANNEL ? `${LOCK_PREFIX}${namespace}${name.slice(1)}` : name);
 
-  // bounded: node-redis v4 has no command timeout. After one, the connection is made anew.
-  function bounded(promise) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new Error('Command timed out'));
-        client.disconnect().then(() => client.connect()).catch(() => {});
-      }, COMMAND_TIMEOUT_MS);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  }
+  const bounded = common.boundedCommands(client); // node-redis v4 has no command timeout
 
   const released = new Set(); // values the release channel announced (deleted by their owner)
   let subscriber = null;

@@ -112,6 +112,22 @@ async function connect(endpoint) {
   return client;
 }
 
+// boundedCommands: for a node-redis v4 client, which has no command timeout of its own, a
+// function that bounds a command's promise to COMMAND_TIMEOUT_MS. After a timeout the connection
+// is made anew: a reply still owed would otherwise answer the next command.
+function boundedCommands(client) {
+  return function bounded(promise) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error('Command timed out'));
+        client.disconnect().then(() => client.connect()).catch(() => {});
+      }, COMMAND_TIMEOUT_MS);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  };
+}
+
 function need(req, fields) {
   for (const [field, type] of Object.entries(fields)) {
     const value = field.split('.').reduce((o, k) => (o == null ? undefined : o[k]), req);
@@ -265,4 +281,4 @@ async function run({ hello, variants, makeWorker }) {
   process.exit(0); // end of input; open connections and timers would keep node alive
 }
 
-module.exports = { lib, version, emit, fail, failure, errorName, run, ProtocolError, COMMAND_TIMEOUT_MS };
+module.exports = { lib, version, emit, fail, failure, errorName, run, ProtocolError, COMMAND_TIMEOUT_MS, boundedCommands };

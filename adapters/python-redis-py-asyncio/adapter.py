@@ -15,7 +15,7 @@ import time
 import redis
 import redis.asyncio
 from redis.asyncio.lock import Lock
-from redis.exceptions import LockNotOwnedError, RedisError
+from redis.exceptions import LockError, LockNotOwnedError, RedisError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from common import FENCED_WRITE, emit, fail, failure  # noqa: E402 - adapters/python/common.py
@@ -62,6 +62,8 @@ async def watchdog(lock, period_s, stopped):
 
 
 class Worker:
+    CANCELS = True  # "cancel_after_ms": the call's task is cancelled (Task.cancel)
+
     def __init__(self, req):
         server, config = req["redis"], req["lock"]
         self.client, self.renews = req["client"], VARIANTS[req["variant"]]
@@ -104,11 +106,26 @@ class Worker:
 
     async def release(self, req):
         await self.stop_renewal()
-        lock = self.locks.pop(req["key"])
+        key = req["key"]
+        lock = self.locks[key]
         try:
             await lock.release()
+        except asyncio.CancelledError:
+            # The Lock stays for a retry, as an application keeps it; but release() forgot its
+            # token before the cancelled coroutine ran (redis/asyncio/lock.py:246), so a retry
+            # raises LockError and the key stays until its TTL (redis/redis-py#3847).
+            raise
         except LockNotOwnedError as e:
+            del self.locks[key]
             return {"result": "ok", "deleted": 0, "library_error": type(e).__name__}
+        except LockError as e:  # no token: the retry of a cancelled release
+            del self.locks[key]
+            return {"result": "fail", "error": "not_held", "library_error": type(e).__name__,
+                    "message": str(e)[:300]}
+        except BaseException:
+            del self.locks[key]
+            raise
+        del self.locks[key]
         return {"result": "ok", "deleted": 1}
 
     async def extend(self, req):
@@ -157,16 +174,36 @@ async def handle(worker, req):
     if refused:
         return worker, refused
     if op == "hello":
-        return worker, common.hello("redis-py-asyncio", redis.__version__, "{key}", VARIANTS)
+        return worker, common.hello("redis-py-asyncio", redis.__version__, "{key}", VARIANTS,
+                                    cancel="task")
     if op == "connect":
         try:
             return await connect(req), {"result": "ok"}
         except RedisError as e:
             return None, failure(e)
     try:
+        if "cancel_after_ms" in req:
+            return worker, await cancelled_after(getattr(worker, op)(req), req["cancel_after_ms"], op)
         return worker, await getattr(worker, op)(req)
     except RedisError as e:
         return worker, failure(e)
+
+
+async def cancelled_after(call, after_ms, op):
+    """Runs the call as a task and cancels it (Task.cancel, as an application's timeout or
+    shutdown does) if it has not ended after after_ms: the reply is then info "cancelled", since
+    what the call had sent may have run on the server."""
+    task = asyncio.create_task(call)
+    done, _ = await asyncio.wait({task}, timeout=after_ms / 1000)
+    if task in done:
+        return task.result()
+    task.cancel()
+    try:
+        return await task  # it ended before the cancellation reached it
+    except asyncio.CancelledError:
+        return {"result": "info", "error": "cancelled",
+                "message": "the %s task was cancelled after %d ms (Task.cancel); what it had "
+                           "sent may have run" % (op, after_ms)}
 
 
 async def serve():

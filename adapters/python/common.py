@@ -77,11 +77,15 @@ def write_resource(r, fenced_write, client, req):
     return {"result": "ok"}
 
 
-def hello(worker, version, lock_key, variants):
-    """The reply to hello; variants: {name: renews}."""
-    return {"result": "ok", "protocol": 1, "worker": worker, "version": version,
-            "lock_key": lock_key,
-            "variants": [{"name": n, "renews": r} for n, r in variants.items()]}
+def hello(worker, version, lock_key, variants, cancel=None):
+    """The reply to hello; variants: {name: renews}; cancel: how the adapter cancels a call it
+    was asked to cancel ("cancel_after_ms"), or None if it cannot."""
+    reply = {"result": "ok", "protocol": 1, "worker": worker, "version": version,
+             "lock_key": lock_key,
+             "variants": [{"name": n, "renews": r} for n, r in variants.items()]}
+    if cancel:
+        reply["cancel"] = cancel
+    return reply
 
 
 def refusal(worker, req, variants):
@@ -100,6 +104,14 @@ def refusal(worker, req, variants):
         return fail("unknown op %r" % op if worker else "%r before connect" % op)
     if op in ("acquire", "release") and ("crash_at" in req or "pause_at" in req):
         return fail("checkpoints are not supported by this adapter")
+    if "cancel_after_ms" in req:
+        after = req["cancel_after_ms"]
+        if op not in ("acquire", "release", "extend"):
+            return fail("cancel_after_ms applies to acquire, release and extend")
+        if not getattr(worker, "CANCELS", False):
+            return fail("cancellation is not supported by this adapter")
+        if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after <= 3600000:
+            return fail("cancel_after_ms must be an integer from 0 to 3600000")
     if op in ("release", "extend") and req.get("key") not in worker.locks:
         return fail("no lock of this adapter is held for %r" % req.get("key"))
     return None

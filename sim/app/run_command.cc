@@ -402,82 +402,117 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       const fs::path variant_dir = run_dir / variant_name;
       fs::create_directories(variant_dir, error);
       if (error) throw EnvironmentError("cannot create " + variant_dir.string());
-      // A scenario with a topology gets servers of its own for each variant's run: its
-      // faults leave them in no state for the next.
-      std::unique_ptr<Topology> topology;
-      if (scenario.topology) {
-        show(job, label + " starting " + scenario.topology->name + " servers ...");
-        try {
-          topology = Topology::start(*scenario.topology);
-        } catch (const EnvironmentError&) {
-          // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
-          // an interruption, not an environment failure.
-          if (!stop.requested()) throw;
-          hide(job);
-          std::lock_guard<std::mutex> lock(board_mutex);
-          interrupted = true;
-          go_on = false;
-          break;
+      // A run whose outcome differs from its expectation while the machine stalled with no fault
+      // planned (an unplanned_stall finding: a renewal due in time answered after the lease)
+      // says nothing about the lock: it is run again, at most kStallAttempts times in all, and
+      // the last attempt's outcome is the one reported. An `ok` is never taken from a stalled
+      // attempt; a lock that fails on a quiet attempt fails.
+      constexpr int kStallAttempts = 3;
+      std::vector<std::string> stalled_attempts;  // the stall of each attempt run again
+      RunOutcome outcome;
+      VariantRun run;
+      bool stop_variants = false;
+      for (int attempt = 1;; ++attempt) {
+        // A scenario with a topology gets servers of its own for each variant's run: its
+        // faults leave them in no state for the next.
+        std::unique_ptr<Topology> topology;
+        if (scenario.topology) {
+          show(job, label + " starting " + scenario.topology->name + " servers ...");
+          try {
+            topology = Topology::start(*scenario.topology);
+          } catch (const EnvironmentError&) {
+            // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
+            // an interruption, not an environment failure.
+            if (!stop.requested()) throw;
+            hide(job);
+            std::lock_guard<std::mutex> lock(board_mutex);
+            interrupted = true;
+            stop_variants = true;
+            break;
+          }
         }
-      }
-      const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
-      RunRequest request{
-          library != nullptr ? as_library : scenario,
-          variant,
-          run_seed,
-          run_endpoint,
-          "locksim:" + info.run_id + ":" + variant_name + ":",
-          stop,
-          [&](double fraction) {
-            show(job, label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
-          },
-          /*private_server=*/!external,
-          /*admin_endpoint=*/topology ? run_endpoint : endpoint,
-          library != nullptr ? library->command : worker_command(options.variant_files),
-          variant_dir.string(),
-          topology.get()};
-      RunOutcome outcome = run_scenario(request);
-      topology.reset();
-      if (variant_name == "lua_owner_wait") {
-        outcome.notes.insert(
-            outcome.notes.begin(),
-            "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
-            "it does not make Redis strongly consistent: a replica that acknowledged can "
-            "still lose the key (it fails too, or restarts without persistence), and a "
-            "failover can still promote a replica that did not acknowledge");
-      }
-      // A library's verdict that is reported, not asserted, says why in the summary.
-      if (library != nullptr) {
-        const auto reason = library->reported_in.find(scenario.name);
-        if (reason != library->reported_in.end()) {
-          outcome.notes.insert(outcome.notes.begin(), variant_name + " is not held to " +
-                                                          library->like +
-                                                          "'s expectation here: " + reason->second);
-        } else if (!library->assert_like) {
+        const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
+        RunRequest request{
+            library != nullptr ? as_library : scenario,
+            variant,
+            run_seed,
+            run_endpoint,
+            "locksim:" + info.run_id + ":" + variant_name + ":",
+            stop,
+            [&](double fraction) {
+              show(job, label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
+            },
+            /*private_server=*/!external,
+            /*admin_endpoint=*/topology ? run_endpoint : endpoint,
+            library != nullptr ? library->command : worker_command(options.variant_files),
+            variant_dir.string(),
+            topology.get()};
+        outcome = run_scenario(request);
+        topology.reset();
+        if (variant_name == "lua_owner_wait") {
           outcome.notes.insert(
               outcome.notes.begin(),
-              variant_name + "'s verdicts are reported, not asserted: " + library->summary);
+              "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
+              "it does not make Redis strongly consistent: a replica that acknowledged can "
+              "still lose the key (it fails too, or restarts without persistence), and a "
+              "failover can still promote a replica that did not acknowledge");
         }
-      }
-      hide(job);
-      if (!outcome.harness_error.empty()) {
-        // Nothing ran, so there is nothing to judge: the reports of what did run are written
-        // below, then locksim stops.
-        fail_environment(outcome.harness_error + " (during " + scenario.name + " / " +
-                         variant_name + ")");
+        // A library's verdict that is reported, not asserted, says why in the summary.
+        if (library != nullptr) {
+          const auto reason = library->reported_in.find(scenario.name);
+          if (reason != library->reported_in.end()) {
+            outcome.notes.insert(outcome.notes.begin(),
+                                 variant_name + " is not held to " + library->like +
+                                     "'s expectation here: " + reason->second);
+          } else if (!library->assert_like) {
+            outcome.notes.insert(
+                outcome.notes.begin(),
+                variant_name + "'s verdicts are reported, not asserted: " + library->summary);
+          }
+        }
+        hide(job);
+        if (!outcome.harness_error.empty()) {
+          // Nothing ran, so there is nothing to judge: the reports of what did run are written
+          // below, then locksim stops.
+          fail_environment(outcome.harness_error + " (during " + scenario.name + " / " +
+                           variant_name + ")");
+          stop_variants = true;
+          break;
+        }
+
+        run = VariantRun{};
+        run.variant = variant_name;
+        run.expected = scenario.expect.at(variant_name);
+        run.result = check_history(outcome.history, check_options(scenario));
+        run.history = std::move(outcome.history);
+        run.notes = std::move(outcome.notes);
+        run.interrupted = outcome.interrupted;
+        run.timed_out = outcome.timed_out;
+        run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
+        const std::vector<const Finding*> stalls = run.result.of(FindingKind::kUnplannedStall);
+        if (run.matches || run.interrupted || stalls.empty() || outcome.server_lost ||
+            outcome.server_died || attempt == kStallAttempts || stopping()) {
+          break;
+        }
+        stalled_attempts.push_back(stalls.front()->words);
+        {
+          std::lock_guard<std::mutex> lock(board_mutex);
+          std::cout << pad(label, 44) << " observed " << describe_observation(run.result)
+                    << " while the machine stalled; running it again (attempt " << attempt + 1
+                    << " of " << kStallAttempts << ")\n    " << stalls.front()->words << std::endl;
+        }
+        show(job, label + " again ...");
+      }  // attempts
+      if (stop_variants) {
         go_on = false;
         break;
       }
-
-      VariantRun run;
-      run.variant = variant_name;
-      run.expected = scenario.expect.at(variant_name);
-      run.result = check_history(outcome.history, check_options(scenario));
-      run.history = std::move(outcome.history);
-      run.notes = std::move(outcome.notes);
-      run.interrupted = outcome.interrupted;
-      run.timed_out = outcome.timed_out;
-      run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
+      for (std::size_t a = 0; a < stalled_attempts.size(); ++a) {
+        run.notes.insert(
+            run.notes.begin() + static_cast<std::ptrdiff_t>(a),
+            "attempt " + std::to_string(a + 1) + " of this run differed from its " +
+                "expectation while the machine stalled, and was run again: " + stalled_attempts[a]);
+      }
 
       write_history_jsonl(variant_dir / "history.jsonl", run.history);
       write_trace_json(variant_dir / "trace.json", run.history, run.result,
@@ -507,14 +542,18 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         }
         if (!run.matches && !run.interrupted) {
           for (const Finding& f : run.result.findings) {
-            if (f.kind == FindingKind::kLockError || verdict_of(f.kind) == Verdict::kOk) continue;
+            if (f.kind == FindingKind::kLockError) continue;
+            if (verdict_of(f.kind) == Verdict::kOk && f.kind != FindingKind::kUnplannedStall) {
+              continue;
+            }
             std::cout << "    " << f.words << "\n";
           }
         }
       }
       std::string words;
       for (const Finding& f : run.result.findings) {
-        if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kLockError) {
+        if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kLockError ||
+            f.kind == FindingKind::kUnplannedStall) {
           words += f.words + "\n";
         }
       }

@@ -54,6 +54,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   result.faults = fault_windows(history);
   check_server_outages(history, result);
   check_barging(history, options, result);
+  check_stalls(history, options, result);
   check_resource(history, options.resource, result);
   check_stale_writes(history, options.resource, result);
   check_run(history, result);

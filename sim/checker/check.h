@@ -68,6 +68,12 @@
 //     another client's acquire of it, invoked earlier, was still waiting: it barged past a
 //     waiter, which a fair (FIFO) lock must not let happen; clients = {newcomer, waiter};
 //     interval = [waiter's invoke, grant] (barging.cc).
+//   unplanned_stall [no verdict; only with CheckOptions::renew_period_ms]: a renewing holder's
+//     renewal, on a schedule that keeps its lease, was sent or answered only after the lease could
+//     have run out, with no fault planned in between: the machine stalled, not the lock; clients =
+//     {holder}; interval = [the last renewal's reply, the late answer]; cause "late_send" (locksim
+//     itself) or "late_reply" (the server or the loopback). `locksim run` runs an outcome that
+//     differs from its expectation and has one again (stalls.cc).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
 // [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.
@@ -106,6 +112,9 @@ struct CheckOptions {
   // barging: look for grants that barged past an earlier waiter (the scenario's check.barging;
   // for a lock that is not fair, barging is how it works, so only scenarios about fairness ask).
   bool barging = false;
+  // renew_period_ms: the renewal period of a lock that renews (the scenario's lock), for the
+  // unplanned_stall finding; 0: not known, no such finding.
+  std::int64_t renew_period_ms = 0;
 };
 
 // HoldWindow: one definite hold of a key by a client. Compact (ids into the History's tables):
@@ -159,6 +168,7 @@ enum class FindingKind : std::uint8_t {
   kServerOutage,
   kLeaseOverrun,
   kBarging,
+  kUnplannedStall,
 };
 
 // to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").

@@ -41,6 +41,9 @@ void check_barging(const History& history, const CheckOptions& options, CheckRes
 // check_renewals: extends that succeeded on a key another client had acquired since (stolen).
 void check_renewals(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
+// check_stalls: renewals a stall of the machine made too late, with no fault planned (stalls.cc).
+void check_stalls(const History& history, const CheckOptions& options, CheckResult& result);
+
 // check_grants: a key wanted but never granted.
 void check_grants(const History& history, const KeyTimeline& timeline, CheckResult& result);
 

@@ -15,7 +15,7 @@ struct KindInfo {
   std::string_view label;  // the heading of the kind in every report
 };
 
-constexpr std::array<KindInfo, 17> kKinds = {{
+constexpr std::array<KindInfo, 18> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation,
      "Mutual exclusion violated"},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted,
@@ -35,6 +35,8 @@ constexpr std::array<KindInfo, 17> kKinds = {{
     {FindingKind::kServerOutage, "server_outage", Verdict::kOk, "Server outage"},
     {FindingKind::kLeaseOverrun, "lease_overrun", Verdict::kOk, "Inside after the lease ran out"},
     {FindingKind::kBarging, "barging", Verdict::kOk, "Barged past a waiter"},
+    {FindingKind::kUnplannedStall, "unplanned_stall", Verdict::kOk,
+     "The machine stalled (no fault planned)"},
 }};
 
 const KindInfo& info(FindingKind kind) { return kKinds[static_cast<std::size_t>(kind)]; }

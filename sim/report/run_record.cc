@@ -64,6 +64,7 @@ CheckOptions check_options(const Scenario& scenario) {
   CheckOptions options;
   options.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms);
   options.barging = scenario.check.barging;
+  options.renew_period_ms = scenario.lock.renew_period_ms;
   switch (scenario.resource.kind) {
     case ResourceConfig::Kind::kNone:
       options.resource.kind = ResourceSpec::Kind::kNone;

@@ -1,0 +1,130 @@
+// Unplanned stalls: a renewing holder lost its lease although its renewals were on a schedule that
+// keeps it, and no fault was planned anywhere near: a renewal that fell due in time was answered
+// only after the lease could have run out. That is the machine (a server, the loopback or locksim
+// itself descheduled for longer than the TTL), not the lock: a correct lock renewed by a watchdog
+// every 20 ms with a 200 ms TTL loses its key when the server stops answering for 300 ms, as a
+// real deployment would. The finding says so; it supports no verdict, and `locksim run` runs an
+// outcome that differs from its expectation and has one again (run_command.cc).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/checker/checkers.h"
+#include "sim/checker/explain.h"
+
+namespace locksim::checker_internal {
+namespace {
+
+// Lease: what a client knows of its current lease on one key.
+struct Lease {
+  bool held = false;
+  Nanos sent_ns = 0;   // when the call that set it was sent: the lease can end ttl after
+  Nanos reply_ns = 0;  // when that call was answered: the watchdog's next renewal is due a
+                       // period later
+  std::int64_t ttl_ms = -1;
+  Nanos extend_invoke_ns = -1;  // an extend under way
+  std::int64_t extend_ttl_ms = -1;
+  std::int64_t acquire_ttl_ms = -1;
+};
+
+bool fault_between(const std::vector<FaultWindow>& faults, Nanos from_ns, Nanos to_ns) {
+  return std::any_of(faults.begin(), faults.end(), [&](const FaultWindow& f) {
+    return f.from_ns <= to_ns && f.to_ns >= from_ns;
+  });
+}
+
+}  // namespace
+
+void check_stalls(const History& history, const CheckOptions& options, CheckResult& result) {
+  if (options.renew_period_ms <= 0) return;
+  const Nanos period_ns = ms_to_ns(options.renew_period_ms);
+  const std::vector<FaultWindow> faults = fault_windows(history);
+  // By client, then by key id.
+  std::vector<std::vector<Lease>> leases(history.clients.size());
+  const auto lease_of = [&](const Event& e) -> Lease& {
+    std::vector<Lease>& by_key = leases[static_cast<std::size_t>(e.client)];
+    if (by_key.size() <= e.key) by_key.resize(e.key + 1);
+    return by_key[e.key];
+  };
+  for (const Event& e : history.events) {
+    if (e.client < 0 || static_cast<std::size_t>(e.client) >= leases.size()) continue;
+    if (e.f == Op::kCrash) {
+      for (Lease& lease : leases[static_cast<std::size_t>(e.client)]) lease = Lease{};
+      continue;
+    }
+    if (e.f != Op::kAcquire && e.f != Op::kExtend && e.f != Op::kRelease) continue;
+    Lease& lease = lease_of(e);
+    if (e.f == Op::kRelease) {
+      if (e.type == EventType::kInvoke) lease = Lease{};
+      continue;
+    }
+    if (e.f == Op::kAcquire) {
+      if (e.type == EventType::kInvoke) {
+        lease = Lease{};
+        lease.acquire_ttl_ms = e.ttl_ms;
+      } else if (e.type == EventType::kOk) {
+        lease.held = true;
+        lease.sent_ns = e.acquire().sent_ns >= 0 ? e.acquire().sent_ns : e.time_ns;
+        lease.reply_ns = e.time_ns;
+        lease.ttl_ms = e.ttl_ms >= 0 ? e.ttl_ms : lease.acquire_ttl_ms;
+      }
+      continue;
+    }
+    // An extend.
+    if (e.type == EventType::kInvoke) {
+      lease.extend_invoke_ns = e.time_ns;
+      lease.extend_ttl_ms = e.ttl_ms;
+      continue;
+    }
+    const Nanos invoke_ns = lease.extend_invoke_ns;
+    lease.extend_invoke_ns = -1;
+    if (!lease.held || invoke_ns < 0 || lease.ttl_ms <= 0) continue;
+    if (e.type == EventType::kOk && e.extend().extended >= 1) {
+      lease.sent_ns = invoke_ns;
+      lease.reply_ns = e.time_ns;
+      if (lease.extend_ttl_ms > 0) lease.ttl_ms = lease.extend_ttl_ms;
+      continue;
+    }
+    // A renewal that did not extend. Was the lease lost to a stall?
+    const Nanos lease_end_ns = lease.sent_ns + ms_to_ns(lease.ttl_ms);
+    const Nanos last_round_trip_ns = lease.reply_ns - lease.sent_ns;
+    const Nanos due_ns = lease.reply_ns + period_ns;
+    // The schedule keeps the lease: the renewal due next, as slow as the last round trip, is
+    // answered with a tenth of the TTL to spare. A period too long for the TTL is the plan's
+    // doing, not a stall.
+    const bool schedule_keeps_it =
+        due_ns + last_round_trip_ns + ms_to_ns(lease.ttl_ms) / 10 < lease_end_ns;
+    const bool answered_after_lease = e.time_ns > lease_end_ns;
+    if (schedule_keeps_it && answered_after_lease &&
+        !fault_between(faults, lease.sent_ns, e.time_ns)) {
+      const Nanos send_late_ns = std::max<Nanos>(0, invoke_ns - due_ns);
+      const Nanos round_trip_ns = e.time_ns - invoke_ns;
+      const bool late_send = send_late_ns >= round_trip_ns;
+      const std::string who = client_name(history, e.client);
+      const std::string key = history.keys.at(e.key);
+      result.findings.push_back(Finding{
+          .kind = FindingKind::kUnplannedStall,
+          .cause = late_send ? "late_send" : "late_reply",
+          .key = key,
+          .clients = {e.client},
+          .from_ns = lease.reply_ns,
+          .to_ns = e.time_ns,
+          .amount = 0,
+          .record = "",
+          .words = who + "'s renewal of " + key + ", due at " + format_ms(due_ns) +
+                   (late_send ? ", was sent only at " + format_ms(invoke_ns)
+                              : ", was sent at " + format_ms(invoke_ns) + " and answered only at " +
+                                    format_ms(e.time_ns)) +
+                   ", after its lease could have run out (" + format_ms(lease_end_ns) + ": " +
+                   std::to_string(lease.ttl_ms) + " ms TTL, a renewal every " +
+                   std::to_string(options.renew_period_ms) +
+                   " ms); no fault was planned there, so the machine stalled (" +
+                   (late_send ? "locksim's own process" : "the server or the loopback") +
+                   "), not the lock: what followed says nothing about it.",
+      });
+    }
+    lease.held = false;
+  }
+}
+
+}  // namespace locksim::checker_internal

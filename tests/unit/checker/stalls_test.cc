@@ -1,0 +1,102 @@
+// stalls_test: a renewal on a schedule that keeps the lease, answered after the lease with no
+// fault planned, is an unplanned stall; a renewal refused in time, a schedule too slow for its
+// TTL and a planned pause are not.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "tests/unit/checker/checker_test_support.h"
+#include "tests/unit/history_builder.h"
+
+namespace locksim {
+namespace {
+
+using test::A;
+using test::B;
+using test::contains;
+using test::HistoryBuilder;
+using test::ms;
+
+CheckResult check_renewing(const History& history, std::int64_t renew_period_ms) {
+  return check_history(
+      history, CheckOptions{.stuck_threshold_ns = ms(500), .renew_period_ms = renew_period_ms});
+}
+
+// A renews every 20 ms with a 200 ms TTL; its renewal sent at 80 ms is answered at 400 ms (the
+// server stopped answering), after B took the expired key at 390 ms.
+HistoryBuilder server_stall() {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 200)
+      .acquire_ok(ms(1), A, 200)
+      .renewals(ms(20), ms(61), ms(20), A, 200)  // last one sent at 60, answered at 60.5
+      .acquire_invoke(ms(70), B, 200)
+      .extend(ms(80.5), ms(400), A, 200, /*count=*/0)
+      .acquire_ok(ms(390), B, 200)
+      .release(ms(420), ms(421), B, 1)
+      .release(ms(430), ms(431), A, 0);
+  return builder;
+}
+
+// Proves a renewal due in time but answered after the lease ran out, with no fault planned, is
+// reported as the machine's stall, names the late answer, and changes no verdict.
+TEST(CheckerTest, RenewalAnsweredAfterTheLeaseIsAnUnplannedStall) {
+  const CheckResult r = check_renewing(server_stall().build(), 20);
+  EXPECT_EQ(r.verdict, Verdict::kMutexViolation);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "late_reply");
+  EXPECT_EQ(stalls[0]->clients, (std::vector<int>{A}));
+  EXPECT_EQ(stalls[0]->from_ns, ms(60.5));
+  EXPECT_EQ(stalls[0]->to_ns, ms(400));
+  EXPECT_TRUE(contains(stalls[0]->words, "answered only at 400.0 ms")) << stalls[0]->words;
+  EXPECT_TRUE(contains(stalls[0]->words, "could have run out (260.0 ms")) << stalls[0]->words;
+}
+
+// Proves a renewal sent long after it fell due (locksim's own process stalled) is a late send.
+TEST(CheckerTest, RenewalSentLongAfterItWasDueIsALateSend) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 200)
+      .acquire_ok(ms(1), A, 200)
+      .extend(ms(21), ms(21.5), A, 200)
+      .extend(ms(330), ms(330.5), A, 200, /*count=*/0)
+      .release(ms(340), ms(341), A, 0);
+  const CheckResult r = check_renewing(builder.build(), 20);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "late_send");
+  EXPECT_TRUE(contains(stalls[0]->words, "was sent only at 330.0 ms")) << stalls[0]->words;
+}
+
+// Proves no stall is claimed where the lock or the plan explains the loss: a renewal refused in
+// time (another client deleted the key), a period too long for the TTL, a pause planned by the
+// scenario, and a run judged without the renewal period.
+TEST(CheckerTest, NoStallWhereTheLockOrThePlanExplainsIt) {
+  {
+    HistoryBuilder builder;  // refused at once: the key was gone, nobody stalled
+    builder.acquire_invoke(ms(0), A, 200)
+        .acquire_ok(ms(1), A, 200)
+        .extend(ms(21), ms(21.5), A, 200)
+        .extend(ms(41.5), ms(42), A, 200, /*count=*/0)
+        .release(ms(50), ms(51), A, 0);
+    EXPECT_EQ(check_renewing(builder.build(), 20).count(FindingKind::kUnplannedStall), 0u);
+  }
+  {
+    HistoryBuilder builder;  // a renewal every 250 ms cannot keep a 200 ms lease
+    builder.acquire_invoke(ms(0), A, 200)
+        .acquire_ok(ms(1), A, 200)
+        .extend(ms(251), ms(251.5), A, 200, /*count=*/0)
+        .release(ms(260), ms(261), A, 0);
+    EXPECT_EQ(check_renewing(builder.build(), 250).count(FindingKind::kUnplannedStall), 0u);
+  }
+  {
+    HistoryBuilder builder = server_stall();  // the same late answer, inside a planned pause
+    builder.nemesis(ms(75), B, A, FaultKind::kPause, FaultPhase::kStart)
+        .nemesis(ms(380), B, A, FaultKind::kPause, FaultPhase::kEnd);
+    EXPECT_EQ(check_renewing(builder.build(), 20).count(FindingKind::kUnplannedStall), 0u);
+  }
+  EXPECT_EQ(check_renewing(server_stall().build(), 0).count(FindingKind::kUnplannedStall), 0u);
+}
+
+}  // namespace
+}  // namespace locksim

@@ -177,6 +177,10 @@ bool runtime_installed(const LibrarySpec& spec);
 std::string missing_runtime(const std::vector<LibrarySpec>& libraries);
 // library_refusal: why no library adapter can run `scenario` ("" if one can).
 std::string library_refusal(const Scenario& scenario);
+// cancel_refusal: why `variant` (`spec`: its library, or null for a built-in or user lock) cannot
+// run `scenario`'s cancellations ("" if it can, or the scenario cancels nothing), naming the step.
+std::string cancel_refusal(const Scenario& scenario, const std::string& variant,
+                           const LibrarySpec* spec);
 // add_library_variants: adds each library to every scenario that lists its "like" and that its
 // adapter can run, with that variant's expectation (or "any"); returns the skips, in words.
 std::vector<std::string> add_library_variants(std::vector<Scenario>& scenarios,

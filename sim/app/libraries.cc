@@ -151,6 +151,22 @@ std::string library_refusal(const Scenario& scenario) {
   return "";
 }
 
+std::string cancel_refusal(const Scenario& scenario, const std::string& variant,
+                           const LibrarySpec* spec) {
+  if (spec != nullptr && !spec->cancel.empty()) return "";
+  for (const Step& step : scenario.steps) {
+    if (step.cancel_after_ms < 0) continue;
+    return step.json_path + ".cancel_after_ms: " + variant + " cannot cancel a call (" +
+           (spec == nullptr ? std::string("locksim's own clients do not; a cancellation is asked "
+                                          "of a library adapter whose libraries.json entry has "
+                                          "\"cancel\"")
+                            : "its libraries.json entry has no \"cancel\": its adapter offers no "
+                              "way to cancel a call") +
+           ")";
+  }
+  return "";
+}
+
 std::vector<std::string> add_library_variants(std::vector<Scenario>& scenarios,
                                               const std::vector<LibrarySpec>& libraries) {
   std::vector<std::string> skipped;
@@ -160,6 +176,10 @@ std::vector<std::string> add_library_variants(std::vector<Scenario>& scenarios,
       if (std::find(listed.begin(), listed.end(), spec.name) != listed.end()) continue;
       if (std::find(listed.begin(), listed.end(), spec.like) == listed.end()) continue;
       if (const std::string why = library_refusal(scenario); !why.empty()) {
+        skipped.push_back(spec.name + " skips " + scenario.name + ": " + why);
+        continue;
+      }
+      if (const std::string why = cancel_refusal(scenario, spec.name, &spec); !why.empty()) {
         skipped.push_back(spec.name + " skips " + scenario.name + ": " + why);
         continue;
       }

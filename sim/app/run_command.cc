@@ -151,6 +151,9 @@ int run_command(const RunOptions& options, StopSignal& stop) {
                                                    : clients_flag + ": " + s.file) +
                              ": " + why);
           }
+          if (const std::string why = cancel_refusal(s, v, library_spec(*variant)); !why.empty()) {
+            throw InputError(s.file + ": " + why);
+          }
         }
       }
     }

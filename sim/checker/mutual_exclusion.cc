@@ -107,6 +107,34 @@ LostLock lost_lock(const History& history, const WindowRecord& earlier, Nanos to
   return server_faults_between(history, earlier.start_ns, to_ns);
 }
 
+// cancelled_extend: " Its extend at X was cancelled ..." when the earlier holder's last extend
+// of the key inside its window, before `to_ns`, was cancelled by its caller: a renewal nobody can
+// count on, which the holder worked on after all; "" otherwise.
+std::string cancelled_extend(const History& history, const KeyTimeline& timeline,
+                             const WindowRecord& earlier, Nanos to_ns) {
+  const auto first =
+      std::lower_bound(history.events.begin(), history.events.end(), earlier.start_ns,
+                       [](const Event& e, Nanos t) { return e.time_ns < t; });
+  Nanos invoke_ns = -1;
+  std::string text;
+  for (auto it = first; it != history.events.end() && it->time_ns <= to_ns; ++it) {
+    if (it->client != earlier.client || it->key != timeline.key_id || it->f != Op::kExtend) {
+      continue;
+    }
+    if (it->type == EventType::kInvoke) {
+      invoke_ns = it->time_ns;
+    } else if (it->type == EventType::kInfo && it->error == ErrorKind::kCancelled &&
+               invoke_ns >= 0) {
+      text = " Its extend at " + format_ms(invoke_ns) + " was cancelled by its caller at " +
+             format_ms(it->time_ns) + ", before its reply: nothing says the lease was renewed, " +
+             "and " + client_name(history, earlier.client) + " worked on as if it had been.";
+    } else {
+      text.clear();  // a later extend that was answered
+    }
+  }
+  return text;
+}
+
 Finding make_violation(const History& history, const KeyTimeline& timeline,
                        const WindowRecord& earlier, const WindowRecord& later) {
   Finding v;
@@ -143,7 +171,8 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
   } else if (earlier.lease_end_ns <= later.start_ns) {
     v.cause = "lease_expired";
     text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
-            " while " + x + " was still working.";
+            " while " + x + " was still working." +
+            cancelled_extend(history, timeline, earlier, later.start_ns);
   } else if (earlier.lease_end_lower_ns <= later.start_ns) {
     // The lease may have ended just before the later acquire: the earlier holder's reply was
     // read late. A racy acquire is claimed only when the lease was certainly still valid.
@@ -151,7 +180,7 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     text += lease_phrase(history, earlier) + " ran out between " +
             format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
             " (its acquire reply was read late), before " + y + " got in, while " + x +
-            " was still working.";
+            " was still working." + cancelled_extend(history, timeline, earlier, later.start_ns);
   } else if (const LostLock lost = lost_lock(history, earlier, later.start_ns); lost.at_ns >= 0) {
     // The lease was still valid and no client deleted the key: a server forgot it.
     v.cause = "lock_lost";

@@ -83,6 +83,11 @@ Endpoint DriverClient::link_endpoint() const {
   return run_.link_endpoint(static_cast<std::size_t>(index_));
 }
 
+void DriverClient::extend(CallFaults* /*faults*/) {
+  // The loader sends extend steps to client processes only (ProcessClient overrides this).
+  LOCKSIM_ASSERT(!"an extend step reached a client that is not a process");
+}
+
 void DriverClient::record_work(std::int64_t planned_ms) {
   log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
       static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));

@@ -53,6 +53,9 @@ struct CallFaults {
   // crashed_waiting: the crash fired at an after_busy checkpoint: the client died waiting for
   // the lock, holding nothing, so its acquire is recorded as failed (error "crashed").
   bool crashed_waiting = false;
+  // cancel_after_ms: the caller cancels the call if it has not ended after this long (a
+  // library adapter that offers cancellation; the call then ends info "cancelled"); -1: never.
+  std::int64_t cancel_after_ms = -1;
 };
 
 // server_grant: the recorded grant of a multi-server acquire: `granted_on` holds the indices of
@@ -91,6 +94,14 @@ class DriverClient : public FaultTarget {
   // `unsaved_token` the variant is given a token that was never saved (Doc C). Returns false if
   // a crash fault fired inside the release. Requires holding().
   virtual bool release(bool unsaved_token = false, CallFaults* faults = nullptr) = 0;
+  // extend: one extension of the lease held, a scenario's extend step: records the extend
+  // invoke and its completion. Client processes only (the worker protocol's extend; the loader
+  // refuses an extend step on any other executor). Requires holding().
+  virtual void extend(CallFaults* faults);
+  // release_pending: the client's last release was cancelled before its reply: it no longer
+  // counts as holding, but may try the release again (what an application does after a
+  // cancelled release, redis/redis-py#3847).
+  bool release_pending() const { return release_pending_; }
   // crash: the client dies without releasing (a process: SIGKILL); its connections close.
   virtual void crash() = 0;
   // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
@@ -141,6 +152,7 @@ class DriverClient : public FaultTarget {
   std::string held_token_;
   std::int64_t held_fencing_ = -1;  // the fencing number of the current grant; -1: none
   std::int64_t last_read_ = -1;     // the resource value (or existence) the last read saw
+  bool release_pending_ = false;    // see release_pending()
 
  private:
   std::optional<HiredisConnection> observer_;

@@ -173,6 +173,17 @@ std::string ProcessClient::connect() {
                                     " (a worker of another protocol version?)") +
            stderr_tail();
   }
+  // A scenario that cancels calls runs only libraries that say they cancel (the run checked
+  // libraries.json); the adapter itself must offer it too.
+  const std::vector<Step>& steps = run_.scenario().steps;
+  const bool cancels = std::any_of(steps.begin(), steps.end(),
+                                   [](const Step& step) { return step.cancel_after_ms >= 0; });
+  if (cancels && !hello.message.contains("cancel")) {
+    return "the worker " + run_.request().worker_command.front() +
+           " offers no cancellation (its hello has no \"cancel\"), which this scenario asks of it "
+           "(cancel_after_ms)" +
+           stderr_tail();
+  }
   nlohmann::json connect = {{"op", "connect"},
                             {"redis", endpoint_to_json(link_endpoint())},
                             {"client", name_},
@@ -446,6 +457,10 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
                             {"timeout_ms", timeout_ms}};
   if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
   if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
+  if (faults != nullptr && faults->cancel_after_ms >= 0) {
+    request["cancel_after_ms"] = faults->cancel_after_ms;
+  }
+  release_pending_ = false;
   if (variant.renews()) {
     std::lock_guard<std::mutex> lock(mutex_);
     renewal_key_ = logical_key;
@@ -512,16 +527,23 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
 }
 
 bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
-  LOCKSIM_ASSERT(holding_ && !crashed_);
-  // exit before the release request is sent (the conservative point).
-  log_.record(EventType::kOk, Op::kExit, held_key_);
-  set_state(false, false);
+  LOCKSIM_ASSERT((holding_ || release_pending_) && !crashed_);
+  // exit before the release request is sent (the conservative point); a retry of a cancelled
+  // release has left already.
+  if (holding_) {
+    log_.record(EventType::kOk, Op::kExit, held_key_);
+    set_state(false, false);
+  }
+  release_pending_ = false;
   // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
   const std::string token = unsaved_token ? std::string() : held_token_;
   log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
   nlohmann::json request = {{"op", "release"}, {"key", run_.full_key(held_key_)}, {"token", token}};
   if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
   if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
+  if (faults != nullptr && faults->cancel_after_ms >= 0) {
+    request["cancel_after_ms"] = faults->cancel_after_ms;
+  }
   const Reply reply = call(std::move(request), faults);
   if (reply.worker_died) {
     crash();
@@ -547,11 +569,51 @@ bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
     Event& failed = log_.record(result == "info" ? EventType::kInfo : EventType::kFail,
                                 Op::kRelease, held_key_);
     record_failure(failed, reply.message);
+    // A cancelled release may be tried again, with the same lock, as an application would.
+    release_pending_ = failed.error == ErrorKind::kCancelled;
   }
   holding_ = false;
-  held_token_.clear();
-  held_fencing_ = -1;
+  if (!release_pending_) {
+    held_token_.clear();
+    held_fencing_ = -1;
+  }
   return true;
+}
+
+void ProcessClient::extend(CallFaults* faults) {
+  LOCKSIM_ASSERT(holding_ && !crashed_);
+  const auto ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
+  Event& invoke = log_.record(EventType::kInvoke, Op::kExtend, held_key_);
+  invoke.ttl_ms = ttl_ms;
+  invoke.token = log_.intern(held_token_);
+  nlohmann::json request = {{"op", "extend"},
+                            {"key", run_.full_key(held_key_)},
+                            {"token", held_token_},
+                            {"ttl_ms", ttl_ms}};
+  if (faults != nullptr && faults->cancel_after_ms >= 0) {
+    request["cancel_after_ms"] = faults->cancel_after_ms;
+  }
+  const Reply reply = call(std::move(request), faults);
+  if (reply.worker_died) {
+    crash();
+    return;
+  }
+  const std::string result = reply.message.value("result", "");
+  const auto extended = reply.message.find("extended");
+  if (result == "ok" && extended != reply.message.end() && extended->is_number_integer() &&
+      (*extended == 0 || *extended == 1)) {
+    Event& ok = log_.record(EventType::kOk, Op::kExtend, held_key_);
+    ok.extend().extended = extended->get<std::int32_t>();
+    ok.ttl_ms = ttl_ms;
+  } else if (result == "ok") {
+    Event& odd = log_.record(EventType::kInfo, Op::kExtend, held_key_);
+    odd.error = ErrorKind::kUnexpectedReply;
+    odd.message = log_.intern("the extend answered ok without \"extended\": 0 or 1");
+  } else {
+    Event& failed =
+        log_.record(result == "info" ? EventType::kInfo : EventType::kFail, Op::kExtend, held_key_);
+    record_failure(failed, reply.message);
+  }
 }
 
 void ProcessClient::kill_worker() {

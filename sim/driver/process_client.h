@@ -40,6 +40,7 @@ class ProcessClient final : public DriverClient {
   AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
                         CallFaults* faults = nullptr, Nanos intended_ns = -1) override;
   bool release(bool unsaved_token = false, CallFaults* faults = nullptr) override;
+  void extend(CallFaults* faults) override;
   void crash() override;
   void lose_lock() override;
   void resource_read(const std::string& record_id) override;

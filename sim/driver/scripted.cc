@@ -83,6 +83,7 @@ CallFaults faults_of(const Step& step) {
   faults.pause_at = step.pause_at;
   faults.pause_until = step.pause_until;
   faults.pause_max_ns = ms_to_ns(step.pause_max_ms);
+  faults.cancel_after_ms = step.cancel_after_ms;
   return faults;
 }
 
@@ -284,7 +285,12 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
                  (timeout_ms == 0 ? std::string(": it was held at its single try")
                                   : " within " + std::to_string(timeout_ms) + " ms"));
       } else if (status == AcquireStatus::kIndeterminate) {
-        run.note(who + ": acquire outcome unknown (the reply was lost)");
+        run.note(who + ": acquire outcome unknown (" +
+                 (step.cancel_after_ms >= 0
+                      ? "cancelled by its caller after " + std::to_string(step.cancel_after_ms) +
+                            " ms, or its reply was lost"
+                      : std::string("the reply was lost")) +
+                 ")");
       } else if (status == AcquireStatus::kCrashed) {
         run.note(who + ": crashed at " + step.crash_at + " inside the acquire");
       }
@@ -292,7 +298,8 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       return;
     }
     case Step::Action::kRelease: {
-      if (!client.holding()) {
+      // A client whose release was cancelled may try it again.
+      if (!client.holding() && !client.release_pending()) {
         run.note(who + ": release skipped, " + client.name() + " does not hold the lock");
         return;
       }
@@ -302,6 +309,16 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
         run.note(who + ": crashed at " + step.crash_at + " inside the release");
       }
       after_call(run, client, step, faults, who);
+      return;
+    }
+    case Step::Action::kExtend: {
+      if (!client.holding()) {
+        run.note(who + ": extend skipped, " + client.name() + " does not hold the lock");
+        return;
+      }
+      CallFaults faults = faults_of(step);
+      LinkFaultScope link(run, client, step);
+      client.extend(&faults);
       return;
     }
     case Step::Action::kWork:

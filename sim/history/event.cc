@@ -11,9 +11,9 @@ constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", 
 constexpr std::array<std::string_view, 13> kOpNames = {
     "acquire", "release", "extend", "enter",       "exit",       "crash",      "work",
     "write",   "read",    "fault",  "stop",        "server_lost", "server_died"};
-constexpr std::array<std::string_view, 11> kErrorNames = {
-    "none",     "gave_up",     "stopped",          "timeout", "closed", "refused",
-    "protocol", "reply_error", "unexpected_reply", "crashed", "fenced"};
+constexpr std::array<std::string_view, 13> kErrorNames = {
+    "none",        "gave_up",          "stopped", "timeout", "closed",    "refused", "protocol",
+    "reply_error", "unexpected_reply", "crashed", "fenced",  "cancelled", "not_held"};
 constexpr std::array<std::string_view, 2> kStopNames = {"time_limit", "interrupted"};
 
 template <typename Enum, std::size_t N>

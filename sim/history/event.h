@@ -72,12 +72,17 @@ enum class ErrorKind : std::uint8_t {
                      // nothing (a crash fault at a variant's after_busy checkpoint)
   kFenced,           // write: a fenced store refused it, because the fencing number it presented
                      // is lower than one the store had already accepted; nothing was written
+  kCancelled,        // the caller cancelled the call before its reply (a scenario's
+                     // cancel_after_ms, an asyncio Task.cancel): what it had sent may have run
+  kNotHeld,          // release, extend: the library refused without a command, holding no token
+                     // (the retry of a cancelled release, redis/redis-py#3847)
 };
 
 // is_indeterminate: the call may have taken effect although no usable reply was read.
 constexpr bool is_indeterminate(ErrorKind kind) {
   return kind == ErrorKind::kTimeout || kind == ErrorKind::kClosed ||
-         kind == ErrorKind::kProtocol || kind == ErrorKind::kUnexpectedReply;
+         kind == ErrorKind::kProtocol || kind == ErrorKind::kUnexpectedReply ||
+         kind == ErrorKind::kCancelled;
 }
 // is_io_error: the connection, not the lock, failed (may or may not have run, or did not run).
 constexpr bool is_io_error(ErrorKind kind) {

@@ -106,7 +106,8 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "quorum", "lock_key", "runtime_check", "install", "reported_in"});
+                         "renews", "quorum", "lock_key", "runtime_check", "install", "reported_in",
+                         "cancel"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -123,6 +124,9 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     if (const auto uses_ttl = entry.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
     if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
     if (const auto quorum = entry.optional_member("quorum")) spec.quorum = quorum->boolean();
+    if (const auto cancel = entry.optional_member("cancel")) {
+      spec.cancel = cancel->non_empty_string(kMaxField);
+    }
     if (const auto lock_key = entry.optional_member("lock_key")) {
       spec.lock_key = lock_key->non_empty_string(kMaxField);
       if (spec.lock_key.find("{key}") == std::string::npos) {

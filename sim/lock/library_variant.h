@@ -18,7 +18,8 @@
 // "any" (the verdicts are reported, not asserted: the run is the finding); "lock_key" says where
 // the library keeps its lock ("mutex:{key}"), for the run's ACL user and the key conditions of
 // scripted steps; "quorum": true says the library takes its lock over every server of a topology
-// (its adapter gets connect's "servers"), like the built-in redlock.
+// (its adapter gets connect's "servers"), like the built-in redlock; "cancel" says how its adapter
+// cancels a call (the hello's "cancel"), for scenarios with "cancel_after_ms".
 //
 //   const auto specs = load_library_manifest(adapters_dir() / "libraries.json");  // InputError
 //   register_variant(make_library_variant(specs[0]));
@@ -48,6 +49,9 @@ struct LibrarySpec {
   // "quorum": true: the library takes its lock over every server of a topology itself (Redlock);
   // connect then carries "servers", and it joins the multi-server scenarios of its "like".
   bool quorum = false;
+  // "cancel": how the adapter cancels a call a scenario cancels ("cancel_after_ms"), in words
+  // (redis-py asyncio: "Task.cancel ..."); empty: it cannot, and scenarios that cancel skip it.
+  std::string cancel;
   std::string lock_key = "{key}";
   std::vector<std::string> command;        // {adapters} already replaced
   std::vector<std::string> runtime_check;  // exits 0 when the library's runtime is installed

@@ -28,6 +28,9 @@ bool matches_expectation(const Expectation& expected, const CheckResult& result)
       *expected.stolen_renewal != (result.count(FindingKind::kStolenRenewal) > 0)) {
     return false;
   }
+  if (expected.idle_hold && *expected.idle_hold != (result.count(FindingKind::kIdleHold) > 0)) {
+    return false;
+  }
   if (expected.max_violations_outside_faults &&
       result.violations_outside_faults > *expected.max_violations_outside_faults) {
     return false;
@@ -48,6 +51,7 @@ std::string describe_expectation(const Expectation& expected) {
   }
   if (expected.stolen_renewal)
     text += *expected.stolen_renewal ? ", stolen renewal" : ", no stolen renewal";
+  if (expected.idle_hold) text += *expected.idle_hold ? ", idle hold" : ", no idle hold";
   return text;
 }
 
@@ -55,6 +59,7 @@ std::string describe_observation(const CheckResult& result) {
   std::string text = with_causes(result.verdict, result.causes());
   if (!result.resource_intact()) text += ", corrupted";
   if (result.count(FindingKind::kStolenRenewal) > 0) text += ", stolen renewal";
+  if (result.count(FindingKind::kIdleHold) > 0) text += ", idle hold";
   // What kept the resource intact although the windows overlapped: a fenced store said no.
   if (result.stats.stale_writes_rejected > 0) text += ", stale write rejected";
   return text;

@@ -45,8 +45,8 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
     node.fail("expected a verdict (" + join(kVerdictWords) +
               ") or {\"verdict\": ..., \"causes\": [...]}, got " + describe(node.value()));
   }
-  node.expect_object(
-      {"verdict", "causes", "resource", "max_violations_outside_faults", "stolen_renewal"});
+  node.expect_object({"verdict", "causes", "resource", "max_violations_outside_faults",
+                      "stolen_renewal", "idle_hold"});
   set_verdict(node.member("verdict"), expectation);
   const bool asserts = !expectation.any;
   if (const auto causes_node = node.optional_member("causes")) {
@@ -83,6 +83,9 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
   }
   if (const auto stolen_node = node.optional_member("stolen_renewal")) {
     expectation.stolen_renewal = stolen_node->boolean();
+  }
+  if (const auto idle_node = node.optional_member("idle_hold")) {
+    expectation.idle_hold = idle_node->boolean();
   }
   return expectation;
 }
@@ -151,6 +154,7 @@ nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect)
       entry["max_violations_outside_faults"] = *expectation.max_violations_outside_faults;
     }
     if (expectation.stolen_renewal) entry["stolen_renewal"] = *expectation.stolen_renewal;
+    if (expectation.idle_hold) entry["idle_hold"] = *expectation.idle_hold;
     result[variant] = std::move(entry);
   }
   return result;

@@ -142,6 +142,7 @@ struct Step {
   enum class Action {
     kAcquire,  // acquire the lock with the variant and wait strategy
     kRelease,  // release it with the variant
+    kExtend,   // extend the lease once (client processes only: the worker protocol's extend)
     kWork,     // stay inside for work_ms, or until `until` holds (bounded by max_ms)
     kCrash,    // stop without releasing; the connection closes; later steps are skipped
     kSleep,    // wait outside the critical section for work_ms
@@ -188,7 +189,11 @@ struct Step {
   std::vector<Condition> pause_until;
   std::int64_t pause_max_ms = 0;
   bool unsaved_token = false;   // kRelease: release with a token that was never saved (Doc C)
-  // kAcquire, kRelease: a fault on the client's link for this call's first command.
+  // kAcquire, kRelease, kExtend: the caller cancels the call if it has not ended after this many
+  // ms (an asyncio task cancelled by a timeout); -1: never. Only a library whose adapter offers
+  // cancellation (libraries.json "cancel") runs such a step; the call ends `info cancelled`.
+  std::int64_t cancel_after_ms = -1;
+  // kAcquire, kRelease, kExtend: a fault on the client's link for this call's first command.
   LinkFault link_fault = LinkFault::kNone;
   std::int64_t delay_ms = 0;           // kDelay: hold the command this long, or
   std::vector<Condition> delay_until;  // until these hold (bounded by delay_max_ms)
@@ -253,6 +258,9 @@ struct Expectation {
   // If set: whether the run must show (true) or must not show (false) a stolen renewal: an
   // extension that prolonged another client's lock.
   std::optional<bool> stolen_renewal;
+  // If set: whether the run must show (true) or must not show (false) an idle hold: a key left
+  // held by nobody who knew it (a release that deleted nothing, a cancelled call) until its lease.
+  std::optional<bool> idle_hold;
 };
 
 // SweepPoint: set on each scenario a "sweep" file expands into, so that reports can group the

@@ -16,6 +16,9 @@ namespace {
 // client may use them.
 constexpr const char* kReservedClients[] = {"nemesis", "harness"};
 
+// kMaxCancelAfterMs: the adapters' bound on "cancel_after_ms" (adapters/README.md).
+constexpr std::int64_t kMaxCancelAfterMs = 3600000;
+
 const std::vector<std::string> kCommonStepKeys = {"client", "do", "id", "wait_for", "wait_max_ms"};
 
 struct ActionSpec {
@@ -28,10 +31,12 @@ const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
       {"acquire",
        Step::Action::kAcquire,
-       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers"}},
+       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers", "cancel_after_ms"}},
       {"release",
        Step::Action::kRelease,
-       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay", "servers"}},
+       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay", "servers",
+        "cancel_after_ms"}},
+      {"extend", Step::Action::kExtend, {"lose_reply", "delay", "servers", "cancel_after_ms"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
       {"crash", Step::Action::kCrash, {}},
       {"sleep", Step::Action::kSleep, {"sleep_ms"}},
@@ -269,6 +274,14 @@ void parse_fault_point(const JsonReader& node, const ScriptNames& names, Step& s
   step.pause_max_ms = pause_at->member("max_ms").duration_ms(1, kMaxDurationMs);
 }
 
+// parse_cancel: "cancel_after_ms" of an acquire, release or extend step: the client's caller
+// cancels the call if it has not ended after that long (a library adapter that offers it).
+void parse_cancel(const JsonReader& node, Step& step) {
+  if (const auto cancel = node.optional_member("cancel_after_ms")) {
+    step.cancel_after_ms = cancel->duration_ms(0, kMaxCancelAfterMs);
+  }
+}
+
 // parse_link_fault: "lose_reply" or "delay" of an acquire or release step: what the proxy does to
 // the call's first command on the client's link.
 void parse_link_fault(const JsonReader& node, const ScriptNames& names, Step& step) {
@@ -461,14 +474,21 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       parse_fault_point(node, names, step);
       parse_link_fault(node, names, step);
       parse_link_servers(node, names, step);
+      parse_cancel(node, step);
       break;
     case Step::Action::kRelease:
       parse_fault_point(node, names, step);
       parse_link_fault(node, names, step);
       parse_link_servers(node, names, step);
+      parse_cancel(node, step);
       if (const auto unsaved = node.optional_member("unsaved_token")) {
         step.unsaved_token = unsaved->boolean();
       }
+      break;
+    case Step::Action::kExtend:
+      parse_link_fault(node, names, step);
+      parse_link_servers(node, names, step);
+      parse_cancel(node, step);
       break;
     case Step::Action::kRead:
     case Step::Action::kWrite:
@@ -563,6 +583,7 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
       entry["wait_max_ms"] = step.wait_max_ms;
     }
     if (!step.crash_at.empty()) entry["crash_at"] = step.crash_at;
+    if (step.cancel_after_ms >= 0) entry["cancel_after_ms"] = step.cancel_after_ms;
     if (!step.link_servers.empty()) entry["servers"] = step.link_servers;
     if (step.link_fault == LinkFault::kLoseReply) entry["lose_reply"] = true;
     if (step.link_fault == LinkFault::kDelay) {
@@ -582,6 +603,8 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
         break;
       case Step::Action::kRelease:
         entry["unsaved_token"] = step.unsaved_token;
+        break;
+      case Step::Action::kExtend:
         break;
       case Step::Action::kRead:
       case Step::Action::kWrite:

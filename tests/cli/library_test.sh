@@ -8,7 +8,9 @@
 # and redlock's owner-checked release refuse a stale release; redis-lock's DEL deletes the next
 # holder's lock when its own clock has not yet seen the expiry); and redlock over five servers of
 # its own (lib:redlock-quorum: connect's "servers") keeps one node's kill within its quorum, and
-# blocks itself with the grants of a failed attempt, where the built-in unlocks them.
+# blocks itself with the grants of a failed attempt, where the built-in unlocks them; and calls
+# cancelled by their caller (redis-py asyncio) are recorded and named, and asked only of a library
+# whose adapter cancels.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -108,4 +110,37 @@ expect_no_grep "B never gets the lock from the library" '"client":"B","type":"ok
   "$WORK/quorum/redlock-retry-self-blocking/latest/lib:redlock-quorum/history.jsonl"
 expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire".*"granted_on":\["n3","n4","n5"\],"granted_of":5' \
   "$WORK/quorum/redlock-retry-self-blocking/latest/redlock/history.jsonl"
+# --- cancellation: calls cancelled by their caller (redis-py asyncio: Task.cancel) -------------
+"$LOCKSIM" run "$SOURCE/scenarios/cancelled-release.json" "$SOURCE/scenarios/cancelled-acquire-executed.json" \
+  "$SOURCE/scenarios/cancelled-extend.json" --out "$WORK/out-cancel" --no-progress >"$WORK/cancel.out" 2>&1
+expect_code "the three cancellation scenarios end as expected" 0 $?
+cancel_result() { echo "$WORK/out-cancel/$1/latest/lib:redis-py-asyncio/results.json"; }
+expect_grep "a cancelled release is recorded as such" '"type":"info","f":"release","key":"lock","error":"cancelled"' \
+  "$WORK/out-cancel/cancelled-release/latest/lib:redis-py-asyncio/history.jsonl"
+expect_grep "the retry of a cancelled release is refused by the library" '"f":"release","key":"lock","error":"not_held"' \
+  "$WORK/out-cancel/cancelled-release/latest/lib:redis-py-asyncio/history.jsonl"
+expect_grep "the idle hold names the cancelled release and its refused retry" \
+  "A's release of lock at .* was cancelled by its caller .* its retry at .* was refused by the library without a command (not_held" \
+  "$(cancel_result cancelled-release)"
+expect_grep "the idle hold names the cancelled acquire the server executed" \
+  "A's acquire of lock at .* was cancelled by its caller .* its caller believes it failed. But the server had executed it" \
+  "$(cancel_result cancelled-acquire-executed)"
+expect_grep "the violation names the cancelled extend" "Its extend at .* was cancelled by its caller .* nothing says the lease was renewed" \
+  "$(cancel_result cancelled-extend)"
+# Only a library whose adapter cancels can run a cancellation; anything else is bad input.
+sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lua_owner"]/; s/"lib:redis-py-asyncio": {/"lua_owner": {/' \
+  "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-builtin.json"
+"$LOCKSIM" run "$WORK/cancel-builtin.json" --out "$WORK/out-cancel-builtin" >"$WORK/cancel-builtin.out" 2>&1
+expect_code "a built-in asked to cancel is bad input" 2 $?
+expect_grep "it names the step and why" 'steps\[3\].cancel_after_ms: lua_owner cannot cancel a call (locksim.s own clients do not' "$WORK/cancel-builtin.out"
+sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lib:redis-py"]/; s/"lib:redis-py-asyncio": {/"lib:redis-py": {/' \
+  "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-sync.json"
+"$LOCKSIM" run "$WORK/cancel-sync.json" --out "$WORK/out-cancel-sync" >"$WORK/cancel-sync.out" 2>&1
+expect_code "a library that cannot cancel is bad input" 2 $?
+expect_grep "it says libraries.json offers no cancel" 'lib:redis-py cannot cancel a call (its libraries.json entry has no "cancel"' "$WORK/cancel-sync.out"
+sed 's/"clients_run_as": "processes"/"clients_run_as": "threads"/' "$SOURCE/scenarios/cancelled-extend.json" >"$WORK/cancel-threads.json"
+"$LOCKSIM" run "$WORK/cancel-threads.json" --out "$WORK/out-cancel-threads" >"$WORK/cancel-threads.out" 2>&1
+expect_code "an extend step on threads is bad input" 2 $?
+expect_grep "it says extend steps run in processes" 'an "extend" step runs only in client processes' "$WORK/cancel-threads.out"
+
 finish

@@ -245,6 +245,46 @@ TEST(ScenarioLoaderTest, FaultPointsLoadOnAcquireAndRelease) {
   EXPECT_FALSE(plain.resolved["steps"][0].contains("crash_at"));
 }
 
+// Acquire, release and extend steps take cancel_after_ms, in client processes only; it round-trips
+// through the resolved document, and is refused elsewhere and out of range.
+TEST(ScenarioLoaderTest, CancellationsLoadOnCallsInClientProcesses) {
+  json document = scripted_document();
+  document["clients_run_as"] = "processes";
+  document["steps"][0]["cancel_after_ms"] = 100;
+  document["steps"][4]["cancel_after_ms"] = 0;
+  document["steps"].insert(document["steps"].begin() + 1,
+                           json::parse(R"({"client": "A", "do": "extend", "cancel_after_ms": 7})"));
+  const Scenario s = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(s.steps[0].cancel_after_ms, 100);
+  EXPECT_EQ(s.steps[1].action, Step::Action::kExtend);
+  EXPECT_EQ(s.steps[1].cancel_after_ms, 7);
+  EXPECT_EQ(s.steps[5].cancel_after_ms, 0);
+  EXPECT_EQ(s.steps[2].cancel_after_ms, -1);
+  EXPECT_EQ(s.resolved["steps"][1]["do"], "extend");
+  EXPECT_EQ(s.resolved["steps"][1]["cancel_after_ms"], 7);
+  EXPECT_FALSE(s.resolved["steps"][2].contains("cancel_after_ms"));
+  EXPECT_EQ(parse_scenario(s.resolved, kFile, kVariants).resolved, s.resolved);
+
+  expect_contains(error_after(document, [](json& d) { d["clients_run_as"] = "threads"; }),
+                  {kFile,
+                   "$.steps[0].cancel_after_ms: a cancellation is asked of a library's "
+                   "adapter, in client processes only"});
+  expect_contains(error_after(document,
+                              [](json& d) {
+                                d["clients_run_as"] = "threads";
+                                d["steps"][0].erase("cancel_after_ms");
+                                d["steps"][5].erase("cancel_after_ms");
+                              }),
+                  {"$.steps[1]: an \"extend\" step runs only in client processes"});
+  expect_contains(error_after(document, [](json& d) { d["steps"][4]["cancel_after_ms"] = 5; }),
+                  {"$.steps[4].cancel_after_ms: not allowed when \"do\" is \"work\""});
+  expect_contains(error_after(document, [](json& d) { d["steps"][0]["cancel_after_ms"] = -1; }),
+                  {"$.steps[0].cancel_after_ms:"});
+  expect_contains(
+      error_after(document, [](json& d) { d["steps"][0]["cancel_after_ms"] = 3600001; }),
+      {"$.steps[0].cancel_after_ms:"});
+}
+
 // Fault points are refused on other actions, validated, and exclusive.
 TEST(ScenarioLoaderTest, BadFaultPointsAreRejected) {
   expect_contains(

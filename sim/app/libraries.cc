@@ -153,15 +153,17 @@ std::string library_refusal(const Scenario& scenario) {
 
 std::string cancel_refusal(const Scenario& scenario, const std::string& variant,
                            const LibrarySpec* spec) {
-  if (spec != nullptr && !spec->cancel.empty()) return "";
+  if (spec != nullptr && spec->cancels()) return "";
   for (const Step& step : scenario.steps) {
     if (step.cancel_after_ms < 0) continue;
     return step.json_path + ".cancel_after_ms: " + variant + " cannot cancel a call (" +
            (spec == nullptr ? std::string("locksim's own clients do not; a cancellation is asked "
-                                          "of a library adapter whose libraries.json entry has "
-                                          "\"cancel\"")
-                            : "its libraries.json entry has no \"cancel\": its adapter offers no "
-                              "way to cancel a call") +
+                                          "of a library adapter whose libraries.json entry says "
+                                          "how it cancels, \"cancel\"")
+            : spec->cancel.empty()
+                ? std::string("its libraries.json entry has no \"cancel\": its adapter offers no "
+                              "way to cancel a call")
+                : "libraries.json: \"" + spec->cancel + "\"") +
            ")";
   }
   return "";

@@ -29,13 +29,17 @@ bool deleted_by_someone_else(const KeyTimeline& timeline, const IdleRelease& idl
   return false;
 }
 
-// waited_out: another client's acquire that waited from before `from_ns` and was granted only
-// once `until_ns` had passed (its successful attempt sent then), with no other client's window in
-// between: what kept it out was the key of the cancelled call.
+// waited_out: another client's acquire that waited (was refused at least once) from before
+// `from_ns` and was granted only once `until_ns` had passed, with no other client's window in
+// between: what kept it out was the key of the cancelled call. Its grant's reply time is compared,
+// not the send time of its successful attempt: that is a lower bound (an adapter's own clock
+// offset from the harness's invoke), as is `until_ns`, the lease's earliest end, and two lower
+// bounds say nothing about each other; a key deleted early would have let it in at once, long
+// before.
 const GrantedAcquire* waited_out(const KeyTimeline& timeline, int client, Nanos from_ns,
                                  Nanos until_ns) {
   for (const GrantedAcquire& g : timeline.granted_acquires) {
-    if (g.client == client || g.invoke_ns > from_ns || g.sent_ns < until_ns) continue;
+    if (g.client == client || g.invoke_ns > from_ns || g.ok_ns < until_ns) continue;
     const bool someone_inside =
         std::any_of(timeline.windows.begin(), timeline.windows.end(), [&](const WindowRecord& w) {
           return w.client != client && w.client != g.client && w.start_ns < g.sent_ns &&

@@ -50,8 +50,11 @@ struct LibrarySpec {
   // connect then carries "servers", and it joins the multi-server scenarios of its "like".
   bool quorum = false;
   // "cancel": how the adapter cancels a call a scenario cancels ("cancel_after_ms"), in words
-  // (redis-py asyncio: "Task.cancel ..."); empty: it cannot, and scenarios that cancel skip it.
+  // (redis-py asyncio: "Task.cancel ..."), or "none: " and why the library cannot be cancelled
+  // (a blocking call, a promise); empty: not said. See cancels().
   std::string cancel;
+  // cancels: whether the adapter cancels calls ("cancel" given and not "none: ...").
+  bool cancels() const { return !cancel.empty() && cancel.rfind("none:", 0) != 0; }
   std::string lock_key = "{key}";
   std::vector<std::string> command;        // {adapters} already replaced
   std::vector<std::string> runtime_check;  // exits 0 when the library's runtime is installed

@@ -46,7 +46,9 @@ TEST(CheckerTest, CancelledReleaseThatDeletedNothingIsAnIdleHold) {
   builder.event(ms(121), A, EventType::kInvoke, Op::kRelease);
   builder.event(ms(122), A, EventType::kFail, Op::kRelease);
   builder.last().error = ErrorKind::kNotHeld;
-  granted_after_wait(builder, B, ms(125), ms(1005), ms(1006));
+  // B's successful attempt was sent (by its lower bound) just before A's earliest lease end;
+  // its grant came after it.
+  granted_after_wait(builder, B, ms(125), ms(999), ms(1006));
   builder.release(ms(1020), ms(1021), B);
   const CheckResult r = check(builder.build());
   EXPECT_EQ(r.verdict, Verdict::kOk);

@@ -68,12 +68,13 @@
 //     another client's acquire of it, invoked earlier, was still waiting: it barged past a
 //     waiter, which a fair (FIFO) lock must not let happen; clients = {newcomer, waiter};
 //     interval = [waiter's invoke, grant] (barging.cc).
-//   unplanned_stall [no verdict; only with CheckOptions::renew_period_ms]: a renewing holder's
-//     renewal, on a schedule that keeps its lease, was sent or answered only after the lease could
-//     have run out, with no fault planned in between: the machine stalled, not the lock; clients =
-//     {holder}; interval = [the last renewal's reply, the late answer]; cause "late_send" (locksim
-//     itself) or "late_reply" (the server or the loopback). `locksim run` runs an outcome that
-//     differs from its expectation and has one again (stalls.cc).
+//   unplanned_stall [no verdict]: the machine stalled, not the lock, with no fault planned: a call
+//     timed out (cause "reply_timeout"; interval = the call), or (with CheckOptions::
+//     renew_period_ms) a renewing holder's renewal, on a schedule that keeps its lease, was sent
+//     or answered only after the lease could have run out; clients = {holder}; interval = [the
+//     last renewal's reply, the late answer]; cause "late_send" (locksim itself) or "late_reply"
+//     (the server or the loopback). `locksim run` runs an outcome that differs from its
+//     expectation and has one again (stalls.cc).
 //
 // Naive-timestamp overlaps (Doc D's log artifact): pairs of different clients' windows taken as
 // [successful acquire's invoke, completion of the next release] that overlap. Never a verdict.

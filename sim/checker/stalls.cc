@@ -1,10 +1,11 @@
-// Unplanned stalls: a renewing holder lost its lease although its renewals were on a schedule that
-// keeps it, and no fault was planned anywhere near: a renewal that fell due in time was answered
-// only after the lease could have run out. That is the machine (a server, the loopback or locksim
-// itself descheduled for longer than the TTL), not the lock: a correct lock renewed by a watchdog
-// every 20 ms with a 200 ms TTL loses its key when the server stops answering for 300 ms, as a
-// real deployment would. The finding says so; it supports no verdict, and `locksim run` runs an
-// outcome that differs from its expectation and has one again (run_command.cc).
+// Unplanned stalls: a call that timed out with no fault planned, and a renewing holder that lost
+// its lease although its renewals were on a schedule that keeps it, and no fault was planned
+// anywhere near: a renewal that fell due in time was answered only after the lease could have run
+// out. That is the machine (a server, the loopback or locksim itself descheduled for longer than
+// the TTL), not the lock: a correct lock renewed by a watchdog every 20 ms with a 200 ms TTL loses
+// its key when the server stops answering for 300 ms, as a real deployment would. The finding says
+// so; it supports no verdict, and `locksim run` runs an outcome that differs from its expectation
+// and has one again (run_command.cc).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -35,10 +36,56 @@ bool fault_between(const std::vector<FaultWindow>& faults, Nanos from_ns, Nanos 
 
 }  // namespace
 
+// timeouts: a call that got no reply within the client's reply timeout on a loopback with no
+// fault planned around it: the server or locksim did not run for that long.
+void check_timeouts(const History& history, const std::vector<FaultWindow>& faults,
+                    CheckResult& result) {
+  std::vector<Nanos> invoked(history.clients.size(), -1);
+  // Each client's previous completed call: a fault armed since (a lost reply is an instant,
+  // recorded when armed, before the call it hits) may explain the timeout.
+  std::vector<Nanos> previous_done(history.clients.size(), 0);
+  for (const Event& e : history.events) {
+    if (e.client < 0 || static_cast<std::size_t>(e.client) >= invoked.size()) continue;
+    if (e.f != Op::kAcquire && e.f != Op::kRelease && e.f != Op::kExtend) continue;
+    const auto c = static_cast<std::size_t>(e.client);
+    Nanos& invoke_ns = invoked[c];
+    if (e.type == EventType::kInvoke) {
+      invoke_ns = e.time_ns;
+      continue;
+    }
+    const Nanos since_ns = previous_done[c];
+    previous_done[c] = e.time_ns;
+    if (e.error != ErrorKind::kTimeout || invoke_ns < 0) continue;
+    const bool explained = std::any_of(faults.begin(), faults.end(), [&](const FaultWindow& f) {
+      return (f.client == e.client || f.server != 0) && f.from_ns <= e.time_ns &&
+             f.to_ns >= since_ns;
+    });
+    if (explained || fault_between(faults, invoke_ns, e.time_ns)) continue;
+    const std::string who = client_name(history, e.client);
+    const std::string key = history.keys.at(e.key);
+    const std::string op(to_string(e.f));
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kUnplannedStall,
+        .cause = "reply_timeout",
+        .key = key,
+        .clients = {e.client},
+        .from_ns = invoke_ns,
+        .to_ns = e.time_ns,
+        .amount = 0,
+        .record = "",
+        .words = who + "'s " + op + " of " + key + " at " + format_ms(invoke_ns) +
+                 " got no reply until it timed out at " + format_ms(e.time_ns) +
+                 ", with no fault planned: the machine stalled (the server or locksim), not "
+                 "the lock.",
+    });
+  }
+}
+
 void check_stalls(const History& history, const CheckOptions& options, CheckResult& result) {
+  const std::vector<FaultWindow> faults = fault_windows(history);
+  check_timeouts(history, faults, result);
   if (options.renew_period_ms <= 0) return;
   const Nanos period_ns = ms_to_ns(options.renew_period_ms);
-  const std::vector<FaultWindow> faults = fault_windows(history);
   // By client, then by key id.
   std::vector<std::vector<Lease>> leases(history.clients.size());
   const auto lease_of = [&](const Event& e) -> Lease& {

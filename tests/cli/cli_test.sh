@@ -33,7 +33,7 @@ wait_gone() {  # wait_gone PID: true once the process is gone (bounded: 10 s)
 
 # --- help -------------------------------------------------------------------------------------
 "$LOCKSIM" --help >"$WORK/help" 2>&1
-expect_code "--help" 0 $?
+expect_code "--help" 0 $? "$WORK/help"
 expect_grep "--help lists the subcommands" "check" "$WORK/help"
 expect_grep "--help explains exit codes" "Exit codes" "$WORK/help"
 "$LOCKSIM" run --help >"$WORK/run-help" 2>&1
@@ -41,23 +41,23 @@ expect_grep "run --help documents --redis" "redis://" "$WORK/run-help"
 "$LOCKSIM" >/dev/null 2>&1
 expect_code "no subcommand is a usage error" 2 $?
 "$LOCKSIM" frob >"$WORK/frob" 2>&1
-expect_code "an unknown command is a usage error" 2 $?
+expect_code "an unknown command is a usage error" 2 $? "$WORK/frob"
 expect_grep "an unknown command is named as one, with the commands" 'unknown command "frob"; the commands are run, check, list, audit, contend' "$WORK/frob"
 "$LOCKSIM" rnu scenarios >"$WORK/rnu" 2>&1
 expect_grep "a mistyped command gets the nearest one" 'unknown command "rnu" (did you mean "run"?)' "$WORK/rnu"
 "$LOCKSIM" --version >"$WORK/version" 2>&1
-expect_code "--version" 0 $?
+expect_code "--version" 0 $? "$WORK/version"
 project_version=$(sed -n 's/^project(locksim VERSION \([0-9.]*\).*/\1/p' "$SOURCE/CMakeLists.txt")
 expect_grep "--version prints the CMake project version and the commit" "^locksim $project_version (commit \([0-9a-f]\{7,\}\(-dirty\)\?\|unknown\))$" "$WORK/version"
 
 # --- list -------------------------------------------------------------------------------------
 (cd "$SOURCE" && "$LOCKSIM" list) >"$WORK/list" 2>&1
-expect_code "list" 0 $?
+expect_code "list" 0 $? "$WORK/list"
 expect_grep "list shows lua_owner" "lua_owner" "$WORK/list"
 expect_grep "list shows the catalogue" "stale-release" "$WORK/list"
 expect_grep "list groups the libraries, with whether each is installed" "^Libraries" "$WORK/list"
 (cd "$SOURCE" && "$LOCKSIM" list --json) >"$WORK/list.json" 2>"$WORK/list.err"
-expect_code "list --json" 0 $?
+expect_code "list --json" 0 $? "$WORK/list.json"
 # Every group comes from its registry: the manifest's libraries, every scenario file, and the
 # built-ins; run --help's library list is generated from the same manifest.
 /usr/bin/python3 - "$WORK/list.json" "$SOURCE" >"$WORK/list.check" 2>&1 <<'PY'
@@ -92,7 +92,7 @@ cat >"$WORK/bad.json" <<'JSON'
  "expect": {"lua_owner": "ok"}}
 JSON
 "$LOCKSIM" run "$WORK/bad.json" --out "$WORK/out-bad" >"$WORK/bad.out" 2>&1
-expect_code "bad scenario" 2 $?
+expect_code "bad scenario" 2 $? "$WORK/bad.out"
 expect_grep "error names the file" "bad.json" "$WORK/bad.out"
 expect_grep "error names the JSON path" "\$.lock.ttl_ms" "$WORK/bad.out"
 if [[ -e $WORK/out-bad ]]; then fail "bad input must not create the report directory"; else pass "bad input writes nothing"; fi
@@ -102,13 +102,13 @@ cat >"$WORK/loop.json" <<'JSON'
  "expect": {"lua_owner": "ok", "setnx_then_expire": "ok"}}
 JSON
 "$LOCKSIM" run "$WORK/loop.json" --out "$WORK/out-loop" >"$WORK/loop.out" 2>&1
-expect_code "event loop with a multi-command variant" 2 $?
+expect_code "event loop with a multi-command variant" 2 $? "$WORK/loop.out"
 expect_grep "the refusal names the file, the field and the reason" \
   'loop.json: $.clients_run_as: "event_loop" cannot run setnx_then_expire: setnx_then_expire needs several commands' "$WORK/loop.out"
 if [[ -e $WORK/out-loop ]]; then fail "a refused client mode wrote reports"; else pass "a refused client mode writes nothing"; fi
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --clients event_loop --out "$WORK/out-loop" \
   >"$WORK/loop-scripted.out" 2>&1
-expect_code "--clients event_loop on a scripted scenario" 2 $?
+expect_code "--clients event_loop on a scripted scenario" 2 $? "$WORK/loop-scripted.out"
 expect_grep "the refusal names the flag, the file and the field" \
   '--clients event_loop: .*stale-release.json: $.steps: "clients_run_as": "event_loop" runs the clients of a workload only' \
   "$WORK/loop-scripted.out"
@@ -119,7 +119,7 @@ cat >"$WORK/old-loop.json" <<'JSON'
  "workload": {"clients": 2, "cycles": 2, "client_mode": "event_loop"}, "expect": {"lua_owner": "ok"}}
 JSON
 "$LOCKSIM" run "$WORK/old-loop.json" --out "$WORK/out-old-loop" >"$WORK/old-loop.out" 2>"$WORK/old-loop.err"
-expect_code "the deprecated client_mode still runs" 0 $?
+expect_code "the deprecated client_mode still runs" 0 $? "$WORK/old-loop.out"
 expect_grep "a deprecation note names the file, the field and the new spelling" \
   'old-loop.json: $.workload.client_mode is deprecated: write "clients_run_as": "event_loop" at the top level instead' \
   "$WORK/old-loop.err"
@@ -132,41 +132,41 @@ expect_no_grep "the resolved scenario drops the old spelling" 'client_mode' \
 saved="$WORK/out-old-loop/old-loop/latest/scenario.json"
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["clients_run_as"] = "threads"; d["workload"]["client_mode"] = "event_loop"; json.dump(d, open(sys.argv[1], "w"))' "$saved"
 "$LOCKSIM" check "$WORK/out-old-loop/old-loop" >"$WORK/check-old-loop.out" 2>&1
-expect_code "check reads a run saved with the old spelling" 0 $?
+expect_code "check reads a run saved with the old spelling" 0 $? "$WORK/check-old-loop.out"
 "$LOCKSIM" run "$WORK/old-loop.json" --clients processes --out "$WORK/out-old-loop" >"$WORK/old-loop-p.out" 2>&1
-expect_code "--clients processes runs an event-loop workload as processes" 0 $?
+expect_code "--clients processes runs an event-loop workload as processes" 0 $? "$WORK/old-loop-p.out"
 expect_grep "the resolved scenario says what ran" '"clients_run_as": "processes"' \
   "$WORK/out-old-loop/old-loop/latest/scenario.json"
 sed 's/"variants"/"clients_run_as": "threads", "variants"/' "$WORK/old-loop.json" >"$WORK/both.json"
 "$LOCKSIM" run "$WORK/both.json" --out "$WORK/out-both" >"$WORK/both.out" 2>&1
-expect_code "clients_run_as and a conflicting client_mode" 2 $?
+expect_code "clients_run_as and a conflicting client_mode" 2 $? "$WORK/both.out"
 expect_grep "the conflict names the file and both fields" \
   'both.json: $.workload.client_mode: "event_loop" conflicts with $.clients_run_as: "threads"' "$WORK/both.out"
 "$LOCKSIM" run "$SOURCE/scenarios" --variant no_such_lock --out "$WORK/out-x" >"$WORK/var.out" 2>&1
-expect_code "unknown --variant" 2 $?
+expect_code "unknown --variant" 2 $? "$WORK/var.out"
 "$LOCKSIM" run "$SOURCE/scenarios" --variant lua_ownr --out "$WORK/out-x" >"$WORK/var2.out" 2>&1
-expect_code "misspelt --variant" 2 $?
+expect_code "misspelt --variant" 2 $? "$WORK/var2.out"
 expect_grep "a misspelt --variant gets a did-you-mean" 'lua_ownr: unknown variant (did you mean "lua_owner"?); known: ' "$WORK/var2.out"
 if grep -q "did you mean" "$WORK/var.out"; then fail "no did-you-mean for a name near nothing"; else pass "no did-you-mean for a name near nothing"; fi
 "$LOCKSIM" run "$WORK/missing.json" >"$WORK/missing.out" 2>&1
-expect_code "missing scenario file" 2 $?
+expect_code "missing scenario file" 2 $? "$WORK/missing.out"
 
 # --- environment failures: exit 3; passwords never printed ---------------------------------------
 closed=$(free_port)
 "$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "redis://:hunter2@127.0.0.1:$closed" \
   --out "$WORK/out-unreach" >"$WORK/unreach.out" 2>&1
-expect_code "unreachable --redis" 3 $?
+expect_code "unreachable --redis" 3 $? "$WORK/unreach.out"
 if grep -q hunter2 "$WORK/unreach.out"; then fail "password printed"; else pass "password not printed"; fi
 "$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "http://:hunter2@x" >"$WORK/url.out" 2>&1
-expect_code "malformed --redis URL" 2 $?
+expect_code "malformed --redis URL" 2 $? "$WORK/url.out"
 if grep -q hunter2 "$WORK/url.out"; then fail "password printed for a bad URL"; else pass "bad URL message hides the password"; fi
 PATH=/nonexistent "$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --out "$WORK/out-nore" >"$WORK/nore.out" 2>&1
-expect_code "redis-server missing" 3 $?
+expect_code "redis-server missing" 3 $? "$WORK/nore.out"
 expect_grep "says how to install redis-server" "apt-get install redis-server" "$WORK/nore.out"
 
 # --- a real run, then `check` re-judges it -----------------------------------------------------
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --out "$WORK/out" --seed 3 >"$WORK/run.out" 2>&1
-expect_code "stale-release run" 0 $?
+expect_code "stale-release run" 0 $? "$WORK/run.out"
 run_dir=$(readlink -f "$WORK/out/stale-release/latest")
 for f in scenario.json summary.md results.json lua_owner/history.jsonl lua_owner/results.json lua_owner/trace.json; do
   if [[ -s $run_dir/$f ]]; then pass "wrote $f"; else fail "missing $f"; fi
@@ -177,9 +177,9 @@ expect_grep "summary.md says how to draw the timeline" "timeline: not drawn yet 
 /usr/bin/python3 "$SOURCE/scripts/plot_timeline.py" "$run_dir" >"$WORK/plot.out" 2>&1
 expect_grep "plot_timeline.py links the timeline it drew" '!\[lua_owner timeline\](lua_owner/timeline.png)$' "$run_dir/summary.md"
 "$LOCKSIM" check "$run_dir" >"$WORK/check.out" 2>&1
-expect_code "check re-judges the saved run" 0 $?
+expect_code "check re-judges the saved run" 0 $? "$WORK/check.out"
 "$LOCKSIM" check "$run_dir/set_nx_ex" >"$WORK/check1.out" 2>&1
-expect_code "check one variant directory" 0 $?
+expect_code "check one variant directory" 0 $? "$WORK/check1.out"
 # Make the saved expectation for lua_owner wrong: check must now report a mismatch.
 /usr/bin/python3 - "$SOURCE/scenarios/stale-release.json" "$run_dir/scenario.json" <<'PY'
 import json, sys
@@ -188,19 +188,19 @@ doc["expect"]["lua_owner"] = "ok"
 json.dump(doc, open(sys.argv[2], "w"))
 PY
 "$LOCKSIM" check "$run_dir" >"$WORK/check2.out" 2>&1
-expect_code "check detects an outcome that differs" 1 $?
+expect_code "check detects an outcome that differs" 1 $? "$WORK/check2.out"
 "$LOCKSIM" check "$WORK" >"$WORK/check3.out" 2>&1
-expect_code "check on a directory without history" 2 $?
+expect_code "check on a directory without history" 2 $? "$WORK/check3.out"
 
 # --- user Lua locks (--variant-file) ---------------------------------------------------------
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$SOURCE/examples/my_lock.json" \
   --variant my_lock --out "$WORK/out-user" >"$WORK/user.out" 2>&1
-expect_code "the example user lock behaves like lua_owner" 0 $?
+expect_code "the example user lock behaves like lua_owner" 0 $? "$WORK/user.out"
 "$LOCKSIM" check "$WORK/out-user/stale-release" --variant-file "$SOURCE/examples/my_lock.json" >"$WORK/check-user.out" 2>&1
-expect_code "check on a scenario directory follows its latest link" 0 $?
+expect_code "check on a scenario directory follows its latest link" 0 $? "$WORK/check-user.out"
 expect_grep "check says it took the latest run" "latest" "$WORK/check-user.out"
 "$LOCKSIM" check "$WORK/out-user/stale-release/latest/" >"$WORK/check-nofile.out" 2>&1
-expect_code "check of a user lock's run without its --variant-file" 2 $?
+expect_code "check of a user lock's run without its --variant-file" 2 $? "$WORK/check-nofile.out"
 expect_grep "check suggests --variant-file, naming the lock" 'lock "my_lock".*--variant-file' "$WORK/check-nofile.out"
 expect_grep "check says it must be the same file" "same file the run used" "$WORK/check-nofile.out"
 /usr/bin/python3 - "$SOURCE/examples/my_lock.json" "$WORK" <<'PY'
@@ -218,13 +218,13 @@ variant("sneaky", acquire={"script": "redis.call('SET', 'other', 1) "
                            "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]})
 PY
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/bad_syntax.json" --out "$WORK/out-u" >"$WORK/syntax.out" 2>&1
-expect_code "a Lua syntax error is bad input" 2 $?
+expect_code "a Lua syntax error is bad input" 2 $? "$WORK/syntax.out"
 expect_grep "the syntax error names the script" "bad_syntax.acquire" "$WORK/syntax.out"
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/typo.json" --out "$WORK/out-u" >"$WORK/typo.out" 2>&1
-expect_code "an unknown placeholder is bad input" 2 $?
+expect_code "an unknown placeholder is bad input" 2 $? "$WORK/typo.out"
 expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK/typo.out"
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/unsafe_del.json" --variant unsafe_del --out "$WORK/out-u" >"$WORK/unsafe.out" 2>&1
-expect_code "an unsafe user lock claiming to be like lua_owner is caught" 1 $?
+expect_code "an unsafe user lock claiming to be like lua_owner is caught" 1 $? "$WORK/unsafe.out"
 expect_grep "its stale release is named" "stale_release" "$WORK/unsafe.out"
 # On the private server the clients are an ACL user limited to the run's keys: a script that also
 # writes another key fails, and the error is shown and recorded (Redis 7.0 words it as ERR).
@@ -259,7 +259,7 @@ cat >"$WORK/stuck.json" <<'JSON'
  "expect": {"lua_owner": "ok"}}
 JSON
 "$LOCKSIM" run "$WORK/stuck.json" --out "$WORK/out-stuck" >"$WORK/stuck.out" 2>&1
-expect_code "a run stopped by its time limit does not pass as ok" 1 $?
+expect_code "a run stopped by its time limit does not pass as ok" 1 $? "$WORK/stuck.out"
 expect_verdict "a run stopped by its time limit is unknown" unknown "$WORK/out-stuck/stuck/latest/results.json" lua_owner
 expect_grep "the summary says the time limit stopped it" "Incomplete run.*time_limit" "$WORK/out-stuck/stuck/latest/summary.md"
 cat >"$WORK/table_lock.json" <<'JSON'
@@ -311,7 +311,7 @@ for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; slee
 redis-cli -p "$port" set foreign:key keep-me >/dev/null
 "$LOCKSIM" run "$SOURCE/scenarios/ttl-expiry-while-working.json" --redis "redis://127.0.0.1:$port" \
   --out "$WORK/out-ext" >"$WORK/ext.out" 2>&1
-expect_code "run against --redis" 0 $?
+expect_code "run against --redis" 0 $? "$WORK/ext.out"
 if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$port" dbsize) == 1 ]]; then
   pass "--redis left foreign keys alone and removed its own"
 else
@@ -321,12 +321,12 @@ fi
 redis-cli -p "$port" acl setuser app on '>app-secret-77' '~locksim:*' '&*' '+@all' >/dev/null
 "$LOCKSIM" run "$WORK/once.json" --redis "redis://app:app-secret-77@127.0.0.1:$port" \
   --out "$WORK/out-acl" >"$WORK/acl.out" 2>&1
-expect_code "run against --redis as an ACL user" 0 $?
+expect_code "run against --redis as an ACL user" 0 $? "$WORK/acl.out"
 if grep -rq app-secret-77 "$WORK/acl.out" "$WORK/out-acl"; then fail "ACL user's password printed or written"; else pass "ACL user's password neither printed nor written"; fi
 expect_grep "the report names the user, redacted" "redis://app:\*\*\*@127.0.0.1" "$WORK/out-acl/once/latest/results.json"
 "$LOCKSIM" run "$WORK/once.json" --redis "redis://app:wrong-pass-88@127.0.0.1:$port" \
   --out "$WORK/out-acl2" >"$WORK/acl2.out" 2>&1
-expect_code "a wrong ACL password is an environment failure" 3 $?
+expect_code "a wrong ACL password is an environment failure" 3 $? "$WORK/acl2.out"
 expect_grep "the AUTH failure names the user" "AUTH as user app failed" "$WORK/acl2.out"
 
 # Two runs with the same seed on the same server in the same second must not share keys (one's
@@ -377,7 +377,7 @@ JSON
 done
 "$LOCKSIM" run "$WORK/jobs-slow.json" "$WORK/jobs-fast.json" --jobs 2 --out "$WORK/out-jobs" \
   --no-progress >"$WORK/jobs.out" 2>&1
-expect_code "--jobs 2" 0 $?
+expect_code "--jobs 2" 0 $? "$WORK/jobs.out"
 # jobs-fast was started second and ends first: the two ran at once.
 first_done=$(grep -m1 -E '^\[[0-9]/4\]' "$WORK/jobs.out")
 if [[ $first_done == *jobs-fast* ]]; then pass "--jobs 2 runs the second scenario beside the first"; else fail "--jobs 2: the first run to end was: $first_done"; cat "$WORK/jobs.out"; fi
@@ -391,7 +391,7 @@ for name in slow fast; do
   expect_grep "--jobs: jobs-$name's report" "lua_owner" "$WORK/out-jobs/jobs-$name/latest/summary.md"
 done
 "$LOCKSIM" run "$WORK/jobs-fast.json" --jobs 0 >"$WORK/jobs0.out" 2>&1
-expect_code "--jobs 0 is a usage error" 2 $?
+expect_code "--jobs 0 is a usage error" 2 $? "$WORK/jobs0.out"
 # Ctrl-C stops every job: both partial summaries say so, and no redis-server is left.
 sed 's/"jobs-slow"/"jobs-slow-2"/' "$WORK/jobs-slow.json" >"$WORK/jobs-slow-2.json"
 "$LOCKSIM" run "$WORK/jobs-slow.json" "$WORK/jobs-slow-2.json" --jobs 2 --out "$WORK/out-jobs-int" \
@@ -449,7 +449,7 @@ expect_code "two SIGTERMs 10 ms apart stop the run" 130 $?
 expect_interrupted_reports "two SIGTERMs 10 ms apart" "$WORK/out-TERM2"
 if [[ -n $server ]] && wait_gone "$server"; then pass "two SIGTERMs: redis-server is gone"; else fail "two SIGTERMs: redis-server ${server:-?} orphaned or never seen"; [[ -n $server ]] && kill -9 "$server"; fi
 timeout --preserve-status -s TERM 2 "$LOCKSIM" run "$WORK/long.json" --out "$WORK/out-timeout" >"$WORK/sig-timeout.out" 2>&1
-expect_code "timeout -s TERM stops the run" 130 $?
+expect_code "timeout -s TERM stops the run" 130 $? "$WORK/sig-timeout.out"
 expect_interrupted_reports "timeout -s TERM" "$WORK/out-timeout"
 
 echo

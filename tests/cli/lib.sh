@@ -4,8 +4,13 @@ passed=0
 failed=0
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
-expect_code() {  # expect_code NAME EXPECTED ACTUAL
-  if [[ $3 == "$2" ]]; then pass "$1 (exit $3)"; else fail "$1: expected exit $2, got $3"; fi
+expect_code() {  # expect_code NAME EXPECTED ACTUAL [OUTPUT_FILE: printed when the code differs]
+  if [[ $3 == "$2" ]]; then
+    pass "$1 (exit $3)"
+  else
+    fail "$1: expected exit $2, got $3"
+    if [[ -n ${4:-} && -f $4 ]]; then sed 's/^/    /' "$4" | tail -n 60; fi
+  fi
 }
 expect_grep() {  # expect_grep NAME PATTERN FILE
   if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1: no '$2' in $3:"; sed 's/^/    /' "$3"; fi

@@ -39,7 +39,7 @@ for mode in crash garbage version hang mistyped; do
   LOCKSIM_ADAPTERS_DIR="$WORK/adapters" timeout 120 "$LOCKSIM" run \
     "$SOURCE/scenarios/stale-release.json" --variant "lib:broken-$mode" --out "$WORK/out-$mode" \
     --no-progress >"$WORK/$mode.out" 2>"$WORK/$mode.err"
-  expect_code "a $mode adapter is a harness failure" 3 $?
+  expect_code "a $mode adapter is a harness failure" 3 $? "$WORK/$mode.out"
   expect_no_grep "$mode: no lock verdict" "lib:broken-$mode .*\(yes\|NO\)$" "$WORK/$mode.out"
 done
 expect_grep "crash: the exit is named" "exited with status 1" "$WORK/crash.err"
@@ -57,12 +57,12 @@ expect_grep "hang: the silence is named" "did not answer \"hello\" within" "$WOR
 
 LOCKSIM_ADAPTERS_DIR="$WORK/adapters" "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" \
   --library missing --out "$WORK/out-missing" >"$WORK/missing.out" 2>"$WORK/missing.err"
-expect_code "a missing runtime" 3 $?
+expect_code "a missing runtime" 3 $? "$WORK/missing.out"
 expect_grep "the install command is given" "apt-get install -y imaginary-lock" "$WORK/missing.err"
 if [[ ! -e $WORK/out-missing ]]; then pass "nothing is written"; else fail "$WORK/out-missing exists"; fi
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --library no-such-lock \
   >"$WORK/unknown.out" 2>"$WORK/unknown.err"
-expect_code "an unknown library" 2 $?
+expect_code "an unknown library" 2 $? "$WORK/unknown.out"
 expect_grep "the known libraries are listed" "known: lib:redis-py" "$WORK/unknown.err"
 
 # --- the real adapters --------------------------------------------------------------------------
@@ -70,7 +70,7 @@ timeout 300 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" \
   "$SOURCE/scenarios/unsaved-token-release.json" \
   --variant lib:redis-py --variant lib:redlock --variant lib:redis-lock \
   --out "$WORK/real" --no-progress >"$WORK/real.out" 2>"$WORK/real.err"
-expect_code "the real adapters run stale-release as expected" 0 $?
+expect_code "the real adapters run stale-release as expected" 0 $? "$WORK/real.out"
 expect_grep "a scenario no adapter can run is skipped with the reason" \
   "skips unsaved-token-release: .*never saved" "$WORK/real.out"
 results() { echo "$WORK"/real/stale-release/latest/"$1"/results.json; }
@@ -97,7 +97,7 @@ expect_grep "the summary says why lib:redis-lock is not asserted" \
 timeout 300 "$LOCKSIM" run "$SOURCE/scenarios/redlock-majority-survives-one-kill.json" \
   "$SOURCE/scenarios/redlock-retry-self-blocking.json" --library redlock-quorum \
   --out "$WORK/quorum" --no-progress >"$WORK/quorum.out" 2>"$WORK/quorum.err"
-expect_code "lib:redlock-quorum runs the Redlock scenarios" 0 $?
+expect_code "lib:redlock-quorum runs the Redlock scenarios" 0 $? "$WORK/quorum.out"
 expect_grep "one server down is within its quorum" \
   "redlock-majority-survives-one-kill *lib:redlock-quorum *ok *ok *yes" "$WORK/quorum.out"
 expect_grep "the library tells which servers granted" '"client":"B","type":"ok","f":"acquire".*"validity_ms":[0-9]*,"granted_on":\["n2","n3","n4","n5"\],"granted_of":5' \
@@ -113,7 +113,7 @@ expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire
 # --- cancellation: calls cancelled by their caller (redis-py asyncio: Task.cancel) -------------
 "$LOCKSIM" run "$SOURCE/scenarios/cancelled-release.json" "$SOURCE/scenarios/cancelled-acquire-executed.json" \
   "$SOURCE/scenarios/cancelled-extend.json" --out "$WORK/out-cancel" --no-progress >"$WORK/cancel.out" 2>&1
-expect_code "the three cancellation scenarios end as expected" 0 $?
+expect_code "the three cancellation scenarios end as expected" 0 $? "$WORK/cancel.out"
 cancel_result() { echo "$WORK/out-cancel/$1/latest/lib:redis-py-asyncio/results.json"; }
 expect_grep "a cancelled release is recorded as such" '"type":"info","f":"release","key":"lock","error":"cancelled"' \
   "$WORK/out-cancel/cancelled-release/latest/lib:redis-py-asyncio/history.jsonl"
@@ -131,16 +131,16 @@ expect_grep "the violation names the cancelled extend" "Its extend at .* was can
 sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lua_owner"]/; s/"lib:redis-py-asyncio": {/"lua_owner": {/' \
   "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-builtin.json"
 "$LOCKSIM" run "$WORK/cancel-builtin.json" --out "$WORK/out-cancel-builtin" >"$WORK/cancel-builtin.out" 2>&1
-expect_code "a built-in asked to cancel is bad input" 2 $?
+expect_code "a built-in asked to cancel is bad input" 2 $? "$WORK/cancel-builtin.out"
 expect_grep "it names the step and why" 'steps\[3\].cancel_after_ms: lua_owner cannot cancel a call (locksim.s own clients do not' "$WORK/cancel-builtin.out"
 sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lib:redis-py"]/; s/"lib:redis-py-asyncio": {/"lib:redis-py": {/' \
   "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-sync.json"
 "$LOCKSIM" run "$WORK/cancel-sync.json" --out "$WORK/out-cancel-sync" >"$WORK/cancel-sync.out" 2>&1
-expect_code "a library that cannot cancel is bad input" 2 $?
+expect_code "a library that cannot cancel is bad input" 2 $? "$WORK/cancel-sync.out"
 expect_grep "it quotes why libraries.json says it cannot" 'lib:redis-py cannot cancel a call (libraries.json: "none: redis-py.s Lock is a blocking call' "$WORK/cancel-sync.out"
 sed 's/"clients_run_as": "processes"/"clients_run_as": "threads"/' "$SOURCE/scenarios/cancelled-extend.json" >"$WORK/cancel-threads.json"
 "$LOCKSIM" run "$WORK/cancel-threads.json" --out "$WORK/out-cancel-threads" >"$WORK/cancel-threads.out" 2>&1
-expect_code "an extend step on threads is bad input" 2 $?
+expect_code "an extend step on threads is bad input" 2 $? "$WORK/cancel-threads.out"
 expect_grep "it says extend steps run in processes" 'an "extend" step runs only in client processes' "$WORK/cancel-threads.out"
 
 finish

@@ -32,7 +32,7 @@ printf '%s\n' \
   '{"v":1,"id":5,"op":"connect","variant":"no_such_lock"}' \
   'not json' |
   timeout 20 "$LOCKSIM" worker >"$WORK/worker.out" 2>&1
-expect_code "the worker ends at the end of its input" 0 $?
+expect_code "the worker ends at the end of its input" 0 $? "$WORK/worker.out"
 line() { sed -n "$1p" "$WORK/worker.out"; }
 if line 1 | grep -q '"id":1' && line 1 | grep -q '"protocol":1' && line 1 | grep -q '"result":"ok"'; then
   pass "hello names protocol 1"; else fail "hello: $(line 1)"; fi
@@ -87,7 +87,7 @@ JSON
 timeout 120 "$LOCKSIM" run "$SOURCE/scenarios/renewal-after-pause.json" --clients processes \
   --variant-file "$WORK/steal_renew.json" --variant steal_renew --out "$WORK/user" --no-progress \
   >"$WORK/user.out" 2>&1
-expect_code "a stolen renewal in a worker process is a mismatch" 1 $?
+expect_code "a stolen renewal in a worker process is a mismatch" 1 $? "$WORK/user.out"
 if /usr/bin/python3 - "$WORK"/user/renewal-after-pause/latest/steal_renew/results.json <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -28,7 +28,7 @@ before=$(count_orphans)
 "$LOCKSIM" run scenarios/server-restart-forgets-lock.json scenarios/server-restart-aof-always.json \
   scenarios/server-pause-expires-lease.json scenarios/server-clock-jump.json \
   --variant lua_owner --out "$WORK/out" >"$WORK/run.out" 2>&1
-expect_code "the server-fault scenarios run as expected" 0 $?
+expect_code "the server-fault scenarios run as expected" 0 $? "$WORK/run.out"
 expect_grep "restart without persistence: lock_lost" "server-restart-forgets-lock  lua_owner  *mutex_violation (lock_lost)  *mutex_violation (lock_lost)  *yes" "$WORK/run.out"
 expect_grep "appendfsync always keeps the lock" "server-restart-aof-always  *lua_owner  *ok  *ok  *yes" "$WORK/run.out"
 expect_grep "a paused server expires the lease" "server-pause-expires-lease  *lua_owner  *mutex_violation (lease_expired)  *mutex_violation (lease_expired)  *yes" "$WORK/run.out"
@@ -43,14 +43,14 @@ expect_grep "history.jsonl records the kill" '"fault":"kill_server".*"server":"n
 
 # Replication: a cut link, then the replica promoted by REPLICAOF NO ONE.
 "$LOCKSIM" run scenarios/failover-loses-lock.json --variant lua_owner --out "$WORK/out" >"$WORK/failover.out" 2>&1
-expect_code "failover-loses-lock runs as expected" 0 $?
+expect_code "failover-loses-lock runs as expected" 0 $? "$WORK/failover.out"
 expect_grep "the promoted replica never had the key" "replica was promoted to primary at .* without having received the key" \
   "$WORK/out/failover-loses-lock/latest/summary.md"
 
 # Links per server: A's release is held on its links to n1 and n2 only; n3, n4 and n5 are a
 # majority for B long before A's TTL.
 "$LOCKSIM" run scenarios/redlock-release-misses-minority.json --out "$WORK/out" >"$WORK/links.out" 2>&1
-expect_code "redlock-release-misses-minority runs as expected" 0 $?
+expect_code "redlock-release-misses-minority runs as expected" 0 $? "$WORK/links.out"
 expect_grep "B is granted by the majority A's release reached" '"client":"B","type":"ok","f":"acquire".*"granted_on":\["n3","n4","n5"\],"granted_of":5' \
   "$WORK/out/redlock-release-misses-minority/latest/redlock/history.jsonl"
 expect_grep "the delay names the links it held" '"fault":"delay","target":"A","phase":"start","server":"n1,n2"' \
@@ -59,7 +59,7 @@ expect_grep "the delay names the links it held" '"fault":"delay","target":"A","p
 # Redlock: only the restart of a server that held A's key is named (n4 and n5 were down, so
 # their restarts forgot nothing).
 "$LOCKSIM" run scenarios/redlock-restart-without-persistence.json --out "$WORK/out" >"$WORK/redlock.out" 2>&1
-expect_code "redlock-restart-without-persistence runs as expected" 0 $?
+expect_code "redlock-restart-without-persistence runs as expected" 0 $? "$WORK/redlock.out"
 expect_grep "the summary names n3's restart" "n3 was restarted at .* and came back without the key" \
   "$WORK/out/redlock-restart-without-persistence/latest/summary.md"
 expect_no_grep "not the restarts of servers that never held the key" "n[45] was restarted" \
@@ -67,7 +67,7 @@ expect_no_grep "not the restarts of servers that never held the key" "n[45] was 
 
 # --redis: a topology is refused before anything runs.
 "$LOCKSIM" run scenarios/server-clock-jump.json --redis redis://127.0.0.1:1 --out "$WORK/refused" >"$WORK/redis.out" 2>&1
-expect_code "--redis refuses a scenario that harms its servers" 2 $?
+expect_code "--redis refuses a scenario that harms its servers" 2 $? "$WORK/redis.out"
 expect_grep "the refusal names the file and field" "server-clock-jump.json: \$.topology" "$WORK/redis.out"
 expect_grep "the refusal says why" "never restarts, pauses, fails over or shifts the clock" "$WORK/redis.out"
 
@@ -83,7 +83,7 @@ bad_case() {
   bad_count=$((bad_count + 1))
   sed "$2" "$WORK/no-topology.json" >"$WORK/bad$bad_count.json"
   "$LOCKSIM" run "$WORK/bad$bad_count.json" --out "$WORK/bad" >"$WORK/bad$bad_count.out" 2>&1
-  expect_code "$1 is bad input" 2 $?
+  expect_code "$1 is bad input" 2 $? "$WORK/bad$bad_count.out"
   expect_grep "$1: the message says why" "$3" "$WORK/bad$bad_count.out"
 }
 bad_case "a server fault without a topology" '' \

@@ -98,5 +98,28 @@ TEST(CheckerTest, NoStallWhereTheLockOrThePlanExplainsIt) {
   EXPECT_EQ(check_renewing(server_stall().build(), 0).count(FindingKind::kUnplannedStall), 0u);
 }
 
+// Proves a call that timed out with no fault planned is the machine's stall (reply_timeout), and
+// one whose reply a planned fault dropped (a lost reply, armed just before the call) is not.
+TEST(CheckerTest, TimeoutWithNoFaultPlannedIsAnUnplannedStall) {
+  const auto history = [](bool lost_reply_armed) {
+    HistoryBuilder builder;
+    builder.hold(A, ms(0), ms(1), ms(10), ms(11), 200);
+    if (lost_reply_armed) {
+      builder.nemesis(ms(15), B, A, FaultKind::kLoseReply, FaultPhase::kInstant);
+    }
+    builder.acquire_invoke(ms(20), A, 200).acquire_end(ms(2020), A, EventType::kInfo);
+    return builder.build();
+  };
+  const CheckResult r = check_renewing(history(false), 0);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "reply_timeout");
+  EXPECT_TRUE(contains(stalls[0]->words,
+                       "A's acquire of lock at 20.0 ms got no reply until it "
+                       "timed out at 2020.0 ms"))
+      << stalls[0]->words;
+  EXPECT_EQ(check_renewing(history(true), 0).count(FindingKind::kUnplannedStall), 0u);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -104,6 +104,9 @@ async function connect(endpoint) {
   };
   try {
     await client.connect();
+    // Without the ready check, connect() resolves before AUTH is answered: a wrong password
+    // would surface only at the first command. One PING settles it before "connect" answers.
+    await client.ping();
   } catch (err) {
     client.disconnect();
     // connect() reports the close; the error event before it says why (ECONNREFUSED, WRONGPASS).

@@ -43,6 +43,9 @@ struct RunOptions {
   std::string clients;
   std::vector<std::string> libraries;  // --library: lock libraries to add ("all": every one)
   std::string junit_path;              // --junit: also write JUnit XML here ("": none)
+  // backend: "redis" (a real redis-server) or "sim" (the simulator: an in-memory Redis model on
+  // virtual time, sim/simulate; what it cannot run is skipped, with the reason).
+  std::string backend = "redis";
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);

@@ -100,6 +100,19 @@ int main(int argc, char** argv) {
           "scenario that lists the built-in it is judged like and that its adapter can run, with\n"
           "that built-in's expectations, its clients always processes of its adapter. See\n"
           "docs/libraries.md \"Lock libraries\"");
+  run_cmd
+      ->add_option(
+          "--backend", run.backend,
+          "\"redis\": real redis-server(s) in real time. \"sim\": the simulator: every client a\n"
+          "fiber of one thread under a seeded scheduler, on virtual time, against an in-memory\n"
+          "Redis with Lua (the same driver, faults and checker; a run takes milliseconds, and one\n"
+          "--seed gives the same history byte for byte). What it cannot run yet (libraries, "
+          "client\n"
+          "processes, servers of a topology, link faults, BLPOP) is skipped, with the reason.\n"
+          "A finding on the simulator is confirmed on a real server by running without it.\n"
+          "See docs/simulator.md")
+      ->check(CLI::IsMember({"redis", "sim"}))
+      ->capture_default_str();
   run_cmd->add_option(
       "--junit", run.junit_path,
       "Also write the outcomes as JUnit XML to FILE, for CI test reports: a test case per\n"

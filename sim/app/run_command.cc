@@ -30,6 +30,7 @@
 #include "sim/history/recorder.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
+#include "sim/model/model_connection.h"
 #include "sim/redis/acl_user.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
@@ -41,6 +42,7 @@
 #include "sim/report/sweep_map.h"
 #include "sim/report/trace.h"
 #include "sim/scenario/loader.h"
+#include "sim/simulate/sim_runtime.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {
@@ -117,6 +119,39 @@ void run_all_clients_as(std::vector<Scenario>& scenarios, const std::string& wor
   }
 }
 
+// skip_what_the_simulator_cannot_run: drops every scenario x variant the simulator refuses,
+// saying why; an InputError if nothing is left.
+void skip_what_the_simulator_cannot_run(std::vector<Scenario>& scenarios,
+                                        const std::vector<std::string>& filter) {
+  std::size_t left = 0;
+  std::size_t skipped = 0;
+  for (Scenario& scenario : scenarios) {
+    std::vector<std::string> kept;
+    for (const std::string& name : scenario.variants) {
+      const bool selected =
+          filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+      const LockVariant* variant = find_variant(name);
+      const std::string why =
+          variant == nullptr ? std::string() : simulator_refusal(scenario, *variant);
+      if (selected && !why.empty()) {
+        std::cout << "locksim: skipped on the simulator: " << scenario.name << " / " << name << ": "
+                  << why << "\n";
+        ++skipped;
+        continue;
+      }
+      if (selected) ++left;
+      kept.push_back(name);
+    }
+    scenario.variants = std::move(kept);
+  }
+  std::erase_if(scenarios, [](const Scenario& s) { return s.variants.empty(); });
+  if (left == 0) {
+    throw InputError("--backend sim: the simulator can run none of the " + std::to_string(skipped) +
+                     " selected outcome(s) (each is skipped above, with the reason); run them "
+                     "without --backend sim");
+  }
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options, StopSignal& stop) {
@@ -164,6 +199,14 @@ int run_command(const RunOptions& options, StopSignal& stop) {
         throw InputError("--variant " + v + ": unknown variant" + did_you_mean(v, variant_names()) +
                          "; known: " + known);
       }
+    }
+    if (options.backend == "sim") {
+      if (!options.redis_url.empty()) {
+        throw InputError(
+            "--backend sim runs on the simulator's own in-memory Redis; drop --redis (or run "
+            "on that server without --backend sim)");
+      }
+      skip_what_the_simulator_cannot_run(scenarios, options.variants);
     }
     // Before the runs, not after them: a long run would otherwise end without its report.
     if (!options.junit_path.empty()) {
@@ -242,9 +285,20 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       return kExitUsage;
     }
   }
-  // 2. Redis: a private server unless --redis was given.
+  // 2. Redis: a private server unless --redis was given; none on the simulator.
+  const bool simulated = options.backend == "sim";
   std::uint64_t seed = 0;
-  std::optional<RedisTarget> target = start_session(options.redis_url, options.seed, seed);
+  std::optional<RedisTarget> target;
+  if (simulated) {
+    seed = options.seed.value_or(random_seed());
+    std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
+              << std::endl;
+    target.emplace();
+    target->label = "the simulator: an in-memory Redis on virtual time";
+    target->version = "7.0 model (the simulator)";
+  } else {
+    target = start_session(options.redis_url, options.seed, seed);
+  }
   if (!target) return kExitEnvironment;
   const bool external = target->external();
   const Endpoint endpoint = target->endpoint;
@@ -253,9 +307,14 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   std::optional<RedisServer>& server = target->server;
   // User scripts are compiled before anything runs, so a Lua syntax error is bad input.
   if (!users.empty()) {
-    HiredisConnection connection(endpoint, ConnectionOptions{});
+    // On the simulator the model compiles them (its Lua is the one Redis embeds).
+    ModelServer model;
+    std::unique_ptr<Connection> connection =
+        simulated
+            ? std::unique_ptr<Connection>(std::make_unique<ModelConnection>(model, real_clock()))
+            : std::make_unique<HiredisConnection>(endpoint, ConnectionOptions{});
     for (const UserVariant& user : users) {
-      const std::string error = compile_script_variant(user.spec, connection);
+      const std::string error = compile_script_variant(user.spec, *connection);
       if (!error.empty()) {
         std::cerr << "locksim: " << error << "\n";
         return kExitUsage;
@@ -450,7 +509,21 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
             library != nullptr ? library->command : worker_command(options.variant_files),
             variant_dir.string(),
             topology.get()};
-        outcome = run_scenario(request);
+        if (simulated) {
+          const SimulatedRun simulated_run =
+              run_simulated(request.scenario, variant, run_seed, stop, request.key_prefix);
+          outcome = simulated_run.outcome;
+          char text[160];
+          std::snprintf(text, sizeof text,
+                        "ran on the simulator (seed %llu): %.1f ms of virtual time, %llu events; "
+                        "a real server judges: run it without --backend sim",
+                        static_cast<unsigned long long>(run_seed),
+                        ns_to_ms(simulated_run.virtual_ns),
+                        static_cast<unsigned long long>(simulated_run.events));
+          outcome.notes.insert(outcome.notes.begin(), text);
+        } else {
+          outcome = run_scenario(request);
+        }
         topology.reset();
         if (variant_name == "lua_owner_wait") {
           outcome.notes.insert(

@@ -9,6 +9,7 @@
 //   const Clock& clock = real_clock();
 //   Nanos deadline = clock.now_ns() + ms_to_ns(200);
 //   bool done = clock.wait_until(cv, lock, deadline, [&] { return stopped; });
+//   clock.notify_all(cv);  // from whoever sets `stopped` (a virtual clock wakes its waiters)
 //
 //   RunClock run;                    // time 0 is now
 //   Nanos t = run.now_ns();
@@ -48,11 +49,20 @@ class Clock {
   // true or the clock reaches `deadline_ns`; spurious wake-ups are absorbed. Returns done().
   virtual bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                           Nanos deadline_ns, const std::function<bool()>& done) const = 0;
+  // wait: as wait_until with no deadline.
+  virtual void wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                    const std::function<bool()>& done) const {
+    cv.wait(lock, done);
+  }
   // sleep_for: blocks the calling thread for `duration` of this clock (none if <= 0).
   virtual void sleep_for(Nanos duration) const = 0;
   // unix_seconds: the calendar time, seconds since 1970 UTC, for what people read (run ids, the
   // date of a report); never for a run's timing, which is monotonic.
   virtual std::int64_t unix_seconds() const = 0;
+  // notify_all: wakes whoever waits on `cv` through this clock. Code that waits through a Clock
+  // notifies through it too, so that a virtual clock (sim/simulate), whose waiters are not
+  // parked on the condition variable itself, wakes them.
+  virtual void notify_all(std::condition_variable& cv) const { cv.notify_all(); }
 
   // wait_for: wait_until now + `duration`.
   bool wait_for(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Nanos duration,

@@ -96,13 +96,12 @@ void DriverClient::record_work(std::int64_t planned_ms) {
 ThreadClient::ThreadClient(RunContext& run, int index)
     : DriverClient(run, index),
       rng_(run.plan().clients().at(static_cast<std::size_t>(index)).seed),
-      wait_(make_wait_strategy(run.scenario().lock.wait, dial_hiredis(link_endpoint()),
+      wait_(make_wait_strategy(run.scenario().lock.wait, run.runtime().dial(link_endpoint()),
                                rng_.fork(kWaitStream), run.clock().base())),
       // Its own connection: it runs beside the client's thread. Dialled when it starts, to the
       // link of the primary of that moment (a failover may have moved it).
-      watchdog_(run.request().variant, run.clock().base(), [this] {
-        return std::make_unique<HiredisConnection>(link_endpoint(),
-                                                   client_connection(run_.scenario().lock));
+      watchdog_(run.request().variant, run.clock().base(), run.runtime().threads(), [this] {
+        return run_.connect(link_endpoint(), client_connection(run_.scenario().lock));
       }) {
   if (run.request().variant.renews()) {
     renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
@@ -112,7 +111,7 @@ ThreadClient::ThreadClient(RunContext& run, int index)
 ThreadClient::~ThreadClient() { stop_renewal(); }
 
 std::string ThreadClient::connect() {
-  connection_.emplace(link_endpoint(), client_connection(run_.scenario().lock));
+  connection_.emplace(run_.connect(link_endpoint(), client_connection(run_.scenario().lock)));
   if (connection_->broken()) return connection_->last_error().describe();
   const Topology* topology = run_.request().topology;
   if (topology != nullptr) primary_generation_ = topology->primary_generation();
@@ -120,9 +119,8 @@ std::string ThreadClient::connect() {
     const auto timeout = node_timeout(run_.scenario().lock.ttl_ms);
     for (std::size_t server = 0; server < topology->size(); ++server) {
       // A node down at the start is not an error: the variant counts it as not granting.
-      nodes_.push_back(std::make_unique<HiredisConnection>(
-          run_.link_endpoint(static_cast<std::size_t>(index_), server),
-          ConnectionOptions{timeout, timeout}));
+      nodes_.push_back(run_.connect(run_.link_endpoint(static_cast<std::size_t>(index_), server),
+                                    ConnectionOptions{timeout, timeout}));
       node_pointers_.push_back(nodes_.back().get());
     }
   }
@@ -151,7 +149,8 @@ void ThreadClient::refresh_links() {
       topology != nullptr && topology->primary_generation() != primary_generation_;
   if (changed) {
     primary_generation_ = topology->primary_generation();
-    connection_.emplace(link_endpoint(), client_connection(run_.scenario().lock));
+    // Replaced behind the same object: the call under way holds a reference to it.
+    connection_->replace(run_.connect(link_endpoint(), client_connection(run_.scenario().lock)));
   }
   if (connection_->broken()) connection_->reconnect();
   for (const auto& node : nodes_) {
@@ -160,9 +159,7 @@ void ThreadClient::refresh_links() {
 }
 
 Connection& DriverClient::observer() {
-  if (!observer_ || observer_->broken()) {
-    observer_.emplace(run_.request().endpoint, ConnectionOptions{});
-  }
+  if (!observer_ || observer_->broken()) observer_ = run_.connect(run_.request().endpoint);
   return *observer_;
 }
 
@@ -172,7 +169,7 @@ void DriverClient::set_state(bool inside, bool crashed) {
     run_.inside[static_cast<std::size_t>(index_)] = inside;
     run_.crashed[static_cast<std::size_t>(index_)] = crashed;
   }
-  run_.changed.notify_all();
+  run_.notify_changed();
 }
 
 void DriverClient::set_waiting(bool waiting) {
@@ -180,7 +177,7 @@ void DriverClient::set_waiting(bool waiting) {
     std::lock_guard<std::mutex> lock(run_.mutex);
     run_.waiting[static_cast<std::size_t>(index_)] = waiting;
   }
-  run_.changed.notify_all();
+  run_.notify_changed();
 }
 
 LockContext ThreadClient::context(CallFaults* faults) {
@@ -438,7 +435,7 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
       std::lock_guard<std::mutex> state(run_.mutex);
       ++run_.renewals[static_cast<std::size_t>(index_)];
     }
-    run_.changed.notify_all();
+    run_.notify_changed();
   };
   // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
   hooks.stop = [this] { return run_.should_stop(); };

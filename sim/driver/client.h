@@ -155,7 +155,7 @@ class DriverClient : public FaultTarget {
   bool release_pending_ = false;    // see release_pending()
 
  private:
-  std::optional<HiredisConnection> observer_;
+  std::unique_ptr<Connection> observer_;
 };
 
 // ThreadClient: the client as a thread of locksim with a blocking connection; renewing variants
@@ -191,7 +191,7 @@ class ThreadClient final : public DriverClient {
 
   Rng rng_;
   std::unique_ptr<WaitStrategy> wait_;
-  std::optional<HiredisConnection> connection_;
+  std::optional<ReplaceableConnection> connection_;
   // A multi-server variant's connections, one per server of the topology (short timeouts).
   std::vector<std::unique_ptr<Connection>> nodes_;
   std::vector<Connection*> node_pointers_;

@@ -2,15 +2,14 @@
 
 #include <chrono>
 #include <functional>
-#include <latch>
 #include <memory>
-#include <thread>
+#include <optional>
 
 #include "sim/driver/client.h"
 #include "sim/driver/event_loop.h"
 #include "sim/driver/process_client.h"
-#include "sim/proxy/link_proxy.h"
 #include "sim/driver/runners.h"
+#include "sim/proxy/link_proxy.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {
@@ -233,6 +232,18 @@ RunOutcome run_scenario(const RunRequest& request) {
       return outcome;
     }
   }
+  if (run.runtime().simulated() &&
+      (processes || event_loop || request.topology != nullptr || plan.proxied_links())) {
+    outcome.harness_error =
+        "the simulator runs clients as threads, on one server, with no link fault (this scenario "
+        "needs " +
+        std::string(processes                     ? "client processes"
+                    : event_loop                  ? "the event loop"
+                    : request.topology != nullptr ? "servers of its own"
+                                                  : "link proxies") +
+        ")";
+    return outcome;
+  }
   if (request.topology != nullptr) {
     if (processes && scenario.changes_primary()) {
       outcome.harness_error =
@@ -300,9 +311,9 @@ RunOutcome run_scenario(const RunRequest& request) {
   // The protected resource starts in a known state (a counter at its initial stock; a fenced
   // store has accepted no fencing number yet).
   if (scenario.resource.counts()) {
-    HiredisConnection setup(request.endpoint, ConnectionOptions{});
-    const RedisResult result = setup.command({"SET", request.key_prefix + scenario.resource.name,
-                                              std::to_string(scenario.resource.initial)});
+    const std::unique_ptr<Connection> setup = run.connect(request.endpoint);
+    const RedisResult result = setup->command({"SET", request.key_prefix + scenario.resource.name,
+                                               std::to_string(scenario.resource.initial)});
     if (!result.ok()) {
       outcome.harness_error = "cannot initialise the resource: " + result.describe();
       return outcome;
@@ -313,44 +324,57 @@ RunOutcome run_scenario(const RunRequest& request) {
   // event-loop mode one thread runs every client.
   const std::size_t thread_count = event_loop ? 1 : clients.size();
   const std::size_t nemesis_threads = scenario.server_faults() ? 1 : 0;
-  std::latch start(static_cast<std::ptrdiff_t>(thread_count + nemesis_threads) + 1);
+  // Every thread waits for the start (time 0) before it does anything.
+  bool started = false;  // guarded by run.mutex
+  const auto start = [&run, &started] {
+    std::unique_lock<std::mutex> lock(run.mutex);
+    run.clock().base().wait(run.changed, lock, [&started] { return started; });
+  };
   std::atomic<std::size_t> finished{0};
-  std::vector<std::thread> threads;
+  std::vector<Thread> threads;
   threads.reserve(thread_count + nemesis_threads);
+  Threads& spawn = run.runtime().threads();
   if (event_loop) {
-    threads.emplace_back([&run, &start, &finished, loop = loop.get()] {
-      start.arrive_and_wait();
+    threads.emplace_back(spawn, [&run, &start, &finished, loop = loop.get()] {
+      start();
       loop->run();
       finished += 1;
-      run.changed.notify_all();
+      run.notify_changed();
     });
   }
   for (auto& client : clients) {
-    threads.emplace_back([&run, &start, &finished, &scenario, client = client.get()] {
-      start.arrive_and_wait();
+    threads.emplace_back(spawn, [&run, &start, &finished, &scenario, client = client.get()] {
+      start();
       if (scenario.scripted()) {
         driver_internal::run_scripted_client(run, *client);
       } else {
         driver_internal::run_workload_client(run, *client);
       }
       finished += 1;
-      run.changed.notify_all();
+      run.notify_changed();
     });
   }
   if (scenario.server_faults()) {
     // The nemesis's own thread runs the server faults of the script.
-    threads.emplace_back([&run, &start, &finished] {
-      start.arrive_and_wait();
+    threads.emplace_back(spawn, [&run, &start, &finished] {
+      start();
       driver_internal::run_scripted_server_faults(run);
       finished += 1;
-      run.changed.notify_all();
+      run.notify_changed();
     });
   }
-  ServerWatch watch(request);
+  // The simulator's server cannot be lost, and is thrown away with the run.
+  const bool simulated = run.runtime().simulated();
+  std::optional<ServerWatch> watch;
+  if (!simulated) watch.emplace(request);
   // Time 0 is when the clients start, not when the first was spawned: starting eight adapter
   // processes can take seconds, which a time-bounded workload must not lose.
   run.start_clock();
-  start.arrive_and_wait();
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    started = true;
+  }
+  run.notify_changed();
   // lose: the server is gone; the loss is a typed history event (so `locksim check` re-judges the
   // run as the run did: never ok) and the run stops.
   const auto lose = [&run](const std::string& why, const std::string& when) {
@@ -358,7 +382,7 @@ RunOutcome run_scenario(const RunRequest& request) {
         run.harness_log().intern(why);
     run.note(when + "the Redis server was lost: " + why + "; the run was stopped");
     run.server_lost = true;
-    run.changed.notify_all();
+    run.notify_changed();
   };
   // watch_deaths: a process of the topology that died without the scenario killing it is a
   // typed history event, named at once. The run goes on only where the lock is meant to survive
@@ -381,7 +405,7 @@ RunOutcome run_scenario(const RunRequest& request) {
                            : "the run was stopped"));
       if (!survivable) {
         run.stopped_for_death = true;
-        run.changed.notify_all();
+        run.notify_changed();
       }
     }
   };
@@ -396,10 +420,10 @@ RunOutcome run_scenario(const RunRequest& request) {
       clock.pause(run.changed, lock, wake);
     }
     watch_deaths();
-    if (!run.server_lost.load() && clock.now_ns() >= next_check) {
+    if (watch && !run.server_lost.load() && clock.now_ns() >= next_check) {
       next_check = clock.now_ns() + ms_to_ns(200);
       if (request.progress) request.progress(progress_fraction(run));
-      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
+      const std::string lost = watch->check([&run](const std::string& text) { run.note(text); });
       if (!lost.empty()) lose(lost, "");
     }
   }
@@ -423,9 +447,9 @@ RunOutcome run_scenario(const RunRequest& request) {
   }
   // Leave the server answering for the next run: a script still looping is ended now (bounded:
   // the server starts answering BUSY, and so becomes killable, after its busy-reply-threshold).
-  if (!outcome.server_lost) {
+  if (watch && !outcome.server_lost) {
     for (int attempt = 0; attempt < 10; ++attempt) {
-      const std::string lost = watch.check([&run](const std::string& text) { run.note(text); });
+      const std::string lost = watch->check([&run](const std::string& text) { run.note(text); });
       if (!lost.empty()) {
         // The clients may have finished before a check saw the loss (their calls failed fast):
         // what they did after it is no evidence either.
@@ -433,12 +457,14 @@ RunOutcome run_scenario(const RunRequest& request) {
         outcome.server_lost = true;
         break;
       }
-      if (watch.healthy()) break;
+      if (watch->healthy()) break;
     }
   }
   outcome.notes = run.take_notes();
   // A topology's servers are thrown away with the run; the shared server is cleaned.
-  if (!outcome.server_lost && request.topology == nullptr) delete_run_keys(request, outcome.notes);
+  if (!simulated && !outcome.server_lost && request.topology == nullptr) {
+    delete_run_keys(request, outcome.notes);
+  }
   clients.clear();
   loop.reset();
   if (run.worker_failed.load() && !outcome.interrupted) {

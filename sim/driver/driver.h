@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sim/core/stop.h"
+#include "sim/driver/runtime.h"
 #include "sim/history/event.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/endpoint.h"
@@ -67,6 +68,10 @@ struct RunRequest {
   // topology: the run's own servers (the scenario has a "topology"); endpoint is its primary.
   // The nemesis's server faults act on it, and a multi-server variant gets a connection to each.
   Topology* topology = nullptr;
+  // runtime: where the run's clock, threads and connections come from; null: the machine
+  // (real_runtime()). The simulator passes its own (sim/simulate), and runs run_scenario on one
+  // of its fibers.
+  Runtime* runtime = nullptr;
 };
 
 struct RunOutcome {

@@ -480,7 +480,7 @@ void EventLoopWorkload::run() {
 
 void EventLoopWorkload::client_done() {
   if (active_ > 0 && --active_ == 0) event_base_loopbreak(base_);
-  run_.changed.notify_all();
+  run_.notify_changed();
 }
 
 void EventLoopWorkload::on_tick(int /*fd*/, short /*what*/, void* self) {

@@ -434,7 +434,7 @@ void ProcessClient::on_event(const nlohmann::json& event) {
     std::lock_guard<std::mutex> state(run_.mutex);
     ++run_.renewals[static_cast<std::size_t>(index_)];
   }
-  run_.changed.notify_all();
+  run_.notify_changed();
 }
 
 void ProcessClient::record_failure(Event& event, const nlohmann::json& reply) {

@@ -27,7 +27,9 @@ RunContext::RunContext(const RunRequest& request, const Plan& plan)
       renewals(plan.clients().size(), 0),
       waiting(plan.clients().size(), false),
       request_(request),
+      runtime_(request.runtime != nullptr ? *request.runtime : real_runtime()),
       plan_(plan),
+      clock_(runtime_.clock()),
       deadline_ns_(ms_to_ns(request.scenario.time_limit_ms)),
       recorder_(clock_, with_harness(plan)),
       nemesis_(recorder_.log(plan.clients().size() + 1)),
@@ -83,7 +85,7 @@ void RunContext::fail_worker(const std::string& text) {
     worker_failure_ = text;
   }
   worker_failed = true;
-  changed.notify_all();
+  notify_changed();
 }
 
 std::string RunContext::worker_failure() const {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -24,6 +25,21 @@ class RunContext {
   RunContext(const RunRequest& request, const Plan& plan);
 
   const RunRequest& request() const { return request_; }
+  // runtime: the run's clock, threads and connections (the machine's, or the simulator's).
+  Runtime& runtime() const { return runtime_; }
+  // connect: a new connection in the run's runtime.
+  std::unique_ptr<Connection> connect(const Endpoint& endpoint,
+                                      const ConnectionOptions& options = {}) const {
+    return runtime_.connect(endpoint, options);
+  }
+  // admin_connection: a connection for the harness's own looks (conditions, the resource's
+  // set-up), to the admin endpoint.
+  std::unique_ptr<Connection> admin_connection() const {
+    return connect(request_.admin_endpoint.value_or(request_.endpoint));
+  }
+  // notify_changed: after a change of the shared state below (through the clock, which a virtual
+  // clock needs to wake its waiters).
+  void notify_changed() { clock_.base().notify_all(changed); }
   const Scenario& scenario() const { return request_.scenario; }
   const Plan& plan() const { return plan_; }
   Nemesis& nemesis() { return nemesis_; }
@@ -111,6 +127,7 @@ class RunContext {
   mutable std::mutex failure_mutex_;
   std::string worker_failure_;
   const RunRequest& request_;
+  Runtime& runtime_;
   const Plan& plan_;
   RunClock clock_;
   Nanos deadline_ns_;

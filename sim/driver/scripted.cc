@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -57,7 +56,7 @@ void mark_started(RunContext& run, std::size_t index) {
       ++run.steps_started;
     }
   }
-  run.changed.notify_all();
+  run.notify_changed();
 }
 
 void mark_done(RunContext& run, std::size_t index) {
@@ -74,7 +73,7 @@ void mark_done(RunContext& run, std::size_t index) {
       ++run.steps_started_and_acquired;
     }
   }
-  run.changed.notify_all();
+  run.notify_changed();
 }
 
 CallFaults faults_of(const Step& step) {
@@ -126,12 +125,11 @@ class LinkFaultScope {
     if (step.link_fault == LinkFault::kLoseReply) run.nemesis().lose_next_reply(index, links);
     if (step.link_fault != LinkFault::kDelay) return;
     run.nemesis().hold_next_command(index, links);
-    watcher_ = std::thread([&run, &client, &step, index, links] {
-      HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                                 ConnectionOptions{});
+    watcher_ = Thread(run.runtime().threads(), [&run, &client, &step, index, links] {
+      const std::unique_ptr<Connection> observer = run.admin_connection();
       if (step.delay_until.empty()) {
         run.pause(ms_to_ns(step.delay_ms));
-      } else if (!wait_for_conditions(run, observer, step.delay_until,
+      } else if (!wait_for_conditions(run, *observer, step.delay_until,
                                       ms_to_ns(step.delay_max_ms)) &&
                  !run.should_stop()) {
         run.note(client.name() + " (" + step.id + "): delayed the full " +
@@ -141,14 +139,12 @@ class LinkFaultScope {
       run.nemesis().forward_held(index, links);
     });
   }
-  ~LinkFaultScope() {
-    if (watcher_.joinable()) watcher_.join();
-  }
+  ~LinkFaultScope() { watcher_.join(); }
   LinkFaultScope(const LinkFaultScope&) = delete;
   LinkFaultScope& operator=(const LinkFaultScope&) = delete;
 
  private:
-  std::thread watcher_;
+  Thread watcher_;
 };
 
 // LinkFaultWindow: the window of a link fault step (a kind with a LinkFaultType, such as
@@ -163,14 +159,14 @@ class LinkFaultWindow {
     const auto index = static_cast<std::size_t>(client.index());
     const std::vector<std::size_t> links = link_servers(run, step);
     run.nemesis().open_link_fault(index, step.link_fault_kind, *step.link_fault_settings, links);
-    closer_ = std::thread(
+    closer_ = Thread(
+        run.runtime().threads(),
         [&run, &step, who = client.name() + " (" + step.id + ")", index, links, step_index] {
           if (step.until.empty()) {
             run.pause(ms_to_ns(step.work_ms));
           } else {
-            HiredisConnection observer(
-                run.request().admin_endpoint.value_or(run.request().endpoint), ConnectionOptions{});
-            if (!wait_for_conditions(run, observer, step.until, ms_to_ns(step.max_ms)) &&
+            const std::unique_ptr<Connection> observer = run.admin_connection();
+            if (!wait_for_conditions(run, *observer, step.until, ms_to_ns(step.max_ms)) &&
                 !run.should_stop()) {
               run.note(who + ": " + std::string(traits(step.link_fault_kind).word) + " the full " +
                        std::to_string(step.max_ms) + " ms; never saw " +
@@ -186,7 +182,7 @@ class LinkFaultWindow {
   LinkFaultWindow& operator=(const LinkFaultWindow&) = delete;
 
  private:
-  std::thread closer_;
+  Thread closer_;
 };
 
 // after_call: a crash_at point the variant never reached means "crash right after the call".
@@ -228,9 +224,8 @@ class ScriptedServerFaultHost final : public ServerFaultHost {
       run_.pause(ms_to_ns(step_.work_ms));
       return;
     }
-    HiredisConnection observer(run_.request().admin_endpoint.value_or(run_.request().endpoint),
-                               ConnectionOptions{});
-    if (!wait_for_conditions(run_, observer, step_.until, ms_to_ns(step_.max_ms)) &&
+    const std::unique_ptr<Connection> observer = run_.admin_connection();
+    if (!wait_for_conditions(run_, *observer, step_.until, ms_to_ns(step_.max_ms)) &&
         !run_.should_stop()) {
       run_.note(who_ + ": " + std::string(doing) + " " + step_.server + " the full " +
                 std::to_string(step_.max_ms) + " ms; never saw " +
@@ -397,9 +392,8 @@ void run_scripted_server_faults(RunContext& run) {
       return;
     }
     if (!step.wait_for.empty()) {
-      HiredisConnection observer(run.request().admin_endpoint.value_or(run.request().endpoint),
-                                 ConnectionOptions{});
-      if (!wait_for_conditions(run, observer, step.wait_for, ms_to_ns(step.wait_max_ms))) {
+      const std::unique_ptr<Connection> observer = run.admin_connection();
+      if (!wait_for_conditions(run, *observer, step.wait_for, ms_to_ns(step.wait_max_ms))) {
         if (run.should_stop()) {
           run.stopped_early = true;
           return;

@@ -6,15 +6,17 @@
 
 namespace locksim::driver_internal {
 
-Watchdog::Watchdog(const LockVariant& variant, const Clock& clock, Connect connect)
-    : variant_(variant), clock_(clock), connect_(std::move(connect)) {}
+Watchdog::Watchdog(const LockVariant& variant, const Clock& clock, Threads& threads,
+                   Connect connect)
+    : variant_(variant), clock_(clock), connect_(std::move(connect)), threads_(threads) {}
 
 void Watchdog::start(Lease lease, Hooks hooks) {
   LOCKSIM_ASSERT(lease.period_ns > 0);
   stop();
   stop_ = false;
-  thread_ = std::thread(
-      [this, lease = std::move(lease), hooks = std::move(hooks)] { renew(lease, hooks); });
+  thread_ = Thread(threads_, [this, lease = std::move(lease), hooks = std::move(hooks)] {
+    renew(lease, hooks);
+  });
 }
 
 void Watchdog::renew(const Lease& lease, const Hooks& hooks) {
@@ -33,7 +35,7 @@ void Watchdog::renew(const Lease& lease, const Hooks& hooks) {
   while (!stopping()) {
     clock_.wait_until(wake_, lock, due, [this] { return stop_; });
     // A frozen client renews nothing; the renewal that fell due meanwhile runs on thaw.
-    wake_.wait(lock, [this] { return !frozen_ || stop_; });
+    clock_.wait(wake_, lock, [this] { return !frozen_ || stop_; });
     if (stopping()) break;
     renewing_ = true;
     lock.unlock();
@@ -44,7 +46,7 @@ void Watchdog::renew(const Lease& lease, const Hooks& hooks) {
     if (hooks.completed) hooks.completed(result);
     lock.lock();
     renewing_ = false;
-    wake_.notify_all();  // a freeze may wait for this call to end
+    clock_.notify_all(wake_);  // a freeze may wait for this call to end
   }
 }
 
@@ -54,14 +56,14 @@ void Watchdog::stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  clock_.notify_all(wake_);
   thread_.join();
 }
 
 void Watchdog::freeze() {
   std::unique_lock<std::mutex> lock(mutex_);
   frozen_ = true;
-  wake_.wait(lock, [this] { return !renewing_; });
+  clock_.wait(wake_, lock, [this] { return !renewing_; });
 }
 
 void Watchdog::thaw() {
@@ -69,7 +71,7 @@ void Watchdog::thaw() {
     std::lock_guard<std::mutex> lock(mutex_);
     frozen_ = false;
   }
-  wake_.notify_all();
+  clock_.notify_all(wake_);
 }
 
 }  // namespace locksim::driver_internal

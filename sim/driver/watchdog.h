@@ -7,8 +7,8 @@
 // ends. freeze() holds it as a stall of the whole process would (a call under way returns
 // first); thaw() lets it go on. What is recorded, and where, is the host's: it passes Hooks.
 //
-//   Watchdog dog(variant, clock, [&] { return std::make_unique<HiredisConnection>(ep, opts); });
-//   dog.start({full_key, token, ttl_ms, period_ns, rng, waiter}, hooks);
+//   Watchdog dog(variant, clock, os_threads(), [&] { return std::make_unique<HiredisConnection>(ep,
+//   opts); }); dog.start({full_key, token, ttl_ms, period_ns, rng, waiter}, hooks);
 //   ...
 //   dog.stop();  // before the release; also in the destructor
 #pragma once
@@ -19,10 +19,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
+#include "sim/core/threads.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/connection.h"
 
@@ -50,7 +50,8 @@ class Watchdog {
     std::function<bool()> stop;
   };
 
-  Watchdog(const LockVariant& variant, const Clock& clock, Connect connect);
+  // `threads` starts the renewal thread; `clock` times it (a runtime's: sim/driver/runtime.h).
+  Watchdog(const LockVariant& variant, const Clock& clock, Threads& threads, Connect connect);
   ~Watchdog() { stop(); }
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -70,7 +71,8 @@ class Watchdog {
   const LockVariant& variant_;
   const Clock& clock_;
   Connect connect_;
-  std::thread thread_;
+  Threads& threads_;
+  Thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;      // guarded by mutex_

@@ -135,7 +135,7 @@ class Worker {
         connection_(endpoint_, driver_internal::client_connection(lock_)),
         wait_(make_wait_strategy(lock_.wait, dial_hiredis(endpoint_),
                                  rng_.fork(driver_internal::kWaitStream), clock_.base())),
-        renewal_(variant, clock_.base(),
+        renewal_(variant, clock_.base(), os_threads(),
                  [dial = dial_hiredis(endpoint_),
                   options = driver_internal::client_connection(lock_)] { return dial(options); }) {
     if (!variant.multi_server()) return;

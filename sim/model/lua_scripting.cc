@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "sim/core/assert.h"
+#include "sim/core/sha1.h"
 #include "sim/model/command.h"
 #include "sim/model/lua_internal.h"
 #include "sim/model/numbers.h"
 #include "sim/model/replies.h"
-#include "sim/model/sha1.h"
 
 namespace locksim::model_detail {
 

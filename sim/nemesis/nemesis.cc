@@ -32,19 +32,23 @@ void Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
 }
 
 void Nemesis::pause(std::size_t client) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  // Targets are attached before the run; freezing waits for a renewal under way to end, which
+  // must not hold the nemesis's lock (a simulated run's fibers share one thread).
   LOCKSIM_ASSERT(client < clients_.size() && clients_[client].target != nullptr);
   // Frozen first, then recorded: nothing the client does can be stamped inside the window
   // while it still runs.
   clients_[client].target->freeze();
+  std::lock_guard<std::mutex> lock(mutex_);
   record(FaultKind::kPause, client, FaultPhase::kStart);
 }
 
 void Nemesis::resume(std::size_t client) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(client < clients_.size() && clients_[client].target != nullptr);
-  // Recorded first, then thawed: a renewal that fell due is stamped after the window's end.
-  record(FaultKind::kPause, client, FaultPhase::kEnd);
+  {
+    // Recorded first, then thawed: a renewal that fell due is stamped after the window's end.
+    std::lock_guard<std::mutex> lock(mutex_);
+    record(FaultKind::kPause, client, FaultPhase::kEnd);
+  }
   clients_[client].target->thaw();
 }
 

@@ -125,6 +125,32 @@ using Dial = std::function<std::unique_ptr<Connection>(const ConnectionOptions&)
 // dial_hiredis: a Dial that opens HiredisConnections to `endpoint`.
 Dial dial_hiredis(Endpoint endpoint);
 
+// ReplaceableConnection: a Connection that forwards to another, which replace() swaps for a new
+// one (a client that follows a new primary), so that a reference to it (a variant's LockContext)
+// stays valid across the swap.
+class ReplaceableConnection final : public Connection {
+ public:
+  explicit ReplaceableConnection(std::unique_ptr<Connection> inner) : inner_(std::move(inner)) {}
+  void replace(std::unique_ptr<Connection> inner) { inner_ = std::move(inner); }
+
+  using Connection::command;
+  RedisResult command(std::span<const std::string_view> args) override {
+    return inner_->command(args);
+  }
+  std::optional<RedisResult> next_message(std::int64_t timeout_ns) override {
+    return inner_->next_message(timeout_ns);
+  }
+  bool broken() const override { return inner_->broken(); }
+  const RedisResult& last_error() const override { return inner_->last_error(); }
+  RedisResult reconnect() override { return inner_->reconnect(); }
+  void close() override { inner_->close(); }
+  const Endpoint& endpoint() const override { return inner_->endpoint(); }
+  std::uint64_t round_trips() const override { return inner_->round_trips(); }
+
+ private:
+  std::unique_ptr<Connection> inner_;
+};
+
 // HiredisConnection: a Connection over a hiredis context on a TCP socket.
 class HiredisConnection final : public Connection {
  public:

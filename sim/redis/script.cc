@@ -2,10 +2,12 @@
 
 #include <utility>
 
+#include "sim/core/sha1.h"
+
 namespace locksim {
 
 Script::Script(std::string name, std::string source)
-    : name_(std::move(name)), source_(std::move(source)) {}
+    : name_(std::move(name)), source_(std::move(source)), sha_(sha1_hex(source_)) {}
 
 RedisResult Script::load(Connection& connection) const {
   RedisResult loaded = connection.command({"SCRIPT", "LOAD", source_});
@@ -18,33 +20,15 @@ RedisResult Script::load(Connection& connection) const {
     return RedisResult{
         RedisErrorKind::kProtocol, "script " + name_ + ": SCRIPT LOAD did not return a SHA1", {}};
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  sha_ = loaded.reply.str;
   return loaded;
-}
-
-std::string Script::sha() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return sha_;
 }
 
 RedisResult Script::run(Connection& connection, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args) const {
-  std::string sha;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sha = sha_;
-  }
-  if (sha.empty()) {
-    RedisResult loaded = load(connection);
-    if (!loaded.ok()) return loaded;
-    sha = loaded.reply.str;
-  }
-
   std::vector<std::string> argv;
   argv.reserve(3 + keys.size() + args.size());
   argv.emplace_back("EVALSHA");
-  argv.push_back(sha);
+  argv.push_back(sha_);
   argv.push_back(std::to_string(keys.size()));
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());

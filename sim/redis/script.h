@@ -1,8 +1,10 @@
 // script.h: Script, a named Lua script run with EVALSHA, loaded on demand.
 //
-// The SHA1 is computed once (SCRIPT LOAD on first use); every call is EVALSHA, and a NOSCRIPT reply
-// (the server restarted or SCRIPT FLUSH ran) triggers one SCRIPT LOAD and a retry. Thread-safe:
-// many client threads may share one Script, each with its own Connection.
+// The SHA1 is computed from the source here, as Redis computes it; every call is EVALSHA, and a
+// NOSCRIPT reply (a server that never saw it, restarted, or ran SCRIPT FLUSH) triggers one SCRIPT
+// LOAD and a retry. So what a call sends depends only on the server's state, never on which
+// earlier run in this process loaded it (a simulated run is the same whatever ran before it).
+// Thread-safe: many client threads may share one Script, each with its own Connection.
 //
 //   static const Script kRelease("lua_owner.release", R"lua(
 //     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -10,7 +12,6 @@
 //   RedisResult r = kRelease.run(conn, {key}, {token});
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,13 @@ class Script {
   // load: SCRIPT LOAD now, e.g. to report a syntax error before a run starts. A compile error
   // is a kReplyError whose message names the script.
   RedisResult load(Connection& connection) const;
-  // sha: the SHA1 of the last successful load(), or "" before one.
-  std::string sha() const;
+  // sha: the SHA1 of the source (what EVALSHA names it by).
+  const std::string& sha() const { return sha_; }
 
  private:
   std::string name_;
   std::string source_;
-  mutable std::mutex mutex_;
-  mutable std::string sha_;  // guarded by mutex_; empty until loaded once
+  std::string sha_;
 };
 
 }  // namespace locksim

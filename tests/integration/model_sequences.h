@@ -26,7 +26,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
-#include "sim/model/sha1.h"
+#include "sim/core/sha1.h"
 
 namespace locksim::test_support {
 
@@ -467,9 +467,7 @@ class Generator {
     }
   }
 
-  std::string sha_of_a_lock_script() {
-    return locksim::model_detail::sha1_hex(pick(scripts_).body);
-  }
+  std::string sha_of_a_lock_script() { return locksim::sha1_hex(pick(scripts_).body); }
 
   std::string script_arg() {
     return pick(std::vector<std::string>{"1", "100", "250", "1000", "0", "-5", "t1", "t2", "",
@@ -480,7 +478,7 @@ class Generator {
     const LockScript& script = pick(scripts_);
     std::vector<std::string> argv;
     if (chance(0.3)) {
-      argv = {"EVALSHA", locksim::model_detail::sha1_hex(script.body)};
+      argv = {"EVALSHA", locksim::sha1_hex(script.body)};
     } else {
       argv = {"EVAL", script.body};
     }

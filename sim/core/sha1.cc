@@ -1,10 +1,10 @@
 // SHA-1 as FIPS 180-4 specifies it; only for naming scripts, never for security.
-#include "sim/model/sha1.h"
+#include "sim/core/sha1.h"
 
 #include <array>
 #include <cstdint>
 
-namespace locksim::model_detail {
+namespace locksim {
 namespace {
 
 constexpr std::uint32_t rotate_left(std::uint32_t value, int bits) {
@@ -78,4 +78,4 @@ std::string sha1_hex(std::string_view data) {
   return hex;
 }
 
-}  // namespace locksim::model_detail
+}  // namespace locksim

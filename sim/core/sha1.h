@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace locksim::model_detail {
+namespace locksim {
 
 // sha1_hex: the SHA-1 of `data` (any bytes), lowercase hex. Pure.
 std::string sha1_hex(std::string_view data);
 
-}  // namespace locksim::model_detail
+}  // namespace locksim

@@ -1,0 +1,143 @@
+#include "sim/simulate/sim_connection.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/assert.h"
+
+namespace locksim {
+
+// Pending: one command in flight, shared by the waiting fiber and the scheduled delivery (which
+// may outlive the wait: a reply that comes after a timeout is dropped).
+struct SimConnection::Pending {
+  Simulation::FiberId waiter = 0;
+  bool answered = false;
+  bool abandoned = false;
+  Reply reply;
+};
+
+SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
+                             ConnectionOptions options, SimLinkLatency latency)
+    : simulation_(simulation),
+      server_(server),
+      endpoint_(std::move(endpoint)),
+      options_(options),
+      latency_(latency) {
+  reconnect();
+}
+
+SimConnection::~SimConnection() { close(); }
+
+RedisResult SimConnection::reconnect() {
+  if (!broken_ && server_.connected(client_)) server_.disconnect(client_);
+  client_ = server_.connect();
+  generation_ = server_.generation();
+  broken_ = false;
+  last_error_ = RedisResult{};
+  return RedisResult{};
+}
+
+void SimConnection::close() {
+  if (!broken_ && server_.connected(client_)) server_.disconnect(client_);
+  fail(RedisErrorKind::kClosed, "connection closed by the client");
+}
+
+void SimConnection::fail(RedisErrorKind kind, std::string message) {
+  broken_ = true;
+  last_error_ = RedisResult{kind, std::move(message), {}};
+}
+
+bool SimConnection::check_open() {
+  if (broken_) return false;
+  if (server_.generation() != generation_ || !server_.connected(client_)) {
+    fail(RedisErrorKind::kClosed, "Server closed the connection");  // hiredis's words for EOF
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
+  return latency.min_ns >= latency.max_ns
+             ? latency.min_ns
+             : simulation.rng().uniform(latency.min_ns, latency.max_ns);
+}
+
+}  // namespace
+
+Nanos SimConnection::hop() { return draw_hop(simulation_, latency_); }
+
+RedisResult SimConnection::command(std::span<const std::string_view> args) {
+  if (!check_open()) return last_error_;
+  ++round_trips_;
+  auto pending = std::make_shared<Pending>();
+  pending->waiter = simulation_.current();
+  LOCKSIM_ASSERT(pending->waiter != 0);  // a command waits: only a fiber can send one
+  std::vector<std::string> argv(args.begin(), args.end());
+  const Nanos arrival = std::max(simulation_.now() + hop(), last_arrival_ + 1);
+  last_arrival_ = arrival;
+  const std::uint64_t generation = generation_;
+  const ModelClientId client = client_;
+  // The delivery outlives neither the server nor the simulation, but may outlive this
+  // connection (a command abandoned at its timeout): it holds only what it needs.
+  Simulation* simulation = &simulation_;
+  ModelServer* server = &server_;
+  simulation_.at(arrival, [simulation, server, latency = latency_, replies = replies_, pending,
+                           argv = std::move(argv), generation, client] {
+    const Nanos back = std::max(simulation->now() + draw_hop(*simulation, latency), *replies + 1);
+    *replies = back;
+    if (server->generation() != generation || !server->connected(client)) {
+      // The server dropped the connection (a restart) before the command came: it runs
+      // nothing, and the client sees the connection closed.
+      simulation->at(back, [simulation, pending] {
+        if (!pending->abandoned) simulation->wake(pending->waiter);
+      });
+      return;
+    }
+    std::vector<std::string_view> views(argv.begin(), argv.end());
+    Reply reply = server->execute(client, views, simulation->now());
+    simulation->at(back, [simulation, pending, reply = std::move(reply)]() mutable {
+      if (pending->abandoned) return;  // it came after the timeout: nobody reads it
+      pending->reply = std::move(reply);
+      pending->answered = true;
+      simulation->wake(pending->waiter);
+    });
+  });
+  const Nanos deadline =
+      simulation_.now() + std::chrono::nanoseconds(options_.command_timeout).count();
+  while (!pending->answered) {
+    if (simulation_.now() >= deadline || !check_open()) break;
+    simulation_.park(deadline);
+  }
+  if (!pending->answered) {
+    pending->abandoned = true;
+    if (!broken_) fail(RedisErrorKind::kTimeout, "Resource temporarily unavailable");
+    return last_error_;
+  }
+  RedisResult result;
+  if (pending->reply.type == Reply::Type::kError) {
+    result.error = RedisErrorKind::kReplyError;
+    result.message = pending->reply.str;
+  }
+  result.reply = std::move(pending->reply);
+  return result;
+}
+
+std::optional<RedisResult> SimConnection::next_message(std::int64_t timeout_ns) {
+  const Nanos deadline = simulation_.now() + std::max<std::int64_t>(timeout_ns, 0);
+  while (true) {
+    if (!check_open()) return last_error_;
+    if (std::optional<Reply> message = server_.next_push(client_)) {
+      RedisResult result;
+      result.reply = std::move(*message);
+      return result;
+    }
+    if (simulation_.now() >= deadline) return std::nullopt;
+    simulation_.sleep_until(std::min(deadline, simulation_.now() + kNanosPerMilli));
+  }
+}
+
+}  // namespace locksim

@@ -1,0 +1,78 @@
+// sim_connection.h: SimConnection, a Connection (sim/redis/connection.h) to a ModelServer
+// (sim/model) across a simulated link: a command reaches the server after a one-way latency
+// drawn from the simulation's seed, runs there at that virtual instant, and its reply travels
+// back the same way, while the calling fiber waits.
+//
+// A link keeps order in each direction (as TCP does). A reply that does not come within the
+// connection's command timeout is a timeout, as with hiredis: the connection is broken from
+// then on (reconnect() opens a new one), and the command may still run on the server later. A
+// server restart closes the connection (kClosed at the next command). Call it from a fiber of
+// the Simulation only.
+//
+//   SimConnection c(sim, server, endpoint, ConnectionOptions{}, SimLinkLatency{});
+//   RedisResult r = c.command({"SET", "k", "v", "NX", "PX", "100"});  // the fiber waits ~2 hops
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "sim/core/clock.h"
+#include "sim/model/model_server.h"
+#include "sim/redis/connection.h"
+#include "sim/simulate/simulation.h"
+
+namespace locksim {
+
+// SimLinkLatency: the one-way latency of every message on a simulated link: a uniform draw in
+// [min_ns, max_ns] from the simulation's seed (loopback-like by default).
+struct SimLinkLatency {
+  Nanos min_ns = 20'000;
+  Nanos max_ns = 200'000;
+};
+
+class SimConnection final : public Connection {
+ public:
+  // Connects at once (no latency: set-up is not part of a run's schedule).
+  SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
+                ConnectionOptions options, SimLinkLatency latency);
+  ~SimConnection() override;
+  SimConnection(const SimConnection&) = delete;
+  SimConnection& operator=(const SimConnection&) = delete;
+
+  using Connection::command;
+  RedisResult command(std::span<const std::string_view> args) override;
+  // next_message: a pushed message (pushes take no latency), looked for every millisecond of
+  // virtual time until `timeout_ns` has passed.
+  std::optional<RedisResult> next_message(std::int64_t timeout_ns) override;
+  bool broken() const override { return broken_; }
+  const RedisResult& last_error() const override { return last_error_; }
+  RedisResult reconnect() override;
+  void close() override;
+  const Endpoint& endpoint() const override { return endpoint_; }
+  std::uint64_t round_trips() const override { return round_trips_; }
+
+ private:
+  struct Pending;
+  bool check_open();
+  Nanos hop();
+  void fail(RedisErrorKind kind, std::string message);
+
+  Simulation& simulation_;
+  ModelServer& server_;
+  Endpoint endpoint_;
+  ConnectionOptions options_;
+  SimLinkLatency latency_;
+  ModelClientId client_ = 0;
+  std::uint64_t generation_ = 0;
+  bool broken_ = true;
+  RedisResult last_error_;
+  std::uint64_t round_trips_ = 0;
+  // Each direction keeps its order: a message never overtakes the one sent before it.
+  Nanos last_arrival_ = -1;
+  std::shared_ptr<Nanos> replies_ = std::make_shared<Nanos>(-1);  // the last reply's arrival
+};
+
+}  // namespace locksim

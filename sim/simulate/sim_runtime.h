@@ -1,0 +1,66 @@
+// sim_runtime.h: SimRuntime, the simulator's Runtime (sim/driver/runtime.h): a VirtualClock,
+// fibers for threads, and SimConnections to the model servers it was given; and run_simulated,
+// which runs one scenario on it.
+//
+// A scenario runs on the simulator exactly as on the machine (the same driver, client, nemesis
+// and checker), on one thread, on virtual time, against an in-memory Redis (sim/model). One seed
+// is one schedule: the same seed gives the same history, byte for byte; another seed draws other
+// latencies and another order of what happens at the same instant. What the simulator cannot run
+// yet is refused by simulator_refusal, in words.
+//
+//   if (std::string why = simulator_refusal(scenario, variant); !why.empty()) { skip(why); }
+//   SimulatedRun run = run_simulated(scenario, variant, seed, stop, "locksim:run:variant:");
+//   CheckResult verdict = check_history(run.outcome.history, options);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/driver/driver.h"
+#include "sim/driver/runtime.h"
+#include "sim/model/model_server.h"
+#include "sim/simulate/sim_connection.h"
+#include "sim/simulate/simulation.h"
+
+namespace locksim {
+
+class SimRuntime final : public Runtime {
+ public:
+  explicit SimRuntime(Simulation& simulation, SimLinkLatency latency = {});
+
+  // add_server: `server` is reachable at the returned endpoint (host "model", port 1, 2, ...).
+  Endpoint add_server(ModelServer& server);
+
+  const Clock& clock() const override { return clock_; }
+  Threads& threads() override { return threads_; }
+  // connect: a SimConnection to the server at `endpoint`; refused if there is none.
+  std::unique_ptr<Connection> connect(const Endpoint& endpoint,
+                                      const ConnectionOptions& options) override;
+  bool simulated() const override { return true; }
+
+ private:
+  Simulation& simulation_;
+  SimLinkLatency latency_;
+  VirtualClock clock_;
+  SimThreads threads_;
+  std::vector<ModelServer*> servers_;
+};
+
+// simulator_refusal: why the simulator cannot run `variant` on `scenario`, or "".
+std::string simulator_refusal(const Scenario& scenario, const LockVariant& variant);
+
+// SimulatedRun: a run on the simulator and what it cost.
+struct SimulatedRun {
+  RunOutcome outcome;
+  std::uint64_t events = 0;  // scheduler events
+  Nanos virtual_ns = 0;      // virtual time at the end
+};
+
+// run_simulated: `scenario` with `variant` on a fresh model server, schedule drawn from `seed`
+// (the plan's seed too, as on the machine). Requires simulator_refusal(...) == "".
+SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                           StopSignal& stop, const std::string& key_prefix);
+
+}  // namespace locksim

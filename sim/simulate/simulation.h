@@ -1,0 +1,162 @@
+// simulation.h: Simulation, a seeded discrete-event scheduler on virtual time, whose threads are
+// fibers run one at a time; and VirtualClock, the Clock (sim/core/clock.h) it keeps.
+//
+// Everything that happens is an event at a virtual instant: a fiber resuming (it was started,
+// woken, or its sleep ended), or an action on the scheduler's own stack (a command reaching a
+// model server, a reply reaching its client). Events run in time order; events at the same
+// instant run in an order drawn from the seed, so one seed is one schedule, replayed exactly, and
+// another seed is another interleaving. Nothing reads the machine's clock, and nothing runs in
+// parallel: the same seed gives the same events, byte for byte, on any machine.
+//
+// A fiber waits only through the simulation: sleep_until, park (until woken or a deadline), or
+// the VirtualClock's waits (which park). A fiber must not block the thread in any other way (a
+// real socket, a contended std::mutex held across a wait): nothing else would run.
+//
+//   Simulation sim(seed);
+//   sim.spawn([&] { sim.sleep_until(ms_to_ns(5)); done = true; });
+//   sim.run();                                   // returns when nothing is left to run
+//
+//   VirtualClock clock(sim);                     // a Clock on the simulation's time
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/core/random.h"
+#include "sim/core/threads.h"
+
+namespace locksim {
+
+namespace simulate_internal {
+class Fiber;
+}
+
+// SimulationStalled: every fiber waits with no deadline and nothing is scheduled: the simulated
+// program deadlocked (its names say who waits).
+struct SimulationStalled : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Simulation {
+ public:
+  using FiberId = std::uint64_t;
+  static constexpr Nanos kForever = std::numeric_limits<Nanos>::max();
+
+  explicit Simulation(std::uint64_t seed);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // now: virtual nanoseconds since the simulation began.
+  Nanos now() const { return now_; }
+  // rng: the schedule's own random stream (latencies, ties), for the simulated world.
+  Rng& rng() { return rng_; }
+
+  // spawn: a fiber that runs `body`, runnable now (it starts at an event of its own). An
+  // exception `body` throws ends run() with it.
+  FiberId spawn(std::function<void()> body);
+  // ended: the fiber's body returned.
+  bool ended(FiberId fiber) const;
+  // join: from a fiber: waits until `fiber` has ended.
+  void join(FiberId fiber);
+
+  // From a fiber. current: the fiber running now (0 outside every fiber).
+  FiberId current() const { return current_; }
+  // sleep_until: suspends the current fiber until virtual time `t` (none if t <= now).
+  void sleep_until(Nanos t);
+  // park: suspends the current fiber until wake() or virtual time `deadline`; true if woken.
+  bool park(Nanos deadline = kForever);
+  // wake: a parked fiber resumes (at an event now); nothing if it is not parked.
+  void wake(FiberId fiber);
+  // yield: lets every other event at this instant run first (in the seeded order).
+  void yield();
+
+  // at: runs `action` on the scheduler's stack at virtual time `t` (>= now).
+  void at(Nanos t, std::function<void()> action);
+
+  // run: from outside every fiber: runs events until none is left. Throws what a fiber threw,
+  // or SimulationStalled if fibers wait forever with nothing scheduled.
+  void run();
+
+  // events_run: events run so far (a measure of work for reports and benchmarks).
+  std::uint64_t events_run() const { return events_run_; }
+  // fibers_alive: fibers started and not ended.
+  std::size_t fibers_alive() const;
+
+ private:
+  struct Event {
+    Nanos time;
+    std::uint64_t order;  // drawn from the seed: ties at one instant run in a seeded order
+    std::uint64_t sequence;
+    std::function<void()> action;  // empty: resume `fiber` if its wait `generation` is current
+    FiberId fiber = 0;
+    std::uint64_t generation = 0;
+    bool operator>(const Event& other) const {
+      if (time != other.time) return time > other.time;
+      if (order != other.order) return order > other.order;
+      return sequence > other.sequence;
+    }
+  };
+  struct FiberState;
+
+  void schedule_resume(FiberId fiber, Nanos t, std::uint64_t generation);
+  // stale: a resume event for a wait that is over (it neither runs nor moves the time).
+  bool stale(const Event& event) const;
+  void resume(FiberId fiber);
+  void suspend_current();
+  FiberState& state(FiberId fiber);
+
+  Nanos now_ = 0;
+  Rng rng_;
+  std::uint64_t sequence_ = 0;
+  std::uint64_t events_run_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::map<FiberId, std::unique_ptr<FiberState>> fibers_;
+  FiberId next_fiber_ = 1;
+  FiberId current_ = 0;
+  std::exception_ptr failure_;
+};
+
+// VirtualClock: a Clock on a Simulation's virtual time. Its waits park the calling fiber;
+// notify_all wakes the fibers that wait on that condition variable through it. unix_seconds is
+// a fixed instant (2023-11-14) plus the virtual time.
+class VirtualClock final : public Clock {
+ public:
+  explicit VirtualClock(Simulation& simulation) : simulation_(simulation) {}
+
+  Nanos now_ns() const override { return simulation_.now(); }
+  bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                  Nanos deadline_ns, const std::function<bool()>& done) const override;
+  void wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+            const std::function<bool()>& done) const override;
+  void sleep_for(Nanos duration) const override;
+  std::int64_t unix_seconds() const override;
+  void notify_all(std::condition_variable& cv) const override;
+
+ private:
+  Simulation& simulation_;
+  // The fibers waiting on each condition variable (a fiber waits on one at a time).
+  mutable std::map<const std::condition_variable*, std::vector<Simulation::FiberId>> waiters_;
+};
+
+// SimThreads: Threads (sim/core/threads.h) that are a Simulation's fibers: start spawns one, and
+// join (from a fiber) waits until it has ended.
+class SimThreads final : public Threads {
+ public:
+  explicit SimThreads(Simulation& simulation) : simulation_(simulation) {}
+  std::unique_ptr<Started> start(std::function<void()> body) override;
+
+ private:
+  Simulation& simulation_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# simulator_test.sh LOCKSIM SOURCE_DIR: `locksim run --backend sim` end to end, as a user drives it.
+# Proves: the catalogue runs on the simulator with every outcome it can run as expected and every
+# other one skipped with its reason; no redis-server is started; one seed gives the same
+# history.jsonl byte for byte, another seed another schedule; `check` re-judges a simulated run;
+# a user lock runs there too and a Lua syntax error in one is bad input; --backend sim with
+# --redis, with only what it cannot run, or an unknown backend, is a usage error (exit 2).
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-sim-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+# --- the catalogue -------------------------------------------------------------------------------
+"$LOCKSIM" run "$SOURCE/scenarios" --backend sim --seed 5 --out "$WORK/cat" --no-progress \
+  >"$WORK/cat.out" 2>&1 &
+pid=$!
+seen_server=""
+while kill -0 "$pid" 2>/dev/null; do
+  ps -o comm= --ppid "$pid" 2>/dev/null | grep -q redis && seen_server=yes
+  sleep 0.05
+done
+wait "$pid"
+expect_code "the catalogue on the simulator" 0 $? "$WORK/cat.out"
+expect_grep "every outcome it ran was as expected" "scenario x variant outcomes as expected" "$WORK/cat.out"
+expect_grep "a library is skipped with the reason" \
+  "skipped on the simulator: cancelled-release / lib:redis-py-asyncio: .* is a library" "$WORK/cat.out"
+expect_grep "a topology is skipped with the reason" \
+  "skipped on the simulator: redlock-clock-jump / redlock: .*topology" "$WORK/cat.out"
+expect_grep "a violation is found on the simulator" \
+  "ttl-expiry-while-working / set_nx_ex .*expected mutex_violation (lease_expired) .*observed mutex_violation (lease_expired) .*ok" \
+  "$WORK/cat.out"
+if [[ -z $seen_server ]]; then pass "no redis-server was started"; else fail "a redis-server ran under locksim"; fi
+notes=$(ls "$WORK"/cat/stale-release/latest/set_nx_ex/results.json)
+expect_grep "results.json says it ran on the simulator" "ran on the simulator (seed 5)" "$notes"
+
+# --- one seed, one schedule ----------------------------------------------------------------------
+for run in a b c; do
+  seed=5
+  [[ $run == c ]] && seed=6
+  "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" "$SOURCE/scenarios/no-fault-contention.json" \
+    --backend sim --seed "$seed" --out "$WORK/$run" --no-progress >"$WORK/$run.out" 2>&1
+  expect_code "seeded run $run" 0 $? "$WORK/$run.out"
+done
+same=0
+differ=0
+count=0
+for file in "$WORK"/a/*/latest/*/history.jsonl; do
+  relative=${file#"$WORK"/a/}
+  count=$((count + 1))
+  cmp -s "$file" "$WORK/b/$relative" && same=$((same + 1))
+  cmp -s "$file" "$WORK/c/$relative" || differ=$((differ + 1))
+done
+if ((count >= 6 && same == count)); then
+  pass "the same seed gives the same history.jsonl, byte for byte ($same of $count)"
+else
+  fail "the same seed gave different histories ($same of $count the same)"
+fi
+if ((differ > 0)); then pass "another seed gives another schedule ($differ of $count differ)"; else fail "seed 6 gave seed 5's histories"; fi
+
+"$LOCKSIM" check "$WORK/a/stale-release/latest" >"$WORK/check.out" 2>&1
+expect_code "check re-judges a simulated run" 0 $? "$WORK/check.out"
+
+# --- a user lock ---------------------------------------------------------------------------------
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$SOURCE/examples/my_lock.json" \
+  --backend sim --seed 5 --out "$WORK/user" --no-progress >"$WORK/user.out" 2>&1
+expect_code "a user lock on the simulator" 0 $? "$WORK/user.out"
+expect_grep "the user lock ran" "stale-release / my_lock" "$WORK/user.out"
+sed 's/return 1/return (/' "$SOURCE/examples/my_lock.json" >"$WORK/broken_lock.json"
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/broken_lock.json" \
+  --backend sim --out "$WORK/broken" --no-progress >"$WORK/broken.out" 2>&1
+expect_code "a Lua syntax error in a user lock is bad input on the simulator too" 2 $? "$WORK/broken.out"
+if [[ ! -e $WORK/broken ]]; then pass "nothing written for a broken user lock"; else fail "a broken user lock wrote $WORK/broken"; fi
+
+# --- usage errors --------------------------------------------------------------------------------
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --backend sim --redis redis://127.0.0.1:1 \
+  >"$WORK/redis.out" 2>&1
+expect_code "--backend sim with --redis" 2 $? "$WORK/redis.out"
+expect_grep "it says to drop --redis" "drop --redis" "$WORK/redis.out"
+"$LOCKSIM" run "$SOURCE/scenarios/cancelled-release.json" --backend sim --out "$WORK/none" \
+  >"$WORK/none.out" 2>&1
+expect_code "only what the simulator cannot run" 2 $? "$WORK/none.out"
+expect_grep "it says none can run" "the simulator can run none of the 1 selected outcome" "$WORK/none.out"
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --backend qemu >"$WORK/qemu.out" 2>&1
+expect_code "an unknown backend" 2 $? "$WORK/qemu.out"
+"$LOCKSIM" run --help >"$WORK/help.out" 2>&1
+expect_grep "--help explains --backend" "backend" "$WORK/help.out"
+
+finish

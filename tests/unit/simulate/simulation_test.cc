@@ -1,0 +1,208 @@
+// simulation_test: the simulator's scheduler (virtual time, fibers, seeded order of ties), its
+// VirtualClock and its SimConnection to the model.
+#include "sim/simulate/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/model/model_server.h"
+#include "sim/simulate/sim_connection.h"
+
+namespace locksim {
+namespace {
+
+TEST(Simulation, FibersRunInVirtualTimeOrder) {
+  Simulation sim(1);
+  std::vector<std::string> seen;
+  sim.spawn([&] {
+    sim.sleep_until(ms_to_ns(30));
+    seen.push_back("a@" + std::to_string(sim.now() / kNanosPerMilli));
+  });
+  sim.spawn([&] {
+    sim.sleep_until(ms_to_ns(10));
+    seen.push_back("b@" + std::to_string(sim.now() / kNanosPerMilli));
+    sim.sleep_until(ms_to_ns(50));
+    seen.push_back("b@" + std::to_string(sim.now() / kNanosPerMilli));
+  });
+  sim.run();
+  EXPECT_EQ(seen, (std::vector<std::string>{"b@10", "a@30", "b@50"}));
+  EXPECT_EQ(sim.now(), ms_to_ns(50));
+  EXPECT_EQ(sim.fibers_alive(), 0U);
+}
+
+// order_of_ties: the order in which eight fibers woken at one instant run, under `seed`.
+std::string order_of_ties(std::uint64_t seed) {
+  Simulation sim(seed);
+  std::string order;
+  for (int i = 0; i < 8; ++i) {
+    sim.spawn([&, i] {
+      sim.sleep_until(ms_to_ns(1));
+      order += static_cast<char>('a' + i);
+    });
+  }
+  sim.run();
+  return order;
+}
+
+TEST(Simulation, TiesRunInAnOrderTheSeedDraws) {
+  EXPECT_EQ(order_of_ties(7), order_of_ties(7));  // one seed, one schedule
+  std::set<std::string> orders;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) orders.insert(order_of_ties(seed));
+  EXPECT_GT(orders.size(), 10U) << "seeds should draw different interleavings";
+  for (const std::string& order : orders) EXPECT_EQ(order.size(), 8U);
+}
+
+TEST(Simulation, JoinWaitsForTheFibersEnd) {
+  Simulation sim(2);
+  std::vector<std::string> seen;
+  sim.spawn([&] {
+    SimThreads threads(sim);
+    Thread worker(threads, [&] {
+      sim.sleep_until(ms_to_ns(20));
+      seen.push_back("worker done");
+    });
+    worker.join();
+    seen.push_back("joined at " + std::to_string(sim.now() / kNanosPerMilli));
+  });
+  sim.run();
+  EXPECT_EQ(seen, (std::vector<std::string>{"worker done", "joined at 20"}));
+}
+
+TEST(Simulation, AFiberThatWaitsForeverIsAStall) {
+  Simulation sim(3);
+  sim.spawn([&] { sim.park(); });
+  EXPECT_THROW(sim.run(), SimulationStalled);
+}
+
+TEST(Simulation, WhatAFiberThrowsEndsTheRun) {
+  Simulation sim(4);
+  sim.spawn([&] {
+    sim.sleep_until(5);
+    throw std::logic_error("inside the fiber");
+  });
+  try {
+    sim.run();
+    FAIL() << "run() returned";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "inside the fiber");
+  }
+}
+
+TEST(VirtualClock, NotifyWakesAWaiterAndDeadlinesPass) {
+  Simulation sim(5);
+  VirtualClock clock(sim);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool ready = false;
+  Nanos woke_at = -1;
+  Nanos gave_up_at = -1;
+  sim.spawn([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    EXPECT_TRUE(clock.wait_until(cv, lock, ms_to_ns(100), [&] { return ready; }));
+    woke_at = clock.now_ns();
+  });
+  sim.spawn([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    EXPECT_FALSE(clock.wait_until(cv, lock, ms_to_ns(7), [] { return false; }));
+    gave_up_at = clock.now_ns();
+  });
+  sim.spawn([&] {
+    clock.sleep_for(ms_to_ns(40));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ready = true;
+    }
+    clock.notify_all(cv);
+  });
+  sim.run();
+  EXPECT_EQ(woke_at, ms_to_ns(40));
+  EXPECT_EQ(gave_up_at, ms_to_ns(7));
+}
+
+TEST(VirtualClock, AWaitWithoutNotifyIsNotWokenByOthersWork) {
+  Simulation sim(6);
+  VirtualClock clock(sim);
+  std::mutex mutex;
+  std::condition_variable cv;
+  int checks = 0;
+  sim.spawn([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    clock.wait_until(cv, lock, ms_to_ns(50), [&] {
+      ++checks;
+      return false;
+    });
+  });
+  sim.spawn([&] {
+    for (int i = 0; i < 10; ++i) clock.sleep_for(ms_to_ns(1));
+  });
+  sim.run();
+  EXPECT_EQ(checks, 2);  // once before waiting, once at the deadline
+}
+
+TEST(SimConnection, ACommandTakesTwoHopsAndRunsOnTheModel) {
+  Simulation sim(7);
+  ModelServer server;
+  RedisResult set;
+  RedisResult get;
+  Nanos took = 0;
+  sim.spawn([&] {
+    SimConnection c(sim, server, Endpoint{}, ConnectionOptions{},
+                    SimLinkLatency{ms_to_ns(1), ms_to_ns(1)});
+    set = c.command({"SET", "k", "v", "NX", "PX", "100"});
+    took = sim.now();
+    get = c.command({"GET", "k"});
+  });
+  sim.run();
+  ASSERT_TRUE(set.ok()) << set.describe();
+  EXPECT_TRUE(set.reply.is_status("OK"));
+  EXPECT_EQ(took, ms_to_ns(2));
+  EXPECT_EQ(get.reply.str, "v");
+  EXPECT_EQ(sim.now(), ms_to_ns(4));
+}
+
+TEST(SimConnection, ALateReplyIsATimeoutButTheCommandRan) {
+  Simulation sim(8);
+  ModelServer server;
+  RedisResult set;
+  bool broken = false;
+  sim.spawn([&] {
+    ConnectionOptions options;
+    options.command_timeout = std::chrono::milliseconds(5);
+    SimConnection c(sim, server, Endpoint{}, options, SimLinkLatency{ms_to_ns(4), ms_to_ns(4)});
+    set = c.command({"SET", "k", "v"});
+    broken = c.broken();
+    sim.sleep_until(ms_to_ns(20));
+  });
+  sim.run();
+  EXPECT_EQ(set.error, RedisErrorKind::kTimeout);
+  EXPECT_TRUE(broken);
+  EXPECT_EQ(server.keys_at(sim.now()), std::vector<std::string>{"k"});  // it ran at 4 ms
+}
+
+TEST(SimConnection, ARestartClosesTheConnection) {
+  Simulation sim(9);
+  ModelServer server;
+  RedisResult after;
+  RedisResult again;
+  sim.spawn([&] {
+    SimConnection c(sim, server, Endpoint{}, ConnectionOptions{}, SimLinkLatency{});
+    ASSERT_TRUE(c.command({"SET", "k", "v"}).ok());
+    server.restart();
+    after = c.command({"GET", "k"});
+    c.reconnect();
+    again = c.command({"GET", "k"});
+  });
+  sim.run();
+  EXPECT_EQ(after.error, RedisErrorKind::kClosed);
+  EXPECT_TRUE(again.ok());
+  EXPECT_TRUE(again.reply.is_nil());
+}
+
+}  // namespace
+}  // namespace locksim

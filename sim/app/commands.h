@@ -81,6 +81,29 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                   const std::vector<UserVariant>& users, StopSignal& stop,
                   std::vector<RunRow>* rows);
 
+// ExploreOptions: `locksim explore`.
+struct ExploreOptions {
+  std::string variant;                     // a built-in, or the name of --variant-file's lock
+  std::vector<std::string> variant_files;  // user Lua locks
+  std::string scenario;                    // a scenario file to explore ("": drawn exercises)
+  std::uint64_t schedules = 1000;
+  double seconds = 0;  // --time; 0: no time budget
+  int jobs = 1;
+  std::uint64_t first_seed = 0;
+  std::optional<std::uint64_t> replay_seed;  // --seed: one schedule, replayed and written
+  int clients = 3;
+  int cycles = 2;
+  int max_faults = 1;
+  std::int64_t ttl_ms = 100;
+  std::vector<std::string> faults = {"crash", "checkpoint", "pause", "overrun"};
+  bool shrink = true;
+  int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
+  std::string out_dir = "reports/explore";
+  bool progress = true;
+};
+// explore_command: explores a lock on the simulator, shrinks each finding and confirms it.
+int explore_command(const ExploreOptions& options, StopSignal& stop);
+
 // AuditOptions: `locksim audit`.
 struct AuditOptions {
   std::vector<std::string> variant_files;

@@ -64,4 +64,34 @@ void check_redis_flag(const std::string& url) {
   }
 }
 
+std::int64_t parse_duration_flag(std::string_view flag, std::string_view text) {
+  const auto bad = [&] {
+    return InputError(std::string(flag) +
+                      ": expected a duration such as 500ms, 10s, 2m or 1h, got \"" +
+                      std::string(text) + "\"");
+  };
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 9) throw bad();
+  const std::int64_t number = std::stoll(std::string(text.substr(0, digits)));
+  const std::string_view unit = text.substr(digits);
+  std::int64_t ms = 0;
+  if (unit == "ms") {
+    ms = number;
+  } else if (unit == "s") {
+    ms = number * 1000;
+  } else if (unit == "m") {
+    ms = number * 60'000;
+  } else if (unit == "h") {
+    ms = number * 3'600'000;
+  } else {
+    throw bad();
+  }
+  if (ms <= 0 || ms > 24 * 3'600'000LL) {
+    throw InputError(std::string(flag) + ": " + std::string(text) +
+                     " is out of range (1ms to 24h)");
+  }
+  return ms;
+}
+
 }  // namespace locksim

@@ -19,6 +19,10 @@ namespace locksim {
 // `--seed: expected an integer from 0 to 18446744073709551615, got "-1"`.
 std::uint64_t parse_seed_flag(std::string_view text);
 
+// parse_duration_flag: "500ms", "10s", "2m", "1h" (a whole number and a unit; up to 24 h) as
+// milliseconds. Anything else is an InputError naming `flag`.
+std::int64_t parse_duration_flag(std::string_view flag, std::string_view text);
+
 // check_out_flag: `path` may be a report directory: not empty, and not an existing file that is
 // not a directory. InputError otherwise.
 void check_out_flag(const std::string& path);

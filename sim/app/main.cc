@@ -141,6 +141,66 @@ int main(int argc, char** argv) {
                      "Print one JSON document: {\"variants\", \"user_variants\", \"libraries\",\n"
                      "\"scenarios\"}, each a list of objects (docs/outputs.md)");
 
+  ExploreOptions explore;
+  std::string explore_seed_text;
+  std::string explore_seeds_text;
+  std::string explore_time_text;
+  CLI::App* explore_cmd = app.add_subcommand(
+      "explore",
+      "Explore a lock on the simulator (docs/simulator.md): run many schedules (each seed draws a\n"
+      "small scripted scenario: 2-3 clients, 1-2 cycles, their steps interleaved, at most one\n"
+      "fault from a menu: crash, crash or pause at a checkpoint, pause, work past the lease),\n"
+      "judge each with the checker, list each finding with the first seed that shows it, shrink\n"
+      "it to a minimal scripted scenario (written to OUT) and, with --confirm N, run that N times\n"
+      "on a real redis-server. Exit 0: no finding; 1: findings; 2: bad input; 3: no server.");
+  explore_cmd->add_option("scenario", explore.scenario,
+                          "A scenario file to explore instead of drawn schedules (its steps or\n"
+                          "workload as written; each seed draws the interleaving)");
+  explore_cmd
+      ->add_option("--variant", explore.variant, "The lock: a built-in or a --variant-file's")
+      ->required();
+  explore_cmd->add_option("--variant-file", explore.variant_files,
+                          "Your own Lua lock (as for run)");
+  explore_cmd->add_option("--schedules", explore.schedules, "Run at most N schedules")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  explore_cmd->add_option("--time", explore_time_text,
+                          "Stop after this long too: 10s, 2m, 500ms (whichever comes first)");
+  explore_cmd->add_option("--jobs,-j", explore.jobs, "Workers (each a thread of its own)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  explore_cmd->add_option("--seeds", explore_seeds_text,
+                          "Run seeds A..B (inclusive), e.g. one shard of a campaign: 0..9999");
+  explore_cmd->add_option("--seed", explore_seed_text,
+                          "Replay one schedule exactly: print it, its verdict and findings, and\n"
+                          "write its scenario.json and history.jsonl under OUT/seed-S/");
+  explore_cmd->add_option("--clients", explore.clients, "At most N clients per drawn schedule")
+      ->check(CLI::Range(2, 8))
+      ->capture_default_str();
+  explore_cmd->add_option("--cycles", explore.cycles, "At most N cycles per client")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
+  explore_cmd->add_option("--max-faults", explore.max_faults, "At most N faults per schedule")
+      ->check(CLI::Range(0, 10))
+      ->capture_default_str();
+  explore_cmd->add_option("--ttl-ms", explore.ttl_ms, "The lock's TTL in drawn schedules")
+      ->check(CLI::Range(std::int64_t{10}, std::int64_t{60000}))
+      ->capture_default_str();
+  explore_cmd
+      ->add_option("--faults", explore.faults,
+                   "The fault menu (comma-separated): crash, checkpoint, pause, overrun")
+      ->delimiter(',')
+      ->capture_default_str();
+  explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");
+  explore_cmd
+      ->add_option("--confirm", explore.confirm_runs,
+                   "Run each minimal scenario N times on a private redis-server and say\n"
+                   "whether it is confirmed (n of N runs) or not reproduced")
+      ->check(CLI::Range(1, 100));
+  explore_cmd->add_option("--out", explore.out_dir, "Where the minimal scenarios go")
+      ->capture_default_str();
+  explore_cmd->add_flag("!--no-progress", explore.progress, "Do not show the progress line");
+
   AuditOptions audit;
   std::string audit_seed_text;
   CLI::App* audit_cmd = app.add_subcommand(
@@ -261,6 +321,38 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     return run_command(run, stop);
+  }
+  if (*explore_cmd) {
+    try {
+      if (explore_cmd->count("--seed") > 0)
+        explore.replay_seed = parse_seed_flag(explore_seed_text);
+      if (explore_cmd->count("--seeds") > 0) {
+        const std::size_t dots = explore_seeds_text.find("..");
+        if (dots == std::string::npos) {
+          throw InputError("--seeds " + explore_seeds_text + ": expected A..B, e.g. 0..9999");
+        }
+        const std::uint64_t first = parse_seed_flag(explore_seeds_text.substr(0, dots));
+        const std::uint64_t last = parse_seed_flag(explore_seeds_text.substr(dots + 2));
+        if (last < first) throw InputError("--seeds " + explore_seeds_text + ": B is below A");
+        explore.first_seed = first;
+        explore.schedules = last - first + 1;
+        if (explore_cmd->count("--schedules") > 0) {
+          throw InputError("--seeds and --schedules: give one (--seeds A..B runs B - A + 1)");
+        }
+      }
+      if (explore_cmd->count("--time") > 0) {
+        explore.seconds =
+            static_cast<double>(parse_duration_flag("--time", explore_time_text)) / 1e3;
+        if (explore_cmd->count("--schedules") == 0 && explore_cmd->count("--seeds") == 0) {
+          explore.schedules = std::uint64_t{1} << 40;
+        }
+      }
+      check_out_flag(explore.out_dir);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return explore_command(explore, stop);
   }
   if (*audit_cmd) {
     try {

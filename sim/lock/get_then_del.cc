@@ -14,6 +14,7 @@ namespace {
 class GetThenDeleteLock final : public LockVariant {
  public:
   std::string_view name() const override { return "get_then_del"; }
+  std::vector<CheckpointSite> checkpoints() const override { return {{"after_get", false}}; }
   std::string_view summary() const override {
     return "SET key token NX PX ttl; release: GET key, compare in the client, then DEL key "
            "(Doc B, B3)";

@@ -69,6 +69,7 @@ const Script& fair_queue_acquire_script() {
 class FairQueueLuaLock final : public LockVariant {
  public:
   std::string_view name() const override { return "lua_fair_queue"; }
+  std::vector<CheckpointSite> checkpoints() const override { return {{"queued", true}}; }
   std::string_view summary() const override {
     return "Redisson's fair lock: one Lua script queues the waiter (RPUSH + ZADD deadline), drops "
            "waiters silent for queue_timeout_ms, and lets only the head SET key token PX ttl; "

@@ -33,6 +33,7 @@ std::int64_t wait_timeout_ms(std::int64_t ttl_ms) {
 class ReplicatedOwnerCheckedLuaLock final : public LockVariant {
  public:
   std::string_view name() const override { return "lua_owner_wait"; }
+  std::vector<CheckpointSite> checkpoints() const override { return {{"after_set", true}}; }
   std::string_view summary() const override {
     return "lua_owner (SET key token NX PX ttl, Lua compare-and-delete), then WAIT 1 "
            "max(10, ttl/10) ms: held once a replica acknowledged the key, else released; narrows "

@@ -65,6 +65,7 @@ std::string node_name(std::size_t index, const Connection& node) {
 class RedlockLock final : public LockVariant {
  public:
   std::string_view name() const override { return "redlock"; }
+  std::vector<CheckpointSite> checkpoints() const override { return {{"after_first_node", true}}; }
   std::string_view summary() const override {
     return "Redlock: SET key token NX PX ttl on each of N servers, held if a majority granted "
            "within ttl - elapsed - (1% ttl + 2 ms); else and on release: Lua compare-and-delete "

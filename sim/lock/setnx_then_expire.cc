@@ -16,6 +16,7 @@ constexpr std::string_view kSetnxThenExpireValue = "1";
 class SetNxThenExpireLock final : public LockVariant {
  public:
   std::string_view name() const override { return "setnx_then_expire"; }
+  std::vector<CheckpointSite> checkpoints() const override { return {{"after_setnx", true}}; }
   std::string_view summary() const override {
     return "SETNX key 1, then a separate PEXPIRE key ttl (EXPIRE in ms); release: DEL key "
            "(Doc B, B1)";

@@ -159,6 +159,15 @@ class LockVariant {
   // an ACL key pattern and a cleanup SCAN: stored_key(prefix) would put a suffix in the middle).
   virtual std::string stored_prefix(const std::string& prefix) const { return prefix; }
 
+  // CheckpointSite: a named checkpoint of the variant and the call it is in.
+  struct CheckpointSite {
+    std::string_view point;
+    bool in_acquire = true;  // false: in the release
+  };
+  // checkpoints: every checkpoint the variant's calls reach (context.at, context.after_busy), so
+  // that `locksim explore` can crash or pause a client at each; none for a one-command variant.
+  virtual std::vector<CheckpointSite> checkpoints() const { return {}; }
+
   // renews: whether the driver should keep extending the lease (extend()) on a renewal thread
   // while the lock is held (a watchdog, Docs B and D).
   virtual bool renews() const { return false; }

@@ -1,0 +1,415 @@
+#include "sim/explore/explorer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "sim/checker/check.h"
+#include "sim/core/clock.h"
+#include "sim/core/error.h"
+#include "sim/driver/driver.h"
+#include "sim/redis/server.h"
+#include "sim/report/run_record.h"
+#include "sim/scenario/loader.h"
+#include "sim/simulate/sim_runtime.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+// parse: the document as a Scenario for `variant` (the only variant it names).
+Scenario parse(const Json& document, const LockVariant& variant) {
+  return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())});
+}
+
+}  // namespace
+
+Json exercise_document(const ExploreTarget& target, std::uint64_t seed) {
+  if (target.scenario) return *target.scenario;
+  return draw_exercise(*target.variant, target.exercise, seed);
+}
+
+ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed) {
+  ScheduleRun run;
+  Scenario scenario;
+  try {
+    scenario = parse(document, variant);
+  } catch (const InputError& e) {
+    run.error = e.what();
+    return run;
+  }
+  if (const std::string why = simulator_refusal(scenario, variant); !why.empty()) {
+    run.error = "the simulator cannot run it: " + why;
+    return run;
+  }
+  StopSignal stop;
+  SimulatedRun simulated = run_simulated(scenario, variant, seed, stop,
+                                         "locksim:explore:" + std::string(variant.name()) + ":");
+  if (!simulated.outcome.harness_error.empty()) {
+    run.error = simulated.outcome.harness_error;
+    return run;
+  }
+  const CheckResult result = check_history(simulated.outcome.history, check_options(scenario));
+  run.signatures = signatures(result);
+  run.verdict = std::string(to_string(result.verdict));
+  for (const Finding& f : result.findings) {
+    if (verdict_of(f.kind) != Verdict::kOk ||
+        run.signatures.count(std::string(to_string(f.kind)))) {
+      run.words.push_back(f.words);
+    }
+  }
+  run.history = std::move(simulated.outcome.history);
+  return run;
+}
+
+ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
+                       const std::function<void(std::uint64_t)>& progress) {
+  const Clock& clock = real_clock();
+  const Nanos started = clock.now_ns();
+  const Nanos deadline =
+      budget.seconds > 0 ? started + static_cast<Nanos>(budget.seconds * 1e9) : INT64_MAX;
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+  std::mutex mutex;  // guards summary
+  ExploreSummary summary;
+  summary.last_seed = budget.first_seed;
+  // Each seed's result is folded in at once (memory does not grow with the schedules); the first
+  // seed of a finding is the least seed that showed it, whichever worker ran it.
+  std::vector<std::uint64_t> finished_below;  // per worker: every seed it took and finished
+  const auto worker = [&] {
+    while (!stop.requested() && clock.now_ns() < deadline) {
+      const std::uint64_t n = next.fetch_add(1);
+      if (n >= budget.schedules) break;
+      const std::uint64_t seed = budget.first_seed + n;
+      const Json document = exercise_document(target, seed);
+      const ScheduleRun run = run_schedule(document, *target.variant, seed);
+      const std::vector<std::string> faults =
+          target.scenario ? std::vector<std::string>{} : faults_in(document);
+      std::lock_guard<std::mutex> lock(mutex);
+      ++summary.schedules;
+      if (!run.error.empty()) {
+        if (summary.errors.size() < 5) {
+          summary.errors.push_back("seed " + std::to_string(seed) + ": " + run.error);
+        }
+        continue;
+      }
+      for (const std::string& signature : run.signatures) {
+        ExploreFinding& found = summary.findings[signature];
+        found.first_seed = found.schedules == 0 ? seed : std::min(found.first_seed, seed);
+        ++found.schedules;
+      }
+      for (const std::string& fault : faults) ++summary.exercised[fault];
+      if (faults.empty() && !target.scenario) ++summary.with_no_fault;
+      done.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::max(1, budget.jobs); ++j) threads.emplace_back(worker);
+  std::thread reporter;
+  std::atomic<bool> reporting{static_cast<bool>(progress)};
+  if (progress) {
+    reporter = std::thread([&] {
+      while (reporting.load()) {
+        clock.sleep_for(ms_to_ns(200));
+        if (reporting.load()) progress(done.load());
+      }
+    });
+  }
+  worker();
+  for (std::thread& thread : threads) thread.join();
+  reporting = false;
+  if (reporter.joinable()) reporter.join();
+  summary.seconds = static_cast<double>(clock.now_ns() - started) / 1e9;
+  summary.interrupted = stop.requested();
+  summary.last_seed = budget.first_seed + std::min<std::uint64_t>(next.load(), budget.schedules) -
+                      (summary.schedules > 0 ? 1 : 0);
+  return summary;
+}
+
+namespace {
+
+// Shrinker: tries candidates; a candidate is kept if one of the seeds still shows the finding.
+class Shrinker {
+ public:
+  Shrinker(const LockVariant& variant, std::string signature, std::uint64_t seed, int seeds,
+           int max_candidates)
+      : variant_(variant),
+        signature_(std::move(signature)),
+        seed_(seed),
+        seeds_(seeds),
+        max_candidates_(max_candidates) {}
+
+  // shown: under how many of the seeds the finding shows.
+  int shown(const Json& document) const {
+    int count = 0;
+    for (int i = 0; i < seeds_; ++i) {
+      const ScheduleRun run =
+          run_schedule(document, variant_, seed_ + static_cast<std::uint64_t>(i));
+      if (run.error.empty() && run.signatures.count(signature_) > 0) ++count;
+    }
+    return count;
+  }
+  // require: a candidate must show the finding under at least this many seeds (as many as the
+  // original did: a shrunk scenario is no more a matter of luck than the one it came from).
+  void require(int seeds) { required_ = std::max(1, seeds); }
+  int required() const { return required_; }
+  bool holds(const Json& document) {
+    if (candidates_ >= max_candidates_) return false;
+    ++candidates_;
+    return shown(document) >= required_;
+  }
+  int candidates() const { return candidates_; }
+  bool spent() const { return candidates_ >= max_candidates_; }
+
+ private:
+  const LockVariant& variant_;
+  std::string signature_;
+  std::uint64_t seed_;
+  int seeds_;
+  int max_candidates_;
+  int candidates_ = 0;
+  int required_ = 1;
+};
+
+bool mentions(const Json& value, const std::string& client) {
+  if (value.is_string()) return value.get<std::string>() == client;
+  if (value.is_object() || value.is_array()) {
+    for (const auto& element : value) {
+      if (mentions(element, client)) return true;
+    }
+  }
+  return false;
+}
+
+// without_client: the document with `client` and every step that is its own or names it gone.
+Json without_client(const Json& document, const std::string& client) {
+  Json result = document;
+  Json clients = Json::array();
+  for (const Json& c : document.at("clients")) {
+    if (c.get<std::string>() != client) clients.push_back(c);
+  }
+  result["clients"] = clients;
+  Json steps = Json::array();
+  for (const Json& step : document.at("steps")) {
+    if (!mentions(step, client)) steps.push_back(step);
+  }
+  result["steps"] = steps;
+  return result;
+}
+
+// shorter: the durations of a step that may be halved, as JSON pointers.
+std::vector<Json::json_pointer> durations(const Json& document) {
+  std::vector<Json::json_pointer> found;
+  const Json& steps = document.at("steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string at = "/steps/" + std::to_string(i);
+    for (const char* key : {"work_ms", "pause_ms", "max_ms"}) {
+      if (steps[i].contains(key)) found.emplace_back(at + "/" + key);
+    }
+    if (steps[i].contains("pause_at")) found.emplace_back(at + "/pause_at/max_ms");
+  }
+  return found;
+}
+
+// expectation_of: what the minimal scenario must show on a real server: the verdict its
+// simulated run showed, its mutual-exclusion causes, and an idle hold or stolen renewal if that
+// is the finding.
+Json expectation_of(const Json& document, const LockVariant& variant, std::uint64_t seed,
+                    const std::string& signature) {
+  const Scenario scenario = parse(document, variant);
+  StopSignal stop;
+  SimulatedRun run = run_simulated(scenario, variant, seed, stop, "locksim:explore:");
+  const CheckResult result = check_history(run.outcome.history, check_options(scenario));
+  Json expect = {{"verdict", std::string(to_string(result.verdict))}};
+  std::set<std::string> causes;
+  for (const Finding& f : result.findings) {
+    if (f.kind == FindingKind::kMutexViolation && !f.cause.empty()) causes.insert(f.cause);
+  }
+  if (result.verdict == Verdict::kMutexViolation && !causes.empty()) expect["causes"] = causes;
+  if (signature == "idle_hold") expect["idle_hold"] = true;
+  if (signature == "stolen_renewal") expect["stolen_renewal"] = true;
+  return expect;
+}
+
+}  // namespace
+
+ShrinkResult shrink(const Json& document, const LockVariant& variant, const std::string& signature,
+                    std::uint64_t seed, int seeds_per_candidate, int max_candidates) {
+  Shrinker shrinker(variant, signature, seed, seeds_per_candidate, max_candidates);
+  ShrinkResult result;
+  result.steps_before = document.at("steps").size();
+  Json current = document;
+  shrinker.require(shrinker.shown(current));
+  bool changed = true;
+  while (changed && !shrinker.spent()) {
+    changed = false;
+    // Fewer clients.
+    for (const Json& client : Json(current.at("clients"))) {
+      if (current.at("clients").size() <= 1) break;
+      Json candidate = without_client(current, client.get<std::string>());
+      if (shrinker.holds(candidate)) {
+        current = std::move(candidate);
+        changed = true;
+      }
+    }
+    // Fewer cycles: a client's acquire and its own steps up to its release (or crash), at once
+    // (one at a time, neither may go: the other would be left without its partner).
+    for (std::size_t i = current.at("steps").size(); i-- > 0;) {
+      const Json& steps = current.at("steps");
+      if (i >= steps.size() || steps[i].at("do") != "acquire") continue;
+      const Json client = steps[i].at("client");
+      std::vector<std::size_t> cycle = {i};
+      for (std::size_t j = i + 1; j < steps.size(); ++j) {
+        if (steps[j].value("client", Json()) != client) continue;
+        cycle.push_back(j);
+        if (steps[j].at("do") == "release" || steps[j].at("do") == "crash") break;
+      }
+      if (cycle.size() < 2 || cycle.size() >= steps.size()) continue;
+      Json candidate = current;
+      for (auto it = cycle.rbegin(); it != cycle.rend(); ++it) candidate["steps"].erase(*it);
+      if (shrinker.holds(candidate)) {
+        current = std::move(candidate);
+        changed = true;
+      }
+    }
+    // Fewer steps, one at a time, from the last.
+    for (std::size_t i = current.at("steps").size(); i-- > 0;) {
+      if (current.at("steps").size() <= 1) break;
+      Json candidate = current;
+      candidate["steps"].erase(i);
+      if (shrinker.holds(candidate)) {
+        current = std::move(candidate);
+        changed = true;
+      }
+    }
+    // Fewer faults inside calls.
+    for (std::size_t i = 0; i < current.at("steps").size(); ++i) {
+      for (const char* key : {"crash_at", "pause_at"}) {
+        if (!current["steps"][i].contains(key)) continue;
+        Json candidate = current;
+        candidate["steps"][i].erase(key);
+        if (shrinker.holds(candidate)) {
+          current = std::move(candidate);
+          changed = true;
+        }
+      }
+    }
+    // Shorter work and pauses: halved while the finding stays.
+    for (const Json::json_pointer& pointer : durations(current)) {
+      while (!shrinker.spent()) {
+        const std::int64_t value = current.at(pointer).get<std::int64_t>();
+        if (value <= 1) break;
+        Json candidate = current;
+        candidate[pointer] = value / 2;
+        if (!shrinker.holds(candidate)) break;
+        current = std::move(candidate);
+        changed = true;
+      }
+    }
+  }
+  // The seeds that show it on the result, and what it must show on a real server.
+  for (int i = 0; i < seeds_per_candidate; ++i) {
+    const std::uint64_t s = seed + static_cast<std::uint64_t>(i);
+    const ScheduleRun run = run_schedule(current, variant, s);
+    if (run.error.empty() && run.signatures.count(signature) > 0) result.seeds.push_back(s);
+  }
+  const std::string variant_name(variant.name());
+  // A scenario name is lowercase letters, digits and '-'.
+  std::string slug = variant_name + "-" + signature;
+  std::string name = "explore-";
+  for (const char c : slug) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (plain) {
+      name += c;
+    } else if (name.back() != '-') {
+      name += '-';
+    }
+  }
+  while (name.back() == '-') name.pop_back();
+  current["name"] = name.substr(0, 64);
+  current["description"] = "Found by locksim explore and shrunk: " + variant_name + " shows " +
+                           signature + " (seed " + std::to_string(seed) +
+                           "); removing any one step, client or fault loses it.";
+  current["source"] = {{"doc", "none"}, {"claim", "explored: " + signature}};
+  const std::uint64_t shown_by = result.seeds.empty() ? seed : result.seeds.front();
+  current["expect"] = {{variant_name, expectation_of(current, variant, shown_by, signature)}};
+  result.document = std::move(current);
+  result.steps_after = result.document.at("steps").size();
+  result.clients_after = static_cast<int>(result.document.at("clients").size());
+  result.candidates_run = shrinker.candidates();
+  result.required_seeds = shrinker.required();
+  return result;
+}
+
+std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signature,
+                          std::uint64_t first_seed, int seeds_per_candidate, int tries) {
+  std::uint64_t best = first_seed;
+  int best_shown = -1;
+  for (int t = 0; t < tries; ++t) {
+    const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(t);
+    const Json document = exercise_document(target, seed);
+    int shown = 0;
+    for (int i = 0; i < seeds_per_candidate; ++i) {
+      const ScheduleRun run =
+          run_schedule(document, *target.variant, seed + static_cast<std::uint64_t>(i));
+      if (run.error.empty() && run.signatures.count(signature) > 0) ++shown;
+    }
+    if (shown > best_shown) {
+      best = seed;
+      best_shown = shown;
+    }
+    if (shown == seeds_per_candidate) break;
+  }
+  return best;
+}
+
+Confirmation confirm(const Json& document, const LockVariant& variant, int runs, StopSignal& stop) {
+  Confirmation confirmation;
+  Scenario scenario;
+  try {
+    scenario = parse(document, variant);
+  } catch (const InputError& e) {
+    confirmation.error = e.what();
+    return confirmation;
+  }
+  const Expectation& expected = scenario.expect.at(std::string(variant.name()));
+  std::optional<RedisServer> server;
+  try {
+    server.emplace(RedisServer::start(RedisServerOptions{}));
+  } catch (const EnvironmentError& e) {
+    confirmation.error = e.what();
+    return confirmation;
+  }
+  for (int i = 1; i <= runs && !stop.requested(); ++i) {
+    const RunRequest request{scenario,
+                             variant,
+                             static_cast<std::uint64_t>(i),
+                             server->endpoint(),
+                             "locksim:confirm:" + std::to_string(i) + ":",
+                             stop,
+                             {},
+                             /*private_server=*/true,
+                             {},
+                             {},
+                             {},
+                             nullptr,
+                             nullptr};
+    const RunOutcome outcome = run_scenario(request);
+    ++confirmation.runs;
+    if (!outcome.harness_error.empty()) {
+      confirmation.observed.push_back("harness failure: " + outcome.harness_error);
+      continue;
+    }
+    const CheckResult result = check_history(outcome.history, check_options(scenario));
+    if (!outcome.interrupted && matches_expectation(expected, result)) {
+      ++confirmation.reproduced;
+    } else {
+      confirmation.observed.push_back(describe_observation(result));
+    }
+  }
+  return confirmation;
+}
+
+}  // namespace locksim

@@ -1,0 +1,117 @@
+// explorer.h: explore, many schedules of one lock on the simulator, each judged by the checker;
+// shrink, a failing schedule made minimal; confirm, the minimal one run on a real redis-server.
+//
+// A schedule is a seed: with drawn exercises (exercise.h) the seed draws the scenario itself and
+// its interleaving; with a given scenario it draws the interleaving (latencies, the order of what
+// happens at one instant) and the workload's draws. Seeds are independent, so workers (-j) and
+// shards (--seeds A..B on other machines) split them freely: what is found, and the first seed
+// that shows it, does not depend on how they were split.
+//
+//   ExploreTarget target{.variant = find_variant("set_nx_ex")};
+//   ExploreSummary s = explore(target, ExploreBudget{.first_seed = 0, .schedules = 5000}, stop);
+//   for (auto& [signature, found] : s.findings) { ... found.first_seed ... }
+//   ShrinkResult minimal = shrink(exercise_document(target, seed), *target.variant, signature,
+//   seed); Confirmation c = confirm(minimal.document, *target.variant, 5, stop);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/stop.h"
+#include "sim/explore/exercise.h"
+#include "sim/history/event.h"
+#include "sim/lock/variant.h"
+
+namespace locksim {
+
+struct ExploreTarget {
+  const LockVariant* variant = nullptr;
+  // scenario: a scenario document to explore (its steps or workload as written); none: drawn
+  // exercises.
+  std::optional<nlohmann::json> scenario;
+  ExerciseOptions exercise;
+};
+
+// exercise_document: the scenario document of schedule `seed`.
+nlohmann::json exercise_document(const ExploreTarget& target, std::uint64_t seed);
+
+// ScheduleRun: one schedule, run and judged.
+struct ScheduleRun {
+  std::set<std::string> signatures;
+  std::string verdict;             // the verdict word
+  std::vector<std::string> words;  // the findings in words
+  History history;
+  std::string error;  // the document is not a valid scenario, or the run could not run
+};
+// run_schedule: `document` on the simulator with `seed`, judged.
+ScheduleRun run_schedule(const nlohmann::json& document, const LockVariant& variant,
+                         std::uint64_t seed);
+
+struct ExploreBudget {
+  std::uint64_t first_seed = 0;
+  std::uint64_t schedules = 1000;  // at most this many seeds, first_seed onwards
+  double seconds = 0;              // > 0: stop after this long too (wall time)
+  int jobs = 1;
+};
+
+struct ExploreFinding {
+  std::uint64_t schedules = 0;  // schedules that showed it
+  std::uint64_t first_seed = 0;
+};
+struct ExploreSummary {
+  std::uint64_t schedules = 0;  // run
+  std::uint64_t last_seed = 0;  // the highest seed run (seeds first_seed..last_seed were all run)
+  double seconds = 0;
+  std::map<std::string, ExploreFinding> findings;  // by signature
+  std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
+  std::uint64_t with_no_fault = 0;
+  std::vector<std::string> errors;  // schedules that could not run (first few)
+  bool interrupted = false;
+};
+// explore: runs seeds first_seed, first_seed + 1, ... until the budget is spent or `stop`;
+// `progress` (may be empty) is called about every 200 ms with the schedules run so far.
+ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
+                       const std::function<void(std::uint64_t)>& progress = {});
+
+struct ShrinkResult {
+  nlohmann::json document;  // the minimal scenario, expecting what its run shows
+  std::size_t steps_before = 0;
+  std::size_t steps_after = 0;
+  int clients_after = 0;
+  int candidates_run = 0;
+  std::vector<std::uint64_t> seeds;  // the seeds that show the finding on the minimal one
+  int required_seeds = 1;            // how many of its seeds a candidate had to show it under
+};
+// shrink: the smallest scenario found, from `document`, whose run still shows `signature` under
+// as many of the seeds `seed`..`seed + seeds_per_candidate - 1` as `document` does: clients,
+// cycles and steps removed, faults removed, durations shortened, until no single change keeps the
+// finding (so removing any one step of the result loses it). Bounded by `max_candidates` runs.
+ShrinkResult shrink(const nlohmann::json& document, const LockVariant& variant,
+                    const std::string& signature, std::uint64_t seed, int seeds_per_candidate = 4,
+                    int max_candidates = 2000);
+
+// robust_seed: from `first_seed` on (at most `tries` seeds), the first schedule that shows
+// `signature` under all `seeds_per_candidate` of its seeds, else the one that shows it under the
+// most: the schedule to shrink, so that the minimal scenario does not hang on one lucky timing.
+std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signature,
+                          std::uint64_t first_seed, int seeds_per_candidate = 4, int tries = 200);
+
+// Confirmation: the minimal scenario run on a real redis-server in real time.
+struct Confirmation {
+  int runs = 0;
+  int reproduced = 0;
+  std::vector<std::string> observed;  // what each run that did not reproduce observed
+  std::string error;                  // the server could not be started
+};
+// confirm: runs `document` (whose expect says what it must show) `runs` times on a private
+// redis-server.
+Confirmation confirm(const nlohmann::json& document, const LockVariant& variant, int runs,
+                     StopSignal& stop);
+
+}  // namespace locksim

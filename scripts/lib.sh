@@ -17,6 +17,7 @@ LOCKSIM_PACKAGES=(
   python3 python3-matplotlib
   libxml2-utils  # xmllint: the JUnit XML schema test
   chromium       # headless, for the HTML report pages in a real browser (tests/browser/)
+  parallel       # GNU parallel: shards of a `locksim explore` campaign (tests/cli/explore_test.sh)
 )
 
 locksim_install_dependencies() {

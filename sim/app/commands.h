@@ -95,11 +95,14 @@ struct ExploreOptions {
   int cycles = 2;
   int max_faults = 1;
   std::int64_t ttl_ms = 100;
-  std::vector<std::string> faults = {"crash", "checkpoint", "pause", "overrun"};
+  std::vector<std::string> faults = {"crash",      "checkpoint", "pause",    "overrun",
+                                     "lost_reply", "delay",      "partition"};
   bool shrink = true;
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";
   bool progress = true;
+  std::string json_path;                 // --json: also write the summary here
+  std::vector<std::string> merge_files;  // --merge: add up these summaries instead of exploring
 };
 // explore_command: explores a lock on the simulator, shrinks each finding and confirms it.
 int explore_command(const ExploreOptions& options, StopSignal& stop);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "sim/app/commands.h"
 #include "sim/app/console.h"
@@ -14,6 +15,7 @@
 #include "sim/json/file.h"
 #include "sim/json/parse.h"
 #include "sim/lock/registry.h"
+#include "sim/report/files.h"
 #include "sim/simulate/sim_runtime.h"
 
 namespace locksim {
@@ -43,9 +45,15 @@ std::string describe_steps(const Json& document) {
   for (const Json& step : document.at("steps")) {
     std::string line = "    " + step.value("client", std::string("nemesis")) + " " +
                        step.at("do").get<std::string>();
-    for (const char* key : {"work_ms", "pause_ms"}) {
+    for (const char* key : {"work_ms", "pause_ms", "partition_ms"}) {
       if (step.contains(key))
         line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
+    }
+    if (step.contains("mode")) line += " (" + step.at("mode").get<std::string>() + ")";
+    if (step.contains("lose_reply")) line += ", its reply lost";
+    if (step.contains("delay")) {
+      line += ", delayed on the link (at most " +
+              std::to_string(step.at("delay").at("max_ms").get<std::int64_t>()) + " ms)";
     }
     if (step.contains("crash_at"))
       line += ", crashing at " + step.at("crash_at").get<std::string>();
@@ -56,6 +64,38 @@ std::string describe_steps(const Json& document) {
     text += line + "\n";
   }
   return text;
+}
+
+// settings_json: what decides the schedules of a seed (shards must agree on it to be merged).
+Json settings_json(const ExploreOptions& options) {
+  Json settings = {{"variant", options.variant}, {"scenario", options.scenario}};
+  if (options.scenario.empty()) {
+    settings["clients"] = options.clients;
+    settings["cycles"] = options.cycles;
+    settings["max_faults"] = options.max_faults;
+    settings["ttl_ms"] = options.ttl_ms;
+    std::set<std::string> faults(options.faults.begin(), options.faults.end());
+    settings["faults"] = faults;
+  }
+  return settings;
+}
+
+// summary_json: the --json file: the settings, the seeds run, and what was found.
+Json summary_json(const Json& settings, const ExploreSummary& summary,
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+  Json findings = Json::object();
+  for (const auto& [signature, found] : summary.findings) {
+    findings[signature] = {{"schedules", found.schedules}, {"first_seed", found.first_seed}};
+  }
+  Json seeds = Json::array();
+  for (const auto& [first, last] : ranges) seeds.push_back({first, last});
+  return {{"locksim_explore", 1},
+          {"settings", settings},
+          {"seeds", seeds},
+          {"schedules", summary.schedules},
+          {"findings", findings},
+          {"exercised", summary.exercised},
+          {"with_no_fault", summary.with_no_fault}};
 }
 
 int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint64_t seed) {
@@ -81,9 +121,109 @@ int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint
   return run.signatures.empty() ? kExitOk : kExitMismatch;
 }
 
+// merge: --merge: the summaries of shards added up (counts summed, the least first seed).
+int merge(const ExploreOptions& options) {
+  Json settings;
+  std::string settings_file;
+  ExploreSummary total;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  std::vector<std::string> range_files;
+  try {
+    for (const std::string& file : options.merge_files) {
+      const Json doc = json::read_json_file(file, json::kScenarioFileLimits, "explore summary");
+      try {
+        if (!doc.is_object() || doc.value("locksim_explore", 0) != 1) {
+          throw InputError(file +
+                           ": not a summary of locksim explore --json (no \"locksim_explore\": 1)");
+        }
+        if (settings_file.empty()) {
+          settings = doc.at("settings");
+          settings_file = file;
+        } else if (doc.at("settings") != settings) {
+          throw InputError(file + ": $.settings: " + doc.at("settings").dump() + " differs from " +
+                           settings_file + "'s " + settings.dump() +
+                           "; shards of one campaign are run with the same settings");
+        }
+        for (const Json& range : doc.at("seeds")) {
+          const auto first = range.at(0).get<std::uint64_t>();
+          const auto last = range.at(1).get<std::uint64_t>();
+          for (std::size_t r = 0; r < ranges.size(); ++r) {
+            if (first <= ranges[r].second && ranges[r].first <= last) {
+              throw InputError(file + ": $.seeds: " + std::to_string(first) + ".." +
+                               std::to_string(last) + " overlaps " +
+                               std::to_string(ranges[r].first) + ".." +
+                               std::to_string(ranges[r].second) + " of " + range_files[r] +
+                               " (a seed would be counted twice)");
+            }
+          }
+          ranges.emplace_back(first, last);
+          range_files.push_back(file);
+        }
+        total.schedules += doc.at("schedules").get<std::uint64_t>();
+        total.with_no_fault += doc.at("with_no_fault").get<std::uint64_t>();
+        for (const auto& [fault, count] : doc.at("exercised").items()) {
+          total.exercised[fault] += count.get<std::uint64_t>();
+        }
+        for (const auto& [signature, found] : doc.at("findings").items()) {
+          ExploreFinding& sum = total.findings[signature];
+          const auto first_seed = found.at("first_seed").get<std::uint64_t>();
+          sum.first_seed = sum.schedules == 0 ? first_seed : std::min(sum.first_seed, first_seed);
+          sum.schedules += found.at("schedules").get<std::uint64_t>();
+        }
+      } catch (const Json::exception& e) {
+        throw InputError(file + ": not a summary of locksim explore --json: " + e.what());
+      }
+    }
+  } catch (const InputError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  // Adjacent ranges are one (0..199 and 200..399 are 0..399), as an unsharded run writes them.
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> joined;
+  for (const auto& range : ranges) {
+    if (!joined.empty() && range.first == joined.back().second + 1) {
+      joined.back().second = range.second;
+    } else {
+      joined.push_back(range);
+    }
+  }
+  ranges = std::move(joined);
+  std::cout << "locksim: " << options.merge_files.size() << " summaries of "
+            << settings.value("variant", std::string("?")) << ": " << total.schedules
+            << " schedules, seeds";
+  for (const auto& [first, last] : ranges) std::cout << " " << first << ".." << last;
+  std::cout << "\n";
+  if (!total.exercised.empty() || total.with_no_fault > 0) {
+    std::cout << "Exercised:";
+    for (const auto& [fault, count] : total.exercised)
+      std::cout << " " << fault << " (" << count << ")";
+    std::cout << "; no fault (" << total.with_no_fault << ")\n";
+  }
+  if (total.findings.empty()) {
+    std::cout << "No finding: every schedule's verdict was ok.\n";
+  } else {
+    std::cout << "Findings:\n";
+    for (const auto& [signature, found] : total.findings) {
+      std::cout << "  " << signature << ": " << found.schedules << " schedule(s), first seed "
+                << found.first_seed << "\n";
+    }
+  }
+  if (!options.json_path.empty()) {
+    write_file_atomically(options.json_path, summary_json(settings, total, ranges).dump(2) + "\n");
+  }
+  return total.findings.empty() ? kExitOk : kExitMismatch;
+}
+
 }  // namespace
 
 int explore_command(const ExploreOptions& options, StopSignal& stop) {
+  if (!options.merge_files.empty()) return merge(options);
+  if (options.variant.empty()) {
+    std::cerr << "locksim: explore: --variant is required (the lock to explore: a built-in, or the "
+                 "name of a --variant-file's lock)\n";
+    return kExitUsage;
+  }
   ExploreTarget target;
   try {
     register_variant_files(options.variant_files);
@@ -97,7 +237,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       const std::optional<ExerciseFault> fault = exercise_fault_from(word);
       if (!fault) {
         throw InputError("--faults " + word +
-                         ": unknown fault; the menu is crash, checkpoint, pause, overrun");
+                         ": unknown fault; the menu is crash, checkpoint, pause, overrun, "
+                         "lost_reply, delay, partition");
       }
       target.exercise.faults.insert(*fault);
     }
@@ -143,6 +284,12 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                 static_cast<unsigned long long>(summary.last_seed), summary.seconds,
                 summary.seconds > 0 ? static_cast<double>(summary.schedules) / summary.seconds : 0);
   std::cout << rate << (summary.interrupted ? " (interrupted)" : "") << "\n";
+  if (!options.json_path.empty() && summary.schedules > 0) {
+    write_file_atomically(options.json_path, summary_json(settings_json(options), summary,
+                                                          {{options.first_seed, summary.last_seed}})
+                                                     .dump(2) +
+                                                 "\n");
+  }
   for (const std::string& error : summary.errors) std::cout << "  could not run " << error << "\n";
   if (options.scenario.empty()) {
     std::cout << "Exercised:";

@@ -106,9 +106,9 @@ int main(int argc, char** argv) {
           "\"redis\": real redis-server(s) in real time. \"sim\": the simulator: every client a\n"
           "fiber of one thread under a seeded scheduler, on virtual time, against an in-memory\n"
           "Redis with Lua (the same driver, faults and checker; a run takes milliseconds, and one\n"
-          "--seed gives the same history byte for byte). What it cannot run yet (libraries, "
-          "client\n"
-          "processes, servers of a topology, link faults, BLPOP) is skipped, with the reason.\n"
+          "--seed gives the same history byte for byte; client processes run as its threads).\n"
+          "What it cannot run yet (libraries, servers of a topology, BLPOP, extend steps and\n"
+          "cancellations) is skipped, with the reason.\n"
           "A finding on the simulator is confirmed on a real server by running without it.\n"
           "See docs/simulator.md")
       ->check(CLI::IsMember({"redis", "sim"}))
@@ -149,16 +149,16 @@ int main(int argc, char** argv) {
       "explore",
       "Explore a lock on the simulator (docs/simulator.md): run many schedules (each seed draws a\n"
       "small scripted scenario: 2-3 clients, 1-2 cycles, their steps interleaved, at most one\n"
-      "fault from a menu: crash, crash or pause at a checkpoint, pause, work past the lease),\n"
+      "fault from a menu: crash, crash or pause at a checkpoint, pause, work past the lease,\n"
+      "a lost reply, a delayed release, a partition),\n"
       "judge each with the checker, list each finding with the first seed that shows it, shrink\n"
       "it to a minimal scripted scenario (written to OUT) and, with --confirm N, run that N times\n"
       "on a real redis-server. Exit 0: no finding; 1: findings; 2: bad input; 3: no server.");
   explore_cmd->add_option("scenario", explore.scenario,
                           "A scenario file to explore instead of drawn schedules (its steps or\n"
                           "workload as written; each seed draws the interleaving)");
-  explore_cmd
-      ->add_option("--variant", explore.variant, "The lock: a built-in or a --variant-file's")
-      ->required();
+  explore_cmd->add_option("--variant", explore.variant,
+                          "The lock: a built-in or a --variant-file's (required but with --merge)");
   explore_cmd->add_option("--variant-file", explore.variant_files,
                           "Your own Lua lock (as for run)");
   explore_cmd->add_option("--schedules", explore.schedules, "Run at most N schedules")
@@ -188,7 +188,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   explore_cmd
       ->add_option("--faults", explore.faults,
-                   "The fault menu (comma-separated): crash, checkpoint, pause, overrun")
+                   "The fault menu (comma-separated): crash, checkpoint, pause, overrun,\n"
+                   "lost_reply, delay, partition")
       ->delimiter(',')
       ->capture_default_str();
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");
@@ -200,6 +201,15 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("--out", explore.out_dir, "Where the minimal scenarios go")
       ->capture_default_str();
   explore_cmd->add_flag("!--no-progress", explore.progress, "Do not show the progress line");
+  explore_cmd->add_option("--json", explore.json_path,
+                          "Also write the summary (settings, seeds, findings with their first\n"
+                          "seeds, exercised faults) as JSON to FILE, for --merge");
+  explore_cmd
+      ->add_option("--merge", explore.merge_files,
+                   "Add up the --json summaries of shards (--seeds ranges of one campaign, run\n"
+                   "with the same settings anywhere) and print the whole: counts summed, each\n"
+                   "finding's least first seed")
+      ->expected(1, -1);
 
   AuditOptions audit;
   std::string audit_seed_text;

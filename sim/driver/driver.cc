@@ -232,15 +232,12 @@ RunOutcome run_scenario(const RunRequest& request) {
       return outcome;
     }
   }
-  if (run.runtime().simulated() &&
-      (processes || event_loop || request.topology != nullptr || plan.proxied_links())) {
+  if (run.runtime().simulated() && (processes || event_loop || request.topology != nullptr)) {
     outcome.harness_error =
-        "the simulator runs clients as threads, on one server, with no link fault (this scenario "
-        "needs " +
-        std::string(processes                     ? "client processes"
-                    : event_loop                  ? "the event loop"
-                    : request.topology != nullptr ? "servers of its own"
-                                                  : "link proxies") +
+        "the simulator runs clients as threads, on one server (this scenario needs " +
+        std::string(processes    ? "client processes"
+                    : event_loop ? "the event loop"
+                                 : "servers of its own") +
         ")";
     return outcome;
   }
@@ -255,7 +252,7 @@ RunOutcome run_scenario(const RunRequest& request) {
   }
   // One proxy per client link when some fault needs one (a link per server of the topology);
   // they outlive the clients.
-  std::vector<std::vector<std::unique_ptr<LinkProxy>>> proxies(plan.clients().size());
+  std::vector<std::vector<std::unique_ptr<Link>>> proxies(plan.clients().size());
   if (plan.proxied_links()) {
     try {
       const std::vector<Endpoint> servers =
@@ -264,7 +261,7 @@ RunOutcome run_scenario(const RunRequest& request) {
       for (std::size_t i = 0; i < plan.clients().size(); ++i) {
         std::vector<Endpoint> links;
         for (const Endpoint& server : servers) {
-          proxies[i].push_back(LinkProxy::start(server));
+          proxies[i].push_back(run.runtime().open_link(server));
           links.push_back(proxies[i].back()->endpoint());
         }
         run.set_link_endpoints(i, std::move(links));
@@ -291,7 +288,7 @@ RunOutcome run_scenario(const RunRequest& request) {
     } else {
       clients.push_back(std::make_unique<ThreadClient>(run, index));
     }
-    std::vector<LinkProxy*> links;
+    std::vector<Link*> links;
     for (const auto& proxy : proxies[i]) links.push_back(proxy.get());
     run.nemesis().attach(i, clients.back().get(), std::move(links));
     const std::string error = clients.back()->connect();

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "sim/proxy/link_proxy.h"
+
 namespace locksim {
 namespace {
 
@@ -12,6 +14,9 @@ class RealRuntime final : public Runtime {
   std::unique_ptr<Connection> connect(const Endpoint& endpoint,
                                       const ConnectionOptions& options) override {
     return std::make_unique<HiredisConnection>(endpoint, options);
+  }
+  std::unique_ptr<Link> open_link(const Endpoint& upstream) override {
+    return LinkProxy::start(upstream);
   }
 };
 

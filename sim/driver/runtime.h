@@ -16,6 +16,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/core/threads.h"
+#include "sim/proxy/link.h"
 #include "sim/redis/connection.h"
 
 namespace locksim {
@@ -28,6 +29,9 @@ class Runtime {
   // connect: a new connection to `endpoint` (check broken() for a failed connect).
   virtual std::unique_ptr<Connection> connect(const Endpoint& endpoint,
                                               const ConnectionOptions& options) = 0;
+  // open_link: a link to `upstream` that the nemesis can fault (sim/proxy/link.h); clients
+  // connect to its endpoint(). Throws EnvironmentError if it cannot be opened.
+  virtual std::unique_ptr<Link> open_link(const Endpoint& upstream) = 0;
   // simulated: the run is on the simulator (no processes, no proxies, no real servers).
   virtual bool simulated() const { return false; }
 

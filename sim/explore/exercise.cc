@@ -10,7 +10,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 4> kFaultWords = {"crash", "checkpoint", "pause", "overrun"};
+constexpr std::array<std::string_view, 7> kFaultWords = {
+    "crash", "checkpoint", "pause", "overrun", "lost_reply", "delay", "partition"};
 
 std::string client_name(int index) { return std::string(1, static_cast<char>('A' + index)); }
 
@@ -82,6 +83,15 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
         middle = {{"client", name}, {"do", "pause"}, {"pause_ms", rng.uniform(ttl, 3 * ttl)}};
       } else if (cycle.fault == ExerciseFault::kOverrun) {
         middle["work_ms"] = rng.uniform(ttl, 3 * ttl);
+      } else if (cycle.fault == ExerciseFault::kLostReply) {
+        (rng.chance(0.5) ? acquire : release)["lose_reply"] = true;
+      } else if (cycle.fault == ExerciseFault::kDelay) {
+        release["delay"] = {{"until", {{"inside", other}}}, {"max_ms", rng.uniform(ttl, 3 * ttl)}};
+      } else if (cycle.fault == ExerciseFault::kPartition) {
+        middle = {{"client", name},
+                  {"do", "partition"},
+                  {"partition_ms", rng.uniform(ttl, 3 * ttl)},
+                  {"mode", rng.chance(0.5) ? "hold" : "reset"}};
       }
       auto& queue = queues[static_cast<std::size_t>(c)];
       queue.push_back(acquire);
@@ -122,6 +132,8 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
               {"lock",
                {{"ttl_ms", ttl},
                 {"acquire_timeout_ms", 10 * ttl},
+                // A lost reply costs the caller this long (it may have acquired meanwhile).
+                {"reply_timeout_ms", 2 * ttl},
                 {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}}},
               {"clients", names},
               {"steps", steps},
@@ -135,6 +147,9 @@ std::vector<std::string> faults_in(const Json& document) {
     const std::string action = step.at("do").get<std::string>();
     if (action == "crash") found.insert("crash");
     if (action == "pause") found.insert("pause");
+    if (action == "partition") found.insert("partition");
+    if (step.contains("lose_reply")) found.insert("lost_reply");
+    if (step.contains("delay")) found.insert("delay");
     if (action == "work" && step.contains("work_ms") &&
         step.at("work_ms").get<std::int64_t>() >= ttl) {
       found.insert("overrun");

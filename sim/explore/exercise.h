@@ -5,8 +5,9 @@
 // clients, each doing a cycle or two of acquire -> work -> release, their steps interleaved in a
 // drawn order, with at most `max_faults` faults drawn from a bounded menu: a crash inside the
 // critical section, a crash or a pause at each of the variant's checkpoints
-// (LockVariant::checkpoints), a pause of the holder, and work that outlasts the lease. Work and
-// pause lengths are drawn against the TTL. So what explore finds is already a scenario a person
+// (LockVariant::checkpoints), a pause of the holder, work that outlasts the lease, a lost reply
+// of an acquire or a release, a release delayed on the link, and a partition of the holder. Work
+// and pause lengths are drawn against the TTL. So what explore finds is already a scenario a person
 // can read, shrink and run on a real server.
 //
 //   nlohmann::json doc = draw_exercise(variant, ExerciseOptions{}, seed);
@@ -30,9 +31,13 @@ enum class ExerciseFault {
   kCheckpoint,  // a crash or a pause (until another client is inside) at a variant checkpoint
   kPause,       // the holder is paused (a GC or VM stall) for one to three TTLs
   kOverrun,     // the holder works one to three TTLs (longer than its lease)
+  kLostReply,   // the reply of the acquire or of the release is lost (the command ran)
+  kDelay,       // the release is delayed on the link until another client is inside
+  kPartition,   // the holder's link is cut for one to three TTLs (held, or reset)
 };
 std::string_view to_string(ExerciseFault fault);
-// exercise_fault_from: the fault named `word` ("crash", "checkpoint", "pause", "overrun").
+// exercise_fault_from: the fault named `word` ("crash", "checkpoint", "pause", "overrun",
+// "lost_reply", "delay", "partition").
 std::optional<ExerciseFault> exercise_fault_from(std::string_view word);
 
 struct ExerciseOptions {
@@ -40,8 +45,10 @@ struct ExerciseOptions {
   int max_cycles = 2;   // 1..max_cycles cycles each
   int max_faults = 1;   // 0..max_faults faults per schedule
   std::int64_t ttl_ms = 100;
-  std::set<ExerciseFault> faults = {ExerciseFault::kCrash, ExerciseFault::kCheckpoint,
-                                    ExerciseFault::kPause, ExerciseFault::kOverrun};
+  std::set<ExerciseFault> faults = {ExerciseFault::kCrash,     ExerciseFault::kCheckpoint,
+                                    ExerciseFault::kPause,     ExerciseFault::kOverrun,
+                                    ExerciseFault::kLostReply, ExerciseFault::kDelay,
+                                    ExerciseFault::kPartition};
 };
 
 // draw_exercise: the exercise of `seed`: a scripted scenario document for `variant` named

@@ -205,10 +205,11 @@ std::vector<Json::json_pointer> durations(const Json& document) {
   const Json& steps = document.at("steps");
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::string at = "/steps/" + std::to_string(i);
-    for (const char* key : {"work_ms", "pause_ms", "max_ms"}) {
+    for (const char* key : {"work_ms", "pause_ms", "partition_ms", "max_ms"}) {
       if (steps[i].contains(key)) found.emplace_back(at + "/" + key);
     }
     if (steps[i].contains("pause_at")) found.emplace_back(at + "/pause_at/max_ms");
+    if (steps[i].contains("delay")) found.emplace_back(at + "/delay/max_ms");
   }
   return found;
 }
@@ -286,7 +287,7 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
     }
     // Fewer faults inside calls.
     for (std::size_t i = 0; i < current.at("steps").size(); ++i) {
-      for (const char* key : {"crash_at", "pause_at"}) {
+      for (const char* key : {"crash_at", "pause_at", "lose_reply", "delay"}) {
         if (!current["steps"][i].contains(key)) continue;
         Json candidate = current;
         candidate["steps"][i].erase(key);

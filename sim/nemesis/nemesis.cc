@@ -8,7 +8,7 @@ namespace locksim {
 
 Nemesis::Nemesis(ClientLog& log) : log_(log) {}
 
-void Nemesis::attach(std::size_t client, FaultTarget* target, std::vector<LinkProxy*> links) {
+void Nemesis::attach(std::size_t client, FaultTarget* target, std::vector<Link*> links) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (clients_.size() <= client) clients_.resize(client + 1);
   clients_[client] = Attached{target, std::move(links)};
@@ -52,12 +52,12 @@ void Nemesis::resume(std::size_t client) {
   clients_[client].target->thaw();
 }
 
-std::vector<LinkProxy*> Nemesis::links(std::size_t client,
-                                       const std::vector<std::size_t>& servers) const {
+std::vector<Link*> Nemesis::links(std::size_t client,
+                                  const std::vector<std::size_t>& servers) const {
   LOCKSIM_ASSERT(client < clients_.size() && !clients_[client].links.empty());
-  const std::vector<LinkProxy*>& all = clients_[client].links;
+  const std::vector<Link*>& all = clients_[client].links;
   if (servers.empty()) return all;
-  std::vector<LinkProxy*> chosen;
+  std::vector<Link*> chosen;
   for (const std::size_t server : servers) {
     LOCKSIM_ASSERT(server < all.size());
     chosen.push_back(all[server]);
@@ -68,13 +68,13 @@ std::vector<LinkProxy*> Nemesis::links(std::size_t client,
 void Nemesis::lose_next_reply(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   // An instant: from here on each link drops one reply; the client's timeout shows when.
-  for (LinkProxy* link : links(client, servers)) link->drop_reply_of_next();
+  for (Link* link : links(client, servers)) link->drop_reply_of_next();
   record(FaultKind::kLoseReply, client, FaultPhase::kInstant, servers);
 }
 
 void Nemesis::hold_next_command(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (LinkProxy* link : links(client, servers)) link->hold_next_command();
+  for (Link* link : links(client, servers)) link->hold_next_command();
   record(FaultKind::kDelay, client, FaultPhase::kStart, servers);
 }
 
@@ -82,12 +82,12 @@ void Nemesis::forward_held(std::size_t client, const std::vector<std::size_t>& s
   std::lock_guard<std::mutex> lock(mutex_);
   // Recorded first: the server may act on the command the moment it is forwarded.
   record(FaultKind::kDelay, client, FaultPhase::kEnd, servers);
-  for (LinkProxy* link : links(client, servers)) link->release_held();
+  for (Link* link : links(client, servers)) link->release_held();
 }
 
 void Nemesis::partition(std::size_t client, bool reset, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (LinkProxy* link : links(client, servers)) {
+  for (Link* link : links(client, servers)) {
     link->partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
   }
   record(FaultKind::kPartition, client, FaultPhase::kStart, servers);
@@ -96,7 +96,7 @@ void Nemesis::partition(std::size_t client, bool reset, const std::vector<std::s
 void Nemesis::heal(std::size_t client, const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   record(FaultKind::kPartition, client, FaultPhase::kEnd, servers);
-  for (LinkProxy* link : links(client, servers)) link->heal();
+  for (Link* link : links(client, servers)) link->heal();
 }
 
 void Nemesis::open_link_fault(std::size_t client, FaultKind kind, const LinkFaultSettings& settings,
@@ -106,14 +106,14 @@ void Nemesis::open_link_fault(std::size_t client, FaultKind kind, const LinkFaul
   // The recorded window holds every command the policy decides on: it opens before the policy is
   // installed and closes after it is removed.
   record(kind, client, FaultPhase::kStart, servers);
-  for (LinkProxy* link : links(client, servers)) link->set_command_policy(settings.make_policy());
+  for (Link* link : links(client, servers)) link->set_command_policy(settings.make_policy());
 }
 
 void Nemesis::close_link_fault(std::size_t client, FaultKind kind,
                                const std::vector<std::size_t>& servers) {
   std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(traits(kind).link_fault != nullptr);
-  for (LinkProxy* link : links(client, servers)) link->set_command_policy(nullptr);
+  for (Link* link : links(client, servers)) link->set_command_policy(nullptr);
   record(kind, client, FaultPhase::kEnd, servers);
 }
 

@@ -8,9 +8,10 @@
 //
 // What a fault does to a client depends on the executor, so each client is attached as a
 // FaultTarget: a thread client freezes its renewal thread and is held by its own thread, a
-// process client is sent SIGSTOP and SIGCONT. Link faults go to the client's LinkProxy
-// (sim/proxy), placed between the client and its server by the run. (A crash is the client's
-// own act, recorded by the client: a thread closes its connection, a worker is sent SIGKILL.)
+// process client is sent SIGSTOP and SIGCONT. Link faults go to the client's Link
+// (sim/proxy/link.h: a LinkProxy, or the simulator's SimLink) (sim/proxy), placed between the
+// client and its server by the run. (A crash is the client's own act, recorded by the client: a
+// thread closes its connection, a worker is sent SIGKILL.)
 //
 // Thread-safe: any client's thread may inject a fault aimed at any client.
 //
@@ -34,7 +35,7 @@
 
 namespace locksim {
 
-class LinkProxy;
+class Link;
 class Topology;
 
 // kNemesisClient: the reserved client name of the nemesis's events.
@@ -57,7 +58,7 @@ class Nemesis {
 
   // attach: client `client`'s target and its link proxies, one per server of the topology (or
   // one, to the run's server); none: direct links, no link faults.
-  void attach(std::size_t client, FaultTarget* target, std::vector<LinkProxy*> links);
+  void attach(std::size_t client, FaultTarget* target, std::vector<Link*> links);
 
   // pause / resume: a window in which `client` is frozen.
   void pause(std::size_t client);
@@ -106,7 +107,7 @@ class Nemesis {
  private:
   struct Attached {
     FaultTarget* target = nullptr;
-    std::vector<LinkProxy*> links;  // by server index
+    std::vector<Link*> links;  // by server index
   };
   // record: `servers` (link indices) are named in the event when given on a topology.
   // Each asserts that `phase` suits `kind` (a window's start or end, or an instant).
@@ -114,7 +115,7 @@ class Nemesis {
               const std::vector<std::size_t>& servers = {});
   void record_server(FaultKind kind, std::size_t server, FaultPhase phase);
   // links: the chosen links of `client` (asserts they exist).
-  std::vector<LinkProxy*> links(std::size_t client, const std::vector<std::size_t>& servers) const;
+  std::vector<Link*> links(std::size_t client, const std::vector<std::size_t>& servers) const;
 
   std::mutex mutex_;
   ClientLog& log_;  // guarded by mutex_

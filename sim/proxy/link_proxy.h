@@ -30,19 +30,10 @@
 
 #include "sim/core/clock.h"
 #include "sim/fault/link_fault.h"
+#include "sim/proxy/link.h"
 #include "sim/redis/endpoint.h"
 
 namespace locksim {
-
-// PartitionMode: what a partition does to the connections through the proxy.
-enum class PartitionMode {
-  // kHold: nothing is forwarded in either direction until heal(), which forwards what was held
-  // in order. New connections are accepted and held the same way.
-  kHold,
-  // kReset: every connection is closed at once (the client sees it closed, the server too), and
-  // new connections are accepted and closed at once until heal().
-  kReset,
-};
 
 // LinkProxyCounters: what the proxy has done so far, for tests and reports.
 struct LinkProxyCounters {
@@ -57,7 +48,7 @@ struct LinkProxyCounters {
   std::uint64_t commands_dropped = 0;    // swallowed by a CommandPolicy (never forwarded)
 };
 
-class LinkProxy {
+class LinkProxy final : public Link {
  public:
   // start: listens on 127.0.0.1 on a free port and starts the loop thread. Throws
   // EnvironmentError if the upstream host does not resolve or the proxy cannot listen. The
@@ -66,13 +57,13 @@ class LinkProxy {
   static std::unique_ptr<LinkProxy> start(const Endpoint& upstream);
 
   // ~LinkProxy: stops and joins the loop thread, closes every connection, discards held bytes.
-  ~LinkProxy();
+  ~LinkProxy() override;
   LinkProxy(const LinkProxy&) = delete;
   LinkProxy& operator=(const LinkProxy&) = delete;
 
   int port() const { return port_; }
   // endpoint: the upstream endpoint (user, password, db) with the proxy's host and port.
-  const Endpoint& endpoint() const { return endpoint_; }
+  const Endpoint& endpoint() const override { return endpoint_; }
   // counters: a snapshot; each field is read atomically, the set is not one instant.
   LinkProxyCounters counters() const;
 
@@ -86,25 +77,25 @@ class LinkProxy {
   // Asserts on a negative delay.
   void delay_next_command(Nanos delay_ns);
   // hold_next_command: the same, until release_held() or heal().
-  void hold_next_command();
+  void hold_next_command() override;
   // release_held: forwards the commands hold_next_command held.
-  void release_held();
+  void release_held() override;
   // drop_reply_of_next: the reply of the (skip + 1)-th command from now on is discarded: the
   // server ran it, the client never hears (it times out). Later replies flow. One drop is armed
   // at a time: a new call replaces one not yet used. Asserts on a negative skip.
-  void drop_reply_of_next(int skip = 0);
+  void drop_reply_of_next(int skip = 0) override;
   // partition: starts a partition (see PartitionMode); a second call changes its mode.
-  void partition(PartitionMode mode);
+  void partition(PartitionMode mode) override;
   // heal: ends a partition (held bytes are forwarded in order), releases every held or delayed
   // command, and disarms a hold or delay not used yet. Reply delays, an armed drop and an
   // installed policy stay.
-  void heal();
+  void heal() override;
   // set_command_policy: from the next command on, `policy` decides every command's fate too
   // (CommandPolicy, sim/fault/link_fault.h; counted from 1 across the proxy's connections, in
   // the order it reads them), merged with the faults armed above. Null removes it; commands it
   // already decided on keep their fate (one it held waits for release_held() or heal()). Its
   // next() runs on the loop thread, not the caller's.
-  void set_command_policy(std::shared_ptr<CommandPolicy> policy);
+  void set_command_policy(std::shared_ptr<CommandPolicy> policy) override;
 
  private:
   class Loop;  // the loop thread and everything it owns (link_proxy.cc)

@@ -19,12 +19,14 @@ struct SimConnection::Pending {
 };
 
 SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
-                             ConnectionOptions options, SimLinkLatency latency)
+                             ConnectionOptions options, SimLinkLatency latency,
+                             std::shared_ptr<SimLinkState> link)
     : simulation_(simulation),
       server_(server),
       endpoint_(std::move(endpoint)),
       options_(options),
-      latency_(latency) {
+      latency_(latency),
+      link_(std::move(link)) {
   reconnect();
 }
 
@@ -32,6 +34,12 @@ SimConnection::~SimConnection() { close(); }
 
 RedisResult SimConnection::reconnect() {
   if (!broken_ && server_.connected(client_)) server_.disconnect(client_);
+  if (link_ && link_->faults.resetting()) {
+    // A resetting partition closes every new connection at once.
+    fail(RedisErrorKind::kClosed, "Connection reset by peer");
+    return last_error_;
+  }
+  if (link_) resets_ = link_->resets;
   client_ = server_.connect();
   generation_ = server_.generation();
   broken_ = false;
@@ -51,6 +59,10 @@ void SimConnection::fail(RedisErrorKind kind, std::string message) {
 
 bool SimConnection::check_open() {
   if (broken_) return false;
+  if (link_ && link_->resets != resets_) {
+    fail(RedisErrorKind::kClosed, "Connection reset by peer");  // a partition that resets
+    return false;
+  }
   if (server_.generation() != generation_ || !server_.connected(client_)) {
     fail(RedisErrorKind::kClosed, "Server closed the connection");  // hiredis's words for EOF
     return false;
@@ -76,42 +88,81 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
   auto pending = std::make_shared<Pending>();
   pending->waiter = simulation_.current();
   LOCKSIM_ASSERT(pending->waiter != 0);  // a command waits: only a fiber can send one
-  std::vector<std::string> argv(args.begin(), args.end());
-  const Nanos arrival = std::max(simulation_.now() + hop(), last_arrival_ + 1);
-  last_arrival_ = arrival;
-  const std::uint64_t generation = generation_;
-  const ModelClientId client = client_;
-  // The delivery outlives neither the server nor the simulation, but may outlive this
-  // connection (a command abandoned at its timeout): it holds only what it needs.
-  Simulation* simulation = &simulation_;
-  ModelServer* server = &server_;
-  simulation_.at(arrival, [simulation, server, latency = latency_, replies = replies_, pending,
-                           argv = std::move(argv), generation, client] {
-    const Nanos back = std::max(simulation->now() + draw_hop(*simulation, latency), *replies + 1);
-    *replies = back;
-    if (server->generation() != generation || !server->connected(client)) {
-      // The server dropped the connection (a restart) before the command came: it runs
-      // nothing, and the client sees the connection closed.
-      simulation->at(back, [simulation, pending] {
-        if (!pending->abandoned) simulation->wake(pending->waiter);
+  // What the link's faults decide for it (none without a link).
+  CommandFate fate;
+  fate.due = simulation_.now();
+  if (link_) fate = link_->faults.next_command(simulation_.now());
+  if (!fate.drop_command) {
+    // The delivery outlives neither the server nor the simulation, but may outlive this
+    // connection (a command abandoned at its timeout) and its link: it holds only what it needs.
+    Simulation* simulation = &simulation_;
+    ModelServer* server = &server_;
+    std::shared_ptr<SimLinkState> link = link_;
+    const std::uint64_t resets = resets_;
+    auto last_arrival = last_arrival_;
+    auto travel = [simulation, server, link, resets, last_arrival, latency = latency_,
+                   replies = replies_, pending,
+                   argv = std::vector<std::string>(args.begin(), args.end()),
+                   generation = generation_, client = client_, due = fate.due,
+                   drop_reply = fate.drop_reply] {
+      if (link && link->resets != resets) return;  // the connection was reset meanwhile
+      const Nanos arrival =
+          std::max({simulation->now() + draw_hop(*simulation, latency), due, *last_arrival + 1});
+      *last_arrival = arrival;
+      simulation->at(arrival, [simulation, server, link, resets, latency, replies, pending, argv,
+                               generation, client, drop_reply] {
+        if (link && link->resets != resets) return;
+        const auto answer = [simulation, link, resets, latency, replies, pending](Reply reply,
+                                                                                  bool closed) {
+          auto back = [simulation, link, resets, latency, replies, pending,
+                       reply = std::move(reply), closed]() mutable {
+            const Nanos at =
+                std::max(simulation->now() + draw_hop(*simulation, latency), *replies + 1);
+            *replies = at;
+            simulation->at(at, [simulation, link, resets, pending, reply = std::move(reply),
+                                closed]() mutable {
+              if (pending->abandoned || (link && link->resets != resets)) return;
+              if (!closed) {
+                pending->reply = std::move(reply);
+                pending->answered = true;
+              }
+              simulation->wake(pending->waiter);
+            });
+          };
+          if (link) {
+            link->pass(std::move(back));
+          } else {
+            back();
+          }
+        };
+        if (server->generation() != generation || !server->connected(client)) {
+          // The server dropped the connection (a restart) before the command came: it runs
+          // nothing, and the client sees the connection closed.
+          answer(Reply{}, true);
+          return;
+        }
+        std::vector<std::string_view> views(argv.begin(), argv.end());
+        Reply reply = server->execute(client, views, simulation->now());
+        if (drop_reply) return;  // it ran; the reply is lost on the way back
+        answer(std::move(reply), false);
       });
-      return;
+    };
+    if (link_ && fate.held) {
+      link_->held_commands.push_back(std::move(travel));
+    } else if (link_) {
+      link_->pass(std::move(travel));
+    } else {
+      travel();
     }
-    std::vector<std::string_view> views(argv.begin(), argv.end());
-    Reply reply = server->execute(client, views, simulation->now());
-    simulation->at(back, [simulation, pending, reply = std::move(reply)]() mutable {
-      if (pending->abandoned) return;  // it came after the timeout: nobody reads it
-      pending->reply = std::move(reply);
-      pending->answered = true;
-      simulation->wake(pending->waiter);
-    });
-  });
+  }
   const Nanos deadline =
       simulation_.now() + std::chrono::nanoseconds(options_.command_timeout).count();
+  if (link_) link_->waiting.insert(pending->waiter);
   while (!pending->answered) {
     if (simulation_.now() >= deadline || !check_open()) break;
     simulation_.park(deadline);
   }
+  if (link_) link_->waiting.erase(pending->waiter);
   if (!pending->answered) {
     pending->abandoned = true;
     if (!broken_) fail(RedisErrorKind::kTimeout, "Resource temporarily unavailable");

@@ -6,8 +6,9 @@
 // A link keeps order in each direction (as TCP does). A reply that does not come within the
 // connection's command timeout is a timeout, as with hiredis: the connection is broken from
 // then on (reconnect() opens a new one), and the command may still run on the server later. A
-// server restart closes the connection (kClosed at the next command). Call it from a fiber of
-// the Simulation only.
+// server restart closes the connection (kClosed at the next command). Through a SimLink, the
+// link's faults apply (a held, delayed or lost command, a lost reply, a partition). Call it from
+// a fiber of the Simulation only.
 //
 //   SimConnection c(sim, server, endpoint, ConnectionOptions{}, SimLinkLatency{});
 //   RedisResult r = c.command({"SET", "k", "v", "NX", "PX", "100"});  // the fiber waits ~2 hops
@@ -22,6 +23,7 @@
 #include "sim/core/clock.h"
 #include "sim/model/model_server.h"
 #include "sim/redis/connection.h"
+#include "sim/simulate/sim_link.h"
 #include "sim/simulate/simulation.h"
 
 namespace locksim {
@@ -36,8 +38,10 @@ struct SimLinkLatency {
 class SimConnection final : public Connection {
  public:
   // Connects at once (no latency: set-up is not part of a run's schedule).
+  // `link`: the SimLink it goes through (its faults apply), or null for a direct one.
   SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
-                ConnectionOptions options, SimLinkLatency latency);
+                ConnectionOptions options, SimLinkLatency latency,
+                std::shared_ptr<SimLinkState> link = nullptr);
   ~SimConnection() override;
   SimConnection(const SimConnection&) = delete;
   SimConnection& operator=(const SimConnection&) = delete;
@@ -70,8 +74,10 @@ class SimConnection final : public Connection {
   bool broken_ = true;
   RedisResult last_error_;
   std::uint64_t round_trips_ = 0;
+  std::shared_ptr<SimLinkState> link_;
+  std::uint64_t resets_ = 0;  // the link's resets when this connection was made
   // Each direction keeps its order: a message never overtakes the one sent before it.
-  Nanos last_arrival_ = -1;
+  std::shared_ptr<Nanos> last_arrival_ = std::make_shared<Nanos>(-1);  // the last command's
   std::shared_ptr<Nanos> replies_ = std::make_shared<Nanos>(-1);  // the last reply's arrival
 };
 

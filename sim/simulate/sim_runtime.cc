@@ -1,14 +1,18 @@
 #include "sim/simulate/sim_runtime.h"
 
+#include <optional>
 #include <utility>
 
 #include "sim/core/assert.h"
+#include "sim/core/error.h"
 #include "sim/core/random.h"
+#include "sim/scenario/loader.h"
 
 namespace locksim {
 namespace {
 
 constexpr const char* kModelHost = "model";
+constexpr const char* kLinkHost = "model-link";  // a client's SimLink to a model server
 // kScheduleStream: the schedule's random stream (latencies, ties), forked from the run's seed so
 // that it shifts none of the plan's draws.
 constexpr std::uint64_t kScheduleStream = 0x7363686564;  // "sched"
@@ -48,8 +52,28 @@ Endpoint SimRuntime::add_server(ModelServer& server) {
   return endpoint;
 }
 
+std::unique_ptr<Link> SimRuntime::open_link(const Endpoint& upstream) {
+  if (upstream.host != kModelHost || upstream.port < 1 ||
+      static_cast<std::size_t>(upstream.port) > servers_.size()) {
+    throw EnvironmentError("no simulated server at " + upstream.redacted());
+  }
+  Endpoint endpoint = upstream;
+  endpoint.host = kLinkHost;
+  endpoint.port = static_cast<int>(links_.size()) + 1;
+  auto link =
+      std::make_unique<SimLink>(simulation_, static_cast<std::size_t>(upstream.port) - 1, endpoint);
+  links_.push_back(LinkEntry{link->server(), link->state()});
+  return link;
+}
+
 std::unique_ptr<Connection> SimRuntime::connect(const Endpoint& endpoint,
                                                 const ConnectionOptions& options) {
+  if (endpoint.host == kLinkHost && endpoint.port >= 1 &&
+      static_cast<std::size_t>(endpoint.port) <= links_.size()) {
+    const LinkEntry& link = links_[static_cast<std::size_t>(endpoint.port) - 1];
+    return std::make_unique<SimConnection>(simulation_, *servers_[link.server], endpoint, options,
+                                           latency_, link.state);
+  }
   if (endpoint.host != kModelHost || endpoint.port < 1 ||
       static_cast<std::size_t>(endpoint.port) > servers_.size()) {
     return std::make_unique<RefusedConnection>(endpoint);
@@ -64,21 +88,18 @@ std::string simulator_refusal(const Scenario& scenario, const LockVariant& varia
     return std::string(variant.name()) +
            " is a library: it runs only as its adapter's processes, on a real server";
   }
-  if (scenario.executor == Executor::kProcesses) {
-    return "its clients run as processes (clients_run_as \"processes\"); the simulator runs "
-           "clients as fibers of one thread";
-  }
-  if (scenario.executor == Executor::kEventLoop) {
-    return "its clients run on an event loop (clients_run_as \"event_loop\"); the simulator "
-           "runs clients as fibers of one thread";
+  if (scenario.executor != Executor::kThreads) {
+    // The simulator runs them as threads (its fibers), if the scenario can run so.
+    try {
+      Scenario as_threads = scenario;
+      run_clients_as(as_threads, Executor::kThreads);
+    } catch (const InputError& e) {
+      return std::string("its clients cannot run as the simulator's fibers (threads): ") + e.what();
+    }
   }
   if (scenario.topology) {
     return "it runs on servers of its own (" + scenario.topology->name +
            " topology), which the simulator does not model yet";
-  }
-  if (scenario.link_faults()) {
-    return "it faults client links (lost replies, delays, partitions), which the simulator does "
-           "not model yet";
   }
   if (scenario.lock.wait.strategy == "notify") {
     return "its wait strategy \"notify\" blocks in BLPOP, which the model does not have";
@@ -89,11 +110,19 @@ std::string simulator_refusal(const Scenario& scenario, const LockVariant& varia
 SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
                            StopSignal& stop, const std::string& key_prefix) {
   LOCKSIM_ASSERT(simulator_refusal(scenario, variant).empty());
+  // Client processes and an event loop run as threads here: every thread is a fiber, a pause
+  // freezes the client (renewal included) as SIGSTOP does, a crash closes its connections.
+  std::optional<Scenario> as_threads;
+  if (scenario.executor != Executor::kThreads) {
+    as_threads = scenario;
+    run_clients_as(*as_threads, Executor::kThreads);
+  }
+  const Scenario& simulated = as_threads ? *as_threads : scenario;
   ModelServer server;
   Simulation simulation(Rng(seed).fork(kScheduleStream).next());
   SimRuntime runtime(simulation);
   const Endpoint endpoint = runtime.add_server(server);
-  const RunRequest request{scenario,
+  const RunRequest request{simulated,
                            variant,
                            seed,
                            endpoint,
@@ -109,6 +138,12 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
   SimulatedRun run;
   simulation.spawn([&] { run.outcome = run_scenario(request); });
   simulation.run();
+  if (as_threads) {
+    run.outcome.notes.insert(
+        run.outcome.notes.begin(),
+        std::string("its clients ran as threads (the simulator's fibers), not as ") +
+            (scenario.executor == Executor::kProcesses ? "processes" : "an event loop"));
+  }
   run.events = simulation.events_run();
   run.virtual_ns = simulation.now();
   return run;

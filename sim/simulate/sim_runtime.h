@@ -22,6 +22,7 @@
 #include "sim/driver/runtime.h"
 #include "sim/model/model_server.h"
 #include "sim/simulate/sim_connection.h"
+#include "sim/simulate/sim_link.h"
 #include "sim/simulate/simulation.h"
 
 namespace locksim {
@@ -38,14 +39,21 @@ class SimRuntime final : public Runtime {
   // connect: a SimConnection to the server at `endpoint`; refused if there is none.
   std::unique_ptr<Connection> connect(const Endpoint& endpoint,
                                       const ConnectionOptions& options) override;
+  // open_link: a SimLink to the server at `upstream` (EnvironmentError if there is none).
+  std::unique_ptr<Link> open_link(const Endpoint& upstream) override;
   bool simulated() const override { return true; }
 
  private:
+  struct LinkEntry {
+    std::size_t server;
+    std::shared_ptr<SimLinkState> state;
+  };
   Simulation& simulation_;
   SimLinkLatency latency_;
   VirtualClock clock_;
   SimThreads threads_;
   std::vector<ModelServer*> servers_;
+  std::vector<LinkEntry> links_;  // by link port - 1
 };
 
 // simulator_refusal: why the simulator cannot run `variant` on `scenario`, or "".

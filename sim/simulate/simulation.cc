@@ -10,6 +10,12 @@ namespace locksim {
 
 using simulate_internal::Fiber;
 
+namespace {
+// A thread woken by a condition variable runs this much later (drawn per wake-up).
+constexpr Nanos kWakeLatencyMinNs = 5'000;
+constexpr Nanos kWakeLatencyMaxNs = 50'000;
+}  // namespace
+
 struct Simulation::FiberState {
   std::unique_ptr<Fiber> fiber;  // freed when the body ends
   bool ended = false;
@@ -109,13 +115,13 @@ bool Simulation::park(Nanos deadline) {
   return s.woken;
 }
 
-void Simulation::wake(FiberId fiber) {
+void Simulation::wake(FiberId fiber, Nanos after) {
   const auto it = fibers_.find(fiber);
   if (it == fibers_.end()) return;
   FiberState& s = *it->second;
   if (s.ended || !s.parked || s.woken) return;
   s.woken = true;
-  schedule_resume(fiber, now_, s.generation);
+  schedule_resume(fiber, now_ + std::max<Nanos>(after, 0), s.generation);
 }
 
 void Simulation::run() {
@@ -184,7 +190,9 @@ void VirtualClock::notify_all(std::condition_variable& cv) const {
   if (it == waiters_.end()) return;
   const std::vector<Simulation::FiberId> woken = std::move(it->second);
   waiters_.erase(it);
-  for (const Simulation::FiberId fiber : woken) simulation_.wake(fiber);
+  for (const Simulation::FiberId fiber : woken) {
+    simulation_.wake(fiber, simulation_.rng().uniform(kWakeLatencyMinNs, kWakeLatencyMaxNs));
+  }
 }
 
 namespace {

@@ -42,7 +42,7 @@ expect_grep "run --help documents --redis" "redis://" "$WORK/run-help"
 expect_code "no subcommand is a usage error" 2 $?
 "$LOCKSIM" frob >"$WORK/frob" 2>&1
 expect_code "an unknown command is a usage error" 2 $? "$WORK/frob"
-expect_grep "an unknown command is named as one, with the commands" 'unknown command "frob"; the commands are run, check, list, audit, contend' "$WORK/frob"
+expect_grep "an unknown command is named as one, with the commands" 'unknown command "frob"; the commands are run, check, list, explore, audit, contend' "$WORK/frob"
 "$LOCKSIM" rnu scenarios >"$WORK/rnu" 2>&1
 expect_grep "a mistyped command gets the nearest one" 'unknown command "rnu" (did you mean "run"?)' "$WORK/rnu"
 "$LOCKSIM" --version >"$WORK/version" 2>&1

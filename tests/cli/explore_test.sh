@@ -4,8 +4,8 @@
 # bug within a 10 s budget, shrinks it to a minimal scripted scenario and confirms it on a real
 # redis-server, and `locksim run --backend sim` of that scenario with a seed explore names shows
 # what it expects; a correct lock has
-# no finding (exit 0); --seed replays one schedule exactly; shards of seeds find what one run
-# finds; bad input is a usage error (exit 2).
+# no finding (exit 0); --seed replays one schedule exactly; two shards run by GNU parallel and
+# added up by --merge equal one unsharded run; bad input is a usage error (exit 2).
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -54,39 +54,59 @@ expect_code "lua_owner under crashes: no finding" 0 $? "$WORK/correct.out"
 expect_grep "it says so" "No finding" "$WORK/correct.out"
 expect_grep "it says how fast" "schedules/s" "$WORK/correct.out"
 
-# --- replay --------------------------------------------------------------------------------------
+# --- replay: the first seed set_nx_ex's exploration named, twice ------------------------------
+first=$(grep -o "^  mutex_violation (stale_release): [0-9]* schedule(s), first seed [0-9]*" "$WORK/set_nx_ex.out" |
+        awk '{print $NF}')
 for run in 1 2; do
-  "$LOCKSIM" explore --variant set_nx_ex --seed 96 --out "$WORK/replay$run" >"$WORK/replay$run.out" 2>&1
-  expect_code "--seed replays one schedule ($run)" 1 $? "$WORK/replay$run.out"
+  "$LOCKSIM" explore --variant set_nx_ex --faults pause,overrun --seed "${first:-0}" \
+    --out "$WORK/replay$run" >"$WORK/replay$run.out" 2>&1
+  expect_code "--seed replays the schedule of seed ${first:-?} ($run)" 1 $? "$WORK/replay$run.out"
 done
-if cmp -s "$WORK/replay1/seed-96/history.jsonl" "$WORK/replay2/seed-96/history.jsonl" &&
+expect_grep "the replay shows the finding" "verdict mutex_violation" "$WORK/replay1.out"
+if cmp -s "$WORK/replay1/seed-$first/history.jsonl" "$WORK/replay2/seed-$first/history.jsonl" &&
    cmp -s "$WORK/replay1.out" <(sed "s#$WORK/replay2#$WORK/replay1#g" "$WORK/replay2.out"); then
   pass "a replay is exact: the same history and output"
 else
-  fail "two replays of seed 96 differ"
+  fail "two replays of seed $first differ"
 fi
-"$LOCKSIM" run "$WORK/replay1/seed-96/scenario.json" --backend sim --seed 1 --out "$WORK/replayed" \
+"$LOCKSIM" run "$WORK/replay1/seed-$first/scenario.json" --backend sim --seed 1 --out "$WORK/replayed" \
   --no-progress >"$WORK/replayed.out" 2>&1
 expect_code "the replayed schedule's scenario.json runs" 0 $? "$WORK/replayed.out"
 
-# --- shards --------------------------------------------------------------------------------------
+# --- shards: GNU parallel runs two seed ranges, --merge adds them up -------------------------
 "$LOCKSIM" explore --variant set_nx_ex --faults crash,pause --seeds 0..399 --no-shrink --no-progress \
-  --out "$WORK/all" >"$WORK/all.out" 2>&1
-"$LOCKSIM" explore --variant set_nx_ex --faults crash,pause --seeds 0..199 --no-shrink --no-progress \
-  --out "$WORK/s1" >"$WORK/s1.out" 2>&1
-"$LOCKSIM" explore --variant set_nx_ex --faults crash,pause --seeds 200..399 --no-shrink --no-progress \
-  --out "$WORK/s2" >"$WORK/s2.out" 2>&1
-merged=$(cat "$WORK/s1.out" "$WORK/s2.out" | awk '/^  [a-z_]+.*schedule\(s\), first seed/ {
-           sig = $0; sub(/: [0-9]+ schedule.*/, "", sig); n = $0; sub(/^.*: /, "", n); sub(/ schedule.*/, "", n)
-           s = $0; sub(/.*first seed /, "", s)
-           count[sig] += n; if (!(sig in first) || s + 0 < first[sig]) first[sig] = s + 0 }
-         END { for (k in count) print k ": " count[k] " schedule(s), first seed " first[k] }' | sort)
-whole=$(grep -E "^  [a-z_]+.*schedule\(s\), first seed" "$WORK/all.out" | sort)
-if [[ -n $whole && $merged == "$whole" ]]; then
-  pass "two shards of seeds find what one run finds (counts and first seeds)"
+  --out "$WORK/all" --json "$WORK/whole.json" >"$WORK/all.out" 2>&1
+expect_code "the unsharded run finds something" 1 $? "$WORK/all.out"
+parallel -j 2 "$LOCKSIM" explore --variant set_nx_ex --faults crash,pause --seeds {} --no-shrink \
+  --no-progress --out "$WORK/shard{#}" --json "$WORK/shard{#}.json" ::: 0..199 200..399 \
+  >"$WORK/parallel.out" 2>&1
+if [[ -f $WORK/shard1.json && -f $WORK/shard2.json ]]; then
+  pass "GNU parallel ran two shards"
 else
-  fail "shards differ from one run:"; echo "$merged"; echo "---"; echo "$whole"
+  fail "GNU parallel did not write both shards' summaries"; sed 's/^/    /' "$WORK/parallel.out"
 fi
+"$LOCKSIM" explore --merge "$WORK/shard2.json" "$WORK/shard1.json" --json "$WORK/merged.json" \
+  >"$WORK/merge.out" 2>&1
+expect_code "the merge finds what the shards found" 1 $? "$WORK/merge.out"
+if /usr/bin/python3 - "$WORK/whole.json" "$WORK/merged.json" <<'PY'
+import json, sys
+whole, merged = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ["settings", "seeds", "schedules", "findings", "exercised", "with_no_fault"]
+sys.exit(0 if all(whole[k] == merged[k] for k in keys) and whole["findings"] else 1)
+PY
+then
+  pass "the merge of two shards equals one unsharded run (counts, first seeds, exercised)"
+else
+  fail "the merge differs from the unsharded run"; cat "$WORK/whole.json" "$WORK/merged.json"
+fi
+"$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/shard1.json" >"$WORK/overlap.out" 2>&1
+expect_code "merging a shard twice" 2 $? "$WORK/overlap.out"
+expect_grep "it names the overlap" "overlaps 0..199" "$WORK/overlap.out"
+"$LOCKSIM" explore --variant set_nx_ex --faults crash --seeds 400..409 --no-shrink --no-progress \
+  --out "$WORK/other" --json "$WORK/other.json" >/dev/null 2>&1
+"$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/other.json" >"$WORK/mismatch.out" 2>&1
+expect_code "merging shards of different settings" 2 $? "$WORK/mismatch.out"
+expect_grep "it names the setting" "settings" "$WORK/mismatch.out"
 
 # --- bad input -----------------------------------------------------------------------------------
 "$LOCKSIM" explore --variant nope >"$WORK/bad1.out" 2>&1

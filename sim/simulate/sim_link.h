@@ -1,0 +1,63 @@
+// sim_link.h: SimLink, the simulator's Link (sim/proxy/link.h): one client's link to one model
+// server that the nemesis faults, on virtual time. The same faults as the real LinkProxy, decided
+// by the same FaultState (sim/proxy/faults.h) and policies: a held or delayed command, a lost
+// reply, a lost command, a partition that holds every message until it heals or resets every
+// connection.
+//
+// Its state is shared with the messages in flight (SimLinkState), which may outlive the link.
+//
+//   std::unique_ptr<Link> link = runtime.open_link(server_endpoint);  // a SimLink
+//   link->drop_reply_of_next();
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "sim/proxy/faults.h"
+#include "sim/proxy/link.h"
+#include "sim/simulate/simulation.h"
+
+namespace locksim {
+
+// SimLinkState: what a link's connections and their messages in flight read and change.
+struct SimLinkState {
+  explicit SimLinkState(Simulation& sim) : simulation(sim) {}
+  Simulation& simulation;
+  proxy_internal::FaultState faults;
+  std::uint64_t resets = 0;  // reset partitions so far: a connection made before one is closed
+  std::vector<std::function<void()>> held_commands;   // by hold_next_command or a policy
+  std::vector<std::function<void()>> held_partition;  // messages a holding partition keeps
+  std::set<Simulation::FiberId> waiting;              // fibers waiting for a reply on it
+
+  // pass: `travel` goes now, or waits for heal() if the link is partitioned (holding).
+  void pass(std::function<void()> travel);
+  void release(std::vector<std::function<void()>>& held);
+};
+
+class SimLink final : public Link {
+ public:
+  SimLink(Simulation& simulation, std::size_t server, Endpoint endpoint);
+
+  const Endpoint& endpoint() const override { return endpoint_; }
+  void hold_next_command() override { state_->faults.hold_next_command(); }
+  void release_held() override;
+  void drop_reply_of_next(int skip = 0) override { state_->faults.drop_reply_of_next(skip); }
+  void partition(PartitionMode mode) override;
+  void heal() override;
+  void set_command_policy(std::shared_ptr<CommandPolicy> policy) override {
+    state_->faults.set_policy(std::move(policy));
+  }
+
+  std::size_t server() const { return server_; }
+  const std::shared_ptr<SimLinkState>& state() const { return state_; }
+
+ private:
+  std::size_t server_;
+  Endpoint endpoint_;
+  std::shared_ptr<SimLinkState> state_;
+};
+
+}  // namespace locksim

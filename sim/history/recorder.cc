@@ -6,13 +6,35 @@
 #include <new>
 #include <queue>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "sim/core/assert.h"
 
 namespace locksim {
 
+namespace {
+
+// ChunkPool: this thread's freed chunks, kept for its next ones (at most kPooled).
+constexpr std::size_t kPooled = 16;
+struct ChunkPool {
+  std::vector<std::pair<void*, std::size_t>> free;
+  ~ChunkPool() {
+    for (const auto& [memory, bytes] : free) ::munmap(memory, bytes);
+  }
+};
+thread_local ChunkPool chunk_pool;
+
+}  // namespace
+
 EventChunk::EventChunk(std::size_t capacity) : capacity_(capacity) {
   mapped_ = capacity * sizeof(Event);
+  for (auto it = chunk_pool.free.begin(); it != chunk_pool.free.end(); ++it) {
+    if (it->second != mapped_) continue;
+    data_ = static_cast<Event*>(it->first);
+    chunk_pool.free.erase(it);
+    return;
+  }
   void* memory = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw std::bad_alloc();
   data_ = static_cast<Event*>(memory);
@@ -20,7 +42,11 @@ EventChunk::EventChunk(std::size_t capacity) : capacity_(capacity) {
 
 EventChunk::~EventChunk() {
   std::destroy_n(data_, size_);
-  ::munmap(data_, mapped_);
+  if (chunk_pool.free.size() < kPooled) {
+    chunk_pool.free.emplace_back(data_, mapped_);
+  } else {
+    ::munmap(data_, mapped_);
+  }
 }
 
 Event& EventChunk::push(const Event& event) {

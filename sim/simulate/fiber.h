@@ -1,7 +1,9 @@
 // fiber.h (internal to simulate/): Fiber, a stack of its own that runs a body until it
 // suspends, and is resumed later on the same thread: the simulator's threads.
 //
-// ucontext (makecontext, swapcontext) on an mmap'd stack with a guard page, annotated for
+// On x86-64 a switch is a few instructions of our own (the callee-saved registers and the SSE and
+// x87 control words, no system call); elsewhere ucontext (makecontext, swapcontext). Stacks are
+// mmap'd with a guard page and kept in a per-thread pool for the next fiber. Annotated for
 // AddressSanitizer and ThreadSanitizer so that both follow the switches. Not thread-safe: a
 // fiber is resumed and suspends on the thread that created it.
 //
@@ -38,7 +40,8 @@ class Fiber {
   static Fiber* current();
 
  private:
-  static void entry(unsigned high, unsigned low);
+  static void entry(unsigned high, unsigned low);  // ucontext's entry
+  static void start(Fiber* self);                  // runs the body, then leaves for good
   void run_body();
 
   std::function<void()> body_;
@@ -48,6 +51,8 @@ class Fiber {
   std::size_t stack_bytes_ = 0;
   ucontext_t context_{};
   ucontext_t caller_{};
+  void* stack_pointer_ = nullptr;   // x86-64: this fiber's saved stack pointer
+  void* caller_pointer_ = nullptr;  // x86-64: its resumer's
   bool done_ = false;
   bool started_ = false;
   std::exception_ptr error_;

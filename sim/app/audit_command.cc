@@ -5,6 +5,7 @@
 // applies to it. Each property gets one line: YES or NO (or UNDECIDED when a run could not
 // decide), how the lock compares with the reference in that scenario, and the run that shows it.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include "sim/app/commands.h"
 #include "sim/core/error.h"
+#include "sim/explore/explorer.h"
 #include "sim/lock/registry.h"
 #include "sim/report/files.h"
 #include "sim/report/junit.h"
@@ -75,6 +77,10 @@ std::string relative(const std::string& path, const fs::path& base) {
   const fs::path rel = fs::relative(path, base, error);
   return error ? path : rel.string();
 }
+
+// The line of the exploration on the simulator, first in the table.
+const Property kExplored = {"explored_no_worse", "explored: no worse than the reference", false,
+                            false, nullptr};
 
 struct Line {
   const Property* property;
@@ -140,6 +146,76 @@ Line judge(const Property& p, const std::string& reference,
     line.detail += " (" + std::to_string(pairs.size()) + " scenarios agree)";
   }
   return line;
+}
+
+// explore_first: the lock and its reference across `schedules` drawn schedules each on the
+// simulator; what only the lock shows is shrunk, run with the reference on the same seeds (a
+// finding the reference shares on the minimal scenario is a limit of both, not the lock's bug),
+// and confirmed on a real redis-server. The line: YES (nothing worse), NO (confirmed), UNDECIDED
+// (shown on the simulator only).
+Line explore_first(const UserVariant& user, const std::string& reference, std::uint64_t schedules,
+                   int jobs, const fs::path& out, StopSignal& stop) {
+  const auto run = [&](const std::string& name) {
+    ExploreTarget target;
+    target.variant = find_variant(name);
+    return std::pair{target, explore(target, ExploreBudget{0, schedules, 0, jobs}, stop)};
+  };
+  const auto [mine_target, mine] = run(user.name);
+  const auto [theirs_target, theirs] = run(reference);
+  char took[64];
+  std::snprintf(took, sizeof took, "%.1f s", mine.seconds + theirs.seconds);
+  std::cout << "explored on the simulator: " << mine.schedules << " schedules each of " << user.name
+            << " and " << reference << " (" << took << ")" << std::endl;
+  std::vector<std::string> confirmed;
+  std::vector<std::string> unconfirmed;
+  std::string link;
+  for (const auto& [signature, found] : mine.findings) {
+    if (theirs.findings.count(signature) > 0 || stop.requested()) continue;
+    const std::uint64_t seed = robust_seed(mine_target, signature, found.first_seed);
+    const ShrinkResult minimal =
+        shrink(exercise_document(mine_target, seed), *mine_target.variant, signature, seed);
+    // The reference on the minimal scenario, same seeds: does it show it too?
+    nlohmann::json with_reference = minimal.document;
+    with_reference["variants"] = {reference};
+    with_reference["expect"] = {{reference, "any"}};
+    bool shared = false;
+    for (std::uint64_t s = seed; s < seed + 4 && !shared; ++s) {
+      shared =
+          run_schedule(with_reference, *theirs_target.variant, s).signatures.count(signature) > 0;
+    }
+    if (shared) continue;
+    fs::create_directories(out);
+    const fs::path file = out / (minimal.document.at("name").get<std::string>() + ".json");
+    write_file_atomically(file, minimal.document.dump(2) + "\n");
+    const Confirmation confirmation = confirm(minimal.document, *mine_target.variant, 3, stop);
+    const std::string what = signature + " (" + std::to_string(found.schedules) + " of " +
+                             std::to_string(mine.schedules) + " schedules, " + reference +
+                             ": none; minimal scenario " + std::to_string(minimal.steps_after) +
+                             " steps";
+    if (confirmation.reproduced > 0) {
+      confirmed.push_back(what + ", confirmed on a real redis-server " +
+                          std::to_string(confirmation.reproduced) + " of " +
+                          std::to_string(confirmation.runs) + ")");
+    } else {
+      unconfirmed.push_back(what + ", not reproduced on a real redis-server" +
+                            (confirmation.error.empty() ? "" : ": " + confirmation.error) + ")");
+    }
+    if (link.empty()) link = file.string();
+  }
+  if (!confirmed.empty()) {
+    std::string detail = "worse than " + reference + ": ";
+    for (std::size_t i = 0; i < confirmed.size(); ++i) detail += (i ? "; " : "") + confirmed[i];
+    return {&kExplored, "NO", detail, link};
+  }
+  if (!unconfirmed.empty()) {
+    std::string detail = "on the simulator only: ";
+    for (std::size_t i = 0; i < unconfirmed.size(); ++i) detail += (i ? "; " : "") + unconfirmed[i];
+    return {&kExplored, "UNDECIDED", detail, link};
+  }
+  return {&kExplored, "YES",
+          "nothing " + reference + " does not show too, in " + std::to_string(mine.schedules) +
+              " schedules each",
+          ""};
 }
 
 }  // namespace
@@ -213,6 +289,12 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
               << (user.spec.owner_check ? "owner-checked release" : "release without owner check")
               << ", " << (renews ? "renewal" : "no renewal") << (queues ? ", a queue" : "") << "; "
               << scenarios.size() << " scenario(s)" << std::endl;
+    // First the simulator (seconds), then the real server.
+    std::optional<Line> explored;
+    if (options.explore > 0) {
+      explored = explore_first(user, reference, options.explore, options.jobs, out, stop);
+      if (stop.requested()) return finish(kExitInterrupted);
+    }
     std::vector<RunRow> rows;
     int code = kExitOk;
     if (!scenarios.empty()) {
@@ -227,6 +309,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     }
 
     std::vector<Line> lines;
+    if (explored) lines.push_back(*explored);
     for (const Property& p : kProperties) {
       if (p.needs_renewal && !renews) {
         lines.push_back({&p, "n/a", "the lock has no extend script", ""});

@@ -117,6 +117,9 @@ struct AuditOptions {
   int jobs = 1;  // scenarios at once, as for run
   bool progress = true;
   std::string junit_path;  // --junit: also write JUnit XML here ("": none)
+  // explore: schedules explored on the simulator first, for the lock and for its reference
+  // (0: none); what only the lock shows is shrunk and confirmed on a real redis-server.
+  std::uint64_t explore = 1000;
 };
 
 // audit_command: runs each user lock and its reference through every scenario that shows a lock

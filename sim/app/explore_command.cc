@@ -311,6 +311,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     std::cout << "  " << signature << ": " << found.schedules << " schedule(s), first seed "
               << found.first_seed << "\n      replay: " << replay_command(options, found.first_seed)
               << "\n";
+    if (signature == "mutex_violation (lease_expired)") {
+      std::cout << "      (a lease ran out while its holder still worked: every TTL lock does so "
+                   "when work or a stall outlasts the lease; compare with lua_owner)\n";
+    }
   }
   if (!options.shrink || summary.interrupted)
     return summary.interrupted ? kExitInterrupted : kExitMismatch;

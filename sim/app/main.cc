@@ -233,6 +233,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
+  audit_cmd
+      ->add_option("--explore", audit.explore,
+                   "First explore the lock and its reference on the simulator for N schedules\n"
+                   "each (docs/simulator.md); what only the lock shows is shrunk, run with the\n"
+                   "reference, and confirmed on a real redis-server (0: do not explore)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000000}))
+      ->capture_default_str();
   audit_cmd->add_option("--junit", audit.junit_path,
                         "Also write JUnit XML to FILE: a test case per property (NO: a failure,\n"
                         "UNDECIDED: an error, n/a: skipped)");

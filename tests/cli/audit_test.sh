@@ -73,6 +73,9 @@ done
 line good "renewal keeps a live holder"
 expect_grep "good: renewal lines are n/a without an extend script" "n/a" "$WORK/good.line"
 expect_grep "audit.md is written" "| exclusive without faults | YES |" "$WORK/out/audit-good/audit.md"
+expect_grep "audit explores first, on the simulator" "explored on the simulator: 1000 schedules each" "$WORK/good.log"
+line good "explored: no worse than the reference"
+expect_grep "good: explored, nothing worse than lua_owner" "YES" "$WORK/good.line"
 
 audit good_renew
 expect_code "a correct renewing lock passes the audit" 0 "$code"
@@ -83,6 +86,9 @@ expect_grep "good_renew: renewal keeps a live holder is YES" "YES" "$WORK/good_r
 
 audit not_exclusive
 expect_code "a lock without NX fails the audit" 1 "$code"
+line not_exclusive "explored: no worse than the reference"
+expect_grep "not_exclusive: exploring finds the racy acquire, confirmed on a real server" \
+  "NO .*mutex_violation (racy_acquire).*confirmed on a real redis-server [1-3] of 3" "$WORK/not_exclusive.line"
 line not_exclusive "exclusive without faults"
 expect_grep "not_exclusive: exclusive is NO, worse than lua_owner" "NO .*mutex_violation.*worse than lua_owner, which is ok" "$WORK/not_exclusive.line"
 
@@ -102,9 +108,15 @@ line blind_release "refuses a stale release"
 expect_grep "blind_release: stale release is NO" "NO .*a release deleted another client's key; worse than lua_owner" "$WORK/blind_release.line"
 line blind_release "exclusive without faults"
 expect_grep "blind_release: still exclusive without faults" "YES" "$WORK/blind_release.line"
+line blind_release "explored: no worse than the reference"
+expect_grep "blind_release: exploring finds the stale release, confirmed on a real server" \
+  "NO .*stale_release (.*confirmed on a real redis-server [1-3] of 3" "$WORK/blind_release.line"
 
 audit long_ttl
 expect_code "a lock that sets a hundredfold TTL fails the audit" 1 "$code"
+line long_ttl "explored: no worse than the reference"
+expect_grep "long_ttl: exploring finds the deadlock after a crash, confirmed on a real server" \
+  "NO .*deadlock (never_recovered).*confirmed on a real redis-server [1-3] of 3" "$WORK/long_ttl.line"
 line long_ttl "recovers after the TTL"
 expect_grep "long_ttl: recovers after the TTL is NO (deadlock)" "NO .*deadlock.*worse than lua_owner" "$WORK/long_ttl.line"
 

@@ -26,6 +26,7 @@
 #endif
 
 #ifdef LOCKSIM_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef LOCKSIM_TSAN
@@ -128,6 +129,10 @@ Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : body_(std::m
     mprotect(mapping_, page, PROT_NONE);  // the guard page: stacks grow down into it
   }
   stack_ = static_cast<char*>(mapping_) + page;
+#ifdef LOCKSIM_ASAN
+  // A pooled stack still carries the poisoned redzones of its last fiber's frames.
+  __asan_unpoison_memory_region(stack_, stack_bytes_);
+#endif
 #if defined(__x86_64__)
   // The first switch to this stack "returns" into locksim_fiber_start, which calls entry(this)
   // (rbx holds `this`, r12 the function), from the saved control words and registers below.

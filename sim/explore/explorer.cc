@@ -77,7 +77,6 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   summary.last_seed = budget.first_seed;
   // Each seed's result is folded in at once (memory does not grow with the schedules); the first
   // seed of a finding is the least seed that showed it, whichever worker ran it.
-  std::vector<std::uint64_t> finished_below;  // per worker: every seed it took and finished
   const auto worker = [&] {
     while (!stop.requested() && clock.now_ns() < deadline) {
       const std::uint64_t n = next.fetch_add(1);

@@ -37,7 +37,10 @@ enum class Persistence {
 
 struct RedisServerOptions {
   std::string executable = "redis-server";  // looked up on PATH
-  std::int64_t startup_timeout_ms = 10000;  // of real_clock()
+  // startup_timeout_ms: of real_clock(), on purpose: RedisServer starts, waits for and stops
+  // real processes, so it lives in real time; a simulated run never uses it (its servers are
+  // ModelServers, sim/model, on the simulator's VirtualClock).
+  std::int64_t startup_timeout_ms = 10000;
   int port_attempts = 5;  // retries with a new port if the chosen one was taken meanwhile
   Persistence persistence = Persistence::kNone;
   // replica_of: start as a replica of this endpoint (--replicaof).

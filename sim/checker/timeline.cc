@@ -38,6 +38,7 @@ struct ClientKeyState {
   bool release_lease_ran_out = false;
   int release_newer_holder = -1;
   Nanos release_lease_end_ns = kNever;
+  Nanos release_lease_end_lower_ns = kNever;
   bool release_others_inside = false;
 };
 
@@ -308,8 +309,12 @@ class TimelineBuilder {
     HoldEnd how = HoldEnd::kReleaseDidNotDelete;
     Nanos hold_end_ns = t;
     const std::int32_t deleted = event.type == EventType::kOk ? event.release().deleted : -1;
-    if (event.type == EventType::kOk && deleted == 0 && s.acquired &&
-        s.release_lease_end_ns != kNever && s.release_lease_end_ns > s.release_invoke_ns &&
+    // The release surely reached the server inside the lease only if it was answered before the
+    // lease's earliest end (from the acquire's send), a millisecond kept for the server's
+    // whole-millisecond expiry: a release that came later may have found the key expired.
+    const bool inside_lease =
+        s.release_lease_end_lower_ns != kNever && t + ms_to_ns(1) < s.release_lease_end_lower_ns;
+    if (event.type == EventType::kOk && deleted == 0 && s.acquired && inside_lease &&
         !s.release_others_inside) {
       // It deleted nothing while its own lease ran and nobody else was inside: the key is still
       // held (by a token nobody will present) until the lease runs out.
@@ -364,6 +369,7 @@ class TimelineBuilder {
   void snapshot_release(int key, ClientKeyState& s) {
     const int inside = key_states_[static_cast<std::size_t>(key)].inside;
     s.release_lease_end_ns = s.acquired ? s.lease_end_ns : kNever;
+    s.release_lease_end_lower_ns = s.acquired ? s.lease_end_lower_ns : kNever;
     s.release_others_inside = inside - (s.enter_ns >= 0 ? 1 : 0) > 0;
   }
 

@@ -46,6 +46,20 @@ TEST(CheckerTest, RefusedReleaseThatIsNotAnIdleHold) {
                               .build();
   EXPECT_TRUE(idle_holds(check(expired)).empty());
 
+  // Invoked inside the lease as the client counts it (from the acquire's reply, until 70 ms), but
+  // answered after its earliest end (from the acquire's invoke, 50 ms): a slow link may have
+  // brought the release to a key that had expired. Not an idle hold: nothing shows the key was
+  // there. Answered before the earliest end, it is one.
+  const auto slow = [](double release_ok_ms) {
+    return HistoryBuilder()
+        .acquire_invoke(ms(0), A, 50)
+        .acquire_ok(ms(20), A, 50)
+        .release(ms(48), ms(release_ok_ms), A, 0)
+        .build();
+  };
+  EXPECT_TRUE(idle_holds(check(slow(51))).empty());
+  EXPECT_EQ(idle_holds(check(slow(48.5))).size(), 1u);
+
   HistoryBuilder other_inside;
   other_inside.acquire_invoke(ms(0), A, 300).acquire_ok(ms(10), A, 300);
   other_inside.event(ms(20), A, EventType::kOk, Op::kExit)

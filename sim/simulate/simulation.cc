@@ -10,11 +10,7 @@ namespace locksim {
 
 using simulate_internal::Fiber;
 
-namespace {
-// A thread woken by a condition variable runs this much later (drawn per wake-up).
-constexpr Nanos kWakeLatencyMinNs = 5'000;
-constexpr Nanos kWakeLatencyMaxNs = 50'000;
-}  // namespace
+namespace {}  // namespace
 
 struct Simulation::FiberState {
   std::unique_ptr<Fiber> fiber;  // freed when the body ends
@@ -153,6 +149,11 @@ void Simulation::run() {
 
 bool VirtualClock::wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                               Nanos deadline_ns, const std::function<bool()>& done) const {
+  // A timed wait, like a sleep, ends a little after its deadline (a timer's slack, then the
+  // scheduler): drawn once, so threads polling at one interval drift apart as real ones do.
+  if (deadline_ns < Simulation::kForever / 2) {
+    deadline_ns += simulation_.draw_wake_latency();
+  }
   while (!done()) {
     if (simulation_.now() >= deadline_ns) return false;
     const Simulation::FiberId me = simulation_.current();
@@ -177,7 +178,9 @@ void VirtualClock::wait(std::condition_variable& cv, std::unique_lock<std::mutex
 }
 
 void VirtualClock::sleep_for(Nanos duration) const {
-  simulation_.sleep_until(simulation_.now() + std::max<Nanos>(duration, 0));
+  // Ends a drawn wake-up latency late, as a real sleep does (timer slack, then the scheduler).
+  simulation_.sleep_until(simulation_.now() + std::max<Nanos>(duration, 0) +
+                          simulation_.draw_wake_latency());
 }
 
 std::int64_t VirtualClock::unix_seconds() const {
@@ -191,7 +194,7 @@ void VirtualClock::notify_all(std::condition_variable& cv) const {
   const std::vector<Simulation::FiberId> woken = std::move(it->second);
   waiters_.erase(it);
   for (const Simulation::FiberId fiber : woken) {
-    simulation_.wake(fiber, simulation_.rng().uniform(kWakeLatencyMinNs, kWakeLatencyMaxNs));
+    simulation_.wake(fiber, simulation_.draw_wake_latency());
   }
 }
 

@@ -60,6 +60,13 @@ class Simulation {
   Nanos now() const { return now_; }
   // rng: the schedule's own random stream (latencies, ties), for the simulated world.
   Rng& rng() { return rng_; }
+  // wake_latency: how much later than its notify a woken thread runs, drawn in [min, max]
+  // (default 5 to 50 µs; a timing profile sets it, sim_runtime.h).
+  void set_wake_latency(Nanos min_ns, Nanos max_ns) {
+    wake_min_ns_ = min_ns;
+    wake_max_ns_ = max_ns;
+  }
+  Nanos draw_wake_latency() { return rng_.uniform(wake_min_ns_, wake_max_ns_); }
 
   // spawn: a fiber that runs `body`, runnable now (it starts at an event of its own). An
   // exception `body` throws ends run() with it.
@@ -117,6 +124,8 @@ class Simulation {
 
   Nanos now_ = 0;
   Rng rng_;
+  Nanos wake_min_ns_ = 5'000;
+  Nanos wake_max_ns_ = 50'000;
   std::uint64_t sequence_ = 0;
   std::uint64_t events_run_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -128,9 +137,11 @@ class Simulation {
 
 // VirtualClock: a Clock on a Simulation's virtual time. Its waits park the calling fiber;
 // notify_all wakes the fibers that wait on that condition variable through it, each after a
-// wake-up latency drawn from the seed (5 to 50 µs, as a thread woken by a condition variable runs
-// a little later: what it records then comes after what woke it, never at the same instant).
-// unix_seconds is a fixed instant (2023-11-14) plus the virtual time.
+// wake-up latency drawn from the seed (Simulation::set_wake_latency, 5 to 50 µs by default, as a
+// thread woken by a condition variable runs a little later: what it records then comes after what
+// woke it, never at the same instant). Sleeps and timed waits end a drawn latency after their
+// deadline too (a timer's slack), so threads that poll at one interval drift apart as real ones do,
+// not in lockstep. unix_seconds is a fixed instant (2023-11-14) plus the virtual time.
 class VirtualClock final : public Clock {
  public:
   explicit VirtualClock(Simulation& simulation) : simulation_(simulation) {}

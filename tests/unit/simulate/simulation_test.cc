@@ -121,10 +121,45 @@ TEST(VirtualClock, NotifyWakesAWaiterAndDeadlinesPass) {
     clock.notify_all(cv);
   });
   sim.run();
-  // Woken a drawn 5 to 50 µs after the notify, as a thread runs a little after it is woken.
-  EXPECT_GE(woke_at, ms_to_ns(40) + 5'000);
-  EXPECT_LE(woke_at, ms_to_ns(40) + 50'000);
-  EXPECT_EQ(gave_up_at, ms_to_ns(7));
+  // The sleep of 40 ms ends 5 to 50 µs late (a timer's slack), and the waiter is woken a drawn 5
+  // to 50 µs after the notify, as a thread runs a little after it is woken; the timed wait gives
+  // up 5 to 50 µs after its deadline.
+  EXPECT_GE(woke_at, ms_to_ns(40) + 10'000);
+  EXPECT_LE(woke_at, ms_to_ns(40) + 100'000);
+  EXPECT_GE(gave_up_at, ms_to_ns(7) + 5'000);
+  EXPECT_LE(gave_up_at, ms_to_ns(7) + 50'000);
+}
+
+// Proves two threads polling at one interval drift apart, as real ones do: each sleep ends a drawn
+// latency late, so after some polls their phase differs from where it started (in lockstep, the
+// one that started first would win every race between them).
+TEST(VirtualClock, SleepsEndADrawnLatencyLateSoPollersDrift) {
+  Simulation sim(8);
+  VirtualClock clock(sim);
+  std::vector<Nanos> a, b;
+  sim.spawn([&] {
+    for (int i = 0; i < 20; ++i) {
+      clock.sleep_for(ms_to_ns(5));
+      a.push_back(clock.now_ns());
+    }
+  });
+  sim.spawn([&] {
+    clock.sleep_for(100'000);
+    for (int i = 0; i < 20; ++i) {
+      clock.sleep_for(ms_to_ns(5));
+      b.push_back(clock.now_ns());
+    }
+  });
+  sim.run();
+  ASSERT_EQ(a.size(), 20U);
+  ASSERT_EQ(b.size(), 20U);
+  std::set<Nanos> gaps;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_GE(a[i] - (i == 0 ? 0 : a[i - 1]), ms_to_ns(5) + 5'000);
+    EXPECT_LE(a[i] - (i == 0 ? 0 : a[i - 1]), ms_to_ns(5) + 50'000);
+    gaps.insert(b[i] - a[i]);
+  }
+  EXPECT_GT(gaps.size(), 10U);
 }
 
 TEST(VirtualClock, AWaitWithoutNotifyIsNotWokenByOthersWork) {

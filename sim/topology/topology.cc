@@ -62,8 +62,8 @@ Persistence persistence_of(const std::string& word) {
   return Persistence::kNone;
 }
 
-Topology::Topology(const TopologySpec& spec)
-    : spec_(spec),
+ProcessTopology::ProcessTopology(const TopologySpec& spec)
+    : Topology(spec),
       down_(spec.servers.size(), false),
       paused_(spec.servers.size(), false),
       clock_offsets_(spec.servers.size(), 0),
@@ -72,7 +72,7 @@ Topology::Topology(const TopologySpec& spec)
   keeper_ = std::thread([this] { keeper_loop(); });
 }
 
-void Topology::keeper_loop() {
+void ProcessTopology::keeper_loop() {
   std::unique_lock<std::mutex> lock(keeper_mutex_);
   while (true) {
     keeper_changed_.wait(lock, [this] { return keeper_stop_ || !jobs_.empty(); });
@@ -85,7 +85,7 @@ void Topology::keeper_loop() {
   }
 }
 
-void Topology::on_keeper(const std::function<void()>& job) {
+void ProcessTopology::on_keeper(const std::function<void()>& job) {
   std::promise<void> done;
   std::future<void> finished = done.get_future();
   {
@@ -103,7 +103,7 @@ void Topology::on_keeper(const std::function<void()>& job) {
   finished.get();
 }
 
-RedisServerOptions Topology::options_of(std::size_t server) const {
+RedisServerOptions ProcessTopology::options_of(std::size_t server) const {
   RedisServerOptions options;
   options.persistence = persistence_of(spec_.servers[server].persistence);
   if (spec_.clock_shift) {
@@ -126,8 +126,8 @@ RedisServerOptions Topology::options_of(std::size_t server) const {
 }
 
 std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
-  std::unique_ptr<Topology> topology(new Topology(spec));
-  Topology& t = *topology;
+  std::unique_ptr<ProcessTopology> topology(new ProcessTopology(spec));
+  ProcessTopology& t = *topology;
   t.relays_.resize(spec.servers.size());
   t.on_keeper([&t, &spec] {
     // Primaries first, so a replica's relay has somewhere to go.
@@ -188,7 +188,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
   return topology;
 }
 
-Topology::~Topology() {
+ProcessTopology::~ProcessTopology() {
   try {
     on_keeper([this] {
       // The run's servers are thrown away: SIGKILL at once (no graceful shutdown, no AOF
@@ -214,11 +214,11 @@ Topology::~Topology() {
   keeper_.join();
 }
 
-Endpoint Topology::endpoint(std::size_t server) const { return endpoints_[server]; }
+Endpoint ProcessTopology::endpoint(std::size_t server) const { return endpoints_[server]; }
 
-std::vector<Endpoint> Topology::endpoints() const { return endpoints_; }
+std::vector<Endpoint> ProcessTopology::endpoints() const { return endpoints_; }
 
-std::vector<pid_t> Topology::pids() const {
+std::vector<pid_t> ProcessTopology::pids() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<pid_t> all;
   for (const pid_t pid : pids_) {
@@ -256,7 +256,7 @@ std::string death_of(pid_t pid, const std::string& program) {
 
 }  // namespace
 
-std::vector<Topology::ProcessDeath> Topology::unplanned_deaths() {
+std::vector<Topology::ProcessDeath> ProcessTopology::unplanned_deaths() {
   // Under the lock: the nemesis marks a server down before it kills it, so a death seen here
   // with the server not marked down was nobody's plan.
   std::lock_guard<std::mutex> lock(mutex_);
@@ -284,19 +284,17 @@ bool Topology::independent() const {
                                          [](const ServerSpec& s) { return !s.replica_of.empty(); });
 }
 
-std::size_t Topology::primary() const {
+std::size_t ProcessTopology::primary() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return primary_;
 }
 
-Endpoint Topology::primary_endpoint() const { return endpoint(primary()); }
-
-bool Topology::expected_up(std::size_t server) const {
+bool ProcessTopology::expected_up(std::size_t server) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return !down_[server] && !paused_[server] && !died_[server];
 }
 
-std::string Topology::kill(std::size_t server) {
+std::string ProcessTopology::kill(std::size_t server) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     down_[server] = true;
@@ -311,7 +309,7 @@ std::string Topology::kill(std::size_t server) {
   return "";
 }
 
-std::string Topology::restart(std::size_t server) {
+std::string ProcessTopology::restart(std::size_t server) {
   {
     // A restart without a kill first (or of a server that died unplanned) replaces its process.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -354,7 +352,7 @@ std::string Topology::restart(std::size_t server) {
   return "";
 }
 
-std::string Topology::pause(std::size_t server) {
+std::string ProcessTopology::pause(std::size_t server) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (down_[server]) return "it is down";
@@ -364,14 +362,14 @@ std::string Topology::pause(std::size_t server) {
   return "";
 }
 
-std::string Topology::resume(std::size_t server) {
+std::string ProcessTopology::resume(std::size_t server) {
   servers_[server].resume();
   std::lock_guard<std::mutex> lock(mutex_);
   paused_[server] = false;
   return "";
 }
 
-std::string Topology::jump_clock(std::size_t server, std::int64_t ahead_ms) {
+std::string ProcessTopology::jump_clock(std::size_t server, std::int64_t ahead_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   clock_offsets_[server] += ahead_ms;
   return servers_[server].shift_clock(clock_offsets_[server])
@@ -379,17 +377,17 @@ std::string Topology::jump_clock(std::size_t server, std::int64_t ahead_ms) {
              : "the server runs without the clock shift";
 }
 
-std::string Topology::cut_replication(std::size_t replica) {
+std::string ProcessTopology::cut_replication(std::size_t replica) {
   relays_[replica]->cut();
   return "";
 }
 
-std::string Topology::heal_replication(std::size_t replica) {
+std::string ProcessTopology::heal_replication(std::size_t replica) {
   relays_[replica]->heal();
   return "";
 }
 
-std::string Topology::promote(std::size_t replica) {
+std::string ProcessTopology::promote(std::size_t replica) {
   HiredisConnection connection(endpoint(replica), ConnectionOptions{});
   const RedisResult result = connection.command({"REPLICAOF", "NO", "ONE"});
   if (!result.ok()) return "REPLICAOF NO ONE failed: " + result.describe();
@@ -401,12 +399,13 @@ std::string Topology::promote(std::size_t replica) {
   return "";
 }
 
-std::optional<Endpoint> Topology::sentinel_endpoint() const {
+std::optional<Endpoint> ProcessTopology::sentinel_endpoint() const {
   if (!sentinel_) return std::nullopt;
   return sentinel_->endpoint();
 }
 
-std::string Topology::await_failover(std::int64_t max_ms, const std::function<bool()>& stop) {
+std::string ProcessTopology::await_failover(std::int64_t max_ms,
+                                            const std::function<bool()>& stop) {
   if (!sentinel_) return "the topology has no Sentinel";
   HiredisConnection sentinel(sentinel_->endpoint(), ConnectionOptions{});
   const int old_port = primary_endpoint().port;

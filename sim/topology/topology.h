@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,12 +36,15 @@ namespace locksim {
 
 class TcpRelay;
 
+// Topology: the servers of one run, as the driver, the nemesis and the clients see them. The
+// machine's is ProcessTopology (real redis-server processes, below); the simulator's is
+// SimTopology (sim/simulate/sim_topology.h: model servers on virtual time).
 class Topology {
  public:
-  // start: every server, in order; a replica once its primary answers, then until it is in sync;
-  // Sentinel last, once it has seen the replicas. Throws EnvironmentError.
+  // start: a ProcessTopology: every server, in order; a replica once its primary answers, then
+  // until it is in sync; Sentinel last, once it has seen the replicas. Throws EnvironmentError.
   static std::unique_ptr<Topology> start(const TopologySpec& spec);
-  ~Topology();  // stops Sentinel, then every server, then the keeper thread
+  virtual ~Topology() = default;
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
 
@@ -48,11 +52,11 @@ class Topology {
   std::size_t size() const { return spec_.servers.size(); }
   const std::string& name(std::size_t server) const { return spec_.servers[server].name; }
   // endpoint: where server `server` listens (the same port across restarts).
-  Endpoint endpoint(std::size_t server) const;
-  std::vector<Endpoint> endpoints() const;
-  const std::string& version() const { return version_; }
+  virtual Endpoint endpoint(std::size_t server) const = 0;
+  virtual std::vector<Endpoint> endpoints() const = 0;
+  virtual const std::string& version() const = 0;
   // pids: every running server process (and Sentinel), for a second Ctrl-C. Thread-safe.
-  std::vector<pid_t> pids() const;
+  virtual std::vector<pid_t> pids() const = 0;
 
   // ProcessDeath: a process of the topology that died without the nemesis killing it.
   struct ProcessDeath {
@@ -60,52 +64,83 @@ class Topology {
     std::string how;     // "redis-server pid 4242, killed by signal 9 (SIGKILL)"
   };
   // unplanned_deaths: the servers (and Sentinel) found dead since the last call that the
-  // nemesis did not kill, each reported once. It looks without reaping (waitid WNOWAIT), so a
-  // later kill or restart still finds its process. Thread-safe; cheap enough to call every few
+  // nemesis did not kill, each reported once. Thread-safe; cheap enough to call every few
   // hundred ms.
-  std::vector<ProcessDeath> unplanned_deaths();
+  virtual std::vector<ProcessDeath> unplanned_deaths() = 0;
   // independent: the servers hold no copies of each other (no replica, no Sentinel), as Redlock's
   // nodes: a lock over them is meant to survive losing some, so a run goes on after one dies.
   bool independent() const;
 
   // The primary clients use. Thread-safe.
-  std::size_t primary() const;
-  Endpoint primary_endpoint() const;
+  virtual std::size_t primary() const = 0;
+  Endpoint primary_endpoint() const { return endpoint(primary()); }
   // primary_generation: bumped whenever a server was killed or restarted or the primary changed,
   // so that clients reconnect before their next call, as a client library does when it sees its
   // connection drop (the run is about the lock, not about how fast a client notices).
   std::uint64_t primary_generation() const { return generation_.load(); }
   // expected_up: the server runs and is not paused (a server the nemesis downed is not "lost",
   // and one that died unplanned was reported by unplanned_deaths, not to be reported again).
-  bool expected_up(std::size_t server) const;
+  virtual bool expected_up(std::size_t server) const = 0;
 
   // Faults (from the nemesis). Each returns "" or what went wrong, in words.
-  std::string kill(std::size_t server);
+  virtual std::string kill(std::size_t server) = 0;
   // restart: a former primary that comes back after a failover rejoins as a replica of the new
   // primary (REPLICAOF), as Sentinel would make it, and is in sync when this returns.
-  std::string restart(std::size_t server);
-  std::string pause(std::size_t server);
-  std::string resume(std::size_t server);
+  virtual std::string restart(std::size_t server) = 0;
+  virtual std::string pause(std::size_t server) = 0;
+  virtual std::string resume(std::size_t server) = 0;
   // jump_clock: the server's wall clock jumps `ahead_ms` further ahead of the real one.
-  std::string jump_clock(std::size_t server, std::int64_t ahead_ms);
-  std::string cut_replication(std::size_t replica);
-  std::string heal_replication(std::size_t replica);
+  virtual std::string jump_clock(std::size_t server, std::int64_t ahead_ms) = 0;
+  virtual std::string cut_replication(std::size_t replica) = 0;
+  virtual std::string heal_replication(std::size_t replica) = 0;
   // promote: REPLICAOF NO ONE on `replica`, which becomes the primary clients use.
-  std::string promote(std::size_t replica);
+  virtual std::string promote(std::size_t replica) = 0;
   // await_failover: waits (at most max_ms, or until `stop` answers true) until Sentinel names a
   // new primary, which clients then use; "" when it did, else why not.
-  std::string await_failover(std::int64_t max_ms, const std::function<bool()>& stop);
+  virtual std::string await_failover(std::int64_t max_ms, const std::function<bool()>& stop) = 0;
   // sentinel_endpoint: Sentinel's, if the topology has one.
-  std::optional<Endpoint> sentinel_endpoint() const;
+  virtual std::optional<Endpoint> sentinel_endpoint() const = 0;
+
+ protected:
+  explicit Topology(const TopologySpec& spec) : spec_(spec) {}
+
+  TopologySpec spec_;
+  std::atomic<std::uint64_t> generation_{0};
+};
+
+// ProcessTopology: the machine's topology, of redis-server processes (see the top of this file).
+class ProcessTopology final : public Topology {
+ public:
+  ~ProcessTopology() override;  // stops Sentinel, then every server, then the keeper thread
+
+  Endpoint endpoint(std::size_t server) const override;
+  std::vector<Endpoint> endpoints() const override;
+  const std::string& version() const override { return version_; }
+  std::vector<pid_t> pids() const override;
+  // unplanned_deaths: looks without reaping (waitid WNOWAIT), so a later kill or restart still
+  // finds its process.
+  std::vector<ProcessDeath> unplanned_deaths() override;
+  std::size_t primary() const override;
+  bool expected_up(std::size_t server) const override;
+  std::string kill(std::size_t server) override;
+  std::string restart(std::size_t server) override;
+  std::string pause(std::size_t server) override;
+  std::string resume(std::size_t server) override;
+  std::string jump_clock(std::size_t server, std::int64_t ahead_ms) override;
+  std::string cut_replication(std::size_t replica) override;
+  std::string heal_replication(std::size_t replica) override;
+  std::string promote(std::size_t replica) override;
+  std::string await_failover(std::int64_t max_ms, const std::function<bool()>& stop) override;
+  std::optional<Endpoint> sentinel_endpoint() const override;
 
  private:
-  explicit Topology(const TopologySpec& spec);
+  friend class Topology;
+  explicit ProcessTopology(const TopologySpec& spec);
   // on_keeper: runs `job` on the keeper thread and waits for it; rethrows what it threw.
   void on_keeper(const std::function<void()>& job);
   void keeper_loop();
   RedisServerOptions options_of(std::size_t server) const;
 
-  TopologySpec spec_;
   std::string version_;
   std::vector<RedisServer> servers_;               // by index; touched on the keeper thread
   // endpoints_: by index, written once by start() (a restart keeps the port), so other threads
@@ -122,7 +157,6 @@ class Topology {
   pid_t sentinel_pid_ = -1;   // guarded by mutex_
   std::vector<bool> died_;    // guarded by mutex_: found dead by unplanned_deaths
   bool sentinel_died_ = false;  // guarded by mutex_
-  std::atomic<std::uint64_t> generation_{0};
 
   std::mutex keeper_mutex_;
   std::condition_variable keeper_changed_;

@@ -476,9 +476,9 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       bool stop_variants = false;
       for (int attempt = 1;; ++attempt) {
         // A scenario with a topology gets servers of its own for each variant's run: its
-        // faults leave them in no state for the next.
+        // faults leave them in no state for the next (the simulator models its own).
         std::unique_ptr<Topology> topology;
-        if (scenario.topology) {
+        if (scenario.topology && !simulated) {
           show(job, label + " starting " + scenario.topology->name + " servers ...");
           try {
             topology = Topology::start(*scenario.topology);

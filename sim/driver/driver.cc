@@ -232,13 +232,9 @@ RunOutcome run_scenario(const RunRequest& request) {
       return outcome;
     }
   }
-  if (run.runtime().simulated() && (processes || event_loop || request.topology != nullptr)) {
-    outcome.harness_error =
-        "the simulator runs clients as threads, on one server (this scenario needs " +
-        std::string(processes    ? "client processes"
-                    : event_loop ? "the event loop"
-                                 : "servers of its own") +
-        ")";
+  if (run.runtime().simulated() && (processes || event_loop)) {
+    outcome.harness_error = "the simulator runs clients as threads (this scenario needs " +
+                            std::string(processes ? "client processes" : "the event loop") + ")";
     return outcome;
   }
   if (request.topology != nullptr) {

@@ -1,6 +1,8 @@
 #include "sim/simulate/sim_connection.h"
 
 #include <algorithm>
+#include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,13 +22,15 @@ struct SimConnection::Pending {
 
 SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
                              ConnectionOptions options, SimLinkLatency latency,
-                             std::shared_ptr<SimLinkState> link)
+                             std::shared_ptr<SimLinkState> link,
+                             std::shared_ptr<SimServerHost> host)
     : simulation_(simulation),
       server_(server),
       endpoint_(std::move(endpoint)),
       options_(options),
       latency_(latency),
-      link_(std::move(link)) {
+      link_(std::move(link)),
+      host_(std::move(host)) {
   reconnect();
 }
 
@@ -39,7 +43,12 @@ RedisResult SimConnection::reconnect() {
     fail(RedisErrorKind::kClosed, "Connection reset by peer");
     return last_error_;
   }
+  if (host_ && host_->down) {
+    fail(RedisErrorKind::kRefused, "Connection refused");  // a killed server
+    return last_error_;
+  }
   if (link_) resets_ = link_->resets;
+  if (host_) host_epoch_ = host_->epoch;
   client_ = server_.connect();
   generation_ = server_.generation();
   broken_ = false;
@@ -63,7 +72,8 @@ bool SimConnection::check_open() {
     fail(RedisErrorKind::kClosed, "Connection reset by peer");  // a partition that resets
     return false;
   }
-  if (server_.generation() != generation_ || !server_.connected(client_)) {
+  if (server_.generation() != generation_ || !server_.connected(client_) ||
+      (host_ && host_->epoch != host_epoch_)) {
     fail(RedisErrorKind::kClosed, "Server closed the connection");  // hiredis's words for EOF
     return false;
   }
@@ -71,6 +81,36 @@ bool SimConnection::check_open() {
 }
 
 namespace {
+
+// WaitCall: a WAIT the model answered with fewer replicas than asked for, still inside its
+// timeout: the connection asks again until enough acknowledged or the deadline.
+struct WaitCall {
+  std::int64_t replicas = 0;
+  Nanos deadline = 0;
+};
+constexpr Nanos kWaitRecheckNs = 100'000;
+
+std::optional<WaitCall> wait_call(const std::vector<std::string>& argv, const Reply& reply,
+                                  Nanos now) {
+  if (argv.size() != 3 || reply.type != Reply::Type::kInteger) return std::nullopt;
+  const std::string& name = argv[0];
+  if (name.size() != 4 || (name[0] | 0x20) != 'w' || (name[1] | 0x20) != 'a' ||
+      (name[2] | 0x20) != 'i' || (name[3] | 0x20) != 't') {
+    return std::nullopt;
+  }
+  WaitCall wait;
+  std::int64_t timeout_ms = 0;
+  try {
+    wait.replicas = std::stoll(argv[1]);
+    timeout_ms = std::stoll(argv[2]);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the model answered the error already
+  }
+  if (reply.integer >= wait.replicas) return std::nullopt;
+  // WAIT n 0 blocks for ever; bounded here at an hour of virtual time.
+  wait.deadline = now + ms_to_ns(timeout_ms == 0 ? 3'600'000 : timeout_ms);
+  return wait;
+}
 
 Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
   return latency.min_ns >= latency.max_ns
@@ -104,13 +144,15 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
                    replies = replies_, pending,
                    argv = std::vector<std::string>(args.begin(), args.end()),
                    generation = generation_, client = client_, due = fate.due,
-                   drop_reply = fate.drop_reply] {
+                   drop_reply = fate.drop_reply, host = host_, host_epoch = host_epoch_] {
       if (link && link->resets != resets) return;  // the connection was reset meanwhile
       const Nanos arrival =
           std::max({simulation->now() + draw_hop(*simulation, latency), due, *last_arrival + 1});
       *last_arrival = arrival;
-      simulation->at(arrival, [simulation, server, link, resets, latency, replies, pending, argv,
-                               generation, client, drop_reply] {
+      // arrive: the command at the server; a paused server keeps it (itself) until it resumes.
+      const auto arrive = [simulation, server, link, resets, latency, replies, pending, argv,
+                           generation, client, drop_reply, host,
+                           host_epoch](const auto& self) -> void {
         if (link && link->resets != resets) return;
         const auto answer = [simulation, link, resets, latency, replies, pending](Reply reply,
                                                                                   bool closed) {
@@ -135,17 +177,47 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
             back();
           }
         };
-        if (server->generation() != generation || !server->connected(client)) {
-          // The server dropped the connection (a restart) before the command came: it runs
-          // nothing, and the client sees the connection closed.
+        const bool killed = host && (host->down || host->epoch != host_epoch);
+        if (host && host->paused && !killed) {
+          host->held.push_back([self] { self(self); });
+          return;
+        }
+        if (server->generation() != generation || !server->connected(client) || killed) {
+          // The server dropped the connection (a restart, a kill) before the command came: it
+          // runs nothing, and the client sees the connection closed.
           answer(Reply{}, true);
           return;
         }
         std::vector<std::string_view> views(argv.begin(), argv.end());
         Reply reply = server->execute(client, views, simulation->now());
+        if (const std::optional<WaitCall> wait = wait_call(argv, reply, simulation->now())) {
+          // WAIT blocks in Redis until enough replicas acknowledged or its timeout passed; the
+          // model answers at once (docs/model.md), so it is asked again every 100 µs.
+          const auto again = [simulation, server, client, generation, host, host_epoch, argv,
+                              wait = *wait, answer, drop_reply](const auto& retry) -> void {
+            if (server->generation() != generation || !server->connected(client) ||
+                (host && (host->down || host->epoch != host_epoch))) {
+              answer(Reply{}, true);
+              return;
+            }
+            const std::vector<std::string_view> words(argv.begin(), argv.end());
+            Reply count = server->execute(client, words, simulation->now());
+            if (count.type != Reply::Type::kInteger || count.integer >= wait.replicas ||
+                simulation->now() >= wait.deadline) {
+              if (!drop_reply) answer(std::move(count), false);
+              return;
+            }
+            simulation->at(std::min(simulation->now() + kWaitRecheckNs, wait.deadline),
+                           [retry] { retry(retry); });
+          };
+          simulation->at(std::min(simulation->now() + kWaitRecheckNs, wait->deadline),
+                         [again] { again(again); });
+          return;
+        }
         if (drop_reply) return;  // it ran; the reply is lost on the way back
         answer(std::move(reply), false);
-      });
+      };
+      simulation->at(arrival, [arrive] { arrive(arrive); });
     };
     if (link_ && fate.held) {
       link_->held_commands.push_back(std::move(travel));

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,13 +36,25 @@ struct SimLinkLatency {
   Nanos max_ns = 200'000;
 };
 
+// SimServerHost: what the simulator's topology (sim_topology.h) does to a model server besides its
+// data: down (killed: its connections are closed, new ones refused, until it restarts) and paused
+// (a SIGSTOP: commands that arrive wait, in order, until it resumes, then run).
+struct SimServerHost {
+  bool down = false;
+  bool paused = false;
+  std::uint64_t epoch = 0;                  // kills so far: a connection made before is closed
+  std::vector<std::function<void()>> held;  // what arrived while paused, in order
+};
+
 class SimConnection final : public Connection {
  public:
   // Connects at once (no latency: set-up is not part of a run's schedule).
-  // `link`: the SimLink it goes through (its faults apply), or null for a direct one.
+  // `link`: the SimLink it goes through (its faults apply), or null for a direct one; `host`:
+  // the server's host state (down, paused), or null for a server that is always up.
   SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
                 ConnectionOptions options, SimLinkLatency latency,
-                std::shared_ptr<SimLinkState> link = nullptr);
+                std::shared_ptr<SimLinkState> link = nullptr,
+                std::shared_ptr<SimServerHost> host = nullptr);
   ~SimConnection() override;
   SimConnection(const SimConnection&) = delete;
   SimConnection& operator=(const SimConnection&) = delete;
@@ -76,6 +89,8 @@ class SimConnection final : public Connection {
   std::uint64_t round_trips_ = 0;
   std::shared_ptr<SimLinkState> link_;
   std::uint64_t resets_ = 0;  // the link's resets when this connection was made
+  std::shared_ptr<SimServerHost> host_;
+  std::uint64_t host_epoch_ = 0;  // the host's kills when this connection was made
   // Each direction keeps its order: a message never overtakes the one sent before it.
   std::shared_ptr<Nanos> last_arrival_ = std::make_shared<Nanos>(-1);  // the last command's
   std::shared_ptr<Nanos> replies_ = std::make_shared<Nanos>(-1);  // the last reply's arrival

@@ -7,6 +7,7 @@
 #include "sim/core/error.h"
 #include "sim/core/random.h"
 #include "sim/scenario/loader.h"
+#include "sim/simulate/sim_topology.h"
 
 namespace locksim {
 namespace {
@@ -41,15 +42,42 @@ class RefusedConnection final : public Connection {
 
 }  // namespace
 
+SimTiming timing_of(std::uint64_t seed) {
+  switch (seed % kTimingProfiles) {
+    case 1:
+      return {"fast machine", {5'000, 40'000}, 2'000, 20'000};
+    case 2:
+      return {"slow network", {200'000, 2'000'000}, 5'000, 50'000};
+    case 3:
+      return {"loaded machine", {20'000, 500'000}, 50'000, 1'000'000};
+    default:
+      return {};
+  }
+}
+
+std::string describe(const SimTiming& timing) {
+  const auto us = [](Nanos ns) { return std::to_string(ns / 1000); };
+  return std::string(timing.name) + " (hops " + us(timing.link.min_ns) + "-" +
+         us(timing.link.max_ns) + " µs, wake-ups " + us(timing.wake_min_ns) + "-" +
+         us(timing.wake_max_ns) + " µs)";
+}
+
 SimRuntime::SimRuntime(Simulation& simulation, SimLinkLatency latency)
     : simulation_(simulation), latency_(latency), clock_(simulation), threads_(simulation) {}
 
 Endpoint SimRuntime::add_server(ModelServer& server) {
   servers_.push_back(&server);
+  hosts_.push_back(std::make_shared<SimServerHost>());
   Endpoint endpoint;
   endpoint.host = kModelHost;
   endpoint.port = static_cast<int>(servers_.size());
   return endpoint;
+}
+
+std::shared_ptr<SimServerHost> SimRuntime::host(const Endpoint& endpoint) const {
+  LOCKSIM_ASSERT(endpoint.host == kModelHost && endpoint.port >= 1 &&
+                 static_cast<std::size_t>(endpoint.port) <= hosts_.size());
+  return hosts_[static_cast<std::size_t>(endpoint.port) - 1];
 }
 
 std::unique_ptr<Link> SimRuntime::open_link(const Endpoint& upstream) {
@@ -72,15 +100,15 @@ std::unique_ptr<Connection> SimRuntime::connect(const Endpoint& endpoint,
       static_cast<std::size_t>(endpoint.port) <= links_.size()) {
     const LinkEntry& link = links_[static_cast<std::size_t>(endpoint.port) - 1];
     return std::make_unique<SimConnection>(simulation_, *servers_[link.server], endpoint, options,
-                                           latency_, link.state);
+                                           latency_, link.state, hosts_[link.server]);
   }
   if (endpoint.host != kModelHost || endpoint.port < 1 ||
       static_cast<std::size_t>(endpoint.port) > servers_.size()) {
     return std::make_unique<RefusedConnection>(endpoint);
   }
-  return std::make_unique<SimConnection>(simulation_,
-                                         *servers_[static_cast<std::size_t>(endpoint.port) - 1],
-                                         endpoint, options, latency_);
+  const auto index = static_cast<std::size_t>(endpoint.port) - 1;
+  return std::make_unique<SimConnection>(simulation_, *servers_[index], endpoint, options, latency_,
+                                         nullptr, hosts_[index]);
 }
 
 std::string simulator_refusal(const Scenario& scenario, const LockVariant& variant) {
@@ -98,8 +126,7 @@ std::string simulator_refusal(const Scenario& scenario, const LockVariant& varia
     }
   }
   if (scenario.topology) {
-    return "it runs on servers of its own (" + scenario.topology->name +
-           " topology), which the simulator does not model yet";
+    if (const std::string why = SimTopology::refusal(*scenario.topology); !why.empty()) return why;
   }
   if (scenario.lock.wait.strategy == "notify") {
     return "its wait strategy \"notify\" blocks in BLPOP, which the model does not have";
@@ -120,8 +147,13 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
   const Scenario& simulated = as_threads ? *as_threads : scenario;
   ModelServer server;
   Simulation simulation(Rng(seed).fork(kScheduleStream).next());
-  SimRuntime runtime(simulation);
-  const Endpoint endpoint = runtime.add_server(server);
+  const SimTiming timing = timing_of(seed);
+  simulation.set_wake_latency(timing.wake_min_ns, timing.wake_max_ns);
+  SimRuntime runtime(simulation, timing.link);
+  // A topology's servers, or the one server.
+  std::optional<SimTopology> topology;
+  if (simulated.topology) topology.emplace(*simulated.topology, simulation, runtime);
+  const Endpoint endpoint = topology ? topology->primary_endpoint() : runtime.add_server(server);
   const RunRequest request{simulated,
                            variant,
                            seed,
@@ -133,10 +165,14 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
                            {},
                            {},
                            {},
-                           nullptr,
+                           topology ? &*topology : nullptr,
                            &runtime};
   SimulatedRun run;
-  simulation.spawn([&] { run.outcome = run_scenario(request); });
+  simulation.spawn([&] {
+    if (topology) topology->start();
+    run.outcome = run_scenario(request);
+    if (topology) topology->stop();
+  });
   simulation.run();
   if (as_threads) {
     run.outcome.notes.insert(
@@ -144,6 +180,8 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
         std::string("its clients ran as threads (the simulator's fibers), not as ") +
             (scenario.executor == Executor::kProcesses ? "processes" : "an event loop"));
   }
+  run.outcome.notes.push_back("simulated timing (seed " + std::to_string(seed) +
+                              "): " + describe(timing));
   run.events = simulation.events_run();
   run.virtual_ns = simulation.now();
   return run;

@@ -33,6 +33,8 @@ class SimRuntime final : public Runtime {
 
   // add_server: `server` is reachable at the returned endpoint (host "model", port 1, 2, ...).
   Endpoint add_server(ModelServer& server);
+  // host: the host state (down, paused) of the server at `endpoint` (from add_server).
+  std::shared_ptr<SimServerHost> host(const Endpoint& endpoint) const;
 
   const Clock& clock() const override { return clock_; }
   Threads& threads() override { return threads_; }
@@ -53,11 +55,28 @@ class SimRuntime final : public Runtime {
   VirtualClock clock_;
   SimThreads threads_;
   std::vector<ModelServer*> servers_;
+  std::vector<std::shared_ptr<SimServerHost>> hosts_;  // by server
   std::vector<LinkEntry> links_;  // by link port - 1
 };
 
 // simulator_refusal: why the simulator cannot run `variant` on `scenario`, or "".
 std::string simulator_refusal(const Scenario& scenario, const LockVariant& variant);
+
+// SimTiming: how long things take in a simulated run: every link's one-way latency and how late
+// a woken thread runs. A run's seed picks one of kTimingProfiles (seed % 4), so four consecutive
+// seeds see a loopback, a fast, a slow and a loaded machine: a finding that shows under all four
+// does not hang on one machine's timing, and is the kind a real server reproduces.
+struct SimTiming {
+  const char* name = "loopback";
+  SimLinkLatency link;
+  Nanos wake_min_ns = 5'000;
+  Nanos wake_max_ns = 50'000;
+};
+inline constexpr int kTimingProfiles = 4;
+// timing_of: the timing profile of `seed`.
+SimTiming timing_of(std::uint64_t seed);
+// describe: "loaded machine (hops 20-500 µs, wake-ups 50-1000 µs)".
+std::string describe(const SimTiming& timing);
 
 // SimulatedRun: a run on the simulator and what it cost.
 struct SimulatedRun {
@@ -67,7 +86,8 @@ struct SimulatedRun {
 };
 
 // run_simulated: `scenario` with `variant` on a fresh model server, schedule drawn from `seed`
-// (the plan's seed too, as on the machine). Requires simulator_refusal(...) == "".
+// (the plan's seed too, as on the machine), with its timing profile (timing_of). Requires
+// simulator_refusal(...) == "".
 SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
                            StopSignal& stop, const std::string& key_prefix);
 

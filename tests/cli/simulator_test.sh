@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # simulator_test.sh LOCKSIM SOURCE_DIR: `locksim run --backend sim` end to end, as a user drives it.
-# Proves: the catalogue runs on the simulator with every outcome it can run as expected and every
-# other one skipped with its reason; no redis-server is started; one seed gives the same
+# Proves: the catalogue runs on the simulator with every outcome it can run as expected (Redlock's
+# servers and a primary with its replica included) and every other one skipped with its reason; no redis-server is started; one seed gives the same
 # history.jsonl byte for byte, another seed another schedule; `check` re-judges a simulated run;
 # a user lock runs there too and a Lua syntax error in one is bad input; --backend sim with
 # --redis, with only what it cannot run, or an unknown backend, is a usage error (exit 2).
@@ -26,8 +26,15 @@ expect_code "the catalogue on the simulator" 0 $? "$WORK/cat.out"
 expect_grep "every outcome it ran was as expected" "scenario x variant outcomes as expected" "$WORK/cat.out"
 expect_grep "a library is skipped with the reason" \
   "skipped on the simulator: cancelled-release / lib:redis-py-asyncio: .* is a library" "$WORK/cat.out"
-expect_grep "a topology is skipped with the reason" \
-  "skipped on the simulator: redlock-clock-jump / redlock: .*topology" "$WORK/cat.out"
+expect_grep "a Sentinel topology is skipped with the reason" \
+  "skipped on the simulator: sentinel-failover-loses-lock / lua_owner: .*Sentinel" "$WORK/cat.out"
+expect_grep "a persisting server is skipped with the reason" \
+  "skipped on the simulator: server-restart-aof-always / lua_owner: .*persists" "$WORK/cat.out"
+expect_grep "Redlock's five servers run, a clock jump loses the lock" \
+  "redlock-clock-jump / redlock .*expected mutex_violation (lock_lost) .*observed mutex_violation (lock_lost) .*ok" \
+  "$WORK/cat.out"
+expect_grep "a failover after a lost acknowledgement runs on a replica" \
+  "failover-loses-lock / lua_owner .*observed mutex_violation.*ok" "$WORK/cat.out"
 expect_grep "a violation is found on the simulator" \
   "ttl-expiry-while-working / set_nx_ex .*expected mutex_violation (lease_expired) .*observed mutex_violation (lease_expired) .*ok" \
   "$WORK/cat.out"

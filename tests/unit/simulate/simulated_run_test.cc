@@ -9,6 +9,7 @@
 #include <iostream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,37 @@ TEST(SimulatedRun, TheSameSeedGivesTheSameHistoryByteForByte) {
   }
 }
 
+// Proves a seed picks its timing profile (seed % 4): a slow network's round trip is at least two
+// 200 µs hops, a fast machine's at most two 40 µs ones, and the run's notes name the profile.
+TEST(SimulatedRun, TheSeedPicksATimingProfile) {
+  const Scenario scenario =
+      load_scenario(kScenarios / "crash-after-renewals.json", variant_names());
+  std::set<std::string> names;
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const SimTiming timing = timing_of(seed);
+    EXPECT_STREQ(timing.name, timing_of(seed + 4).name);
+    names.insert(timing.name);
+    StopSignal stop;
+    SimulatedRun run =
+        run_simulated(scenario, *find_variant("lua_owner_renew"), seed, stop, "locksim:t:");
+    EXPECT_NE(
+        std::find(run.outcome.notes.begin(), run.outcome.notes.end(),
+                  "simulated timing (seed " + std::to_string(seed) + "): " + describe(timing)),
+        run.outcome.notes.end());
+    int acquires = 0;
+    for (const Event& e : run.outcome.history.events) {
+      if (e.f != Op::kAcquire || e.type != EventType::kOk || e.acquire().attempts != 1) continue;
+      const Nanos round_trip = e.time_ns - e.acquire().sent_ns;
+      EXPECT_GE(round_trip, 2 * timing.link.min_ns) << timing.name;
+      EXPECT_LE(round_trip, 2 * timing.link.max_ns + 10'000) << timing.name;
+      ++acquires;
+    }
+    EXPECT_GT(acquires, 0);
+  }
+  EXPECT_EQ(names.size(), static_cast<std::size_t>(kTimingProfiles));
+  EXPECT_LT(timing_of(1).link.max_ns, timing_of(2).link.min_ns);  // fast vs slow: no overlap
+}
+
 // with_libraries: the built-in variants and every library the catalogue names ("lib:..."), which
 // `locksim run` registers from adapters/libraries.json; the simulator refuses them anyway.
 std::vector<std::string> with_libraries() {
@@ -88,13 +120,17 @@ TEST(SimulatedRun, TheCatalogueMeetsItsExpectationsOnTheSimulator) {
         ++refused;
         continue;
       }
-      StopSignal stop;
-      SimulatedRun run = run_simulated(scenario, *variant, 1, stop, "locksim:t:" + name + ":");
-      ASSERT_TRUE(run.outcome.harness_error.empty())
-          << scenario.name << " / " << name << ": " << run.outcome.harness_error;
-      const CheckResult result = check_history(run.outcome.history, check_options(scenario));
-      EXPECT_TRUE(matches_expectation(expected, result))
-          << scenario.name << " / " << name << ": observed " << describe_observation(result);
+      // Seeds 0 to 3: each of the simulator's timing profiles.
+      for (std::uint64_t seed = 0; seed < static_cast<std::uint64_t>(kTimingProfiles); ++seed) {
+        StopSignal stop;
+        SimulatedRun run = run_simulated(scenario, *variant, seed, stop, "locksim:t:" + name + ":");
+        ASSERT_TRUE(run.outcome.harness_error.empty())
+            << scenario.name << " / " << name << ": " << run.outcome.harness_error;
+        const CheckResult result = check_history(run.outcome.history, check_options(scenario));
+        EXPECT_TRUE(matches_expectation(expected, result))
+            << scenario.name << " / " << name << " (seed " << seed << ", "
+            << describe(timing_of(seed)) << "): observed " << describe_observation(result);
+      }
       ++ran;
     }
   }

@@ -179,7 +179,7 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
     with_reference["variants"] = {reference};
     with_reference["expect"] = {{reference, "any"}};
     bool shared = false;
-    for (std::uint64_t s = seed; s < seed + 4 && !shared; ++s) {
+    for (std::uint64_t s = seed; s < seed + kSeedsPerCandidate && !shared; ++s) {
       shared =
           run_schedule(with_reference, *theirs_target.variant, s).signatures.count(signature) > 0;
     }
@@ -191,7 +191,8 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
     const std::string what = signature + " (" + std::to_string(found.schedules) + " of " +
                              std::to_string(mine.schedules) + " schedules, " + reference +
                              ": none; minimal scenario " + std::to_string(minimal.steps_after) +
-                             " steps";
+                             " steps, shown by " + std::to_string(minimal.fresh_shown) + " of " +
+                             std::to_string(minimal.fresh_runs) + " fresh simulated schedules";
     if (confirmation.reproduced > 0) {
       confirmed.push_back(what + ", confirmed on a real redis-server " +
                           std::to_string(confirmation.reproduced) + " of " +

@@ -335,9 +335,16 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
               << " client(s), " << minimal.candidates_run
               << " candidate runs; on the simulator it shows under seed(s)";
     for (const std::uint64_t s : minimal.seeds) std::cout << " " << s;
-    std::cout << " of " << seed << ".." << seed + 3
-              << " (locksim run FILE --backend sim --seed S)\n"
-              << describe_steps(minimal.document) << "  Written: " << file.string()
+    std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1
+              << " (locksim run FILE --backend sim --seed S)\n";
+    // Fresh seeds measure how much it hangs on a race (sim_runtime.h: timing profiles).
+    const bool racy = minimal.fresh_shown < minimal.fresh_runs;
+    std::cout << "  On " << minimal.fresh_runs << " fresh seeds (" << minimal.fresh_first_seed
+              << "..): shown by " << minimal.fresh_shown
+              << (racy ? ": it hangs on a race or a timing, which a real server reproduces as "
+                         "often or less\n"
+                       : ": it does not hang on a race\n");
+    std::cout << describe_steps(minimal.document) << "  Written: " << file.string()
               << " (locksim run " << file.string() << ")\n";
     if (options.confirm_runs > 0) {
       const Confirmation confirmation =
@@ -350,12 +357,13 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
         std::cout << "  confirmed on a real redis-server: " << confirmation.reproduced << " of "
                   << confirmation.runs << " runs\n";
       } else {
-        std::cout
-            << "  not reproduced on a real redis-server in " << confirmation.runs
-            << " runs: it observed "
-            << (confirmation.observed.empty() ? std::string("nothing")
-                                              : confirmation.observed.front())
-            << "; the model differs from Redis here, or the timing does (docs/simulator.md)\n";
+        std::cout << "  not reproduced on a real redis-server in " << confirmation.runs
+                  << " runs: it observed "
+                  << (confirmation.observed.empty() ? std::string("nothing")
+                                                    : confirmation.observed.front())
+                  << (racy ? "; it hangs on a race this machine did not run (docs/simulator.md)\n"
+                           : "; the model differs from Redis here, or the timing does "
+                             "(docs/simulator.md)\n");
       }
     }
   }

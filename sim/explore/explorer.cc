@@ -315,6 +315,14 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
     const ScheduleRun run = run_schedule(current, variant, s);
     if (run.error.empty() && run.signatures.count(signature) > 0) result.seeds.push_back(s);
   }
+  // Fresh seeds, far from those it was found and shrunk under.
+  result.fresh_first_seed = seed + 1'000'000 - (seed + 1'000'000) % 4;
+  for (int i = 0; i < kFreshSeeds; ++i) {
+    const ScheduleRun run =
+        run_schedule(current, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i));
+    ++result.fresh_runs;
+    if (run.error.empty() && run.signatures.count(signature) > 0) ++result.fresh_shown;
+  }
   const std::string variant_name(variant.name());
   // A scenario name is lowercase letters, digits and '-'.
   std::string slug = variant_name + "-" + signature;

@@ -13,12 +13,13 @@ WORK=$(mktemp -d /tmp/locksim-explore-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/lib.sh"
 
-# confirmed OUTPUT SIGNATURE: the shrink of SIGNATURE was confirmed on a real server.
-confirmed() {
-  awk -v sig="Shrunk $2 (" 'index($0, sig) == 1 {on = 1; next} /^Shrunk / {on = 0}
-                            on && /confirmed on a real redis-server: [1-9]/ {found = 1}
-                            END {exit !found}' "$1"
+# in_shrink OUTPUT SIGNATURE REGEX: a line of the shrink of SIGNATURE matches REGEX.
+in_shrink() {
+  awk -v sig="Shrunk $2 (" -v re="$3" 'index($0, sig) == 1 {on = 1; next} /^Shrunk / {on = 0}
+                                       on && $0 ~ re {found = 1} END {exit !found}' "$1"
 }
+# confirmed OUTPUT SIGNATURE: the shrink of SIGNATURE was confirmed on a real server.
+confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
 
 # --- the failing built-ins: found, shrunk, confirmed --------------------------------------------
 while read -r variant faults signature; do
@@ -31,6 +32,11 @@ while read -r variant faults signature; do
     pass "$variant: $signature shrunk and confirmed on a real redis-server"
   else
     fail "$variant: $signature was not confirmed"; sed 's/^/    /' "$out.out" | tail -40
+  fi
+  if in_shrink "$out.out" "$signature" "On 16 fresh seeds .*: shown by 16: it does not hang on a race"; then
+    pass "$variant: the minimal scenario shows $signature under 16 of 16 fresh seeds"
+  else
+    fail "$variant: the minimal scenario of $signature hangs on a race"
   fi
   minimal=$(grep -A30 "^Shrunk $signature (" "$out.out" | grep -o "Written: [^ ]*" | head -1 | cut -d' ' -f2)
   shown=$(grep -A1 "^Shrunk $signature (" "$out.out" | grep -o "under seed(s) [0-9]*" | head -1 | awk '{print $3}')

@@ -185,5 +185,49 @@ TEST(Shrink, ACrashBetweenSetnxAndExpireShrinksToAFewSteps) {
   EXPECT_NE(minimal.document.dump().find("after_setnx"), std::string::npos);
 }
 
+// Proves the simulator's timing decides a race between two waiting clients both ways across seeds
+// (its timing profiles, the drawn lateness of every sleep), and that the shrinker measures such a
+// finding as racy on fresh seeds (fresh_shown < fresh_runs) rather than calling it certain from
+// the seeds it was picked under; a finding that does not hang on a race shows under every one.
+TEST(Shrink, FreshSeedsTellARaceFromACertainty) {
+  // A's lease runs out; B and C poll for the lock; whoever gets it second has its key deleted by
+  // the first one's late release (a stale release) only if C got it first.
+  const Json racy = Json::parse(R"({
+    "name": "race", "source": {"doc": "none", "claim": "a race"},
+    "variants": ["setnx_then_expire"], "clients": ["A", "B", "C"],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "steps": [{"client": "A", "do": "acquire"}, {"client": "C", "do": "acquire"},
+              {"client": "B", "do": "acquire"},
+              {"client": "A", "do": "partition", "partition_ms": 226, "mode": "reset"},
+              {"client": "A", "do": "release"}, {"client": "C", "do": "release"},
+              {"client": "C", "do": "acquire"}, {"client": "C", "do": "release"}],
+    "expect": {"setnx_then_expire": "any"}})");
+  const std::string signature = "mutex_violation (stale_release)";
+  int shown = 0;
+  for (std::uint64_t seed = 0; seed < 32; ++seed) {
+    shown += static_cast<int>(
+        run_schedule(racy, variant("setnx_then_expire"), seed).signatures.count(signature));
+  }
+  EXPECT_GT(shown, 0);
+  EXPECT_LT(shown, 32);
+  const ShrinkResult shrunk =
+      shrink(racy, variant("setnx_then_expire"), signature, 8, kSeedsPerCandidate, 40);
+  EXPECT_EQ(shrunk.fresh_runs, kFreshSeeds);
+  EXPECT_LT(shrunk.fresh_shown, kFreshSeeds);
+
+  // A crash while holding a lock without a TTL: every schedule deadlocks.
+  const Json certain = Json::parse(R"({
+    "name": "certain", "source": {"doc": "none", "claim": "a certainty"},
+    "variants": ["naive"], "clients": ["A", "B"],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "steps": [{"client": "A", "do": "acquire"}, {"client": "A", "do": "crash"},
+              {"client": "B", "do": "acquire"}],
+    "expect": {"naive": "any"}})");
+  const ShrinkResult sure = shrink(certain, variant("naive"), "deadlock (never_recovered)", 0);
+  EXPECT_EQ(sure.fresh_shown, kFreshSeeds);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -144,18 +144,22 @@ void cancelled_holds(const History& history, const KeyTimeline& timeline, CheckR
 // explained_by_a_fault: the release deleted nothing for a reason a fault gives, not because the
 // key sat idle: a fault aimed at the releaser while its lease ran (a delayed or lost release
 // runs late, after the key had become someone else's), or a fault that can make a server forget
-// the key (a restart, a failover, a clock jump) while it held the lock.
+// the key (a restart, a failover, a clock jump) while it held the lock or before its release was
+// answered.
 bool explained_by_a_fault(const KeyTimeline& timeline, const std::vector<FaultWindow>& faults,
                           const IdleRelease& idle) {
+  // From its acquire's send: a fault while the SET's reply was on its way can take the key too.
   Nanos held_since = idle.invoke_ns;
   for (const WindowRecord& w : timeline.windows) {
-    if (w.client == idle.client && w.start_ns <= idle.invoke_ns) held_since = w.start_ns;
+    if (w.client == idle.client && w.start_ns <= idle.invoke_ns) {
+      held_since = std::min(w.acquire_sent_ns, w.start_ns);
+    }
   }
   return std::any_of(faults.begin(), faults.end(), [&](const FaultWindow& f) {
     if (f.client == idle.client && f.from_ns <= idle.lease_end_ns && f.to_ns >= idle.invoke_ns) {
       return true;
     }
-    return traits(f.kind).forgets_key && f.from_ns >= held_since && f.from_ns <= idle.invoke_ns;
+    return traits(f.kind).forgets_key && f.from_ns >= held_since && f.from_ns <= idle.ok_ns;
   });
 }
 

@@ -100,11 +100,14 @@ ServerGrant grant_of(const History& history, const WindowRecord& window) {
 // lost_lock: the server faults that may have made the earlier grant's servers forget it; all
 // server faults in between if the grant does not say which servers it was on, or none of those
 // faulted.
+// From the earlier holder's successful send on: a fault while its SET was on its way back (the
+// key set, the reply not yet read) can take the key before the holder even entered.
 LostLock lost_lock(const History& history, const WindowRecord& earlier, Nanos to_ns) {
+  const Nanos from_ns = std::min(earlier.acquire_sent_ns, earlier.start_ns);
   const LostLock on_its_servers = server_faults_between(
-      history, earlier.start_ns, to_ns, history.granted_servers(grant_of(history, earlier)));
+      history, from_ns, to_ns, history.granted_servers(grant_of(history, earlier)));
   if (on_its_servers.at_ns >= 0) return on_its_servers;
-  return server_faults_between(history, earlier.start_ns, to_ns);
+  return server_faults_between(history, from_ns, to_ns);
 }
 
 // cancelled_extend: " Its extend at X was cancelled ..." when the earlier holder's last extend
@@ -227,15 +230,42 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
 void find_stale_releases(const History& history, const KeyTimeline& timeline, CheckResult& result) {
   if (timeline.foreign_deletes.empty()) return;
   const WindowIndex index(timeline.windows);
+  std::vector<FaultWindow> faults;
+  bool faults_read = false;
   for (const ForeignDelete& release : timeline.foreign_deletes) {
     if (!release.lease_ran_out) continue;
     // Judged where the lease had certainly run out: at the invoke, or else at the completion.
-    const Nanos t = release.lease_end_ns <= release.invoke_ns ? release.invoke_ns : release.ok_ns;
+    const bool at_invoke = release.lease_end_ns <= release.invoke_ns;
+    const Nanos t = at_invoke ? release.invoke_ns : release.ok_ns;
     // Inside at t: entered at or before t and not yet left.
     const int victim =
         index.find(t, t + 1, [&](const WindowRecord& w) { return w.client != release.client; });
     if (victim < 0) continue;
     const WindowRecord& window = timeline.windows[static_cast<std::size_t>(victim)];
+    if (!at_invoke) {
+      // The victim entered while the release was under way: its SET may have come after the
+      // release's delete (which then deleted the releaser's own key). Certain when the release
+      // was held back (a pause inside it, a delayed command) until after the victim entered
+      // (its delete came after the victim's SET), or when someone else got in while the victim
+      // was still inside (its key was gone).
+      if (!faults_read) {
+        faults = fault_windows(history);
+        faults_read = true;
+      }
+      const bool held_past_entry =
+          std::any_of(faults.begin(), faults.end(), [&](const FaultWindow& f) {
+            return f.client == release.client && f.from_ns <= release.ok_ns &&
+                   f.to_ns >= window.start_ns && f.to_ns <= release.ok_ns &&
+                   f.to_ns >= release.invoke_ns;
+          });
+      const bool walked_in =
+          std::any_of(timeline.windows.begin(), timeline.windows.end(), [&](const WindowRecord& w) {
+            return w.client != window.client && w.client != release.client &&
+                   w.start_ns > window.start_ns && w.start_ns < window.end_ns &&
+                   w.start_ns > release.invoke_ns;
+          });
+      if (!held_past_entry && !walked_in) continue;
+    }
     const std::string z = client_name(history, release.client);
     const std::string v = client_name(history, window.client);
     result.findings.push_back(Finding{

@@ -18,6 +18,7 @@ struct ClientKeyState {
   bool acquired = false;
   Nanos ok_invoke_ns = 0;
   Nanos ok_ns = 0;
+  Nanos ok_sent_ns = 0;  // the successful attempt's send (its invoke, without one)
   std::int64_t ok_ttl_ms = -1;
   Nanos lease_end_ns = kNever;
   Nanos lease_end_lower_ns = kNever;  // see WindowRecord::lease_end_lower_ns
@@ -174,7 +175,8 @@ class TimelineBuilder {
         // The SET ran after the successful attempt was sent (recorded as sent_ns; histories
         // without it have only the invoke of the whole acquire, an earlier bound).
         const Nanos sent_ns = event.acquire().sent_ns;
-        s.lease_end_lower_ns = lease_end(sent_ns >= 0 ? sent_ns : invoke_ns, ttl_ms);
+        s.ok_sent_ns = sent_ns >= 0 ? sent_ns : invoke_ns;
+        s.lease_end_lower_ns = lease_end(s.ok_sent_ns, ttl_ms);
         if (event.acquire().validity_ms >= 0) {
           // A lock that promises less than its TTL (Redlock's validity time: the TTL less the
           // time the acquire took and the clock drift) is held to its promise, from the reply.
@@ -223,7 +225,7 @@ class TimelineBuilder {
     if (s.enter_ns >= 0) close_window(event.client, key, s, event.time_ns, HoldWindow::End::kExit);
     if (!s.acquired) {
       // An enter without a recorded acquire: the window still counts, with what we know.
-      s.ok_invoke_ns = s.ok_ns = event.time_ns;
+      s.ok_invoke_ns = s.ok_ns = s.ok_sent_ns = event.time_ns;
       s.ok_ttl_ms = -1;
       s.lease_end_ns = kNever;
       s.lease_end_lower_ns = kNever;
@@ -322,6 +324,7 @@ class TimelineBuilder {
       hold_end_ns = s.release_lease_end_ns;
       timeline(key).idle_releases.push_back(IdleRelease{.client = event.client,
                                                         .invoke_ns = s.release_invoke_ns,
+                                                        .ok_ns = t,
                                                         .lease_end_ns = s.release_lease_end_ns});
     } else if (event.type == EventType::kOk && deleted >= 1) {
       how = HoldEnd::kReleased;
@@ -381,6 +384,7 @@ class TimelineBuilder {
         .client = client,
         .acquire_invoke_ns = s.ok_invoke_ns,
         .acquire_ok_ns = s.ok_ns,
+        .acquire_sent_ns = s.ok_sent_ns,
         .start_ns = s.enter_ns,
         .end_ns = end_ns,
         .ttl_ms = s.ok_ttl_ms,

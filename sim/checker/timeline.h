@@ -29,6 +29,9 @@ struct WindowRecord {
   int client = -1;
   Nanos acquire_invoke_ns = 0;
   Nanos acquire_ok_ns = 0;
+  // acquire_sent_ns: when the successful attempt was sent (its invoke, in histories without it):
+  // the key was set after it, so a server fault after it can have taken the key.
+  Nanos acquire_sent_ns = 0;
   Nanos start_ns = 0;
   Nanos end_ns = 0;
   std::int64_t ttl_ms = -1;
@@ -132,6 +135,7 @@ struct MaybeAcquire {
 struct IdleRelease {
   int client = -1;
   Nanos invoke_ns = 0;
+  Nanos ok_ns = 0;  // its reply: a server fault before it can have taken the key first
   Nanos lease_end_ns = 0;
 };
 

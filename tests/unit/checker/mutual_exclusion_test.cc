@@ -127,6 +127,28 @@ TEST(CheckerTest, StaleReleaseCauseWithThreeClients) {
 // Proves a two-step release (GET, then DEL; Doc B3) invoked while its lease was valid but
 // returning after the lease ran out is judged a stale release when it let a third client in,
 // while a hand-off where the next holder merely entered before the releaser read its reply is not.
+// Proves a release whose lease ran out only while it was under way, with a client entering
+// meanwhile, is no stale release on its own: the newcomer's SET may have come after the delete
+// (which then deleted the releaser's own key). Held back by a delay on its link until after the
+// newcomer entered, its delete certainly came after: a stale release.
+TEST(CheckerTest, AStaleReleaseDuringTheReleaseNeedsEvidenceOfTheOrder) {
+  const auto history = [](bool delayed) {
+    HistoryBuilder h;
+    h.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100);
+    h.event(ms(90), A, EventType::kOk, Op::kExit);
+    h.event(ms(98), A, EventType::kInvoke, Op::kRelease);
+    if (delayed) h.nemesis(ms(98), 3, A, FaultKind::kDelay, FaultPhase::kStart);
+    h.acquire_invoke(ms(50), B, 100).acquire_ok(ms(101), B, 100);
+    if (delayed) h.nemesis(ms(102), 3, A, FaultKind::kDelay, FaultPhase::kEnd);
+    h.event(ms(103), A, EventType::kOk, Op::kRelease).last().release().deleted = 1;
+    h.release(ms(150), ms(151), B, 0);
+    return h.build();
+  };
+  EXPECT_TRUE(stale_releases(check(history(false))).empty());
+  ASSERT_EQ(stale_releases(check(history(true))).size(), 1u);
+  EXPECT_EQ(stale_releases(check(history(true)))[0]->clients[1], B);
+}
+
 TEST(CheckerTest, StaleReleaseThatDeletedAfterItsLeaseRanOut) {
   // A: lease 0..100 ms, exits and invokes its release at 10 ms, which returns at 160 ms (its
   // DEL ran after B took the expired lock at 150). C gets in at 170 while B is inside.

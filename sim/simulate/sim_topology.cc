@@ -11,6 +11,10 @@ namespace {
 // stream reaches its replica within a millisecond on one machine.
 constexpr Nanos kReplicationMinNs = 100'000;
 constexpr Nanos kReplicationMaxNs = 1'000'000;
+// A restart takes this long (drawn), down all the while: a redis-server restarted on the
+// development machine answered again after 40 to 70 ms.
+constexpr Nanos kRestartMinNs = 20'000'000;
+constexpr Nanos kRestartMaxNs = 80'000'000;
 
 }  // namespace
 
@@ -102,6 +106,9 @@ std::string SimTopology::kill(std::size_t server) {
 std::string SimTopology::restart(std::size_t server) {
   SimServerHost& host = *hosts_.at(server);
   if (!host.down) kill(server);
+  // Down while it starts again (the caller, the nemesis, waits as it does for a real one).
+  simulation_.sleep_until(simulation_.now() +
+                          simulation_.rng().uniform(kRestartMinNs, kRestartMaxNs));
   // Back empty (no persistence). Its replicas resynchronise from it; a replica from its primary.
   servers_[server]->restart();
   host.down = false;

@@ -3,8 +3,9 @@
 // with replicas fed asynchronously, and the nemesis's server faults on them.
 //
 // - kill: the server is down: its connections close, new ones are refused, its replication
-//   stops (what it had not sent is lost); restart: back up empty (no persistence), as a
-//   redis-server restarted without a disk; a replica then resynchronises from its primary.
+//   stops (what it had not sent is lost); restart: down 20 to 80 ms of virtual time (drawn; a
+//   real restart takes 40 to 70 ms here), then back up empty (no persistence), as a redis-server
+//   restarted without a disk; a replica then resynchronises from its primary.
 // - pause / resume: commands that reach a paused server wait, in order, and run when it resumes
 //   (a SIGSTOP'd redis-server reads them from its socket after SIGCONT).
 // - jump_clock: the server's wall clock runs further ahead; its keys expire by it.

@@ -95,8 +95,8 @@ struct ExploreOptions {
   int cycles = 2;
   int max_faults = 1;
   std::int64_t ttl_ms = 100;
-  std::vector<std::string> faults = {"crash",      "checkpoint", "pause",    "overrun",
-                                     "lost_reply", "delay",      "partition"};
+  std::vector<std::string> faults = {"crash", "checkpoint", "pause",   "overrun",    "lost_reply",
+                                     "delay", "partition",  "restart", "clock_jump", "node_down"};
   bool shrink = true;
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";

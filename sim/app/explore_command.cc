@@ -45,6 +45,10 @@ std::string describe_steps(const Json& document) {
   for (const Json& step : document.at("steps")) {
     std::string line = "    " + step.value("client", std::string("nemesis")) + " " +
                        step.at("do").get<std::string>();
+    if (step.contains("server")) line += " " + step.at("server").get<std::string>();
+    if (step.contains("jump_ms")) {
+      line += " ahead " + std::to_string(step.at("jump_ms").get<std::int64_t>()) + " ms";
+    }
     for (const char* key : {"work_ms", "pause_ms", "partition_ms"}) {
       if (step.contains(key))
         line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
@@ -314,6 +318,11 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     if (signature == "mutex_violation (lease_expired)") {
       std::cout << "      (a lease ran out while its holder still worked: every TTL lock does so "
                    "when work or a stall outlasts the lease; compare with lua_owner)\n";
+    }
+    if (signature == "mutex_violation (lock_lost)") {
+      std::cout << "      (a server forgot the key: a restart without persistence or a clock jump "
+                   "loses any lock on it; Redlock is meant to survive one such server, not a "
+                   "majority; compare with lua_owner, or --faults without restart,clock_jump)\n";
     }
   }
   if (!options.shrink || summary.interrupted)

@@ -189,7 +189,9 @@ int main(int argc, char** argv) {
   explore_cmd
       ->add_option("--faults", explore.faults,
                    "The fault menu (comma-separated): crash, checkpoint, pause, overrun,\n"
-                   "lost_reply, delay, partition")
+                   "lost_reply, delay, partition, restart (a server restarts without\n"
+                   "persistence), clock_jump (a server's clock jumps ahead), node_down\n"
+                   "(Redlock: a node killed)")
       ->delimiter(',')
       ->capture_default_str();
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");

@@ -10,8 +10,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 7> kFaultWords = {
-    "crash", "checkpoint", "pause", "overrun", "lost_reply", "delay", "partition"};
+constexpr std::array<std::string_view, 10> kFaultWords = {
+    "crash", "checkpoint", "pause",   "overrun",    "lost_reply",
+    "delay", "partition",  "restart", "clock_jump", "node_down"};
 
 std::string client_name(int index) { return std::string(1, static_cast<char>('A' + index)); }
 
@@ -44,9 +45,27 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
   // The menu: what this variant can be given (a checkpoint fault needs a checkpoint).
   const std::vector<LockVariant::CheckpointSite> sites = variant.checkpoints();
   std::vector<ExerciseFault> menu;
+  const bool nodes = variant.multi_server();
   for (const ExerciseFault fault : options.faults) {
-    if (fault != ExerciseFault::kCheckpoint || !sites.empty()) menu.push_back(fault);
+    if (fault == ExerciseFault::kCheckpoint && sites.empty()) continue;
+    if (fault == ExerciseFault::kNodeDown && !nodes) continue;
+    menu.push_back(fault);
   }
+  // A multi-server lock runs on Redlock's five servers; a one-server lock on a topology of its own
+  // ("single", its server "n1") only when a server fault is drawn.
+  bool server_faults = nodes;
+  // A node is killed (or restarted) once per schedule: the first one not taken yet, from a drawn
+  // start; "" when all five were.
+  std::set<std::string> killed;
+  const auto server_name = [&](bool kills) {
+    if (!nodes) return std::string(kills && !killed.insert("n1").second ? "" : "n1");
+    const std::int64_t first = rng.uniform(1, 5);
+    for (std::int64_t i = 0; i < 5; ++i) {
+      const std::string name = "n" + std::to_string((first - 1 + i) % 5 + 1);
+      if (!kills || killed.insert(name).second) return name;
+    }
+    return std::string();
+  };
   const int fault_count =
       menu.empty() ? 0 : static_cast<int>(rng.uniform(0, std::max(0, options.max_faults)));
   for (int f = 0; f < fault_count; ++f) {
@@ -96,6 +115,23 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
       auto& queue = queues[static_cast<std::size_t>(c)];
       queue.push_back(acquire);
       if (dies && acquire.contains("crash_at")) break;
+      // A server fault comes after the acquire, before the work: while the holder is inside.
+      if (cycle.fault == ExerciseFault::kRestart) {
+        if (const std::string server = server_name(true); !server.empty()) {
+          queue.push_back({{"do", "kill_server"}, {"server", server}});
+          queue.push_back({{"do", "restart_server"}, {"server", server}});
+          server_faults = true;
+        }
+      } else if (cycle.fault == ExerciseFault::kClockJump) {
+        queue.push_back({{"do", "clock_jump"},
+                         {"server", server_name(false)},
+                         {"jump_ms", rng.uniform(ttl, 3 * ttl)}});
+        server_faults = true;
+      } else if (cycle.fault == ExerciseFault::kNodeDown) {
+        if (const std::string server = server_name(true); !server.empty()) {
+          queue.push_back({{"do", "kill_server"}, {"server", server}});
+        }
+      }
       queue.push_back(middle);
       if (cycle.fault == ExerciseFault::kCrash) {
         queue.push_back({{"client", name}, {"do", "crash"}});
@@ -122,22 +158,25 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
   Json names = Json::array();
   for (int c = 0; c < clients; ++c) names.push_back(client_name(c));
   const std::string variant_name(variant.name());
-  return Json{{"name", "explore-" + std::to_string(seed)},
-              {"description", "A schedule drawn by locksim explore from seed " +
-                                  std::to_string(seed) + ": " + std::to_string(clients) +
-                                  " clients, their cycles interleaved, at most " +
-                                  std::to_string(options.max_faults) + " fault(s) from the menu."},
-              {"source", {{"doc", "none"}, {"claim", "explored"}}},
-              {"variants", {variant_name}},
-              {"lock",
-               {{"ttl_ms", ttl},
-                {"acquire_timeout_ms", 10 * ttl},
-                // A lost reply costs the caller this long (it may have acquired meanwhile).
-                {"reply_timeout_ms", 2 * ttl},
-                {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}}},
-              {"clients", names},
-              {"steps", steps},
-              {"expect", {{variant_name, "any"}}}};
+  Json document =
+      Json{{"name", "explore-" + std::to_string(seed)},
+           {"description", "A schedule drawn by locksim explore from seed " + std::to_string(seed) +
+                               ": " + std::to_string(clients) +
+                               " clients, their cycles interleaved, at most " +
+                               std::to_string(options.max_faults) + " fault(s) from the menu."},
+           {"source", {{"doc", "none"}, {"claim", "explored"}}},
+           {"variants", {variant_name}},
+           {"lock",
+            {{"ttl_ms", ttl},
+             {"acquire_timeout_ms", 10 * ttl},
+             // A lost reply costs the caller this long (it may have acquired meanwhile).
+             {"reply_timeout_ms", 2 * ttl},
+             {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}}},
+           {"clients", names},
+           {"steps", steps},
+           {"expect", {{variant_name, "any"}}}};
+  if (server_faults) document["topology"] = nodes ? "redlock_5" : "single";
+  return document;
 }
 
 std::vector<std::string> faults_in(const Json& document) {
@@ -153,6 +192,18 @@ std::vector<std::string> faults_in(const Json& document) {
     if (action == "work" && step.contains("work_ms") &&
         step.at("work_ms").get<std::int64_t>() >= ttl) {
       found.insert("overrun");
+    }
+    if (action == "restart_server") found.insert("restart");
+    if (action == "clock_jump") found.insert("clock_jump");
+    if (action == "kill_server" && document.value("topology", "") == "redlock_5") {
+      // A node killed and not restarted (a restart is its own fault).
+      const Json server = step.at("server");
+      const auto& all = document.at("steps");
+      if (std::none_of(all.begin(), all.end(), [&](const Json& other) {
+            return other.at("do") == "restart_server" && other.value("server", Json()) == server;
+          })) {
+        found.insert("node_down");
+      }
     }
     if (step.contains("crash_at"))
       found.insert("crash at " + step.at("crash_at").get<std::string>());

@@ -6,8 +6,11 @@
 // drawn order, with at most `max_faults` faults drawn from a bounded menu: a crash inside the
 // critical section, a crash or a pause at each of the variant's checkpoints
 // (LockVariant::checkpoints), a pause of the holder, work that outlasts the lease, a lost reply
-// of an acquire or a release, a release delayed on the link, and a partition of the holder. Work
-// and pause lengths are drawn against the TTL. So what explore finds is already a scenario a person
+// of an acquire or a release, a release delayed on the link, a partition of the holder, and
+// server faults while the holder works: a restart without persistence, a clock jump, and for a
+// multi-server lock (Redlock, on five servers: "redlock_5") a node killed. A schedule with a
+// server fault runs on a topology of its own ("single" for a one-server lock). Work and pause
+// lengths are drawn against the TTL. So what explore finds is already a scenario a person
 // can read, shrink and run on a real server.
 //
 //   nlohmann::json doc = draw_exercise(variant, ExerciseOptions{}, seed);
@@ -34,10 +37,13 @@ enum class ExerciseFault {
   kLostReply,   // the reply of the acquire or of the release is lost (the command ran)
   kDelay,       // the release is delayed on the link until another client is inside
   kPartition,   // the holder's link is cut for one to three TTLs (held, or reset)
+  kRestart,     // while the holder works, a server restarts without persistence (forgets keys)
+  kClockJump,   // while the holder works, a server's clock jumps one to three TTLs ahead
+  kNodeDown,    // a multi-server lock (Redlock): a node is killed while the holder works
 };
 std::string_view to_string(ExerciseFault fault);
 // exercise_fault_from: the fault named `word` ("crash", "checkpoint", "pause", "overrun",
-// "lost_reply", "delay", "partition").
+// "lost_reply", "delay", "partition", "restart", "clock_jump", "node_down").
 std::optional<ExerciseFault> exercise_fault_from(std::string_view word);
 
 struct ExerciseOptions {
@@ -48,7 +54,8 @@ struct ExerciseOptions {
   std::set<ExerciseFault> faults = {ExerciseFault::kCrash,     ExerciseFault::kCheckpoint,
                                     ExerciseFault::kPause,     ExerciseFault::kOverrun,
                                     ExerciseFault::kLostReply, ExerciseFault::kDelay,
-                                    ExerciseFault::kPartition};
+                                    ExerciseFault::kPartition, ExerciseFault::kRestart,
+                                    ExerciseFault::kClockJump, ExerciseFault::kNodeDown};
 };
 
 // draw_exercise: the exercise of `seed`: a scripted scenario document for `variant` named

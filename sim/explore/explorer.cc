@@ -13,6 +13,7 @@
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
 #include "sim/simulate/sim_runtime.h"
+#include "sim/topology/topology.h"
 
 namespace locksim {
 namespace {
@@ -204,7 +205,7 @@ std::vector<Json::json_pointer> durations(const Json& document) {
   const Json& steps = document.at("steps");
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::string at = "/steps/" + std::to_string(i);
-    for (const char* key : {"work_ms", "pause_ms", "partition_ms", "max_ms"}) {
+    for (const char* key : {"work_ms", "pause_ms", "partition_ms", "max_ms", "jump_ms"}) {
       if (steps[i].contains(key)) found.emplace_back(at + "/" + key);
     }
     if (steps[i].contains("pause_at")) found.emplace_back(at + "/pause_at/max_ms");
@@ -391,18 +392,29 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
     return confirmation;
   }
   for (int i = 1; i <= runs && !stop.requested(); ++i) {
+    // A scenario with a topology runs on servers of its own, fresh for every run.
+    std::unique_ptr<Topology> topology;
+    if (scenario.topology) {
+      try {
+        topology = Topology::start(*scenario.topology);
+      } catch (const EnvironmentError& e) {
+        confirmation.error = e.what();
+        return confirmation;
+      }
+    }
+    const Endpoint endpoint = topology ? topology->primary_endpoint() : server->endpoint();
     const RunRequest request{scenario,
                              variant,
                              static_cast<std::uint64_t>(i),
-                             server->endpoint(),
+                             endpoint,
                              "locksim:confirm:" + std::to_string(i) + ":",
                              stop,
                              {},
                              /*private_server=*/true,
+                             endpoint,
                              {},
                              {},
-                             {},
-                             nullptr,
+                             topology.get(),
                              nullptr};
     const RunOutcome outcome = run_scenario(request);
     ++confirmation.runs;

@@ -2,7 +2,7 @@
 # explore_test.sh LOCKSIM SOURCE_DIR: `locksim explore` end to end, as a user drives it.
 # Proves: for every failing built-in of the catalogue that runs on one server, explore finds its
 # bug within a 10 s budget, shrinks it to a minimal scripted scenario and confirms it on a real
-# redis-server, and `locksim run --backend sim` of that scenario with a seed explore names shows
+# redis-server (and Redlock's lost lock, from the catalogue's scenario, on five servers), and `locksim run --backend sim` of that scenario with a seed explore names shows
 # what it expects; a correct lock has
 # no finding (exit 0); --seed replays one schedule exactly; two shards run by GNU parallel and
 # added up by --merge equal one unsharded run; bad input is a usage error (exit 2).
@@ -52,6 +52,29 @@ setnx_then_expire checkpoint deadlock (never_recovered)
 set_nx_ex pause,overrun mutex_violation (stale_release)
 get_then_del checkpoint mutex_violation (stale_release)
 MENU
+
+# --- Redlock, on the simulator's five servers: the catalogue's restart without persistence ---------
+out="$WORK/redlock"
+"$LOCKSIM" explore --variant redlock "$SOURCE/scenarios/redlock-restart-without-persistence.json" \
+  --schedules 100 --confirm 2 --out "$out" --no-progress >"$out.out" 2>&1
+expect_code "redlock: explore of the catalogue's restart scenario finds something" 1 $? "$out.out"
+if confirmed "$out.out" "mutex_violation (lock_lost)" &&
+   in_shrink "$out.out" "mutex_violation (lock_lost)" "shown by 16: it does not hang on a race" &&
+   in_shrink "$out.out" "mutex_violation (lock_lost)" "nemesis restart_server n"; then
+  pass "redlock: a lock lost to restarts without persistence, shrunk and confirmed on five real servers"
+else
+  fail "redlock: lock_lost was not shrunk and confirmed"; sed 's/^/    /' "$out.out" | tail -30
+fi
+# Drawn schedules of a multi-server lock run on five servers, with the server faults of the menu.
+"$LOCKSIM" explore --variant redlock --faults restart,clock_jump,node_down --max-faults 2 \
+  --schedules 300 --no-shrink --no-progress --out "$WORK/redlock-drawn" >"$WORK/redlock-drawn.out" 2>&1
+expect_grep "redlock: drawn schedules restart servers, jump clocks and kill nodes" \
+  "Exercised: clock_jump ([0-9]*) node_down ([0-9]*) restart ([0-9]*)" "$WORK/redlock-drawn.out"
+if grep -q "could not run" "$WORK/redlock-drawn.out"; then
+  fail "redlock: some drawn schedule could not run"; grep "could not run" "$WORK/redlock-drawn.out" | head -3
+else
+  pass "redlock: every drawn schedule ran"
+fi
 
 # --- a correct lock ------------------------------------------------------------------------------
 "$LOCKSIM" explore --variant lua_owner --faults crash --schedules 500 --no-progress \
@@ -124,7 +147,7 @@ expect_grep "it lists the menu" "crash, checkpoint, pause, overrun" "$WORK/bad2.
 expect_code "--seeds backwards" 2 $? "$WORK/bad3.out"
 "$LOCKSIM" explore --variant lua_owner --time soon >"$WORK/bad4.out" 2>&1
 expect_code "--time without a unit" 2 $? "$WORK/bad4.out"
-"$LOCKSIM" explore --variant lua_owner "$SOURCE/scenarios/redlock-clock-jump.json" >"$WORK/bad5.out" 2>&1
+"$LOCKSIM" explore --variant lua_owner "$SOURCE/scenarios/sentinel-failover-loses-lock.json" >"$WORK/bad5.out" 2>&1
 expect_code "a scenario the simulator cannot run" 2 $? "$WORK/bad5.out"
 expect_grep "it says why" "simulator cannot run it" "$WORK/bad5.out"
 

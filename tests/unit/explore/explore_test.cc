@@ -34,9 +34,14 @@ TEST(Exercise, TheSameSeedDrawsTheSameScenarioAndEveryOneLoads) {
     distinct.insert(doc.at("steps").dump());
     EXPECT_NO_THROW(parse_scenario(doc, "drawn", {"get_then_del"})) << doc.dump();
     EXPECT_LE(faults_in(doc).size(), 1U) << doc.dump();
-    // Each client acquires before it works, and releases only what it acquired.
+    // Each client acquires before it works, and releases only what it acquired; a server fault
+    // comes with a topology of the lock's own.
     std::map<std::string, bool> holding;
     for (const Json& step : doc.at("steps")) {
+      if (!step.contains("client")) {
+        EXPECT_EQ(doc.value("topology", ""), "single") << doc.dump();
+        continue;
+      }
       const std::string client = step.at("client");
       const std::string action = step.at("do");
       if (action == "acquire") {
@@ -49,6 +54,35 @@ TEST(Exercise, TheSameSeedDrawsTheSameScenarioAndEveryOneLoads) {
     }
   }
   EXPECT_GT(distinct.size(), 150U);
+}
+
+// Proves a multi-server lock's schedules run on Redlock's five servers, with the server faults of
+// the menu, a node killed at most once per schedule, and that every one of them runs.
+TEST(Exercise, RedlockIsDrawnOnFiveServersWithServerFaults) {
+  ExerciseOptions options;
+  options.faults = {ExerciseFault::kRestart, ExerciseFault::kClockJump, ExerciseFault::kNodeDown};
+  options.max_faults = 3;
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    const Json doc = draw_exercise(variant("redlock"), options, seed);
+    EXPECT_EQ(doc.at("topology"), "redlock_5");
+    std::set<std::string> killed;
+    for (const Json& step : doc.at("steps")) {
+      if (step.at("do") == "kill_server") {
+        EXPECT_TRUE(killed.insert(step.at("server").get<std::string>()).second) << doc.dump();
+      }
+    }
+    for (const std::string& fault : faults_in(doc)) seen.insert(fault);
+    if (seed < 40) {
+      const ScheduleRun run = run_schedule(doc, variant("redlock"), seed);
+      EXPECT_EQ(run.error, "") << doc.dump();
+    }
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"clock_jump", "node_down", "restart"}));
+  // A one-server lock gets a topology only with a server fault.
+  EXPECT_FALSE(
+      draw_exercise(variant("lua_owner"), ExerciseOptions{.faults = {ExerciseFault::kCrash}}, 1)
+          .contains("topology"));
 }
 
 TEST(Exercise, TheMenuIsRespected) {

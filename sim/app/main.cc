@@ -150,10 +150,12 @@ int main(int argc, char** argv) {
       "Explore a lock on the simulator (docs/simulator.md): run many schedules (each seed draws a\n"
       "small scripted scenario: 2-3 clients, 1-2 cycles, their steps interleaved, at most one\n"
       "fault from a menu: crash, crash or pause at a checkpoint, pause, work past the lease,\n"
-      "a lost reply, a delayed release, a partition),\n"
-      "judge each with the checker, list each finding with the first seed that shows it, shrink\n"
-      "it to a minimal scripted scenario (written to OUT) and, with --confirm N, run that N times\n"
-      "on a real redis-server. Exit 0: no finding; 1: findings; 2: bad input; 3: no server.");
+      "a lost reply, a delayed release, a partition, a server restart without persistence, a\n"
+      "server clock jump, a Redlock node down), judge each with the checker, list each finding\n"
+      "with the first seed that shows it, shrink it to a minimal scripted scenario (written to\n"
+      "OUT), say on how many of 16 fresh seeds it shows (fewer than 16: it hangs on a race) and,\n"
+      "with --confirm N, run it N times on real redis-servers.\n"
+      "Exit 0: no finding; 1: findings; 2: bad input; 3: no server.");
   explore_cmd->add_option("scenario", explore.scenario,
                           "A scenario file to explore instead of drawn schedules (its steps or\n"
                           "workload as written; each seed draws the interleaving)");

@@ -4,14 +4,14 @@
 // command.
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <unordered_map>
 
 #include "sim/model/command.h"
 
 namespace locksim::model_detail {
 namespace {
 
-// Sorted by name, for a binary search.
+// In name order (as commands.c lists them); find_command looks names up through a hash table.
 constexpr CommandSpec kCommands[] = {
     {"acl", -2, 0, nullptr},
     {"append", 3, kWrite, cmd_append},
@@ -251,31 +251,37 @@ constexpr CommandSpec kCommands[] = {
 
 }  // namespace
 
+// ASCII case folding, as strcasecmp in the C locale that Redis runs in.
+namespace {
+constexpr char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+}  // namespace
+
 std::string lower(std::string_view text) {
   std::string result(text);
-  for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : result) c = fold(c);
   return result;
 }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+    if (fold(a[i]) != fold(b[i])) return false;
   }
   return true;
 }
 
 const CommandSpec* find_command(std::string_view name) {
-  const std::string key = lower(name);
-  const auto* end = std::end(kCommands);
-  const auto* it = std::lower_bound(
-      std::begin(kCommands), end, key,
-      [](const CommandSpec& spec, const std::string& wanted) { return spec.name < wanted; });
-  if (it == end || it->name != key) return nullptr;
-  return it;
+  // Lowercased on the stack: every command name is short, and this runs for every command.
+  char folded[32];
+  if (name.size() > sizeof folded) return nullptr;
+  for (std::size_t i = 0; i < name.size(); ++i) folded[i] = fold(name[i]);
+  static const std::unordered_map<std::string_view, const CommandSpec*> kByName = [] {
+    std::unordered_map<std::string_view, const CommandSpec*> by_name;
+    for (const CommandSpec& spec : kCommands) by_name.emplace(spec.name, &spec);
+    return by_name;
+  }();
+  const auto found = kByName.find(std::string_view(folded, name.size()));
+  return found == kByName.end() ? nullptr : found->second;
 }
 
 bool arity_ok(const CommandSpec& spec, std::size_t argc) {

@@ -36,6 +36,9 @@ void create_proxy_registry(lua_State* lua);
 // install_see_through_functions: the globals next, pairs, rawget and rawset, made to see
 // through proxies (rawset refuses to write through one).
 void install_see_through_functions(lua_State* lua);
+// register_stand_in: the table on top of the stack counts as a proxy of an empty table (rawset
+// refuses it, rawget and next see nothing in it): the stand-ins of libraries not modelled.
+void register_stand_in(lua_State* lua);
 // make_proxy: replaces the table on top of the stack by a read-only proxy of it; `globals`: a
 // missing name is an error ("Script attempted to access nonexistent global variable").
 void make_proxy(lua_State* lua, bool globals);

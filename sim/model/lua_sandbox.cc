@@ -114,6 +114,16 @@ void install_see_through_functions(lua_State* lua) {
   lua_setglobal(lua, "rawset");
 }
 
+// register_stand_in: the table on top of the stack counts as a proxy of an empty table (rawset
+// refuses it, rawget and next see nothing in it).
+void register_stand_in(lua_State* lua) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(lua, -2);
+  lua_newtable(lua);
+  lua_rawset(lua, -3);
+  lua_pop(lua, 1);
+}
+
 // make_proxy: replaces the table on top of the stack by a read-only proxy of it.
 void make_proxy(lua_State* lua, bool globals) {
   const int real = lua_gettop(lua);

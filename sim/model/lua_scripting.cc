@@ -457,18 +457,97 @@ Shebang parse_shebang(std::string_view body) {
 
 std::string function_name(std::string_view sha) { return "f_" + lower(sha); }
 
+// pooled_allocate: the allocator of a state waiting in the pool (only lua_close uses it).
+void* pooled_allocate(void*, void* block, std::size_t, std::size_t new_size) {
+  if (new_size == 0) {
+    std::free(block);
+    return nullptr;
+  }
+  return std::realloc(block, new_size);
+}
+
+// StatePool: Lua states set up once and handed from one engine to the next on the same thread.
+// Setting a state up costs more than a whole simulated schedule, and explore makes a server (or
+// five) per schedule. A state comes back collected, with nothing of its last server but the
+// compiled functions of the scripts it ran (pure functions of their text, keyed by SHA1); the
+// script cache that EVALSHA and SCRIPT EXISTS see belongs to the engine and starts empty.
+class StatePool {
+ public:
+  struct Entry {
+    lua_State* lua = nullptr;
+    std::size_t bytes = 0;     // what the state holds
+    std::size_t compiled = 0;  // functions in its registry
+  };
+  ~StatePool() {
+    for (const Entry& entry : entries_) lua_close(entry.lua);
+  }
+  bool take(Entry& entry) {
+    if (entries_.empty()) return false;
+    entry = entries_.back();
+    entries_.pop_back();
+    return true;
+  }
+  // give: keeps the state unless the pool is full or the state holds many compiled scripts
+  // (a differential test compiles thousands of distinct ones).
+  void give(const Entry& entry) {
+    if (entries_.size() >= kMaxStates || entry.compiled > kMaxCompiled) {
+      lua_close(entry.lua);
+      return;
+    }
+    entries_.push_back(entry);
+  }
+
+ private:
+  static constexpr std::size_t kMaxStates = 16;
+  static constexpr std::size_t kMaxCompiled = 64;
+  std::vector<Entry> entries_;
+};
+
+StatePool& state_pool() {
+  thread_local StatePool pool;
+  return pool;
+}
+
+thread_local std::uint64_t states_set_up_here = 0;
+
 }  // namespace
 
 LuaScripting::LuaScripting(ScriptLimits limits, Lrand48& random)
-    : limits_(limits), random_(&random) {
-  create_state();
-}
+    : limits_(limits), random_(&random) {}
 
 LuaScripting::~LuaScripting() {
-  if (lua_ != nullptr) lua_close(lua_);
+  if (lua_ == nullptr) return;
+  lua_settop(lua_, 0);  // its garbage is collected as the next owner allocates
+  // collectgarbage() may have stopped or retuned the collector: Lua 5.1's defaults again.
+  lua_gc(lua_, LUA_GCRESTART, 0);
+  lua_gc(lua_, LUA_GCSETPAUSE, 200);
+  lua_gc(lua_, LUA_GCSETSTEPMUL, 200);
+  lua_pushlightuserdata(lua_, nullptr);
+  lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
+  lua_setallocf(lua_, pooled_allocate, nullptr);
+  state_pool().give(StatePool::Entry{lua_, memory_used, compiled_});
 }
 
+lua_State* LuaScripting::state() {
+  if (lua_ != nullptr) return lua_;
+  StatePool::Entry entry;
+  if (state_pool().take(entry)) {
+    lua_ = entry.lua;
+    memory_used = entry.bytes;
+    compiled_ = entry.compiled;
+    lua_setallocf(lua_, allocate, this);
+    lua_pushlightuserdata(lua_, this);
+    lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
+  } else {
+    create_state();
+  }
+  return lua_;
+}
+
+std::uint64_t LuaScripting::states_set_up() { return states_set_up_here; }
+
 void LuaScripting::create_state() {
+  ++states_set_up_here;
   lua_ = lua_newstate(allocate, this);
   LOCKSIM_ASSERT(lua_ != nullptr);
   lua_State* lua = lua_;
@@ -489,13 +568,20 @@ void LuaScripting::create_state() {
     lua_pushnil(lua);
     lua_setglobal(lua, removed);
   }
+  // Stand-ins that refuse every use, reading and writing alike (rawset too: they count as
+  // proxies of an empty table), so no script leaves anything in them.
   for (const char* library : {"cjson", "struct", "cmsgpack", "bit"}) {
     lua_newtable(lua);
     lua_newtable(lua);
     lua_pushstring(lua, library);
     lua_pushcclosure(lua, missing_library, 1);
-    lua_setfield(lua, -2, "__index");
+    lua_pushvalue(lua, -1);
+    lua_setfield(lua, -3, "__index");
+    lua_setfield(lua, -2, "__newindex");
+    lua_pushboolean(lua, 0);
+    lua_setfield(lua, -2, "__metatable");
     lua_setmetatable(lua, -2);
+    register_stand_in(lua);
     lua_setglobal(lua, library);
   }
   lua_pushcfunction(lua, lua_pcall_compat);
@@ -547,6 +633,18 @@ void LuaScripting::create_state() {
     make_proxy(lua, false);
     lua_setglobal(lua, library);
   }
+  // The string metatable, which Redis 7 makes read-only like every table a script can reach:
+  // strings find their methods through the string library's proxy, and a script that asks for
+  // the metatable gets a read-only view of it (without this, a script could change the string
+  // library, and the next server to take this state would see it).
+  lua_pushliteral(lua, "");
+  LOCKSIM_ASSERT(lua_getmetatable(lua, -1) != 0);
+  lua_getglobal(lua, "string");
+  lua_setfield(lua, -2, "__index");
+  lua_pushvalue(lua, -1);
+  make_proxy(lua, false);
+  lua_setfield(lua, -2, "__metatable");
+  lua_pop(lua, 2);
   lua_pushvalue(lua, LUA_GLOBALSINDEX);
   lua_pushvalue(lua, -1);
   lua_setfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);  // the real globals, for KEYS and ARGV
@@ -566,18 +664,28 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
     error = error_reply("ERR " + shebang.error);
     return false;
   }
+  lua_State* lua = state();
+  const std::string name = function_name(sha);
+  lua_getfield(lua, LUA_REGISTRYINDEX, name.c_str());
+  const bool compiled = lua_isfunction(lua, -1);
+  lua_pop(lua, 1);
+  if (compiled) {  // by this state's last owner: the same text, so the same function
+    scripts_[sha] = CachedScript{shebang.read_only};
+    return true;
+  }
   // The shebang line is skipped but its line feed kept, so line numbers stay the user's.
   const std::string_view code = body.substr(shebang.length);
-  if (luaL_loadbuffer(lua_, code.data(), code.size(), "@user_script") != 0) {
-    std::string message = lua_tostring(lua_, -1);
-    lua_pop(lua_, 1);
+  if (luaL_loadbuffer(lua, code.data(), code.size(), "@user_script") != 0) {
+    std::string message = lua_tostring(lua, -1);
+    lua_pop(lua, 1);
     while (!message.empty() && (message.back() == '\r' || message.back() == '\n')) {
       message.pop_back();
     }
     error = error_reply(map_newlines("ERR Error compiling script (new function): " + message));
     return false;
   }
-  lua_setfield(lua_, LUA_REGISTRYINDEX, function_name(sha).c_str());
+  lua_setfield(lua, LUA_REGISTRYINDEX, name.c_str());
+  ++compiled_;
   scripts_[sha] = CachedScript{shebang.read_only};
   return true;
 }
@@ -591,7 +699,7 @@ bool LuaScripting::read_only(std::string_view sha) const {
 
 Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> keys,
                         std::span<const std::string_view> args, ScriptHost& host) {
-  lua_State* lua = lua_;
+  lua_State* lua = state();
   LOCKSIM_ASSERT(host_ == nullptr);  // scripts do not nest: EVAL is not allowed from a script
   const int base = lua_gettop(lua);
   lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);

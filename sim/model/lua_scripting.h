@@ -11,7 +11,8 @@
 // runs more than the instruction budget is stopped with an error (Redis would keep running it,
 // answering BUSY to everyone else, until SCRIPT KILL).
 //
-// Not thread-safe; one per ModelServer.
+// Not thread-safe; one per ModelServer. The Lua state is set up at the first script and, when
+// the engine ends, kept for the next engine on the same thread (see StatePool in the .cc).
 //
 //   LuaScripting lua(limits, random);
 //   std::string sha; Reply error;
@@ -79,6 +80,9 @@ class LuaScripting {
   Reply run(std::string_view sha, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, ScriptHost& host);
 
+  // states_set_up: Lua states this thread has set up (the others were taken from its pool).
+  static std::uint64_t states_set_up();
+
   // The C functions registered in the Lua state reach the engine through these.
   ScriptHost* host() const { return host_; }
   Lrand48& random() const { return *random_; }
@@ -92,6 +96,7 @@ class LuaScripting {
     bool read_only = false;
   };
   void create_state();
+  lua_State* state();  // the Lua state, taken from the thread's pool or set up at first use
 
   ScriptLimits limits_;
   Lrand48* random_;
@@ -99,6 +104,7 @@ class LuaScripting {
   ScriptHost* host_ = nullptr;  // set while a script runs
   std::map<std::string, CachedScript, std::less<>> scripts_;
   int runs_since_gc_ = 0;
+  std::size_t compiled_ = 0;  // compiled functions in the state's registry
 };
 
 }  // namespace locksim::model_detail

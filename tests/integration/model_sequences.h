@@ -570,7 +570,9 @@ class Generator {
                                                       "table.concat({'a','b'}, '-')",
                                                       "{double=1.5}",
                                                       "redis.pcall('get')",
-                                                      "pcall(error, 'x')"};
+                                                      "pcall(error, 'x')",
+                                                      "('ab'):upper()",
+                                                      "getmetatable('').__index.rep('x', 2)"};
     switch (rng_.uniform(0, 4)) {
       case 0:
         body += "return " + v;
@@ -589,6 +591,7 @@ class Generator {
         break;
     }
     if (chance(0.05)) body += "\nx = 1";  // a global: refused
+    if (chance(0.03)) body += "\ngetmetatable('').__index.z = 1";  // the string library: refused
     const int keys = static_cast<int>(rng_.uniform(0, 2));
     std::vector<std::string> argv = {"EVAL", body, std::to_string(keys)};
     for (int i = 0; i < keys; ++i) argv.push_back(key());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/model/lua_scripting.h"
 #include "sim/model/model_connection.h"
 #include "sim/model/model_server.h"
 #include "tests/support/reply_text.h"
@@ -307,6 +308,52 @@ TEST(ModelScripts, AScriptOverTheMemoryLimitFailsAndTheServerGoesOn) {
   ASSERT_EQ(reply.type, Reply::Type::kError);
   EXPECT_NE(reply.str.find("not enough memory"), std::string::npos) << reply.str;
   EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000)", "0"}, 0)), ":1000");
+}
+
+// A server's Lua state goes to the next server made on the thread (explore makes one or five per
+// schedule); what a script sees there is a fresh server's: an empty script cache, math.random
+// from its start, and nothing a script of the first could have left (it could change nothing).
+TEST(ModelScripts, TheNextServerTakesTheLuaStateAndSeesNothingOfTheFirst) {
+  const auto eval = [](ModelServer& server, std::string_view script, std::string_view arg = {}) {
+    return show(arg.empty() ? server.execute({"EVAL", script, "0"}, 0)
+                            : server.execute({"EVAL", script, "0", arg}, 0));
+  };
+  std::string sha;
+  {
+    ModelServer first;
+    sha = first.execute({"SCRIPT", "LOAD", "return ARGV[1]"}, 0).str;
+    EXPECT_EQ(show(first.execute({"EVALSHA", sha, "0", "a"}, 0)), "\"a\"");
+    EXPECT_EQ(eval(first, "return math.random(100)"), ":40");
+    EXPECT_EQ(eval(first, "math.randomseed(5) return math.random(100)"), ":53");
+    // As in Redis 7.0.15, the string metatable cannot carry anything to a later script.
+    EXPECT_NE(eval(first, "getmetatable('').__index.x = 1").find("Attempt to modify a readonly"),
+              std::string::npos);
+    EXPECT_NE(
+        eval(first, "local m = getmetatable('') m.y = 2").find("Attempt to modify a readonly"),
+        std::string::npos);
+    // Nor the stand-ins of the libraries the model lacks, nor the collector's settings.
+    EXPECT_NE(eval(first, "cjson.x = 1").find("Lua library 'cjson' is not modelled"),
+              std::string::npos);
+    EXPECT_NE(eval(first, "rawset(bit, 'x', 1)").find("Attempt to modify a readonly table"),
+              std::string::npos);
+    EXPECT_EQ(eval(first, "collectgarbage('stop') return 1"), ":1");
+  }
+  const std::uint64_t set_up = model_detail::LuaScripting::states_set_up();
+  ModelServer second;
+  EXPECT_EQ(show(second.execute({"EVALSHA", sha, "0", "b"}, 0)),
+            "-NOSCRIPT No matching script. Please use EVAL.");
+  EXPECT_EQ(show(second.execute({"SCRIPT", "EXISTS", sha}, 0)), "[:0]");
+  EXPECT_EQ(eval(second, "return math.random(100)"), ":40");
+  EXPECT_EQ(eval(second, "return ARGV[1]", "c"), "\"c\"");  // compiled by the first, still right
+  EXPECT_EQ(show(second.execute({"EVALSHA", sha, "0", "d"}, 0)), "\"d\"");
+  EXPECT_EQ(eval(second, "return getmetatable('').y"), "(nil)");
+  EXPECT_EQ(eval(second, "return rawget(bit, 'x')"), "(nil)");
+  // The collector runs again: a script's garbage is collected.
+  EXPECT_EQ(eval(second,
+                 "local a = collectgarbage('count') for i = 1, 20000 do local t = {i} end "
+                 "return collectgarbage('count') < a + 512"),
+            ":1");
+  EXPECT_EQ(model_detail::LuaScripting::states_set_up(), set_up);  // the first one's, reused
 }
 
 TEST(ModelScripts, ReadOnlyGlobalsAndLibraries) {

@@ -11,13 +11,38 @@
 
 namespace locksim {
 
-// Pending: one command in flight, shared by the waiting fiber and the scheduled delivery (which
-// may outlive the wait: a reply that comes after a timeout is dropped).
-struct SimConnection::Pending {
+// Flight: one command in flight, shared by the waiting fiber and the scheduled steps that carry
+// it (which may outlive the wait: a reply that comes after a timeout is dropped, and outlive the
+// connection and its link: a flight holds what it needs, not the connection).
+struct SimConnection::Flight {
+  Simulation* simulation = nullptr;
+  ModelServer* server = nullptr;
+  std::shared_ptr<SimLinkState> link;
+  std::uint64_t resets = 0;  // the link's resets when the command was sent
+  SimLinkLatency latency;
+  std::shared_ptr<Nanos> last_arrival;  // the connection's order, each way
+  std::shared_ptr<Nanos> replies;
+  std::vector<std::string> argv;
+  std::vector<std::string_view> words;  // argv's
+  std::uint64_t generation = 0;         // the server's, when the connection was made
+  ModelClientId client = 0;
+  Nanos due = 0;  // not at the server before (a delay)
+  bool drop_reply = false;
+  std::shared_ptr<SimServerHost> host;
+  std::uint64_t host_epoch = 0;
+  // The waiting side: the reply (or the closed connection) reaches it at reply_at; the fiber is
+  // woken for that instant, and no event of its own carries the reply.
   Simulation::FiberId waiter = 0;
-  bool answered = false;
-  bool abandoned = false;
+  bool abandoned = false;  // the fiber stopped waiting (its timeout)
+  Nanos reply_at = -1;
+  bool closed = false;
   Reply reply;
+
+  bool reset() const { return link && link->resets != resets; }
+  bool server_gone() const {
+    return server->generation() != generation || !server->connected(client) ||
+           (host && (host->down || host->epoch != host_epoch));
+  }
 };
 
 SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
@@ -122,130 +147,150 @@ Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
 
 Nanos SimConnection::hop() { return draw_hop(simulation_, latency_); }
 
+namespace {
+
+using Flight = SimConnection::Flight;
+
+// answer: the server's reply (or the news that it closed the connection) starts back, through
+// the link, which may hold it; it reaches the waiting fiber a hop later, in order.
+void answer(const std::shared_ptr<Flight>& flight, Reply reply, bool closed) {
+  auto back = [flight, reply = std::move(reply), closed]() mutable {
+    Simulation& simulation = *flight->simulation;
+    const Nanos at =
+        std::max(simulation.now() + draw_hop(simulation, flight->latency), *flight->replies + 1);
+    *flight->replies = at;
+    if (flight->abandoned) return;
+    flight->reply = std::move(reply);
+    flight->closed = closed;
+    flight->reply_at = at;
+    simulation.wake(flight->waiter, at - simulation.now());
+  };
+  if (flight->link) {
+    flight->link->pass(std::move(back));
+  } else {
+    back();
+  }
+}
+
+// again: a WAIT asked again until enough replicas acknowledged or its timeout passed.
+void again(const std::shared_ptr<Flight>& flight, WaitCall wait) {
+  Simulation& simulation = *flight->simulation;
+  if (flight->server_gone()) {
+    answer(flight, Reply{}, true);
+    return;
+  }
+  Reply count = flight->server->execute(flight->client, flight->words, simulation.now());
+  if (count.type != Reply::Type::kInteger || count.integer >= wait.replicas ||
+      simulation.now() >= wait.deadline) {
+    if (!flight->drop_reply) answer(flight, std::move(count), false);
+    return;
+  }
+  simulation.at(std::min(simulation.now() + kWaitRecheckNs, wait.deadline),
+                [flight, wait] { again(flight, wait); });
+}
+
+// arrive: the command at the server; a paused server keeps it until it resumes.
+void arrive(const std::shared_ptr<Flight>& flight) {
+  if (flight->reset()) return;
+  const bool killed =
+      flight->host && (flight->host->down || flight->host->epoch != flight->host_epoch);
+  if (flight->host && flight->host->paused && !killed) {
+    flight->host->held.push_back([flight] { arrive(flight); });
+    return;
+  }
+  if (flight->server_gone()) {
+    // The server dropped the connection (a restart, a kill) before the command came: it runs
+    // nothing, and the client sees the connection closed.
+    answer(flight, Reply{}, true);
+    return;
+  }
+  Simulation& simulation = *flight->simulation;
+  Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
+  if (const std::optional<WaitCall> wait = wait_call(flight->argv, reply, simulation.now())) {
+    // WAIT blocks in Redis until enough replicas acknowledged or its timeout passed; the model
+    // answers at once (docs/model.md), so it is asked again every 100 µs.
+    simulation.at(std::min(simulation.now() + kWaitRecheckNs, wait->deadline),
+                  [flight, wait = *wait] { again(flight, wait); });
+    return;
+  }
+  if (flight->drop_reply) return;  // it ran; the reply is lost on the way back
+  answer(flight, std::move(reply), false);
+}
+
+// travel: the command leaves (the link let it go): it arrives a hop later, in order.
+void travel(const std::shared_ptr<Flight>& flight) {
+  if (flight->reset()) return;  // the connection was reset meanwhile
+  Simulation& simulation = *flight->simulation;
+  const Nanos arrival = std::max({simulation.now() + draw_hop(simulation, flight->latency),
+                                  flight->due, *flight->last_arrival + 1});
+  *flight->last_arrival = arrival;
+  simulation.at(arrival, [flight] { arrive(flight); });
+}
+
+}  // namespace
+
 RedisResult SimConnection::command(std::span<const std::string_view> args) {
   if (!check_open()) return last_error_;
   ++round_trips_;
-  auto pending = std::make_shared<Pending>();
-  pending->waiter = simulation_.current();
-  LOCKSIM_ASSERT(pending->waiter != 0);  // a command waits: only a fiber can send one
+  auto flight = std::make_shared<Flight>();
+  flight->waiter = simulation_.current();
+  LOCKSIM_ASSERT(flight->waiter != 0);  // a command waits: only a fiber can send one
   // What the link's faults decide for it (none without a link).
   CommandFate fate;
   fate.due = simulation_.now();
   if (link_) fate = link_->faults.next_command(simulation_.now());
   if (!fate.drop_command) {
-    // The delivery outlives neither the server nor the simulation, but may outlive this
-    // connection (a command abandoned at its timeout) and its link: it holds only what it needs.
-    Simulation* simulation = &simulation_;
-    ModelServer* server = &server_;
-    std::shared_ptr<SimLinkState> link = link_;
-    const std::uint64_t resets = resets_;
-    auto last_arrival = last_arrival_;
-    auto travel = [simulation, server, link, resets, last_arrival, latency = latency_,
-                   replies = replies_, pending,
-                   argv = std::vector<std::string>(args.begin(), args.end()),
-                   generation = generation_, client = client_, due = fate.due,
-                   drop_reply = fate.drop_reply, host = host_, host_epoch = host_epoch_] {
-      if (link && link->resets != resets) return;  // the connection was reset meanwhile
-      const Nanos arrival =
-          std::max({simulation->now() + draw_hop(*simulation, latency), due, *last_arrival + 1});
-      *last_arrival = arrival;
-      // arrive: the command at the server; a paused server keeps it (itself) until it resumes.
-      const auto arrive = [simulation, server, link, resets, latency, replies, pending, argv,
-                           generation, client, drop_reply, host,
-                           host_epoch](const auto& self) -> void {
-        if (link && link->resets != resets) return;
-        const auto answer = [simulation, link, resets, latency, replies, pending](Reply reply,
-                                                                                  bool closed) {
-          auto back = [simulation, link, resets, latency, replies, pending,
-                       reply = std::move(reply), closed]() mutable {
-            const Nanos at =
-                std::max(simulation->now() + draw_hop(*simulation, latency), *replies + 1);
-            *replies = at;
-            simulation->at(at, [simulation, link, resets, pending, reply = std::move(reply),
-                                closed]() mutable {
-              if (pending->abandoned || (link && link->resets != resets)) return;
-              if (!closed) {
-                pending->reply = std::move(reply);
-                pending->answered = true;
-              }
-              simulation->wake(pending->waiter);
-            });
-          };
-          if (link) {
-            link->pass(std::move(back));
-          } else {
-            back();
-          }
-        };
-        const bool killed = host && (host->down || host->epoch != host_epoch);
-        if (host && host->paused && !killed) {
-          host->held.push_back([self] { self(self); });
-          return;
-        }
-        if (server->generation() != generation || !server->connected(client) || killed) {
-          // The server dropped the connection (a restart, a kill) before the command came: it
-          // runs nothing, and the client sees the connection closed.
-          answer(Reply{}, true);
-          return;
-        }
-        std::vector<std::string_view> views(argv.begin(), argv.end());
-        Reply reply = server->execute(client, views, simulation->now());
-        if (const std::optional<WaitCall> wait = wait_call(argv, reply, simulation->now())) {
-          // WAIT blocks in Redis until enough replicas acknowledged or its timeout passed; the
-          // model answers at once (docs/model.md), so it is asked again every 100 µs.
-          const auto again = [simulation, server, client, generation, host, host_epoch, argv,
-                              wait = *wait, answer, drop_reply](const auto& retry) -> void {
-            if (server->generation() != generation || !server->connected(client) ||
-                (host && (host->down || host->epoch != host_epoch))) {
-              answer(Reply{}, true);
-              return;
-            }
-            const std::vector<std::string_view> words(argv.begin(), argv.end());
-            Reply count = server->execute(client, words, simulation->now());
-            if (count.type != Reply::Type::kInteger || count.integer >= wait.replicas ||
-                simulation->now() >= wait.deadline) {
-              if (!drop_reply) answer(std::move(count), false);
-              return;
-            }
-            simulation->at(std::min(simulation->now() + kWaitRecheckNs, wait.deadline),
-                           [retry] { retry(retry); });
-          };
-          simulation->at(std::min(simulation->now() + kWaitRecheckNs, wait->deadline),
-                         [again] { again(again); });
-          return;
-        }
-        if (drop_reply) return;  // it ran; the reply is lost on the way back
-        answer(std::move(reply), false);
-      };
-      simulation->at(arrival, [arrive] { arrive(arrive); });
-    };
+    flight->simulation = &simulation_;
+    flight->server = &server_;
+    flight->link = link_;
+    flight->resets = resets_;
+    flight->latency = latency_;
+    flight->last_arrival = last_arrival_;
+    flight->replies = replies_;
+    flight->argv.assign(args.begin(), args.end());
+    flight->words.assign(flight->argv.begin(), flight->argv.end());
+    flight->generation = generation_;
+    flight->client = client_;
+    flight->due = fate.due;
+    flight->drop_reply = fate.drop_reply;
+    flight->host = host_;
+    flight->host_epoch = host_epoch_;
     if (link_ && fate.held) {
-      link_->held_commands.push_back(std::move(travel));
+      link_->held_commands.push_back([flight] { travel(flight); });
     } else if (link_) {
-      link_->pass(std::move(travel));
+      link_->pass([flight] { travel(flight); });
     } else {
-      travel();
+      travel(flight);
     }
   }
   const Nanos deadline =
       simulation_.now() + std::chrono::nanoseconds(options_.command_timeout).count();
-  if (link_) link_->waiting.insert(pending->waiter);
-  while (!pending->answered) {
-    if (simulation_.now() >= deadline || !check_open()) break;
-    simulation_.park(deadline);
+  if (link_) link_->waiting.insert(flight->waiter);
+  bool answered = false;
+  while (true) {
+    const Nanos now = simulation_.now();
+    // A reply on its way counts once it has come, unless a partition reset the link meanwhile.
+    if (flight->reply_at >= 0 && now >= flight->reply_at && !flight->closed && !flight->reset()) {
+      answered = true;
+      break;
+    }
+    if (now >= deadline || !check_open()) break;
+    // Woken early (another wake-up took this one's place): wait on for the reply's instant.
+    const bool coming = flight->reply_at > now;
+    simulation_.park(coming ? std::min(deadline, flight->reply_at) : deadline);
   }
-  if (link_) link_->waiting.erase(pending->waiter);
-  if (!pending->answered) {
-    pending->abandoned = true;
+  if (link_) link_->waiting.erase(flight->waiter);
+  if (!answered) {
+    flight->abandoned = true;
     if (!broken_) fail(RedisErrorKind::kTimeout, "Resource temporarily unavailable");
     return last_error_;
   }
   RedisResult result;
-  if (pending->reply.type == Reply::Type::kError) {
+  if (flight->reply.type == Reply::Type::kError) {
     result.error = RedisErrorKind::kReplyError;
-    result.message = pending->reply.str;
+    result.message = flight->reply.str;
   }
-  result.reply = std::move(pending->reply);
+  result.reply = std::move(flight->reply);
   return result;
 }
 

@@ -71,8 +71,9 @@ class SimConnection final : public Connection {
   const Endpoint& endpoint() const override { return endpoint_; }
   std::uint64_t round_trips() const override { return round_trips_; }
 
+  struct Flight;  // a command in flight (sim_connection.cc)
+
  private:
-  struct Pending;
   bool check_open();
   Nanos hop();
   void fail(RedisErrorKind kind, std::string message);

@@ -22,14 +22,18 @@ struct Simulation::FiberState {
   std::vector<FiberId> joiners;
 };
 
-Simulation::Simulation(std::uint64_t seed) : rng_(seed) {}
+Simulation::Simulation(std::uint64_t seed) : rng_(seed) { events_.reserve(256); }
+
+void Simulation::push(const Event& event) {
+  events_.push_back(event);
+  std::push_heap(events_.begin(), events_.end(), std::greater<>());
+}
 
 Simulation::~Simulation() = default;
 
 Simulation::FiberState& Simulation::state(FiberId fiber) {
-  const auto it = fibers_.find(fiber);
-  LOCKSIM_ASSERT(it != fibers_.end());
-  return *it->second;
+  LOCKSIM_ASSERT(fiber >= 1 && fiber <= fibers_.size());
+  return *fibers_[fiber - 1];
 }
 
 Simulation::FiberId Simulation::spawn(std::function<void()> body) {
@@ -37,19 +41,18 @@ Simulation::FiberId Simulation::spawn(std::function<void()> body) {
   auto state = std::make_unique<FiberState>();
   state->fiber = std::make_unique<Fiber>(std::move(body));
   const std::uint64_t generation = state->generation;
-  fibers_.emplace(id, std::move(state));
+  fibers_.push_back(std::move(state));
   schedule_resume(id, now_, generation);
   return id;
 }
 
 bool Simulation::ended(FiberId fiber) const {
-  const auto it = fibers_.find(fiber);
-  return it == fibers_.end() || it->second->ended;
+  return fiber < 1 || fiber > fibers_.size() || fibers_[fiber - 1]->ended;
 }
 
 std::size_t Simulation::fibers_alive() const {
-  return static_cast<std::size_t>(std::count_if(
-      fibers_.begin(), fibers_.end(), [](const auto& entry) { return !entry.second->ended; }));
+  return static_cast<std::size_t>(
+      std::count_if(fibers_.begin(), fibers_.end(), [](const auto& s) { return !s->ended; }));
 }
 
 void Simulation::join(FiberId fiber) {
@@ -60,16 +63,26 @@ void Simulation::join(FiberId fiber) {
 }
 
 void Simulation::at(Nanos t, std::function<void()> action) {
-  events_.push(Event{std::max(t, now_), rng_.next(), sequence_++, std::move(action)});
+  std::uint32_t slot = 0;
+  if (free_actions_.empty()) {
+    slot = static_cast<std::uint32_t>(actions_.size());
+    actions_.push_back(std::move(action));
+  } else {
+    slot = free_actions_.back();
+    free_actions_.pop_back();
+    actions_[slot] = std::move(action);
+  }
+  push(Event{std::max(t, now_), rng_.next(), 0, 0, slot});
 }
 
 void Simulation::schedule_resume(FiberId fiber, Nanos t, std::uint64_t generation) {
-  events_.push(Event{std::max(t, now_), rng_.next(), sequence_++, {}, fiber, generation});
+  LOCKSIM_ASSERT(fiber <= UINT32_MAX);
+  push(Event{std::max(t, now_), rng_.next(), generation, static_cast<std::uint32_t>(fiber), 0});
 }
 
 bool Simulation::stale(const Event& event) const {
   if (event.fiber == 0) return false;
-  const FiberState& s = *fibers_.at(event.fiber);
+  const FiberState& s = *fibers_[event.fiber - 1];
   return s.ended || s.generation != event.generation;
 }
 
@@ -112,9 +125,8 @@ bool Simulation::park(Nanos deadline) {
 }
 
 void Simulation::wake(FiberId fiber, Nanos after) {
-  const auto it = fibers_.find(fiber);
-  if (it == fibers_.end()) return;
-  FiberState& s = *it->second;
+  if (fiber < 1 || fiber > fibers_.size()) return;
+  FiberState& s = *fibers_[fiber - 1];
   if (s.ended || !s.parked || s.woken) return;
   s.woken = true;
   schedule_resume(fiber, now_ + std::max<Nanos>(after, 0), s.generation);
@@ -123,22 +135,26 @@ void Simulation::wake(FiberId fiber, Nanos after) {
 void Simulation::run() {
   LOCKSIM_ASSERT(current_ == 0);
   while (!events_.empty()) {
-    // The queue's top is const; its action is moved out before the pop (the order is unchanged).
-    Event event = std::move(const_cast<Event&>(events_.top()));
-    events_.pop();
+    std::pop_heap(events_.begin(), events_.end(), std::greater<>());
+    const Event event = events_.back();
+    events_.pop_back();
     if (stale(event)) continue;  // a timer of a wait that a wake-up ended: time stays
     now_ = std::max(now_, event.time);
     ++events_run_;
     if (event.fiber != 0) {
       resume(event.fiber);
     } else {
-      event.action();
+      // Moved out first: the action may schedule others, which may reuse its slot.
+      std::function<void()> action = std::move(actions_[event.action]);
+      actions_[event.action] = nullptr;
+      free_actions_.push_back(event.action);
+      action();
     }
     if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   }
   std::string waiting;
-  for (const auto& [id, s] : fibers_) {
-    if (!s->ended) waiting += (waiting.empty() ? "" : ", ") + std::to_string(id);
+  for (std::size_t i = 0; i < fibers_.size(); ++i) {
+    if (!fibers_[i]->ended) waiting += (waiting.empty() ? "" : ", ") + std::to_string(i + 1);
   }
   if (!waiting.empty()) {
     throw SimulationStalled("the simulation stalled at " + std::to_string(now_) + " ns: fiber(s) " +
@@ -158,16 +174,12 @@ bool VirtualClock::wait_until(std::condition_variable& cv, std::unique_lock<std:
     if (simulation_.now() >= deadline_ns) return false;
     const Simulation::FiberId me = simulation_.current();
     LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
-    std::vector<Simulation::FiberId>& list = waiters_[&cv];
-    list.push_back(me);
+    waiters_.push_back(Waiter{&cv, me});
     lock.unlock();
     simulation_.park(deadline_ns);
     lock.lock();
-    // Timed out (or woken): no longer a waiter of this one.
-    if (const auto it = waiters_.find(&cv); it != waiters_.end()) {
-      std::erase(it->second, me);
-      if (it->second.empty()) waiters_.erase(it);
-    }
+    // Timed out (or woken): no longer a waiter.
+    std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
   }
   return true;
 }
@@ -189,10 +201,12 @@ std::int64_t VirtualClock::unix_seconds() const {
 
 void VirtualClock::notify_all(std::condition_variable& cv) const {
   cv.notify_all();
-  const auto it = waiters_.find(&cv);
-  if (it == waiters_.end()) return;
-  const std::vector<Simulation::FiberId> woken = std::move(it->second);
-  waiters_.erase(it);
+  std::vector<Simulation::FiberId> woken;
+  std::erase_if(waiters_, [&](const Waiter& w) {
+    if (w.cv != &cv) return false;
+    woken.push_back(w.fiber);
+    return true;
+  });
   for (const Simulation::FiberId fiber : woken) {
     simulation_.wake(fiber, simulation_.draw_wake_latency());
   }

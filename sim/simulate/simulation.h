@@ -26,7 +26,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -100,17 +99,19 @@ class Simulation {
   std::size_t fibers_alive() const;
 
  private:
+  // Event: small and trivially copied (the queue moves events about); an action waits in
+  // actions_ until its event runs.
+  // (Two events with the same time and the same 64-bit draw would run in the order the heap
+  // leaves them in: still the same on every replay.)
   struct Event {
     Nanos time;
     std::uint64_t order;  // drawn from the seed: ties at one instant run in a seeded order
-    std::uint64_t sequence;
-    std::function<void()> action;  // empty: resume `fiber` if its wait `generation` is current
-    FiberId fiber = 0;
     std::uint64_t generation = 0;
+    std::uint32_t fiber = 0;  // 0: run actions_[action]; else resume `fiber` if its wait is current
+    std::uint32_t action = 0;
     bool operator>(const Event& other) const {
       if (time != other.time) return time > other.time;
-      if (order != other.order) return order > other.order;
-      return sequence > other.sequence;
+      return order > other.order;
     }
   };
   struct FiberState;
@@ -126,10 +127,14 @@ class Simulation {
   Rng rng_;
   Nanos wake_min_ns_ = 5'000;
   Nanos wake_max_ns_ = 50'000;
-  std::uint64_t sequence_ = 0;
   std::uint64_t events_run_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::map<FiberId, std::unique_ptr<FiberState>> fibers_;
+  // A min-heap (std::push_heap with std::greater); a resume for a wait that is over stays in it
+  // until its time, and is skipped then (stale).
+  void push(const Event& event);
+  std::vector<Event> events_;
+  std::vector<std::function<void()>> actions_;       // of the events not run yet
+  std::vector<std::uint32_t> free_actions_;          // slots of actions_ to use again
+  std::vector<std::unique_ptr<FiberState>> fibers_;  // fiber id n is fibers_[n - 1]
   FiberId next_fiber_ = 1;
   FiberId current_ = 0;
   std::exception_ptr failure_;
@@ -157,8 +162,12 @@ class VirtualClock final : public Clock {
 
  private:
   Simulation& simulation_;
-  // The fibers waiting on each condition variable (a fiber waits on one at a time).
-  mutable std::map<const std::condition_variable*, std::vector<Simulation::FiberId>> waiters_;
+  // The fibers waiting, each on one condition variable, in the order they began to wait.
+  struct Waiter {
+    const std::condition_variable* cv;
+    Simulation::FiberId fiber;
+  };
+  mutable std::vector<Waiter> waiters_;
 };
 
 // SimThreads: Threads (sim/core/threads.h) that are a Simulation's fibers: start spawns one, and

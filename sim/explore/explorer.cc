@@ -32,19 +32,32 @@ Json exercise_document(const ExploreTarget& target, std::uint64_t seed) {
   return draw_exercise(*target.variant, target.exercise, seed);
 }
 
-ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed) {
-  ScheduleRun run;
-  Scenario scenario;
+PreparedSchedule prepare_schedule(const Json& document, const LockVariant& variant) {
+  PreparedSchedule prepared;
   try {
-    scenario = parse(document, variant);
+    prepared.scenario = parse(document, variant);
   } catch (const InputError& e) {
-    run.error = e.what();
+    prepared.error = e.what();
+    return prepared;
+  }
+  if (const std::string why = simulator_refusal(prepared.scenario, variant); !why.empty()) {
+    prepared.error = "the simulator cannot run it: " + why;
+  }
+  return prepared;
+}
+
+ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed) {
+  return run_schedule(prepare_schedule(document, variant), variant, seed);
+}
+
+ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
+                         std::uint64_t seed) {
+  ScheduleRun run;
+  if (!prepared.error.empty()) {
+    run.error = prepared.error;
     return run;
   }
-  if (const std::string why = simulator_refusal(scenario, variant); !why.empty()) {
-    run.error = "the simulator cannot run it: " + why;
-    return run;
-  }
+  const Scenario& scenario = prepared.scenario;
   StopSignal stop;
   SimulatedRun simulated = run_simulated(scenario, variant, seed, stop,
                                          "locksim:explore:" + std::string(variant.name()) + ":");
@@ -79,14 +92,22 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   // Each seed's result is folded in at once (memory does not grow with the schedules); the first
   // seed of a finding is the least seed that showed it, whichever worker ran it.
   const auto worker = [&] {
+    // A given scenario is parsed once per worker; a drawn exercise is a new document each seed.
+    std::optional<PreparedSchedule> given;
+    if (target.scenario) given = prepare_schedule(*target.scenario, *target.variant);
     while (!stop.requested() && clock.now_ns() < deadline) {
       const std::uint64_t n = next.fetch_add(1);
       if (n >= budget.schedules) break;
       const std::uint64_t seed = budget.first_seed + n;
-      const Json document = exercise_document(target, seed);
-      const ScheduleRun run = run_schedule(document, *target.variant, seed);
-      const std::vector<std::string> faults =
-          target.scenario ? std::vector<std::string>{} : faults_in(document);
+      std::vector<std::string> faults;
+      ScheduleRun run;
+      if (given) {
+        run = run_schedule(*given, *target.variant, seed);
+      } else {
+        const Json document = exercise_document(target, seed);
+        run = run_schedule(document, *target.variant, seed);
+        faults = faults_in(document);
+      }
       std::lock_guard<std::mutex> lock(mutex);
       ++summary.schedules;
       if (!run.error.empty()) {
@@ -143,10 +164,11 @@ class Shrinker {
 
   // shown: under how many of the seeds the finding shows.
   int shown(const Json& document) const {
+    const PreparedSchedule prepared = prepare_schedule(document, variant_);
     int count = 0;
     for (int i = 0; i < seeds_; ++i) {
       const ScheduleRun run =
-          run_schedule(document, variant_, seed_ + static_cast<std::uint64_t>(i));
+          run_schedule(prepared, variant_, seed_ + static_cast<std::uint64_t>(i));
       if (run.error.empty() && run.signatures.count(signature_) > 0) ++count;
     }
     return count;
@@ -311,16 +333,17 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
     }
   }
   // The seeds that show it on the result, and what it must show on a real server.
+  const PreparedSchedule prepared = prepare_schedule(current, variant);
   for (int i = 0; i < seeds_per_candidate; ++i) {
     const std::uint64_t s = seed + static_cast<std::uint64_t>(i);
-    const ScheduleRun run = run_schedule(current, variant, s);
+    const ScheduleRun run = run_schedule(prepared, variant, s);
     if (run.error.empty() && run.signatures.count(signature) > 0) result.seeds.push_back(s);
   }
   // Fresh seeds, far from those it was found and shrunk under.
   result.fresh_first_seed = seed + 1'000'000 - (seed + 1'000'000) % 4;
   for (int i = 0; i < kFreshSeeds; ++i) {
     const ScheduleRun run =
-        run_schedule(current, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i));
+        run_schedule(prepared, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i));
     ++result.fresh_runs;
     if (run.error.empty() && run.signatures.count(signature) > 0) ++result.fresh_shown;
   }

@@ -27,6 +27,7 @@
 #include "sim/explore/exercise.h"
 #include "sim/history/event.h"
 #include "sim/lock/variant.h"
+#include "sim/scenario/scenario.h"
 
 namespace locksim {
 
@@ -49,6 +50,14 @@ struct ScheduleRun {
   History history;
   std::string error;  // the document is not a valid scenario, or the run could not run
 };
+// PreparedSchedule: a document parsed for the simulator once, to run under many seeds.
+struct PreparedSchedule {
+  Scenario scenario;
+  std::string error;  // the document is not a valid scenario, or the simulator cannot run it
+};
+PreparedSchedule prepare_schedule(const nlohmann::json& document, const LockVariant& variant);
+ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
+                         std::uint64_t seed);
 // run_schedule: `document` on the simulator with `seed`, judged.
 ScheduleRun run_schedule(const nlohmann::json& document, const LockVariant& variant,
                          std::uint64_t seed);

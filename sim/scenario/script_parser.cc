@@ -101,17 +101,21 @@ const ActionSpec& spec_of(Step::Action action) {
                        [&](const ActionSpec& spec) { return spec.action == action; });
 }
 
-std::vector<std::string> all_step_keys() {
-  std::vector<std::string> keys = kCommonStepKeys;
-  const auto add = [&keys](const std::vector<std::string>& more) {
-    for (const std::string& key : more) {
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-    }
-  };
-  for (const ActionSpec& spec : action_specs()) add(spec.keys);
-  for (const ServerFaultType* type : server_fault_types()) add(server_fault_keys(*type));
-  for (const FaultKind kind : link_fault_kinds()) add(link_fault_keys(kind));
-  return keys;
+// all_step_keys: every key some step may carry (the same for every step: computed once).
+const std::vector<std::string>& all_step_keys() {
+  static const std::vector<std::string> kAll = [] {
+    std::vector<std::string> keys = kCommonStepKeys;
+    const auto add = [&keys](const std::vector<std::string>& more) {
+      for (const std::string& key : more) {
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      }
+    };
+    for (const ActionSpec& spec : action_specs()) add(spec.keys);
+    for (const ServerFaultType* type : server_fault_types()) add(server_fault_keys(*type));
+    for (const FaultKind kind : link_fault_kinds()) add(link_fault_keys(kind));
+    return keys;
+  }();
+  return kAll;
 }
 
 // The actions whose steps may carry `key`, for "not allowed" messages.

@@ -468,9 +468,12 @@ void* pooled_allocate(void*, void* block, std::size_t, std::size_t new_size) {
 
 // StatePool: Lua states set up once and handed from one engine to the next on the same thread.
 // Setting a state up costs more than a whole simulated schedule, and explore makes a server (or
-// five) per schedule. A state comes back collected, with nothing of its last server but the
-// compiled functions of the scripts it ran (pure functions of their text, keyed by SHA1); the
-// script cache that EVALSHA and SCRIPT EXISTS see belongs to the engine and starts empty.
+// five) per schedule. A state comes back with nothing of its last server that a script can see
+// but the compiled functions of the scripts it ran (pure functions of their text, keyed by SHA1),
+// and with garbage the next owner's allocations collect; the script cache that EVALSHA and SCRIPT
+// EXISTS see belongs to the engine and starts empty (docs/model.md, item 20).
+thread_local bool pool_gone = false;  // the thread's pool was destroyed (its thread is ending)
+
 class StatePool {
  public:
   struct Entry {
@@ -480,6 +483,7 @@ class StatePool {
   };
   ~StatePool() {
     for (const Entry& entry : entries_) lua_close(entry.lua);
+    pool_gone = true;  // an engine that ends later closes its state itself
   }
   bool take(Entry& entry) {
     if (entries_.empty()) return false;
@@ -525,13 +529,17 @@ LuaScripting::~LuaScripting() {
   lua_pushlightuserdata(lua_, nullptr);
   lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
   lua_setallocf(lua_, pooled_allocate, nullptr);
-  state_pool().give(StatePool::Entry{lua_, memory_used, compiled_});
+  if (pool_gone) {
+    lua_close(lua_);
+  } else {
+    state_pool().give(StatePool::Entry{lua_, memory_used, compiled_});
+  }
 }
 
 lua_State* LuaScripting::state() {
   if (lua_ != nullptr) return lua_;
   StatePool::Entry entry;
-  if (state_pool().take(entry)) {
+  if (!pool_gone && state_pool().take(entry)) {
     lua_ = entry.lua;
     memory_used = entry.bytes;
     compiled_ = entry.compiled;

@@ -2,8 +2,8 @@
 // fibers run one at a time; and VirtualClock, the Clock (sim/core/clock.h) it keeps.
 //
 // Everything that happens is an event at a virtual instant: a fiber resuming (it was started,
-// woken, or its sleep ended), or an action on the scheduler's own stack (a command reaching a
-// model server, a reply reaching its client). Events run in time order; events at the same
+// woken, its sleep ended, or the reply it waits for arrived), or an action on the scheduler's own
+// stack (a command reaching a model server). Events run in time order; events at the same
 // instant run in an order drawn from the seed, so one seed is one schedule, replayed exactly, and
 // another seed is another interleaving. Nothing reads the machine's clock, and nothing runs in
 // parallel: the same seed gives the same events, byte for byte, on any machine.

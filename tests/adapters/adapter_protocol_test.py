@@ -425,9 +425,11 @@ class Suite:
         # client's pending command with it: the cancelled acquire took nothing.
         self.observed["cancelled acquire"] = paused("acquire", ttl_ms=5000, timeout_ms=1000)
         check(self.admin("EXISTS", self.lock_key(key)) == 0, "the cancelled acquire took nothing")
-        granted, _ = self.acquire(a, key, ttl_ms=1000)
+        # A lease long enough to outlast the paused extend (0.9 s and more on a loaded machine,
+        # where a 1000 ms lease once ran out before the release below), short of the extend's.
+        granted, _ = self.acquire(a, key, ttl_ms=3000)
         self.observed["cancelled extend"] = paused("extend", ttl_ms=5000)
-        check(self.admin("PTTL", self.lock_key(key)) < 1000, "the cancelled extend extended nothing")
+        check(self.admin("PTTL", self.lock_key(key)) < 3000, "the cancelled extend extended nothing")
         check(self.release(a, key, granted["token"]).get("deleted") == 1, "then a release works")
         # The cancelled release: its command was dropped too, so the key stays; and release()
         # forgot the token before it ran (redis/asyncio/lock.py:246), so the retry is refused by

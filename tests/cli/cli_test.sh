@@ -359,7 +359,11 @@ kill -STOP "$EXTERNAL_PID"
 sleep 0.4
 kill -CONT "$EXTERNAL_PID"
 wait "$stall_run"
-expect_code "a lease lost to a stalled server is run again" 0 $?
+stall_code=$?
+expect_code "a lease lost to a stalled server is run again" 0 "$stall_code" "$WORK/stall.out"
+if [[ $stall_code != 0 ]]; then  # (seen once on a loaded fresh clone: what each attempt found)
+  grep -h '"words"' "$WORK"/out-stall/stock-deduction/latest/lua_owner_renew/results.json | sed 's/^/    /'
+fi
 expect_grep "the stalled attempt is named" "while the machine stalled; running it again (attempt 2 of 3)" "$WORK/stall.out"
 expect_grep "the stall is explained" "answered only at .* no fault was planned there" "$WORK/stall.out"
 expect_grep "the report keeps the stalled attempt" "attempt 1 of this run differed from its expectation while the machine stalled" \

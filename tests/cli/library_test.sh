@@ -138,7 +138,7 @@ sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lua_owner"]/; s/"lib
   "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-builtin.json"
 "$LOCKSIM" run "$WORK/cancel-builtin.json" --out "$WORK/out-cancel-builtin" >"$WORK/cancel-builtin.out" 2>&1
 expect_code "a built-in asked to cancel is bad input" 2 $? "$WORK/cancel-builtin.out"
-expect_grep "it names the step and why" 'steps\[3\].cancel_after_ms: lua_owner cannot cancel a call (locksim.s own clients do not' "$WORK/cancel-builtin.out"
+expect_grep "it names the step and why" 'steps\[4\].cancel_after_ms: lua_owner cannot cancel a call (locksim.s own clients do not' "$WORK/cancel-builtin.out"
 sed 's/"variants": \["lib:redis-py-asyncio"\]/"variants": ["lib:redis-py"]/; s/"lib:redis-py-asyncio": {/"lib:redis-py": {/' \
   "$SOURCE/scenarios/cancelled-release.json" >"$WORK/cancel-sync.json"
 "$LOCKSIM" run "$WORK/cancel-sync.json" --out "$WORK/out-cancel-sync" >"$WORK/cancel-sync.out" 2>&1

@@ -18,11 +18,11 @@ namespace locksim {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+using Json = nlohmann::ordered_json;  // as the other report files (one unity batch)
 
 // read_json: the document at `path` if it is a regular file of at most kMaxIndexedFileBytes
 // that parses; nullopt otherwise (counted in `summary.unreadable` when it exists).
-std::optional<json> read_json(const fs::path& path, IndexSummary& summary) {
+std::optional<Json> read_json(const fs::path& path, IndexSummary& summary) {
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (error || !fs::exists(status)) return std::nullopt;
@@ -31,7 +31,7 @@ std::optional<json> read_json(const fs::path& path, IndexSummary& summary) {
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
-  json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  Json document = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
     ++summary.unreadable;
     return std::nullopt;
@@ -39,14 +39,14 @@ std::optional<json> read_json(const fs::path& path, IndexSummary& summary) {
   return document;
 }
 
-std::string text_of(const json& object, const char* key) {
+std::string text_of(const Json& object, const char* key) {
   const auto found = object.find(key);
   if (found == object.end() || !found->is_string()) return "";
   return found->get<std::string>();
 }
 
 // verdict_text: {"verdict": "mutex_violation", "causes": [...]} as "mutex_violation (a, b)".
-std::string verdict_text(const json& outcome) {
+std::string verdict_text(const Json& outcome) {
   if (!outcome.is_object()) return "?";
   std::string text = text_of(outcome, "verdict");
   const auto causes = outcome.find("causes");
@@ -102,14 +102,14 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
       ++set.omitted;
       continue;
     }
-    const std::optional<json> results =
+    const std::optional<Json> results =
         read_json(scenario_dir / "latest" / "results.json", summary);
     if (!results) continue;
-    const json context = results->value("context", json::object());
+    const Json context = results->value("context", Json::object());
     ScenarioRow row;
     row.name = text_of(context, "scenario");
     if (row.name.empty()) row.name = scenario_dir.filename().string();
-    const json source = context.value("source", json::object());
+    const Json source = context.value("source", Json::object());
     row.doc = text_of(source, "doc");
     row.claim = text_of(source, "claim");
     // The run the `latest` link names, so the page's links stay put when a newer run comes.
@@ -117,19 +117,19 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
     row.run_id = error ? "latest" : target.filename().string();
     const fs::path run_dir = relative / scenario_dir.filename() / row.run_id;
     const bool has_report = fs::exists(out_dir / run_dir / "report.html", error);
-    const json variants = results->value("variants", json::array());
+    const Json variants = results->value("variants", Json::array());
     if (!variants.is_array()) continue;
-    for (const json& v : variants) {
+    for (const Json& v : variants) {
       if (!v.is_object()) continue;
-      const std::string variant = text_of(v.value("context", json::object()), "variant");
+      const std::string variant = text_of(v.value("context", Json::object()), "variant");
       if (variant.empty()) continue;
       Cell cell;
-      cell.observed = verdict_text(v.value("observed", json::object()));
-      cell.expected = verdict_text(v.value("expected", json::object()));
+      cell.observed = verdict_text(v.value("observed", Json::object()));
+      cell.expected = verdict_text(v.value("expected", Json::object()));
       const bool matches = v.value("matches", false);
       const bool interrupted = v.value("interrupted", false);
       bool harness = false;
-      for (const json& f : v.value("findings", json::array())) {
+      for (const Json& f : v.value("findings", Json::array())) {
         const std::string kind = f.is_object() ? text_of(f, "kind") : "";
         harness = harness || kind == "server_lost" || kind == "server_died";
       }
@@ -187,7 +187,7 @@ void matrix(std::string& out, const ResultSet& set, const std::string& id) {
   }
 }
 
-std::string number_text(const json& value, const char* format, double scale = 1) {
+std::string number_text(const Json& value, const char* format, double scale = 1) {
   if (!value.is_number()) return "";
   char text[48];
   std::snprintf(text, sizeof text, format, value.get<double>() * scale);
@@ -207,7 +207,7 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
       "<section id=\"sweeps\"><h2>Sweeps</h2>\n<p class=\"note\">Where each variant starts "
       "to break as one parameter moves (docs/scenarios.md, Sweeps).</p>\n";
   for (const fs::path& path : maps) {
-    const std::optional<json> map = read_json(path, summary);
+    const std::optional<Json> map = read_json(path, summary);
     if (!map) continue;
     ++summary.sweeps;
     const std::string group = text_of(*map, "group");
@@ -215,8 +215,8 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
     out += "<h3>" + html::escape(group) + ": " + html::escape(text_of(*map, "parameter")) +
            "</h3>\n<table><tr><th>variant</th><th>swept values (red: broke)</th><th>safe edge</th>"
            "<th>breaking edge</th></tr>\n";
-    const json variants = map->value("variants", json::array());
-    for (const json& v : variants.is_array() ? variants : json::array()) {
+    const Json variants = map->value("variants", Json::array());
+    for (const Json& v : variants.is_array() ? variants : Json::array()) {
       if (!v.is_object()) continue;
       const auto edge = [&](const char* key) {
         const auto found = v.find(key);
@@ -225,14 +225,14 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
       };
       // The points as the map draws them: each swept value, red where a run broke.
       std::string points;
-      for (const json& p : v.value("points", json::array())) {
+      for (const Json& p : v.value("points", Json::array())) {
         if (!p.is_object()) continue;
         const bool broke = p.value("violations", 0) > 0;
         points += std::string("<span class=\"point ") +
                   (broke ? "outcome-mismatch" : "outcome-ok") + "\" title=\"" +
                   std::to_string(p.value("violations", 0)) + " of " +
                   std::to_string(p.value("decided", 0)) + " decided runs broke\">" +
-                  html::escape(number_text(p.value("value", json()), "%g")) + "</span>";
+                  html::escape(number_text(p.value("value", Json()), "%g")) + "</span>";
       }
       out += "<tr><td>" + html::escape(text_of(v, "variant")) + "</td><td>" + points + "</td><td>" +
              html::escape(edge("safe_edge")) + "</td><td>" + html::escape(edge("breaking_edge")) +
@@ -255,7 +255,7 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
   const fs::path latest = fs::path("contention") / "latest";
   const fs::path target = fs::read_symlink(out_dir / latest, error);
   const fs::path run = error ? latest : fs::path("contention") / target.filename();
-  const std::optional<json> report = read_json(out_dir / run / "contention.json", summary);
+  const std::optional<Json> report = read_json(out_dir / run / "contention.json", summary);
   if (!report) return;
   out +=
       "<section id=\"contention\"><h2>Contention</h2>\n<p class=\"note\">What each lock costs "
@@ -263,7 +263,7 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
       html::escape(run.filename().string()) + ": <a href=\"" +
       html::url_path((run / "contention.md").string()) +
       "\">contention.md</a> has every metric (docs/contention.md).</p>\n";
-  for (const json& study : report->value("studies", json::array())) {
+  for (const Json& study : report->value("studies", Json::array())) {
     if (!study.is_object()) continue;
     ++summary.studies;
     const std::string name = text_of(study, "name");
@@ -277,26 +277,26 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
                html::escape(name + " " + plot) + "\">\n";
       }
     }
-    const json points = study.value("points", json::array());
+    const Json points = study.value("points", Json::array());
     const std::size_t total = points.is_array() ? points.size() : 0;
     out += "<details><summary>the " + std::to_string(total) +
            " points: throughput, latency, fairness, verdict</summary>\n<table><tr>"
            "<th>variant</th><th>strategy</th><th>clients</th><th>acquisitions/s</th><th>p50</th>"
            "<th>p99</th><th>Jain</th><th>verdict</th></tr>\n";
     std::size_t shown = 0;
-    for (const json& p : points.is_array() ? points : json::array()) {
+    for (const Json& p : points.is_array() ? points : Json::array()) {
       if (!p.is_object() || ++shown > 500) continue;
-      const json latency = p.value("latency", json::object());
+      const Json latency = p.value("latency", Json::object());
       const std::string verdict = text_of(p, "verdict");
       out += std::string("<tr class=\"") + (verdict == "ok" ? "outcome-ok" : "outcome-mismatch") +
              "\"><td>" + html::escape(text_of(p, "variant")) + "</td><td>" +
              html::escape(text_of(p, "strategy")) + "</td><td class=\"num\">" +
-             number_text(p.value("clients", json()), "%.0f") + "</td><td class=\"num\">" +
-             number_text(p.value("throughput_per_s", json()), "%.0f") + "</td><td class=\"num\">" +
-             number_text(latency.value("p50_ns", json()), "%.2f ms", 1e-6) +
+             number_text(p.value("clients", Json()), "%.0f") + "</td><td class=\"num\">" +
+             number_text(p.value("throughput_per_s", Json()), "%.0f") + "</td><td class=\"num\">" +
+             number_text(latency.value("p50_ns", Json()), "%.2f ms", 1e-6) +
              "</td><td class=\"num\">" +
-             number_text(latency.value("p99_ns", json()), "%.2f ms", 1e-6) +
-             "</td><td class=\"num\">" + number_text(p.value("jain", json()), "%.2f") +
+             number_text(latency.value("p99_ns", Json()), "%.2f ms", 1e-6) +
+             "</td><td class=\"num\">" + number_text(p.value("jain", Json()), "%.2f") +
              "</td><td>" + html::escape(verdict) + "</td></tr>\n";
     }
     out += "</table>";

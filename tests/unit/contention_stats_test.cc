@@ -11,6 +11,7 @@
 
 #include "sim/stats/contention.h"
 #include "sim/stats/histogram.h"
+#include "tests/unit/checker/checker_test_support.h"
 #include "tests/unit/history_builder.h"
 
 namespace locksim {
@@ -19,9 +20,9 @@ namespace {
 using test::HistoryBuilder;
 using test::ms;
 
-constexpr int A = 0;
-constexpr int B = 1;
-constexpr int C = 2;
+using test::A;  // the clients of tests/unit/checker/checker_test_support.h
+using test::B;
+using test::C;
 
 TEST(LogHistogram, SmallValuesAreExact) {
   LogHistogram h;

@@ -83,7 +83,7 @@ TEST(FaultKind, DropCommandsPolicyDropsEveryNth) {
   const std::string file = "test.json";
   const std::shared_ptr<CommandPolicy> policy =
       traits(FaultKind::kDropCommands)
-          .link_fault->parse(json::JsonReader(step, "$", file))
+          .link_fault->parse(::locksim::json::JsonReader(step, "$", file))
           ->make_policy();
   for (std::uint64_t index = 1; index <= 9; ++index) {
     const CommandFate fate = policy->next(index, 42);

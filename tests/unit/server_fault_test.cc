@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kFile = "s.json";
+const std::string kFaultsFile = "s.json";
 
 // words: the word of every kind, in table order.
 std::vector<std::string> words() {
@@ -44,7 +44,7 @@ std::vector<std::string> words_where(Trait trait) {
 std::shared_ptr<const ServerFault> parse(std::string_view word, const json& step) {
   const ServerFaultType* type = server_fault_type(word);
   EXPECT_NE(type, nullptr) << word;
-  return type->parse(locksim::json::JsonReader(step, "$.steps[1]", kFile));
+  return type->parse(locksim::json::JsonReader(step, "$.steps[1]", kFaultsFile));
 }
 
 // error_of: the InputError of parsing kind `word` from `step`; "" if it parsed.
@@ -169,7 +169,7 @@ TEST(ServerFaultTable, TopologyNeedsAndTraits) {
 
   const ServerFaultType& failover = *server_fault_type("failover");
   const json step = {{"do", "failover"}};
-  const locksim::json::JsonReader reader(step, "$.steps[1]", kFile);
+  const locksim::json::JsonReader reader(step, "$.steps[1]", kFaultsFile);
   ServerFaultTopology topology{
       .servers = {{.name = "primary"}, {.name = "replica", .replica_of = "primary"}}};
   try {
@@ -192,8 +192,9 @@ TEST(ServerFaultKinds, OwnKeysRoundTrip) {
   EXPECT_EQ(written(*parse("failover", json::object())), json({{"max_ms", 30000}}));
   for (const ServerFaultType* type : server_fault_types()) {
     if (!type->keys.empty()) continue;
-    EXPECT_EQ(written(*type->parse(locksim::json::JsonReader(json::object(), "$.steps[1]", kFile))),
-              json::object())
+    EXPECT_EQ(
+        written(*type->parse(locksim::json::JsonReader(json::object(), "$.steps[1]", kFaultsFile))),
+        json::object())
         << type->word;
   }
   for (const json& step : {json({{"jump_ms", 1}}), json({{"jump_ms", 3600000}})}) {

@@ -151,20 +151,20 @@ TEST(SweepMap, MarkdownAndJson) {
   EXPECT_NE(markdown.find("| pause_ms (ms) | lua_owner_renew | lua_owner |\n"), std::string::npos);
   EXPECT_NE(markdown.find("| 1500 | 2/2 | 1/1 (1 undecided) |\n"), std::string::npos);
 
-  const nlohmann::ordered_json json = sweep_map_json(map, {{"seed", 1}});
-  EXPECT_EQ(json["schema"], kSweepMapSchema);
-  EXPECT_EQ(json["context"]["seed"], 1);
-  EXPECT_EQ(json["parameter"], "pause_ms");
-  EXPECT_EQ(json["unit"], "ms");
-  const auto& renew = json["variants"][0];
+  const nlohmann::ordered_json document = sweep_map_json(map, {{"seed", 1}});
+  EXPECT_EQ(document["schema"], kSweepMapSchema);
+  EXPECT_EQ(document["context"]["seed"], 1);
+  EXPECT_EQ(document["parameter"], "pause_ms");
+  EXPECT_EQ(document["unit"], "ms");
+  const auto& renew = document["variants"][0];
   EXPECT_EQ(renew["variant"], "lua_owner_renew");
   EXPECT_EQ(renew["breaks_when"], "larger");
   EXPECT_EQ(renew["safe_edge"], 100.0);
   EXPECT_EQ(renew["breaking_edge"], 1500.0);
   EXPECT_EQ(renew["line"],
             "lua_owner_renew: safe with pause_ms up to 100 ms; breaks from 1500 ms (rate 2/2)");
-  EXPECT_EQ(json["variants"][1]["safe_edge"], nullptr);
-  EXPECT_EQ(json["variants"][1]["points"][1],
+  EXPECT_EQ(document["variants"][1]["safe_edge"], nullptr);
+  EXPECT_EQ(document["variants"][1]["points"][1],
             nlohmann::ordered_json::parse(
                 R"({"value": 1500.0, "runs": 2, "decided": 1, "violations": 1})"));
 }

@@ -69,7 +69,9 @@
 //     waiter, which a fair (FIFO) lock must not let happen; clients = {newcomer, waiter};
 //     interval = [waiter's invoke, grant] (barging.cc).
 //   unplanned_stall [no verdict]: the machine stalled, not the lock, with no fault planned: a call
-//     timed out (cause "reply_timeout"; interval = the call), or (with CheckOptions::
+//     timed out (cause "reply_timeout"; interval = the call), an acquire was answered only after
+//     the lease it set could have run out (cause "late_acquire"; interval = [the granting
+//     attempt's send, its answer]), or (with CheckOptions::
 //     renew_period_ms) a renewing holder's renewal, on a schedule that keeps its lease, was sent
 //     or answered only after the lease could have run out; clients = {holder}; interval = [the
 //     last renewal's reply, the late answer]; cause "late_send" (locksim itself) or "late_reply"

@@ -1,4 +1,5 @@
-// Unplanned stalls: a call that timed out with no fault planned, and a renewing holder that lost
+// Unplanned stalls: a call that timed out with no fault planned, an acquire answered only after the
+// lease it set could have run out, and a renewing holder that lost
 // its lease although its renewals were on a schedule that keeps it, and no fault was planned
 // anywhere near: a renewal that fell due in time was answered only after the lease could have run
 // out. That is the machine (a server, the loopback or locksim itself descheduled for longer than
@@ -81,9 +82,45 @@ void check_timeouts(const History& history, const std::vector<FaultWindow>& faul
   }
 }
 
+// late_acquires: an acquire granted by an attempt whose reply came only after the lease it set
+// could have run out (sent + TTL), on a loopback with no fault planned in between: the server was
+// stopped or descheduled between running the SET and answering it, or locksim between sending
+// and reading. The holder then works under a lease that may be over before it starts.
+void check_late_acquires(const History& history, const std::vector<FaultWindow>& faults,
+                         CheckResult& result) {
+  for (const Event& e : history.events) {
+    if (e.f != Op::kAcquire || e.type != EventType::kOk || e.client < 0) continue;
+    // Only where the granting attempt's send is known (a library that retries inside one call
+    // and does not say when its last attempt left is not judged).
+    const Nanos sent_ns = e.acquire().sent_ns;
+    if (sent_ns < 0 || e.ttl_ms <= 0) continue;
+    const Nanos lease_end_ns = sent_ns + ms_to_ns(e.ttl_ms);
+    if (e.time_ns <= lease_end_ns || fault_between(faults, sent_ns, e.time_ns)) continue;
+    const std::string who = client_name(history, e.client);
+    const std::string key = history.keys.at(e.key);
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kUnplannedStall,
+        .cause = "late_acquire",
+        .key = key,
+        .clients = {e.client},
+        .from_ns = sent_ns,
+        .to_ns = e.time_ns,
+        .amount = 0,
+        .record = "",
+        .words = who + "'s acquire of " + key + ", sent at " + format_ms(sent_ns) +
+                 ", was answered only at " + format_ms(e.time_ns) +
+                 ", after the lease it set could have run out (" + format_ms(lease_end_ns) + ": " +
+                 std::to_string(e.ttl_ms) +
+                 " ms TTL); no fault was planned there, so the machine stalled (the server, the "
+                 "loopback or locksim), not the lock: what followed says nothing about it.",
+    });
+  }
+}
+
 void check_stalls(const History& history, const CheckOptions& options, CheckResult& result) {
   const std::vector<FaultWindow> faults = fault_windows(history);
   check_timeouts(history, faults, result);
+  check_late_acquires(history, faults, result);
   if (options.renew_period_ms <= 0) return;
   const Nanos period_ns = ms_to_ns(options.renew_period_ms);
   // By client, then by key id.

@@ -52,6 +52,16 @@ class HistoryBuilder {
     last().acquire().attempts = 1;
     return event(t, client, EventType::kOk, Op::kEnter, key);
   }
+  // sent_at: gives the latest acquire ok the send time of its granting attempt.
+  HistoryBuilder& sent_at(Nanos t) {
+    for (auto it = history_.events.rbegin(); it != history_.events.rend(); ++it) {
+      if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+        it->acquire().sent_ns = t;
+        break;
+      }
+    }
+    return *this;
+  }
   // grant_fencing: gives the latest acquire ok the fencing number its grant carried.
   HistoryBuilder& grant_fencing(std::int64_t number) {
     for (auto it = history_.events.rbegin(); it != history_.events.rend(); ++it) {

@@ -1,6 +1,6 @@
-// stalls_test: a renewal on a schedule that keeps the lease, answered after the lease with no
-// fault planned, is an unplanned stall; a renewal refused in time, a schedule too slow for its
-// TTL and a planned pause are not.
+// stalls_test: a renewal on a schedule that keeps the lease, or an acquire, answered after the
+// lease with no fault planned, is an unplanned stall; a renewal refused in time, a schedule too
+// slow for its TTL and a planned pause are not.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -119,6 +119,43 @@ TEST(CheckerTest, TimeoutWithNoFaultPlannedIsAnUnplannedStall) {
                        "timed out at 2020.0 ms"))
       << stalls[0]->words;
   EXPECT_EQ(check_renewing(history(true), 0).count(FindingKind::kUnplannedStall), 0u);
+}
+
+// Proves an acquire answered only after the lease it set could have run out, with no fault
+// planned, is the machine's stall (late_acquire: a server stopped between running the SET and
+// answering it), and that an answer inside the lease, a planned pause around it, or an unknown
+// send time (a library retrying inside one call) claims nothing.
+TEST(CheckerTest, AcquireAnsweredAfterItsLeaseIsAnUnplannedStall) {
+  const auto history = [](Nanos ok_ns, Nanos sent_ns, bool paused) {
+    HistoryBuilder builder;
+    builder.acquire_invoke(ms(0), A, 200).acquire_ok(ok_ns, A, 200);
+    if (sent_ns >= 0) builder.sent_at(sent_ns);
+    if (paused) {
+      builder.nemesis(ms(0.1), B, A, FaultKind::kPause, FaultPhase::kStart)
+          .nemesis(ms(350), B, A, FaultKind::kPause, FaultPhase::kEnd);
+    }
+    builder.acquire_invoke(ms(370), B, 200)
+        .acquire_ok(ms(398), B, 200)
+        .release(ms(410), ms(411), B, 1)
+        .release(ms(420), ms(421), A, 0);
+    return builder.build();
+  };
+  const CheckResult r = check_renewing(history(ms(363), ms(0.3), false), 0);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "late_acquire");
+  EXPECT_EQ(stalls[0]->clients, (std::vector<int>{A}));
+  EXPECT_EQ(stalls[0]->from_ns, ms(0.3));
+  EXPECT_EQ(stalls[0]->to_ns, ms(363));
+  EXPECT_TRUE(contains(stalls[0]->words, "sent at 0.3 ms, was answered only at 363.0 ms"))
+      << stalls[0]->words;
+  EXPECT_TRUE(contains(stalls[0]->words, "could have run out (200.3 ms")) << stalls[0]->words;
+  EXPECT_TRUE(contains(stalls[0]->words, "no fault was planned there")) << stalls[0]->words;
+  EXPECT_EQ(check_renewing(history(ms(150), ms(0.3), false), 0).count(FindingKind::kUnplannedStall),
+            0u);
+  EXPECT_EQ(check_renewing(history(ms(363), ms(0.3), true), 0).count(FindingKind::kUnplannedStall),
+            0u);
+  EXPECT_EQ(check_renewing(history(ms(363), -1, false), 0).count(FindingKind::kUnplannedStall), 0u);
 }
 
 }  // namespace

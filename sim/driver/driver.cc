@@ -324,36 +324,44 @@ RunOutcome run_scenario(const RunRequest& request) {
     run.clock().base().wait(run.changed, lock, [&started] { return started; });
   };
   std::atomic<std::size_t> finished{0};
+  // one_finished: notified when a thread of the run ends; the watch below waits on it (not on
+  // every change of the run).
+  std::condition_variable one_finished;
+  const auto finish = [&run, &finished, &one_finished] {
+    {
+      std::lock_guard<std::mutex> lock(run.mutex);  // the watch looks and waits under it
+      finished += 1;
+    }
+    run.clock().base().notify_all(one_finished);
+    run.notify_changed();
+  };
   std::vector<Thread> threads;
   threads.reserve(thread_count + nemesis_threads);
   Threads& spawn = run.runtime().threads();
   if (event_loop) {
-    threads.emplace_back(spawn, [&run, &start, &finished, loop = loop.get()] {
+    threads.emplace_back(spawn, [&start, &finish, loop = loop.get()] {
       start();
       loop->run();
-      finished += 1;
-      run.notify_changed();
+      finish();
     });
   }
   for (auto& client : clients) {
-    threads.emplace_back(spawn, [&run, &start, &finished, &scenario, client = client.get()] {
+    threads.emplace_back(spawn, [&run, &start, &finish, &scenario, client = client.get()] {
       start();
       if (scenario.scripted()) {
         driver_internal::run_scripted_client(run, *client);
       } else {
         driver_internal::run_workload_client(run, *client);
       }
-      finished += 1;
-      run.notify_changed();
+      finish();
     });
   }
   if (scenario.server_faults()) {
     // The nemesis's own thread runs the server faults of the script.
-    threads.emplace_back(spawn, [&run, &start, &finished] {
+    threads.emplace_back(spawn, [&run, &start, &finish] {
       start();
       driver_internal::run_scripted_server_faults(run);
-      finished += 1;
-      run.notify_changed();
+      finish();
     });
   }
   // The simulator's server cannot be lost, and is thrown away with the run.
@@ -375,7 +383,7 @@ RunOutcome run_scenario(const RunRequest& request) {
         run.harness_log().intern(why);
     run.note(when + "the Redis server was lost: " + why + "; the run was stopped");
     run.server_lost = true;
-    run.notify_changed();
+    run.notify_stop();
   };
   // watch_deaths: a process of the topology that died without the scenario killing it is a
   // typed history event, named at once. The run goes on only where the lock is meant to survive
@@ -398,7 +406,7 @@ RunOutcome run_scenario(const RunRequest& request) {
                            : "the run was stopped"));
       if (!survivable) {
         run.stopped_for_death = true;
-        run.notify_changed();
+        run.notify_stop();
       }
     }
   };
@@ -410,7 +418,7 @@ RunOutcome run_scenario(const RunRequest& request) {
   while (finished.load() < threads.size()) {
     {
       std::unique_lock<std::mutex> lock(run.mutex);
-      clock.pause(run.changed, lock, wake);
+      if (finished.load() < threads.size()) clock.pause(one_finished, lock, wake);
     }
     watch_deaths();
     if (watch && !run.server_lost.load() && clock.now_ns() >= next_check) {

@@ -85,7 +85,7 @@ void RunContext::fail_worker(const std::string& text) {
     worker_failure_ = text;
   }
   worker_failed = true;
-  notify_changed();
+  notify_stop();
 }
 
 std::string RunContext::worker_failure() const {
@@ -97,13 +97,13 @@ bool RunContext::pause(Nanos duration) {
   const Nanos now = clock_.now_ns();
   if (now >= deadline_ns_) return false;
   const Nanos end = now + std::min(duration, deadline_ns_ - now);
-  // Woken by every change of the run (a lost server among them); Ctrl-C, which sets a StopSignal
-  // of its own, is noticed within 50 ms.
+  // Woken when the run must stop (notify_stop: a lost server, a failed worker); Ctrl-C, which sets
+  // a StopSignal of its own, is noticed within 50 ms.
   std::unique_lock<std::mutex> lock(mutex);
   while (!should_stop()) {
     const Nanos left = end - clock_.now_ns();
     if (left <= 0) return true;
-    clock_.base().pause(changed, lock, std::min<Nanos>(left, ms_to_ns(50)));
+    clock_.base().pause(stop_changed, lock, std::min<Nanos>(left, ms_to_ns(50)));
   }
   return false;
 }

@@ -40,6 +40,12 @@ class RunContext {
   // notify_changed: after a change of the shared state below (through the clock, which a virtual
   // clock needs to wake its waiters).
   void notify_changed() { clock_.base().notify_all(changed); }
+  // notify_stop: after should_stop() may have turned true (a lost server, a failed worker, a
+  // death): wakes pause() too, which waits for nothing else.
+  void notify_stop() {
+    clock_.base().notify_all(stop_changed);
+    notify_changed();
+  }
   const Scenario& scenario() const { return request_.scenario; }
   const Plan& plan() const { return plan_; }
   Nemesis& nemesis() { return nemesis_; }
@@ -94,6 +100,10 @@ class RunContext {
   // Shared step/state bookkeeping for scripted scenarios; guarded by `mutex`.
   std::mutex mutex;
   std::condition_variable changed;  // notified on every change below
+  // stop_changed: notified by notify_stop only; pause() waits on it, so that a client waiting
+  // out its poll interval or its work is not woken by every other client's step (on the
+  // simulator each such wake-up was an event of its own).
+  std::condition_variable stop_changed;
   std::size_t steps_started = 0;    // steps [0, steps_started) have started
   std::vector<bool> step_started;
   std::vector<bool> step_finished;

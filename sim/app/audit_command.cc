@@ -171,9 +171,8 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
   std::string link;
   for (const auto& [signature, found] : mine.findings) {
     if (theirs.findings.count(signature) > 0 || stop.requested()) continue;
-    const std::uint64_t seed = robust_seed(mine_target, signature, found.first_seed);
-    const ShrinkResult minimal =
-        shrink(exercise_document(mine_target, seed), *mine_target.variant, signature, seed);
+    const ShrinkResult minimal = shrink_robustly(mine_target, signature, found.first_seed);
+    const std::uint64_t seed = minimal.seed;
     // The reference on the minimal scenario, same seeds: does it show it too?
     nlohmann::json with_reference = minimal.document;
     with_reference["variants"] = {reference};

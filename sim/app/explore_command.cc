@@ -331,18 +331,24 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
   for (const auto& [signature, found] : summary.findings) {
     if (stop.requested()) break;
     // The first schedule that shows it under every seed of its own (the first one may hang on
-    // one lucky timing), shrunk. With a scenario file, its first seed.
-    const std::uint64_t seed =
-        target.scenario ? found.first_seed : robust_seed(target, signature, found.first_seed);
-    const Json document = exercise_document(target, seed);
-    const ShrinkResult minimal = shrink(document, *target.variant, signature, seed);
+    // one lucky timing), shrunk, and the next such ones while the minimal scenario hangs on a
+    // race. With a scenario file, its first seed.
+    const ShrinkResult minimal = target.scenario
+                                     ? shrink(exercise_document(target, found.first_seed),
+                                              *target.variant, signature, found.first_seed)
+                                     : shrink_robustly(target, signature, found.first_seed);
+    const std::uint64_t seed = minimal.seed;
     std::string file_name = minimal.document.at("name").get<std::string>() + ".json";
     const fs::path file = fs::path(options.out_dir) / file_name;
     write_file_atomically(file, minimal.document.dump(2) + "\n");
     std::cout << "\nShrunk " << signature << " (seed " << seed << "): " << minimal.steps_before
               << " steps -> " << minimal.steps_after << " steps, " << minimal.clients_after
-              << " client(s), " << minimal.candidates_run
-              << " candidate runs; on the simulator it shows under seed(s)";
+              << " client(s), " << minimal.candidates_run << " candidate runs"
+              << (minimal.schedules_shrunk > 1
+                      ? " (the least racy of " + std::to_string(minimal.schedules_shrunk) +
+                            " schedules shrunk)"
+                      : std::string())
+              << "; on the simulator it shows under seed(s)";
     for (const std::uint64_t s : minimal.seeds) std::cout << " " << s;
     std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1
               << " (locksim run FILE --backend sim --seed S)\n";

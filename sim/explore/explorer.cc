@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "sim/checker/check.h"
@@ -262,6 +263,7 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
                     std::uint64_t seed, int seeds_per_candidate, int max_candidates) {
   Shrinker shrinker(variant, signature, seed, seeds_per_candidate, max_candidates);
   ShrinkResult result;
+  result.seed = seed;
   result.steps_before = document.at("steps").size();
   Json current = document;
   shrinker.require(shrinker.shown(current));
@@ -395,6 +397,24 @@ std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signat
     if (shown == seeds_per_candidate) break;
   }
   return best;
+}
+
+ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& signature,
+                             std::uint64_t first_seed, int schedules) {
+  std::optional<ShrinkResult> best;
+  std::uint64_t from = first_seed;
+  for (int i = 0; i < std::max(schedules, 1); ++i) {
+    const std::uint64_t seed = robust_seed(target, signature, from);
+    ShrinkResult result = shrink(exercise_document(target, seed), *target.variant, signature, seed);
+    const bool better =
+        !best || result.fresh_shown > best->fresh_shown ||
+        (result.fresh_shown == best->fresh_shown && result.steps_after < best->steps_after);
+    if (better) best = std::move(result);
+    best->schedules_shrunk = i + 1;
+    if (best->fresh_shown == best->fresh_runs) break;
+    from = seed + 1;
+  }
+  return std::move(*best);
 }
 
 Confirmation confirm(const Json& document, const LockVariant& variant, int runs, StopSignal& stop) {

@@ -90,6 +90,8 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
 
 struct ShrinkResult {
   nlohmann::json document;  // the minimal scenario, expecting what its run shows
+  std::uint64_t seed = 0;   // the schedule shrunk (its seeds: seed..seed + seeds per candidate)
+  int schedules_shrunk = 1;  // shrink_robustly: how many schedules it shrank to choose this one
   std::size_t steps_before = 0;
   std::size_t steps_after = 0;
   int clients_after = 0;
@@ -124,6 +126,14 @@ ShrinkResult shrink(const nlohmann::json& document, const LockVariant& variant,
 std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signature,
                           std::uint64_t first_seed, int seeds_per_candidate = kSeedsPerCandidate,
                           int tries = 200);
+
+// shrink_robustly: robust_seed from `first_seed`, shrunk; while the minimal scenario hangs on a
+// race (shown under fewer than all of its fresh seeds), the next robust schedule after it,
+// shrunk too, at most `schedules` in all: the result is the minimal scenario shown under the most
+// fresh seeds (the fewest steps among equals, the first among those). A race a lock loses only
+// sometimes is still found; the minimal scenario of one that does not hang on a race should not.
+ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& signature,
+                             std::uint64_t first_seed, int schedules = 4);
 
 // Confirmation: the minimal scenario run on a real redis-server in real time.
 struct Confirmation {

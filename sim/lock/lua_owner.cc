@@ -30,7 +30,9 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {
     std::string token = rng.token_hex(32);
-    return OneCommand{nullptr, {"SET", key, token, "NX", "PX", std::to_string(ttl_ms)}, 0, token};
+    // (A braced list is evaluated in order: argv copies the token before it is moved.)
+    return OneCommand{
+        nullptr, {"SET", key, token, "NX", "PX", std::to_string(ttl_ms)}, 0, std::move(token)};
   }
   AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
     return acquire_outcome(std::move(result), std::move(token), "SET NX PX");

@@ -1,8 +1,10 @@
 #include "sim/simulate/sim_connection.h"
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,8 +24,13 @@ struct SimConnection::Flight {
   SimLinkLatency latency;
   std::shared_ptr<Nanos> last_arrival;  // the connection's order, each way
   std::shared_ptr<Nanos> replies;
-  std::vector<std::string> argv;
-  std::vector<std::string_view> words;  // argv's
+  // The command's words, copied: their bytes in one buffer (one allocation, none for a short
+  // command), viewed by `words` (kept inline up to kInlineWords).
+  static constexpr std::size_t kInlineWords = 8;
+  std::string bytes;
+  std::array<std::string_view, kInlineWords> inline_words;
+  std::vector<std::string_view> more_words;
+  std::span<const std::string_view> words;
   std::uint64_t generation = 0;         // the server's, when the connection was made
   ModelClientId client = 0;
   Nanos due = 0;  // not at the server before (a delay)
@@ -38,6 +45,23 @@ struct SimConnection::Flight {
   bool closed = false;
   Reply reply;
 
+  void copy_words(std::span<const std::string_view> args) {
+    std::size_t total = 0;
+    for (const std::string_view arg : args) total += arg.size();
+    bytes.reserve(total);  // the views below point into it: it must not grow after
+    for (const std::string_view arg : args) bytes.append(arg);
+    std::string_view* out = inline_words.data();
+    if (args.size() > kInlineWords) {
+      more_words.resize(args.size());
+      out = more_words.data();
+    }
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      out[i] = std::string_view(bytes).substr(at, args[i].size());
+      at += args[i].size();
+    }
+    words = std::span<const std::string_view>(out, args.size());
+  }
   bool reset() const { return link && link->resets != resets; }
   bool server_gone() const {
     return server->generation() != generation || !server->connected(client) ||
@@ -115,10 +139,10 @@ struct WaitCall {
 };
 constexpr Nanos kWaitRecheckNs = 100'000;
 
-std::optional<WaitCall> wait_call(const std::vector<std::string>& argv, const Reply& reply,
+std::optional<WaitCall> wait_call(std::span<const std::string_view> argv, const Reply& reply,
                                   Nanos now) {
   if (argv.size() != 3 || reply.type != Reply::Type::kInteger) return std::nullopt;
-  const std::string& name = argv[0];
+  const std::string_view name = argv[0];
   if (name.size() != 4 || (name[0] | 0x20) != 'w' || (name[1] | 0x20) != 'a' ||
       (name[2] | 0x20) != 'i' || (name[3] | 0x20) != 't') {
     return std::nullopt;
@@ -126,8 +150,8 @@ std::optional<WaitCall> wait_call(const std::vector<std::string>& argv, const Re
   WaitCall wait;
   std::int64_t timeout_ms = 0;
   try {
-    wait.replicas = std::stoll(argv[1]);
-    timeout_ms = std::stoll(argv[2]);
+    wait.replicas = std::stoll(std::string(argv[1]));
+    timeout_ms = std::stoll(std::string(argv[2]));
   } catch (const std::exception&) {
     return std::nullopt;  // the model answered the error already
   }
@@ -206,7 +230,7 @@ void arrive(const std::shared_ptr<Flight>& flight) {
   }
   Simulation& simulation = *flight->simulation;
   Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
-  if (const std::optional<WaitCall> wait = wait_call(flight->argv, reply, simulation.now())) {
+  if (const std::optional<WaitCall> wait = wait_call(flight->words, reply, simulation.now())) {
     // WAIT blocks in Redis until enough replicas acknowledged or its timeout passed; the model
     // answers at once (docs/model.md), so it is asked again every 100 µs.
     simulation.at(std::min(simulation.now() + kWaitRecheckNs, wait->deadline),
@@ -247,8 +271,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     flight->latency = latency_;
     flight->last_arrival = last_arrival_;
     flight->replies = replies_;
-    flight->argv.assign(args.begin(), args.end());
-    flight->words.assign(flight->argv.begin(), flight->argv.end());
+    flight->copy_words(args);
     flight->generation = generation_;
     flight->client = client_;
     flight->due = fate.due;

@@ -24,9 +24,41 @@ struct Simulation::FiberState {
 
 Simulation::Simulation(std::uint64_t seed) : rng_(seed) { events_.reserve(256); }
 
+// The queue is a 4-ary min-heap: half the depth of a binary one, and a node's children share a
+// cache line or two, so a pop, which walks down once, touches fewer lines.
 void Simulation::push(const Event& event) {
+  std::size_t i = events_.size();
   events_.push_back(event);
-  std::push_heap(events_.begin(), events_.end(), std::greater<>());
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!(events_[parent] > event)) break;
+    events_[i] = events_[parent];
+    i = parent;
+  }
+  events_[i] = event;
+}
+
+Simulation::Event Simulation::pop() {
+  const Event top = events_.front();
+  const Event last = events_.back();
+  events_.pop_back();
+  const std::size_t n = events_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t least = first;
+    const std::size_t end = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (events_[least] > events_[c]) least = c;
+    }
+    if (!(last > events_[least])) break;
+    events_[i] = events_[least];
+    i = least;
+  }
+  events_[i] = last;
+  return top;
 }
 
 Simulation::~Simulation() = default;
@@ -135,9 +167,7 @@ void Simulation::wake(FiberId fiber, Nanos after) {
 void Simulation::run() {
   LOCKSIM_ASSERT(current_ == 0);
   while (!events_.empty()) {
-    std::pop_heap(events_.begin(), events_.end(), std::greater<>());
-    const Event event = events_.back();
-    events_.pop_back();
+    const Event event = pop();
     if (stale(event)) continue;  // a timer of a wait that a wake-up ended: time stays
     now_ = std::max(now_, event.time);
     ++events_run_;

@@ -128,9 +128,10 @@ class Simulation {
   Nanos wake_min_ns_ = 5'000;
   Nanos wake_max_ns_ = 50'000;
   std::uint64_t events_run_ = 0;
-  // A min-heap (std::push_heap with std::greater); a resume for a wait that is over stays in it
-  // until its time, and is skipped then (stale).
+  // A min-heap on (time, order); a resume for a wait that is over stays in it until its time, and
+  // is skipped then (stale). pop: takes the least.
   void push(const Event& event);
+  Event pop();
   std::vector<Event> events_;
   std::vector<std::function<void()>> actions_;       // of the events not run yet
   std::vector<std::uint32_t> free_actions_;          // slots of actions_ to use again

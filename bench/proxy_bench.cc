@@ -4,7 +4,9 @@
 // The proxy adds one loopback hop each way, so a proxied round trip should cost at most two direct
 // ones ("at most one extra round trip"). Prints `proxied / direct` per round trip at the end.
 //
-//   build/bench/proxy_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
+//   build/bench/proxy_bench --benchmark_repetitions=10
+//     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+// (interleaved, so that a loopback whose speed drifts over minutes moves both sides alike)
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

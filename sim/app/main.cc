@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
           "fiber of one thread under a seeded scheduler, on virtual time, against an in-memory\n"
           "Redis with Lua (the same driver, faults and checker; a run takes milliseconds, and one\n"
           "--seed gives the same history byte for byte; client processes run as its threads).\n"
-          "What it cannot run yet (libraries, servers of a topology, BLPOP, extend steps and\n"
-          "cancellations) is skipped, with the reason.\n"
+          "What it cannot run yet (libraries, Sentinel, servers that persist, extend steps\n"
+          "and cancellations) is skipped, with the reason.\n"
           "A finding on the simulator is confirmed on a real server by running without it.\n"
           "See docs/simulator.md")
       ->check(CLI::IsMember({"redis", "sim"}))

@@ -1,6 +1,7 @@
 // List commands, after Redis 7.0.15's src/t_list.c. An emptied list is no key.
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "sim/model/command.h"
 #include "sim/model/numbers.h"
@@ -109,6 +110,66 @@ Reply cmd_lrem(CommandContext& ctx) {
   if (list->empty()) ctx.keys().erase(ctx.argv[1]);
   if (removed > 0) ctx.propagate_as_sent();
   return integer_reply(removed);
+}
+
+Reply cmd_ltrim(CommandContext& ctx) {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  if (!parse_integer(ctx.argv[2], start) || !parse_integer(ctx.argv[3], end)) {
+    return not_an_integer();
+  }
+  bool wrong = false;
+  ListValue* list = find_list(ctx, ctx.argv[1], wrong);
+  if (list == nullptr) return wrong ? wrong_type() : ok_reply();
+  // ltrimCommand's arithmetic (start and end are at most 20 digits: no overflow here).
+  const auto length = static_cast<std::int64_t>(list->size());
+  if (start < 0) start = length + start;
+  if (end < 0) end = length + end;
+  if (start < 0) start = 0;
+  std::int64_t from_head = 0;
+  std::int64_t from_tail = 0;
+  if (start > end || start >= length) {
+    from_head = length;
+  } else {
+    if (end >= length) end = length - 1;
+    from_head = start;
+    from_tail = length - end - 1;
+  }
+  list->erase(list->begin(), list->begin() + static_cast<std::ptrdiff_t>(from_head));
+  list->erase(list->end() - static_cast<std::ptrdiff_t>(from_tail), list->end());
+  if (list->empty()) ctx.keys().erase(ctx.argv[1]);
+  if (from_head + from_tail > 0) ctx.propagate_as_sent();
+  return ok_reply();
+}
+
+// BLPOP key [key ...] timeout: the first non-empty list's head, as [key, element]; nil when
+// every list is empty. The model never blocks: it answers nil at once, and the simulator's
+// connection asks again until the timeout (sim_connection.cc), as it does for WAIT.
+Reply cmd_blpop(CommandContext& ctx) {
+  std::int64_t timeout_ms = 0;
+  switch (parse_timeout_seconds(ctx.argv.back(), timeout_ms)) {
+    case TimeoutParse::kNotAFloat:
+      return error_reply("ERR timeout is not a float or out of range");
+    case TimeoutParse::kNegative:
+      return error_reply("ERR timeout is negative");
+    case TimeoutParse::kOk:
+      break;
+  }
+  for (std::size_t j = 1; j + 1 < ctx.argv.size(); ++j) {
+    bool wrong = false;
+    ListValue* list = find_list(ctx, ctx.argv[j], wrong);
+    if (wrong) return wrong_type();
+    if (list == nullptr) continue;
+    std::vector<Reply> pair;
+    pair.push_back(bulk_reply(ctx.argv[j]));
+    pair.push_back(bulk_reply(list->front()));
+    list->pop_front();
+    const std::string key(ctx.argv[j]);
+    if (list->empty()) ctx.keys().erase(key);
+    ctx.propagate({"LPOP", key});  // as Redis rewrites a served BLPOP
+    return array_reply(std::move(pair));
+  }
+  return nil_reply();
 }
 
 Reply cmd_lrange(CommandContext& ctx) {

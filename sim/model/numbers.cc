@@ -59,6 +59,32 @@ bool parse_double(std::string_view text, double& value) {
   return true;
 }
 
+TimeoutParse parse_timeout_seconds(std::string_view text, std::int64_t& ms) {
+  // string2ld: strtold over all of `text` (hexadecimal too), no leading space, no NaN, no
+  // overflow to infinity by a finite literal, at most 5119 bytes.
+  if (text.empty() || text.size() >= 5 * 1024 ||
+      std::isspace(static_cast<unsigned char>(text[0]))) {
+    return TimeoutParse::kNotAFloat;
+  }
+  const std::string terminated(text);
+  char* end = nullptr;
+  errno = 0;
+  const long double parsed = std::strtold(terminated.c_str(), &end);
+  if (static_cast<std::size_t>(end - terminated.c_str()) != terminated.size() ||
+      (errno == ERANGE &&
+       (parsed == HUGE_VALL || parsed == -HUGE_VALL || std::fpclassify(parsed) == FP_ZERO)) ||
+      std::isnan(parsed)) {
+    return TimeoutParse::kNotAFloat;
+  }
+  // (long long)(value * 1000): out of range (an infinity, 1e300) is LLONG_MIN on x86-64.
+  const long double scaled = parsed * 1000.0L;
+  if (!(scaled > -9.2233720368547758e18L && scaled < 9.2233720368547758e18L)) {
+    return TimeoutParse::kNegative;
+  }
+  ms = static_cast<std::int64_t>(scaled);
+  return ms < 0 ? TimeoutParse::kNegative : TimeoutParse::kOk;
+}
+
 bool parse_score_bound(std::string_view text, ScoreBound& bound) {
   // Redis reads the argument as a C string: it ends at the first NUL byte.
   const std::string terminated(text);

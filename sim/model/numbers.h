@@ -21,6 +21,13 @@ bool parse_integer(std::string_view text, std::int64_t& value);
 // infinity by a finite literal ("1e999" fails; "inf" parses). ZADD scores, INCRBYFLOAT.
 bool parse_double(std::string_view text, double& value);
 
+// parse_timeout_seconds: getTimeoutFromObjectOrReply in seconds (BLPOP): string2ld, then
+// milliseconds truncated toward zero; 0 is "for ever". kNotAFloat: "ERR timeout is not a float or
+// out of range"; kNegative: "ERR timeout is negative" (so is a value whose milliseconds overflow,
+// inf and 1e300 among them, as on Redis 7.0.15).
+enum class TimeoutParse { kOk, kNotAFloat, kNegative };
+TimeoutParse parse_timeout_seconds(std::string_view text, std::int64_t& ms);
+
 // ScoreBound: one end of a ZRANGEBYSCORE range.
 struct ScoreBound {
   double value = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/assert.h"
+#include "sim/model/numbers.h"
 
 namespace locksim {
 
@@ -131,23 +132,43 @@ bool SimConnection::check_open() {
 
 namespace {
 
-// WaitCall: a WAIT the model answered with fewer replicas than asked for, still inside its
-// timeout: the connection asks again until enough acknowledged or the deadline.
-struct WaitCall {
-  std::int64_t replicas = 0;
+// Blocking: a command Redis would keep until something happens or its timeout passes, which the
+// model answered at once: a WAIT answered with fewer replicas than asked for, a BLPOP answered nil
+// (every list empty). The connection asks again every 100 µs until the answer changes or the
+// deadline (docs/model.md).
+struct Blocking {
+  enum class Kind { kWait, kBlpop } kind = Kind::kWait;
+  std::int64_t replicas = 0;  // kWait
   Nanos deadline = 0;
 };
 constexpr Nanos kWaitRecheckNs = 100'000;
+// A timeout of 0 blocks for ever; bounded here at an hour of virtual time.
+constexpr std::int64_t kForeverMs = 3'600'000;
 
-std::optional<WaitCall> wait_call(std::span<const std::string_view> argv, const Reply& reply,
-                                  Nanos now) {
-  if (argv.size() != 3 || reply.type != Reply::Type::kInteger) return std::nullopt;
-  const std::string_view name = argv[0];
-  if (name.size() != 4 || (name[0] | 0x20) != 'w' || (name[1] | 0x20) != 'a' ||
-      (name[2] | 0x20) != 'i' || (name[3] | 0x20) != 't') {
+bool named(std::string_view word, std::string_view lower_name) {
+  if (word.size() != lower_name.size()) return false;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if ((word[i] | 0x20) != lower_name[i]) return false;
+  }
+  return true;
+}
+
+std::optional<Blocking> blocking(std::span<const std::string_view> argv, const Reply& reply,
+                                 Nanos now) {
+  if (argv.empty()) return std::nullopt;
+  if (argv.size() >= 3 && reply.type == Reply::Type::kNil && named(argv[0], "blpop")) {
+    std::int64_t timeout_ms = 0;
+    if (model_detail::parse_timeout_seconds(argv.back(), timeout_ms) !=
+        model_detail::TimeoutParse::kOk) {
+      return std::nullopt;  // the model answered the error already
+    }
+    return Blocking{Blocking::Kind::kBlpop, 0,
+                    now + ms_to_ns(timeout_ms == 0 ? kForeverMs : timeout_ms)};
+  }
+  if (argv.size() != 3 || reply.type != Reply::Type::kInteger || !named(argv[0], "wait")) {
     return std::nullopt;
   }
-  WaitCall wait;
+  Blocking wait;
   std::int64_t timeout_ms = 0;
   try {
     wait.replicas = std::stoll(std::string(argv[1]));
@@ -156,9 +177,15 @@ std::optional<WaitCall> wait_call(std::span<const std::string_view> argv, const 
     return std::nullopt;  // the model answered the error already
   }
   if (reply.integer >= wait.replicas) return std::nullopt;
-  // WAIT n 0 blocks for ever; bounded here at an hour of virtual time.
-  wait.deadline = now + ms_to_ns(timeout_ms == 0 ? 3'600'000 : timeout_ms);
+  wait.deadline = now + ms_to_ns(timeout_ms == 0 ? kForeverMs : timeout_ms);
   return wait;
+}
+
+// done_blocking: the answer to give now, rather than to ask again.
+bool done_blocking(const Blocking& call, const Reply& reply, Nanos now) {
+  if (now >= call.deadline) return true;
+  if (call.kind == Blocking::Kind::kBlpop) return reply.type != Reply::Type::kNil;
+  return reply.type != Reply::Type::kInteger || reply.integer >= call.replicas;
 }
 
 Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
@@ -196,21 +223,20 @@ void answer(const std::shared_ptr<Flight>& flight, Reply reply, bool closed) {
   }
 }
 
-// again: a WAIT asked again until enough replicas acknowledged or its timeout passed.
-void again(const std::shared_ptr<Flight>& flight, WaitCall wait) {
+// again: a blocking command asked again until its answer changes or its timeout passes.
+void again(const std::shared_ptr<Flight>& flight, Blocking call) {
   Simulation& simulation = *flight->simulation;
   if (flight->server_gone()) {
     answer(flight, Reply{}, true);
     return;
   }
-  Reply count = flight->server->execute(flight->client, flight->words, simulation.now());
-  if (count.type != Reply::Type::kInteger || count.integer >= wait.replicas ||
-      simulation.now() >= wait.deadline) {
-    if (!flight->drop_reply) answer(flight, std::move(count), false);
+  Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
+  if (done_blocking(call, reply, simulation.now())) {
+    if (!flight->drop_reply) answer(flight, std::move(reply), false);
     return;
   }
-  simulation.at(std::min(simulation.now() + kWaitRecheckNs, wait.deadline),
-                [flight, wait] { again(flight, wait); });
+  simulation.at(std::min(simulation.now() + kWaitRecheckNs, call.deadline),
+                [flight, call] { again(flight, call); });
 }
 
 // arrive: the command at the server; a paused server keeps it until it resumes.
@@ -230,11 +256,11 @@ void arrive(const std::shared_ptr<Flight>& flight) {
   }
   Simulation& simulation = *flight->simulation;
   Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
-  if (const std::optional<WaitCall> wait = wait_call(flight->words, reply, simulation.now())) {
-    // WAIT blocks in Redis until enough replicas acknowledged or its timeout passed; the model
-    // answers at once (docs/model.md), so it is asked again every 100 µs.
-    simulation.at(std::min(simulation.now() + kWaitRecheckNs, wait->deadline),
-                  [flight, wait = *wait] { again(flight, wait); });
+  if (const std::optional<Blocking> call = blocking(flight->words, reply, simulation.now())) {
+    // WAIT and BLPOP block in Redis; the model answers at once (docs/model.md), so the command is
+    // asked again every 100 µs.
+    simulation.at(std::min(simulation.now() + kWaitRecheckNs, call->deadline),
+                  [flight, call = *call] { again(flight, call); });
     return;
   }
   if (flight->drop_reply) return;  // it ran; the reply is lost on the way back

@@ -128,9 +128,6 @@ std::string simulator_refusal(const Scenario& scenario, const LockVariant& varia
   if (scenario.topology) {
     if (const std::string why = SimTopology::refusal(*scenario.topology); !why.empty()) return why;
   }
-  if (scenario.lock.wait.strategy == "notify") {
-    return "its wait strategy \"notify\" blocks in BLPOP, which the model does not have";
-  }
   return "";
 }
 

@@ -194,6 +194,38 @@ TEST_F(ModelTest, ListsAndSortedSets) {
   EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "a", "1"}), "-ERR min or max is not a float");
 }
 
+// Proves LTRIM and BLPOP answer as Redis 7.0.15 does (each answer below was taken from a real
+// redis-server): the model's BLPOP never blocks, it answers nil when every list is empty (the
+// simulator's connection asks again until its timeout), and its timeout is parsed as Redis does.
+TEST_F(ModelTest, LtrimAndBlpopAreRedis) {
+  EXPECT_EQ(run({"RPUSH", "l", "a", "b", "c", "d"}), ":4");
+  EXPECT_EQ(run({"LTRIM", "l", "1", "-2"}), "+OK");
+  EXPECT_EQ(run({"LRANGE", "l", "0", "-1"}), "[\"b\", \"c\"]");
+  EXPECT_EQ(run({"LTRIM", "nokey", "0", "1"}), "+OK");
+  EXPECT_EQ(run({"LTRIM", "l", "x", "1"}), "-ERR value is not an integer or out of range");
+  EXPECT_EQ(run({"SET", "s", "x"}), "+OK");
+  EXPECT_EQ(run({"LTRIM", "s", "0", "1"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(run({"BLPOP", "nokey", "l", "0"}), "[\"l\", \"b\"]");
+  EXPECT_EQ(run({"BLPOP", "s", "l", "0"}),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(run({"BLPOP", "l", "s", "0"}), "[\"l\", \"c\"]");
+  EXPECT_EQ(run({"EXISTS", "l"}), ":0");  // served empty: no key
+  EXPECT_EQ(run({"BLPOP", "l", "0.01"}), "(nil)");
+  EXPECT_EQ(run({"RPUSH", "l", "a"}), ":1");
+  EXPECT_EQ(run({"LTRIM", "l", "5", "1"}), "+OK");  // start past end: all of it
+  EXPECT_EQ(run({"EXISTS", "l"}), ":0");
+  for (const char* bad : {"abc", "", " 1", "nan"}) {
+    EXPECT_EQ(run({"BLPOP", "l", bad}), "-ERR timeout is not a float or out of range") << bad;
+  }
+  for (const char* negative : {"-1", "-0.5", "inf", "1e300", "1e18", "9.3e15"}) {
+    EXPECT_EQ(run({"BLPOP", "l", negative}), "-ERR timeout is negative") << negative;
+  }
+  for (const char* blocks : {"0x10", "-0", "9223372036854"}) {
+    EXPECT_EQ(run({"BLPOP", "l", blocks}), "(nil)") << blocks;  // Redis blocks on these
+  }
+}
+
 TEST_F(ModelTest, ScriptConversionsAreRedis) {
   EXPECT_EQ(run({"EVAL", "return {1, 2, nil, 3}", "0"}), "[:1, :2]");
   EXPECT_EQ(run({"EVAL", "return 3.99", "0"}), ":3");

@@ -241,5 +241,39 @@ TEST(SimConnection, ARestartClosesTheConnection) {
   EXPECT_TRUE(again.reply.is_nil());
 }
 
+// Proves a BLPOP on an empty list waits for a push (asked again every 100 µs: served within
+// 0.1 ms of it, not at its timeout), and one that nothing feeds answers nil at its timeout.
+TEST(SimConnection, BlpopWaitsForAPushOrItsTimeout) {
+  Simulation sim(10);
+  ModelServer server;
+  RedisResult served;
+  Nanos served_at = 0;
+  RedisResult timed_out;
+  Nanos timed_out_at = 0;
+  sim.spawn([&] {
+    SimConnection c(sim, server, Endpoint{}, ConnectionOptions{}, SimLinkLatency{0, 0});
+    served = c.command({"BLPOP", "empty", "q", "1"});
+    served_at = sim.now();
+    timed_out = c.command({"BLPOP", "q", "0.05"});
+    timed_out_at = sim.now();
+  });
+  sim.spawn([&] {
+    sim.sleep_until(ms_to_ns(5));
+    SimConnection c(sim, server, Endpoint{}, ConnectionOptions{}, SimLinkLatency{0, 0});
+    ASSERT_TRUE(c.command({"RPUSH", "q", "wake"}).ok());
+  });
+  sim.run();
+  ASSERT_TRUE(served.ok()) << served.describe();
+  ASSERT_EQ(served.reply.elements.size(), 2u);
+  EXPECT_EQ(served.reply.elements[0].str, "q");
+  EXPECT_EQ(served.reply.elements[1].str, "wake");
+  EXPECT_GE(served_at, ms_to_ns(5));
+  EXPECT_LE(served_at, ms_to_ns(5) + 100'000);
+  ASSERT_TRUE(timed_out.ok()) << timed_out.describe();
+  EXPECT_TRUE(timed_out.reply.is_nil());
+  EXPECT_EQ(timed_out_at, served_at + ms_to_ns(50));
+  EXPECT_TRUE(server.keys_at(sim.now()).empty());  // the served list is gone
+}
+
 }  // namespace
 }  // namespace locksim

@@ -25,12 +25,17 @@ namespace {
 // RespLimits).
 constexpr std::size_t kMaxQueuedBytes = std::size_t{64} << 20;
 
-// kReplySpinNs, kMaxSpinSkips: how long a link polls the server for the reply of a command it
-// has just forwarded before it sleeps on the loop (await_reply_briefly), and the most commands it
-// forwards without polling after polls missed. A loopback server answers a lock's command in
-// about 10 us; a miss (a paused or busy server) costs at most this long, yielding all the while,
-// and then polls back off.
+// kReplySpinNs, kCommandSpinNs, kMaxPollNs, kMaxSpinSkips: how long a link polls the server
+// for the reply of a command it has just forwarded, and the client for its next command after a
+// reply went out, before it sleeps on the loop (poll_briefly); the most one link polls in a row
+// before the other links get the loop back; and the most polls a side skips after polls missed.
+// A loopback server answers a lock's command in about 10 us, and a client that sends its next
+// command at once (a resource read after an acquire, a retry, a benchmark) is woken and sends it
+// in 20-40 us on this VM; a miss (a paused server, a client at work) costs at most the spin,
+// yielding all the while, and then polls of that side back off.
 constexpr Nanos kReplySpinNs = 100'000;
+constexpr Nanos kCommandSpinNs = 60'000;
+constexpr Nanos kMaxPollNs = 1'000'000;
 constexpr int kMaxSpinSkips = 64;
 
 // starts_pushes: after these commands the server sends messages nobody asked for.
@@ -257,20 +262,38 @@ void ProxyLink::forward_commands() {
   }
   resume_reading(client_, command_bytes_);
   close_server_if_done();
-  if (sent) await_reply_briefly();
+  if (sent) poll_briefly();
 }
 
-void ProxyLink::await_reply_briefly() {
-  if (server_ == nullptr || client_ == nullptr || pushes_ || !server_connected_ ||
-      !output_empty(server_) || !(bufferevent_get_enabled(server_) & EV_READ)) {
-    return;
+void ProxyLink::poll_briefly() {
+  if (polling_) return;  // read_from_* below forward, and forwarding comes back here
+  polling_ = true;
+  const Nanos start = real_clock().now_ns();
+  while (server_ != nullptr && client_ != nullptr && server_connected_ && !pushes_ &&
+         real_clock().now_ns() - start < kMaxPollNs) {
+    if (!reply_drops_.empty()) {  // a forwarded command waits for its reply
+      if (!output_empty(server_) || !poll_side(server_, kReplySpinNs, reply_polls_)) break;
+      read_from_server();
+    } else {
+      // Commands still queued are held or delayed by a fault: the timer forwards them.
+      if (!commands_.empty() || !output_empty(client_) ||
+          !poll_side(client_, kCommandSpinNs, command_polls_)) {
+        break;
+      }
+      read_from_client();
+    }
   }
-  if (spin_skips_left_ > 0) {
-    --spin_skips_left_;
-    return;
+  polling_ = false;
+}
+
+bool ProxyLink::poll_side(bufferevent* side, Nanos spin, SpinBackoff& backoff) {
+  if (!(bufferevent_get_enabled(side) & EV_READ)) return false;  // its queue is full
+  if (backoff.skips_left > 0) {
+    --backoff.skips_left;
+    return false;
   }
-  const evutil_socket_t fd = bufferevent_getfd(server_);
-  evbuffer* input = bufferevent_get_input(server_);
+  const evutil_socket_t fd = bufferevent_getfd(side);
+  evbuffer* input = bufferevent_get_input(side);
   const Nanos start = real_clock().now_ns();
   for (;;) {
     // A socket bufferevent keeps its input's end frozen except while it reads itself.
@@ -280,25 +303,27 @@ void ProxyLink::await_reply_briefly() {
     evbuffer_freeze(input, 0);
     errno = read_errno;
     if (got > 0) {
-      spin_skips_ = 0;
-      return read_from_server();
+      backoff.skips = 0;
+      return true;
     }
     // The end of the stream or an error stays readable: the loop's bufferevent reports it.
-    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
-    if (real_clock().now_ns() - start >= kReplySpinNs) break;
-    // Yield, never just spin: the server, woken by the command just sent, is often queued on
-    // this very core (the kernel wakes a task near its waker), and a spin that did not yield
-    // would keep it from answering for the whole kReplySpinNs.
+    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return false;
+    if (real_clock().now_ns() - start >= spin) break;
+    // Yield, never just spin: the peer, woken by what was just sent, is often queued on this
+    // very core (the kernel wakes a task near its waker), and a spin that did not yield would
+    // keep it from answering for the whole spin.
     ::sched_yield();
   }
-  // Missed: the server is slow, paused or far. Poll less often until a poll hits again.
-  spin_skips_ = std::min(std::max(1, spin_skips_ * 2), kMaxSpinSkips);
-  spin_skips_left_ = spin_skips_;
+  // Missed: the peer is slow, paused, far or busy elsewhere. Poll it less often until a poll hits.
+  backoff.skips = std::min(std::max(1, backoff.skips * 2), kMaxSpinSkips);
+  backoff.skips_left = backoff.skips;
+  return false;
 }
 
 void ProxyLink::forward_replies() {
   if (client_ == nullptr) return;
   const Nanos now = real_clock().now_ns();
+  bool sent = false;
   while (!replies_.empty() && !shared_.faults.holding()) {
     const QueuedReply& next = replies_.front();
     if (next.due > now) {
@@ -308,9 +333,11 @@ void ProxyLink::forward_replies() {
     ++shared_.counters.replies_forwarded;  // before the client can have it
     send_now(client_, reply_bytes_, next.size_bytes);
     replies_.pop_front();
+    sent = true;
   }
   resume_reading(server_, reply_bytes_);
   close_client_if_done();
+  if (sent) poll_briefly();
 }
 
 void ProxyLink::client_left() {

@@ -92,13 +92,19 @@ class ProxyLink {
   void read_from_server();
   void forward_commands();
   void forward_replies();
-  // await_reply_briefly: after a command went out, polls the server's socket (yielding the core
-  // between polls) for up to kReplySpinNs and handles the reply at once if it comes. Without it,
-  // the loop thread sleeps and must be woken for the reply: one sleep and wake-up more per round
-  // trip, which made a proxied round trip cost 2.2-2.4 direct ones against a budget of 2 ("one
-  // extra round trip"); with it, 1.9 (bench/proxy_bench). Polls that miss back off
-  // (spin_skips_).
-  void await_reply_briefly();
+  // poll_briefly: after a command or a reply went out, polls the side expected to speak next
+  // (the server for the reply, the client for its next command), yielding the core between
+  // polls, and handles what comes at once, for up to kMaxPollNs in all. Without it the loop
+  // thread sleeps and must be woken: a proxied round trip cost 2.2-2.4 direct ones with neither
+  // poll (budget: 2, "one extra round trip"), about 2.0 polling only the server, and
+  // see docs/testing.md for both (bench/proxy_bench). Polls that miss back off (SpinBackoff).
+  void poll_briefly();
+  // poll_side: reads `side`'s socket until bytes come (true) or `spin` passes (false).
+  struct SpinBackoff {
+    int skips = 0;       // polls to skip after the last miss
+    int skips_left = 0;  // of those, still to skip
+  };
+  bool poll_side(bufferevent* side, Nanos spin, SpinBackoff& backoff);
   void client_left();
   void server_left();
   void close_server_if_done();
@@ -144,8 +150,9 @@ class ProxyLink {
   Nanos timer_due_ = 0;  // when the armed timer fires; meaningful while timer_armed_
   bool timer_armed_ = false;
   bool finished_ = false;
-  int spin_skips_ = 0;       // commands to forward without polling after the last miss
-  int spin_skips_left_ = 0;  // of those, still to go
+  bool polling_ = false;  // inside poll_briefly
+  SpinBackoff reply_polls_;
+  SpinBackoff command_polls_;
 };
 
 }  // namespace locksim::proxy_internal

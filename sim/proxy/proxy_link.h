@@ -96,8 +96,8 @@ class ProxyLink {
   // (the server for the reply, the client for its next command), yielding the core between
   // polls, and handles what comes at once, for up to kMaxPollNs in all. Without it the loop
   // thread sleeps and must be woken: a proxied round trip cost 2.2-2.4 direct ones with neither
-  // poll (budget: 2, "one extra round trip"), about 2.0 polling only the server, and
-  // see docs/testing.md for both (bench/proxy_bench). Polls that miss back off (SpinBackoff).
+  // poll (budget: 2, "one extra round trip"), about 2.0 polling only the server, and about 1.7
+  // polling both (bench/proxy_bench; docs/testing.md). Polls that miss back off (SpinBackoff).
   void poll_briefly();
   // poll_side: reads `side`'s socket until bytes come (true) or `spin` passes (false).
   struct SpinBackoff {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "sim/core/random.h"
 
@@ -112,9 +113,12 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
                   {"partition_ms", rng.uniform(ttl, 3 * ttl)},
                   {"mode", rng.chance(0.5) ? "hold" : "reset"}};
       }
+      // Moved, not copied (a Json object copy is a tree of allocations; explore draws thousands
+      // of these a second).
       auto& queue = queues[static_cast<std::size_t>(c)];
-      queue.push_back(acquire);
-      if (dies && acquire.contains("crash_at")) break;
+      const bool dies_in_acquire = dies && acquire.contains("crash_at");
+      queue.push_back(std::move(acquire));
+      if (dies_in_acquire) break;
       // A server fault comes after the acquire, before the work: while the holder is inside.
       if (cycle.fault == ExerciseFault::kRestart) {
         if (const std::string server = server_name(true); !server.empty()) {
@@ -132,12 +136,12 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
           queue.push_back({{"do", "kill_server"}, {"server", server}});
         }
       }
-      queue.push_back(middle);
+      queue.push_back(std::move(middle));
       if (cycle.fault == ExerciseFault::kCrash) {
         queue.push_back({{"client", name}, {"do", "crash"}});
         break;
       }
-      queue.push_back(release);
+      queue.push_back(std::move(release));
       if (dies) break;
     }
   }
@@ -152,7 +156,7 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
     if (ready.empty()) break;
     const std::size_t c = ready[static_cast<std::size_t>(
         rng.uniform(0, static_cast<std::int64_t>(ready.size()) - 1))];
-    steps.push_back(queues[c][next[c]++]);
+    steps.push_back(std::move(queues[c][next[c]++]));
   }
 
   Json names = Json::array();
@@ -172,8 +176,8 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
              // A lost reply costs the caller this long (it may have acquired meanwhile).
              {"reply_timeout_ms", 2 * ttl},
              {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}}},
-           {"clients", names},
-           {"steps", steps},
+           {"clients", std::move(names)},
+           {"steps", std::move(steps)},
            {"expect", {{variant_name, "any"}}}};
   if (server_faults) document["topology"] = nodes ? "redlock_5" : "single";
   return document;

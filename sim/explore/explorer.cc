@@ -23,7 +23,9 @@ using Json = nlohmann::json;
 
 // parse: the document as a Scenario for `variant` (the only variant it names).
 Scenario parse(const Json& document, const LockVariant& variant) {
-  return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())});
+  // Run, never written: the document itself is what explore writes (a shrunk scenario, a replay).
+  return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())},
+                        Resolved::kSkip);
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ SweepTtl sweep_ttl(const JsonReader& root, const Workload& workload, const Sweep
 // parse_one: one scenario; with `sweep`, the point sweep->index of a sweep file, whose values
 // the general form has already written into `root`.
 Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known_variants,
-                   const SweepContext* sweep) {
+                   const SweepContext* sweep, Resolved resolved = Resolved::kFill) {
   static const std::regex kNamePattern("[a-z0-9][a-z0-9-]{0,63}");
   static const std::regex kPointNamePattern("[a-z0-9][a-z0-9._-]{0,79}");
   root.expect_object(kTopLevelKeys);
@@ -278,7 +278,7 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
   if (const auto limit = root.optional_member("time_limit_ms")) {
     scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
   }
-  scenario.resolved = resolved_document(scenario);
+  if (resolved == Resolved::kFill) scenario.resolved = resolved_document(scenario);
   return scenario;
 }
 
@@ -299,13 +299,13 @@ nlohmann::json workload_shape(const Scenario& scenario) {
 }
 
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
-                        const std::vector<std::string>& known_variants) {
+                        const std::vector<std::string>& known_variants, Resolved resolved) {
   if (document.is_object() && document.contains("sweep")) {
     throw InputError(file +
                      ": $.sweep: a sweep expands into several scenarios; load it with "
                      "load_scenarios");
   }
-  return parse_one(JsonReader(document, "$", file), known_variants, nullptr);
+  return parse_one(JsonReader(document, "$", file), known_variants, nullptr, resolved);
 }
 
 std::vector<Scenario> parse_scenarios(const nlohmann::json& document, const std::string& file,

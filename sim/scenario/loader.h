@@ -25,10 +25,16 @@
 
 namespace locksim {
 
+// Resolved: whether a parse fills Scenario::resolved (the scenario with every default, as reports
+// write it). kSkip is for a scenario that is only run and never written (explore's schedules,
+// thousands a second: the resolved form cost a third of their parse).
+enum class Resolved { kFill, kSkip };
+
 // parse_scenario: validates an already-parsed document; `file` is used in messages only.
 // A sweep document is an InputError (use parse_scenarios).
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
-                        const std::vector<std::string>& known_variants);
+                        const std::vector<std::string>& known_variants,
+                        Resolved resolved = Resolved::kFill);
 // workload_shape: what decides what a workload's clients do (clients, lock, resource, workload,
 // time limit), from the Scenario itself in resolved form, for checking that a scenario
 // re-parsed elsewhere (a worker process) is the one being run.

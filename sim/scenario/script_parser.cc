@@ -72,13 +72,16 @@ std::optional<FaultKind> link_fault_named(std::string_view name) {
 }
 
 // action_names: every word "do" accepts: the client actions above, the server fault kinds and
-// the link fault kinds, in that order.
-std::vector<std::string> action_names() {
-  std::vector<std::string> names;
-  for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
-  for (const ServerFaultType* type : server_fault_types()) names.emplace_back(type->word);
-  for (const FaultKind kind : link_fault_kinds()) names.emplace_back(traits(kind).word);
-  return names;
+// the link fault kinds, in that order (fixed tables: listed once).
+const std::vector<std::string>& action_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const ActionSpec& spec : action_specs()) names.emplace_back(spec.name);
+    for (const ServerFaultType* type : server_fault_types()) names.emplace_back(type->word);
+    for (const FaultKind kind : link_fault_kinds()) names.emplace_back(traits(kind).word);
+    return names;
+  }();
+  return kNames;
 }
 
 // fixed_duration_key: the key of a work, pause, partition, link fault or server fault window
@@ -563,6 +566,7 @@ void parse_script(const JsonReader& root, Scenario& scenario) {
   if (scenario.topology) names.topology = &*scenario.topology;
   const std::vector<JsonReader> steps = root.member("steps").elements(/*non_empty=*/true);
   names.step_ids = collect_step_ids(steps);
+  scenario.steps.reserve(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     scenario.steps.push_back(parse_step(steps[i], names, scenario.resource, names.step_ids[i]));
   }

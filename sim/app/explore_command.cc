@@ -1,6 +1,5 @@
 // `locksim explore`: a lock across many schedules on the simulator (sim/explore), each finding
 // shrunk to a minimal scripted scenario and, with --confirm, run on a real redis-server.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -84,6 +83,30 @@ Json settings_json(const ExploreOptions& options) {
   return settings;
 }
 
+// print_could_not_run: the schedules the simulator could not run (a command or Lua library the
+// model lacks), and why: each reason once, with the first seed of the few kept.
+void print_could_not_run(const ExploreSummary& summary) {
+  std::cout << summary.could_not_run << " of " << summary.schedules
+            << " schedule(s) could not run on the simulator" << (summary.errors.empty() ? "" : ":")
+            << "\n";
+  std::set<std::string> reasons;
+  for (const ExploreSummary::Error& error : summary.errors) {
+    if (reasons.insert(error.why).second)
+      std::cout << "  seed " << error.seed << ": " << error.why << "\n";
+  }
+}
+
+// print_no_finding: the line when nothing was found: an ok only for schedules that ran.
+void print_no_finding(const ExploreSummary& summary) {
+  if (summary.could_not_run == 0) {
+    std::cout << "No finding: every schedule's verdict was ok.\n";
+  } else {
+    std::cout << "No finding in the " << summary.schedules - summary.could_not_run
+              << " schedule(s) that ran; of the " << summary.could_not_run
+              << " that could not run (above), nothing is known.\n";
+  }
+}
+
 // summary_json: the --json file: the settings, the seeds run, and what was found.
 Json summary_json(const Json& settings, const ExploreSummary& summary,
                   const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
@@ -99,7 +122,8 @@ Json summary_json(const Json& settings, const ExploreSummary& summary,
           {"schedules", summary.schedules},
           {"findings", findings},
           {"exercised", summary.exercised},
-          {"with_no_fault", summary.with_no_fault}};
+          {"with_no_fault", summary.with_no_fault},
+          {"could_not_run", summary.could_not_run}};
 }
 
 int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint64_t seed) {
@@ -165,6 +189,7 @@ int merge(const ExploreOptions& options) {
         }
         total.schedules += doc.at("schedules").get<std::uint64_t>();
         total.with_no_fault += doc.at("with_no_fault").get<std::uint64_t>();
+        total.could_not_run += doc.value("could_not_run", std::uint64_t{0});  // older summaries
         for (const auto& [fault, count] : doc.at("exercised").items()) {
           total.exercised[fault] += count.get<std::uint64_t>();
         }
@@ -204,8 +229,9 @@ int merge(const ExploreOptions& options) {
       std::cout << " " << fault << " (" << count << ")";
     std::cout << "; no fault (" << total.with_no_fault << ")\n";
   }
+  if (total.could_not_run > 0) print_could_not_run(total);
   if (total.findings.empty()) {
-    std::cout << "No finding: every schedule's verdict was ok.\n";
+    print_no_finding(total);
   } else {
     std::cout << "Findings:\n";
     for (const auto& [signature, found] : total.findings) {
@@ -216,7 +242,8 @@ int merge(const ExploreOptions& options) {
   if (!options.json_path.empty()) {
     write_file_atomically(options.json_path, summary_json(settings, total, ranges).dump(2) + "\n");
   }
-  return total.findings.empty() ? kExitOk : kExitMismatch;
+  if (!total.findings.empty()) return kExitMismatch;
+  return total.could_not_run > 0 ? kExitUsage : kExitOk;
 }
 
 }  // namespace
@@ -240,9 +267,11 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     for (const std::string& word : options.faults) {
       const std::optional<ExerciseFault> fault = exercise_fault_from(word);
       if (!fault) {
-        throw InputError("--faults " + word +
-                         ": unknown fault; the menu is crash, checkpoint, pause, overrun, "
-                         "lost_reply, delay, partition");
+        std::string menu;
+        for (int f = 0; f <= static_cast<int>(ExerciseFault::kNodeDown); ++f) {
+          menu += (f ? ", " : "") + std::string(to_string(static_cast<ExerciseFault>(f)));
+        }
+        throw InputError("--faults " + word + ": unknown fault; the menu is " + menu);
       }
       target.exercise.faults.insert(*fault);
     }
@@ -294,7 +323,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                                                      .dump(2) +
                                                  "\n");
   }
-  for (const std::string& error : summary.errors) std::cout << "  could not run " << error << "\n";
+  if (summary.could_not_run > 0) print_could_not_run(summary);
   if (options.scenario.empty()) {
     std::cout << "Exercised:";
     if (summary.exercised.empty()) std::cout << " no fault";
@@ -307,8 +336,9 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     }
   }
   if (summary.findings.empty()) {
-    std::cout << "No finding: every schedule's verdict was ok.\n";
-    return summary.interrupted ? kExitInterrupted : kExitOk;
+    print_no_finding(summary);
+    if (summary.interrupted) return kExitInterrupted;
+    return summary.could_not_run > 0 ? kExitUsage : kExitOk;
   }
   std::cout << "Findings:\n";
   for (const auto& [signature, found] : summary.findings) {

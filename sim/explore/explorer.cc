@@ -114,8 +114,9 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       std::lock_guard<std::mutex> lock(mutex);
       ++summary.schedules;
       if (!run.error.empty()) {
+        ++summary.could_not_run;
         if (summary.errors.size() < 5) {
-          summary.errors.push_back("seed " + std::to_string(seed) + ": " + run.error);
+          summary.errors.push_back({seed, run.error});
         }
         continue;
       }

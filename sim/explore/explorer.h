@@ -80,7 +80,12 @@ struct ExploreSummary {
   std::map<std::string, ExploreFinding> findings;  // by signature
   std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
   std::uint64_t with_no_fault = 0;
-  std::vector<std::string> errors;  // schedules that could not run (first few)
+  std::uint64_t could_not_run = 0;  // schedules that ran nothing to judge (a model gap): no verdict
+  struct Error {
+    std::uint64_t seed = 0;
+    std::string why;
+  };
+  std::vector<Error> errors;  // the first few of them
   bool interrupted = false;
 };
 // explore: runs seeds first_seed, first_seed + 1, ... until the budget is spent or `stop`;

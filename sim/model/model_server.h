@@ -38,6 +38,11 @@
 
 namespace locksim {
 
+// kModelGap: what every error the model answers for something it lacks (a command, a Lua
+// library, an option) says, after "ERR ": no Redis error says it, so a run can tell the model's
+// gaps from the lock's own errors (run_simulated turns one into "not runnable here").
+inline constexpr std::string_view kModelGap = "locksim model:";
+
 namespace model_detail {
 struct ServerState;
 }

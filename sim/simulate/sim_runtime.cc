@@ -1,6 +1,8 @@
 #include "sim/simulate/sim_runtime.h"
 
+#include <algorithm>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "sim/core/assert.h"
@@ -181,6 +183,25 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
                               "): " + describe(timing));
   run.events = simulation.events_run();
   run.virtual_ns = simulation.now();
+  if (run.outcome.harness_error.empty()) {
+    // A command or Lua library the model lacks answered "ERR locksim model: ..." (docs/model.md):
+    // the run says nothing about the lock, so it is no run at all, never a finding of the lock.
+    const History& history = run.outcome.history;
+    for (const Event& event : history.events) {
+      if (event.message == 0) continue;
+      const std::string_view message = history.str(event.message);
+      const std::size_t at = message.find(kModelGap);
+      if (at == std::string_view::npos) continue;
+      std::string_view gap = message.substr(at + kModelGap.size());
+      gap = gap.substr(0, std::min(gap.find(" script: "), gap.find('\n')));
+      while (!gap.empty() && gap.front() == ' ') gap.remove_prefix(1);
+      run.outcome.harness_error = "the simulator's model of Redis lacks what this lock uses (" +
+                                  std::string(gap) +
+                                  "): it runs on a real redis-server only (locksim run, without "
+                                  "--backend sim)";
+      break;
+    }
+  }
   return run;
 }
 

@@ -4,8 +4,9 @@
 # renewal) gets YES on every line and exit 0; each of seven broken locks gets NO on exactly the
 # property it breaks, worded against the reference, and exit 1 (a release that deletes nothing
 # is a NO, not UNDECIDED; a lock that declares a queue but lets newcomers barge is a NO); audit.md is written; a lock
-# without an extend script gets n/a on the renewal lines; a bad lock file exits 2 and writes
-# nothing.
+# without an extend script gets n/a on the renewal lines; a lock that uses what the simulator's
+# model lacks gets n/a on the exploration line, with the reason; a bad lock file exits 2 and
+# writes nothing.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -146,6 +147,23 @@ line barging_queue "survives a waiter dying in the queue"
 expect_grep "barging_queue: a dead waiter blocks nobody (it never queues)" "YES" "$WORK/barging_queue.line"
 line good "fair: no barging past a waiter"
 expect_grep "good: fairness is n/a without a queue" "n/a" "$WORK/good.line"
+
+# A lock that uses what the simulator's model lacks (LPOS): its exploration is n/a, with the
+# reason, never a NO or a YES, and the real server judges the rest (one scenario, to be quick).
+cat >"$WORK/uses_lpos.json" <<JSON
+{"name": "uses_lpos",
+ "acquire": {"script": "redis.call('LPOS', KEYS[1] .. ':seen', ARGV[1]) $SET_NX", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+ "release": {"script": "$OWNER_DEL", "keys": ["{key}"], "args": ["{token}"]}}
+JSON
+mkdir -p "$WORK/one-scenario" && cp "$SOURCE/scenarios/stale-release.json" "$WORK/one-scenario/"
+"$LOCKSIM" audit "$WORK/uses_lpos.json" --scenarios "$WORK/one-scenario" --out "$WORK/out" --seed 1 \
+  --no-progress >"$WORK/uses_lpos.log" 2>&1
+expect_code "a lock the model cannot run is audited on the real server alone" 0 $? "$WORK/uses_lpos.log"
+line uses_lpos "explored: no worse than the reference"
+expect_grep "uses_lpos: exploring is n/a, naming what the model lacks" \
+  "n/a .*not explored: .*unknown command 'LPOS'.*runs on a real redis-server only" "$WORK/uses_lpos.line"
+line uses_lpos "refuses a stale release"
+expect_grep "uses_lpos: the real server still judges it" "YES" "$WORK/uses_lpos.line"
 
 # Bad input: exit 2, nothing written.
 echo '{"name": "broken", "acquire": {"script": 7}}' >"$WORK/broken.json"

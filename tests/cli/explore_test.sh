@@ -150,5 +150,27 @@ expect_code "--time without a unit" 2 $? "$WORK/bad4.out"
 "$LOCKSIM" explore --variant lua_owner "$SOURCE/scenarios/sentinel-failover-loses-lock.json" >"$WORK/bad5.out" 2>&1
 expect_code "a scenario the simulator cannot run" 2 $? "$WORK/bad5.out"
 expect_grep "it says why" "simulator cannot run it" "$WORK/bad5.out"
+expect_grep "an unknown fault's message lists the whole menu" "restart, clock_jump, node_down" "$WORK/bad2.out"
+
+# --- a lock that uses a command the model lacks: no finding, no ok ------------------------------
+cat >"$WORK/uses_lpos.json" <<'JSON'
+{"name": "uses_lpos", "summary": "looks itself up in a list (LPOS) before taking the key",
+ "acquire": {"script": "redis.call('LPOS', KEYS[1] .. ':seen', ARGV[1]) if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+ "release": {"script": "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", "keys": ["{key}"], "args": ["{token}"]}}
+JSON
+"$LOCKSIM" explore --variant-file "$WORK/uses_lpos.json" --variant uses_lpos --schedules 50 \
+  --no-progress --out "$WORK/lpos" >"$WORK/lpos.out" 2>&1
+expect_code "a lock the model cannot run: exit 2, not an ok" 2 $? "$WORK/lpos.out"
+expect_grep "it counts the schedules that could not run" "^50 of 50 schedule(s) could not run on the simulator" "$WORK/lpos.out"
+expect_grep "it names what the model lacks and where the lock runs" "lacks what this lock uses (unknown command 'LPOS'): it runs on a real redis-server only" "$WORK/lpos.out"
+if grep -q "lock_error\|every schedule's verdict was ok" "$WORK/lpos.out"; then
+  fail "the model's gap is reported as the lock's error or as an ok"; cat "$WORK/lpos.out"
+else
+  pass "the model's gap is neither the lock's error nor an ok"
+fi
+"$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --backend sim --variant-file "$WORK/uses_lpos.json" \
+  --variant uses_lpos --out "$WORK/lpos-run" --no-progress >"$WORK/lpos-run.out" 2>&1
+expect_code "run --backend sim of that lock stops (exit 3)" 3 $? "$WORK/lpos-run.out"
+expect_grep "and says why" "unknown command 'LPOS'" "$WORK/lpos-run.out"
 
 finish

@@ -121,6 +121,9 @@ TEST_F(ModelTest, WrongTypeAndIntegerErrors) {
 TEST_F(ModelTest, UnknownAndUnmodelledCommandsAreNamed) {
   EXPECT_EQ(run({"FOO", "bar"}), "-ERR unknown command 'FOO', with args beginning with: 'bar' ");
   EXPECT_EQ(run({"XADD", "s", "*", "f", "v"}), "-ERR locksim model: unknown command 'XADD'");
+  // The mark a run tells the model's gaps by (run_simulated), and only they carry it.
+  EXPECT_TRUE(run({"XADD", "s", "*", "f", "v"}).starts_with("-ERR " + std::string(kModelGap)));
+  EXPECT_EQ(run({"FOO", "bar"}).find(kModelGap), std::string::npos);
   EXPECT_EQ(run({"XADD"}), "-ERR wrong number of arguments for 'xadd' command");
   EXPECT_EQ(run({"GET", "a", "b"}), "-ERR wrong number of arguments for 'get' command");
 }

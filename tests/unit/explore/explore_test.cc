@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <set>
 #include <string>
 
 #include "sim/explore/explorer.h"
 #include "sim/lock/registry.h"
+#include "sim/lock/script_variant.h"
 #include "sim/scenario/loader.h"
 
 namespace locksim {
@@ -131,10 +133,42 @@ TEST(Explore, ACorrectLockShowsNothingUnderCrashes) {
     const ExploreSummary summary =
         explore_quietly(name, {ExerciseFault::kCrash, ExerciseFault::kCheckpoint}, 300);
     EXPECT_EQ(summary.schedules, 300U);
-    EXPECT_TRUE(summary.errors.empty()) << summary.errors.front();
+    EXPECT_TRUE(summary.errors.empty()) << summary.errors.front().why;
     EXPECT_TRUE(summary.findings.empty()) << name << ": " << summary.findings.begin()->first;
     EXPECT_GT(summary.exercised.count("crash") ? summary.exercised.at("crash") : 0U, 50U);
   }
+}
+
+// Proves a lock that uses what the model lacks (LPOS) is neither judged nor passed: every
+// schedule could not run, with the reason, and nothing is a finding of the lock.
+TEST(Explore, ALockTheModelCannotRunIsNeitherAFindingNorAnOk) {
+  ScriptVariantSpec spec;
+  spec.file = "uses_lpos.json";
+  spec.name = "uses_lpos";
+  spec.acquire = {
+      "redis.call('LPOS', KEYS[1] .. ':seen', ARGV[1]) "
+      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end "
+      "return 0",
+      {"{key}"},
+      {"{token}", "{ttl_ms}"}};
+  spec.release = {
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+      "return redis.call('DEL', KEYS[1]) end return 0",
+      {"{key}"},
+      {"{token}"}};
+  const std::unique_ptr<const LockVariant> lock = make_script_variant(spec);
+  ExploreTarget target;
+  target.variant = lock.get();
+  StopSignal stop;
+  const ExploreSummary summary = explore(target, ExploreBudget{0, 40, 0, 1}, stop);
+  EXPECT_EQ(summary.schedules, 40U);
+  EXPECT_EQ(summary.could_not_run, 40U);
+  EXPECT_TRUE(summary.findings.empty()) << summary.findings.begin()->first;
+  ASSERT_FALSE(summary.errors.empty());
+  EXPECT_EQ(summary.errors.front().seed, 0U);
+  EXPECT_NE(summary.errors.front().why.find("lacks what this lock uses (unknown command 'LPOS')"),
+            std::string::npos)
+      << summary.errors.front().why;
 }
 
 TEST(Explore, TheFailingBuiltInsShowTheirBug) {

@@ -30,16 +30,16 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {
     std::string token = rng.token_hex(32);
-    // (A braced list is evaluated in order: argv copies the token before it is moved.)
-    return OneCommand{
-        nullptr, {"SET", key, token, "NX", "PX", std::to_string(ttl_ms)}, 0, std::move(token)};
+    std::vector<std::string> argv =
+        OneCommand::words({"SET", key, token, "NX", "PX", std::to_string(ttl_ms)});
+    return OneCommand{nullptr, std::move(argv), 0, std::move(token)};
   }
   AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
     return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
   }
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& token) const override {
-    return OneCommand{&compare_and_delete_script(), {key, token}, 1, {}};
+    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1, {}};
   }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");

@@ -45,8 +45,9 @@ class FencedOwnerCheckedLuaLock final : public OneCommandVariant {
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {
     std::string token = rng.token_hex(32);
-    return OneCommand{
-        &fenced_acquire_script(), {key, key + ":fence", token, std::to_string(ttl_ms)}, 2, token};
+    std::vector<std::string> argv =
+        OneCommand::words({key, key + ":fence", token, std::to_string(ttl_ms)});
+    return OneCommand{&fenced_acquire_script(), std::move(argv), 2, std::move(token)};
   }
   // read_acquire: integer n >= 1 -> acquired with fencing number n; 0 -> busy; anything else
   // (a negative number, a string) is outside the script's contract.
@@ -68,7 +69,7 @@ class FencedOwnerCheckedLuaLock final : public OneCommandVariant {
   }
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& token) const override {
-    return OneCommand{&compare_and_delete_script(), {key, token}, 1, {}};
+    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1, {}};
   }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");

@@ -15,8 +15,13 @@ RedisResult no_form() {
 
 RedisResult run_one(Connection& connection, const OneCommand& command) {
   if (command.script == nullptr) return connection.command(command.argv);
-  const auto split = command.argv.begin() + static_cast<std::ptrdiff_t>(command.keys);
-  return command.script->run(connection, {command.argv.begin(), split}, {split, command.argv.end()});
+  const std::span<const std::string> argv(command.argv);
+  return command.script->run_in_place(connection, argv.first(command.keys),
+                                      argv.subspan(command.keys));
+}
+
+std::vector<std::string> OneCommand::words(std::initializer_list<std::string_view> words) {
+  return std::vector<std::string>(words.begin(), words.end());
 }
 
 AcquireAttempt LockVariant::read_acquire(RedisResult /*result*/, std::string /*token*/) const {

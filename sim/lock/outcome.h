@@ -70,7 +70,7 @@ class UnconditionalDelVariant : public OneCommandVariant {
  public:
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& /*token*/) const final {
-    return OneCommand{nullptr, {"DEL", key}, 0, {}};
+    return OneCommand{nullptr, OneCommand::words({"DEL", key}), 0, {}};
   }
   ReleaseResult read_release(RedisResult result) const final {
     return release_outcome(std::move(result), "DEL");

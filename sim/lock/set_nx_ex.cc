@@ -20,10 +20,9 @@ class AutoReleaseLock final : public UnconditionalDelVariant {
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& /*rng*/) const override {
-    return OneCommand{nullptr,
-                      {"SET", key, std::string(kSetNxExValue), "NX", "PX", std::to_string(ttl_ms)},
-                      0,
-                      std::string(kSetNxExValue)};
+    return OneCommand{
+        nullptr, OneCommand::words({"SET", key, kSetNxExValue, "NX", "PX", std::to_string(ttl_ms)}),
+        0, std::string(kSetNxExValue)};
   }
   AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
     return acquire_outcome(std::move(result), std::move(token), "SET NX PX");

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -123,6 +124,10 @@ struct OneCommand {
   std::vector<std::string> argv;   // the command itself, or the script's KEYS then ARGV
   std::size_t keys = 0;
   std::string token;  // acquire: the value the command stores
+
+  // words: argv from views, each word copied once (a braced list of strings copies each twice,
+  // into the list and then into the vector; an acquire attempt is built at every poll).
+  static std::vector<std::string> words(std::initializer_list<std::string_view> words);
 };
 
 // run_one: sends `command` on `connection` (a script through Script::run) and returns the reply.

@@ -1,5 +1,8 @@
 #include "sim/redis/script.h"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
 #include <utility>
 
 #include "sim/core/sha1.h"
@@ -25,21 +28,36 @@ RedisResult Script::load(Connection& connection) const {
 
 RedisResult Script::run(Connection& connection, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args) const {
-  std::vector<std::string> argv;
-  argv.reserve(3 + keys.size() + args.size());
-  argv.emplace_back("EVALSHA");
-  argv.push_back(sha_);
-  argv.push_back(std::to_string(keys.size()));
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), args.begin(), args.end());
+  return run_in_place(connection, keys, args);
+}
+
+RedisResult Script::run_in_place(Connection& connection, std::span<const std::string> keys,
+                                 std::span<const std::string> args) const {
+  // The words as views, on the stack for a lock's few (a long call spills to the heap).
+  constexpr std::size_t kInline = 16;
+  const std::size_t count = 3 + keys.size() + args.size();
+  std::array<std::string_view, kInline> inline_words;
+  std::vector<std::string_view> more_words;
+  std::string_view* words = inline_words.data();
+  if (count > kInline) {
+    more_words.resize(count);
+    words = more_words.data();
+  }
+  const std::string numkeys = std::to_string(keys.size());
+  words[0] = "EVALSHA";
+  words[1] = sha_;
+  words[2] = numkeys;
+  std::copy(keys.begin(), keys.end(), words + 3);
+  std::copy(args.begin(), args.end(), words + 3 + keys.size());
+  const std::span<const std::string_view> argv(words, count);
 
   RedisResult result = connection.command(argv);
   // NOSCRIPT: the server lost its script cache (restart, SCRIPT FLUSH). Load once and retry once;
   // a second NOSCRIPT is reported like any other error.
   if (result.error == RedisErrorKind::kReplyError && result.message.starts_with("NOSCRIPT")) {
-    RedisResult loaded = load(connection);
+    const RedisResult loaded = load(connection);
     if (!loaded.ok()) return loaded;
-    argv[1] = loaded.reply.str;
+    words[1] = loaded.reply.str;
     result = connection.command(argv);
   }
   if (result.error == RedisErrorKind::kReplyError) {

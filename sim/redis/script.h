@@ -12,6 +12,7 @@
 //   RedisResult r = kRelease.run(conn, {key}, {token});
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ class Script {
   // reply is returned as kReplyError with the script's name in the message.
   RedisResult run(Connection& connection, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args) const;
+  // run_in_place: the same, with KEYS and ARGV where they already are (no word copied).
+  RedisResult run_in_place(Connection& connection, std::span<const std::string> keys,
+                           std::span<const std::string> args) const;
 
   // load: SCRIPT LOAD now, e.g. to report a syntax error before a run starts. A compile error
   // is a kReplyError whose message names the script.

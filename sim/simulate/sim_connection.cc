@@ -205,14 +205,16 @@ using Flight = SimConnection::Flight;
 // answer: the server's reply (or the news that it closed the connection) starts back, through
 // the link, which may hold it; it reaches the waiting fiber a hop later, in order.
 void answer(const std::shared_ptr<Flight>& flight, Reply reply, bool closed) {
-  auto back = [flight, reply = std::move(reply), closed]() mutable {
+  // The reply waits in the flight (the waiting fiber reads it only once reply_at is set, below),
+  // so the step that carries it back captures the flight alone and stays small.
+  flight->reply = std::move(reply);
+  flight->closed = closed;
+  auto back = [flight] {
     Simulation& simulation = *flight->simulation;
     const Nanos at =
         std::max(simulation.now() + draw_hop(simulation, flight->latency), *flight->replies + 1);
     *flight->replies = at;
     if (flight->abandoned) return;
-    flight->reply = std::move(reply);
-    flight->closed = closed;
     flight->reply_at = at;
     simulation.wake(flight->waiter, at - simulation.now());
   };

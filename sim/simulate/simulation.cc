@@ -94,7 +94,7 @@ void Simulation::join(FiberId fiber) {
   while (!ended(fiber)) park();
 }
 
-void Simulation::at(Nanos t, std::function<void()> action) {
+void Simulation::at(Nanos t, Action action) {
   std::uint32_t slot = 0;
   if (free_actions_.empty()) {
     slot = static_cast<std::uint32_t>(actions_.size());
@@ -175,8 +175,7 @@ void Simulation::run() {
       resume(event.fiber);
     } else {
       // Moved out first: the action may schedule others, which may reuse its slot.
-      std::function<void()> action = std::move(actions_[event.action]);
-      actions_[event.action] = nullptr;
+      Action action = std::move(actions_[event.action]);  // leaves the slot empty
       free_actions_.push_back(event.action);
       action();
     }

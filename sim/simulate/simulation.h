@@ -32,6 +32,7 @@
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
 #include "sim/core/threads.h"
+#include "sim/simulate/action.h"
 
 namespace locksim {
 
@@ -87,7 +88,7 @@ class Simulation {
   void yield();
 
   // at: runs `action` on the scheduler's stack at virtual time `t` (>= now).
-  void at(Nanos t, std::function<void()> action);
+  void at(Nanos t, Action action);
 
   // run: from outside every fiber: runs events until none is left. Throws what a fiber threw,
   // or SimulationStalled if fibers wait forever with nothing scheduled.
@@ -133,7 +134,7 @@ class Simulation {
   void push(const Event& event);
   Event pop();
   std::vector<Event> events_;
-  std::vector<std::function<void()>> actions_;       // of the events not run yet
+  std::vector<Action> actions_;                      // of the events not run yet
   std::vector<std::uint32_t> free_actions_;          // slots of actions_ to use again
   std::vector<std::unique_ptr<FiberState>> fibers_;  // fiber id n is fibers_[n - 1]
   FiberId next_fiber_ = 1;

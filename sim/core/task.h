@@ -23,6 +23,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -37,7 +38,16 @@ class Task;
 
 namespace task_detail {
 
+// allocate_frame, free_frame: coroutine frames, recycled per thread by size (a client's acquire
+// loop makes a frame at every attempt). Plain new and delete under a sanitizer, which must see
+// every frame's life.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+
 struct PromiseBase {
+  static void* operator new(std::size_t size) { return allocate_frame(size); }
+  static void operator delete(void* frame, std::size_t size) noexcept { free_frame(frame, size); }
+
   std::coroutine_handle<> continuation = std::noop_coroutine();
   std::exception_ptr error;
   // awaited_inline: the awaiter is inside Task::await_suspend, resuming this task on its own

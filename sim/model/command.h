@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct CommandContext {
   bool already_expired(std::int64_t at_ms) const;
   // propagate: records one write command for the replicas.
   void propagate(std::vector<std::string> command);
+  // propagate: the same from words, built only when something records (a replica is attached):
+  // a lock's SET on a server without replicas copies nothing.
+  void propagate(std::initializer_list<std::string_view> command);
   // propagate_as_sent: records argv unchanged.
   void propagate_as_sent();
 };

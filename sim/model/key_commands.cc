@@ -76,11 +76,11 @@ Reply expire_generic(CommandContext& ctx, std::int64_t basetime_ms, bool seconds
   }
   if (ctx.already_expired(when)) {
     ctx.keys().erase(key);
-    ctx.propagate({"DEL", std::string(key)});
+    ctx.propagate({"DEL", key});
     return integer_reply(1);
   }
   entry->expire_at_ms = when;
-  ctx.propagate({"PEXPIREAT", std::string(key), std::to_string(when)});
+  ctx.propagate({"PEXPIREAT", key, std::to_string(when)});
   return integer_reply(1);
 }
 

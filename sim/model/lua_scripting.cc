@@ -7,6 +7,7 @@
 // block could still skip a destructor; it leaks, it does not corrupt).
 #include "sim/model/lua_scripting.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -455,7 +456,40 @@ Shebang parse_shebang(std::string_view body) {
   return shebang;
 }
 
-std::string function_name(std::string_view sha) { return "f_" + lower(sha); }
+// ScriptName: "f_" and the SHA in lower case, Redis's registry name of a script's function,
+// built on the stack for a SHA1's 40 characters (every EVALSHA looks one up) and on the heap for
+// anything longer (which names no script).
+class ScriptName {
+ public:
+  explicit ScriptName(std::string_view sha) {
+    if (sha.size() + 3 > inline_.size()) {
+      heap_ = "f_" + lower(sha);
+      text_ = heap_.c_str();
+      size_ = heap_.size();
+      return;
+    }
+    inline_[0] = 'f';
+    inline_[1] = '_';
+    for (std::size_t i = 0; i < sha.size(); ++i) {
+      const char c = sha[i];
+      inline_[2 + i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    inline_[2 + sha.size()] = '\0';
+    text_ = inline_.data();
+    size_ = 2 + sha.size();
+  }
+  ScriptName(const ScriptName&) = delete;
+  ScriptName& operator=(const ScriptName&) = delete;
+
+  const char* c_str() const { return text_; }                      // the function's name
+  std::string_view sha() const { return {text_ + 2, size_ - 2}; }  // the SHA in lower case
+
+ private:
+  std::array<char, 64> inline_{};
+  std::string heap_;
+  const char* text_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 // pooled_allocate: the allocator of a state waiting in the pool (only lua_close uses it).
 void* pooled_allocate(void*, void* block, std::size_t, std::size_t new_size) {
@@ -673,7 +707,7 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
     return false;
   }
   lua_State* lua = state();
-  const std::string name = function_name(sha);
+  const ScriptName name(sha);
   lua_getfield(lua, LUA_REGISTRYINDEX, name.c_str());
   const bool compiled = lua_isfunction(lua, -1);
   lua_pop(lua, 1);
@@ -698,10 +732,12 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
   return true;
 }
 
-bool LuaScripting::exists(std::string_view sha) const { return scripts_.contains(lower(sha)); }
+bool LuaScripting::exists(std::string_view sha) const {
+  return scripts_.contains(ScriptName(sha).sha());
+}
 
 bool LuaScripting::read_only(std::string_view sha) const {
-  const auto it = scripts_.find(lower(sha));
+  const auto it = scripts_.find(ScriptName(sha).sha());
   return it != scripts_.end() && it->second.read_only;
 }
 
@@ -712,7 +748,7 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   const int base = lua_gettop(lua);
   lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);
   lua_getfield(lua, -1, "__redis__err__handler");
-  lua_getfield(lua, LUA_REGISTRYINDEX, function_name(sha).c_str());
+  lua_getfield(lua, LUA_REGISTRYINDEX, ScriptName(sha).c_str());
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
   push_array(lua, keys);
   lua_setfield(lua, base + 1, "KEYS");

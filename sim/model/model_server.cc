@@ -71,6 +71,10 @@ void CommandContext::propagate(std::vector<std::string> command) {
   if (effects != nullptr) effects->push_back(std::move(command));
 }
 
+void CommandContext::propagate(std::initializer_list<std::string_view> command) {
+  if (effects != nullptr) effects->emplace_back(command.begin(), command.end());
+}
+
 void CommandContext::propagate_as_sent() {
   if (effects == nullptr) return;
   effects->emplace_back(argv.begin(), argv.end());

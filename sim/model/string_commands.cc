@@ -120,7 +120,7 @@ Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std
       (flags & kKeepTtl) != 0 && found != nullptr ? found->expire_at_ms : kNoExpiry;
   ctx.keys().put(key, StringValue(value), (flags & kAnyExpire) != 0 ? at_ms : kept);
   if ((flags & kAnyExpire) != 0) {
-    ctx.propagate({"SET", std::string(key), std::string(value), "PXAT", std::to_string(at_ms)});
+    ctx.propagate({"SET", key, value, "PXAT", std::to_string(at_ms)});
   } else if ((flags & kGet) != 0) {
     std::vector<std::string> command_without_get;
     for (std::size_t j = 0; j < ctx.argv.size(); ++j) {
@@ -206,13 +206,13 @@ Reply cmd_getex(CommandContext& ctx) {
   Reply reply = bulk_reply(std::get<StringValue>(entry->value));
   if ((flags & (kPxAt | kExAt)) != 0 && ctx.already_expired(at_ms)) {
     ctx.keys().erase(key);
-    ctx.propagate({"DEL", std::string(key)});
+    ctx.propagate({"DEL", key});
   } else if ((flags & kAnyExpire) != 0) {
     entry->expire_at_ms = at_ms;
-    ctx.propagate({"PEXPIREAT", std::string(key), std::to_string(at_ms)});
+    ctx.propagate({"PEXPIREAT", key, std::to_string(at_ms)});
   } else if ((flags & kPersist) != 0 && entry->expire_at_ms != kNoExpiry) {
     entry->expire_at_ms = kNoExpiry;
-    ctx.propagate({"PERSIST", std::string(key)});
+    ctx.propagate({"PERSIST", key});
   }
   return reply;
 }
@@ -224,7 +224,7 @@ Reply cmd_getdel(CommandContext& ctx) {
   if (!is_string(entry)) return wrong_type();
   Reply reply = bulk_reply(std::get<StringValue>(entry->value));
   ctx.keys().erase(key);
-  ctx.propagate({"DEL", std::string(key)});
+  ctx.propagate({"DEL", key});
   return reply;
 }
 
@@ -234,7 +234,7 @@ Reply cmd_getset(CommandContext& ctx) {
   if (entry != nullptr && !is_string(entry)) return wrong_type();
   Reply reply = entry == nullptr ? nil_reply() : bulk_reply(std::get<StringValue>(entry->value));
   ctx.keys().put(key, StringValue(ctx.argv[2]), kNoExpiry);
-  ctx.propagate({"SET", std::string(key), std::string(ctx.argv[2])});
+  ctx.propagate({"SET", key, ctx.argv[2]});
   return reply;
 }
 

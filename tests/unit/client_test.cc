@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +56,29 @@ TEST(Task, AnExceptionReachesWhoReadsTheResult) {
   pending->complete(5);
   ASSERT_TRUE(task.done());
   EXPECT_THROW(task.result(), std::runtime_error);
+}
+
+// Proves a frame is reused for the next frame of its size class on the same thread (so a client's
+// attempt after attempt allocates nothing), a frame too large is not kept, and many live frames
+// of one class are all distinct.
+TEST(Task, FramesAreRecycledByThreadAndSize) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "frames are not recycled under a sanitizer";
+#else
+  // Every frame of the class that earlier tests left in the pool, taken out: all distinct.
+  std::vector<void*> live;
+  for (int i = 0; i < 40; ++i) live.push_back(task_detail::allocate_frame(200));
+  EXPECT_EQ(std::set<void*>(live.begin(), live.end()).size(), live.size());
+  void* first = task_detail::allocate_frame(200);
+  task_detail::free_frame(first, 200);
+  void* again = task_detail::allocate_frame(220);  // the same class: 193 to 256 bytes
+  EXPECT_EQ(again, first);
+  task_detail::free_frame(again, 220);
+  for (void* frame : live) task_detail::free_frame(frame, 200);
+  void* large = task_detail::allocate_frame(100'000);
+  task_detail::free_frame(large, 100'000);
+  EXPECT_EQ(run_inline(twice(Ask<int>(4))), 8);  // and tasks still run on recycled frames
+#endif
 }
 
 // ScriptedHost: answers attempts from a list, on the spot or later; its clock moves by `step_ns`

@@ -22,12 +22,18 @@ constexpr std::size_t kKeep = 16;
 
 std::size_t class_of(std::size_t size) { return (size + kGranule - 1) / kGranule - 1; }
 
+// pool_gone: this thread's pool was destroyed (its thread is ending); a frame freed after that
+// (by another thread_local's destructor) is deleted at once. Trivially destructible, so it can
+// be read to the thread's very end.
+thread_local bool pool_gone = false;
+
 struct FramePool {
   std::array<std::vector<void*>, kClasses> free;
   FramePool() {
     for (std::vector<void*>& list : free) list.reserve(kKeep);  // free_frame never allocates
   }
   ~FramePool() {
+    pool_gone = true;
     for (std::vector<void*>& list : free) {
       for (void* frame : list) ::operator delete(frame);
     }
@@ -43,7 +49,7 @@ FramePool& pool() {
 
 void* allocate_frame(std::size_t size) {
   const std::size_t size_class = class_of(size);
-  if (!kRecycle || size_class >= kClasses) return ::operator new(size);
+  if (!kRecycle || size_class >= kClasses || pool_gone) return ::operator new(size);
   std::vector<void*>& list = pool().free[size_class];
   if (list.empty()) return ::operator new((size_class + 1) * kGranule);
   void* frame = list.back();
@@ -53,7 +59,7 @@ void* allocate_frame(std::size_t size) {
 
 void free_frame(void* frame, std::size_t size) noexcept {
   const std::size_t size_class = class_of(size);
-  if (kRecycle && size_class < kClasses) {
+  if (kRecycle && size_class < kClasses && !pool_gone) {
     std::vector<void*>& list = pool().free[size_class];
     if (list.size() < kKeep) {
       list.push_back(frame);

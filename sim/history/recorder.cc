@@ -11,9 +11,23 @@
 
 #include "sim/core/assert.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace locksim {
 
 namespace {
+
+// addressable: tells AddressSanitizer that a chunk's memory, fresh from mmap or from the pool, is
+// all ours. mmap can hand back the range of a thread stack that has ended, whose shadow still
+// holds that stack's red zones, and ASan (which does not see mmap) would then report the first
+// event written there ("unknown-crash").
+void addressable([[maybe_unused]] void* memory, [[maybe_unused]] std::size_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(memory, bytes);
+#endif
+}
 
 // ChunkPool: this thread's freed chunks, kept for its next ones (at most kPooled).
 constexpr std::size_t kPooled = 16;
@@ -33,10 +47,12 @@ EventChunk::EventChunk(std::size_t capacity) : capacity_(capacity) {
     if (it->second != mapped_) continue;
     data_ = static_cast<Event*>(it->first);
     chunk_pool.free.erase(it);
+    addressable(data_, mapped_);
     return;
   }
   void* memory = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw std::bad_alloc();
+  addressable(memory, mapped_);
   data_ = static_cast<Event*>(memory);
 }
 

@@ -154,8 +154,11 @@ int main(int argc, char** argv) {
       "server clock jump, a Redlock node down), judge each with the checker, list each finding\n"
       "with the first seed that shows it, shrink it to a minimal scripted scenario (written to\n"
       "OUT), say on how many of 16 fresh seeds it shows (fewer than 16: it hangs on a race) and,\n"
-      "with --confirm N, run it N times on real redis-servers.\n"
-      "Exit 0: no finding; 1: findings; 2: bad input; 3: no server.");
+      "with --confirm N, run it N times on real redis-servers. A lock that uses what the\n"
+      "model lacks (a command such as LPOS) cannot run there: such schedules are counted, with\n"
+      "the reason, never judged.\n"
+      "Exit 0: no finding; 1: findings; 2: bad input, or no finding while some schedules could\n"
+      "not run; 3: no server.");
   explore_cmd->add_option("scenario", explore.scenario,
                           "A scenario file to explore instead of drawn schedules (its steps or\n"
                           "workload as written; each seed draws the interleaving)");

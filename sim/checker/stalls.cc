@@ -9,6 +9,7 @@
 // and has one again (run_command.cc).
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/checker/checkers.h"
@@ -36,6 +37,23 @@ bool fault_between(const std::vector<FaultWindow>& faults, Nanos from_ns, Nanos 
 }
 
 }  // namespace
+
+// stall: an unplanned_stall finding of `cause` for client event `e`'s key and client, over
+// [from_ns, to_ns], in `words`.
+Finding stall(const History& history, const Event& e, std::string cause, Nanos from_ns, Nanos to_ns,
+              std::string words) {
+  return Finding{
+      .kind = FindingKind::kUnplannedStall,
+      .cause = std::move(cause),
+      .key = history.keys.at(e.key),
+      .clients = {e.client},
+      .from_ns = from_ns,
+      .to_ns = to_ns,
+      .amount = 0,
+      .record = "",
+      .words = std::move(words),
+  };
+}
 
 // timeouts: a call that got no reply within the client's reply timeout on a loopback with no
 // fault planned around it: the server or locksim did not run for that long.
@@ -65,20 +83,12 @@ void check_timeouts(const History& history, const std::vector<FaultWindow>& faul
     const std::string who = client_name(history, e.client);
     const std::string key = history.keys.at(e.key);
     const std::string op(to_string(e.f));
-    result.findings.push_back(Finding{
-        .kind = FindingKind::kUnplannedStall,
-        .cause = "reply_timeout",
-        .key = key,
-        .clients = {e.client},
-        .from_ns = invoke_ns,
-        .to_ns = e.time_ns,
-        .amount = 0,
-        .record = "",
-        .words = who + "'s " + op + " of " + key + " at " + format_ms(invoke_ns) +
-                 " got no reply until it timed out at " + format_ms(e.time_ns) +
-                 ", with no fault planned: the machine stalled (the server or locksim), not "
-                 "the lock.",
-    });
+    result.findings.push_back(
+        stall(history, e, "reply_timeout", invoke_ns, e.time_ns,
+              who + "'s " + op + " of " + key + " at " + format_ms(invoke_ns) +
+                  " got no reply until it timed out at " + format_ms(e.time_ns) +
+                  ", with no fault planned: the machine stalled (the server or locksim), not "
+                  "the lock."));
   }
 }
 
@@ -98,22 +108,14 @@ void check_late_acquires(const History& history, const std::vector<FaultWindow>&
     if (e.time_ns <= lease_end_ns || fault_between(faults, sent_ns, e.time_ns)) continue;
     const std::string who = client_name(history, e.client);
     const std::string key = history.keys.at(e.key);
-    result.findings.push_back(Finding{
-        .kind = FindingKind::kUnplannedStall,
-        .cause = "late_acquire",
-        .key = key,
-        .clients = {e.client},
-        .from_ns = sent_ns,
-        .to_ns = e.time_ns,
-        .amount = 0,
-        .record = "",
-        .words = who + "'s acquire of " + key + ", sent at " + format_ms(sent_ns) +
-                 ", was answered only at " + format_ms(e.time_ns) +
-                 ", after the lease it set could have run out (" + format_ms(lease_end_ns) + ": " +
-                 std::to_string(e.ttl_ms) +
-                 " ms TTL); no fault was planned there, so the machine stalled (the server, the "
-                 "loopback or locksim), not the lock: what followed says nothing about it.",
-    });
+    result.findings.push_back(
+        stall(history, e, "late_acquire", sent_ns, e.time_ns,
+              who + "'s acquire of " + key + ", sent at " + format_ms(sent_ns) +
+                  ", was answered only at " + format_ms(e.time_ns) +
+                  ", after the lease it set could have run out (" + format_ms(lease_end_ns) + ": " +
+                  std::to_string(e.ttl_ms) +
+                  " ms TTL); no fault was planned there, so the machine stalled (the server, the "
+                  "loopback or locksim), not the lock: what followed says nothing about it."));
   }
 }
 
@@ -186,26 +188,18 @@ void check_stalls(const History& history, const CheckOptions& options, CheckResu
       const bool late_send = send_late_ns >= round_trip_ns;
       const std::string who = client_name(history, e.client);
       const std::string key = history.keys.at(e.key);
-      result.findings.push_back(Finding{
-          .kind = FindingKind::kUnplannedStall,
-          .cause = late_send ? "late_send" : "late_reply",
-          .key = key,
-          .clients = {e.client},
-          .from_ns = lease.reply_ns,
-          .to_ns = e.time_ns,
-          .amount = 0,
-          .record = "",
-          .words = who + "'s renewal of " + key + ", due at " + format_ms(due_ns) +
-                   (late_send ? ", was sent only at " + format_ms(invoke_ns)
-                              : ", was sent at " + format_ms(invoke_ns) + " and answered only at " +
-                                    format_ms(e.time_ns)) +
-                   ", after its lease could have run out (" + format_ms(lease_end_ns) + ": " +
-                   std::to_string(lease.ttl_ms) + " ms TTL, a renewal every " +
-                   std::to_string(options.renew_period_ms) +
-                   " ms); no fault was planned there, so the machine stalled (" +
-                   (late_send ? "locksim's own process" : "the server or the loopback") +
-                   "), not the lock: what followed says nothing about it.",
-      });
+      result.findings.push_back(
+          stall(history, e, late_send ? "late_send" : "late_reply", lease.reply_ns, e.time_ns,
+                who + "'s renewal of " + key + ", due at " + format_ms(due_ns) +
+                    (late_send ? ", was sent only at " + format_ms(invoke_ns)
+                               : ", was sent at " + format_ms(invoke_ns) +
+                                     " and answered only at " + format_ms(e.time_ns)) +
+                    ", after its lease could have run out (" + format_ms(lease_end_ns) + ": " +
+                    std::to_string(lease.ttl_ms) + " ms TTL, a renewal every " +
+                    std::to_string(options.renew_period_ms) +
+                    " ms); no fault was planned there, so the machine stalled (" +
+                    (late_send ? "locksim's own process" : "the server or the loopback") +
+                    "), not the lock: what followed says nothing about it."));
     }
     lease.held = false;
   }

@@ -1,5 +1,8 @@
 // List commands, after Redis 7.0.15's src/t_list.c. An emptied list is no key.
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -112,6 +115,23 @@ Reply cmd_lrem(CommandContext& ctx) {
   return integer_reply(removed);
 }
 
+namespace {
+
+// index_range: LRANGE's and LTRIM's arithmetic: `start` and `end` (negative: from the tail)
+// made the inclusive indexes of a list of `length`, or nothing when the range is empty (start
+// and end are at most 20 digits: no overflow here).
+std::optional<std::pair<std::int64_t, std::int64_t>> index_range(std::int64_t start,
+                                                                 std::int64_t end,
+                                                                 std::int64_t length) {
+  if (start < 0) start += length;
+  if (end < 0) end += length;
+  if (start < 0) start = 0;
+  if (start > end || start >= length) return std::nullopt;
+  return std::pair{start, std::min(end, length - 1)};
+}
+
+}  // namespace
+
 Reply cmd_ltrim(CommandContext& ctx) {
   std::int64_t start = 0;
   std::int64_t end = 0;
@@ -121,19 +141,12 @@ Reply cmd_ltrim(CommandContext& ctx) {
   bool wrong = false;
   ListValue* list = find_list(ctx, ctx.argv[1], wrong);
   if (list == nullptr) return wrong ? wrong_type() : ok_reply();
-  // ltrimCommand's arithmetic (start and end are at most 20 digits: no overflow here).
   const auto length = static_cast<std::int64_t>(list->size());
-  if (start < 0) start = length + start;
-  if (end < 0) end = length + end;
-  if (start < 0) start = 0;
-  std::int64_t from_head = 0;
+  std::int64_t from_head = length;  // an empty range empties the list
   std::int64_t from_tail = 0;
-  if (start > end || start >= length) {
-    from_head = length;
-  } else {
-    if (end >= length) end = length - 1;
-    from_head = start;
-    from_tail = length - end - 1;
+  if (const auto kept = index_range(start, end, length)) {
+    from_head = kept->first;
+    from_tail = length - kept->second - 1;
   }
   list->erase(list->begin(), list->begin() + static_cast<std::ptrdiff_t>(from_head));
   list->erase(list->end() - static_cast<std::ptrdiff_t>(from_tail), list->end());
@@ -181,14 +194,10 @@ Reply cmd_lrange(CommandContext& ctx) {
   bool wrong = false;
   const ListValue* list = find_list(ctx, ctx.argv[1], wrong);
   if (list == nullptr) return wrong ? wrong_type() : empty_array();
-  const auto length = static_cast<std::int64_t>(list->size());
-  if (start < 0) start += length;
-  if (end < 0) end += length;
-  if (start < 0) start = 0;
-  if (start > end || start >= length) return empty_array();
-  if (end >= length) end = length - 1;
+  const auto range = index_range(start, end, static_cast<std::int64_t>(list->size()));
+  if (!range) return empty_array();
   std::vector<Reply> elements;
-  for (std::int64_t i = start; i <= end; ++i) {
+  for (std::int64_t i = range->first; i <= range->second; ++i) {
     elements.push_back(bulk_reply((*list)[static_cast<std::size_t>(i)]));
   }
   return array_reply(std::move(elements));

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/clock.h"
 #include "sim/redis/endpoint.h"
 
 namespace locksim {
@@ -37,9 +38,7 @@ enum class Persistence {
 
 struct RedisServerOptions {
   std::string executable = "redis-server";  // looked up on PATH
-  // startup_timeout_ms: of real_clock(), on purpose: RedisServer starts, waits for and stops
-  // real processes, so it lives in real time; a simulated run never uses it (its servers are
-  // ModelServers, sim/model, on the simulator's VirtualClock).
+  // startup_timeout_ms: of `clock`.
   std::int64_t startup_timeout_ms = 10000;
   int port_attempts = 5;  // retries with a new port if the chosen one was taken meanwhile
   Persistence persistence = Persistence::kNone;
@@ -58,6 +57,11 @@ struct RedisServerOptions {
   // sentinel: run `redis-server <dir>/sentinel.conf --sentinel` with these lines added to the
   // config (port, bind and dir are written by start()); redis-sentinel needs a writable config.
   std::vector<std::string> sentinel_config;
+  // clock: what every wait, deadline and timestamp of the server's management goes through
+  // (starting it, pausing it, stopping it, the first frozen wall-clock second). A redis-server
+  // process lives in real time, so only a Clock that is real makes sense here; a simulated run
+  // never starts one (its servers are ModelServers, sim/model, on the VirtualClock).
+  const Clock* clock = &real_clock();
 };
 
 class RedisServer {

@@ -261,7 +261,7 @@ RedisServer RedisServer::start(const RedisServerOptions& options) {
     if (!out) throw EnvironmentError("cannot write " + (server.directory_ / "clock-shift").string());
   }
   if (!options.clock_shift_library.empty() && options.freeze_clock) {
-    const std::int64_t now_ns = options.clock->unix_seconds() * 1'000'000'000;
+    const std::int64_t now_ns = server.clock().unix_seconds() * 1'000'000'000;
     std::ofstream out(server.directory_ / "clock-freeze", std::ios::binary);
     out.write(reinterpret_cast<const char*>(&now_ns), sizeof(now_ns));
     if (!out) {
@@ -336,7 +336,7 @@ void RedisServer::launch(int port) {
   std::error_code ignored;
   std::filesystem::remove(log, ignored);
   pid_ = spawn(argv, env);
-  const Clock& clock = *options_.clock;
+  const Clock& clock = this->clock();
   const Nanos deadline = clock.now_ns() + ms_to_ns(options_.startup_timeout_ms);
   while (true) {
     int status = 0;
@@ -386,7 +386,7 @@ void RedisServer::restart() {
       return;
     } catch (const PortTaken& taken) {
       last_failure = taken.what;
-      options_.clock->sleep_for(ms_to_ns(100));
+      clock().sleep_for(ms_to_ns(100));
     }
   }
   throw EnvironmentError("could not restart redis-server on port " +
@@ -397,7 +397,7 @@ void RedisServer::pause() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGSTOP);
   // Returns once /proc shows it stopped, so that "paused" is true when the nemesis records it.
-  const Clock& clock = *options_.clock;
+  const Clock& clock = this->clock();
   const Nanos deadline = clock.now_ns() + ms_to_ns(2000);
   while (clock.now_ns() < deadline) {
     std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
@@ -458,13 +458,17 @@ RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
   return *this;
 }
 
+const Clock& RedisServer::clock() const {
+  return options_.clock != nullptr ? *options_.clock : real_clock();
+}
+
 RedisServer::~RedisServer() { stop(); }
 
 void RedisServer::stop() {
   if (pid_ > 0) {
     ::kill(pid_, SIGCONT);  // a paused server cannot act on SIGTERM
     ::kill(pid_, SIGTERM);
-    const Clock& clock = *options_.clock;
+    const Clock& clock = this->clock();
     const Nanos deadline = clock.now_ns() + kStopGrace;
     bool reaped = false;
     while (!reaped) {

@@ -58,10 +58,11 @@ struct RedisServerOptions {
   // config (port, bind and dir are written by start()); redis-sentinel needs a writable config.
   std::vector<std::string> sentinel_config;
   // clock: what every wait, deadline and timestamp of the server's management goes through
-  // (starting it, pausing it, stopping it, the first frozen wall-clock second). A redis-server
-  // process lives in real time, so only a Clock that is real makes sense here; a simulated run
-  // never starts one (its servers are ModelServers, sim/model, on the VirtualClock).
-  const Clock* clock = &real_clock();
+  // (starting it, pausing it, stopping it, the first frozen wall-clock second); nullptr: the
+  // process's real Clock (sim/core/clock.h). A redis-server process lives in real time, so only a
+  // real Clock makes sense here; a simulated run never starts one (its servers are ModelServers,
+  // sim/model, on the VirtualClock).
+  const Clock* clock = nullptr;
 };
 
 class RedisServer {
@@ -109,6 +110,8 @@ class RedisServer {
   const RedisServerOptions& options() const { return options_; }
 
  private:
+  // clock: options_.clock, or the real one.
+  const Clock& clock() const;
   RedisServer() = default;
   void launch(int port);  // spawns and waits for PING; throws EnvironmentError or PortTaken
   std::vector<std::string> command_line(int port) const;

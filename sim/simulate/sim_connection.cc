@@ -14,29 +14,38 @@
 
 namespace locksim {
 
-// Flight: one command in flight, shared by the waiting fiber and the scheduled steps that carry
-// it (which may outlive the wait: a reply that comes after a timeout is dropped, and outlive the
-// connection and its link: a flight holds what it needs, not the connection).
-struct SimConnection::Flight {
+// Route: what a connection's commands in flight share with it, and keep after it is gone (a
+// flight may outlive its connection and its link).
+struct SimConnection::Route {
   Simulation* simulation = nullptr;
   ModelServer* server = nullptr;
   std::shared_ptr<SimLinkState> link;
-  std::uint64_t resets = 0;  // the link's resets when the command was sent
+  std::shared_ptr<SimServerHost> host;
   SimLinkLatency latency;
-  std::shared_ptr<Nanos> last_arrival;  // the connection's order, each way
-  std::shared_ptr<Nanos> replies;
-  // The command's words, copied: their bytes in one buffer (one allocation, none for a short
-  // command), viewed by `words` (kept inline up to kInlineWords).
+  // Each direction keeps its order: a message never overtakes the one sent before it.
+  Nanos last_arrival = -1;  // the last command's arrival at the server
+  Nanos replies = -1;       // the last reply's arrival at the client
+};
+
+// Flight: one command in flight, shared by the waiting fiber and the scheduled steps that carry
+// it (which may outlive the wait: a reply that comes after a timeout is dropped). Counted by
+// FlightRef (one thread: the simulation's) and recycled: a schedule sends about fifty commands,
+// and a flight kept from the last one has its buffers already.
+struct SimConnection::Flight {
+  std::uint32_t refs = 0;
+  std::shared_ptr<Route> route;
+  std::uint64_t resets = 0;  // the link's resets when the command was sent
+  // The command's words, copied: their bytes in one buffer, viewed by `words` (kept inline up to
+  // kInlineWords).
   static constexpr std::size_t kInlineWords = 8;
   std::string bytes;
   std::array<std::string_view, kInlineWords> inline_words;
   std::vector<std::string_view> more_words;
   std::span<const std::string_view> words;
-  std::uint64_t generation = 0;         // the server's, when the connection was made
+  std::uint64_t generation = 0;  // the server's, when the connection was made
   ModelClientId client = 0;
   Nanos due = 0;  // not at the server before (a delay)
   bool drop_reply = false;
-  std::shared_ptr<SimServerHost> host;
   std::uint64_t host_epoch = 0;
   // The waiting side: the reply (or the closed connection) reaches it at reply_at; the fiber is
   // woken for that instant, and no event of its own carries the reply.
@@ -49,6 +58,7 @@ struct SimConnection::Flight {
   void copy_words(std::span<const std::string_view> args) {
     std::size_t total = 0;
     for (const std::string_view arg : args) total += arg.size();
+    bytes.clear();
     bytes.reserve(total);  // the views below point into it: it must not grow after
     for (const std::string_view arg : args) bytes.append(arg);
     std::string_view* out = inline_words.data();
@@ -63,12 +73,95 @@ struct SimConnection::Flight {
     }
     words = std::span<const std::string_view>(out, args.size());
   }
-  bool reset() const { return link && link->resets != resets; }
+  // recycle: as a new flight, its buffers kept.
+  void recycle() {
+    route.reset();
+    resets = 0;
+    bytes.clear();
+    more_words.clear();
+    words = {};
+    generation = 0;
+    client = 0;
+    due = 0;
+    drop_reply = false;
+    host_epoch = 0;
+    waiter = 0;
+    abandoned = false;
+    reply_at = -1;
+    closed = false;
+    reply = Reply{};
+  }
+  bool reset() const { return route->link && route->link->resets != resets; }
   bool server_gone() const {
-    return server->generation() != generation || !server->connected(client) ||
+    const SimServerHost* host = route->host.get();
+    return route->server->generation() != generation || !route->server->connected(client) ||
            (host && (host->down || host->epoch != host_epoch));
   }
 };
+
+namespace {
+
+using Flight = SimConnection::Flight;
+using Route = SimConnection::Route;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRecycleFlights = false;  // a sanitizer must see each flight allocated and freed
+#else
+constexpr bool kRecycleFlights = true;
+#endif
+
+// The flights kept for reuse, per thread (a simulation runs on one). pool_gone: the thread's
+// pool was destroyed; a flight freed after that is deleted at once.
+thread_local bool flight_pool_gone = false;
+struct FlightPool {
+  static constexpr std::size_t kKeep = 64;
+  std::vector<Flight*> free;
+  FlightPool() { free.reserve(kKeep); }
+  ~FlightPool() {
+    flight_pool_gone = true;
+    for (Flight* flight : free) delete flight;
+  }
+};
+FlightPool& flight_pool() {
+  thread_local FlightPool pool;
+  return pool;
+}
+
+// FlightRef: a counted reference to a Flight (not atomic: one simulation, one thread); the last
+// one gives the flight back to the pool.
+class FlightRef {
+ public:
+  static FlightRef make() {
+    Flight* flight = nullptr;
+    if (kRecycleFlights && !flight_pool_gone && !flight_pool().free.empty()) {
+      flight = flight_pool().free.back();
+      flight_pool().free.pop_back();
+    } else {
+      flight = new Flight;
+    }
+    return FlightRef(flight);
+  }
+  FlightRef(const FlightRef& other) noexcept : flight_(other.flight_) { ++flight_->refs; }
+  FlightRef(FlightRef&& other) noexcept : flight_(std::exchange(other.flight_, nullptr)) {}
+  FlightRef& operator=(const FlightRef&) = delete;
+  FlightRef& operator=(FlightRef&&) = delete;
+  ~FlightRef() {
+    if (flight_ == nullptr || --flight_->refs > 0) return;
+    if (kRecycleFlights && !flight_pool_gone && flight_pool().free.size() < FlightPool::kKeep) {
+      flight_->recycle();
+      flight_pool().free.push_back(flight_);
+    } else {
+      delete flight_;
+    }
+  }
+  Flight* operator->() const { return flight_; }
+
+ private:
+  explicit FlightRef(Flight* flight) : flight_(flight) { flight_->refs = 1; }
+  Flight* flight_;
+};
+
+}  // namespace
 
 SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoint endpoint,
                              ConnectionOptions options, SimLinkLatency latency,
@@ -78,9 +171,14 @@ SimConnection::SimConnection(Simulation& simulation, ModelServer& server, Endpoi
       server_(server),
       endpoint_(std::move(endpoint)),
       options_(options),
-      latency_(latency),
       link_(std::move(link)),
-      host_(std::move(host)) {
+      host_(std::move(host)),
+      route_(std::make_shared<Route>()) {
+  route_->simulation = &simulation_;
+  route_->server = &server_;
+  route_->link = link_;
+  route_->host = host_;
+  route_->latency = latency;
   reconnect();
 }
 
@@ -196,43 +294,40 @@ Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
 
 }  // namespace
 
-Nanos SimConnection::hop() { return draw_hop(simulation_, latency_); }
-
 namespace {
-
-using Flight = SimConnection::Flight;
 
 // answer: the server's reply (or the news that it closed the connection) starts back, through
 // the link, which may hold it; it reaches the waiting fiber a hop later, in order.
-void answer(const std::shared_ptr<Flight>& flight, Reply reply, bool closed) {
+void answer(const FlightRef& flight, Reply reply, bool closed) {
   // The reply waits in the flight (the waiting fiber reads it only once reply_at is set, below),
   // so the step that carries it back captures the flight alone and stays small.
   flight->reply = std::move(reply);
   flight->closed = closed;
   auto back = [flight] {
-    Simulation& simulation = *flight->simulation;
+    Route& route = *flight->route;
+    Simulation& simulation = *route.simulation;
     const Nanos at =
-        std::max(simulation.now() + draw_hop(simulation, flight->latency), *flight->replies + 1);
-    *flight->replies = at;
+        std::max(simulation.now() + draw_hop(simulation, route.latency), route.replies + 1);
+    route.replies = at;
     if (flight->abandoned) return;
     flight->reply_at = at;
     simulation.wake(flight->waiter, at - simulation.now());
   };
-  if (flight->link) {
-    flight->link->pass(std::move(back));
+  if (flight->route->link) {
+    flight->route->link->pass(std::move(back));
   } else {
     back();
   }
 }
 
 // again: a blocking command asked again until its answer changes or its timeout passes.
-void again(const std::shared_ptr<Flight>& flight, Blocking call) {
-  Simulation& simulation = *flight->simulation;
+void again(const FlightRef& flight, Blocking call) {
+  Simulation& simulation = *flight->route->simulation;
   if (flight->server_gone()) {
     answer(flight, Reply{}, true);
     return;
   }
-  Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
+  Reply reply = flight->route->server->execute(flight->client, flight->words, simulation.now());
   if (done_blocking(call, reply, simulation.now())) {
     if (!flight->drop_reply) answer(flight, std::move(reply), false);
     return;
@@ -242,12 +337,12 @@ void again(const std::shared_ptr<Flight>& flight, Blocking call) {
 }
 
 // arrive: the command at the server; a paused server keeps it until it resumes.
-void arrive(const std::shared_ptr<Flight>& flight) {
+void arrive(const FlightRef& flight) {
   if (flight->reset()) return;
-  const bool killed =
-      flight->host && (flight->host->down || flight->host->epoch != flight->host_epoch);
-  if (flight->host && flight->host->paused && !killed) {
-    flight->host->held.push_back([flight] { arrive(flight); });
+  SimServerHost* host = flight->route->host.get();
+  const bool killed = host && (host->down || host->epoch != flight->host_epoch);
+  if (host && host->paused && !killed) {
+    host->held.push_back([flight] { arrive(flight); });
     return;
   }
   if (flight->server_gone()) {
@@ -256,8 +351,8 @@ void arrive(const std::shared_ptr<Flight>& flight) {
     answer(flight, Reply{}, true);
     return;
   }
-  Simulation& simulation = *flight->simulation;
-  Reply reply = flight->server->execute(flight->client, flight->words, simulation.now());
+  Simulation& simulation = *flight->route->simulation;
+  Reply reply = flight->route->server->execute(flight->client, flight->words, simulation.now());
   if (const std::optional<Blocking> call = blocking(flight->words, reply, simulation.now())) {
     // WAIT and BLPOP block in Redis; the model answers at once (docs/model.md), so the command is
     // asked again every 100 µs.
@@ -270,12 +365,13 @@ void arrive(const std::shared_ptr<Flight>& flight) {
 }
 
 // travel: the command leaves (the link let it go): it arrives a hop later, in order.
-void travel(const std::shared_ptr<Flight>& flight) {
+void travel(const FlightRef& flight) {
   if (flight->reset()) return;  // the connection was reset meanwhile
-  Simulation& simulation = *flight->simulation;
-  const Nanos arrival = std::max({simulation.now() + draw_hop(simulation, flight->latency),
-                                  flight->due, *flight->last_arrival + 1});
-  *flight->last_arrival = arrival;
+  Route& route = *flight->route;
+  Simulation& simulation = *route.simulation;
+  const Nanos arrival = std::max({simulation.now() + draw_hop(simulation, route.latency),
+                                  flight->due, route.last_arrival + 1});
+  route.last_arrival = arrival;
   simulation.at(arrival, [flight] { arrive(flight); });
 }
 
@@ -284,27 +380,21 @@ void travel(const std::shared_ptr<Flight>& flight) {
 RedisResult SimConnection::command(std::span<const std::string_view> args) {
   if (!check_open()) return last_error_;
   ++round_trips_;
-  auto flight = std::make_shared<Flight>();
+  const FlightRef flight = FlightRef::make();
   flight->waiter = simulation_.current();
   LOCKSIM_ASSERT(flight->waiter != 0);  // a command waits: only a fiber can send one
   // What the link's faults decide for it (none without a link).
   CommandFate fate;
   fate.due = simulation_.now();
   if (link_) fate = link_->faults.next_command(simulation_.now());
+  flight->route = route_;
+  flight->resets = resets_;
   if (!fate.drop_command) {
-    flight->simulation = &simulation_;
-    flight->server = &server_;
-    flight->link = link_;
-    flight->resets = resets_;
-    flight->latency = latency_;
-    flight->last_arrival = last_arrival_;
-    flight->replies = replies_;
     flight->copy_words(args);
     flight->generation = generation_;
     flight->client = client_;
     flight->due = fate.due;
     flight->drop_reply = fate.drop_reply;
-    flight->host = host_;
     flight->host_epoch = host_epoch_;
     if (link_ && fate.held) {
       link_->held_commands.push_back([flight] { travel(flight); });

@@ -71,18 +71,17 @@ class SimConnection final : public Connection {
   const Endpoint& endpoint() const override { return endpoint_; }
   std::uint64_t round_trips() const override { return round_trips_; }
 
+  struct Route;   // what the connection's commands in flight share with it (sim_connection.cc)
   struct Flight;  // a command in flight (sim_connection.cc)
 
  private:
   bool check_open();
-  Nanos hop();
   void fail(RedisErrorKind kind, std::string message);
 
   Simulation& simulation_;
   ModelServer& server_;
   Endpoint endpoint_;
   ConnectionOptions options_;
-  SimLinkLatency latency_;
   ModelClientId client_ = 0;
   std::uint64_t generation_ = 0;
   bool broken_ = true;
@@ -92,9 +91,8 @@ class SimConnection final : public Connection {
   std::uint64_t resets_ = 0;  // the link's resets when this connection was made
   std::shared_ptr<SimServerHost> host_;
   std::uint64_t host_epoch_ = 0;  // the host's kills when this connection was made
-  // Each direction keeps its order: a message never overtakes the one sent before it.
-  std::shared_ptr<Nanos> last_arrival_ = std::make_shared<Nanos>(-1);  // the last command's
-  std::shared_ptr<Nanos> replies_ = std::make_shared<Nanos>(-1);  // the last reply's arrival
+  // The link, the host, the latency and each direction's order, shared with the flights.
+  std::shared_ptr<Route> route_;
 };
 
 }  // namespace locksim

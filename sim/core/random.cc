@@ -1,5 +1,8 @@
 #include "sim/core/random.h"
 
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <random>
 
 #include "sim/core/assert.h"
@@ -49,15 +52,30 @@ bool Rng::chance(double probability) {
 }
 
 std::string Rng::token_hex(int hex_digits) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string token(static_cast<std::size_t>(hex_digits), '0');
-  std::uint64_t bits = 0;
-  for (int i = 0; i < hex_digits; ++i) {
-    if (i % 16 == 0) bits = next();
-    token[static_cast<std::size_t>(i)] = kDigits[bits & 0xf];
-    bits >>= 4;
-  }
+  std::string token(static_cast<std::size_t>(std::max(hex_digits, 0)), '0');
+  fill_hex(token);
   return token;
+}
+
+void Rng::fill_hex(std::span<char> out) {
+  // Each draw gives 16 digits, its lowest nibble first; a byte's two digits come from one table
+  // entry (a token is drawn at every acquire attempt).
+  static constexpr auto kPairs = [] {
+    constexpr char kDigits[] = "0123456789abcdef";
+    std::array<std::array<char, 2>, 256> pairs{};
+    for (std::size_t b = 0; b < 256; ++b) pairs[b] = {kDigits[b & 0xf], kDigits[b >> 4]};
+    return pairs;
+  }();
+  const std::size_t count = out.size();
+  std::size_t i = 0;
+  while (i < count) {
+    std::uint64_t bits = next();
+    const std::size_t end = std::min(count, i + 16);
+    for (; i + 1 < end; i += 2, bits >>= 8) {
+      std::memcpy(out.data() + i, kPairs[bits & 0xff].data(), 2);
+    }
+    if (i < end) out[i++] = kPairs[bits & 0xff][0];  // an odd count: the last digit alone
+  }
 }
 
 Rng Rng::fork(std::uint64_t stream) const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "sim/core/clock.h"
@@ -27,6 +28,8 @@ class Rng {
   bool chance(double probability);
   // token_hex: `hex_digits` random lowercase hex characters (a lock owner token).
   std::string token_hex(int hex_digits = 32);
+  // fill_hex: `out` filled with random lowercase hex digits, drawn as token_hex draws them.
+  void fill_hex(std::span<char> out);
   // fork: an independent stream for sub-component `stream` (a client index).
   Rng fork(std::uint64_t stream) const;
 

@@ -66,6 +66,24 @@ TEST(Rng, TokensAreHexAndUnique) {
   EXPECT_EQ(tokens.size(), 1000u);
 }
 
+// A token's digits are its draws' nibbles, lowest first, 16 to a draw (so a seed recorded before
+// gives the same tokens), for every length, odd ones and ones that end inside a draw included.
+TEST(Rng, TokenDigitsAreTheDrawsNibblesLowestFirst) {
+  for (const int digits : {0, 1, 2, 15, 16, 17, 31, 32, 33, 40}) {
+    Rng drawn(77);
+    Rng reference(77);
+    std::string expected;
+    std::uint64_t bits = 0;
+    for (int i = 0; i < digits; ++i) {
+      if (i % 16 == 0) bits = reference.next();
+      expected += "0123456789abcdef"[bits & 0xf];
+      bits >>= 4;
+    }
+    EXPECT_EQ(drawn.token_hex(digits), expected) << digits << " digits";
+    EXPECT_EQ(drawn.next(), reference.next()) << "the same draws were used, " << digits;
+  }
+}
+
 // Verdict words round-trip, unknown words are rejected, and a violation outweighs the rest.
 TEST(Verdict, WordsAndPrecedence) {
   for (const char* word : {"ok", "unknown", "deadlock", "resource_corrupted", "mutex_violation"}) {

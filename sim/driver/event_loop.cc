@@ -198,7 +198,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     const OneCommand command =
         *variant_.acquire_command(full_key_, run_.scenario().lock.ttl_ms, rng_);
     RedisResult reply = co_await this->command(command);
-    co_return variant_.read_acquire(std::move(reply), command.token);
+    co_return variant_.read_acquire(std::move(reply), command.token());
   }
 
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
@@ -248,10 +248,10 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   void send(const OneCommand& command, Slot<RedisResult>* reply) {
     reply_ = reply;
     eval_retried_ = false;
-    if (command.script == nullptr) return send_argv(command.argv, &LoopClient::on_reply);
+    if (command.script == nullptr) return send_argv(command.argv.strings(), &LoopClient::on_reply);
     std::vector<std::string> argv = {"EVALSHA", command.script->sha(),
                                      std::to_string(command.keys)};
-    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+    for (std::size_t i = 0; i < command.argv.size(); ++i) argv.emplace_back(command.argv[i]);
     send_argv(argv, &LoopClient::on_reply);
   }
 
@@ -260,7 +260,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     eval_retried_ = true;
     std::vector<std::string> argv = {"EVAL", command.script->source(),
                                      std::to_string(command.keys)};
-    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+    for (std::size_t i = 0; i < command.argv.size(); ++i) argv.emplace_back(command.argv[i]);
     send_argv(argv, &LoopClient::on_reply);
   }
 

@@ -1,6 +1,7 @@
 // lua_owner: the owner-checked lock of Docs A, C and D. Each acquisition stores a fresh random
 // token; the release deletes the key only if it still holds that token, atomically in Lua, so a
 // holder whose lease expired cannot delete a newer holder's lock.
+#include <array>
 #include <string>
 #include <utility>
 
@@ -29,17 +30,19 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {
-    std::string token = rng.token_hex(32);
-    std::vector<std::string> argv =
-        OneCommand::words({"SET", key, token, "NX", "PX", std::to_string(ttl_ms)});
-    return OneCommand{nullptr, std::move(argv), 0, std::move(token)};
+    std::array<char, 32> token;  // kept in the command's words only (most attempts fail)
+    rng.fill_hex(token);
+    return OneCommand{nullptr,
+                      OneCommand::words({"SET", key, std::string_view(token.data(), token.size()),
+                                         "NX", "PX", std::to_string(ttl_ms)}),
+                      0, 2};
   }
-  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
-    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+  AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
+    return acquire_outcome(std::move(result), token, "SET NX PX");
   }
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& token) const override {
-    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1, {}};
+    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1};
   }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");
@@ -53,7 +56,7 @@ AcquireAttempt acquire_with_fresh_token(const LockContext& context, const std::s
   std::string token = context.rng.token_hex(32);
   const std::string ttl = std::to_string(ttl_ms);
   RedisResult result = context.connection.command({"SET", key, token, "NX", "PX", ttl});
-  return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+  return acquire_outcome(std::move(result), token, "SET NX PX");
 }
 
 const Script& compare_and_delete_script() {

@@ -10,6 +10,7 @@
 //   <key>         the lock: SET token NX PX ttl_ms, as lua_owner
 //   <key>:fence   the fencing counter: the number of the latest grant; never expires, since a
 //                 counter that restarted would hand out numbers a store has already seen
+#include <array>
 #include <string>
 #include <utility>
 
@@ -44,18 +45,21 @@ class FencedOwnerCheckedLuaLock final : public OneCommandVariant {
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
                                             Rng& rng) const override {
-    std::string token = rng.token_hex(32);
-    std::vector<std::string> argv =
-        OneCommand::words({key, key + ":fence", token, std::to_string(ttl_ms)});
-    return OneCommand{&fenced_acquire_script(), std::move(argv), 2, std::move(token)};
+    std::array<char, 32> token;  // kept in the command's words only (most attempts fail)
+    rng.fill_hex(token);
+    return OneCommand{
+        &fenced_acquire_script(),
+        OneCommand::words({key, key + ":fence", std::string_view(token.data(), token.size()),
+                           std::to_string(ttl_ms)}),
+        2, 2};
   }
   // read_acquire: integer n >= 1 -> acquired with fencing number n; 0 -> busy; anything else
   // (a negative number, a string) is outside the script's contract.
-  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
+  AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
     AcquireAttempt attempt;
     if (result.ok() && result.reply.type == Reply::Type::kInteger && result.reply.integer >= 1) {
       attempt.outcome = AcquireAttempt::Outcome::kAcquired;
-      attempt.token = std::move(token);
+      attempt.token = token;
       attempt.fencing = result.reply.integer;
     } else if (result.ok() && result.reply.is_integer(0)) {
       attempt.outcome = AcquireAttempt::Outcome::kBusy;
@@ -69,7 +73,7 @@ class FencedOwnerCheckedLuaLock final : public OneCommandVariant {
   }
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& token) const override {
-    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1, {}};
+    return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1};
   }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");

@@ -17,11 +17,10 @@ class NaiveLock final : public UnconditionalDelVariant {
 
   std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t /*ttl_ms*/,
                                             Rng& /*rng*/) const override {
-    return OneCommand{nullptr, OneCommand::words({"SET", key, kNaiveValue, "NX"}), 0,
-                      std::string(kNaiveValue)};
+    return OneCommand{nullptr, OneCommand::words({"SET", key, kNaiveValue, "NX"}), 0, 2};
   }
-  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
-    return acquire_outcome(std::move(result), std::move(token), "SET NX");
+  AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
+    return acquire_outcome(std::move(result), token, "SET NX");
   }
 };
 

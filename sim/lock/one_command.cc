@@ -14,17 +14,14 @@ RedisResult no_form() {
 }  // namespace
 
 RedisResult run_one(Connection& connection, const OneCommand& command) {
-  if (command.script == nullptr) return connection.command(command.argv);
-  const std::span<const std::string> argv(command.argv);
+  const Words::Views views = command.argv.views();
+  const std::span<const std::string_view> argv = views;
+  if (command.script == nullptr) return connection.command(argv);
   return command.script->run_in_place(connection, argv.first(command.keys),
                                       argv.subspan(command.keys));
 }
 
-std::vector<std::string> OneCommand::words(std::initializer_list<std::string_view> words) {
-  return std::vector<std::string>(words.begin(), words.end());
-}
-
-AcquireAttempt LockVariant::read_acquire(RedisResult /*result*/, std::string /*token*/) const {
+AcquireAttempt LockVariant::read_acquire(RedisResult /*result*/, std::string_view /*token*/) const {
   return {AcquireAttempt::Outcome::kError, {}, no_form()};
 }
 

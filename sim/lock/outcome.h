@@ -20,11 +20,12 @@ namespace locksim::lock_detail {
 
 // acquire_outcome: the outcome of a `SET key value NX ...` reply; `token` is the value that was
 // set. `command` names the command in the message of an unexpected reply.
-AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::string_view command);
+AcquireAttempt acquire_outcome(RedisResult result, std::string_view token,
+                               std::string_view command);
 
 // flag_acquire_outcome: the outcome of an acquire whose reply is integer 1 (set) or 0 (busy), as
 // SETNX and the acquire scripts return.
-AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
+AcquireAttempt flag_acquire_outcome(RedisResult result, std::string_view token,
                                     std::string_view command);
 
 // is_deleted_count: whether `reply` is a count of keys deleted, as a release may answer: an
@@ -56,7 +57,7 @@ class OneCommandVariant : public LockVariant {
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const final {
     OneCommand command = *acquire_command(key, ttl_ms, context.rng);
-    return read_acquire(run_one(context.connection, command), std::move(command.token));
+    return read_acquire(run_one(context.connection, command), command.token());
   }
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const final {
@@ -70,7 +71,7 @@ class UnconditionalDelVariant : public OneCommandVariant {
  public:
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& /*token*/) const final {
-    return OneCommand{nullptr, OneCommand::words({"DEL", key}), 0, {}};
+    return OneCommand{nullptr, OneCommand::words({"DEL", key})};
   }
   ReleaseResult read_release(RedisResult result) const final {
     return release_outcome(std::move(result), "DEL");

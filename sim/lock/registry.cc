@@ -15,11 +15,12 @@ RedisResult unexpected_reply(RedisResult result, std::string_view command) {
   return result;
 }
 
-AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::string_view command) {
+AcquireAttempt acquire_outcome(RedisResult result, std::string_view token,
+                               std::string_view command) {
   AcquireAttempt attempt;
   if (result.ok() && result.reply.is_status("OK")) {
     attempt.outcome = AcquireAttempt::Outcome::kAcquired;
-    attempt.token = std::move(token);
+    attempt.token = token;
   } else if (result.ok() && result.reply.is_nil()) {
     attempt.outcome = AcquireAttempt::Outcome::kBusy;
   } else {
@@ -29,12 +30,12 @@ AcquireAttempt acquire_outcome(RedisResult result, std::string token, std::strin
   return attempt;
 }
 
-AcquireAttempt flag_acquire_outcome(RedisResult result, std::string token,
+AcquireAttempt flag_acquire_outcome(RedisResult result, std::string_view token,
                                     std::string_view command) {
   AcquireAttempt attempt;
   if (result.ok() && result.reply.is_integer(1)) {
     attempt.outcome = AcquireAttempt::Outcome::kAcquired;
-    attempt.token = std::move(token);
+    attempt.token = token;
   } else if (result.ok() && result.reply.is_integer(0)) {
     attempt.outcome = AcquireAttempt::Outcome::kBusy;
   } else {

@@ -22,10 +22,10 @@ class AutoReleaseLock final : public UnconditionalDelVariant {
                                             Rng& /*rng*/) const override {
     return OneCommand{
         nullptr, OneCommand::words({"SET", key, kSetNxExValue, "NX", "PX", std::to_string(ttl_ms)}),
-        0, std::string(kSetNxExValue)};
+        0, 2};
   }
-  AcquireAttempt read_acquire(RedisResult result, std::string token) const override {
-    return acquire_outcome(std::move(result), std::move(token), "SET NX PX");
+  AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
+    return acquire_outcome(std::move(result), token, "SET NX PX");
   }
 };
 

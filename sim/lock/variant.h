@@ -28,6 +28,7 @@
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
 #include "sim/redis/connection.h"
+#include "sim/redis/words.h"
 
 namespace locksim {
 
@@ -121,13 +122,17 @@ struct ExtendResult {
 // event-loop client mode sends on an asynchronous connection (LockVariant::acquire_command).
 struct OneCommand {
   const Script* script = nullptr;  // set: EVALSHA script, the first `keys` of argv as KEYS
-  std::vector<std::string> argv;   // the command itself, or the script's KEYS then ARGV
+  Words argv;                      // the command itself, or the script's KEYS then ARGV
   std::size_t keys = 0;
-  std::string token;  // acquire: the value the command stores
+  // token_word: an acquire's: which word of argv is the value it stores (kNoToken: none).
+  static constexpr std::size_t kNoToken = static_cast<std::size_t>(-1);
+  std::size_t token_word = kNoToken;
 
-  // words: argv from views, each word copied once (a braced list of strings copies each twice,
-  // into the list and then into the vector; an acquire attempt is built at every poll).
-  static std::vector<std::string> words(std::initializer_list<std::string_view> words);
+  std::string_view token() const { return token_word < argv.size() ? argv[token_word] : ""; }
+
+  // words: argv from views, each word copied once into one buffer (an acquire attempt is built
+  // at every poll).
+  static Words words(std::initializer_list<std::string_view> words) { return Words(words); }
 };
 
 // run_one: sends `command` on `connection` (a script through Script::run) and returns the reply.
@@ -192,7 +197,7 @@ class LockVariant {
                                                     std::int64_t /*ttl_ms*/, Rng& /*rng*/) const {
     return std::nullopt;
   }
-  virtual AcquireAttempt read_acquire(RedisResult result, std::string token) const;
+  virtual AcquireAttempt read_acquire(RedisResult result, std::string_view token) const;
   virtual std::optional<OneCommand> release_command(const std::string& /*key*/,
                                                     const std::string& /*token*/) const {
     return std::nullopt;

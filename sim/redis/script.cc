@@ -28,11 +28,13 @@ RedisResult Script::load(Connection& connection) const {
 
 RedisResult Script::run(Connection& connection, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args) const {
-  return run_in_place(connection, keys, args);
+  const std::vector<std::string_view> key_views(keys.begin(), keys.end());
+  const std::vector<std::string_view> arg_views(args.begin(), args.end());
+  return run_in_place(connection, key_views, arg_views);
 }
 
-RedisResult Script::run_in_place(Connection& connection, std::span<const std::string> keys,
-                                 std::span<const std::string> args) const {
+RedisResult Script::run_in_place(Connection& connection, std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> args) const {
   // The words as views, on the stack for a lock's few (a long call spills to the heap).
   constexpr std::size_t kInline = 16;
   const std::size_t count = 3 + keys.size() + args.size();

@@ -32,8 +32,8 @@ class Script {
   RedisResult run(Connection& connection, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args) const;
   // run_in_place: the same, with KEYS and ARGV where they already are (no word copied).
-  RedisResult run_in_place(Connection& connection, std::span<const std::string> keys,
-                           std::span<const std::string> args) const;
+  RedisResult run_in_place(Connection& connection, std::span<const std::string_view> keys,
+                           std::span<const std::string_view> args) const;
 
   // load: SCRIPT LOAD now, e.g. to report a syntax error before a run starts. A compile error
   // is a kReplyError whose message names the script.

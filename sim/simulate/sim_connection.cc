@@ -51,6 +51,11 @@ struct SimConnection::Flight {
   // woken for that instant, and no event of its own carries the reply.
   Simulation::FiberId waiter = 0;
   bool abandoned = false;  // the fiber stopped waiting (its timeout)
+  // The fiber's timeout: it waits without a timer while the reply is sure to come back before
+  // `deadline` (no timer left behind in the queue for every command); `timed` once anything
+  // holds, drops or delays the command or its reply (unsure()).
+  Nanos deadline = 0;
+  bool timed = false;
   Nanos reply_at = -1;
   bool closed = false;
   Reply reply;
@@ -87,11 +92,19 @@ struct SimConnection::Flight {
     host_epoch = 0;
     waiter = 0;
     abandoned = false;
+    deadline = 0;
+    timed = false;
     reply_at = -1;
     closed = false;
     reply = Reply{};
   }
   bool reset() const { return route->link && route->link->resets != resets; }
+  // unsure: the reply may not come back before the deadline: the waiting fiber gets its timer.
+  void unsure() {
+    if (timed || abandoned) return;
+    timed = true;
+    route->simulation->add_deadline(waiter, deadline);
+  }
   bool server_gone() const {
     const SimServerHost* host = route->host.get();
     return route->server->generation() != generation || !route->server->connected(client) ||
@@ -311,9 +324,11 @@ void answer(const FlightRef& flight, Reply reply, bool closed) {
     route.replies = at;
     if (flight->abandoned) return;
     flight->reply_at = at;
+    if (at > flight->deadline) flight->unsure();  // the timeout comes first
     simulation.wake(flight->waiter, at - simulation.now());
   };
   if (flight->route->link) {
+    if (flight->route->link->faults.holding()) flight->unsure();
     flight->route->link->pass(std::move(back));
   } else {
     back();
@@ -338,10 +353,14 @@ void again(const FlightRef& flight, Blocking call) {
 
 // arrive: the command at the server; a paused server keeps it until it resumes.
 void arrive(const FlightRef& flight) {
-  if (flight->reset()) return;
+  if (flight->reset()) {
+    flight->unsure();
+    return;
+  }
   SimServerHost* host = flight->route->host.get();
   const bool killed = host && (host->down || host->epoch != flight->host_epoch);
   if (host && host->paused && !killed) {
+    flight->unsure();
     host->held.push_back([flight] { arrive(flight); });
     return;
   }
@@ -356,17 +375,24 @@ void arrive(const FlightRef& flight) {
   if (const std::optional<Blocking> call = blocking(flight->words, reply, simulation.now())) {
     // WAIT and BLPOP block in Redis; the model answers at once (docs/model.md), so the command is
     // asked again every 100 µs.
+    flight->unsure();
     simulation.at(std::min(simulation.now() + kWaitRecheckNs, call->deadline),
                   [flight, call = *call] { again(flight, call); });
     return;
   }
-  if (flight->drop_reply) return;  // it ran; the reply is lost on the way back
+  if (flight->drop_reply) {  // it ran; the reply is lost on the way back
+    flight->unsure();
+    return;
+  }
   answer(flight, std::move(reply), false);
 }
 
 // travel: the command leaves (the link let it go): it arrives a hop later, in order.
 void travel(const FlightRef& flight) {
-  if (flight->reset()) return;  // the connection was reset meanwhile
+  if (flight->reset()) {  // the connection was reset meanwhile
+    flight->unsure();
+    return;
+  }
   Route& route = *flight->route;
   Simulation& simulation = *route.simulation;
   const Nanos arrival = std::max({simulation.now() + draw_hop(simulation, route.latency),
@@ -389,6 +415,10 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
   if (link_) fate = link_->faults.next_command(simulation_.now());
   flight->route = route_;
   flight->resets = resets_;
+  const Nanos deadline =
+      simulation_.now() + std::chrono::nanoseconds(options_.command_timeout).count();
+  flight->deadline = deadline;
+  if (fate.drop_command) flight->unsure();
   if (!fate.drop_command) {
     flight->copy_words(args);
     flight->generation = generation_;
@@ -397,15 +427,15 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     flight->drop_reply = fate.drop_reply;
     flight->host_epoch = host_epoch_;
     if (link_ && fate.held) {
+      flight->unsure();
       link_->held_commands.push_back([flight] { travel(flight); });
     } else if (link_) {
+      if (link_->faults.holding()) flight->unsure();
       link_->pass([flight] { travel(flight); });
     } else {
       travel(flight);
     }
   }
-  const Nanos deadline =
-      simulation_.now() + std::chrono::nanoseconds(options_.command_timeout).count();
   if (link_) link_->waiting.insert(flight->waiter);
   bool answered = false;
   while (true) {
@@ -416,9 +446,11 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
       break;
     }
     if (now >= deadline || !check_open()) break;
-    // Woken early (another wake-up took this one's place): wait on for the reply's instant.
+    // Woken early (another wake-up took this one's place): wait on for the reply's instant. A
+    // reply sure to come before the deadline wakes the fiber itself (no timer: see Flight).
     const bool coming = flight->reply_at > now;
-    simulation_.park(coming ? std::min(deadline, flight->reply_at) : deadline);
+    const Nanos timeout = flight->timed ? deadline : Simulation::kForever;
+    simulation_.park(coming ? std::min(timeout, flight->reply_at) : timeout);
   }
   if (link_) link_->waiting.erase(flight->waiter);
   if (!answered) {

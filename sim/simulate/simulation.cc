@@ -164,6 +164,13 @@ void Simulation::wake(FiberId fiber, Nanos after) {
   schedule_resume(fiber, now_ + std::max<Nanos>(after, 0), s.generation);
 }
 
+void Simulation::add_deadline(FiberId fiber, Nanos t) {
+  if (fiber < 1 || fiber > fibers_.size()) return;
+  FiberState& s = *fibers_[fiber - 1];
+  if (s.ended || !s.parked) return;
+  schedule_resume(fiber, t, s.generation);
+}
+
 void Simulation::run() {
   LOCKSIM_ASSERT(current_ == 0);
   while (!events_.empty()) {

@@ -84,6 +84,9 @@ class Simulation {
   bool park(Nanos deadline = kForever);
   // wake: a parked fiber resumes (at an event `after` from now); nothing if it is not parked.
   void wake(FiberId fiber, Nanos after = 0);
+  // add_deadline: a parked fiber's wait gets a deadline `t` (as park(t) would have set), for a
+  // wait that turns out to need one after it began; nothing if it is not parked.
+  void add_deadline(FiberId fiber, Nanos t);
   // yield: lets every other event at this instant run first (in the seeded order).
   void yield();
 

@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/model/model_server.h"
 #include "sim/simulate/sim_connection.h"
+#include "sim/simulate/sim_link.h"
 
 namespace locksim {
 namespace {
@@ -220,6 +223,65 @@ TEST(SimConnection, ALateReplyIsATimeoutButTheCommandRan) {
   EXPECT_EQ(set.error, RedisErrorKind::kTimeout);
   EXPECT_TRUE(broken);
   EXPECT_EQ(server.keys_at(sim.now()), std::vector<std::string>{"k"});  // it ran at 4 ms
+}
+
+// A command waits for its reply without a timer while the reply is sure to come first; whatever
+// holds or loses the command or its reply gives the wait its timer back: each ends as a timeout
+// exactly at the command timeout, and the one after it (the hold or the fault gone) goes through
+// (a link still too slow times out again).
+TEST(SimConnection, AHeldOrLostCommandOrReplyTimesOutAtItsDeadline) {
+  enum class Fault { kHoldCommand, kDropReply, kPartition, kPausedServer, kSlowReply };
+  for (const Fault fault : {Fault::kHoldCommand, Fault::kDropReply, Fault::kPartition,
+                            Fault::kPausedServer, Fault::kSlowReply}) {
+    Simulation sim(11);
+    ModelServer server;
+    SimLink link(sim, 0, Endpoint{});
+    auto host = std::make_shared<SimServerHost>();
+    RedisResult first;
+    Nanos first_at = -1;
+    RedisResult second;
+    sim.spawn([&] {
+      ConnectionOptions options;
+      options.command_timeout = std::chrono::milliseconds(5);
+      const Nanos hop = fault == Fault::kSlowReply ? ms_to_ns(3) : ms_to_ns(1);
+      SimConnection c(sim, server, Endpoint{}, options, SimLinkLatency{hop, hop}, link.state(),
+                      host);
+      switch (fault) {
+        case Fault::kHoldCommand:
+          link.hold_next_command();
+          break;
+        case Fault::kDropReply:
+          link.drop_reply_of_next();
+          break;
+        case Fault::kPartition:
+          link.partition(PartitionMode::kHold);
+          break;
+        case Fault::kPausedServer:
+          host->paused = true;
+          break;
+        case Fault::kSlowReply:
+          break;  // 6 ms there and back, against a 5 ms timeout
+      }
+      first = c.command({"SET", "k", "v"});
+      first_at = sim.now();
+      link.release_held();
+      link.heal();
+      host->paused = false;
+      for (auto& held : std::exchange(host->held, {})) held();
+      sim.sleep_until(ms_to_ns(20));  // whatever was held has landed by now
+      c.reconnect();
+      second = c.command({"GET", "k"});
+    });
+    sim.run();
+    const int which = static_cast<int>(fault);
+    EXPECT_EQ(first.error, RedisErrorKind::kTimeout) << which;
+    EXPECT_EQ(first_at, ms_to_ns(5)) << which;
+    if (fault == Fault::kSlowReply) {
+      EXPECT_EQ(second.error, RedisErrorKind::kTimeout) << "still too slow";
+    } else {
+      EXPECT_TRUE(second.ok()) << which << ": " << second.describe();
+    }
+  }
 }
 
 TEST(SimConnection, ARestartClosesTheConnection) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <random>
 
@@ -58,23 +59,31 @@ std::string Rng::token_hex(int hex_digits) {
 }
 
 void Rng::fill_hex(std::span<char> out) {
-  // Each draw gives 16 digits, its lowest nibble first; a byte's two digits come from one table
-  // entry (a token is drawn at every acquire attempt).
-  static constexpr auto kPairs = [] {
-    constexpr char kDigits[] = "0123456789abcdef";
-    std::array<std::array<char, 2>, 256> pairs{};
-    for (std::size_t b = 0; b < 256; ++b) pairs[b] = {kDigits[b & 0xf], kDigits[b >> 4]};
-    return pairs;
-  }();
+  // Each draw gives 16 digits, its lowest nibble first, made 8 at a time: the nibbles of 32 bits
+  // spread one to a byte, then each byte turned into its digit ('0'..'9', 'a'..'f') at once.
+  const auto eight_digits = [](std::uint64_t nibbles, char* to) {
+    std::uint64_t x = nibbles & 0xffffffffU;
+    x = (x | (x << 16)) & 0x0000ffff0000ffffULL;
+    x = (x | (x << 8)) & 0x00ff00ff00ff00ffULL;
+    x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0fULL;  // byte k: nibble k
+    const std::uint64_t letters = ((x + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+    x += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(to, &x, 8);  // byte k first
+    } else {
+      for (int k = 0; k < 8; ++k) to[k] = static_cast<char>((x >> (8 * k)) & 0xff);
+    }
+  };
   const std::size_t count = out.size();
   std::size_t i = 0;
   while (i < count) {
-    std::uint64_t bits = next();
-    const std::size_t end = std::min(count, i + 16);
-    for (; i + 1 < end; i += 2, bits >>= 8) {
-      std::memcpy(out.data() + i, kPairs[bits & 0xff].data(), 2);
-    }
-    if (i < end) out[i++] = kPairs[bits & 0xff][0];  // an odd count: the last digit alone
+    const std::uint64_t bits = next();
+    std::array<char, 16> digits{};
+    eight_digits(bits, digits.data());
+    eight_digits(bits >> 32, digits.data() + 8);
+    const std::size_t take = std::min<std::size_t>(16, count - i);
+    std::memcpy(out.data() + i, digits.data(), take);
+    i += take;
   }
 }
 

@@ -698,8 +698,29 @@ void LuaScripting::create_state() {
   lua_replace(lua, LUA_GLOBALSINDEX);  // scripts compiled from now on see the proxy
 }
 
+namespace {
+
+// known_sha1: sha1_hex(body), remembered for the last few bodies this thread loaded: explore makes
+// a new server for every schedule, and each loads the same scripts again.
+std::string known_sha1(std::string_view body) {
+  struct Known {
+    std::string body;
+    std::string sha;
+  };
+  thread_local std::array<Known, 8> known;
+  thread_local std::size_t next = 0;
+  for (const Known& entry : known) {
+    if (!entry.sha.empty() && entry.body == body) return entry.sha;
+  }
+  std::string sha = sha1_hex(body);
+  known[next++ % known.size()] = Known{std::string(body), sha};
+  return sha;
+}
+
+}  // namespace
+
 bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
-  sha = sha1_hex(body);
+  sha = known_sha1(body);
   if (scripts_.contains(sha)) return true;
   const Shebang shebang = parse_shebang(body);
   if (!shebang.error.empty()) {

@@ -54,9 +54,9 @@ Keyspace& CommandContext::keys() { return server.keys; }
 Entry* CommandContext::find(std::string_view key) {
   if (from_primary) return server.keys.find(key, INT64_MIN, true);
   if (server.replica) return server.keys.find(key, now_ms, true);
-  if (server.keys.find(key, INT64_MIN, true) == nullptr) return nullptr;  // no entry at all
-  Entry* live = server.keys.find(key, now_ms, true);
-  if (live != nullptr) return live;
+  Entry* entry = server.keys.find(key, INT64_MIN, true);  // expired or not: one lookup
+  if (entry == nullptr) return nullptr;                   // no entry at all
+  if (is_live(entry->expire_at_ms, now_ms)) return entry;
   // Expired on a primary: deleted now, and the replicas are told (expireIfNeeded).
   server.keys.erase(key);
   if (effects != nullptr) effects->push_back({"DEL", std::string(key)});

@@ -114,13 +114,14 @@ Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std
   }
   Entry* found = ctx.find(key);
   if (((flags & kNx) != 0 && found != nullptr) || ((flags & kXx) != 0 && found == nullptr)) {
-    return (flags & kGet) != 0 ? old_value : aborted;
+    if ((flags & kGet) != 0) return old_value;  // each moved, not copied (a conditional copies)
+    return aborted;
   }
   const std::int64_t kept =
       (flags & kKeepTtl) != 0 && found != nullptr ? found->expire_at_ms : kNoExpiry;
   ctx.keys().put(key, StringValue(value), (flags & kAnyExpire) != 0 ? at_ms : kept);
   if ((flags & kAnyExpire) != 0) {
-    ctx.propagate({"SET", key, value, "PXAT", std::to_string(at_ms)});
+    if (ctx.effects != nullptr) ctx.propagate({"SET", key, value, "PXAT", std::to_string(at_ms)});
   } else if ((flags & kGet) != 0) {
     std::vector<std::string> command_without_get;
     for (std::size_t j = 0; j < ctx.argv.size(); ++j) {
@@ -133,7 +134,8 @@ Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std
   } else {
     ctx.propagate_as_sent();
   }
-  return (flags & kGet) != 0 ? old_value : ok;
+  if ((flags & kGet) != 0) return old_value;
+  return ok;
 }
 
 // incr_decr: incrDecrCommand: the value must be an integer string; the TTL is kept.

@@ -375,6 +375,67 @@ void push_array(lua_State* lua, std::span<const std::string_view> values) {
   }
 }
 
+// The KEYS and ARGV tables are kept in the registry and filled again for each script (Redis makes
+// new ones; a table a script cannot keep costs the same to reuse, without the allocations and the
+// collector's work): a script sees exactly values 1..n and nothing else, as with a new table. One
+// that the script changed beyond its values (another key, a value past n, a metatable) is
+// dropped after the run, and the next script gets a new one.
+constexpr const char* kKeysTableKey = "locksim.keys";
+constexpr const char* kArgvTableKey = "locksim.argv";
+
+// push_reused_array: the registry's table at `name` (made if missing) holding `values` as 1..n.
+void push_reused_array(lua_State* lua, const char* name, std::span<const std::string_view> values) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, name);
+  if (!lua_istable(lua, -1)) {
+    lua_pop(lua, 1);
+    push_array(lua, values);
+    lua_pushvalue(lua, -1);
+    lua_setfield(lua, LUA_REGISTRYINDEX, name);
+    return;
+  }
+  const auto n = static_cast<int>(values.size());
+  for (int i = 0; i < n; ++i) {
+    lua_pushlstring(lua, values[static_cast<std::size_t>(i)].data(),
+                    values[static_cast<std::size_t>(i)].size());
+    lua_rawseti(lua, -2, i + 1);
+  }
+  // Left from the last script: only 1..m (checked after it ran), so the border is m.
+  for (int i = static_cast<int>(lua_objlen(lua, -1)); i > n; --i) {
+    lua_pushnil(lua);
+    lua_rawseti(lua, -2, i);
+  }
+}
+
+// check_reused_array: drops the registry's table at `name` unless it still holds only keys
+// 1..n (holes allowed: a script may set KEYS[1] = nil) and no metatable.
+void check_reused_array(lua_State* lua, const char* name, std::size_t n) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, name);
+  bool clean = lua_istable(lua, -1) && lua_getmetatable(lua, -1) == 0;
+  if (clean) {
+    lua_pushnil(lua);
+    while (lua_next(lua, -2) != 0) {
+      lua_pop(lua, 1);  // the value
+      const bool in_range = lua_type(lua, -1) == LUA_TNUMBER && [&] {
+        const lua_Number key = lua_tonumber(lua, -1);
+        return key >= 1 && key <= static_cast<lua_Number>(n) &&
+               key == static_cast<lua_Number>(static_cast<std::int64_t>(key));
+      }();
+      if (!in_range) {
+        clean = false;
+        lua_pop(lua, 1);  // the key: the traversal ends here
+        break;
+      }
+    }
+  } else if (lua_istable(lua, -1)) {
+    lua_pop(lua, 1);  // the metatable
+  }
+  lua_pop(lua, 1);
+  if (!clean) {
+    lua_pushnil(lua);
+    lua_setfield(lua, LUA_REGISTRYINDEX, name);
+  }
+}
+
 // The error handler eval.c installs, word for word: it adds the script's source and line to
 // an error and turns a plain error into a table.
 constexpr const char* kErrorHandler =
@@ -771,9 +832,9 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   lua_getfield(lua, -1, "__redis__err__handler");
   lua_getfield(lua, LUA_REGISTRYINDEX, ScriptName(sha).c_str());
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
-  push_array(lua, keys);
+  push_reused_array(lua, kKeysTableKey, keys);
   lua_setfield(lua, base + 1, "KEYS");
-  push_array(lua, args);
+  push_reused_array(lua, kArgvTableKey, args);
   lua_setfield(lua, base + 1, "ARGV");
 
   host_ = &host;
@@ -820,6 +881,8 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
     reply = to_reply(lua, 0);
   }
   lua_settop(lua, base);
+  check_reused_array(lua, kKeysTableKey, keys.size());
+  check_reused_array(lua, kArgvTableKey, args.size());
   // Redis steps the collector every 50 scripts so that a full cycle never lands on one script.
   if (++runs_since_gc_ == 50) {
     lua_gc(lua, LUA_GCSTEP, 50);

@@ -313,6 +313,29 @@ TEST_F(ModelTest, ScriptsSeeFrozenTimeAndAreAtomic) {
   EXPECT_EQ(run({"TIME"}), "[\"1700000001\", \"500000\"]");
 }
 
+// Every script sees KEYS and ARGV holding exactly its own values, whatever the script before it
+// did to them (the model fills the same tables again; Redis makes new ones).
+TEST_F(ModelTest, KeysAndArgvHoldOnlyThisScriptsValues) {
+  const std::string shape =
+      "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[2]), tostring(ARGV[1]), "
+      "tostring(ARGV[3]), tostring(KEYS.x), tostring(getmetatable(KEYS)), "
+      "tostring(getmetatable(ARGV))}";
+  EXPECT_EQ(run({"EVAL", shape, "2", "k1", "k2", "a1", "a2", "a3"}),
+            "[:2, :3, \"k1\", \"k2\", \"a1\", \"a3\", \"nil\", \"nil\", \"nil\"]");
+  for (const char* mess :
+       {"KEYS[9] = 'k9' ARGV[7] = 'a7' return 1", "KEYS.x = 1 return 1",
+        "setmetatable(KEYS, {__index = function() return 'meta' end}) return 1",
+        "setmetatable(ARGV, {}) KEYS[1] = nil return 1", "KEYS[1.5] = 'half' return 1",
+        "KEYS[2] = 'two' ARGV[1] = nil return 1"}) {
+    EXPECT_EQ(run({"EVAL", mess, "1", "k", "a"}), ":1") << mess;
+    EXPECT_EQ(run({"EVAL", shape, "1", "only", "arg"}),
+              "[:1, :1, \"only\", \"nil\", \"arg\", \"nil\", \"nil\", \"nil\", \"nil\"]")
+        << "after: " << mess;
+  }
+  EXPECT_EQ(run({"EVAL", shape, "0"}),
+            "[:0, :0, \"nil\", \"nil\", \"nil\", \"nil\", \"nil\", \"nil\", \"nil\"]");
+}
+
 TEST_F(ModelTest, MathRandomStartsWhereRedisStarts) {
   // A fresh redis-server answers 40 to its first math.random(100).
   EXPECT_EQ(run({"EVAL", "return math.random(100)", "0"}), ":40");

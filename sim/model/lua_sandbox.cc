@@ -26,10 +26,9 @@ void push_real(lua_State* lua, int index) {
   }
 }
 
-int proxy_index_globals(lua_State* lua) {  // (proxy, key); upvalue 1: the real table
-  lua_pushvalue(lua, 2);
-  lua_rawget(lua, lua_upvalueindex(1));
-  if (!lua_isnil(lua, -1)) return 1;
+// missing_global: the real globals' __index (reached through the proxy's, which is the real table
+// itself: a name that exists is read without a call): a name they lack is an error, as in Redis.
+int missing_global(lua_State* lua) {  // (real globals, key)
   if (!lua_isstring(lua, 2)) {
     return luaL_error(lua, "Second argument to luaProtectedTableError must be a string or number");
   }
@@ -130,8 +129,22 @@ void make_proxy(lua_State* lua, bool globals) {
   lua_newtable(lua);  // the proxy
   const int proxy = lua_gettop(lua);
   lua_newtable(lua);  // its metatable
-  lua_pushvalue(lua, real);
-  lua_pushcclosure(lua, globals ? proxy_index_globals : proxy_index_library, 1);
+  // Reads: the real table as __index, so that the VM reads through it without calling anything
+  // (a script reads redis, redis.call, KEYS and ARGV a few times each). It must have no metatable
+  // of its own to be read raw; the globals get one whose __index refuses a name they lack.
+  if (globals) {
+    lua_newtable(lua);
+    lua_pushcfunction(lua, missing_global);
+    lua_setfield(lua, -2, "__index");
+    lua_setmetatable(lua, real);
+    lua_pushvalue(lua, real);
+  } else if (lua_getmetatable(lua, real) == 0) {
+    lua_pushvalue(lua, real);
+  } else {
+    lua_pop(lua, 1);  // a table with a metatable of its own: read raw through a function
+    lua_pushvalue(lua, real);
+    lua_pushcclosure(lua, proxy_index_library, 1);
+  }
   lua_setfield(lua, -2, "__index");
   lua_pushcfunction(lua, proxy_newindex);
   lua_setfield(lua, -2, "__newindex");

@@ -55,16 +55,36 @@ void Lrand48::step() {
 
 namespace {
 
-constexpr const char* kEngineKey = "locksim.engine";
-constexpr const char* kGlobalsKey = "locksim.globals";
 constexpr int kHookEvery = 100000;  // instructions between two count-hook calls, as in Redis
 
+// Registry slots that every script run reads, keyed by the address of a tag rather than by a
+// name (a name is hashed and interned at each lookup): the real globals, the error handler, and
+// the KEYS and ARGV tables (push_reused_array).
+const char kGlobalsSlot = 0;
+const char kErrorHandlerSlot = 0;
+const char kKeysSlot = 0;
+const char kArgvSlot = 0;
+
+void push_slot(lua_State* lua, const char& slot) {
+  lua_pushlightuserdata(lua, const_cast<char*>(&slot));
+  lua_rawget(lua, LUA_REGISTRYINDEX);
+}
+// set_slot: the value on top of the stack into `slot` (popped).
+void set_slot(lua_State* lua, const char& slot) {
+  lua_pushlightuserdata(lua, const_cast<char*>(&slot));
+  lua_insert(lua, -2);
+  lua_rawset(lua, LUA_REGISTRYINDEX);
+}
+
+void* allocate(void* user, void* block, std::size_t old_size, std::size_t new_size);
+
+// engine_of: the engine whose state this is: its allocator's argument (no lookup: redis.call
+// asks at every call).
 LuaScripting& engine_of(lua_State* lua) {
-  lua_getfield(lua, LUA_REGISTRYINDEX, kEngineKey);
-  auto* engine = static_cast<LuaScripting*>(lua_touserdata(lua, -1));
-  lua_pop(lua, 1);
-  LOCKSIM_ASSERT(engine != nullptr);
-  return *engine;
+  void* engine = nullptr;
+  const lua_Alloc allocator = lua_getallocf(lua, &engine);
+  LOCKSIM_ASSERT(allocator == allocate && engine != nullptr);
+  return *static_cast<LuaScripting*>(engine);
 }
 
 // allocate: the state's allocator, with the memory limit (Lua reports "not enough memory").
@@ -380,17 +400,14 @@ void push_array(lua_State* lua, std::span<const std::string_view> values) {
 // collector's work): a script sees exactly values 1..n and nothing else, as with a new table. One
 // that the script changed beyond its values (another key, a value past n, a metatable) is
 // dropped after the run, and the next script gets a new one.
-constexpr const char* kKeysTableKey = "locksim.keys";
-constexpr const char* kArgvTableKey = "locksim.argv";
-
-// push_reused_array: the registry's table at `name` (made if missing) holding `values` as 1..n.
-void push_reused_array(lua_State* lua, const char* name, std::span<const std::string_view> values) {
-  lua_getfield(lua, LUA_REGISTRYINDEX, name);
+// push_reused_array: the registry's table at `slot` (made if missing) holding `values` as 1..n.
+void push_reused_array(lua_State* lua, const char& slot, std::span<const std::string_view> values) {
+  push_slot(lua, slot);
   if (!lua_istable(lua, -1)) {
     lua_pop(lua, 1);
     push_array(lua, values);
     lua_pushvalue(lua, -1);
-    lua_setfield(lua, LUA_REGISTRYINDEX, name);
+    set_slot(lua, slot);
     return;
   }
   const auto n = static_cast<int>(values.size());
@@ -406,10 +423,10 @@ void push_reused_array(lua_State* lua, const char* name, std::span<const std::st
   }
 }
 
-// check_reused_array: drops the registry's table at `name` unless it still holds only keys
+// check_reused_array: drops the registry's table at `slot` unless it still holds only keys
 // 1..n (holes allowed: a script may set KEYS[1] = nil) and no metatable.
-void check_reused_array(lua_State* lua, const char* name, std::size_t n) {
-  lua_getfield(lua, LUA_REGISTRYINDEX, name);
+void check_reused_array(lua_State* lua, const char& slot, std::size_t n) {
+  push_slot(lua, slot);
   bool clean = lua_istable(lua, -1) && lua_getmetatable(lua, -1) == 0;
   if (clean) {
     lua_pushnil(lua);
@@ -432,7 +449,7 @@ void check_reused_array(lua_State* lua, const char* name, std::size_t n) {
   lua_pop(lua, 1);
   if (!clean) {
     lua_pushnil(lua);
-    lua_setfield(lua, LUA_REGISTRYINDEX, name);
+    set_slot(lua, slot);
   }
 }
 
@@ -621,8 +638,6 @@ LuaScripting::~LuaScripting() {
   lua_gc(lua_, LUA_GCRESTART, 0);
   lua_gc(lua_, LUA_GCSETPAUSE, 200);
   lua_gc(lua_, LUA_GCSETSTEPMUL, 200);
-  lua_pushlightuserdata(lua_, nullptr);
-  lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
   lua_setallocf(lua_, pooled_allocate, nullptr);
   if (pool_gone) {
     lua_close(lua_);
@@ -639,8 +654,6 @@ lua_State* LuaScripting::state() {
     memory_used = entry.bytes;
     compiled_ = entry.compiled;
     lua_setallocf(lua_, allocate, this);
-    lua_pushlightuserdata(lua_, this);
-    lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
   } else {
     create_state();
   }
@@ -655,8 +668,6 @@ void LuaScripting::create_state() {
   LOCKSIM_ASSERT(lua_ != nullptr);
   lua_State* lua = lua_;
   lua_atpanic(lua, on_panic);
-  lua_pushlightuserdata(lua, this);
-  lua_setfield(lua, LUA_REGISTRYINDEX, kEngineKey);
   create_proxy_registry(lua);
 
   // luaLoadLibraries: base, table, string, math, debug (removed again below).
@@ -750,9 +761,11 @@ void LuaScripting::create_state() {
   lua_pop(lua, 2);
   lua_pushvalue(lua, LUA_GLOBALSINDEX);
   lua_pushvalue(lua, -1);
-  lua_setfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);  // the real globals, for KEYS and ARGV
+  set_slot(lua, kGlobalsSlot);  // the real globals, for KEYS and ARGV
+  lua_getfield(lua, -1, "__redis__err__handler");
+  set_slot(lua, kErrorHandlerSlot);
   make_proxy(lua, true);
-  lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);
+  push_slot(lua, kGlobalsSlot);
   lua_pushvalue(lua, -2);
   lua_setfield(lua, -2, "_G");  // _G is the proxy
   lua_pop(lua, 1);
@@ -828,13 +841,13 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   lua_State* lua = state();
   LOCKSIM_ASSERT(host_ == nullptr);  // scripts do not nest: EVAL is not allowed from a script
   const int base = lua_gettop(lua);
-  lua_getfield(lua, LUA_REGISTRYINDEX, kGlobalsKey);
-  lua_getfield(lua, -1, "__redis__err__handler");
+  push_slot(lua, kGlobalsSlot);
+  push_slot(lua, kErrorHandlerSlot);
   lua_getfield(lua, LUA_REGISTRYINDEX, ScriptName(sha).c_str());
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
-  push_reused_array(lua, kKeysTableKey, keys);
+  push_reused_array(lua, kKeysSlot, keys);
   lua_setfield(lua, base + 1, "KEYS");
-  push_reused_array(lua, kArgvTableKey, args);
+  push_reused_array(lua, kArgvSlot, args);
   lua_setfield(lua, base + 1, "ARGV");
 
   host_ = &host;
@@ -881,8 +894,8 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
     reply = to_reply(lua, 0);
   }
   lua_settop(lua, base);
-  check_reused_array(lua, kKeysTableKey, keys.size());
-  check_reused_array(lua, kArgvTableKey, args.size());
+  check_reused_array(lua, kKeysSlot, keys.size());
+  check_reused_array(lua, kArgvSlot, args.size());
   // Redis steps the collector every 50 scripts so that a full cycle never lands on one script.
   if (++runs_since_gc_ == 50) {
     lua_gc(lua, LUA_GCSTEP, 50);

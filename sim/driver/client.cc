@@ -83,6 +83,14 @@ Endpoint DriverClient::link_endpoint() const {
   return run_.link_endpoint(static_cast<std::size_t>(index_));
 }
 
+const std::string& DriverClient::lock_key(const std::string& logical) {
+  if (lock_key_full_.empty() || logical != lock_key_logical_) {
+    lock_key_logical_ = logical;
+    lock_key_full_ = run_.full_key(logical);
+  }
+  return lock_key_full_;
+}
+
 void DriverClient::extend(CallFaults* /*faults*/) {
   // The loader sends extend steps to client processes only (ProcessClient overrides this).
   LOCKSIM_ASSERT(!"an extend step reached a client that is not a process");
@@ -303,7 +311,7 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   LOCKSIM_ASSERT(!holding_ && !crashed_);
   const LockVariant& variant = run_.request().variant;
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
-  const std::string key = run_.full_key(logical_key);
+  const std::string& key = lock_key(logical_key);
   const LockContext lock_context = context(faults);
 
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
@@ -353,7 +361,7 @@ bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   const std::string token = unsaved_token ? std::string() : held_token_;
   log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
   refresh_links();
-  const std::string full_key = run_.full_key(held_key_);
+  const std::string& full_key = lock_key(held_key_);
   ReleaseResult result;
   try {
     result = variant.release(context(faults), full_key, token);

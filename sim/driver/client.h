@@ -141,6 +141,9 @@ class DriverClient : public FaultTarget {
   void set_waiting(bool waiting);
   // link_endpoint: where the client's lock connections go: its proxy, or the server itself.
   Endpoint link_endpoint() const;
+  // lock_key: run.full_key(logical), kept for the client's next acquire or release of the same
+  // key (valid until lock_key is asked for another).
+  const std::string& lock_key(const std::string& logical);
 
   RunContext& run_;
   int index_;
@@ -156,6 +159,8 @@ class DriverClient : public FaultTarget {
 
  private:
   std::unique_ptr<Connection> observer_;
+  std::string lock_key_logical_;  // lock_key's last question and answer
+  std::string lock_key_full_;
 };
 
 // ThreadClient: the client as a thread of locksim with a blocking connection; renewing variants

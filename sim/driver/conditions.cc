@@ -30,8 +30,13 @@ bool state_condition_holds(RunContext& run, const Condition& condition,
       return !run.inside.at(run.client_index(condition.argument));
     case Condition::Kind::kCrashed:
       return run.crashed.at(run.client_index(condition.argument));
-    case Condition::Kind::kDone:
-      return run.steps_done.count(condition.argument) > 0;
+    case Condition::Kind::kDone: {
+      const std::vector<Step>& steps = run.scenario().steps;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].id == condition.argument && run.step_finished[i]) return true;
+      }
+      return false;
+    }
     case Condition::Kind::kRenewed: {
       const std::size_t c = run.client_index(condition.argument);
       return run.renewals.at(c) - renewals_before.at(c) >= condition.times;

@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -106,10 +105,9 @@ class RunContext {
   std::condition_variable stop_changed;
   std::size_t steps_started = 0;    // steps [0, steps_started) have started
   std::vector<bool> step_started;
-  std::vector<bool> step_finished;
+  std::vector<bool> step_finished;  // a `done` condition on a step id reads it
   // Steps [0, steps_started_and_acquired) have started, and those that acquire have finished.
   std::size_t steps_started_and_acquired = 0;
-  std::set<std::string> steps_done;  // ids
   std::vector<bool> inside;          // by client index
   std::vector<bool> crashed;         // by client index
   std::vector<int> renewals;         // by client index: renewal calls made so far (monotonic)

@@ -63,7 +63,6 @@ void mark_done(RunContext& run, std::size_t index) {
   {
     std::lock_guard<std::mutex> lock(run.mutex);
     const std::vector<Step>& steps = run.scenario().steps;
-    run.steps_done.insert(steps[index].id);
     run.step_finished[index] = true;
     // Steps below this bound have started and, if acquires, finished: no later step waits on them.
     while (run.steps_started_and_acquired < steps.size() &&

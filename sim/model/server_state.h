@@ -3,13 +3,14 @@
 // against it. Internal to sim/model: ModelServer is the public face.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/model/command.h"
@@ -19,10 +20,33 @@
 
 namespace locksim::model_detail {
 
+// ReplyQueue: replies in order, allocating nothing until the first one (a std::deque allocates
+// when it is made, and every connection's state has a queue that is nearly always empty).
+class ReplyQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  void push_back(Reply reply) { items_.push_back(std::move(reply)); }
+  Reply& front() { return items_[head_]; }
+  void pop_front() {
+    ++head_;
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {  // a reader that never catches up
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<Reply> items_;
+  std::size_t head_ = 0;  // items_[head_] is the front
+};
+
 struct ClientState {
   ModelClientId id = 0;
   std::vector<std::string> channels;  // SUBSCRIBE order
-  std::deque<Reply> pushes;           // messages and confirmations not yet read
+  ReplyQueue pushes;                  // messages and confirmations not yet read
   // reply_queued: set by a command whose replies went into `pushes` (SUBSCRIBE, UNSUBSCRIBE):
   // the command's reply is the oldest queued one, as on the wire.
   bool reply_queued = false;

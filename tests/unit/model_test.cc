@@ -478,6 +478,32 @@ TEST(ModelPubSub, AConnectionHearsWhatIsPublished) {
   EXPECT_EQ(show(subscriber.command({"GET", "k"}).reply), "(nil)");
 }
 
+// A subscriber that reads more slowly than messages come, and never catches up for long, still
+// gets every message once, in the order published.
+TEST(ModelPubSub, ASlowReaderGetsEveryMessageInOrder) {
+  ModelServer server;
+  ManualClock clock;
+  ModelConnection subscriber(server, clock);
+  ModelConnection publisher(server, clock);
+  ASSERT_TRUE(subscriber.command({"SUBSCRIBE", "c"}).ok());
+  int published = 0;
+  int read = 0;
+  const auto read_one = [&] {
+    std::optional<RedisResult> message = subscriber.next_message(0);
+    ASSERT_TRUE(message.has_value()) << "after " << read;
+    EXPECT_EQ(show(message->reply), "[\"message\", \"c\", \"" + std::to_string(read) + "\"]");
+    ++read;
+  };
+  for (int round = 0; round < 300; ++round) {
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(publisher.command({"PUBLISH", "c", std::to_string(published++)}).ok());
+    }
+    read_one();
+  }
+  while (read < published) read_one();
+  EXPECT_FALSE(subscriber.next_message(0).has_value());
+}
+
 TEST(ModelFaults, RestartForgetsEverythingAndClosesConnections) {
   ModelServer server;
   ManualClock clock;

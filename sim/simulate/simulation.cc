@@ -22,7 +22,29 @@ struct Simulation::FiberState {
   std::vector<FiberId> joiners;
 };
 
-Simulation::Simulation(std::uint64_t seed) : rng_(seed) { events_.reserve(256); }
+namespace {
+
+// The event queue's buffer is handed from one simulation to the next on a thread (explore makes
+// one per schedule; its queue holds a few hundred events). spare_gone: the thread's spare was
+// destroyed (its thread is ending); a simulation that ends after that frees its own.
+thread_local bool spare_gone = false;
+template <class Event>
+struct SpareEvents {
+  std::vector<Event> events;
+  ~SpareEvents() { spare_gone = true; }
+};
+
+}  // namespace
+
+std::vector<Simulation::Event>& Simulation::spare_events() {
+  thread_local SpareEvents<Event> spare;
+  return spare.events;
+}
+
+Simulation::Simulation(std::uint64_t seed) : rng_(seed) {
+  if (!spare_gone) events_.swap(spare_events());
+  events_.reserve(256);
+}
 
 // The queue is a 4-ary min-heap: half the depth of a binary one, and a node's children share a
 // cache line or two, so a pop, which walks down once, touches fewer lines.
@@ -61,7 +83,12 @@ Simulation::Event Simulation::pop() {
   return top;
 }
 
-Simulation::~Simulation() = default;
+Simulation::~Simulation() {
+  events_.clear();
+  if (!spare_gone && events_.capacity() > spare_events().capacity()) {
+    events_.swap(spare_events());
+  }
+}
 
 Simulation::FiberState& Simulation::state(FiberId fiber) {
   LOCKSIM_ASSERT(fiber >= 1 && fiber <= fibers_.size());

@@ -136,6 +136,7 @@ class Simulation {
   // is skipped then (stale). pop: takes the least.
   void push(const Event& event);
   Event pop();
+  static std::vector<Event>& spare_events();  // this thread's (simulation.cc)
   std::vector<Event> events_;
   std::vector<Action> actions_;                      // of the events not run yet
   std::vector<std::uint32_t> free_actions_;          // slots of actions_ to use again

@@ -35,13 +35,16 @@ struct SimConnection::Flight {
   std::uint32_t refs = 0;
   std::shared_ptr<Route> route;
   std::uint64_t resets = 0;  // the link's resets when the command was sent
-  // The command's words, copied: their bytes in one buffer, viewed by `words` (kept inline up to
-  // kInlineWords).
+  // The command's words: the caller's own while it waits (the command is sent and, nearly
+  // always, run before it stops waiting), copied by own_words() when the caller stops waiting
+  // before the command ran (a timeout): their bytes in one buffer, viewed by `words` (kept
+  // inline up to kInlineWords). ran: the server is done with them.
   static constexpr std::size_t kInlineWords = 8;
   std::string bytes;
   std::array<std::string_view, kInlineWords> inline_words;
   std::vector<std::string_view> more_words;
   std::span<const std::string_view> words;
+  bool ran = false;
   std::uint64_t generation = 0;  // the server's, when the connection was made
   ModelClientId client = 0;
   Nanos due = 0;  // not at the server before (a delay)
@@ -78,6 +81,10 @@ struct SimConnection::Flight {
     }
     words = std::span<const std::string_view>(out, args.size());
   }
+  // own_words: the words copied out of the caller's memory, which is about to go.
+  void own_words() {
+    if (!ran) copy_words(words);
+  }
   // recycle: as a new flight, its buffers kept.
   void recycle() {
     route.reset();
@@ -85,6 +92,7 @@ struct SimConnection::Flight {
     bytes.clear();
     more_words.clear();
     words = {};
+    ran = false;
     generation = 0;
     client = 0;
     due = 0;
@@ -344,6 +352,7 @@ void again(const FlightRef& flight, Blocking call) {
   }
   Reply reply = flight->route->server->execute(flight->client, flight->words, simulation.now());
   if (done_blocking(call, reply, simulation.now())) {
+    flight->ran = true;
     if (!flight->drop_reply) answer(flight, std::move(reply), false);
     return;
   }
@@ -380,6 +389,7 @@ void arrive(const FlightRef& flight) {
                   [flight, call = *call] { again(flight, call); });
     return;
   }
+  flight->ran = true;
   if (flight->drop_reply) {  // it ran; the reply is lost on the way back
     flight->unsure();
     return;
@@ -420,7 +430,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
   flight->deadline = deadline;
   if (fate.drop_command) flight->unsure();
   if (!fate.drop_command) {
-    flight->copy_words(args);
+    flight->words = args;  // the caller's, until it stops waiting (own_words)
     flight->generation = generation_;
     flight->client = client_;
     flight->due = fate.due;
@@ -453,6 +463,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     simulation_.park(coming ? std::min(timeout, flight->reply_at) : timeout);
   }
   if (link_) link_->waiting.erase(flight->waiter);
+  flight->own_words();  // `args` go with this call: a command still on its way keeps a copy
   if (!answered) {
     flight->abandoned = true;
     if (!broken_) fail(RedisErrorKind::kTimeout, "Resource temporarily unavailable");

@@ -228,7 +228,7 @@ TEST(SimConnection, ALateReplyIsATimeoutButTheCommandRan) {
 // A command waits for its reply without a timer while the reply is sure to come first; whatever
 // holds or loses the command or its reply gives the wait its timer back: each ends as a timeout
 // exactly at the command timeout, and the one after it (the hold or the fault gone) goes through
-// (a link still too slow times out again).
+// (a link still too slow times out again), and finds what the first one set once let through.
 TEST(SimConnection, AHeldOrLostCommandOrReplyTimesOutAtItsDeadline) {
   enum class Fault { kHoldCommand, kDropReply, kPartition, kPausedServer, kSlowReply };
   for (const Fault fault : {Fault::kHoldCommand, Fault::kDropReply, Fault::kPartition,
@@ -262,8 +262,10 @@ TEST(SimConnection, AHeldOrLostCommandOrReplyTimesOutAtItsDeadline) {
         case Fault::kSlowReply:
           break;  // 6 ms there and back, against a 5 ms timeout
       }
-      first = c.command({"SET", "k", "v"});
+      std::string value = "v";
+      first = c.command({"SET", "k", value});
       first_at = sim.now();
+      value = "changed";  // the caller's words are gone: a command still on its way kept a copy
       link.release_held();
       link.heal();
       host->paused = false;
@@ -280,6 +282,7 @@ TEST(SimConnection, AHeldOrLostCommandOrReplyTimesOutAtItsDeadline) {
       EXPECT_EQ(second.error, RedisErrorKind::kTimeout) << "still too slow";
     } else {
       EXPECT_TRUE(second.ok()) << which << ": " << second.describe();
+      EXPECT_EQ(second.reply.str, "v") << which << ": the SET ran later, with its own words";
     }
   }
 }

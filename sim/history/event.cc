@@ -1,5 +1,6 @@
 #include "sim/history/event.h"
 
+#include <algorithm>
 #include <array>
 
 #include "sim/core/assert.h"
@@ -125,6 +126,10 @@ const ServerFacts& Event::server() const { return facts_of<ServerFacts>(*this); 
 
 StringId StringTable::add(std::string_view text) {
   if (text.empty()) return 0;
+  if (ends_.empty()) {  // room for a run's few tokens at once, not grown one doubling at a time
+    chars_.reserve(std::max<std::size_t>(text.size(), 256));
+    ends_.reserve(8);
+  }
   chars_.append(text);
   ends_.push_back(chars_.size());
   LOCKSIM_ASSERT(ends_.size() < UINT32_MAX);

@@ -264,15 +264,11 @@ std::int64_t VirtualClock::unix_seconds() const {
 
 void VirtualClock::notify_all(std::condition_variable& cv) const {
   cv.notify_all();
-  std::vector<Simulation::FiberId> woken;
-  std::erase_if(waiters_, [&](const Waiter& w) {
-    if (w.cv != &cv) return false;
-    woken.push_back(w.fiber);
-    return true;
-  });
-  for (const Simulation::FiberId fiber : woken) {
-    simulation_.wake(fiber, simulation_.draw_wake_latency());
+  // Woken in the order they began to wait (wake only schedules an event: waiters_ stays as is).
+  for (const Waiter& w : waiters_) {
+    if (w.cv == &cv) simulation_.wake(w.fiber, simulation_.draw_wake_latency());
   }
+  std::erase_if(waiters_, [&](const Waiter& w) { return w.cv == &cv; });
 }
 
 namespace {

@@ -69,9 +69,11 @@ std::string describe_steps(const Json& document) {
   return text;
 }
 
-// settings_json: what decides the schedules of a seed (shards must agree on it to be merged).
+// settings_json: what decides the schedules of a seed (shards must agree on it to be merged),
+// the build included: another build of locksim may draw a seed's schedule differently.
 Json settings_json(const ExploreOptions& options) {
-  Json settings = {{"variant", options.variant}, {"scenario", options.scenario}};
+  Json settings = {
+      {"variant", options.variant}, {"scenario", options.scenario}, {"build", build_commit()}};
   if (options.scenario.empty()) {
     settings["clients"] = options.clients;
     settings["cycles"] = options.cycles;

@@ -136,6 +136,16 @@ expect_grep "it names the overlap" "overlaps 0..199" "$WORK/overlap.out"
 "$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/other.json" >"$WORK/mismatch.out" 2>&1
 expect_code "merging shards of different settings" 2 $? "$WORK/mismatch.out"
 expect_grep "it names the setting" "settings" "$WORK/mismatch.out"
+# A shard of another build of locksim (which may draw a seed's schedule differently) is refused.
+/usr/bin/python3 - "$WORK/shard2.json" "$WORK/elsewhere.json" <<'PY'
+import json, sys
+shard = json.load(open(sys.argv[1]))
+shard["settings"]["build"] = "0000000"
+json.dump(shard, open(sys.argv[2], "w"))
+PY
+"$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/elsewhere.json" >"$WORK/build.out" 2>&1
+expect_code "merging shards of two builds" 2 $? "$WORK/build.out"
+expect_grep "it names the build" '"build"' "$WORK/build.out"
 
 # --- bad input -----------------------------------------------------------------------------------
 "$LOCKSIM" explore --variant nope >"$WORK/bad1.out" 2>&1

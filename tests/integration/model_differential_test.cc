@@ -268,6 +268,31 @@ TEST(ModelDifferentialFixed, LtrimAndBlpopWhereNothingBlocks) {
   EXPECT_TRUE(difference.empty()) << difference;
 }
 
+// KEYS and ARGV: each script sees exactly its own, whatever the one before it did to the tables
+// (the model fills the same two again, docs/model.md item 20; Redis makes new ones).
+TEST(ModelDifferentialFixed, EachScriptSeesOnlyItsOwnKeysAndArgv) {
+  const std::string shape =
+      "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[2]), tostring(ARGV[1]), "
+      "tostring(ARGV[3]), tostring(KEYS.x), tostring(getmetatable(KEYS)), "
+      "tostring(getmetatable(ARGV))}";
+  std::vector<std::vector<std::string>> commands = {
+      {"EVAL", shape, "2", "k1", "k2", "a1", "a2", "a3"}};
+  for (const char* mess :
+       {"KEYS[9] = 'k9' ARGV[7] = 'a7' return 1", "KEYS.x = 1 return 1",
+        "setmetatable(KEYS, {__index = function() return 'meta' end}) return 1",
+        "setmetatable(ARGV, {}) KEYS[1] = nil return 1", "KEYS[1.5] = 'half' return 1",
+        "KEYS[2] = 'two' ARGV[1] = nil return 1"}) {
+    commands.push_back({"EVAL", mess, "1", "k", "a"});
+    commands.push_back({"EVAL", shape, "1", "only", "arg"});
+  }
+  commands.push_back({"EVAL", shape, "0"});
+  std::vector<test_support::Generator::Step> steps;
+  for (const auto& argv : commands) steps.push_back({0, argv});
+  Differential differential;
+  const std::string difference = differential.run(steps);
+  EXPECT_TRUE(difference.empty()) << difference;
+}
+
 // The frozen clock is what makes the comparison exact: the server reads the time it is given.
 TEST(FrozenClock, TheServerReadsTheTimeItIsGiven) {
   RedisServerOptions options;

@@ -14,15 +14,23 @@ namespace {
 // SleepingWait: poll, retry_sleep and backoff only differ in the delay they compute.
 class SleepingWait final : public WaitStrategy {
  public:
-  SleepingWait(WaitConfig config, Rng rng) : config_(std::move(config)), rng_(rng) {}
+  // The config's words are read once here, not at every poll.
+  SleepingWait(WaitConfig config, Rng rng)
+      : config_(std::move(config)),
+        rng_(rng),
+        interval_ns_(config_.strategy == "backoff" ? -1 : delay_ns(config_, 1)),
+        jitter_(jitter_of(config_)) {}
   void wait(const Pause& pause, const std::string& /*full_key*/, int failed_attempts,
             Nanos max_ns) override {
-    pause(std::min(jittered_ns(config_, delay_ns(config_, failed_attempts), rng_), max_ns));
+    const Nanos delay = interval_ns_ >= 0 ? interval_ns_ : delay_ns(config_, failed_attempts);
+    pause(std::min(jittered_ns(jitter_, delay, rng_), max_ns));
   }
 
  private:
   WaitConfig config_;
   Rng rng_;
+  Nanos interval_ns_;  // poll, retry_sleep: the same pause after every busy answer; -1: backoff
+  Jitter jitter_;
 };
 
 // Wakes at most one waiter per release; the list keeps a single pending wake-up so that
@@ -126,10 +134,26 @@ class PubSubWait final : public WaitStrategy {
 
 std::string release_channel(const std::string& full_key) { return full_key + ":released"; }
 
-Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng) {
-  if (config.jitter == "full") return rng.uniform(0, delay);
-  if (config.jitter == "equal") return delay / 2 + rng.uniform(0, delay - delay / 2);
+Jitter jitter_of(const WaitConfig& config) {
+  if (config.jitter == "full") return Jitter::kFull;
+  if (config.jitter == "equal") return Jitter::kEqual;
+  return Jitter::kNone;
+}
+
+Nanos jittered_ns(Jitter jitter, Nanos delay, Rng& rng) {
+  switch (jitter) {
+    case Jitter::kFull:
+      return rng.uniform(0, delay);
+    case Jitter::kEqual:
+      return delay / 2 + rng.uniform(0, delay - delay / 2);
+    case Jitter::kNone:
+      break;
+  }
   return delay;
+}
+
+Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng) {
+  return jittered_ns(jitter_of(config), delay, rng);
 }
 
 std::string notify_key(const std::string& full_key) { return full_key + ":notify"; }

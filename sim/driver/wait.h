@@ -49,6 +49,10 @@ std::unique_ptr<WaitStrategy> make_wait_strategy(const WaitConfig& config, Dial 
 Nanos delay_ns(const WaitConfig& config, int failed_attempts);
 // jittered_ns: `delay` with the config's jitter drawn from `rng` ("none": `delay` itself).
 Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng);
+// Jitter: the config's jitter word, read once (jitter_of), for a caller that draws at every poll.
+enum class Jitter { kNone, kFull, kEqual };
+Jitter jitter_of(const WaitConfig& config);
+Nanos jittered_ns(Jitter jitter, Nanos delay, Rng& rng);
 
 // notify_key: the list a notify waiter blocks on for `full_key`.
 std::string notify_key(const std::string& full_key);

@@ -243,6 +243,21 @@ class Adapter:
             events.append(json.loads(line))
         return events
 
+    def events_until(self, done, seconds):
+        """The events written until one satisfies `done` (included) or `seconds` pass."""
+        events, deadline = [], time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                raise Failure("the adapter exited: " + self.stderr_text())
+            events.append(json.loads(line))
+            if done(events[-1]):
+                break
+        return events
+
     def stderr_text(self):
         self.stderr.seek(0)
         return self.stderr.read().decode(errors="replace")[-2000:]
@@ -598,7 +613,13 @@ class Suite:
         key = self.key("k7")
         granted, _ = self.acquire(a, key, ttl_ms=1000)
         events = a.events_for(3.3)  # past 3 x TTL
-        check(self.holds(key, granted["token"]), "the renewed lock outlives 3 x its TTL", events)
+        # Then the next renewal's answer, and the key read right after it: a loaded machine may
+        # starve the adapter's renewal task for a while, so the key is read when a renewal has
+        # just succeeded, not at an instant the renewal may be late for.
+        events += a.events_until(lambda e: e.get("event") == "extend" and "result" in e, 10)
+        last = events[-1] if events else {}
+        check(last.get("result") == "ok" and last.get("extended") == 1 and
+              self.holds(key, granted["token"]), "the renewed lock outlives 3 x its TTL", events)
         invokes = [e for e in events if e.get("phase") == "invoke"]
         oks = [e for e in events if e.get("result") == "ok" and e.get("extended") == 1]
         check(len(invokes) >= 2 and len(oks) >= 2, "extend events", events)

@@ -428,10 +428,15 @@ class Suite:
         bad, _ = a.call("acquire", key=key, ttl_ms=1000, timeout_ms=100, cancel_after_ms=-1)
         check(bad.get("error") == "protocol", "a negative cancel_after_ms is refused", bad)
 
+        # The pause must outlast the adapter's getting its command to the server and the cancel
+        # 100 ms later: on a loaded fresh clone a 600 ms pause once ended first, and the release
+        # ran and answered ok before its cancel. So it is 2 s, waited out from when it began.
         def paused(op, **fields):
-            self.admin("CLIENT", "PAUSE", "600", "WRITE")
+            began = time.monotonic()
+            self.admin("CLIENT", "PAUSE", "2000", "WRITE")
             reply, _ = a.call(op, key=key, cancel_after_ms=100, **fields)
-            time.sleep(0.8)  # the pause is over: a command that reached the server has run
+            # The pause is over: a command that reached the server has run.
+            time.sleep(max(0.0, 2.2 - (time.monotonic() - began)))
             check(reply.get("result") == "info" and reply.get("error") == "cancelled",
                   "the cancelled %s is info, cancelled" % op, reply)
             return reply
@@ -440,16 +445,16 @@ class Suite:
         # client's pending command with it: the cancelled acquire took nothing.
         self.observed["cancelled acquire"] = paused("acquire", ttl_ms=5000, timeout_ms=1000)
         check(self.admin("EXISTS", self.lock_key(key)) == 0, "the cancelled acquire took nothing")
-        # A lease long enough to outlast the paused extend (0.9 s and more on a loaded machine,
-        # where a 1000 ms lease once ran out before the release below), short of the extend's.
-        granted, _ = self.acquire(a, key, ttl_ms=3000)
-        self.observed["cancelled extend"] = paused("extend", ttl_ms=5000)
-        check(self.admin("PTTL", self.lock_key(key)) < 3000, "the cancelled extend extended nothing")
+        # A lease long enough to outlast the paused extend (2.2 s and more on a loaded machine,
+        # where a lease once ran out before the release below), short of the extend's.
+        granted, _ = self.acquire(a, key, ttl_ms=6000)
+        self.observed["cancelled extend"] = paused("extend", ttl_ms=10000)
+        check(self.admin("PTTL", self.lock_key(key)) < 6000, "the cancelled extend extended nothing")
         check(self.release(a, key, granted["token"]).get("deleted") == 1, "then a release works")
         # The cancelled release: its command was dropped too, so the key stays; and release()
         # forgot the token before it ran (redis/asyncio/lock.py:246), so the retry is refused by
         # the library itself and the key is left until its TTL (redis/redis-py#3847).
-        granted, _ = self.acquire(a, key, ttl_ms=5000)
+        granted, _ = self.acquire(a, key, ttl_ms=8000)
         self.observed["cancelled release"] = paused("release", token=granted["token"])
         check(self.holds(key, granted["token"]), "the cancelled release deleted nothing")
         retry, _ = a.call("release", key=key, token=granted["token"])

@@ -47,7 +47,7 @@ struct RedisServerOptions {
   // clock_shift_library: set: the server runs with this LD_PRELOAD library
   // (liblocksim_clockshift.so), which adds the offset in <dir>/clock-shift to its wall clock;
   // shift_clock() sets it. (libfaketime cannot be preloaded into Debian's redis-server: its
-  // jemalloc calls clock_gettime while libfaketime initializes, wolfcw/libfaketime#130.)
+  // jemalloc asks the kernel for the time while libfaketime initializes, wolfcw/libfaketime#130.)
   std::string clock_shift_library;
   // freeze_clock: with clock_shift_library, the server's wall clock stands still at the instant
   // set_frozen_clock_ns() last set (at start: the calendar's current second), so that a test

@@ -232,16 +232,7 @@ class Adapter:
 
     def events_for(self, seconds):
         """The events written in the next `seconds`."""
-        events, deadline = [], time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                raise Failure("the adapter exited: " + self.stderr_text())
-            events.append(json.loads(line))
-        return events
+        return self.events_until(lambda event: False, seconds)
 
     def events_until(self, done, seconds):
         """The events written until one satisfies `done` (included) or `seconds` pass."""

@@ -77,8 +77,19 @@ bool arity_ok(const CommandSpec& spec, std::size_t argc);
 
 // lower: ASCII lowercase (command names and options are compared case-insensitively).
 std::string lower(std::string_view text);
-// equals_ignoring_case: strcasecmp(a, b) == 0 for ASCII.
-bool equals_ignoring_case(std::string_view a, std::string_view b);
+// fold_case: ASCII case folding, as strcasecmp in the C locale that Redis runs in.
+constexpr char fold_case(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+// equals_ignoring_case: strcasecmp(a, b) == 0 for ASCII. Inline: SET's options are read with it,
+// several times a command.
+inline bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (fold_case(a[i]) != fold_case(b[i])) return false;
+  }
+  return true;
+}
 
 // Handlers (the table in command_table.cc names them).
 #define LOCKSIM_MODEL_COMMAND(name) Reply cmd_##name(CommandContext& ctx);

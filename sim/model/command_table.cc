@@ -251,30 +251,17 @@ constexpr CommandSpec kCommands[] = {
 
 }  // namespace
 
-// ASCII case folding, as strcasecmp in the C locale that Redis runs in.
-namespace {
-constexpr char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-}  // namespace
-
 std::string lower(std::string_view text) {
   std::string result(text);
-  for (char& c : result) c = fold(c);
+  for (char& c : result) c = fold_case(c);
   return result;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (fold(a[i]) != fold(b[i])) return false;
-  }
-  return true;
 }
 
 const CommandSpec* find_command(std::string_view name) {
   // Lowercased on the stack: every command name is short, and this runs for every command.
   char folded[32];
   if (name.size() > sizeof folded) return nullptr;
-  for (std::size_t i = 0; i < name.size(); ++i) folded[i] = fold(name[i]);
+  for (std::size_t i = 0; i < name.size(); ++i) folded[i] = fold_case(name[i]);
   static const std::unordered_map<std::string_view, const CommandSpec*> kByName = [] {
     std::unordered_map<std::string_view, const CommandSpec*> by_name;
     for (const CommandSpec& spec : kCommands) by_name.emplace(spec.name, &spec);

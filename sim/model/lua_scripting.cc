@@ -127,12 +127,23 @@ int call_command(lua_State* lua, bool raise_error) {
   bool bad_argument = false;
   bool error_reply_seen = false;
   {
-    std::vector<std::string> args;
-    args.reserve(static_cast<std::size_t>(argc));
+    // The arguments are read in place: a Lua string stays alive while it is on the stack, and
+    // they are popped only after the command ran. Few commands take more than 16 arguments.
+    const auto count = static_cast<std::size_t>(argc);
+    std::array<std::string_view, 16> few;
+    std::vector<std::string_view> many;
+    if (count > few.size()) many.resize(count);
+    const std::span<std::string_view> views = count > few.size()
+                                                  ? std::span<std::string_view>(many)
+                                                  : std::span<std::string_view>(few.data(), count);
+    std::vector<std::string> numbers;  // reserved once: views point into its strings
     for (int index = 1; index <= argc; ++index) {
+      const auto at = static_cast<std::size_t>(index - 1);
       if (lua_type(lua, index) == LUA_TNUMBER) {
         // Not lua_tolstring: Lua's own "%.14g" would lose precision.
-        args.push_back(format_lua_number(lua_tonumber(lua, index)));
+        if (numbers.empty()) numbers.reserve(count);
+        numbers.push_back(format_lua_number(lua_tonumber(lua, index)));
+        views[at] = numbers.back();
         continue;
       }
       std::size_t length = 0;
@@ -141,19 +152,19 @@ int call_command(lua_State* lua, bool raise_error) {
         bad_argument = true;
         break;
       }
-      args.emplace_back(text, length);
+      views[at] = std::string_view(text, length);
     }
-    lua_pop(lua, argc);
     if (bad_argument) {
+      lua_pop(lua, argc);
       push_error(lua, "Lua redis lib command arguments must be strings or integers");
     } else {
-      const std::vector<std::string_view> views(args.begin(), args.end());
       Reply reply;
       try {
         reply = host->call(views);
       } catch (const std::exception& failure) {
         reply = error_reply(std::string("ERR locksim model: ") + failure.what());
       }
+      lua_pop(lua, argc);
       error_reply_seen = is_error(reply);
       push_reply(lua, reply);
     }

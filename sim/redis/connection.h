@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,18 +47,81 @@ enum class RedisErrorKind {
 
 std::string_view to_string(RedisErrorKind kind);
 
+struct Reply;
+
+// ReplyArray: an array reply's elements, behind one pointer. Few replies are arrays, and a reply
+// is moved through several layers on its way to the caller: held this way an empty one costs one
+// pointer to move and nothing to destroy. Reads like a vector.
+class ReplyArray {
+ public:
+  ReplyArray() = default;
+  ReplyArray(std::vector<Reply> elements);  // NOLINT: an array reply is built from a vector
+  ReplyArray(const ReplyArray& other);
+  ReplyArray& operator=(const ReplyArray& other);
+  ReplyArray(ReplyArray&&) noexcept = default;
+  ReplyArray& operator=(ReplyArray&&) noexcept = default;
+  ~ReplyArray();
+
+  std::size_t size() const { return items_ ? items_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  Reply* begin();
+  Reply* end();
+  const Reply* begin() const;
+  const Reply* end() const;
+  Reply& operator[](std::size_t i);
+  const Reply& operator[](std::size_t i) const;
+  const Reply& at(std::size_t i) const;
+  const Reply& back() const;
+  void reserve(std::size_t n);
+  void push_back(Reply reply);
+
+ private:
+  std::vector<Reply>& items();
+  std::unique_ptr<std::vector<Reply>> items_;  // null while empty
+};
+
 // Reply: a copied hiredis reply.
 struct Reply {
   enum class Type { kNil, kString, kStatus, kInteger, kArray, kError };
   Type type = Type::kNil;
-  std::string str;              // kString, kStatus, kError
-  std::int64_t integer = 0;     // kInteger
-  std::vector<Reply> elements;  // kArray
+  std::string str;           // kString, kStatus, kError
+  std::int64_t integer = 0;  // kInteger
+  ReplyArray elements;       // kArray
 
   bool is_nil() const { return type == Type::kNil; }
   bool is_status(std::string_view s) const { return type == Type::kStatus && str == s; }
   bool is_integer(std::int64_t v) const { return type == Type::kInteger && integer == v; }
 };
+
+inline ReplyArray::ReplyArray(std::vector<Reply> elements) {
+  if (!elements.empty()) items_ = std::make_unique<std::vector<Reply>>(std::move(elements));
+}
+inline ReplyArray::ReplyArray(const ReplyArray& other)
+    : items_(other.items_ ? std::make_unique<std::vector<Reply>>(*other.items_) : nullptr) {}
+inline ReplyArray& ReplyArray::operator=(const ReplyArray& other) {
+  if (this != &other) *this = ReplyArray(other);
+  return *this;
+}
+inline ReplyArray::~ReplyArray() = default;
+inline Reply* ReplyArray::begin() { return items_ ? items_->data() : nullptr; }
+inline const Reply* ReplyArray::begin() const { return items_ ? items_->data() : nullptr; }
+inline Reply* ReplyArray::end() { return begin() + size(); }
+inline const Reply* ReplyArray::end() const { return begin() + size(); }
+inline const Reply& ReplyArray::back() const { return (*items_).back(); }
+inline Reply& ReplyArray::operator[](std::size_t i) { return (*items_)[i]; }
+inline const Reply& ReplyArray::operator[](std::size_t i) const { return (*items_)[i]; }
+inline const Reply& ReplyArray::at(std::size_t i) const {
+  if (i >= size()) throw std::out_of_range("ReplyArray::at: no element " + std::to_string(i));
+  return (*items_)[i];
+}
+inline std::vector<Reply>& ReplyArray::items() {
+  if (!items_) items_ = std::make_unique<std::vector<Reply>>();
+  return *items_;
+}
+inline void ReplyArray::reserve(std::size_t n) {
+  if (n > 0) items().reserve(n);
+}
+inline void ReplyArray::push_back(Reply reply) { items().push_back(std::move(reply)); }
 
 // RedisResult: a reply or an error kind with a message.
 struct RedisResult {

@@ -6,6 +6,18 @@
 namespace locksim::checker_internal {
 
 std::string format_ms(Nanos ns) {
+  // printf's "%.1f" of ns / 1e6, in integers where that is sure to agree: below 10^15 ns the
+  // double is within a nanosecond, so only an exact half (x.x5 ms) can round either way, and
+  // printf rounds the double's binary value there. Every finding's words are made of these.
+  constexpr Nanos kTenth = 100'000;
+  if (ns >= 0 && ns < 1'000'000'000'000'000 && ns % kTenth != kTenth / 2) {
+    const Nanos tenths = (ns + kTenth / 2) / kTenth;
+    std::string text = std::to_string(tenths / 10);
+    text += '.';
+    text += static_cast<char>('0' + tenths % 10);
+    text += " ms";
+    return text;
+  }
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "%.1f ms", ns_to_ms(ns));
   return buffer;

@@ -24,6 +24,10 @@ class Rng {
   std::uint64_t next();
   // uniform: an integer in [low, high] (inclusive). Requires low <= high.
   std::int64_t uniform(std::int64_t low, std::int64_t high);
+  // scaled: like uniform, without a division (the simulator draws a latency for every message
+  // and wake-up); another value than uniform's for the same draw. uniform's values are kept for
+  // a seed across builds (a plan's cycles); the simulator's seed replays within one build.
+  std::int64_t scaled(std::int64_t low, std::int64_t high);
   // chance: true with probability p (p outside [0, 1] is clamped).
   bool chance(double probability);
   // token_hex: `hex_digits` random lowercase hex characters (a lock owner token).

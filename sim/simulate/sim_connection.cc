@@ -308,9 +308,8 @@ bool done_blocking(const Blocking& call, const Reply& reply, Nanos now) {
 }
 
 Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
-  return latency.min_ns >= latency.max_ns
-             ? latency.min_ns
-             : simulation.rng().uniform(latency.min_ns, latency.max_ns);
+  return latency.min_ns >= latency.max_ns ? latency.min_ns
+                                          : simulation.rng().scaled(latency.min_ns, latency.max_ns);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class Simulation {
     wake_min_ns_ = min_ns;
     wake_max_ns_ = max_ns;
   }
-  Nanos draw_wake_latency() { return rng_.uniform(wake_min_ns_, wake_max_ns_); }
+  Nanos draw_wake_latency() { return rng_.scaled(wake_min_ns_, wake_max_ns_); }
 
   // spawn: a fiber that runs `body`, runnable now (it starts at an event of its own). An
   // exception `body` throws ends run() with it.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -41,6 +42,32 @@ TEST(Rng, UniformInclusiveRange) {
     seen.insert(v);
   }
   EXPECT_EQ(seen.size(), 4u);
+}
+
+// scaled stays in its inclusive range, reaches both ends, spreads evenly, and is the draw's high
+// bits times the span (so not uniform's value: uniform's are kept for plans across builds).
+TEST(Rng, ScaledInclusiveRangeFromTheHighBits) {
+  Rng rng(1);
+  Rng same(1);
+  std::map<std::int64_t, int> seen;
+  for (int i = 0; i < 40'000; ++i) {
+    const auto v = rng.scaled(3, 6);
+    ASSERT_GE(v, 3);
+    ASSERT_LE(v, 6);
+    ++seen[v];
+    ASSERT_EQ(v, 3 + static_cast<std::int64_t>(same.next() >> 62));  // span 4: the top 2 bits
+  }
+  ASSERT_EQ(seen.size(), 4u);
+  for (const auto& [value, count] : seen) {
+    EXPECT_NEAR(count, 10'000, 500) << value;
+  }
+  EXPECT_EQ(rng.scaled(-5, -5), -5);
+  Rng full(4), full_same(4);  // the full range: the draw itself
+  EXPECT_EQ(full.scaled(INT64_MIN, INT64_MAX), static_cast<std::int64_t>(full_same.next()));
+  Rng a(9), b(9);
+  int differ = 0;
+  for (int i = 0; i < 100; ++i) differ += a.scaled(0, 999) != b.uniform(0, 999);
+  EXPECT_GT(differ, 90);
 }
 
 // chance honours 0 and 1 exactly and is near p in between.

@@ -36,6 +36,11 @@ RunContext::RunContext(const RunRequest& request, const Plan& plan)
       link_endpoints_(plan.clients().size()) {
   step_started.assign(request.scenario.steps.size(), false);
   step_finished.assign(request.scenario.steps.size(), false);
+  step_client.reserve(request.scenario.steps.size());
+  for (const Step& step : request.scenario.steps) {
+    step_client.push_back(Step::server_action(step.action) ? request.scenario.clients.size()
+                                                           : client_index(step.client));
+  }
 }
 
 std::size_t RunContext::server_count() const {

@@ -106,6 +106,9 @@ class RunContext {
   std::size_t steps_started = 0;    // steps [0, steps_started) have started
   std::vector<bool> step_started;
   std::vector<bool> step_finished;  // a `done` condition on a step id reads it
+  // step_client: by step, its client's index (the client count for a server action); read at
+  // every turn, so looked up once. Never changes.
+  std::vector<std::size_t> step_client;
   // Steps [0, steps_started_and_acquired) have started, and those that acquire have finished.
   std::size_t steps_started_and_acquired = 0;
   std::vector<bool> inside;          // by client index

@@ -29,8 +29,7 @@ namespace {
 bool turn_has_come(RunContext& run, std::size_t index) {
   const std::vector<Step>& steps = run.scenario().steps;
   for (std::size_t j = run.steps_started_and_acquired; j < index; ++j) {
-    const bool waiting =
-        !Step::server_action(steps[j].action) && run.waiting[run.client_index(steps[j].client)];
+    const bool waiting = !Step::server_action(steps[j].action) && run.waiting[run.step_client[j]];
     if (waiting) continue;
     if (!run.step_started[j]) return false;
     if (steps[j].action == Step::Action::kAcquire && !run.step_finished[j]) return false;
@@ -417,7 +416,10 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
   std::vector<std::unique_ptr<LinkFaultWindow>> windows;
   for (std::size_t index = 0; index < steps.size(); ++index) {
     const Step& step = steps[index];
-    if (Step::server_action(step.action) || step.client != client.name()) continue;
+    if (Step::server_action(step.action) ||
+        run.step_client[index] != static_cast<std::size_t>(client.index())) {
+      continue;
+    }
     if (!wait_for_turn(run, index)) {
       run.stopped_early = true;
       return;

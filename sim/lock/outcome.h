@@ -20,12 +20,12 @@ namespace locksim::lock_detail {
 
 // acquire_outcome: the outcome of a `SET key value NX ...` reply; `token` is the value that was
 // set. `command` names the command in the message of an unexpected reply.
-AcquireAttempt acquire_outcome(RedisResult result, std::string_view token,
+AcquireAttempt acquire_outcome(RedisResult&& result, std::string_view token,
                                std::string_view command);
 
 // flag_acquire_outcome: the outcome of an acquire whose reply is integer 1 (set) or 0 (busy), as
 // SETNX and the acquire scripts return.
-AcquireAttempt flag_acquire_outcome(RedisResult result, std::string_view token,
+AcquireAttempt flag_acquire_outcome(RedisResult&& result, std::string_view token,
                                     std::string_view command);
 
 // is_deleted_count: whether `reply` is a count of keys deleted, as a release may answer: an
@@ -33,7 +33,7 @@ AcquireAttempt flag_acquire_outcome(RedisResult result, std::string_view token,
 bool is_deleted_count(const Reply& reply);
 
 // release_outcome: the outcome of a release whose reply is the number of keys deleted.
-ReleaseResult release_outcome(RedisResult result, std::string_view command);
+ReleaseResult release_outcome(RedisResult&& result, std::string_view command);
 
 // unexpected_reply: `result` turned into a kUnexpectedReply error (indeterminate: the lock
 // answered outside its contract) for a reply of a type `command` never returns: we cannot tell

@@ -15,7 +15,7 @@ RedisResult unexpected_reply(RedisResult result, std::string_view command) {
   return result;
 }
 
-AcquireAttempt acquire_outcome(RedisResult result, std::string_view token,
+AcquireAttempt acquire_outcome(RedisResult&& result, std::string_view token,
                                std::string_view command) {
   AcquireAttempt attempt;
   if (result.ok() && result.reply.is_status("OK")) {
@@ -30,7 +30,7 @@ AcquireAttempt acquire_outcome(RedisResult result, std::string_view token,
   return attempt;
 }
 
-AcquireAttempt flag_acquire_outcome(RedisResult result, std::string_view token,
+AcquireAttempt flag_acquire_outcome(RedisResult&& result, std::string_view token,
                                     std::string_view command) {
   AcquireAttempt attempt;
   if (result.ok() && result.reply.is_integer(1)) {
@@ -49,7 +49,7 @@ bool is_deleted_count(const Reply& reply) {
   return reply.type == Reply::Type::kInteger && reply.integer >= 0 && reply.integer <= INT32_MAX;
 }
 
-ReleaseResult release_outcome(RedisResult result, std::string_view command) {
+ReleaseResult release_outcome(RedisResult&& result, std::string_view command) {
   ReleaseResult release;
   if (result.ok() && is_deleted_count(result.reply)) {
     release.deleted = result.reply.integer;

@@ -97,10 +97,11 @@ bool is_string(const Entry* entry) {
   return entry != nullptr && std::holds_alternative<StringValue>(entry->value);
 }
 
-// set_generic: setGenericCommand. `ok` and `aborted` are the replies when it sets and when NX
-// or XX stops it (SETNX answers 1 and 0).
+// set_generic: setGenericCommand. `ok` and `aborted` make the replies when it sets and when NX
+// or XX stops it (SETNX answers 1 and 0): only the one sent is built.
 Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std::string_view value,
-                  std::string_view expire, std::string_view command, Reply ok, Reply aborted) {
+                  std::string_view expire, std::string_view command, Reply (*ok)(),
+                  Reply (*aborted)()) {
   std::int64_t at_ms = kNoExpiry;
   if ((flags & kAnyExpire) != 0) {
     Reply error;
@@ -115,7 +116,7 @@ Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std
   Entry* found = ctx.find(key);
   if (((flags & kNx) != 0 && found != nullptr) || ((flags & kXx) != 0 && found == nullptr)) {
     if ((flags & kGet) != 0) return old_value;  // each moved, not copied (a conditional copies)
-    return aborted;
+    return aborted();
   }
   const std::int64_t kept =
       (flags & kKeepTtl) != 0 && found != nullptr ? found->expire_at_ms : kNoExpiry;
@@ -135,7 +136,7 @@ Reply set_generic(CommandContext& ctx, unsigned flags, std::string_view key, std
     ctx.propagate_as_sent();
   }
   if ((flags & kGet) != 0) return old_value;
-  return ok;
+  return ok();
 }
 
 // incr_decr: incrDecrCommand: the value must be an integer string; the TTL is kept.
@@ -174,22 +175,22 @@ Reply cmd_set(CommandContext& ctx) {
   unsigned flags = 0;
   std::string_view expire;
   if (!parse_options(ctx, true, flags, expire)) return syntax_error();
-  return set_generic(ctx, flags, ctx.argv[1], ctx.argv[2], expire, "set", ok_reply(), nil_reply());
+  return set_generic(ctx, flags, ctx.argv[1], ctx.argv[2], expire, "set", ok_reply, nil_reply);
 }
 
 Reply cmd_setnx(CommandContext& ctx) {
-  return set_generic(ctx, kNx, ctx.argv[1], ctx.argv[2], {}, "setnx", integer_reply(1),
-                     integer_reply(0));
+  return set_generic(
+      ctx, kNx, ctx.argv[1], ctx.argv[2], {}, "setnx", [] { return integer_reply(1); },
+      [] { return integer_reply(0); });
 }
 
 Reply cmd_setex(CommandContext& ctx) {
-  return set_generic(ctx, kEx, ctx.argv[1], ctx.argv[3], ctx.argv[2], "setex", ok_reply(),
-                     nil_reply());
+  return set_generic(ctx, kEx, ctx.argv[1], ctx.argv[3], ctx.argv[2], "setex", ok_reply, nil_reply);
 }
 
 Reply cmd_psetex(CommandContext& ctx) {
-  return set_generic(ctx, kPx, ctx.argv[1], ctx.argv[3], ctx.argv[2], "psetex", ok_reply(),
-                     nil_reply());
+  return set_generic(ctx, kPx, ctx.argv[1], ctx.argv[3], ctx.argv[2], "psetex", ok_reply,
+                     nil_reply);
 }
 
 Reply cmd_getex(CommandContext& ctx) {

@@ -72,6 +72,8 @@ struct CommandSpec {
 
 // find_command: the row of `name` (any case), or nullptr if Redis 7.0 has no such command.
 const CommandSpec* find_command(std::string_view name);
+// command_specs: every row, in Redis's alphabetical order.
+std::span<const CommandSpec> command_specs();
 // arity_ok: whether `argc` arguments (name included) fit `spec`'s arity.
 bool arity_ok(const CommandSpec& spec, std::size_t argc);
 

@@ -4,7 +4,8 @@
 // command.
 #include <algorithm>
 #include <array>
-#include <unordered_map>
+#include <cstdint>
+#include <iterator>
 
 #include "sim/model/command.h"
 
@@ -257,18 +258,56 @@ std::string lower(std::string_view text) {
   return result;
 }
 
+namespace {
+
+// The command names by a hash of their lowercase bytes (FNV-1a), in a power-of-two table a
+// quarter full: a name is found at its first or second probe, without a division or a call.
+constexpr std::size_t kNameSlots = 1024;
+static_assert(std::size(kCommands) * 4 <= kNameSlots);
+
+constexpr std::uint32_t kFnvBasis = 2166136261u;
+constexpr std::uint32_t kFnvPrime = 16777619u;
+
+std::uint32_t name_hash(std::string_view lowercase) {
+  std::uint32_t hash = kFnvBasis;
+  for (const char c : lowercase) hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  return hash;
+}
+
+const std::array<const CommandSpec*, kNameSlots>& name_table() {
+  static const std::array<const CommandSpec*, kNameSlots> table = [] {
+    std::array<const CommandSpec*, kNameSlots> slots{};
+    for (const CommandSpec& spec : kCommands) {
+      std::size_t slot = name_hash(spec.name) & (kNameSlots - 1);
+      while (slots[slot] != nullptr) slot = (slot + 1) & (kNameSlots - 1);
+      slots[slot] = &spec;
+    }
+    return slots;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::span<const CommandSpec> command_specs() { return kCommands; }
+
 const CommandSpec* find_command(std::string_view name) {
-  // Lowercased on the stack: every command name is short, and this runs for every command.
+  // Lowercased on the stack while hashed: every command name is short, and this runs for every
+  // command.
   char folded[32];
   if (name.size() > sizeof folded) return nullptr;
-  for (std::size_t i = 0; i < name.size(); ++i) folded[i] = fold_case(name[i]);
-  static const std::unordered_map<std::string_view, const CommandSpec*> kByName = [] {
-    std::unordered_map<std::string_view, const CommandSpec*> by_name;
-    for (const CommandSpec& spec : kCommands) by_name.emplace(spec.name, &spec);
-    return by_name;
-  }();
-  const auto found = kByName.find(std::string_view(folded, name.size()));
-  return found == kByName.end() ? nullptr : found->second;
+  std::uint32_t hash = kFnvBasis;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    folded[i] = fold_case(name[i]);
+    hash = (hash ^ static_cast<unsigned char>(folded[i])) * kFnvPrime;
+  }
+  const std::string_view lowercase(folded, name.size());
+  const auto& table = name_table();
+  for (std::size_t slot = hash & (kNameSlots - 1);; slot = (slot + 1) & (kNameSlots - 1)) {
+    const CommandSpec* spec = table[slot];
+    if (spec == nullptr) return nullptr;
+    if (spec->name == lowercase) return spec;
+  }
 }
 
 bool arity_ok(const CommandSpec& spec, std::size_t argc) {

@@ -133,15 +133,15 @@ void apply_replicated(ServerState& replica, std::span<const std::string> command
 }
 
 void unsubscribe_all(ServerState& server, ModelClientId id) {
-  const auto client = server.clients.find(id);
-  if (client == server.clients.end()) return;
-  for (const std::string& channel : client->second.channels) {
+  ClientState* client = server.clients.find(id);
+  if (client == nullptr) return;
+  for (const std::string& channel : client->channels) {
     const auto subscribers = server.subscribers.find(channel);
     if (subscribers == server.subscribers.end()) continue;
     std::erase(subscribers->second, id);
     if (subscribers->second.empty()) server.subscribers.erase(subscribers);
   }
-  client->second.channels.clear();
+  client->channels.clear();
 }
 
 // Script execution shared by EVAL and EVALSHA (script_commands.cc calls it).
@@ -163,7 +163,7 @@ using model_detail::ServerState;
 
 ModelServer::ModelServer(ModelOptions options) : state_(std::make_unique<ServerState>()) {
   state_->options = options;
-  state_->clients[0] = {};
+  state_->clients.add(0);
   state_->reset_scripts();
 }
 
@@ -186,8 +186,8 @@ Reply ModelServer::execute(std::span<const std::string_view> argv, Nanos now_ns)
 
 Reply ModelServer::execute(ModelClientId client, std::span<const std::string_view> argv,
                            Nanos now_ns) {
-  const auto found = state_->clients.find(client);
-  LOCKSIM_ASSERT(found != state_->clients.end());
+  model_detail::ClientState* found = state_->clients.find(client);
+  LOCKSIM_ASSERT(found != nullptr);
   if (argv.empty()) return model_detail::error_reply("ERR empty command");
   // Wall time in microseconds: base and offset in ms, virtual time in ns (floored).
   const std::int64_t base_us =
@@ -196,7 +196,7 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
   const model_detail::WallTime now{wall_ms(now_ns), now_us};
   model_detail::Effects effects;
   const bool record = !state_->replica_links.empty();
-  model_detail::ClientState& state = found->second;
+  model_detail::ClientState& state = *found;
   Reply reply =
       model_detail::run_client_command(*state_, state, argv, now, record ? &effects : nullptr);
   // On the wire a client reads its replies in order: what is already queued for it (messages,
@@ -215,7 +215,7 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
 
 ModelClientId ModelServer::connect() {
   const ModelClientId id = state_->next_client_id++;
-  state_->clients[id].id = id;
+  state_->clients.add(id);
   return id;
 }
 
@@ -228,22 +228,22 @@ void ModelServer::disconnect(ModelClientId client) {
 bool ModelServer::connected(ModelClientId client) const { return state_->clients.contains(client); }
 
 std::optional<Reply> ModelServer::next_push(ModelClientId client) {
-  const auto found = state_->clients.find(client);
-  if (found == state_->clients.end() || found->second.pushes.empty()) return std::nullopt;
-  Reply message = std::move(found->second.pushes.front());
-  found->second.pushes.pop_front();
+  model_detail::ClientState* found = state_->clients.find(client);
+  if (found == nullptr || found->pushes.empty()) return std::nullopt;
+  Reply message = std::move(found->pushes.front());
+  found->pushes.pop_front();
   return message;
 }
 
 bool ModelServer::subscribed(ModelClientId client) const {
-  const auto found = state_->clients.find(client);
-  return found != state_->clients.end() && !found->second.channels.empty();
+  const model_detail::ClientState* found = state_->clients.find(client);
+  return found != nullptr && !found->channels.empty();
 }
 
 void ModelServer::restart() {
   state_->keys.clear();
   state_->clients.clear();
-  state_->clients[0] = {};
+  state_->clients.add(0);
   state_->subscribers.clear();
   state_->random = model_detail::Lrand48();
   state_->reset_scripts();

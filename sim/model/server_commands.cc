@@ -100,9 +100,9 @@ Reply cmd_publish(CommandContext& ctx) {
   const auto subscribers = ctx.server.subscribers.find(channel);
   if (subscribers != ctx.server.subscribers.end()) {
     for (const ModelClientId id : subscribers->second) {
-      const auto client = ctx.server.clients.find(id);
-      if (client == ctx.server.clients.end()) continue;
-      client->second.pushes.push_back(
+      ClientState* client = ctx.server.clients.find(id);
+      if (client == nullptr) continue;
+      client->pushes.push_back(
           array_reply({bulk_reply("message"), bulk_reply(channel), bulk_reply(ctx.argv[2])}));
       ++receivers;
     }

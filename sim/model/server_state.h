@@ -52,13 +52,48 @@ struct ClientState {
   bool reply_queued = false;
 };
 
+// ClientTable: the connected clients by id. A server has a handful, and every command looks its
+// client up: a flat list beats a tree's pointer chase. A client's state keeps its address while it
+// is connected.
+class ClientTable {
+ public:
+  ClientState* find(ModelClientId id) {
+    for (auto& [client_id, state] : clients_) {
+      if (client_id == id) return state.get();
+    }
+    return nullptr;
+  }
+  const ClientState* find(ModelClientId id) const {
+    return const_cast<ClientTable*>(this)->find(id);
+  }
+  bool contains(ModelClientId id) const { return find(id) != nullptr; }
+  // add: a new client `id` (or the one already there, reset).
+  ClientState& add(ModelClientId id) {
+    ClientState* state = find(id);
+    if (state == nullptr) {
+      clients_.emplace_back(id, std::make_unique<ClientState>());
+      state = clients_.back().second.get();
+    }
+    *state = ClientState{};
+    state->id = id;
+    return *state;
+  }
+  void erase(ModelClientId id) {
+    std::erase_if(clients_, [id](const auto& client) { return client.first == id; });
+  }
+  void clear() { clients_.clear(); }
+
+ private:
+  std::vector<std::pair<ModelClientId, std::unique_ptr<ClientState>>> clients_;
+};
+
 struct ServerState {
   ModelOptions options;
   std::int64_t clock_offset_ms = 0;
   Keyspace keys;
   bool replica = false;
   std::uint64_t generation = 0;                  // restarts so far
-  std::map<ModelClientId, ClientState> clients;  // 0: the anonymous client, never subscribed
+  ClientTable clients;                           // 0: the anonymous client, never subscribed
   ModelClientId next_client_id = 1;
   // channel -> subscribers in SUBSCRIBE order (PUBLISH delivers in that order).
   std::map<std::string, std::vector<ModelClientId>, std::less<>> subscribers;

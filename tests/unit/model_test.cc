@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/model/command.h"
 #include "sim/model/lua_scripting.h"
 #include "sim/model/model_connection.h"
 #include "sim/model/model_server.h"
@@ -50,6 +51,26 @@ class ModelTest : public ::testing::Test {
   ModelServer server_;
   Nanos now_ = 0;
 };
+
+// Every command name is found, in any case, and only those: the name table is hashed.
+TEST(ModelCommandTable, FindsEveryCommandInAnyCaseAndNothingElse) {
+  const auto specs = model_detail::command_specs();
+  ASSERT_GT(specs.size(), 200u);  // Redis 7.0's commands, modelled or not
+  for (const model_detail::CommandSpec& spec : specs) {
+    EXPECT_EQ(model_detail::find_command(spec.name), &spec) << spec.name;
+    std::string upper(spec.name);
+    for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    EXPECT_EQ(model_detail::find_command(upper), &spec) << upper;
+    std::string longer(spec.name);
+    longer += '!';  // no command has it
+    EXPECT_EQ(model_detail::find_command(longer), nullptr) << longer;
+  }
+  EXPECT_NE(model_detail::find_command("SeT"), nullptr);
+  EXPECT_EQ(model_detail::find_command(""), nullptr);
+  EXPECT_EQ(model_detail::find_command("nosuchcommand"), nullptr);
+  EXPECT_EQ(model_detail::find_command(std::string(33, 'a')), nullptr);
+  EXPECT_EQ(model_detail::find_command(std::string_view("get\0", 4)), nullptr);
+}
 
 TEST_F(ModelTest, SetNxPxExpiresOneMillisecondAfterItsTtl) {
   EXPECT_EQ(run({"SET", "lock", "a", "NX", "PX", "100"}), "+OK");

@@ -8,6 +8,7 @@
 //   if (client_rng.chance(0.2)) { ... }
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,7 +22,18 @@ class Rng {
  public:
   explicit Rng(std::uint64_t seed);
 
-  std::uint64_t next();
+  // next: xoshiro256**. Inline: the simulator draws several times an event.
+  std::uint64_t next() {
+    const std::uint64_t result = std::rotl(state_[1] * 5, 7) * 9;
+    const std::uint64_t t = state_[1] << 17;
+    state_[2] ^= state_[0];
+    state_[3] ^= state_[1];
+    state_[1] ^= state_[2];
+    state_[0] ^= state_[3];
+    state_[2] ^= t;
+    state_[3] = std::rotl(state_[3], 45);
+    return result;
+  }
   // uniform: an integer in [low, high] (inclusive). Requires low <= high.
   std::int64_t uniform(std::int64_t low, std::int64_t high);
   // scaled: like uniform, without a division (the simulator draws a latency for every message

@@ -645,6 +645,7 @@ LuaScripting::LuaScripting(ScriptLimits limits, Lrand48& random)
 LuaScripting::~LuaScripting() {
   if (lua_ == nullptr) return;
   lua_settop(lua_, 0);  // its garbage is collected as the next owner allocates
+  for (const auto& [sha, script] : scripts_) luaL_unref(lua_, LUA_REGISTRYINDEX, script.function);
   // collectgarbage() may have stopped or retuned the collector: Lua 5.1's defaults again.
   lua_gc(lua_, LUA_GCRESTART, 0);
   lua_gc(lua_, LUA_GCSETPAUSE, 200);
@@ -815,12 +816,11 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
   lua_State* lua = state();
   const ScriptName name(sha);
   lua_getfield(lua, LUA_REGISTRYINDEX, name.c_str());
-  const bool compiled = lua_isfunction(lua, -1);
-  lua_pop(lua, 1);
-  if (compiled) {  // by this state's last owner: the same text, so the same function
-    scripts_[sha] = CachedScript{shebang.read_only};
+  if (lua_isfunction(lua, -1)) {  // by this state's last owner: the same text, so the same function
+    remember(sha, shebang.read_only);
     return true;
   }
+  lua_pop(lua, 1);
   // The shebang line is skipped but its line feed kept, so line numbers stay the user's.
   const std::string_view code = body.substr(shebang.length);
   if (luaL_loadbuffer(lua, code.data(), code.size(), "@user_script") != 0) {
@@ -832,19 +832,34 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
     error = error_reply(map_newlines("ERR Error compiling script (new function): " + message));
     return false;
   }
+  lua_pushvalue(lua, -1);
   lua_setfield(lua, LUA_REGISTRYINDEX, name.c_str());
   ++compiled_;
-  scripts_[sha] = CachedScript{shebang.read_only};
+  remember(sha, shebang.read_only);
   return true;
 }
 
-bool LuaScripting::exists(std::string_view sha) const {
-  return scripts_.contains(ScriptName(sha).sha());
+void LuaScripting::remember(const std::string& sha, bool read_only) {
+  // The reference goes with this engine (its destructor releases it): a pooled state keeps only
+  // the functions, under their names.
+  const int function = luaL_ref(lua_, LUA_REGISTRYINDEX);
+  scripts_.emplace(sha, CachedScript{read_only, function});
 }
 
-bool LuaScripting::read_only(std::string_view sha) const {
+const LuaScripting::CachedScript* LuaScripting::cached(std::string_view sha) const {
+  if (last_ != nullptr && sha == *last_sha_) return last_;
   const auto it = scripts_.find(ScriptName(sha).sha());
-  return it != scripts_.end() && it->second.read_only;
+  if (it == scripts_.end()) return nullptr;
+  last_sha_ = &it->first;
+  last_ = &it->second;
+  return last_;
+}
+
+bool LuaScripting::exists(std::string_view sha) const { return cached(sha) != nullptr; }
+
+bool LuaScripting::read_only(std::string_view sha) const {
+  const CachedScript* script = cached(sha);
+  return script != nullptr && script->read_only;
 }
 
 Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> keys,
@@ -854,7 +869,9 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   const int base = lua_gettop(lua);
   push_slot(lua, kGlobalsSlot);
   push_slot(lua, kErrorHandlerSlot);
-  lua_getfield(lua, LUA_REGISTRYINDEX, ScriptName(sha).c_str());
+  const CachedScript* script = cached(sha);
+  LOCKSIM_ASSERT(script != nullptr);
+  lua_rawgeti(lua, LUA_REGISTRYINDEX, script->function);
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
   push_reused_array(lua, kKeysSlot, keys);
   lua_setfield(lua, base + 1, "KEYS");

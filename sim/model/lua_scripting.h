@@ -94,7 +94,13 @@ class LuaScripting {
  private:
   struct CachedScript {
     bool read_only = false;
+    int function = 0;  // a registry reference to its compiled function, while this engine lives
   };
+  // cached: the script `sha` (any case), or nullptr. The last one found is remembered: a lock's
+  // EVALSHA asks for the same script three times (exists, read_only, run), and again and again.
+  const CachedScript* cached(std::string_view sha) const;
+  // remember: `sha` (lowercase) in the cache, its function on top of the stack (popped).
+  void remember(const std::string& sha, bool read_only);
   void create_state();
   lua_State* state();  // the Lua state, taken from the thread's pool or set up at first use
 
@@ -103,6 +109,8 @@ class LuaScripting {
   lua_State* lua_ = nullptr;
   ScriptHost* host_ = nullptr;  // set while a script runs
   std::map<std::string, CachedScript, std::less<>> scripts_;
+  mutable const std::string* last_sha_ = nullptr;  // a key of scripts_ (nodes stay put)
+  mutable const CachedScript* last_ = nullptr;
   int runs_since_gc_ = 0;
   std::size_t compiled_ = 0;  // compiled functions in the state's registry
 };

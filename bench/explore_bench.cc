@@ -49,7 +49,7 @@ void one_schedule(benchmark::State& state, const Input& input) {
   const LockVariant& lock = *find_variant("lua_owner");
   std::uint64_t seed = 0;
   for (auto _ : state) {
-    const ScheduleRun run = run_schedule(input, lock, seed++);
+    const ScheduleRun run = run_schedule(input, lock, seed++, false);  // as explore's search
     if (!run.error.empty()) state.SkipWithError(run.error.c_str());
     benchmark::DoNotOptimize(run.signatures);
   }

@@ -187,8 +187,8 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
     with_reference["expect"] = {{reference, "any"}};
     bool shared = false;
     for (std::uint64_t s = seed; s < seed + kSeedsPerCandidate && !shared; ++s) {
-      shared =
-          run_schedule(with_reference, *theirs_target.variant, s).signatures.count(signature) > 0;
+      shared = run_schedule(with_reference, *theirs_target.variant, s, false)
+                   .signatures.count(signature) > 0;
     }
     if (shared) continue;
     fs::create_directories(out);

@@ -118,6 +118,10 @@ struct CheckOptions {
   // renew_period_ms: the renewal period of a lock that renews (the scenario's lock), for the
   // unplanned_stall finding; 0: not known, no such finding.
   std::int64_t renew_period_ms = 0;
+  // words: false lets a checker leave a finding's words empty (its kind, clients, key and times
+  // are the same): explore's search reads only the kinds of thousands of schedules, and a crash's
+  // recovery, found in most of them, took a tenth of the checker's time to put in words.
+  bool words = true;
 };
 
 // HoldWindow: one definite hold of a key by a client. Compact (ids into the History's tables):

@@ -191,7 +191,8 @@ void find_deadlocks(const History& history, const KeyTimeline& timeline,
   }
 }
 
-void find_recoveries(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+void find_recoveries(const History& history, const KeyTimeline& timeline, bool words,
+                     CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
   for (const CrashInside& crash : timeline.crashes_inside) {
     auto next = std::upper_bound(windows.begin(), windows.end(), crash.crash_ns,
@@ -202,13 +203,19 @@ void find_recoveries(const History& history, const KeyTimeline& timeline, CheckR
     recovery.key = timeline.key;
     recovery.clients = {crash.client};
     recovery.from_ns = crash.crash_ns;
+    if (next != windows.end()) {
+      recovery.clients.push_back(next->client);
+      recovery.to_ns = next->start_ns;
+    }
+    if (!words) {
+      result.findings.push_back(std::move(recovery));
+      continue;
+    }
     const std::string who = client_name(history, crash.client);
     std::string text = who + " crashed inside at " + format_ms(crash.crash_ns) + "; ";
     if (next == windows.end()) {
       text += "nobody acquired " + timeline.key + " afterwards";
     } else {
-      recovery.clients.push_back(next->client);
-      recovery.to_ns = next->start_ns;
       text += timeline.key + " was obtainable again at " + format_ms(next->start_ns) +
               " (recovery " + format_ms(next->start_ns - crash.crash_ns) + ", " +
               client_name(history, next->client) + " acquired it)";
@@ -230,7 +237,7 @@ void find_recoveries(const History& history, const KeyTimeline& timeline, CheckR
 void check_liveness(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result) {
   find_deadlocks(history, timeline, options, result);
-  find_recoveries(history, timeline, result);
+  find_recoveries(history, timeline, options.words, result);
 }
 
 }  // namespace locksim::checker_internal

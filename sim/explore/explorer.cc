@@ -49,12 +49,13 @@ PreparedSchedule prepare_schedule(const Json& document, const LockVariant& varia
   return prepared;
 }
 
-ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed) {
-  return run_schedule(prepare_schedule(document, variant), variant, seed);
+ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed,
+                         bool words) {
+  return run_schedule(prepare_schedule(document, variant), variant, seed, words);
 }
 
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, bool words) {
   ScheduleRun run;
   if (!prepared.error.empty()) {
     run.error = prepared.error;
@@ -68,12 +69,14 @@ ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& va
     run.error = simulated.outcome.harness_error;
     return run;
   }
-  const CheckResult result = check_history(simulated.outcome.history, check_options(scenario));
+  CheckOptions options = check_options(scenario);
+  options.words = words;
+  const CheckResult result = check_history(simulated.outcome.history, options);
   run.signatures = signatures(result);
   run.verdict = std::string(to_string(result.verdict));
   for (const Finding& f : result.findings) {
-    if (verdict_of(f.kind) != Verdict::kOk ||
-        run.signatures.count(std::string(to_string(f.kind)))) {
+    if (words && (verdict_of(f.kind) != Verdict::kOk ||
+                  run.signatures.count(std::string(to_string(f.kind))))) {
       run.words.push_back(f.words);
     }
   }
@@ -105,10 +108,10 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       std::vector<std::string> faults;
       ScheduleRun run;
       if (given) {
-        run = run_schedule(*given, *target.variant, seed);
+        run = run_schedule(*given, *target.variant, seed, false);
       } else {
         const Json document = exercise_document(target, seed);
-        run = run_schedule(document, *target.variant, seed);
+        run = run_schedule(document, *target.variant, seed, false);
         faults = faults_in(document);
       }
       std::lock_guard<std::mutex> lock(mutex);
@@ -172,7 +175,7 @@ class Shrinker {
     int count = 0;
     for (int i = 0; i < seeds_; ++i) {
       const ScheduleRun run =
-          run_schedule(prepared, variant_, seed_ + static_cast<std::uint64_t>(i));
+          run_schedule(prepared, variant_, seed_ + static_cast<std::uint64_t>(i), false);
       if (run.error.empty() && run.signatures.count(signature_) > 0) ++count;
     }
     return count;
@@ -341,14 +344,14 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
   const PreparedSchedule prepared = prepare_schedule(current, variant);
   for (int i = 0; i < seeds_per_candidate; ++i) {
     const std::uint64_t s = seed + static_cast<std::uint64_t>(i);
-    const ScheduleRun run = run_schedule(prepared, variant, s);
+    const ScheduleRun run = run_schedule(prepared, variant, s, false);
     if (run.error.empty() && run.signatures.count(signature) > 0) result.seeds.push_back(s);
   }
   // Fresh seeds, far from those it was found and shrunk under.
   result.fresh_first_seed = seed + 1'000'000 - (seed + 1'000'000) % 4;
   for (int i = 0; i < kFreshSeeds; ++i) {
-    const ScheduleRun run =
-        run_schedule(prepared, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i));
+    const ScheduleRun run = run_schedule(
+        prepared, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i), false);
     ++result.fresh_runs;
     if (run.error.empty() && run.signatures.count(signature) > 0) ++result.fresh_shown;
   }
@@ -390,7 +393,7 @@ std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signat
     int shown = 0;
     for (int i = 0; i < seeds_per_candidate; ++i) {
       const ScheduleRun run =
-          run_schedule(document, *target.variant, seed + static_cast<std::uint64_t>(i));
+          run_schedule(document, *target.variant, seed + static_cast<std::uint64_t>(i), false);
       if (run.error.empty() && run.signatures.count(signature) > 0) ++shown;
     }
     if (shown > best_shown) {

@@ -56,11 +56,13 @@ struct PreparedSchedule {
   std::string error;  // the document is not a valid scenario, or the simulator cannot run it
 };
 PreparedSchedule prepare_schedule(const nlohmann::json& document, const LockVariant& variant);
+// `words` false: the findings' words are left out (CheckOptions::words), for a search that reads
+// only the signatures.
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
-                         std::uint64_t seed);
+                         std::uint64_t seed, bool words = true);
 // run_schedule: `document` on the simulator with `seed`, judged.
 ScheduleRun run_schedule(const nlohmann::json& document, const LockVariant& variant,
-                         std::uint64_t seed);
+                         std::uint64_t seed, bool words = true);
 
 struct ExploreBudget {
   std::uint64_t first_seed = 0;

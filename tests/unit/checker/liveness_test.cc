@@ -95,6 +95,35 @@ TEST(CheckerTest, CrashWithTtlThenLaterAcquireIsRecovery) {
             "ms, B acquired it); A's lease (ttl 300 ms) ran out by 320.0 ms.");
 }
 
+// Proves a check without words (explore's search) finds the same recovery, with the same clients
+// and times, and only leaves its words out.
+TEST(CheckerTest, WithoutWordsTheRecoveryIsTheSameButUnsaid) {
+  const History h = HistoryBuilder()
+                        .acquire_invoke(ms(10), A, 300)
+                        .acquire_ok(ms(20), A, 300)
+                        .crash(ms(50), A)
+                        .acquire_invoke(ms(60), B, 300)
+                        .acquire_ok(ms(320.5), B, 300)
+                        .release(ms(400), ms(401), B)
+                        .build();
+  const CheckResult said = check(h, ms(100));
+  const CheckResult unsaid =
+      check_history(h, CheckOptions{.stuck_threshold_ns = ms(100), .words = false});
+  EXPECT_EQ(unsaid.verdict, said.verdict);
+  ASSERT_EQ(unsaid.findings.size(), said.findings.size());
+  for (std::size_t i = 0; i < said.findings.size(); ++i) {
+    EXPECT_EQ(unsaid.findings[i].kind, said.findings[i].kind);
+    EXPECT_EQ(unsaid.findings[i].clients, said.findings[i].clients);
+    EXPECT_EQ(unsaid.findings[i].from_ns, said.findings[i].from_ns);
+    EXPECT_EQ(unsaid.findings[i].to_ns, said.findings[i].to_ns);
+  }
+  ASSERT_EQ(recoveries(unsaid).size(), 1u);
+  EXPECT_EQ(recoveries(unsaid)[0]->clients, (std::vector<int>{A, B}));
+  EXPECT_EQ(recoveries(unsaid)[0]->to_ns, ms(320.5));
+  EXPECT_EQ(recoveries(unsaid)[0]->words, "");
+  EXPECT_FALSE(recoveries(said)[0]->words.empty());
+}
+
 // Proves a waiter that gave up after the crashed holder's lease ran out is a deadlock.
 TEST(CheckerTest, FailedAcquireAfterLeaseOfCrashedHolderIsDeadlock) {
   const History h = HistoryBuilder()

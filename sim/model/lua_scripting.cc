@@ -87,6 +87,34 @@ LuaScripting& engine_of(lua_State* lua) {
   return *static_cast<LuaScripting*>(engine);
 }
 
+// collect_garbage: the base library's collectgarbage (Lua 5.1.5's luaB_collectgarbage, as Redis
+// embeds it: the same options, answers and argument errors), which also tells the engine when a
+// script stopped or retuned the collector, so that a pooled state is set back only then. Setting
+// it back restarts the collector, and a restart makes the next owner's first allocation do a
+// collection step (about 5,000 instructions a simulated schedule).
+int collect_garbage(lua_State* lua) {
+  static constexpr const char* kOptions[] = {"stop", "restart",  "collect",    "count",
+                                             "step", "setpause", "setstepmul", nullptr};
+  static constexpr int kWhat[] = {LUA_GCSTOP, LUA_GCRESTART,  LUA_GCCOLLECT,   LUA_GCCOUNT,
+                                  LUA_GCSTEP, LUA_GCSETPAUSE, LUA_GCSETSTEPMUL};
+  const int what = kWhat[luaL_checkoption(lua, 1, "collect", kOptions)];
+  const int data = luaL_optint(lua, 2, 0);
+  if (what == LUA_GCSTOP || what == LUA_GCRESTART || what == LUA_GCSETPAUSE ||
+      what == LUA_GCSETSTEPMUL) {
+    engine_of(lua).collector_tuned = true;
+  }
+  const int result = lua_gc(lua, what, data);
+  if (what == LUA_GCCOUNT) {
+    const int bytes = lua_gc(lua, LUA_GCCOUNTB, 0);
+    lua_pushnumber(lua, result + static_cast<lua_Number>(bytes) / 1024);
+  } else if (what == LUA_GCSTEP) {
+    lua_pushboolean(lua, result);
+  } else {
+    lua_pushnumber(lua, result);
+  }
+  return 1;
+}
+
 // allocate: the state's allocator, with the memory limit (Lua reports "not enough memory").
 // The limit holds while a script runs: outside a script (setting up, compiling, converting a
 // result) an allocation failure would be an error nothing protects.
@@ -646,10 +674,12 @@ LuaScripting::~LuaScripting() {
   if (lua_ == nullptr) return;
   lua_settop(lua_, 0);  // its garbage is collected as the next owner allocates
   for (const auto& [sha, script] : scripts_) luaL_unref(lua_, LUA_REGISTRYINDEX, script.function);
-  // collectgarbage() may have stopped or retuned the collector: Lua 5.1's defaults again.
-  lua_gc(lua_, LUA_GCRESTART, 0);
-  lua_gc(lua_, LUA_GCSETPAUSE, 200);
-  lua_gc(lua_, LUA_GCSETSTEPMUL, 200);
+  // A script's collectgarbage() stopped or retuned the collector: Lua 5.1's defaults again.
+  if (collector_tuned) {
+    lua_gc(lua_, LUA_GCRESTART, 0);
+    lua_gc(lua_, LUA_GCSETPAUSE, 200);
+    lua_gc(lua_, LUA_GCSETSTEPMUL, 200);
+  }
   lua_setallocf(lua_, pooled_allocate, nullptr);
   if (pool_gone) {
     lua_close(lua_);
@@ -684,6 +714,8 @@ void LuaScripting::create_state() {
 
   // luaLoadLibraries: base, table, string, math, debug (removed again below).
   load_library(lua, "", luaopen_base);
+  lua_pushcfunction(lua, collect_garbage);  // the same function, watched (collect_garbage)
+  lua_setglobal(lua, "collectgarbage");
   load_library(lua, LUA_TABLIBNAME, luaopen_table);
   load_library(lua, LUA_STRLIBNAME, luaopen_string);
   load_library(lua, LUA_MATHLIBNAME, luaopen_math);

@@ -90,6 +90,7 @@ class LuaScripting {
   std::size_t memory_limit_bytes() const { return limits_.memory_limit_bytes; }
   std::size_t memory_used = 0;  // bytes the Lua state holds (its allocator keeps it)
   std::int64_t hook_calls = 0;  // count-hook calls of the running script
+  bool collector_tuned = false;  // a script stopped, restarted or retuned the collector
 
  private:
   struct CachedScript {

@@ -416,6 +416,8 @@ TEST(ModelScripts, TheNextServerTakesTheLuaStateAndSeesNothingOfTheFirst) {
     EXPECT_NE(eval(first, "rawset(bit, 'x', 1)").find("Attempt to modify a readonly table"),
               std::string::npos);
     EXPECT_EQ(eval(first, "collectgarbage('stop') return 1"), ":1");
+    EXPECT_EQ(eval(first, "return collectgarbage('setpause', 150)"), ":200");
+    EXPECT_EQ(eval(first, "return collectgarbage('setstepmul', 400)"), ":200");
   }
   const std::uint64_t set_up = model_detail::LuaScripting::states_set_up();
   ModelServer second;
@@ -427,6 +429,9 @@ TEST(ModelScripts, TheNextServerTakesTheLuaStateAndSeesNothingOfTheFirst) {
   EXPECT_EQ(show(second.execute({"EVALSHA", sha, "0", "d"}, 0)), "\"d\"");
   EXPECT_EQ(eval(second, "return getmetatable('').y"), "(nil)");
   EXPECT_EQ(eval(second, "return rawget(bit, 'x')"), "(nil)");
+  // The collector's settings are Lua's defaults again.
+  EXPECT_EQ(eval(second, "return collectgarbage('setpause', 200)"), ":200");
+  EXPECT_EQ(eval(second, "return collectgarbage('setstepmul', 200)"), ":200");
   // The collector runs again: a script's garbage is collected.
   EXPECT_EQ(eval(second,
                  "local a = collectgarbage('count') for i = 1, 20000 do local t = {i} end "

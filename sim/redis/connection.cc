@@ -13,6 +13,11 @@
 #include "sim/core/clock.h"
 
 namespace locksim {
+
+void ReplyArray::free_items() {
+  delete items_;
+  items_ = nullptr;
+}
 namespace {
 
 timeval to_timeval(std::chrono::milliseconds duration) {

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/redis/endpoint.h"
@@ -58,9 +59,17 @@ class ReplyArray {
   ReplyArray(std::vector<Reply> elements);  // NOLINT: an array reply is built from a vector
   ReplyArray(const ReplyArray& other);
   ReplyArray& operator=(const ReplyArray& other);
-  ReplyArray(ReplyArray&&) noexcept = default;
-  ReplyArray& operator=(ReplyArray&&) noexcept = default;
-  ~ReplyArray();
+  ReplyArray(ReplyArray&& other) noexcept : items_(std::exchange(other.items_, nullptr)) {}
+  ReplyArray& operator=(ReplyArray&& other) noexcept {
+    if (this != &other) {
+      if (items_ != nullptr) free_items();
+      items_ = std::exchange(other.items_, nullptr);
+    }
+    return *this;
+  }
+  ~ReplyArray() {
+    if (items_ != nullptr) free_items();  // inline: most replies are not arrays
+  }
 
   std::size_t size() const { return items_ ? items_->size() : 0; }
   bool empty() const { return size() == 0; }
@@ -77,7 +86,8 @@ class ReplyArray {
 
  private:
   std::vector<Reply>& items();
-  std::unique_ptr<std::vector<Reply>> items_;  // null while empty
+  void free_items();
+  std::vector<Reply>* items_ = nullptr;  // owned; null while empty
 };
 
 // Reply: a copied hiredis reply.
@@ -94,15 +104,14 @@ struct Reply {
 };
 
 inline ReplyArray::ReplyArray(std::vector<Reply> elements) {
-  if (!elements.empty()) items_ = std::make_unique<std::vector<Reply>>(std::move(elements));
+  if (!elements.empty()) items_ = new std::vector<Reply>(std::move(elements));
 }
 inline ReplyArray::ReplyArray(const ReplyArray& other)
-    : items_(other.items_ ? std::make_unique<std::vector<Reply>>(*other.items_) : nullptr) {}
+    : items_(other.items_ != nullptr ? new std::vector<Reply>(*other.items_) : nullptr) {}
 inline ReplyArray& ReplyArray::operator=(const ReplyArray& other) {
   if (this != &other) *this = ReplyArray(other);
   return *this;
 }
-inline ReplyArray::~ReplyArray() = default;
 inline Reply* ReplyArray::begin() { return items_ ? items_->data() : nullptr; }
 inline const Reply* ReplyArray::begin() const { return items_ ? items_->data() : nullptr; }
 inline Reply* ReplyArray::end() { return begin() + size(); }
@@ -115,7 +124,7 @@ inline const Reply& ReplyArray::at(std::size_t i) const {
   return (*items_)[i];
 }
 inline std::vector<Reply>& ReplyArray::items() {
-  if (!items_) items_ = std::make_unique<std::vector<Reply>>();
+  if (items_ == nullptr) items_ = new std::vector<Reply>();
   return *items_;
 }
 inline void ReplyArray::reserve(std::size_t n) {

@@ -10,7 +10,7 @@ Words::Words(std::initializer_list<std::string_view> words) : count_(words.size(
   LOCKSIM_ASSERT(count_ <= kMaxWords);
   std::size_t total = 0;
   for (const std::string_view word : words) total += word.size();
-  char* out = inline_.data();
+  char* out = reinterpret_cast<char*>(inline_.data());
   if (total > kInlineBytes) {
     heap_.resize(total);
     out = heap_.data();

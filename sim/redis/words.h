@@ -30,13 +30,17 @@ class Words {
   class Views {
    public:
     operator std::span<const std::string_view>() const {  // NOLINT(google-explicit-constructor)
-      return {views_.data(), count_};
+      return {views_, count_};
     }
     std::span<const std::string_view> span() const { return *this; }
 
    private:
     friend class Words;
-    std::array<std::string_view, kMaxWords> views_{};
+    Views() {}  // NOLINT: views_ is left unset; Words::views() sets the first count_
+    // Unset beyond count_: zeroing 128 bytes at every command cost more than filling them.
+    union {
+      std::string_view views_[kMaxWords];
+    };
     std::size_t count_ = 0;
   };
 
@@ -56,10 +60,13 @@ class Words {
  private:
   // The words end to end, in inline_ if they fit, else in heap_; and where each ends (offsets
   // stay right when the words are copied or moved).
-  const char* data() const { return total() <= kInlineBytes ? inline_.data() : heap_.data(); }
+  const char* data() const {
+    return total() <= kInlineBytes ? reinterpret_cast<const char*>(inline_.data()) : heap_.data();
+  }
   std::size_t total() const { return count_ == 0 ? 0 : ends_[count_ - 1]; }
 
-  std::array<char, kInlineBytes> inline_{};
+  // Unset beyond total() (not zeroed at every command); unsigned char, which may be copied unset.
+  std::array<unsigned char, kInlineBytes> inline_;
   std::string heap_;
   std::array<std::uint32_t, kMaxWords> ends_{};
   std::size_t count_ = 0;

@@ -63,6 +63,9 @@ TEST(ReplyArray, ACopyIsDeepAndAMoveLeavesItEmpty) {
   Reply moved = std::move(original);
   EXPECT_EQ(texts(moved), (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(original.elements.empty());  // NOLINT: a moved-from array is empty
+  copy = std::move(moved);                 // a move assignment leaves its source empty too
+  EXPECT_EQ(texts(copy), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(moved.elements.empty());  // NOLINT: moved from
   original.elements.reserve(4);
   original.elements.push_back(bulk("again"));
   EXPECT_EQ(texts(original), (std::vector<std::string>{"again"}));

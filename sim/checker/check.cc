@@ -37,6 +37,9 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   // Stats first: the checkers add the counts only they can tell (holds in violation).
   result.stats = compute_stats(history);
   const Timelines timelines = build_timelines(history);
+  std::size_t hold_count = 0;
+  for (const KeyTimeline& timeline : timelines.keys) hold_count += timeline.windows.size();
+  result.holds.reserve(hold_count);
   for (const KeyTimeline& timeline : timelines.keys) {
     result.stats.holds += static_cast<std::int64_t>(timeline.windows.size());
     for (const WindowRecord& record : timeline.windows) {

@@ -115,6 +115,8 @@ class TimelineBuilder {
   }
 
  private:
+  static constexpr std::size_t kFirstRoom = 8;
+
   // key_index: the timeline of a history key id, in order of first appearance.
   int key_index(KeyId key) {
     if (key_indexes_.size() <= key) key_indexes_.resize(key + 1, -1);
@@ -123,6 +125,9 @@ class TimelineBuilder {
       index = static_cast<int>(timelines_.keys.size());
       timelines_.keys.emplace_back().key = history_->keys.at(key);
       timelines_.keys.back().key_id = key;
+      // Room for a few holds at once: growing from nothing cost three allocations each.
+      timelines_.keys.back().windows.reserve(kFirstRoom);
+      timelines_.keys.back().possible_holds.reserve(kFirstRoom);
       key_states_.emplace_back();
       states_.emplace_back();
     }

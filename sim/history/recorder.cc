@@ -157,35 +157,43 @@ History Recorder::merge() && {
   history.clients = std::move(client_names_);
   history.events.reserve(events());
 
-  // Per log: where its local key and string ids land in the History's tables. Strings are copied
-  // lazily, the first time an event refers to them, so only what the history uses is kept.
+  // Per log: where its local key and string ids land in the History's tables, in two tables
+  // shared by the logs (one allocation each, not two per log). Strings are copied lazily, the
+  // first time an event refers to them, so only what the history uses is kept.
   struct Cursor {
     ClientLog* log;
     std::size_t chunk = 0;
     std::size_t offset = 0;
-    std::vector<KeyId> keys;
-    std::vector<StringId> strings;  // 0: not copied yet
+    std::size_t keys = 0;     // where its key ids start in key_map
+    std::size_t strings = 0;  // where its string ids start in string_map
   };
   std::vector<Cursor> cursors;
   cursors.reserve(logs_.size());
+  std::size_t key_count = 0;
+  std::size_t string_count = 0;
+  for (const auto& log : logs_) {
+    cursors.push_back(Cursor{log.get(), 0, 0, key_count, string_count});
+    key_count += log->keys_.size();
+    string_count += log->strings_.size();
+  }
+  std::vector<KeyId> key_map;
+  key_map.reserve(key_count);
+  std::vector<StringId> string_map(string_count, 0);  // 0: not copied yet
   std::unordered_map<std::string, KeyId> key_ids;
-  for (auto& log : logs_) {
-    Cursor cursor{log.get(), 0, 0, {}, {}};
+  for (const auto& log : logs_) {
     for (const std::string& key : log->keys_) {
       if (key.empty()) {
-        cursor.keys.push_back(0);
+        key_map.push_back(0);
         continue;
       }
       const auto [it, inserted] = key_ids.try_emplace(key, static_cast<KeyId>(history.keys.size()));
       if (inserted) history.keys.push_back(key);
-      cursor.keys.push_back(it->second);
+      key_map.push_back(it->second);
     }
-    cursor.strings.assign(log->strings_.size(), 0);
-    cursors.push_back(std::move(cursor));
   }
-  auto move_string = [&history](Cursor& cursor, StringId& id) {
+  auto move_string = [&history, &string_map](const Cursor& cursor, StringId& id) {
     if (id == 0) return;
-    StringId& global = cursor.strings[id];
+    StringId& global = string_map[cursor.strings + id];
     if (global == 0) global = history.strings.add(cursor.log->strings_.get(id));
     id = global;
   };
@@ -193,7 +201,10 @@ History Recorder::merge() && {
   // A min-heap of (time, log) over each log's next event: ties go to the lower log, and a log's
   // own events keep their order, as a stable sort of the concatenated logs would.
   using Head = std::pair<Nanos, std::size_t>;
-  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  std::vector<Head> head_room;
+  head_room.reserve(cursors.size());
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads(std::greater<>(),
+                                                                     std::move(head_room));
   auto push_head = [&](std::size_t i) {
     Cursor& cursor = cursors[i];
     if (cursor.chunk < cursor.log->chunks_.size()) {
@@ -207,7 +218,7 @@ History Recorder::merge() && {
     Cursor& cursor = cursors[i];
     EventChunk& chunk = *cursor.log->chunks_[cursor.chunk];
     Event& event = history.events.emplace_back(std::move(chunk[cursor.offset]));
-    event.key = cursor.keys[event.key];
+    event.key = key_map[cursor.keys + event.key];
     for_each_string(event, [&](StringId& id) { move_string(cursor, id); });
     if (++cursor.offset == chunk.size()) {
       cursor.log->chunks_[cursor.chunk].reset();  // read: give its memory back now

@@ -13,6 +13,7 @@ namespace {
 // with_harness: the plan's clients, then the harness's and the nemesis's reserved names.
 std::vector<std::string> with_harness(const Plan& plan) {
   std::vector<std::string> names;
+  names.reserve(plan.clients().size() + 2);
   for (const ClientPlan& client : plan.clients()) names.push_back(client.name);
   names.emplace_back(kHarnessClient);
   names.emplace_back(kNemesisClient);

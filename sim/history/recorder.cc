@@ -72,7 +72,10 @@ Event& EventChunk::push(const Event& event) {
   return *slot;
 }
 
-ClientLog::ClientLog(const RunClock& clock, std::int32_t client) : clock_(clock), client_(client) {}
+ClientLog::ClientLog(const RunClock& clock, std::int32_t client) : clock_(clock), client_(client) {
+  keys_.reserve(2);  // "no key" and the lock's key, in one allocation: most clients use one key
+  keys_.emplace_back();
+}
 
 KeyId ClientLog::key_id(std::string_view key) {
   if (key.empty()) return 0;

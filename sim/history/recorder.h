@@ -85,7 +85,7 @@ class ClientLog {
   std::int32_t client_;
   std::vector<std::unique_ptr<EventChunk>> chunks_;
   std::size_t size_ = 0;
-  std::vector<std::string> keys_ = {std::string()};  // local KeyIds; 0 is "no key"
+  std::vector<std::string> keys_;  // local KeyIds; 0 is "no key" (the constructor puts it in)
   KeyId last_key_ = 0;
   StringTable strings_;
   StringId last_string_ = 0;

@@ -22,6 +22,11 @@ SimLink::SimLink(Simulation& simulation, std::size_t server, Endpoint endpoint)
       endpoint_(std::move(endpoint)),
       state_(std::make_shared<SimLinkState>(simulation)) {}
 
+SimLink::~SimLink() {
+  state_->held_commands.clear();
+  state_->held_partition.clear();
+}
+
 void SimLink::release_held() { state_->release(state_->held_commands); }
 
 void SimLink::partition(PartitionMode mode) {

@@ -40,6 +40,11 @@ struct SimLinkState {
 class SimLink final : public Link {
  public:
   SimLink(Simulation& simulation, std::size_t server, Endpoint endpoint);
+  // The messages it holds go with it: nothing can let them through any more, and each keeps the
+  // link's state (which holds it) alive, a cycle that would outlive the run.
+  ~SimLink() override;
+  SimLink(const SimLink&) = delete;
+  SimLink& operator=(const SimLink&) = delete;
 
   const Endpoint& endpoint() const override { return endpoint_; }
   void hold_next_command() override { state_->faults.hold_next_command(); }

@@ -67,6 +67,10 @@ std::string describe(const SimTiming& timing) {
 SimRuntime::SimRuntime(Simulation& simulation, SimLinkLatency latency)
     : simulation_(simulation), latency_(latency), clock_(simulation), threads_(simulation) {}
 
+SimRuntime::~SimRuntime() {
+  for (const std::shared_ptr<SimServerHost>& host : hosts_) host->held.clear();
+}
+
 Endpoint SimRuntime::add_server(ModelServer& server) {
   servers_.push_back(&server);
   hosts_.push_back(std::make_shared<SimServerHost>());

@@ -30,6 +30,9 @@ namespace locksim {
 class SimRuntime final : public Runtime {
  public:
   explicit SimRuntime(Simulation& simulation, SimLinkLatency latency = {});
+  // What a paused server still holds goes with the runtime (each held command keeps its host's
+  // state, which holds it, alive: a cycle that would outlive the run).
+  ~SimRuntime() override;
 
   // add_server: `server` is reachable at the returned endpoint (host "model", port 1, 2, ...).
   Endpoint add_server(ModelServer& server);

@@ -16,6 +16,7 @@
 #include "sim/model/model_server.h"
 #include "sim/simulate/sim_connection.h"
 #include "sim/simulate/sim_link.h"
+#include "sim/simulate/sim_runtime.h"
 
 namespace locksim {
 namespace {
@@ -284,6 +285,46 @@ TEST(SimConnection, AHeldOrLostCommandOrReplyTimesOutAtItsDeadline) {
       EXPECT_TRUE(second.ok()) << which << ": " << second.describe();
       EXPECT_EQ(second.reply.str, "v") << which << ": the SET ran later, with its own words";
     }
+  }
+}
+
+// A command a link or a paused server still holds when the run ends goes with the link or the
+// runtime: held, it kept alive the state that held it (a cycle: the command's route holds the
+// link's and the host's state), and a long exploration leaked every such schedule's flights.
+TEST(SimConnection, WhatIsStillHeldAtTheEndGoesWithItsHolder) {
+  enum class Hold { kCommand, kPartition, kPausedServer };
+  for (const Hold hold : {Hold::kCommand, Hold::kPartition, Hold::kPausedServer}) {
+    std::weak_ptr<SimLinkState> link_state;
+    std::weak_ptr<SimServerHost> host_state;
+    {
+      Simulation sim(5);
+      ModelServer server;
+      SimRuntime runtime(sim);
+      const Endpoint endpoint = runtime.add_server(server);
+      auto link = std::make_unique<SimLink>(sim, 0, endpoint);
+      link_state = link->state();
+      host_state = runtime.host(endpoint);
+      RedisResult result;
+      sim.spawn([&] {
+        ConnectionOptions options;
+        options.command_timeout = std::chrono::milliseconds(5);
+        SimConnection c(sim, server, endpoint, options, SimLinkLatency{}, link->state(),
+                        runtime.host(endpoint));
+        if (hold == Hold::kCommand) link->hold_next_command();
+        if (hold == Hold::kPartition) link->partition(PartitionMode::kHold);
+        if (hold == Hold::kPausedServer) runtime.host(endpoint)->paused = true;
+        result = c.command({"SET", "k", "v"});  // held until the end
+      });
+      sim.run();
+      const int which = static_cast<int>(hold);
+      EXPECT_EQ(result.error, RedisErrorKind::kTimeout) << which;
+      const bool held = !link_state.lock()->held_commands.empty() ||
+                        !link_state.lock()->held_partition.empty() ||
+                        !host_state.lock()->held.empty();
+      EXPECT_TRUE(held) << which << ": still held when the run ended";
+    }
+    EXPECT_TRUE(link_state.expired()) << static_cast<int>(hold) << ": the link's state leaked";
+    EXPECT_TRUE(host_state.expired()) << static_cast<int>(hold) << ": the host's state leaked";
   }
 }
 

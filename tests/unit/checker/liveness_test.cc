@@ -69,19 +69,25 @@ TEST(CheckerTest, DeadlockMeasuresOnlyTheUncoveredStretch) {
   EXPECT_TRUE(contains(deadlocks(r)[0]->words, "A's release at 400.0 ms did not delete"));
 }
 
+// crash_then_recovery: A crashes inside under a 300 ms TTL; C gives up while A's lease still
+// runs; B gets the lock after it.
+History crash_then_recovery() {
+  return HistoryBuilder()
+      .acquire_invoke(ms(10), A, 300)
+      .acquire_ok(ms(20), A, 300)
+      .crash(ms(50), A)
+      .acquire_invoke(ms(55), C, 300)
+      .acquire_end(ms(305), C, EventType::kFail)
+      .acquire_invoke(ms(60), B, 300)
+      .acquire_ok(ms(320.5), B, 300)
+      .release(ms(400), ms(401), B)
+      .build();
+}
+
 // Proves a crash under a TTL followed by a later acquire is a recovery, not a deadlock, even when
 // a waiter gave up while the crashed holder's lease was still running.
 TEST(CheckerTest, CrashWithTtlThenLaterAcquireIsRecovery) {
-  const History h = HistoryBuilder()
-                        .acquire_invoke(ms(10), A, 300)
-                        .acquire_ok(ms(20), A, 300)
-                        .crash(ms(50), A)
-                        .acquire_invoke(ms(55), C, 300)
-                        .acquire_end(ms(305), C, EventType::kFail)
-                        .acquire_invoke(ms(60), B, 300)
-                        .acquire_ok(ms(320.5), B, 300)
-                        .release(ms(400), ms(401), B)
-                        .build();
+  const History h = crash_then_recovery();
   const CheckResult r = check(h, ms(100));
   EXPECT_EQ(r.verdict, Verdict::kOk);
   EXPECT_TRUE(deadlocks(r).empty());
@@ -98,14 +104,7 @@ TEST(CheckerTest, CrashWithTtlThenLaterAcquireIsRecovery) {
 // Proves a check without words (explore's search) finds the same recovery, with the same clients
 // and times, and only leaves its words out.
 TEST(CheckerTest, WithoutWordsTheRecoveryIsTheSameButUnsaid) {
-  const History h = HistoryBuilder()
-                        .acquire_invoke(ms(10), A, 300)
-                        .acquire_ok(ms(20), A, 300)
-                        .crash(ms(50), A)
-                        .acquire_invoke(ms(60), B, 300)
-                        .acquire_ok(ms(320.5), B, 300)
-                        .release(ms(400), ms(401), B)
-                        .build();
+  const History h = crash_then_recovery();
   const CheckResult said = check(h, ms(100));
   const CheckResult unsaid =
       check_history(h, CheckOptions{.stuck_threshold_ns = ms(100), .words = false});

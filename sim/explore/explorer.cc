@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -135,21 +136,31 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   };
   std::vector<std::thread> threads;
   for (int j = 1; j < std::max(1, budget.jobs); ++j) threads.emplace_back(worker);
+  // The reporter reports every 200 ms and is told at once when the work is done: the end of an
+  // exploration (and its rate) does not wait out the reporter's interval.
   std::thread reporter;
-  std::atomic<bool> reporting{static_cast<bool>(progress)};
+  std::mutex report_mutex;  // guards reporting
+  std::condition_variable report_changed;
+  bool reporting = static_cast<bool>(progress);
   if (progress) {
     reporter = std::thread([&] {
-      while (reporting.load()) {
-        clock.sleep_for(ms_to_ns(200));
-        if (reporting.load()) progress(done.load());
+      std::unique_lock<std::mutex> lock(report_mutex);
+      while (!clock.wait_for(report_changed, lock, ms_to_ns(200), [&] { return !reporting; })) {
+        lock.unlock();
+        progress(done.load());
+        lock.lock();
       }
     });
   }
   worker();
   for (std::thread& thread : threads) thread.join();
-  reporting = false;
-  if (reporter.joinable()) reporter.join();
   summary.seconds = static_cast<double>(clock.now_ns() - started) / 1e9;
+  {
+    std::lock_guard<std::mutex> lock(report_mutex);
+    reporting = false;
+  }
+  clock.notify_all(report_changed);
+  if (reporter.joinable()) reporter.join();
   summary.interrupted = stop.requested();
   summary.last_seed = budget.first_seed + std::min<std::uint64_t>(next.load(), budget.schedules) -
                       (summary.schedules > 0 ? 1 : 0);

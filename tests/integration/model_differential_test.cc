@@ -226,6 +226,15 @@ TEST_P(ModelDifferential, RepliesAndKeyspaceMatchARealServer) {
 
 INSTANTIATE_TEST_SUITE_P(Shards, ModelDifferential, ::testing::Range(0, kShards));
 
+// difference_on_one_client: `commands` run in order by one client on the model and on a real
+// server; the first difference in words, or "" if there is none.
+std::string difference_on_one_client(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<test_support::Generator::Step> steps;
+  for (const auto& argv : commands) steps.push_back({0, argv});
+  Differential differential;
+  return differential.run(steps);
+}
+
 // Proves LTRIM and BLPOP answer as a real redis-server does, keyspace included. BLPOP only where
 // it does not block (a list to serve, or a timeout Redis refuses): the server's clock is frozen
 // here, so a blocked BLPOP would never time out, and the model never blocks (the simulator's
@@ -261,11 +270,7 @@ TEST(ModelDifferentialFixed, LtrimAndBlpopWhereNothingBlocks) {
       {"LTRIM", "m", "5", "1"},
       {},
   };
-  std::vector<test_support::Generator::Step> steps;
-  for (const auto& argv : commands) steps.push_back({0, argv});
-  Differential differential;
-  const std::string difference = differential.run(steps);
-  EXPECT_TRUE(difference.empty()) << difference;
+  EXPECT_EQ(difference_on_one_client(commands), "");
 }
 
 // KEYS and ARGV: each script sees exactly its own, whatever the one before it did to the tables
@@ -286,17 +291,13 @@ TEST(ModelDifferentialFixed, EachScriptSeesOnlyItsOwnKeysAndArgv) {
     commands.push_back({"EVAL", shape, "1", "only", "arg"});
   }
   commands.push_back({"EVAL", shape, "0"});
-  std::vector<test_support::Generator::Step> steps;
-  for (const auto& argv : commands) steps.push_back({0, argv});
-  Differential differential;
-  const std::string difference = differential.run(steps);
-  EXPECT_TRUE(difference.empty()) << difference;
+  EXPECT_EQ(difference_on_one_client(commands), "");
 }
 
 // collectgarbage is the model's own C function (it tells the engine when a script retuned the
 // collector): every option answers as Redis's, and a bad option or argument fails with its words.
 TEST(ModelDifferentialFixed, CollectgarbageAnswersAsRedis) {
-  std::vector<test_support::Generator::Step> steps;
+  std::vector<std::vector<std::string>> commands;
   for (const char* script :
        {"return collectgarbage('setpause', 150)", "return collectgarbage('setpause', 200)",
         "return collectgarbage('setstepmul', 300)", "return collectgarbage('setstepmul')",
@@ -306,11 +307,9 @@ TEST(ModelDifferentialFixed, CollectgarbageAnswersAsRedis) {
         "return collectgarbage('restart')", "return collectgarbage('bogus')",
         "return collectgarbage('count', 'x')", "return collectgarbage(1)",
         "return collectgarbage('setpause', 2.9)", "return collectgarbage('setpause', 200)"}) {
-    steps.push_back({0, {"EVAL", script, "0"}});
+    commands.push_back({"EVAL", script, "0"});
   }
-  Differential differential;
-  const std::string difference = differential.run(steps);
-  EXPECT_TRUE(difference.empty()) << difference;
+  EXPECT_EQ(difference_on_one_client(commands), "");
 }
 
 // The frozen clock is what makes the comparison exact: the server reads the time it is given.

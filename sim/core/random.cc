@@ -18,6 +18,17 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 
+// span_of: how many integers [low, high] holds, 0 for all 2^64 (no signed overflow).
+std::uint64_t span_of(std::int64_t low, std::int64_t high) {
+  LOCKSIM_ASSERT(low <= high);
+  return static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low) + 1;
+}
+
+// offset: low + `by`, wrapping as two's complement does (a full-range draw may pass INT64_MAX).
+std::int64_t offset(std::int64_t low, std::uint64_t by) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + by);
+}
+
 }  // namespace
 
 Rng::Rng(std::uint64_t seed) : seed_(seed) {
@@ -26,21 +37,17 @@ Rng::Rng(std::uint64_t seed) : seed_(seed) {
 }
 
 std::int64_t Rng::uniform(std::int64_t low, std::int64_t high) {
-  LOCKSIM_ASSERT(low <= high);
-  const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low) + 1;
-  if (span == 0) return static_cast<std::int64_t>(next());  // the full 64-bit range
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + next() % span);
+  const std::uint64_t span = span_of(low, high);
+  return span == 0 ? static_cast<std::int64_t>(next()) : offset(low, next() % span);
 }
 
 std::int64_t Rng::scaled(std::int64_t low, std::int64_t high) {
-  LOCKSIM_ASSERT(low <= high);
-  const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low) + 1;
+  const std::uint64_t span = span_of(low, high);
   if (span == 0) return static_cast<std::int64_t>(next());  // the full 64-bit range
   // The draw times the span, its high 64 bits: a multiply where uniform divides. The bias, under
   // span / 2^64, is as small as a modulo's.
   const auto product = static_cast<unsigned __int128>(next()) * span;
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) +
-                                   static_cast<std::uint64_t>(product >> 64));
+  return offset(low, static_cast<std::uint64_t>(product >> 64));
 }
 
 bool Rng::chance(double probability) {

@@ -91,7 +91,7 @@ LuaScripting& engine_of(lua_State* lua) {
 // embeds it: the same options, answers and argument errors), which also tells the engine when a
 // script stopped or retuned the collector, so that a pooled state is set back only then. Setting
 // it back restarts the collector, and a restart makes the next owner's first allocation do a
-// collection step (about 5,000 instructions a simulated schedule).
+// collection step (about 4,000 instructions a simulated schedule).
 int collect_garbage(lua_State* lua) {
   static constexpr const char* kOptions[] = {"stop", "restart",  "collect",    "count",
                                              "step", "setpause", "setstepmul", nullptr};

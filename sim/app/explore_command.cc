@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "sim/app/commands.h"
@@ -12,6 +13,7 @@
 #include "sim/explore/explorer.h"
 #include "sim/history/jsonl.h"
 #include "sim/json/file.h"
+#include "sim/json/json_reader.h"
 #include "sim/json/parse.h"
 #include "sim/lock/registry.h"
 #include "sim/report/files.h"
@@ -151,6 +153,24 @@ int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint
   return run.signatures.empty() ? kExitOk : kExitMismatch;
 }
 
+// unsigned_count: a count or seed of a summary: an integer from 0 to 2^64 - 1 (not -5, not 1e30,
+// not "5"), else an InputError naming the file and the field.
+std::uint64_t unsigned_count(const json::JsonReader& field) {
+  if (!field.value().is_number_unsigned()) {
+    field.fail("expected an integer from 0 to " +
+               std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got " +
+               field.value().dump().substr(0, 40));
+  }
+  return field.value().get<std::uint64_t>();
+}
+
+// add_within: sum += count unless that wraps around; false (sum unchanged) if it would.
+bool add_within(std::uint64_t& sum, std::uint64_t count) {
+  if (count > std::numeric_limits<std::uint64_t>::max() - sum) return false;
+  sum += count;
+  return true;
+}
+
 // merge: --merge: the summaries of shards added up (counts summed, the least first seed).
 int merge(const ExploreOptions& options) {
   Json settings;
@@ -174,9 +194,20 @@ int merge(const ExploreOptions& options) {
                            settings_file + "'s " + settings.dump() +
                            "; shards of one campaign are run with the same settings");
         }
-        for (const Json& range : doc.at("seeds")) {
-          const auto first = range.at(0).get<std::uint64_t>();
-          const auto last = range.at(1).get<std::uint64_t>();
+        // Every number is checked before it is added: a negative, fractional or wrapping count,
+        // a range backwards, or more findings than schedules would make a whole that lies.
+        const json::JsonReader root(doc, "$", file);
+        const std::uint64_t schedules = unsigned_count(root.member("schedules"));
+        std::uint64_t seeds_in_file = 0;
+        for (const json::JsonReader& range : root.member("seeds").elements(false)) {
+          const std::vector<json::JsonReader> bounds = range.elements(true);
+          if (bounds.size() != 2) range.fail("expected a range [first, last] of two seeds");
+          const std::uint64_t first = unsigned_count(bounds[0]);
+          const std::uint64_t last = unsigned_count(bounds[1]);
+          if (last < first) {
+            range.fail("expected [first, last] with last not below first, got [" +
+                       std::to_string(first) + ", " + std::to_string(last) + "]");
+          }
           for (std::size_t r = 0; r < ranges.size(); ++r) {
             if (first <= ranges[r].second && ranges[r].first <= last) {
               throw InputError(file + ": $.seeds: " + std::to_string(first) + ".." +
@@ -186,20 +217,49 @@ int merge(const ExploreOptions& options) {
                                " (a seed would be counted twice)");
             }
           }
+          // A range of 2^64 seeds has no count that fits: such a file cannot come from explore.
+          if (last - first == std::numeric_limits<std::uint64_t>::max() ||
+              !add_within(seeds_in_file, last - first + 1)) {
+            range.fail("more seeds than a count can hold");
+          }
           ranges.emplace_back(first, last);
           range_files.push_back(file);
         }
-        total.schedules += doc.at("schedules").get<std::uint64_t>();
-        total.with_no_fault += doc.at("with_no_fault").get<std::uint64_t>();
-        total.could_not_run += doc.value("could_not_run", std::uint64_t{0});  // older summaries
-        for (const auto& [fault, count] : doc.at("exercised").items()) {
-          total.exercised[fault] += count.get<std::uint64_t>();
+        if (schedules > seeds_in_file) {
+          root.member("schedules")
+              .fail(std::to_string(schedules) + " schedules, but $.seeds holds only " +
+                    std::to_string(seeds_in_file) + " seed(s)");
         }
-        for (const auto& [signature, found] : doc.at("findings").items()) {
+        const auto at_most_schedules = [&](const json::JsonReader& field) {
+          const std::uint64_t count = unsigned_count(field);
+          if (count > schedules) {
+            field.fail(std::to_string(count) + " is more than the file's " +
+                       std::to_string(schedules) + " schedules");
+          }
+          return count;
+        };
+        const auto add = [&](std::uint64_t& sum, std::uint64_t count, const json::JsonReader& at) {
+          if (!add_within(sum, count)) at.fail("the sum over the summaries does not fit a count");
+        };
+        add(total.schedules, schedules, root.member("schedules"));
+        add(total.with_no_fault, at_most_schedules(root.member("with_no_fault")),
+            root.member("with_no_fault"));
+        if (const auto could_not_run = root.optional_member("could_not_run")) {  // older summaries
+          add(total.could_not_run, at_most_schedules(*could_not_run), *could_not_run);
+        }
+        const json::JsonReader exercised = root.member("exercised");
+        for (const std::string& fault : exercised.keys()) {
+          add(total.exercised[fault], at_most_schedules(exercised.member(fault)),
+              exercised.member(fault));
+        }
+        const json::JsonReader findings = root.member("findings");
+        for (const std::string& signature : findings.keys()) {
+          const json::JsonReader found = findings.member(signature);
+          const std::uint64_t count = at_most_schedules(found.member("schedules"));
+          const std::uint64_t first_seed = unsigned_count(found.member("first_seed"));
           ExploreFinding& sum = total.findings[signature];
-          const auto first_seed = found.at("first_seed").get<std::uint64_t>();
           sum.first_seed = sum.schedules == 0 ? first_seed : std::min(sum.first_seed, first_seed);
-          sum.schedules += found.at("schedules").get<std::uint64_t>();
+          add(sum.schedules, count, found.member("schedules"));
         }
       } catch (const Json::exception& e) {
         throw InputError(file + ": not a summary of locksim explore --json: " + e.what());

@@ -30,10 +30,10 @@ int export_command(const ExportOptions& options) {
       }
       if (chosen.empty()) {
         throw InputError("--variant " + options.variant + ": not in " + options.run_dir +
-                         did_you_mean(options.variant, variants) + "; it has " +
-                         [&] {
+                         did_you_mean(options.variant, variants) + "; it has " + [&] {
                            std::string list;
-                           for (const std::string& v : variants) list += (list.empty() ? "" : ", ") + v;
+                           for (const std::string& v : variants)
+                             list += (list.empty() ? "" : ", ") + v;
                            return list;
                          }());
       }
@@ -55,9 +55,9 @@ int export_command(const ExportOptions& options) {
         std::string list;
         for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
         throw InputError((chosen / "history.jsonl").string() +
-                         (keys.empty() ? ": no acquire or release to export"
-                                       : ": locks several keys (" + list +
-                                             "); choose one with --key"));
+                         (keys.empty()
+                              ? ": no acquire or release to export"
+                              : ": locks several keys (" + list + "); choose one with --key"));
       }
       key = keys.front();
     } else if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
@@ -79,6 +79,9 @@ int export_command(const ExportOptions& options) {
   } catch (const fs::filesystem_error& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const EnvironmentError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitEnvironment;
   }
 }
 

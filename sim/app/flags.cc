@@ -6,6 +6,7 @@
 #include <limits>
 #include <system_error>
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 
 namespace locksim {
@@ -53,6 +54,17 @@ void check_out_flag(const std::string& path) {
     }
     throw InputError("--out: " + shown(path) + ": " + shown(existing.string()) +
                      " is not a directory");
+  }
+  // A directory that exists but takes no new entry (/proc, a read-only mount) fails only when the
+  // first report is written, after the work: try now.
+  if (const std::string problem = output_directory_problem(path); !problem.empty()) {
+    throw InputError("--out: " + problem);
+  }
+}
+
+void check_output_file_flag(std::string_view flag, const std::string& path) {
+  if (const std::string problem = output_file_problem(path); !problem.empty()) {
+    throw InputError(std::string(flag) + ": " + problem);
   }
 }
 

@@ -23,9 +23,15 @@ std::uint64_t parse_seed_flag(std::string_view text);
 // milliseconds. Anything else is an InputError naming `flag`.
 std::int64_t parse_duration_flag(std::string_view flag, std::string_view text);
 
-// check_out_flag: `path` may be a report directory: not empty, and not an existing file that is
-// not a directory. InputError otherwise.
+// check_out_flag: `path` may be a report directory: not empty, not an existing file that is not
+// a directory, and its nearest existing part takes a new directory. InputError otherwise.
 void check_out_flag(const std::string& path);
+
+// check_output_file_flag: `path` may take an output file (--json, --junit, export --out): not
+// empty, not a directory, in a directory that exists and takes a new file; a character device or
+// FIFO is written into (sim/core/atomic_file.h). InputError naming `flag` otherwise, so the flag
+// is refused before any work rather than after it.
+void check_output_file_flag(std::string_view flag, const std::string& path);
 
 // check_redis_flag: a given --redis value must not be empty (empty would silently mean "start a
 // private server"). InputError otherwise.

@@ -1,6 +1,7 @@
 // locksim: run, check and list Redis lock scenarios. See README.md and `locksim --help`.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -339,6 +340,7 @@ int main(int argc, char** argv) {
     try {
       if (run_cmd->count("--seed") > 0) run.seed = parse_seed_flag(seed_text);
       check_out_flag(run.out_dir);
+      if (run_cmd->count("--junit") > 0) check_output_file_flag("--junit", run.junit_path);
       if (run_cmd->count("--redis") > 0) check_redis_flag(run.redis_url);
     } catch (const InputError& e) {
       std::cerr << "locksim: " << e.what() << "\n";
@@ -358,6 +360,15 @@ int main(int argc, char** argv) {
         const std::uint64_t first = parse_seed_flag(explore_seeds_text.substr(0, dots));
         const std::uint64_t last = parse_seed_flag(explore_seeds_text.substr(dots + 2));
         if (last < first) throw InputError("--seeds " + explore_seeds_text + ": B is below A");
+        // B - A + 1 wraps to 0 for 0..18446744073709551615 (which ran nothing and said "No
+        // finding"): the range is bounded as --schedules is, before the count is formed.
+        constexpr std::uint64_t kMaxSchedules = std::uint64_t{1} << 40;
+        if (last - first >= kMaxSchedules) {
+          throw InputError("--seeds " + explore_seeds_text + ": more than " +
+                           std::to_string(kMaxSchedules) +
+                           " seeds (2^40, the most --schedules takes); split the range into "
+                           "shards and --merge their --json summaries");
+        }
         explore.first_seed = first;
         explore.schedules = last - first + 1;
         if (explore_cmd->count("--schedules") > 0) {
@@ -371,17 +382,30 @@ int main(int argc, char** argv) {
           explore.schedules = std::uint64_t{1} << 40;
         }
       }
-      check_out_flag(explore.out_dir);
+      // Every output is checked before the first schedule: a summary or a minimal scenario that
+      // cannot be written used to end the exploration with an abort, after the work.
+      if (explore.merge_files.empty()) check_out_flag(explore.out_dir);
+      if (explore_cmd->count("--json") > 0) check_output_file_flag("--json", explore.json_path);
     } catch (const InputError& e) {
       std::cerr << "locksim: " << e.what() << "\n";
       return kExitUsage;
     }
-    return explore_command(explore, stop);
+    try {
+      return explore_command(explore, stop);
+    } catch (const EnvironmentError& e) {
+      // A file that could not be written after all (a full disk, a FIFO without a reader).
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitEnvironment;
+    } catch (const std::filesystem::filesystem_error& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitEnvironment;
+    }
   }
   if (*audit_cmd) {
     try {
       if (audit_cmd->count("--seed") > 0) audit.seed = parse_seed_flag(audit_seed_text);
       check_out_flag(audit.out_dir);
+      if (audit_cmd->count("--junit") > 0) check_output_file_flag("--junit", audit.junit_path);
       if (audit_cmd->count("--redis") > 0) check_redis_flag(audit.redis_url);
     } catch (const InputError& e) {
       std::cerr << "locksim: " << e.what() << "\n";
@@ -393,6 +417,7 @@ int main(int argc, char** argv) {
     try {
       if (contend_cmd->count("--seed") > 0) contend.seed = parse_seed_flag(contend_seed_text);
       check_out_flag(contend.out_dir);
+      if (contend_cmd->count("--junit") > 0) check_output_file_flag("--junit", contend.junit_path);
       if (contend_cmd->count("--redis") > 0) check_redis_flag(contend.redis_url);
     } catch (const InputError& e) {
       std::cerr << "locksim: " << e.what() << "\n";
@@ -403,7 +428,15 @@ int main(int argc, char** argv) {
   if (*worker_cmd) return worker_subcommand(worker_variant_files);
   if (*check_cmd) return check_command(check);
   if (*list_cmd) return list_command(list);
-  if (*export_cmd) return export_command(export_options);
+  if (*export_cmd) {
+    try {
+      if (export_cmd->count("--out") > 0) check_output_file_flag("--out", export_options.out);
+    } catch (const InputError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    return export_command(export_options);
+  }
   if (*report_cmd) return report_command(report);
   return kExitUsage;
 }

@@ -1,6 +1,11 @@
 #include "sim/core/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -10,9 +15,62 @@
 #include "sim/core/error.h"
 
 namespace locksim {
+namespace {
+
+// special_kind: what a file that is neither regular nor a directory is, in words.
+const char* special_kind(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// writable_in_place: a file written into rather than replaced.
+bool writable_in_place(mode_t mode) { return S_ISCHR(mode) || S_ISFIFO(mode); }
+
+std::string quoted(const std::filesystem::path& path) { return "\"" + path.string() + "\""; }
+
+// directory_of: the directory a new file at `path` goes into.
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+}
+
+}  // namespace
 
 AtomicFile::AtomicFile(std::filesystem::path path)
     : path_(std::move(path)), temporary_(path_.string() + ".tmp") {
+  struct stat status {};
+  if (::stat(path_.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) {
+      throw EnvironmentError("cannot write " + path_.string() + ": it is a directory");
+    }
+    if (writable_in_place(status.st_mode)) {
+      // O_NONBLOCK only for the open: a FIFO without a reader fails (ENXIO) instead of waiting.
+      const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) {
+        const int error = errno;
+        throw EnvironmentError(
+            "cannot write " + path_.string() + " (" + special_kind(status.st_mode) +
+            "): " + (error == ENXIO ? "no process reads it" : std::strerror(error)));
+      }
+      const int flags = ::fcntl(fd, F_GETFL);
+      if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+      file_ = ::fdopen(fd, "wb");
+      if (file_ == nullptr) {
+        const int error = errno;
+        ::close(fd);
+        throw EnvironmentError("cannot write " + path_.string() + ": " + std::strerror(error));
+      }
+      in_place_ = true;
+      temporary_ = path_;
+      return;
+    }
+    if (!S_ISREG(status.st_mode)) {
+      throw EnvironmentError("cannot write " + path_.string() + ": it is " +
+                             special_kind(status.st_mode) + ", not a regular file");
+    }
+  }
   file_ = std::fopen(temporary_.c_str(), "wb");
   if (file_ == nullptr) {
     const int error = errno;
@@ -22,7 +80,7 @@ AtomicFile::AtomicFile(std::filesystem::path path)
 
 AtomicFile::~AtomicFile() {
   if (file_ != nullptr) std::fclose(file_);
-  if (!committed_) {
+  if (!committed_ && !in_place_) {
     std::error_code ignored;
     std::filesystem::remove(temporary_, ignored);
   }
@@ -56,6 +114,10 @@ void AtomicFile::commit() {
   std::FILE* file = std::exchange(file_, nullptr);
   errno = 0;
   if (std::fclose(file) != 0) fail("close", errno != 0 ? errno : EIO);
+  if (in_place_) {
+    committed_ = true;
+    return;
+  }
   std::error_code error;
   std::filesystem::rename(temporary_, path_, error);
   if (error) {
@@ -63,6 +125,74 @@ void AtomicFile::commit() {
                            error.message());
   }
   committed_ = true;
+}
+
+std::string output_file_problem(const std::filesystem::path& path) {
+  if (path.empty()) return "\"\": expected a file name, got an empty path";
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) return quoted(path) + " is a directory (expected a file name)";
+    if (writable_in_place(status.st_mode)) {
+      // Written into, not replaced; only whether it may be opened for writing is known now.
+      if (::access(path.c_str(), W_OK) != 0) {
+        return quoted(path) + ": cannot write it (" + std::strerror(errno) + ")";
+      }
+      return "";
+    }
+    if (!S_ISREG(status.st_mode)) {
+      return quoted(path) + " is " + special_kind(status.st_mode) + ", not a regular file";
+    }
+  } else if (errno != ENOENT) {
+    return quoted(path) + ": " + std::strerror(errno);
+  }
+  const std::filesystem::path directory = directory_of(path);
+  struct stat directory_status {};
+  if (::stat(directory.c_str(), &directory_status) != 0) {
+    return quoted(path) + ": its directory " + quoted(directory) +
+           (errno == ENOENT ? " does not exist" : std::string(": ") + std::strerror(errno));
+  }
+  if (!S_ISDIR(directory_status.st_mode)) {
+    return quoted(path) + ": " + quoted(directory) + " is not a directory";
+  }
+  // The file goes in through a temporary and a rename: a file must be creatable beside it.
+  std::string probe = (directory / ".locksim-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    return quoted(path) + ": cannot create a file in " + quoted(directory) + " (" +
+           std::strerror(errno) + ")";
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+std::string output_directory_problem(const std::filesystem::path& path) {
+  if (path.empty()) return "\"\": expected a directory, got an empty path";
+  // The nearest part of the path that exists is where the first new directory goes.
+  std::filesystem::path existing = path;
+  struct stat status {};
+  while (::stat(existing.c_str(), &status) != 0) {
+    if (errno != ENOENT) return quoted(existing) + ": " + std::strerror(errno);
+    if (!existing.has_relative_path() || !existing.has_parent_path() ||
+        existing.parent_path() == existing) {
+      existing = ".";
+      if (::stat(existing.c_str(), &status) != 0)
+        return "\".\": " + std::string(std::strerror(errno));
+      break;
+    }
+    existing = existing.parent_path();
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    if (existing == path) return quoted(path) + " exists and is not a directory";
+    return quoted(path) + ": " + quoted(existing) + " is not a directory";
+  }
+  std::string probe = (existing / ".locksim-probe-XXXXXX").string();
+  if (::mkdtemp(probe.data()) == nullptr) {
+    return quoted(path) + ": cannot create a directory in " + quoted(existing) + " (" +
+           std::strerror(errno) + ")";
+  }
+  ::rmdir(probe.c_str());
+  return "";
 }
 
 }  // namespace locksim

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/core/atomic_file.h"
+
 namespace locksim {
 namespace {
 
@@ -93,18 +95,8 @@ void write_case(std::string& out, const JunitCase& c) {
 }  // namespace
 
 std::string junit_path_problem(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path file(path);
-  const fs::path parent = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-  std::error_code error;
-  if (!fs::is_directory(parent, error)) {
-    return "--junit " + path + ": expected a file in an existing directory; " + parent.string() +
-           " is not one";
-  }
-  if (fs::is_directory(file, error)) {
-    return "--junit " + path + ": expected a file name; this is a directory";
-  }
-  return "";
+  const std::string problem = output_file_problem(path);
+  return problem.empty() ? "" : "--junit: " + problem;
 }
 
 std::string xml_escape(std::string_view text) {

@@ -41,8 +41,9 @@ struct JunitSuite {
 // finding's words give a well-formed document.
 std::string junit_xml(const std::vector<JunitSuite>& suites, std::string_view title);
 
-// junit_path_problem: why `path` cannot take the JUnit file ("" if it can): its directory does
-// not exist, or it is a directory. Commands check it before they run anything.
+// junit_path_problem: why `path` cannot take the JUnit file ("" if it can), as
+// output_file_problem (sim/core/atomic_file.h) says, after "--junit: ". Commands check it before
+// they run anything.
 std::string junit_path_problem(const std::string& path);
 
 // xml_escape: `text` as XML character data or an attribute value (quotes escaped too).

@@ -368,6 +368,73 @@ run_case "gen-redis-empty" "--redis" "--redis: expected a URL" "" run "$BASE/scr
 run_case "gen-repeat-zero" "--repeat" "--repeat" "" run "$BASE/scripted.json" --repeat 0
 run_case "gen-repeat-huge" "--repeat" "--repeat" "" run "$BASE/scripted.json" --repeat 99999999999999999999
 
+# Output files and directories: refused before any work (exit 2, naming the flag), and nothing is
+# left beside them (a directory given to --json used to abort after the work and leave DIR.tmp).
+mkdir -p "$G/outputs/dir.json"
+for target in "$G/outputs/dir.json" /proc/x /no/such/x.json; do
+  label=$(basename "$target")
+  run_case "gen-explore-json-$label" "--json" "\"$target\"" "$G/outputs" \
+    explore --variant set_nx_ex --schedules 20 --no-progress --json "$target" --out "$WORK/reports/gen-explore-json-$label"
+  run_case "gen-run-junit-$label" "--junit" "\"$target\"" "$G/outputs" \
+    run "$BASE/scripted.json" --backend sim --junit "$target"
+done
+run_case gen-explore-out-proc "--out" "cannot create a directory in \"/proc\"" "" \
+  explore --variant set_nx_ex --schedules 20 --no-progress --out /proc/x
+run_case gen-run-out-proc "--out" "cannot create a directory in \"/proc\"" "" \
+  run "$BASE/scripted.json" --out /proc/x
+"$LOCKSIM" run "$BASE/scripted.json" --backend sim --variant naive --no-progress \
+  --out "$G/export-run" >/dev/null
+export_run=$(ls -d "$G"/export-run/*/latest/naive)
+for target in "$G/outputs/dir.json" /proc/x /no/such/x.json; do
+  run_case "gen-export-out-$(basename "$target")" "--out" "\"$target\"" "$G/outputs" \
+    export "$export_run" --format knossos --out "$target"
+done
+# --seeds of the whole range: its count wrapped to 0, and explore ran nothing and said "No finding".
+run_case gen-explore-seeds-full-range "--seeds" "more than 1099511627776 seeds" "" \
+  explore --variant set_nx_ex --seeds 0..18446744073709551615 --no-progress --out "$WORK/reports/gen-explore-seeds-full-range"
+
+# explore --merge: numbers a shard's summary cannot hold are refused, naming the file and field.
+"$LOCKSIM" explore --variant set_nx_ex --schedules 20 --no-shrink --no-progress \
+  --json "$G/summary.json" --out "$WORK/reports/summary" >/dev/null
+/usr/bin/python3 - "$G" <<'PY'
+import json, sys
+g = sys.argv[1]
+base = json.load(open(g + "/summary.json"))
+def case(name, change, text=None):
+    doc = json.loads(json.dumps(base))
+    change(doc)
+    out = json.dumps(doc)
+    open("%s/merge-%s.json" % (g, name), "w").write(out if text is None else out.replace(*text))
+def more_findings(doc):
+    doc["findings"]["x"] = {"schedules": doc["schedules"] + 1, "first_seed": 0}
+case("negative-seeds", lambda d: d.__setitem__("seeds", [[-5, -1]]))
+case("backwards-range", lambda d: d.__setitem__("seeds", [[1000, 900]]))
+case("negative-schedules", lambda d: d.__setitem__("schedules", -100))
+case("1e30-schedules", lambda d: d.__setitem__("schedules", 12345), ("12345", "1e30"))
+case("max-schedules", lambda d: (d.__setitem__("schedules", 2**64 - 1), d.__setitem__("seeds", [[0, 2**64 - 2]])))
+case("max-schedules-2", lambda d: (d.__setitem__("schedules", 1), d.__setitem__("seeds", [[2**64 - 1, 2**64 - 1]])))
+case("more-findings-than-schedules", more_findings)
+case("three-element-range", lambda d: d.__setitem__("seeds", [[1, 2, 3]]))
+case("string-count", lambda d: d.__setitem__("with_no_fault", "5"))
+PY
+merge_case() {  # merge_case NAME FRAGMENT FILE...: explore --merge FILE... exits 2 naming the last
+  local name=$1 fragment=$2
+  shift 2
+  run_case "gen-merge-$name" "${@: -1}" "$fragment" "" explore --merge "$@"
+}
+merge_case negative-seeds '$.seeds[0][0]: expected an integer' "$G/merge-negative-seeds.json"
+merge_case backwards-range '$.seeds[0]: expected [first, last] with last not below first' \
+  "$G/merge-backwards-range.json"
+merge_case negative-schedules '$.schedules: expected an integer' "$G/merge-negative-schedules.json"
+merge_case 1e30-schedules '$.schedules: expected an integer' "$G/merge-1e30-schedules.json"
+merge_case wrapping-sum '$.schedules: the sum over the summaries does not fit' \
+  "$G/merge-max-schedules.json" "$G/merge-max-schedules-2.json"
+merge_case more-findings-than-schedules '$.findings.x.schedules: 21 is more than the file' \
+  "$G/merge-more-findings-than-schedules.json"
+merge_case three-element-range '$.seeds[0]: expected a range [first, last] of two seeds' \
+  "$G/merge-three-element-range.json"
+merge_case string-count '$.with_no_fault: expected an integer' "$G/merge-string-count.json"
+
 echo
 echo "$passed passed, $failed failed ($checked_in checked-in cases, $generated_matrix generated field cases, the rest generated files and flags)"
 if ((failed > 0)); then

@@ -65,133 +65,145 @@ std::vector<Link*> Nemesis::links(std::size_t client,
   return chosen;
 }
 
+// Link faults. A window opens once its fault is in place (acted, then recorded) and closes
+// before it is lifted (recorded, then acted): whatever is stamped inside it happened under the
+// fault. (A link fault's policy window is the other way round, below.)
+
 void Nemesis::lose_next_reply(std::size_t client, const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
   // An instant: from here on each link drops one reply; the client's timeout shows when.
   for (Link* link : links(client, servers)) link->drop_reply_of_next();
+  std::lock_guard<std::mutex> lock(mutex_);
   record(FaultKind::kLoseReply, client, FaultPhase::kInstant, servers);
 }
 
 void Nemesis::hold_next_command(std::size_t client, const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
   for (Link* link : links(client, servers)) link->hold_next_command();
+  std::lock_guard<std::mutex> lock(mutex_);
   record(FaultKind::kDelay, client, FaultPhase::kStart, servers);
 }
 
 void Nemesis::forward_held(std::size_t client, const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // Recorded first: the server may act on the command the moment it is forwarded.
-  record(FaultKind::kDelay, client, FaultPhase::kEnd, servers);
+  {
+    // Recorded first: the server may act on the command the moment it is forwarded.
+    std::lock_guard<std::mutex> lock(mutex_);
+    record(FaultKind::kDelay, client, FaultPhase::kEnd, servers);
+  }
   for (Link* link : links(client, servers)) link->release_held();
 }
 
 void Nemesis::partition(std::size_t client, bool reset, const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
   for (Link* link : links(client, servers)) {
     link->partition(reset ? PartitionMode::kReset : PartitionMode::kHold);
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   record(FaultKind::kPartition, client, FaultPhase::kStart, servers);
 }
 
 void Nemesis::heal(std::size_t client, const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  record(FaultKind::kPartition, client, FaultPhase::kEnd, servers);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    record(FaultKind::kPartition, client, FaultPhase::kEnd, servers);
+  }
+  // A heal lets held messages go on: in the simulator, at events of their own.
   for (Link* link : links(client, servers)) link->heal();
 }
 
 void Nemesis::open_link_fault(std::size_t client, FaultKind kind, const LinkFaultSettings& settings,
                               const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(traits(kind).link_fault != nullptr);
-  // The recorded window holds every command the policy decides on: it opens before the policy is
-  // installed and closes after it is removed.
-  record(kind, client, FaultPhase::kStart, servers);
+  {
+    // The recorded window holds every command the policy decides on: it opens before the policy
+    // is installed and closes after it is removed.
+    std::lock_guard<std::mutex> lock(mutex_);
+    record(kind, client, FaultPhase::kStart, servers);
+  }
   for (Link* link : links(client, servers)) link->set_command_policy(settings.make_policy());
 }
 
 void Nemesis::close_link_fault(std::size_t client, FaultKind kind,
                                const std::vector<std::size_t>& servers) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(traits(kind).link_fault != nullptr);
   for (Link* link : links(client, servers)) link->set_command_policy(nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);
   record(kind, client, FaultPhase::kEnd, servers);
 }
 
-void Nemesis::record_server(FaultKind kind, std::size_t server, FaultPhase phase) {
-  // Requires mutex_.
-  LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));
-  Event& event = log_.record(EventType::kInfo, Op::kFault, "");
-  event.fault().kind = kind;
-  event.fault().server = log_.intern(topology_->name(server));
-  event.fault().phase = phase;
+void Nemesis::record_server(std::size_t server,
+                            std::initializer_list<std::pair<FaultKind, FaultPhase>> events) {
+  // One lock for the events of one fault: nothing recorded elsewhere comes between them.
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [kind, phase] : events) {
+    LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));
+    Event& event = log_.record(EventType::kInfo, Op::kFault, "");
+    event.fault().kind = kind;
+    event.fault().server = log_.intern(topology_->name(server));
+    event.fault().phase = phase;
+  }
 }
 
+// Server faults: the topology acts without the nemesis's lock (a restart waits for the server,
+// and a simulated one sleeps on virtual time: another fiber of the thread must be able to inject
+// its own fault meanwhile); the topology serializes its own faults if it must (ProcessTopology).
+
 std::string Nemesis::kill_server(std::size_t server) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
+  // Killed first, then recorded: nothing is stamped inside "down" while the server still runs.
   const std::string error = topology_->kill(server);
   if (error.empty()) {
-    record_server(FaultKind::kKillServer, server, FaultPhase::kInstant);
-    record_server(FaultKind::kDown, server, FaultPhase::kStart);
+    record_server(server, {{FaultKind::kKillServer, FaultPhase::kInstant},
+                           {FaultKind::kDown, FaultPhase::kStart}});
   }
   return error;
 }
 
 std::string Nemesis::restart_server(std::size_t server) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   // Recorded once it answers again: a client cannot have reached it before.
   const std::string error = topology_->restart(server);
   if (error.empty()) {
-    record_server(FaultKind::kDown, server, FaultPhase::kEnd);
-    record_server(FaultKind::kRestartServer, server, FaultPhase::kInstant);
+    record_server(server, {{FaultKind::kDown, FaultPhase::kEnd},
+                           {FaultKind::kRestartServer, FaultPhase::kInstant}});
   }
   return error;
 }
 
 std::string Nemesis::pause_server(std::size_t server) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->pause(server);
-  if (error.empty()) record_server(FaultKind::kPauseServer, server, FaultPhase::kStart);
+  if (error.empty()) record_server(server, {{FaultKind::kPauseServer, FaultPhase::kStart}});
   return error;
 }
 
 std::string Nemesis::resume_server(std::size_t server) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
-  record_server(FaultKind::kPauseServer, server, FaultPhase::kEnd);
+  record_server(server, {{FaultKind::kPauseServer, FaultPhase::kEnd}});
   return topology_->resume(server);
 }
 
 std::string Nemesis::clock_jump(std::size_t server, std::int64_t ahead_ms) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->jump_clock(server, ahead_ms);
-  if (error.empty()) record_server(FaultKind::kClockJump, server, FaultPhase::kInstant);
+  if (error.empty()) record_server(server, {{FaultKind::kClockJump, FaultPhase::kInstant}});
   return error;
 }
 
 std::string Nemesis::cut_replication(std::size_t replica) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->cut_replication(replica);
-  if (error.empty()) record_server(FaultKind::kReplicationCut, replica, FaultPhase::kStart);
+  if (error.empty()) record_server(replica, {{FaultKind::kReplicationCut, FaultPhase::kStart}});
   return error;
 }
 
 std::string Nemesis::heal_replication(std::size_t replica) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
-  record_server(FaultKind::kReplicationCut, replica, FaultPhase::kEnd);
+  record_server(replica, {{FaultKind::kReplicationCut, FaultPhase::kEnd}});
   return topology_->heal_replication(replica);
 }
 
 std::string Nemesis::promote(std::size_t replica) {
-  std::lock_guard<std::mutex> lock(mutex_);
   LOCKSIM_ASSERT(topology_ != nullptr);
   const std::string error = topology_->promote(replica);
-  if (error.empty()) record_server(FaultKind::kPromote, replica, FaultPhase::kInstant);
+  if (error.empty()) record_server(replica, {{FaultKind::kPromote, FaultPhase::kInstant}});
   return error;
 }
 
@@ -200,8 +212,7 @@ std::string Nemesis::failover(std::int64_t max_ms, const std::function<bool()>& 
   // Waits without the lock: client faults may go on meanwhile.
   const std::string error = topology_->await_failover(max_ms, stop);
   if (!error.empty()) return error;
-  std::lock_guard<std::mutex> lock(mutex_);
-  record_server(FaultKind::kFailover, topology_->primary(), FaultPhase::kInstant);
+  record_server(topology_->primary(), {{FaultKind::kFailover, FaultPhase::kInstant}});
   return "";
 }
 

@@ -13,7 +13,12 @@
 // client and its server by the run. (A crash is the client's own act, recorded by the client: a
 // thread closes its connection, a worker is sent SIGKILL.)
 //
-// Thread-safe: any client's thread may inject a fault aimed at any client.
+// Thread-safe: any client's thread may inject a fault aimed at any client. Its lock guards the
+// log only: it is never held across a fault's action (a link's, a client's or the topology's),
+// which may wait (a restart waits for its server) or, in the simulator, switch fibers: another
+// fiber of the same thread could then never take it, and the thread would sleep for ever. So two
+// faults injected at once may act in one order and be recorded in the other; each fault's own
+// events keep the order documented at each method (nemesis.cc).
 //
 //   Nemesis nemesis(log);
 //   nemesis.attach(0, &target, {proxy.get()});  // client 0: its FaultTarget, one link per server
@@ -24,8 +29,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/clock.h"
@@ -53,7 +60,8 @@ class FaultTarget {
 
 class Nemesis {
  public:
-  // log: the nemesis's own ClientLog, written only under the nemesis's lock.
+  // log: the nemesis's own ClientLog, written only under the nemesis's lock (held for nothing
+  // else).
   explicit Nemesis(ClientLog& log);
 
   // attach: client `client`'s target and its link proxies, one per server of the topology (or
@@ -113,12 +121,14 @@ class Nemesis {
   // Each asserts that `phase` suits `kind` (a window's start or end, or an instant).
   void record(FaultKind kind, std::size_t client, FaultPhase phase,
               const std::vector<std::size_t>& servers = {});
-  void record_server(FaultKind kind, std::size_t server, FaultPhase phase);
+  // record_server: the events of one server fault, in order, under one lock.
+  void record_server(std::size_t server,
+                     std::initializer_list<std::pair<FaultKind, FaultPhase>> events);
   // links: the chosen links of `client` (asserts they exist).
   std::vector<Link*> links(std::size_t client, const std::vector<std::size_t>& servers) const;
 
-  std::mutex mutex_;
-  ClientLog& log_;  // guarded by mutex_
+  std::mutex mutex_;  // guards log_, and nothing else
+  ClientLog& log_;    // guarded by mutex_
   std::vector<Attached> clients_;
   Topology* topology_ = nullptr;
 };

@@ -295,6 +295,7 @@ bool ProcessTopology::expected_up(std::size_t server) const {
 }
 
 std::string ProcessTopology::kill(std::size_t server) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     down_[server] = true;
@@ -310,6 +311,7 @@ std::string ProcessTopology::kill(std::size_t server) {
 }
 
 std::string ProcessTopology::restart(std::size_t server) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   {
     // A restart without a kill first (or of a server that died unplanned) replaces its process.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -353,6 +355,7 @@ std::string ProcessTopology::restart(std::size_t server) {
 }
 
 std::string ProcessTopology::pause(std::size_t server) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (down_[server]) return "it is down";
@@ -363,6 +366,7 @@ std::string ProcessTopology::pause(std::size_t server) {
 }
 
 std::string ProcessTopology::resume(std::size_t server) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   servers_[server].resume();
   std::lock_guard<std::mutex> lock(mutex_);
   paused_[server] = false;
@@ -370,6 +374,7 @@ std::string ProcessTopology::resume(std::size_t server) {
 }
 
 std::string ProcessTopology::jump_clock(std::size_t server, std::int64_t ahead_ms) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   std::lock_guard<std::mutex> lock(mutex_);
   clock_offsets_[server] += ahead_ms;
   return servers_[server].shift_clock(clock_offsets_[server])
@@ -378,16 +383,19 @@ std::string ProcessTopology::jump_clock(std::size_t server, std::int64_t ahead_m
 }
 
 std::string ProcessTopology::cut_replication(std::size_t replica) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   relays_[replica]->cut();
   return "";
 }
 
 std::string ProcessTopology::heal_replication(std::size_t replica) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   relays_[replica]->heal();
   return "";
 }
 
 std::string ProcessTopology::promote(std::size_t replica) {
+  const std::lock_guard<std::mutex> fault(faults_mutex_);
   HiredisConnection connection(endpoint(replica), ConnectionOptions{});
   const RedisResult result = connection.command({"REPLICAOF", "NO", "ONE"});
   if (!result.ok()) return "REPLICAOF NO ONE failed: " + result.describe();

@@ -82,7 +82,9 @@ class Topology {
   // and one that died unplanned was reported by unplanned_deaths, not to be reported again).
   virtual bool expected_up(std::size_t server) const = 0;
 
-  // Faults (from the nemesis). Each returns "" or what went wrong, in words.
+  // Faults (from the nemesis). Each returns "" or what went wrong, in words. The nemesis holds no
+  // lock while it calls them: an implementation that several threads may fault at once
+  // serializes its own faults (ProcessTopology does; SimTopology's fibers share one thread).
   virtual std::string kill(std::size_t server) = 0;
   // restart: a former primary that comes back after a failover rejoins as a replica of the new
   // primary (REPLICAOF), as Sentinel would make it, and is in sync when this returns.
@@ -148,6 +150,11 @@ class ProcessTopology final : public Topology {
   std::vector<Endpoint> endpoints_;
   std::vector<std::unique_ptr<TcpRelay>> relays_;  // by index; null for a primary
   std::optional<RedisServer> sentinel_;
+  // faults_mutex_: taken by every fault for its whole length, so that faults from several
+  // threads never interleave their steps on the servers (a pause between a restart's kill and
+  // its start). A thread's lock: the simulator's topology (SimTopology) runs on one thread and
+  // needs none; the nemesis holds no lock of its own across a fault.
+  std::mutex faults_mutex_;
   mutable std::mutex mutex_;
   std::vector<bool> down_;    // guarded by mutex_: killed by the nemesis
   std::vector<bool> paused_;  // guarded by mutex_

@@ -13,27 +13,6 @@
 namespace locksim::checker_internal {
 namespace {
 
-// stale_release_between: the latest deleting release by another client than the earlier holder
-// that was under way ([invoke, ok]) while the earlier holder was inside and invoked before the
-// later one entered; nullptr if none. The later holder's own release from an earlier hold counts:
-// a client whose late release deleted the holder's key can walk in itself.
-const ForeignDelete* stale_release_between(const KeyTimeline& timeline, const WindowRecord& earlier,
-                                           const WindowRecord& later) {
-  const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;  // sorted by invoke
-  auto last = std::upper_bound(deletes.begin(), deletes.end(), later.start_ns,
-                               [](Nanos t, const ForeignDelete& d) { return t < d.invoke_ns; });
-  // Releases invoked before the earlier holder entered can still have deleted after it: look
-  // back a bounded number of them (foreign deletes are rare; correct histories have none).
-  int before_earlier = 0;
-  while (last != deletes.begin() && before_earlier < 64) {
-    --last;
-    if (last->invoke_ns < earlier.start_ns) ++before_earlier;
-    if (last->ok_ns < earlier.start_ns) continue;
-    if (last->client != earlier.client) return &*last;
-  }
-  return nullptr;
-}
-
 std::string lease_phrase(const History& history, const WindowRecord& window) {
   std::string text = client_name(history, window.client) + "'s lease (ttl " +
                      std::to_string(window.ttl_ms) + " ms";
@@ -110,6 +89,90 @@ LostLock lost_lock(const History& history, const WindowRecord& earlier, Nanos to
   return server_faults_between(history, from_ns, to_ns);
 }
 
+// other_release_between: a release of the key by another client than `releaser`, under way at
+// some point in [from_ns, to_ns], that deleted a key or may have (no definite answer).
+bool other_release_between(const History& history, KeyId key, int releaser, Nanos from_ns,
+                           Nanos to_ns) {
+  std::vector<Nanos> invoke_ns(history.clients.size(), -1);  // by client: a release in flight
+  int in_flight = 0;
+  for (const Event& event : history.events) {
+    if (event.time_ns > to_ns && in_flight == 0) break;
+    if (event.f != Op::kRelease || event.key != key || event.client == releaser) continue;
+    Nanos& invoked = invoke_ns.at(static_cast<std::size_t>(event.client));
+    if (event.type == EventType::kInvoke) {
+      if (event.time_ns <= to_ns && invoked < 0) {
+        invoked = event.time_ns;
+        ++in_flight;
+      }
+      continue;
+    }
+    const bool was_in_flight = invoked >= 0;
+    if (was_in_flight) --in_flight;
+    invoked = -1;
+    if (event.time_ns < from_ns) continue;
+    const bool may_have_deleted =
+        (event.type == EventType::kOk && event.release().deleted >= 1) ||
+        event.type == EventType::kInfo ||
+        (event.type == EventType::kFail && is_indeterminate(event.error));
+    if (may_have_deleted) return true;
+  }
+  return false;
+}
+
+// deleted_own_key: `release` cannot have deleted `victim`'s key. A release is stale only if the
+// key it deleted had been granted to another client after the releaser's own grant (and before
+// the delete). The victim's key was not, when:
+//  - the victim was granted before the releaser (answered before the releaser's successful
+//    attempt was sent): its key was gone when the releaser's SET NX found the key free
+//    (lua_owner seed 15007: the overlap is the victim's lease running out, nothing else);
+//  - the victim was granted while the releaser's own key could not yet have expired, on servers
+//    the releaser held, with no server fault that forgets keys and no other client's release that
+//    may have deleted in between: then only the release itself can have removed the releaser's
+//    key before the victim's SET, and it deletes once a server (Redlock seed 6634: a release of
+//    five servers that took 35 ms while the next holder was granted on three of them).
+bool deleted_own_key(const History& history, const KeyTimeline& timeline,
+                     const ForeignDelete& release, const WindowRecord& victim) {
+  if (granted_before(victim.acquire_ok_ns, release.grant_sent_ns)) return true;
+  if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
+      victim.acquire_ok_ns >= release.lease_end_ns) {
+    return false;
+  }
+  const ServerGrant victim_servers = grant_of(history, victim);
+  if (victim_servers.of > 0 &&
+      (release.granted.of == 0 || (victim_servers.on & ~release.granted.on) != 0)) {
+    return false;  // the victim holds a server the releaser never did: a delete there is free
+  }
+  if (server_faults_between(history, release.grant_sent_ns - 1, victim.acquire_ok_ns).at_ns >= 0) {
+    return false;
+  }
+  return !other_release_between(history, timeline.key_id, release.client, release.grant_sent_ns,
+                                victim.acquire_ok_ns);
+}
+
+// stale_release_between: the latest deleting release by another client than the earlier holder
+// that was under way ([invoke, ok]) while the earlier holder was inside and invoked before the
+// later one entered; nullptr if none. The later holder's own release from an earlier hold counts:
+// a client whose late release deleted the holder's key can walk in itself. A release that cannot
+// have deleted the earlier holder's key (deleted_own_key) does not count.
+const ForeignDelete* stale_release_between(const History& history, const KeyTimeline& timeline,
+                                           const WindowRecord& earlier, const WindowRecord& later) {
+  const std::vector<ForeignDelete>& deletes = timeline.foreign_deletes;  // sorted by invoke
+  auto last = std::upper_bound(deletes.begin(), deletes.end(), later.start_ns,
+                               [](Nanos t, const ForeignDelete& d) { return t < d.invoke_ns; });
+  // Releases invoked before the earlier holder entered can still have deleted after it: look
+  // back a bounded number of them (foreign deletes are rare; correct histories have none).
+  int before_earlier = 0;
+  while (last != deletes.begin() && before_earlier < 64) {
+    --last;
+    if (last->invoke_ns < earlier.start_ns) ++before_earlier;
+    if (last->ok_ns < earlier.start_ns) continue;
+    if (last->client != earlier.client && !deleted_own_key(history, timeline, *last, earlier)) {
+      return &*last;
+    }
+  }
+  return nullptr;
+}
+
 // cancelled_extend: " Its extend at X was cancelled ..." when the earlier holder's last extend
 // of the key inside its window, before `to_ns`, was cancelled by its caller: a renewal nobody can
 // count on, which the holder worked on after all; "" otherwise.
@@ -155,7 +218,7 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
                      window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
                      format_ms(v.to_ns - v.from_ns) + ". ";
 
-  if (const ForeignDelete* stale = stale_release_between(timeline, earlier, later)) {
+  if (const ForeignDelete* stale = stale_release_between(history, timeline, earlier, later)) {
     v.cause = "stale_release";
     v.clients.push_back(stale->client);
     const std::string z = client_name(history, stale->client);
@@ -237,9 +300,11 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
     // Judged where the lease had certainly run out: at the invoke, or else at the completion.
     const bool at_invoke = release.lease_end_ns <= release.invoke_ns;
     const Nanos t = at_invoke ? release.invoke_ns : release.ok_ns;
-    // Inside at t: entered at or before t and not yet left.
-    const int victim =
-        index.find(t, t + 1, [&](const WindowRecord& w) { return w.client != release.client; });
+    // Inside at t: entered at or before t and not yet left, holding a key the release may have
+    // deleted (deleted_own_key).
+    const int victim = index.find(t, t + 1, [&](const WindowRecord& w) {
+      return w.client != release.client && !deleted_own_key(history, timeline, release, w);
+    });
     if (victim < 0) continue;
     const WindowRecord& window = timeline.windows[static_cast<std::size_t>(victim)];
     if (!at_invoke) {

@@ -26,6 +26,7 @@ struct ClientKeyState {
   Nanos renewed_ns = -1;            // the last successful extension's ok
   std::int64_t extend_ttl_ms = -1;  // of the extension in flight
   StringId token = 0;
+  ServerGrant granted;        // the servers of the last successful acquire (multi-server locks)
   Nanos enter_ns = -1;        // >= 0 while inside
   Nanos naive_start_ns = -1;  // the naive log window in progress: the successful acquire's invoke
   // The possible hold in progress: from the first acquire that may have succeeded.
@@ -189,6 +190,7 @@ class TimelineBuilder {
         }
         s.renewed_ns = -1;
         s.token = event.token;
+        s.granted = event.acquire().granted;
         if (s.naive_start_ns < 0) s.naive_start_ns = invoke_ns;
         // Every attempt before the successful one was answered "busy": the client can hold the
         // key only from when that attempt was sent, and waited before it.
@@ -275,10 +277,16 @@ class TimelineBuilder {
       return;
     }
     // Someone else entered since this client's acquire and is inside: the key the extension
-    // found was theirs. It prolonged their lock, not this client's lease.
+    // found may have been theirs. It was (the renewal is stolen) only if their grant came after
+    // this client's own and before the extension took effect: it was answered before the
+    // extension was sent, or this client's own key had certainly expired by then (a key was
+    // extended, and it was not this client's). A renewal sent before their grant and answered
+    // after it may have run first, on this client's own key (lua_owner_renew seed 2478 with a
+    // clock jump): an owner-checked renewal that returned 1 did.
     const KeyState& k = key_states_[static_cast<std::size_t>(key)];
     const int others_inside = k.inside - (s.enter_ns >= 0 ? 1 : 0);
-    if (others_inside > 0 && k.last_enter_client != event.client && k.last_enter_ns > s.ok_ns) {
+    if (others_inside > 0 && k.last_enter_client != event.client && k.last_enter_ns > s.ok_ns &&
+        took_over_before(key, k.last_enter_client, s, extend_invoke_ns)) {
       timeline(key).stolen_extends.push_back(StolenExtend{.client = event.client,
                                                           .holder = k.last_enter_client,
                                                           .invoke_ns = extend_invoke_ns,
@@ -290,6 +298,22 @@ class TimelineBuilder {
     s.lease_end_lower_ns = lease_end(extend_invoke_ns, ttl_ms);
     s.renewed_ns = event.time_ns;
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
+  }
+
+  // took_over_before: `holder`'s grant on `key` came after `s`'s own grant and certainly before
+  // `at_ns` (answered by then), or `s`'s own key had certainly expired by `at_ns` (its latest
+  // end: the TTL from the acquire's reply, not a shorter validity; every renewal, even one with
+  // no answer).
+  bool took_over_before(int key, int holder, const ClientKeyState& s, Nanos at_ns) {
+    // The holder entered, so its state exists (looked up without state(), which may grow the
+    // vector `s` lives in).
+    const ClientKeyState& h =
+        states_[static_cast<std::size_t>(key)].at(static_cast<std::size_t>(holder));
+    if (granted_before(h.ok_ns, s.ok_sent_ns)) return false;
+    if (h.ok_ns <= at_ns) return true;
+    const Nanos own_key_end_ns =
+        std::max({lease_end(s.ok_ns, s.ok_ttl_ms), s.lease_end_ns, s.hold_lease_end_ns});
+    return own_key_end_ns <= at_ns;
   }
 
   void on_release(const Event& event, int key, ClientKeyState& s) {
@@ -343,6 +367,8 @@ class TimelineBuilder {
       if (s.release_lease_ran_out || ran_out_by_completion || s.release_newer_holder >= 0) {
         timeline(key).foreign_deletes.push_back(ForeignDelete{
             .client = event.client,
+            .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
+            .granted = s.acquired ? s.granted : ServerGrant{},
             .invoke_ns = s.release_invoke_ns,
             .ok_ns = t,
             .lease_end_ns = s.lease_end_lower_ns,

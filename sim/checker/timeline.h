@@ -49,9 +49,20 @@ struct WindowRecord {
 
 // ForeignDelete: a release that deleted a key (count >= 1) although its client was no longer the
 // holder when it invoked it: its lease had run out, or another client had entered since its own
-// acquire succeeded (the key was someone else's).
+// acquire succeeded (the key may have been someone else's).
+//
+// Whether it was is judged against each possible victim by `grant_sent_ns`: a release is stale
+// only if the key it deleted had been granted to another client after the releaser's own grant.
+// A client granted certainly before (its acquire answered by the time the releaser's successful
+// attempt was sent) had lost its key by then: the releaser's SET NX found the key free, so what
+// the release deleted was the releaser's own key or a later one, never that client's.
 struct ForeignDelete {
   int client = -1;
+  // grant_sent_ns: when the releaser's own successful acquire attempt was sent, the earliest its
+  // grant can have happened; -1 when the release follows no known grant (an acquire whose reply
+  // was lost, or none): then every client inside can be its victim.
+  Nanos grant_sent_ns = -1;
+  ServerGrant granted;  // the servers of the releaser's own grant (a multi-server lock's)
   Nanos invoke_ns = 0;
   // ok_ns: when the release returned. A multi-command release (GET, compare, DEL) deletes at some
   // point in [invoke_ns, ok_ns], so a lease that ran out before ok_ns makes it foreign too.
@@ -60,6 +71,13 @@ struct ForeignDelete {
   bool lease_ran_out = false;
   int newer_holder = -1;  // the client that had entered since, or -1
 };
+
+// granted_before: a grant answered at `other_ok_ns` certainly happened before a grant whose
+// successful attempt was sent at `own_sent_ns` (-1: no known grant, so nothing is before it). The
+// other SET ran before its reply was read, this one after its request was sent.
+constexpr bool granted_before(Nanos other_ok_ns, Nanos own_sent_ns) {
+  return own_sent_ns >= 0 && other_ok_ns <= own_sent_ns;
+}
 
 // HoldEnd: why a possible-hold interval ended; used to explain a stuck lock.
 enum class HoldEnd {

@@ -134,7 +134,7 @@ bool deleted_own_key(const History& history, const KeyTimeline& timeline,
                      const ForeignDelete& release, const WindowRecord& victim) {
   if (granted_before(victim.acquire_ok_ns, release.grant_sent_ns)) return true;
   if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
-      victim.acquire_ok_ns >= release.lease_end_ns) {
+      victim.acquire_ok_ns >= release.key_end_lower_ns) {
     return false;
   }
   const ServerGrant victim_servers = grant_of(history, victim);
@@ -312,7 +312,8 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
       // release's delete (which then deleted the releaser's own key). Certain when the release
       // was held back (a pause inside it, a delayed command) until after the victim entered
       // (its delete came after the victim's SET), or when someone else got in while the victim
-      // was still inside (its key was gone).
+      // was still inside and its lease still ran (its key was gone; after the lease it would
+      // have been gone anyway, redlock seed 19442).
       if (!faults_read) {
         faults = fault_windows(history);
         faults_read = true;
@@ -327,7 +328,7 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
           std::any_of(timeline.windows.begin(), timeline.windows.end(), [&](const WindowRecord& w) {
             return w.client != window.client && w.client != release.client &&
                    w.start_ns > window.start_ns && w.start_ns < window.end_ns &&
-                   w.start_ns > release.invoke_ns;
+                   w.start_ns > release.invoke_ns && w.start_ns < window.lease_end_lower_ns;
           });
       if (!held_past_entry && !walked_in) continue;
     }

@@ -369,6 +369,9 @@ class TimelineBuilder {
             .client = event.client,
             .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
             .granted = s.acquired ? s.granted : ServerGrant{},
+            .key_end_lower_ns =
+                s.acquired ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)
+                           : kNever,
             .invoke_ns = s.release_invoke_ns,
             .ok_ns = t,
             .lease_end_ns = s.lease_end_lower_ns,

@@ -63,6 +63,10 @@ struct ForeignDelete {
   // was lost, or none): then every client inside can be its victim.
   Nanos grant_sent_ns = -1;
   ServerGrant granted;  // the servers of the releaser's own grant (a multi-server lock's)
+  // key_end_lower_ns: the earliest the releaser's own key can have expired on a server that kept
+  // it: its TTL from the successful attempt's send (or the last renewal's), not a shorter
+  // validity the lock promised (Redlock's).
+  Nanos key_end_lower_ns = kNever;
   Nanos invoke_ns = 0;
   // ok_ns: when the release returned. A multi-command release (GET, compare, DEL) deletes at some
   // point in [invoke_ns, ok_ns], so a lease that ran out before ok_ns makes it foreign too.

@@ -37,6 +37,12 @@ struct CommandContext {
   bool in_script = false;      // run by redis.call / redis.pcall
   bool from_primary = false;   // a primary's write replayed on its replica: nothing expires
   Effects* effects = nullptr;  // where propagate() records; nullptr records nothing
+  // A running script's state, on its EVAL's context (scriptVerifyOOM): whether the server was
+  // over maxmemory when it started, whether its flags allow that, and whether it has run a write
+  // (after which Redis lets it go on growing memory: it cannot stop halfway).
+  bool script_oom = false;
+  bool script_allow_oom = false;
+  bool script_wrote = false;
 
   Keyspace& keys();
   // find: the live entry of `key`, or nullptr. On a primary an expired entry is erased and a DEL
@@ -61,6 +67,7 @@ enum CommandFlag : unsigned {
   kNoScript = 1u << 1,       // not allowed from a script
   kMayReplicate = 1u << 2,   // not a write, but refused in a read-only (no-writes) script
   kPubSubContext = 1u << 3,  // allowed while the client is subscribed (RESP2)
+  kDenyOom = 1u << 4,        // may grow memory: refused over maxmemory (Redis's "denyoom")
 };
 
 struct CommandSpec {
@@ -177,6 +184,8 @@ LOCKSIM_MODEL_COMMAND(subscribe)
 LOCKSIM_MODEL_COMMAND(unsubscribe)
 LOCKSIM_MODEL_COMMAND(eval)
 LOCKSIM_MODEL_COMMAND(evalsha)
+LOCKSIM_MODEL_COMMAND(eval_ro)
+LOCKSIM_MODEL_COMMAND(evalsha_ro)
 LOCKSIM_MODEL_COMMAND(script)
 #undef LOCKSIM_MODEL_COMMAND
 

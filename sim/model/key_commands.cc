@@ -132,9 +132,11 @@ bool glob_match(std::string_view pattern, std::string_view string, bool& skip_lo
             --p;
             break;
           } else if (pattern.size() - p >= 3 && pattern[p + 1] == '-') {
-            unsigned char start = static_cast<unsigned char>(pattern[p]);
-            unsigned char end = static_cast<unsigned char>(pattern[p + 2]);
-            const auto c = static_cast<unsigned char>(string[s]);
+            // Redis compares plain chars, signed on the machines it runs on: bytes from 0x80
+            // sort below 0, so "[\x80-\x01]" takes them and "[a-\xff]" takes 0x80..0x7f.
+            auto start = static_cast<signed char>(pattern[p]);
+            auto end = static_cast<signed char>(pattern[p + 2]);
+            const auto c = static_cast<signed char>(string[s]);
             if (start > end) std::swap(start, end);
             p += 2;
             if (c >= start && c <= end) match = true;

@@ -36,6 +36,9 @@ const double* SortedSetValue::score(std::string_view member) const {
 }
 
 void SortedSetValue::set(std::string_view member, double score) {
+  // A small sorted set (Redis's listpack, up to 128 members of at most 64 bytes) keeps a score as
+  // text and reads "-0" back as the integer 0: ZSCORE answers "0". docs/model.md, item 21.
+  if (score == 0) score = 0;
   const auto it = scores.find(member);
   if (it != scores.end()) {
     order.erase({it->second, it->first});
@@ -68,7 +71,46 @@ std::string_view type_name(const Value& value) {
   }
 }
 
+namespace {
+
+// The estimates behind used_bytes, near what Redis 7.0 spends (a dictEntry, an robj and an sds
+// header a key; a listpack entry's header per element of a small hash, list or sorted set).
+constexpr std::size_t kEntryOverheadBytes = 64;
+constexpr std::size_t kElementOverheadBytes = 16;
+constexpr std::size_t kScoreBytes = 16;
+
+std::size_t value_bytes(const Value& value) {
+  std::size_t bytes = 0;
+  if (const auto* text = std::get_if<StringValue>(&value)) return text->size();
+  if (const auto* hash = std::get_if<HashValue>(&value)) {
+    for (const auto& [field, text] : hash->fields) {
+      bytes += field.size() + text.size() + 2 * kElementOverheadBytes;
+    }
+  } else if (const auto* list = std::get_if<ListValue>(&value)) {
+    for (const std::string& element : *list) bytes += element.size() + kElementOverheadBytes;
+  } else if (const auto* zset = std::get_if<SortedSetValue>(&value)) {
+    for (const auto& [member, score] : zset->scores) {
+      bytes += member.size() + kElementOverheadBytes + kScoreBytes;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::size_t Keyspace::used_bytes() const {
+  if (used_known_) return used_bytes_;
+  std::size_t bytes = 0;
+  for (const auto& [key, entry] : entries_) {
+    bytes += kEntryOverheadBytes + key.size() + value_bytes(entry.value);
+  }
+  used_bytes_ = bytes;
+  used_known_ = true;
+  return bytes;
+}
+
 Entry* Keyspace::find(std::string_view key, std::int64_t now_ms, bool keep_expired) {
+  used_known_ = false;
   const auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   if (is_live(it->second.expire_at_ms, now_ms)) return &it->second;
@@ -77,6 +119,7 @@ Entry* Keyspace::find(std::string_view key, std::int64_t now_ms, bool keep_expir
 }
 
 Entry& Keyspace::put(std::string_view key, Value value, std::int64_t expire_at_ms) {
+  used_known_ = false;
   const auto it = entries_.find(key);
   if (it != entries_.end()) {
     it->second.value = std::move(value);
@@ -87,6 +130,7 @@ Entry& Keyspace::put(std::string_view key, Value value, std::int64_t expire_at_m
 }
 
 bool Keyspace::erase(std::string_view key) {
+  used_known_ = false;
   const auto it = entries_.find(key);
   if (it == entries_.end()) return false;
   entries_.erase(it);

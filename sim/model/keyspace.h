@@ -72,7 +72,15 @@ class Keyspace {
   Entry& put(std::string_view key, Value value, std::int64_t expire_at_ms);
   // erase: removes `key` whatever its expiry; true if there was an entry.
   bool erase(std::string_view key);
-  void clear() { entries_.clear(); }
+  void clear() {
+    entries_.clear();
+    used_known_ = false;
+  }
+  // used_bytes: the estimated memory of every entry (kept ones past their expiry included), as a
+  // real server's used_memory counts the keyspace: per key kEntryOverheadBytes and its name, per
+  // string its bytes, per hash field, list element or sorted-set member its bytes and an
+  // overhead (keyspace.cc). Worked out again only after the keyspace may have changed.
+  std::size_t used_bytes() const;
 
   // live_keys: the keys live at `now_ms`, in key order (expired ones are not erased here).
   std::vector<std::string> live_keys(std::int64_t now_ms) const;
@@ -81,6 +89,10 @@ class Keyspace {
 
  private:
   std::map<std::string, Entry, std::less<>> entries_;
+  // A handler changes a value in place through the Entry* that find() gave it: any find() or
+  // change makes the remembered size unknown.
+  mutable std::size_t used_bytes_ = 0;
+  mutable bool used_known_ = true;
 };
 
 // is_live: whether an entry with `expire_at_ms` is visible at `now_ms`.

@@ -134,6 +134,12 @@ void* allocate(void* user, void* block, std::size_t old_size, std::size_t new_si
   return grown;
 }
 
+// note_gap: tells the running script's server that the model lacks what the script used, so
+// the run is known to diverge from Redis even if the script catches the error (pcall).
+void note_gap(lua_State* lua, const char* message) {
+  if (ScriptHost* host = engine_of(lua).host(); host != nullptr) host->note_gap(message);
+}
+
 int on_panic(lua_State* lua) {
   std::fprintf(stderr, "locksim model: unprotected Lua error: %s\n", lua_tostring(lua, -1));
   std::abort();
@@ -191,6 +197,7 @@ int call_command(lua_State* lua, bool raise_error) {
         reply = host->call(views);
       } catch (const std::exception& failure) {
         reply = error_reply(std::string("ERR locksim model: ") + failure.what());
+        host->note_gap(reply.str);
       }
       lua_pop(lua, argc);
       error_reply_seen = is_error(reply);
@@ -294,7 +301,10 @@ int redis_setresp(lua_State* lua) {
     return lua_error(lua);
   }
   if (resp == 3) {
-    push_error(lua, "locksim model: RESP3 replies in scripts (redis.setresp(3)) are not modelled");
+    constexpr const char* kGap =
+        "locksim model: RESP3 replies in scripts (redis.setresp(3)) are not modelled";
+    note_gap(lua, kGap);
+    push_error(lua, kGap);
     return lua_error(lua);
   }
   return 0;
@@ -311,6 +321,7 @@ int redis_set_repl(lua_State* lua) {
                "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     return lua_error(lua);
   }
+  note_gap(lua, "locksim model: redis.set_repl is not modelled");
   push_error(lua, "locksim model: redis.set_repl is not modelled");
   return lua_error(lua);
 }
@@ -389,6 +400,10 @@ int math_randomseed(lua_State* lua) {
 
 // missing_library: any field of a library Redis has and the model does not (upvalue: its name).
 int missing_library(lua_State* lua) {
+  char gap[120];
+  std::snprintf(gap, sizeof(gap), "locksim model: Lua library '%s' is not modelled",
+                lua_tostring(lua, lua_upvalueindex(1)));
+  note_gap(lua, gap);
   return luaL_error(lua, "locksim model: Lua library '%s' is not modelled",
                     lua_tostring(lua, lua_upvalueindex(1)));
 }
@@ -405,6 +420,7 @@ void count_hook(lua_State* lua, lua_Debug*) {
                 "locksim model: script killed after %lld Lua instructions (Redis would keep "
                 "running it, answering BUSY, until SCRIPT KILL)",
                 static_cast<long long>(engine.instruction_budget()));
+  note_gap(lua, message);
   push_error(lua, message);
   lua_error(lua);
 }
@@ -515,7 +531,7 @@ constexpr const char* kErrorHandler =
 // ShebangResult: evalExtractShebangFlags.
 struct Shebang {
   std::size_t length = 0;  // bytes before the line feed that ends it (kept for line numbers)
-  bool read_only = false;
+  ScriptFlags flags;
   std::string error;
 };
 
@@ -528,6 +544,7 @@ Shebang parse_shebang(std::string_view body) {
     return shebang;
   }
   shebang.length = end;
+  shebang.flags.shebang = true;
   // sdssplitargs without quoting (a quoted shebang is not modelled).
   std::vector<std::string> parts;
   {
@@ -556,12 +573,17 @@ Shebang parse_shebang(std::string_view body) {
       return shebang;
     }
     std::string_view flags = std::string_view(parts[i]).substr(6);
+    // sdssplitlen splits "" into no flags at all ("#!lua flags=" is a script without flags);
+    // an empty flag between commas is still refused.
+    if (flags.empty()) continue;
     while (true) {
       const std::size_t comma = flags.find(',');
       const std::string_view flag = flags.substr(0, comma);
       if (flag == "no-writes") {
-        shebang.read_only = true;
-      } else if (flag != "allow-oom" && flag != "allow-stale" && flag != "no-cluster" &&
+        shebang.flags.no_writes = true;
+      } else if (flag == "allow-oom") {
+        shebang.flags.allow_oom = true;
+      } else if (flag != "allow-stale" && flag != "no-cluster" &&
                  flag != "allow-cross-slot-keys") {
         shebang.error = "Unexpected flag in script shebang: " + std::string(flag);
         return shebang;
@@ -849,7 +871,7 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
   const ScriptName name(sha);
   lua_getfield(lua, LUA_REGISTRYINDEX, name.c_str());
   if (lua_isfunction(lua, -1)) {  // by this state's last owner: the same text, so the same function
-    remember(sha, shebang.read_only);
+    remember(sha, shebang.flags);
     return true;
   }
   lua_pop(lua, 1);
@@ -867,15 +889,15 @@ bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
   lua_pushvalue(lua, -1);
   lua_setfield(lua, LUA_REGISTRYINDEX, name.c_str());
   ++compiled_;
-  remember(sha, shebang.read_only);
+  remember(sha, shebang.flags);
   return true;
 }
 
-void LuaScripting::remember(const std::string& sha, bool read_only) {
+void LuaScripting::remember(const std::string& sha, ScriptFlags flags) {
   // The reference goes with this engine (its destructor releases it): a pooled state keeps only
   // the functions, under their names.
   const int function = luaL_ref(lua_, LUA_REGISTRYINDEX);
-  scripts_.emplace(sha, CachedScript{read_only, function});
+  scripts_.emplace(sha, CachedScript{flags, function});
 }
 
 const LuaScripting::CachedScript* LuaScripting::cached(std::string_view sha) const {
@@ -889,9 +911,15 @@ const LuaScripting::CachedScript* LuaScripting::cached(std::string_view sha) con
 
 bool LuaScripting::exists(std::string_view sha) const { return cached(sha) != nullptr; }
 
-bool LuaScripting::read_only(std::string_view sha) const {
+bool LuaScripting::shebang_flags(std::string_view body, ScriptFlags& flags) {
+  const Shebang shebang = parse_shebang(body);
+  flags = shebang.flags;
+  return shebang.error.empty();
+}
+
+ScriptFlags LuaScripting::flags(std::string_view sha) const {
   const CachedScript* script = cached(sha);
-  return script != nullptr && script->read_only;
+  return script != nullptr ? script->flags : ScriptFlags{};
 }
 
 Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> keys,

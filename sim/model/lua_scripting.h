@@ -40,6 +40,9 @@ class ScriptHost {
  public:
   virtual ~ScriptHost() = default;
   virtual Reply call(std::span<const std::string_view> argv) = 0;
+  // note_gap: the script met something the model lacks (`message` holds kModelGap): noted on
+  // the server even if the script catches the error.
+  virtual void note_gap(std::string_view message) = 0;
 };
 
 // Lrand48: Redis's redisLrand48 (src/rand.c), the generator behind a script's math.random. One
@@ -61,6 +64,14 @@ struct ScriptLimits {
   std::size_t memory_limit_bytes = 0;   // of the whole Lua state
 };
 
+// ScriptFlags: a script's shebang line (evalExtractShebangFlags): whether it has one (without,
+// Redis runs it in EVAL's compatibility mode) and the flags the model acts on.
+struct ScriptFlags {
+  bool shebang = false;
+  bool no_writes = false;  // flags=no-writes: a read-only script
+  bool allow_oom = false;  // flags=allow-oom: runs, and may grow memory, over maxmemory
+};
+
 class LuaScripting {
  public:
   LuaScripting(ScriptLimits limits, Lrand48& random);
@@ -73,8 +84,11 @@ class LuaScripting {
   bool load(std::string_view body, std::string& sha, Reply& error);
   // exists: whether `sha` (40 hex digits, any case) is in the cache.
   bool exists(std::string_view sha) const;
-  // read_only: whether the cached script `sha` declared flags=no-writes in its shebang.
-  bool read_only(std::string_view sha) const;
+  // shebang_flags: the flags of `body`'s shebang line, without compiling it (evalGetCommandFlags
+  // reads them before the script is loaded); false if the line is not valid.
+  static bool shebang_flags(std::string_view body, ScriptFlags& flags);
+  // flags: what the cached script `sha` declared in its shebang line (all false if none).
+  ScriptFlags flags(std::string_view sha) const;
   // run: runs the cached script `sha` with KEYS and ARGV, redis.call going to `host`; the
   // script's return value or error as a reply.
   Reply run(std::string_view sha, std::span<const std::string_view> keys,
@@ -94,14 +108,14 @@ class LuaScripting {
 
  private:
   struct CachedScript {
-    bool read_only = false;
+    ScriptFlags flags;
     int function = 0;  // a registry reference to its compiled function, while this engine lives
   };
   // cached: the script `sha` (any case), or nullptr. The last one found is remembered: a lock's
   // EVALSHA asks for the same script three times (exists, read_only, run), and again and again.
   const CachedScript* cached(std::string_view sha) const;
   // remember: `sha` (lowercase) in the cache, its function on top of the stack (popped).
-  void remember(const std::string& sha, bool read_only);
+  void remember(const std::string& sha, ScriptFlags flags);
   void create_state();
   lua_State* state();  // the Lua state, taken from the thread's pool or set up at first use
 

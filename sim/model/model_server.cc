@@ -39,7 +39,12 @@ class ScriptCalls final : public ScriptHost {
  public:
   ScriptCalls(CommandContext& script, bool read_only) : script_(script), read_only_(read_only) {}
   Reply call(std::span<const std::string_view> argv) override {
-    return run_script_command(script_, argv, read_only_);
+    Reply reply = run_script_command(script_, argv, read_only_);
+    if (is_error(reply)) model_detail::note_gap(script_.server, reply.str);
+    return reply;
+  }
+  void note_gap(std::string_view message) override {
+    model_detail::note_gap(script_.server, message);
   }
 
  private:
@@ -86,6 +91,15 @@ Reply run_client_command(ServerState& server, ClientState& client,
   const CommandSpec* spec = find_command(argv[0]);
   if (spec == nullptr) return unknown_command(argv);
   if (!arity_ok(*spec, argv.size())) return arity_error(spec->name);
+  // processCommand refuses a command that may grow memory before READONLY and the pub/sub check.
+  if (server.options.maxmemory_bytes != 0 &&
+      ((spec->flags & kDenyOom) != 0 ||
+       ((spec->handler == cmd_eval || spec->handler == cmd_evalsha ||
+         spec->handler == cmd_eval_ro || spec->handler == cmd_evalsha_ro) &&
+        script_denies_oom(server, argv))) &&
+      over_maxmemory(server)) {
+    return oom_error();
+  }
   if (server.replica && (spec->flags & kWrite) != 0) return read_only_replica();
   if (!client.channels.empty() && (spec->flags & kPubSubContext) == 0) {
     return pubsub_context_error(spec->name);
@@ -117,10 +131,27 @@ Reply run_script_command(CommandContext& script, std::span<const std::string_vie
     return error_reply("ERR Write commands are not allowed from read-only scripts.");
   }
   if ((spec->flags & kWrite) != 0 && script.server.replica) return read_only_replica();
+  // scriptVerifyOOM: over maxmemory when the script started, it may not grow memory until it
+  // has written (then it cannot be stopped halfway).
+  if ((spec->flags & kDenyOom) != 0 && script.script_oom && !script.script_allow_oom &&
+      !script.script_wrote) {
+    return oom_error();
+  }
+  if ((spec->flags & kWrite) != 0) script.script_wrote = true;
   if (spec->handler == nullptr) return not_modelled(argv[0]);
   CommandContext context{script.server, script.client, argv,  script.now_ms,
                          script.now_us, true,          false, script.effects};
   return spec->handler(context);
+}
+
+void note_gap(ServerState& server, std::string_view message) {
+  if (!server.first_gap.empty()) return;
+  const std::size_t at = message.find(kModelGap);
+  if (at == std::string_view::npos) return;
+  std::string_view gap = message.substr(at + kModelGap.size());
+  gap = gap.substr(0, std::min(gap.find(" script: "), gap.find('\n')));
+  while (!gap.empty() && gap.front() == ' ') gap.remove_prefix(1);
+  server.first_gap = gap.empty() ? std::string("(unnamed)") : std::string(gap);
 }
 
 void apply_replicated(ServerState& replica, std::span<const std::string> command) {
@@ -145,12 +176,27 @@ void unsubscribe_all(ServerState& server, ModelClientId id) {
 }
 
 // Script execution shared by EVAL and EVALSHA (script_commands.cc calls it).
-Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_count) {
+bool over_maxmemory(const ServerState& server) {
+  return server.options.maxmemory_bytes != 0 && !server.replica &&
+         server.keys.used_bytes() > server.options.maxmemory_bytes;
+}
+
+Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_count,
+                 bool read_only_command) {
   const std::span<const std::string_view> keys =
       ctx.argv.subspan(3, static_cast<std::size_t>(key_count));
   const std::span<const std::string_view> args =
       ctx.argv.subspan(3 + static_cast<std::size_t>(key_count));
-  ScriptCalls calls(ctx, ctx.server.lua->read_only(sha));
+  const ScriptFlags flags = ctx.server.lua->flags(sha);
+  // scriptPrepareForRun: a script with a shebang line runs under EVAL_RO only if it declared
+  // itself read-only.
+  if (read_only_command && flags.shebang && !flags.no_writes) {
+    return error_reply("ERR Can not execute a script with write flag using *_ro command.");
+  }
+  ctx.script_oom = over_maxmemory(ctx.server);
+  ctx.script_allow_oom = flags.allow_oom;
+  ctx.script_wrote = false;
+  ScriptCalls calls(ctx, flags.no_writes || read_only_command);
   // The engine may be replaced while the script runs only by SCRIPT FLUSH, which scripts cannot
   // call; keep it alive regardless.
   LuaScripting& lua = *ctx.server.lua;
@@ -199,6 +245,7 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
   model_detail::ClientState& state = *found;
   Reply reply =
       model_detail::run_client_command(*state_, state, argv, now, record ? &effects : nullptr);
+  if (model_detail::is_error(reply)) model_detail::note_gap(*state_, reply.str);
   // On the wire a client reads its replies in order: what is already queued for it (messages,
   // SUBSCRIBE's confirmations) comes before this command's own reply.
   if (state.reply_queued || !state.pushes.empty()) {
@@ -263,6 +310,8 @@ void ModelServer::promote() {
   if (state_->primary_link != nullptr) state_->primary_link->detach();
   state_->replica = false;
 }
+
+const std::string& ModelServer::first_gap() const { return state_->first_gap; }
 
 std::vector<std::string> ModelServer::keys_at(Nanos now_ns) const {
   return state_->keys.live_keys(wall_ms(now_ns));

@@ -58,6 +58,12 @@ struct ModelOptions {
   // lua_memory_limit_bytes: the script engine's memory; beyond it Lua reports
   // "not enough memory" (Redis has no such limit of its own).
   std::size_t lua_memory_limit_bytes = std::size_t{256} << 20;
+  // maxmemory_bytes: Redis's maxmemory with its default policy, noeviction: once the keyspace's
+  // estimated size (Keyspace::used_bytes) is over it, a command that may grow memory ("denyoom":
+  // SET, APPEND, RPUSH, ...) is refused with Redis's OOM error; the others run. 0: no limit.
+  // 64 MiB bounds a lock that grows its keys without end to what a simulator host can hold
+  // (a real server's default is no limit, up to the machine's memory).
+  std::size_t maxmemory_bytes = std::size_t{64} << 20;
 };
 
 // ModelClientId: one connection's state on a ModelServer (its subscriptions and pushed
@@ -112,6 +118,12 @@ class ModelServer {
 
   // keys_at: the live keys at `now_ns`, in key order (for tests and hosts; no side effects).
   std::vector<std::string> keys_at(Nanos now_ns) const;
+
+  // first_gap: the first thing this server was asked for that the model lacks (the words after
+  // kModelGap, e.g. "unknown command 'incrbyfloat'"), or "" if none so far. Noted whoever saw
+  // the error: a client's reply, or a script that caught it with redis.pcall or pcall and went
+  // on (its reply then carries no marker, yet the run diverged from Redis). A restart keeps it.
+  const std::string& first_gap() const;
 
  private:
   friend class ReplicationLink;

@@ -46,6 +46,10 @@ inline Reply no_script() { return error_reply("NOSCRIPT No matching script. Plea
 inline Reply read_only_replica() {
   return error_reply("READONLY You can't write against a read only replica.");
 }
+// oom_error: a command that may grow memory, refused over maxmemory (shared.oomerr).
+inline Reply oom_error() {
+  return error_reply("OOM command not allowed when used memory > 'maxmemory'.");
+}
 // arity_error: "wrong number of arguments for 'get' command" (`name` as Redis's fullname,
 // lowercase, "script|load" for a subcommand).
 inline Reply arity_error(std::string_view name) {

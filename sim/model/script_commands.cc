@@ -1,5 +1,6 @@
 // EVAL, EVALSHA and SCRIPT, after Redis 7.0.15's src/eval.c (evalGenericCommand,
 // scriptCommand). The script engine is sim/model/lua_scripting.h.
+#include <span>
 #include <string>
 
 #include "sim/model/command.h"
@@ -26,25 +27,45 @@ bool key_count(const CommandContext& ctx, std::int64_t& count, Reply& error) {
   return true;
 }
 
-}  // namespace
-
-Reply cmd_eval(CommandContext& ctx) {
+// eval: evalGenericCommand for EVAL and EVAL_RO.
+Reply eval(CommandContext& ctx, bool read_only_command) {
   std::int64_t count = 0;
   Reply error;
   if (!key_count(ctx, count, error)) return error;
   std::string sha;
   if (!ctx.server.lua->load(ctx.argv[1], sha, error)) return error;
-  return run_script(ctx, sha, count);
+  return run_script(ctx, sha, count, read_only_command);
 }
 
-Reply cmd_evalsha(CommandContext& ctx) {
+// evalsha: evalGenericCommand for EVALSHA and EVALSHA_RO.
+Reply evalsha(CommandContext& ctx, bool read_only_command) {
   if (ctx.argv[1].size() != 40) return no_script();
   std::int64_t count = 0;
   Reply error;
   if (!key_count(ctx, count, error)) return error;
   if (!ctx.server.lua->exists(ctx.argv[1])) return no_script();
-  return run_script(ctx, ctx.argv[1], count);
+  return run_script(ctx, ctx.argv[1], count, read_only_command);
 }
+
+}  // namespace
+
+bool script_denies_oom(const ServerState& server, std::span<const std::string_view> argv) {
+  const bool by_sha = equals_ignoring_case(argv[0], "evalsha") ||
+                      equals_ignoring_case(argv[0], "evalsha_ro");
+  ScriptFlags flags;
+  if (by_sha) {
+    if (argv[1].size() != 40 || !server.lua->exists(argv[1])) return false;
+    flags = server.lua->flags(argv[1]);
+  } else if (!LuaScripting::shebang_flags(argv[1], flags)) {
+    return false;  // a bad shebang line: EVAL's own flags, and the error comes later
+  }
+  return flags.shebang && !flags.allow_oom && !flags.no_writes;
+}
+
+Reply cmd_eval(CommandContext& ctx) { return eval(ctx, false); }
+Reply cmd_eval_ro(CommandContext& ctx) { return eval(ctx, true); }
+Reply cmd_evalsha(CommandContext& ctx) { return evalsha(ctx, false); }
+Reply cmd_evalsha_ro(CommandContext& ctx) { return evalsha(ctx, true); }
 
 Reply cmd_script(CommandContext& ctx) {
   const std::string sub = lower(ctx.argv[1]);

@@ -102,6 +102,8 @@ struct ServerState {
   // Replication: links to this server's replicas, and the link from its primary.
   std::vector<ReplicationLink*> replica_links;
   ReplicationLink* primary_link = nullptr;
+  // first_gap: ModelServer::first_gap (a restart keeps it: it is a fact about the whole run).
+  std::string first_gap;
 
   ScriptLimits script_limits() const {
     return ScriptLimits{options.script_instruction_budget, options.lua_memory_limit_bytes};
@@ -127,8 +129,22 @@ Reply run_script_command(CommandContext& script, std::span<const std::string_vie
                          bool read_only_script);
 
 // run_script: runs the cached script `sha` for EVAL or EVALSHA (ctx.argv: name, script, numkeys,
-// keys..., args...).
-Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_count);
+// keys..., args...); `read_only_command`: EVAL_RO or EVALSHA_RO, which run it as read-only.
+Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_count,
+                 bool read_only_command);
+
+// over_maxmemory: performEvictions under noeviction: the keyspace's estimated size is over
+// maxmemory. A replica ignores maxmemory (replica-ignore-maxmemory): its writes come from its
+// primary.
+bool over_maxmemory(const ServerState& server);
+
+// script_denies_oom: evalGetCommandFlags: whether EVAL, EVALSHA or their _RO forms (ctx.argv)
+// run a script with a shebang line that neither allows OOM nor is read-only, a command Redis
+// refuses as a whole over maxmemory (a script without one is checked command by command).
+bool script_denies_oom(const ServerState& server, std::span<const std::string_view> argv);
+
+// note_gap: if `message` carries kModelGap and no gap was noted yet, notes the words after it.
+void note_gap(ServerState& server, std::string_view message);
 
 // apply_replicated: a primary's write replayed on its replica (nothing expires on the way).
 void apply_replicated(ServerState& replica, std::span<const std::string> command);

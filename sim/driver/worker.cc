@@ -25,6 +25,7 @@
 #include "sim/driver/watchdog.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/history/transfer.h"
+#include "sim/history/utf8.h"
 #include "sim/lock/registry.h"
 #include "sim/plan/plan.h"
 #include "sim/scenario/loader.h"
@@ -108,7 +109,8 @@ nlohmann::json failure(const nlohmann::json& request, const RedisResult& error) 
   return {{"id", request.value("id", 0)},
           {"result", error.indeterminate() ? "info" : "fail"},
           {"error", to_string(error_kind(error.error))},
-          {"message", error.message}};
+          // A reply's bytes may be anything; the protocol's JSON must be UTF-8.
+          {"message", escape_invalid_utf8(error.message)}};
 }
 
 nlohmann::json reply(const nlohmann::json& request, std::string_view result) {

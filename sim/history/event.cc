@@ -4,6 +4,7 @@
 #include <array>
 
 #include "sim/core/assert.h"
+#include "sim/history/utf8.h"
 
 namespace locksim {
 namespace {
@@ -126,6 +127,8 @@ const ServerFacts& Event::server() const { return facts_of<ServerFacts>(*this); 
 
 StringId StringTable::add(std::string_view text) {
   if (text.empty()) return 0;
+  // A reply's bytes may be anything; every output that carries the string must be UTF-8.
+  if (!is_utf8(text)) return add(escape_invalid_utf8(text));
   if (ends_.empty()) {  // room for a run's few tokens at once, not grown one doubling at a time
     chars_.reserve(std::max<std::size_t>(text.size(), 256));
     ends_.reserve(8);

@@ -236,7 +236,9 @@ void for_each_string(Event& event, F&& f) {
 class StringTable {
  public:
   StringTable() = default;
-  // add: appends `text` and returns its id ("" is always 0). Does not look for duplicates.
+  // add: appends `text` and returns its id ("" is always 0). Does not look for duplicates. Bytes
+  // of `text` that are not valid UTF-8 are stored as "\xNN" (sim/history/utf8.h), so every
+  // output that carries a history's strings is valid UTF-8.
   StringId add(std::string_view text);
   // get: the string of `id`; "" for 0 or an unknown id.
   std::string_view get(StringId id) const;

@@ -45,6 +45,14 @@ int report_command(const ReportOptions& options) {
               << (summary.studies == 1 ? "y" : "ies");
     if (summary.unreadable > 0) std::cout << "; " << summary.unreadable << " files unreadable";
     std::cout << "\n";
+    // A skipped run is said by name: a row missing from the page is otherwise easy to miss.
+    for (const std::string& skipped : summary.malformed) {
+      std::cerr << "locksim report: skipped " << skipped << "\n";
+    }
+    if (summary.unreadable > summary.malformed.size() && !summary.malformed.empty()) {
+      std::cerr << "locksim report: (and " << summary.unreadable - summary.malformed.size()
+                << " more unreadable files)\n";
+    }
     return kExitOk;
   } catch (const EnvironmentError& e) {
     std::cerr << "locksim report: " << e.what() << "\n";

@@ -39,6 +39,15 @@ std::optional<Json> read_json(const fs::path& path, IndexSummary& summary) {
   return document;
 }
 
+// skip_malformed: a file that parsed but whose fields have the wrong types ("context": [],
+// "matches": "yes") is left out and counted, and the first few are named for the command to say.
+void skip_malformed(IndexSummary& summary, const fs::path& path, const Json::exception& error) {
+  ++summary.unreadable;
+  if (summary.malformed.size() < kMaxNamedMalformed) {
+    summary.malformed.push_back(path.string() + ": " + error.what());
+  }
+}
+
 std::string text_of(const Json& object, const char* key) {
   const auto found = object.find(key);
   if (found == object.end() || !found->is_string()) return "";
@@ -102,49 +111,62 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
       ++set.omitted;
       continue;
     }
-    const std::optional<Json> results =
-        read_json(scenario_dir / "latest" / "results.json", summary);
+    const fs::path results_path = scenario_dir / "latest" / "results.json";
+    const std::optional<Json> results = read_json(results_path, summary);
     if (!results) continue;
-    const Json context = results->value("context", Json::object());
-    ScenarioRow row;
-    row.name = text_of(context, "scenario");
-    if (row.name.empty()) row.name = scenario_dir.filename().string();
-    const Json source = context.value("source", Json::object());
-    row.doc = text_of(source, "doc");
-    row.claim = text_of(source, "claim");
-    // The run the `latest` link names, so the page's links stay put when a newer run comes.
-    const fs::path target = fs::read_symlink(scenario_dir / "latest", error);
-    row.run_id = error ? "latest" : target.filename().string();
-    const fs::path run_dir = relative / scenario_dir.filename() / row.run_id;
-    const bool has_report = fs::exists(out_dir / run_dir / "report.html", error);
-    const Json variants = results->value("variants", Json::array());
-    if (!variants.is_array()) continue;
-    for (const Json& v : variants) {
-      if (!v.is_object()) continue;
-      const std::string variant = text_of(v.value("context", Json::object()), "variant");
-      if (variant.empty()) continue;
-      Cell cell;
-      cell.observed = verdict_text(v.value("observed", Json::object()));
-      cell.expected = verdict_text(v.value("expected", Json::object()));
-      const bool matches = v.value("matches", false);
-      const bool interrupted = v.value("interrupted", false);
-      bool harness = false;
-      for (const Json& f : v.value("findings", Json::array())) {
-        const std::string kind = f.is_object() ? text_of(f, "kind") : "";
-        harness = harness || kind == "server_lost" || kind == "server_died";
+    // The row is built apart and kept only whole: a field of the wrong type skips the run.
+    try {
+      std::vector<std::string> row_variants;
+      std::size_t row_runs = 0;
+      std::size_t row_mismatches = 0;
+      const Json context = results->value("context", Json::object());
+      ScenarioRow row;
+      row.name = text_of(context, "scenario");
+      if (row.name.empty()) row.name = scenario_dir.filename().string();
+      const Json source = context.value("source", Json::object());
+      row.doc = text_of(source, "doc");
+      row.claim = text_of(source, "claim");
+      // The run the `latest` link names, so the page's links stay put when a newer run comes.
+      const fs::path target = fs::read_symlink(scenario_dir / "latest", error);
+      row.run_id = error ? "latest" : target.filename().string();
+      const fs::path run_dir = relative / scenario_dir.filename() / row.run_id;
+      const bool has_report = fs::exists(out_dir / run_dir / "report.html", error);
+      const Json variants = results->value("variants", Json::array());
+      if (!variants.is_array()) continue;
+      for (const Json& v : variants) {
+        if (!v.is_object()) continue;
+        const std::string variant = text_of(v.value("context", Json::object()), "variant");
+        if (variant.empty()) continue;
+        Cell cell;
+        cell.observed = verdict_text(v.value("observed", Json::object()));
+        cell.expected = verdict_text(v.value("expected", Json::object()));
+        const bool matches = v.value("matches", false);
+        const bool interrupted = v.value("interrupted", false);
+        bool harness = false;
+        for (const Json& f : v.value("findings", Json::array())) {
+          const std::string kind = f.is_object() ? text_of(f, "kind") : "";
+          harness = harness || kind == "server_lost" || kind == "server_died";
+        }
+        cell.outcome = html::outcome_word(matches, interrupted, harness && !matches);
+        cell.href = has_report ? html::url_path((run_dir / "report.html").string()) + "#" +
+                                     html::anchor("v", variant)
+                               : html::url_path((run_dir / "summary.md").string());
+        row_variants.push_back(variant);
+        ++row_runs;
+        if (cell.outcome != "ok") ++row_mismatches;
+        row.cells[variant] = std::move(cell);
       }
-      cell.outcome = html::outcome_word(matches, interrupted, harness && !matches);
-      cell.href = has_report ? html::url_path((run_dir / "report.html").string()) + "#" +
-                                   html::anchor("v", variant)
-                             : html::url_path((run_dir / "summary.md").string());
-      if (std::find(set.variants.begin(), set.variants.end(), variant) == set.variants.end()) {
-        set.variants.push_back(variant);
+      for (const std::string& variant : row_variants) {
+        if (std::find(set.variants.begin(), set.variants.end(), variant) == set.variants.end()) {
+          set.variants.push_back(variant);
+        }
       }
-      ++summary.runs;
-      if (cell.outcome != "ok") ++summary.mismatches;
-      row.cells[variant] = std::move(cell);
+      summary.runs += row_runs;
+      summary.mismatches += row_mismatches;
+      set.rows.push_back(std::move(row));
+    } catch (const Json::exception& malformed) {
+      skip_malformed(summary, results_path, malformed);
     }
-    set.rows.push_back(std::move(row));
   }
   // Document failures first (Doc A..E), then the scenarios beyond the documents, by name.
   std::stable_sort(set.rows.begin(), set.rows.end(),
@@ -209,43 +231,50 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
   for (const fs::path& path : maps) {
     const std::optional<Json> map = read_json(path, summary);
     if (!map) continue;
-    ++summary.sweeps;
-    const std::string group = text_of(*map, "group");
-    const std::string unit = text_of(*map, "unit");
-    out += "<h3>" + html::escape(group) + ": " + html::escape(text_of(*map, "parameter")) +
-           "</h3>\n<table><tr><th>variant</th><th>swept values (red: broke)</th><th>safe edge</th>"
-           "<th>breaking edge</th></tr>\n";
-    const Json variants = map->value("variants", Json::array());
-    for (const Json& v : variants.is_array() ? variants : Json::array()) {
-      if (!v.is_object()) continue;
-      const auto edge = [&](const char* key) {
-        const auto found = v.find(key);
-        if (found == v.end() || !found->is_number()) return std::string("-");
-        return number_text(*found, "%g") + (unit.empty() ? "" : " " + unit);
-      };
-      // The points as the map draws them: each swept value, red where a run broke.
-      std::string points;
-      for (const Json& p : v.value("points", Json::array())) {
-        if (!p.is_object()) continue;
-        const bool broke = p.value("violations", 0) > 0;
-        points += std::string("<span class=\"point ") +
-                  (broke ? "outcome-mismatch" : "outcome-ok") + "\" title=\"" +
-                  std::to_string(p.value("violations", 0)) + " of " +
-                  std::to_string(p.value("decided", 0)) + " decided runs broke\">" +
-                  html::escape(number_text(p.value("value", Json()), "%g")) + "</span>";
+    std::string section;  // appended only whole: a field of the wrong type skips the map
+    try {
+      const std::string group = text_of(*map, "group");
+      const std::string unit = text_of(*map, "unit");
+      section +=
+          "<h3>" + html::escape(group) + ": " + html::escape(text_of(*map, "parameter")) +
+          "</h3>\n<table><tr><th>variant</th><th>swept values (red: broke)</th><th>safe edge</th>"
+          "<th>breaking edge</th></tr>\n";
+      const Json variants = map->value("variants", Json::array());
+      for (const Json& v : variants.is_array() ? variants : Json::array()) {
+        if (!v.is_object()) continue;
+        const auto edge = [&](const char* key) {
+          const auto found = v.find(key);
+          if (found == v.end() || !found->is_number()) return std::string("-");
+          return number_text(*found, "%g") + (unit.empty() ? "" : " " + unit);
+        };
+        // The points as the map draws them: each swept value, red where a run broke.
+        std::string points;
+        for (const Json& p : v.value("points", Json::array())) {
+          if (!p.is_object()) continue;
+          const bool broke = p.value("violations", 0) > 0;
+          points += std::string("<span class=\"point ") +
+                    (broke ? "outcome-mismatch" : "outcome-ok") + "\" title=\"" +
+                    std::to_string(p.value("violations", 0)) + " of " +
+                    std::to_string(p.value("decided", 0)) + " decided runs broke\">" +
+                    html::escape(number_text(p.value("value", Json()), "%g")) + "</span>";
+        }
+        section += "<tr><td>" + html::escape(text_of(v, "variant")) + "</td><td>" + points +
+                   "</td><td>" + html::escape(edge("safe_edge")) + "</td><td>" +
+                   html::escape(edge("breaking_edge")) + "</td></tr>\n";
       }
-      out += "<tr><td>" + html::escape(text_of(v, "variant")) + "</td><td>" + points + "</td><td>" +
-             html::escape(edge("safe_edge")) + "</td><td>" + html::escape(edge("breaking_edge")) +
-             "</td></tr>\n";
+      section += "</table>\n";
+      const std::string plot = group + "-sweep.png";
+      if (fs::is_regular_file(out_dir / plot, error)) {
+        section += "<img class=\"plot\" src=\"" + html::url_path(plot) + "\" alt=\"sweep " +
+                   html::escape(group) + "\">\n";
+      }
+      section += "<p><a href=\"" + html::url_path(group + ".map.md") + "\">" + html::escape(group) +
+                 ".map.md</a></p>\n";
+      ++summary.sweeps;
+      out += section;
+    } catch (const Json::exception& malformed) {
+      skip_malformed(summary, path, malformed);
     }
-    out += "</table>\n";
-    const std::string plot = group + "-sweep.png";
-    if (fs::is_regular_file(out_dir / plot, error)) {
-      out += "<img class=\"plot\" src=\"" + html::url_path(plot) + "\" alt=\"sweep " +
-             html::escape(group) + "\">\n";
-    }
-    out += "<p><a href=\"" + html::url_path(group + ".map.md") + "\">" + html::escape(group) +
-           ".map.md</a></p>\n";
   }
   out += "</section>\n";
 }
@@ -257,53 +286,65 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
   const fs::path run = error ? latest : fs::path("contention") / target.filename();
   const std::optional<Json> report = read_json(out_dir / run / "contention.json", summary);
   if (!report) return;
-  out +=
-      "<section id=\"contention\"><h2>Contention</h2>\n<p class=\"note\">What each lock costs "
-      "under contention, run " +
-      html::escape(run.filename().string()) + ": <a href=\"" +
-      html::url_path((run / "contention.md").string()) +
-      "\">contention.md</a> has every metric (docs/contention.md).</p>\n";
-  for (const Json& study : report->value("studies", Json::array())) {
-    if (!study.is_object()) continue;
-    ++summary.studies;
-    const std::string name = text_of(study, "name");
-    out += "<h3>" + html::escape(name) + "</h3>\n";
-    const std::string description = text_of(study, "description");
-    if (!description.empty()) out += "<p>" + html::escape(description) + "</p>\n";
-    for (const char* plot : {"throughput", "latency", "fairness"}) {
-      const fs::path image = run / (name + "-" + plot + ".png");
-      if (fs::is_regular_file(out_dir / image, error)) {
-        out += "<img class=\"plot\" src=\"" + html::url_path(image.string()) + "\" alt=\"" +
-               html::escape(name + " " + plot) + "\">\n";
+  // Appended only whole: a field of the wrong type skips the file, counted and named.
+  std::string section;
+  std::size_t studies = 0;
+  try {
+    section +=
+        "<section id=\"contention\"><h2>Contention</h2>\n<p class=\"note\">What each lock costs "
+        "under contention, run " +
+        html::escape(run.filename().string()) + ": <a href=\"" +
+        html::url_path((run / "contention.md").string()) +
+        "\">contention.md</a> has every metric (docs/contention.md).</p>\n";
+    for (const Json& study : report->value("studies", Json::array())) {
+      if (!study.is_object()) continue;
+      ++studies;
+      const std::string name = text_of(study, "name");
+      section += "<h3>" + html::escape(name) + "</h3>\n";
+      const std::string description = text_of(study, "description");
+      if (!description.empty()) section += "<p>" + html::escape(description) + "</p>\n";
+      for (const char* plot : {"throughput", "latency", "fairness"}) {
+        const fs::path image = run / (name + "-" + plot + ".png");
+        if (fs::is_regular_file(out_dir / image, error)) {
+          section += "<img class=\"plot\" src=\"" + html::url_path(image.string()) + "\" alt=\"" +
+                     html::escape(name + " " + plot) + "\">\n";
+        }
       }
+      const Json points = study.value("points", Json::array());
+      const std::size_t total = points.is_array() ? points.size() : 0;
+      section +=
+          "<details><summary>the " + std::to_string(total) +
+          " points: throughput, latency, fairness, verdict</summary>\n<table><tr>"
+          "<th>variant</th><th>strategy</th><th>clients</th><th>acquisitions/s</th><th>p50</th>"
+          "<th>p99</th><th>Jain</th><th>verdict</th></tr>\n";
+      std::size_t shown = 0;
+      for (const Json& p : points.is_array() ? points : Json::array()) {
+        if (!p.is_object() || ++shown > 500) continue;
+        const Json latency = p.value("latency", Json::object());
+        const std::string verdict = text_of(p, "verdict");
+        section +=
+            std::string("<tr class=\"") + (verdict == "ok" ? "outcome-ok" : "outcome-mismatch") +
+            "\"><td>" + html::escape(text_of(p, "variant")) + "</td><td>" +
+            html::escape(text_of(p, "strategy")) + "</td><td class=\"num\">" +
+            number_text(p.value("clients", Json()), "%.0f") + "</td><td class=\"num\">" +
+            number_text(p.value("throughput_per_s", Json()), "%.0f") + "</td><td class=\"num\">" +
+            number_text(latency.value("p50_ns", Json()), "%.2f ms", 1e-6) +
+            "</td><td class=\"num\">" +
+            number_text(latency.value("p99_ns", Json()), "%.2f ms", 1e-6) +
+            "</td><td class=\"num\">" + number_text(p.value("jain", Json()), "%.2f") + "</td><td>" +
+            html::escape(verdict) + "</td></tr>\n";
+      }
+      section += "</table>";
+      if (shown > 500) section += "<p class=\"note\">The first 500 of them.</p>";
+      section += "</details>\n";
     }
-    const Json points = study.value("points", Json::array());
-    const std::size_t total = points.is_array() ? points.size() : 0;
-    out += "<details><summary>the " + std::to_string(total) +
-           " points: throughput, latency, fairness, verdict</summary>\n<table><tr>"
-           "<th>variant</th><th>strategy</th><th>clients</th><th>acquisitions/s</th><th>p50</th>"
-           "<th>p99</th><th>Jain</th><th>verdict</th></tr>\n";
-    std::size_t shown = 0;
-    for (const Json& p : points.is_array() ? points : Json::array()) {
-      if (!p.is_object() || ++shown > 500) continue;
-      const Json latency = p.value("latency", Json::object());
-      const std::string verdict = text_of(p, "verdict");
-      out += std::string("<tr class=\"") + (verdict == "ok" ? "outcome-ok" : "outcome-mismatch") +
-             "\"><td>" + html::escape(text_of(p, "variant")) + "</td><td>" +
-             html::escape(text_of(p, "strategy")) + "</td><td class=\"num\">" +
-             number_text(p.value("clients", Json()), "%.0f") + "</td><td class=\"num\">" +
-             number_text(p.value("throughput_per_s", Json()), "%.0f") + "</td><td class=\"num\">" +
-             number_text(latency.value("p50_ns", Json()), "%.2f ms", 1e-6) +
-             "</td><td class=\"num\">" +
-             number_text(latency.value("p99_ns", Json()), "%.2f ms", 1e-6) +
-             "</td><td class=\"num\">" + number_text(p.value("jain", Json()), "%.2f") +
-             "</td><td>" + html::escape(verdict) + "</td></tr>\n";
-    }
-    out += "</table>";
-    if (shown > 500) out += "<p class=\"note\">The first 500 of them.</p>";
-    out += "</details>\n";
+    section += "</section>\n";
+  } catch (const Json::exception& malformed) {
+    skip_malformed(summary, out_dir / run / "contention.json", malformed);
+    return;
   }
-  out += "</section>\n";
+  summary.studies += studies;
+  out += section;
 }
 
 std::string set_title(const fs::path& relative) {
@@ -378,8 +419,8 @@ std::string index_html(const fs::path& out_dir, IndexSummary* summary_out) {
   out += contention_part;
   if (summary.unreadable > 0) {
     out += "<p class=\"note\">" + std::to_string(summary.unreadable) +
-           " result files could not be read (too large, not a regular file, or not JSON) and are "
-           "not shown.</p>\n";
+           " result files could not be read (too large, not a regular file, not JSON, or a field "
+           "of the wrong type) and are not shown.</p>\n";
   }
   html::close_page(out);
   if (summary_out != nullptr) *summary_out = summary;

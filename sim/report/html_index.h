@@ -7,7 +7,8 @@
 // locksim's JSON outputs, so it can be written again at any time (`locksim report DIR`).
 //
 // Reading is bounded: a results.json or contention.json larger than kMaxIndexedFileBytes, a
-// file that is not a regular file, or one that does not parse is listed as unreadable, not read;
+// file that is not a regular file, one that does not parse, or one with a field of the wrong type
+// is listed as unreadable and left out (a run's whole row, a sweep map, a contention file);
 // at most kMaxIndexedScenarios scenarios per result set are shown.
 //
 //   write_file_atomically(out / "index.html", index_html(out));
@@ -17,11 +18,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace locksim {
 
 inline constexpr std::uintmax_t kMaxIndexedFileBytes = std::uintmax_t{64} << 20;
 inline constexpr std::size_t kMaxIndexedScenarios = 2000;
+// kMaxNamedMalformed: how many skipped files IndexSummary::malformed names (the rest are counted).
+inline constexpr std::size_t kMaxNamedMalformed = 20;
 
 // IndexSummary: what index_html found, for the command that wrote it to say.
 struct IndexSummary {
@@ -31,6 +35,9 @@ struct IndexSummary {
   std::size_t sweeps = 0;
   std::size_t studies = 0;
   std::size_t unreadable = 0;  // files skipped (too large, special, malformed)
+  // malformed: the first kMaxNamedMalformed files that parsed but had a field of the wrong type
+  // ("context": [], "matches": "yes"), each "<path>: <what>"; they are left out of the page.
+  std::vector<std::string> malformed;
 };
 
 // index_html: the page for `out_dir`; links are relative to it. Throws EnvironmentError if

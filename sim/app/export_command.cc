@@ -2,19 +2,63 @@
 // checkers (Knossos, elle-cli) or Porcupine read (sim/report/export.h says how it maps).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "sim/app/commands.h"
 #include "sim/app/did_you_mean.h"
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
 #include "sim/json/file.h"
+#include "sim/json/parse.h"
 #include "sim/report/export.h"
-#include "sim/report/files.h"
 
 namespace locksim {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// header_client_count: how many clients the header (line 1) of the history at `path` names;
+// nullopt for a history without one (schema 1). The reader adds a client no header names as it
+// meets it, so only the header tells an event of a stranger from one of the run's clients.
+std::optional<std::size_t> header_client_count(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  char c = 0;
+  while (line.size() <= json::kHistoryLineLimits.max_bytes && in.get(c) && c != '\n') line += c;
+  if (line.empty() || line.size() > json::kHistoryLineLimits.max_bytes) return std::nullopt;
+  const nlohmann::json header =
+      json::parse_json_line(line, path.string(), 1, json::kHistoryLineLimits);
+  if (!header.is_object() || !header.contains("history_schema") || !header.contains("clients") ||
+      !header.at("clients").is_array()) {
+    return std::nullopt;
+  }
+  return header.at("clients").size();
+}
+
+// check_clients_named: refuses a history with an event of a client its header does not name
+// (a hand-edited or spliced file): exported, it would be a process of nobody's run.
+void check_clients_named(const fs::path& path, const History& history) {
+  const std::optional<std::size_t> named = header_client_count(path);
+  if (!named || history.clients.size() <= *named) return;
+  std::string header;
+  for (std::size_t i = 0; i < *named; ++i) header += (i == 0 ? "" : ", ") + history.clients[i];
+  for (std::size_t i = 0; i < history.events.size(); ++i) {
+    if (history.events[i].client < 0 ||
+        static_cast<std::size_t>(history.events[i].client) < *named) {
+      continue;
+    }
+    throw InputError(path.string() + ": event " + std::to_string(i) + " is of client \"" +
+                     history.clients[static_cast<std::size_t>(history.events[i].client)] +
+                     "\", which the header's clients (" + header + ") do not name; not exported");
+  }
+}
+
+}  // namespace
 
 int export_command(const ExportOptions& options) {
   try {
@@ -48,6 +92,7 @@ int export_command(const ExportOptions& options) {
     // A FIFO or a device named history.jsonl would block or never end the reader.
     json::require_regular_file(chosen / "history.jsonl", "history file");
     const History history = read_history_jsonl(chosen / "history.jsonl");
+    check_clients_named(chosen / "history.jsonl", history);
     const std::vector<std::string> keys = lock_keys(history);
     std::string key = options.key;
     if (key.empty()) {
@@ -64,11 +109,13 @@ int export_command(const ExportOptions& options) {
       throw InputError("--key " + key + ": no acquire or release of it in " +
                        (chosen / "history.jsonl").string() + did_you_mean(key, keys));
     }
-    const std::string text = export_history(history, key, format);
     if (options.out.empty()) {
-      std::cout << text;
+      export_history(history, key, format, [](std::string_view chunk) { std::cout << chunk; });
+      std::cout.flush();
     } else {
-      write_file_atomically(options.out, text);
+      AtomicFile file(options.out);
+      export_history(history, key, format, [&](std::string_view chunk) { file.write(chunk); });
+      file.commit();
       std::cerr << "locksim: " << options.out << ": " << chosen.filename().string() << " / " << key
                 << " as " << options.format << "\n";
     }

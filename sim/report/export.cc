@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
+#include "sim/core/json_text.h"
+
 namespace locksim {
 namespace {
+
+// kChunkBytes: how much text is handed to the sink at once.
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 // Operation: one acquire or release with its completion, in the order of its invoke.
 struct Operation {
@@ -23,30 +27,58 @@ struct Operation {
   EventType outcome = EventType::kInfo;
   Nanos return_ns = -1;  // -1: never completed (ended :info at the end of the history)
   std::size_t return_index = 0;
-  std::string granted_token;    // acquire ok
-  std::int64_t fencing = -1;    // acquire ok
-  std::string error;            // fail/info: why
+  std::string granted_token;  // acquire ok
+  std::int64_t fencing = -1;  // acquire ok
+  std::string error;          // fail/info: why
 };
 
 const char* word(EventType type) {
   switch (type) {
-    case EventType::kInvoke: return "invoke";
-    case EventType::kOk: return "ok";
-    case EventType::kFail: return "fail";
-    case EventType::kInfo: return "info";
+    case EventType::kInvoke:
+      return "invoke";
+    case EventType::kOk:
+      return "ok";
+    case EventType::kFail:
+      return "fail";
+    case EventType::kInfo:
+      return "info";
   }
   return "info";
 }
 
+// edn_string: `text` as an EDN string. Every control character is escaped (a raw CR split the
+// map for a line reader, and a raw NUL ended it for a C one): \n, \r, \t as such, the rest and
+// DEL as \uXXXX, which Clojure's EDN reader reads back.
 std::string edn_string(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) {
+          out += "\\u00";
+          out += kHex[byte >> 4];
+          out += kHex[byte & 0xf];
+        } else {
+          out += c;
+        }
     }
-    out += c;
   }
   return out + "\"";
 }
@@ -110,9 +142,9 @@ void knossos_line(std::string& out, const History& history, const Operation& o, 
                   std::size_t index) {
   const EventType type = invoke ? EventType::kInvoke : o.outcome;
   const Nanos time = invoke ? o.call_ns : o.return_ns;
-  out += "{:index " + std::to_string(index) + ", :time " + std::to_string(time) + ", :type :" +
-         word(type) + ", :process " + std::to_string(o.process) + ", :f :" +
-         (o.f == Op::kAcquire ? "acquire" : "release") + ", :value nil, :client " +
+  out += "{:index " + std::to_string(index) + ", :time " + std::to_string(time) +
+         ", :type :" + word(type) + ", :process " + std::to_string(o.process) +
+         ", :f :" + (o.f == Op::kAcquire ? "acquire" : "release") + ", :value nil, :client " +
          edn_string(history.clients[static_cast<std::size_t>(o.client)]);
   if (invoke && o.ttl_ms >= 0) out += ", :ttl-ms " + std::to_string(o.ttl_ms);
   if (invoke && !o.token.empty()) out += ", :token " + edn_string(o.token);
@@ -136,7 +168,8 @@ std::vector<std::string> lock_keys(const History& history) {
   return keys;
 }
 
-std::string export_history(const History& history, std::string_view key, ExportFormat format) {
+void export_history(const History& history, std::string_view key, ExportFormat format,
+                    const std::function<void(std::string_view)>& sink) {
   std::vector<Operation> ops = operations(history, key);
   const Nanos end = history.events.empty() ? 0 : history.events.back().time_ns;
   if (format == ExportFormat::kKnossos) {
@@ -158,33 +191,67 @@ std::string export_history(const History& history, std::string_view key, ExportF
     std::string out;
     for (std::size_t n = 0; n < lines.size(); ++n) {
       knossos_line(out, history, ops[lines[n].op], lines[n].invoke, n);
+      if (out.size() >= kChunkBytes) {
+        sink(out);
+        out.clear();
+      }
     }
-    return out;
+    sink(out);
+    return;
   }
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const Operation& o : ops) {
-    nlohmann::ordered_json input = {{"op", o.f == Op::kAcquire ? "acquire" : "release"},
-                                    {"key", std::string(key)},
-                                    {"client", history.clients[static_cast<std::size_t>(o.client)]}};
-    if (o.ttl_ms >= 0) input["ttl_ms"] = o.ttl_ms;
-    if (!o.token.empty()) input["token"] = o.token;
-    nlohmann::ordered_json output;
+  // Written by hand, an operation at a time, in the layout of a JSON dump with an indent of one:
+  // a tree of a million operations cost 800 MB, six times the run that wrote the history.
+  std::string out = "[";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Operation& o = ops[i];
+    out += i == 0 ? "\n {\n  \"client_id\": " : ",\n {\n  \"client_id\": ";
+    // The process, not the client: after an unknown outcome the client goes on as a new one, as
+    // in the Knossos export, since Porcupine too takes a client's operations to be sequential and
+    // an unknown one never returns.
+    out += std::to_string(o.process);
+    out += ",\n  \"input\": {\n   \"op\": ";
+    out += o.f == Op::kAcquire ? "\"acquire\"" : "\"release\"";
+    out += ",\n   \"key\": ";
+    append_json_string(out, key);
+    out += ",\n   \"client\": ";
+    append_json_string(out, history.clients[static_cast<std::size_t>(o.client)]);
+    if (o.ttl_ms >= 0) out += ",\n   \"ttl_ms\": " + std::to_string(o.ttl_ms);
+    if (!o.token.empty()) {
+      out += ",\n   \"token\": ";
+      append_json_string(out, o.token);
+    }
+    out += "\n  },\n  \"call\": " + std::to_string(o.call_ns) + ",\n  \"output\": {\n   ";
     const bool unknown = o.return_ns < 0 || o.outcome == EventType::kInfo;
     if (unknown) {
-      output = {{"unknown", true}};
+      out += "\"unknown\": true";
     } else {
-      output = {{"ok", o.outcome == EventType::kOk}};
-      if (!o.granted_token.empty()) output["token"] = o.granted_token;
-      if (o.fencing >= 0) output["fencing"] = o.fencing;
+      out += o.outcome == EventType::kOk ? "\"ok\": true" : "\"ok\": false";
+      if (!o.granted_token.empty()) {
+        out += ",\n   \"token\": ";
+        append_json_string(out, o.granted_token);
+      }
+      if (o.fencing >= 0) out += ",\n   \"fencing\": " + std::to_string(o.fencing);
     }
-    if (!o.error.empty()) output["error"] = o.error;
-    all.push_back({{"client_id", o.client},
-                   {"input", input},
-                   {"call", o.call_ns},
-                   {"output", output},
-                   {"return", unknown ? std::numeric_limits<std::int64_t>::max() : o.return_ns}});
+    if (!o.error.empty()) {
+      out += ",\n   \"error\": ";
+      append_json_string(out, o.error);
+    }
+    out += "\n  },\n  \"return\": " +
+           std::to_string(unknown ? std::numeric_limits<std::int64_t>::max() : o.return_ns) +
+           "\n }";
+    if (out.size() >= kChunkBytes) {
+      sink(out);
+      out.clear();
+    }
   }
-  return all.dump(1) + "\n";
+  out += ops.empty() ? "]\n" : "\n]\n";
+  sink(out);
+}
+
+std::string export_history(const History& history, std::string_view key, ExportFormat format) {
+  std::string all;
+  export_history(history, key, format, [&](std::string_view chunk) { all += chunk; });
+  return all;
 }
 
 }  // namespace locksim

@@ -12,7 +12,10 @@
 //     {"client_id": 0, "input": {"op": "acquire", "key": "lock", "ttl_ms": 300}, "call": 1200,
 //      "output": {"ok": true, "token": "...", "fencing": 3}, "return": 5400}
 //     An operation whose outcome is unknown has "output": {"unknown": true} and "return"
-//     9223372036854775807 (it may take effect at any time after its call).
+//     9223372036854775807 (it may take effect at any time after its call). "client_id" is the
+//     process as in the Knossos export: after an unknown outcome the client goes on as a new
+//     one (client_id + number of clients), since Porcupine also takes one client's operations
+//     to be sequential, and an unknown one never returns.
 //
 // Mapping: acquire ok is :ok (the lock was granted; the token and fencing number ride along);
 // a busy answer, a give-up or an error with a definite answer is :fail; an indeterminate error is
@@ -31,6 +34,7 @@
 //   const std::string edn = export_history(history, key, ExportFormat::kKnossos);
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +48,12 @@ enum class ExportFormat { kKnossos, kPorcupine };
 // lock_keys: the keys the history acquires or releases, in order of first use.
 std::vector<std::string> lock_keys(const History& history);
 
-// export_history: the acquire and release operations on `key` in `format` (see above).
+// export_history: the acquire and release operations on `key` in `format` (see above), handed
+// to `sink` in pieces of about a megabyte as they are written, so a large history is exported
+// without its whole text (or a JSON tree of it) in memory.
+void export_history(const History& history, std::string_view key, ExportFormat format,
+                    const std::function<void(std::string_view)>& sink);
+// export_history: the same as one string.
 std::string export_history(const History& history, std::string_view key, ExportFormat format);
 
 }  // namespace locksim

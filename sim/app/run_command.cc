@@ -227,6 +227,94 @@ int run_command(const RunOptions& options, StopSignal& stop) {
   return run_scenarios(options, std::move(scenarios), users, stop, nullptr);
 }
 
+namespace {
+
+// What a run directory takes on disk, for the estimate of --repeat, as measured on the simulator
+// (tests/hostile/valid and the catalogue's scripted scenarios, 35-100 KB a run): the run's own
+// files (report.html, results.json, summary.md, scenario.json), each variant's (results, summary,
+// trace), and each recorded event across history.jsonl, trace.json and the report's timeline.
+constexpr double kRunDirectoryBytes = 16e3;
+constexpr double kVariantDirectoryBytes = 9e3;
+constexpr double kDiskBytesPerEvent = 250;
+// kRepeatNoticeRuns, kRepeatNoticeBytes: from this many repetitions, or this many bytes at
+// least, a --repeat says before it starts what it will write (100,000 repetitions wrote 4.3 GB in
+// 120 s without a word).
+constexpr int kRepeatNoticeRuns = 1000;
+constexpr double kRepeatNoticeBytes = 1e9;
+
+// free_bytes_under: the space available to a new file under `dir` (its nearest existing
+// ancestor); 0 if unknown.
+std::uintmax_t free_bytes_under(fs::path dir) {
+  std::error_code error;
+  while (!fs::exists(dir, error) && dir.has_relative_path() && dir.has_parent_path()) {
+    dir = dir.parent_path();
+  }
+  if (dir.empty()) dir = ".";
+  const fs::space_info space = fs::space(dir, error);
+  return error ? 0 : space.available;
+}
+
+// size_text: a byte count in MB below a gigabyte, else in GB ("3.4 MB", "4.30 GB").
+std::string size_text(double bytes) {
+  char text[32];
+  if (bytes < 1e9) {
+    std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
+  }
+  return text;
+}
+
+// check_repeat_disk: --repeat keeps every repetition's run directory (each is a seed that
+// replays it). Says what that will write when it is much, from at least (the files every run
+// writes) to at most (with estimated_events, an upper estimate), and refuses (exit 2) what would
+// not fit on the output's file system even at least; 0 if the runs may go on.
+int check_repeat_disk(const RunOptions& options, const std::vector<Scenario>& scenarios) {
+  if (options.repeat <= 1) return 0;
+  double least_per_repetition = 0;
+  double most_per_repetition = 0;
+  std::size_t directories_per_repetition = 0;
+  for (const Scenario& s : scenarios) {
+    const std::vector<std::string> variants = selected_variants(s, options.variants);
+    if (variants.empty()) continue;
+    ++directories_per_repetition;
+    least_per_repetition += kRunDirectoryBytes;
+    most_per_repetition += kRunDirectoryBytes;
+    for (const std::string& v : variants) {
+      least_per_repetition += kVariantDirectoryBytes;
+      most_per_repetition +=
+          kVariantDirectoryBytes + estimated_events(s, *find_variant(v)) * kDiskBytesPerEvent;
+    }
+  }
+  const double least = least_per_repetition * options.repeat;
+  const double most = most_per_repetition * options.repeat;
+  const double directories = static_cast<double>(directories_per_repetition) * options.repeat;
+  const std::uintmax_t available = free_bytes_under(options.out_dir);
+  char text[512];
+  if (available > 0 && least > static_cast<double>(available)) {
+    std::snprintf(text, sizeof text,
+                  "--repeat %d: the runs would write %.0f run directories under %s, at least "
+                  "%s (%.0f KB a repetition), more than the %s free there; lower --repeat, or "
+                  "make room",
+                  options.repeat, directories, options.out_dir.c_str(), size_text(least).c_str(),
+                  least_per_repetition / 1e3, size_text(static_cast<double>(available)).c_str());
+    std::cerr << "locksim: " << text << "\n";
+    return kExitUsage;
+  }
+  if (options.repeat >= kRepeatNoticeRuns || least >= kRepeatNoticeBytes) {
+    std::snprintf(text, sizeof text,
+                  "--repeat %d: every repetition keeps its run directory (a seed to replay): "
+                  "%.0f run directories under %s, %s to %s by estimate (%.0f to %.0f KB a "
+                  "repetition); Ctrl-C stops the runs and keeps what ran",
+                  options.repeat, directories, options.out_dir.c_str(), size_text(least).c_str(),
+                  size_text(most).c_str(), least_per_repetition / 1e3, most_per_repetition / 1e3);
+    std::cerr << "locksim: " << text << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                   const std::vector<UserVariant>& users, StopSignal& stop,
                   std::vector<RunRow>* rows) {
@@ -266,6 +354,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
     std::cerr << "locksim: --variant: none of the given variants is listed by these scenarios\n";
     return kExitUsage;
   }
+  if (const int refused = check_repeat_disk(options, scenarios); refused != 0) return refused;
   if (!options.redis_url.empty()) {
     try {
       parse_redis_url(options.redis_url);
@@ -564,7 +653,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         run.notes = std::move(outcome.notes);
         run.interrupted = outcome.interrupted;
         run.timed_out = outcome.timed_out;
-        run.matches = !run.interrupted && matches_expectation(run.expected, run.result);
+        run.matches =
+            !run.interrupted && matches_expectation(run.expected, run.result, run.history.clients);
         const std::vector<const Finding*> stalls = run.result.of(FindingKind::kUnplannedStall);
         if (run.matches || run.interrupted || stalls.empty() || outcome.server_lost ||
             outcome.server_died || attempt == kStallAttempts || stopping()) {

@@ -100,15 +100,36 @@ void print_could_not_run(const ExploreSummary& summary) {
   }
 }
 
+// print_harness_errors: the schedules that did not end by themselves (cut short by their bounds,
+// or stalled): the harness's errors, never the lock's verdict; each kept seed with its replay.
+void print_harness_errors(const ExploreOptions& options, const ExploreSummary& summary) {
+  std::cout << summary.harness_errors << " of " << summary.schedules
+            << " schedule(s) did not end (a harness error, not judged):\n";
+  for (const ExploreSummary::Error& error : summary.harness_error_seeds) {
+    std::cout << "  seed " << error.seed << ": " << error.why
+              << "\n      replay: " << replay_command(options, error.seed) << "\n";
+  }
+}
+
 // print_no_finding: the line when nothing was found: an ok only for schedules that ran.
 void print_no_finding(const ExploreSummary& summary) {
-  if (summary.could_not_run == 0) {
+  const std::uint64_t not_run = summary.could_not_run + summary.harness_errors;
+  if (not_run == 0) {
     std::cout << "No finding: every schedule's verdict was ok.\n";
   } else {
-    std::cout << "No finding in the " << summary.schedules - summary.could_not_run
-              << " schedule(s) that ran; of the " << summary.could_not_run
-              << " that could not run (above), nothing is known.\n";
+    std::cout << "No finding in the " << summary.schedules - not_run
+              << " schedule(s) that ran; of the " << not_run
+              << " that could not run or did not end (above), nothing is known.\n";
   }
+}
+
+// exit_without_own_finding: the exit code when the lock showed no finding of its own: a
+// schedule that did not end is a harness error (3), one that could not run leaves the answer
+// open (2).
+int exit_without_own_finding(const ExploreSummary& summary) {
+  if (summary.interrupted) return kExitInterrupted;
+  if (summary.harness_errors > 0) return kExitEnvironment;
+  return summary.could_not_run > 0 ? kExitUsage : kExitOk;
 }
 
 // summary_json: the --json file: the settings, the seeds run, and what was found.
@@ -127,7 +148,8 @@ Json summary_json(const Json& settings, const ExploreSummary& summary,
           {"findings", findings},
           {"exercised", summary.exercised},
           {"with_no_fault", summary.with_no_fault},
-          {"could_not_run", summary.could_not_run}};
+          {"could_not_run", summary.could_not_run},
+          {"harness_errors", summary.harness_errors}};
 }
 
 int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint64_t seed) {
@@ -135,7 +157,7 @@ int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint
   const ScheduleRun run = run_schedule(document, *target.variant, seed);
   if (!run.error.empty()) {
     std::cerr << "locksim: seed " << seed << ": " << run.error << "\n";
-    return kExitUsage;
+    return run.cut_short ? kExitEnvironment : kExitUsage;
   }
   const fs::path dir = fs::path(options.out_dir) / ("seed-" + std::to_string(seed));
   fs::create_directories(dir);
@@ -247,6 +269,9 @@ int merge(const ExploreOptions& options) {
         if (const auto could_not_run = root.optional_member("could_not_run")) {  // older summaries
           add(total.could_not_run, at_most_schedules(*could_not_run), *could_not_run);
         }
+        if (const auto harness_errors = root.optional_member("harness_errors")) {  // likewise
+          add(total.harness_errors, at_most_schedules(*harness_errors), *harness_errors);
+        }
         const json::JsonReader exercised = root.member("exercised");
         for (const std::string& fault : exercised.keys()) {
           add(total.exercised[fault], at_most_schedules(exercised.member(fault)),
@@ -292,6 +317,11 @@ int merge(const ExploreOptions& options) {
     std::cout << "; no fault (" << total.with_no_fault << ")\n";
   }
   if (total.could_not_run > 0) print_could_not_run(total);
+  if (total.harness_errors > 0) {
+    std::cout << total.harness_errors << " of " << total.schedules
+              << " schedule(s) did not end (a harness error, not judged; each shard named its "
+                 "seeds)\n";
+  }
   if (total.findings.empty()) {
     print_no_finding(total);
   } else {
@@ -305,7 +335,7 @@ int merge(const ExploreOptions& options) {
     write_file_atomically(options.json_path, summary_json(settings, total, ranges).dump(2) + "\n");
   }
   if (!total.findings.empty()) return kExitMismatch;
-  return total.could_not_run > 0 ? kExitUsage : kExitOk;
+  return exit_without_own_finding(total);
 }
 
 }  // namespace
@@ -386,6 +416,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                                                  "\n");
   }
   if (summary.could_not_run > 0) print_could_not_run(summary);
+  if (summary.harness_errors > 0) print_harness_errors(options, summary);
   if (options.scenario.empty()) {
     std::cout << "Exercised:";
     if (summary.exercised.empty()) std::cout << " no fault";
@@ -399,8 +430,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
   }
   if (summary.findings.empty()) {
     print_no_finding(summary);
-    if (summary.interrupted) return kExitInterrupted;
-    return summary.could_not_run > 0 ? kExitUsage : kExitOk;
+    return exit_without_own_finding(summary);
   }
   std::cout << "Findings:\n";
   for (const auto& [signature, found] : summary.findings) {

@@ -56,7 +56,7 @@ ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::
 }
 
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
-                         std::uint64_t seed, bool words) {
+                         std::uint64_t seed, bool words, const StopSignal* interrupt) {
   ScheduleRun run;
   if (!prepared.error.empty()) {
     run.error = prepared.error;
@@ -64,8 +64,14 @@ ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& va
   }
   const Scenario& scenario = prepared.scenario;
   StopSignal stop;
-  SimulatedRun simulated = run_simulated(scenario, variant, seed, stop,
-                                         "locksim:explore:" + std::string(variant.name()) + ":");
+  SimulatedRun simulated =
+      run_simulated(scenario, variant, seed, stop,
+                    "locksim:explore:" + std::string(variant.name()) + ":", interrupt);
+  if (!simulated.cut_short.empty()) {
+    run.error = simulated.cut_short;
+    run.cut_short = true;
+    return run;
+  }
   if (!simulated.outcome.harness_error.empty()) {
     run.error = simulated.outcome.harness_error;
     return run;
@@ -109,14 +115,26 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       std::vector<std::string> faults;
       ScheduleRun run;
       if (given) {
-        run = run_schedule(*given, *target.variant, seed, false);
+        run = run_schedule(*given, *target.variant, seed, false, &stop);
       } else {
         const Json document = exercise_document(target, seed);
-        run = run_schedule(document, *target.variant, seed, false);
+        run = run_schedule(prepare_schedule(document, *target.variant), *target.variant, seed,
+                           false, &stop);
         faults = faults_in(document);
       }
       std::lock_guard<std::mutex> lock(mutex);
       ++summary.schedules;
+      if (run.cut_short) {
+        // A schedule that did not end is the harness's error: counted apart, never judged.
+        ++summary.harness_errors;
+        // The least five seeds, whichever worker ran them.
+        std::vector<ExploreSummary::Error>& kept = summary.harness_error_seeds;
+        kept.push_back({seed, run.error});
+        std::sort(kept.begin(), kept.end(),
+                  [](const auto& a, const auto& b) { return a.seed < b.seed; });
+        if (kept.size() > 5) kept.pop_back();
+        continue;
+      }
       if (!run.error.empty()) {
         ++summary.could_not_run;
         if (summary.errors.size() < 5) {

@@ -49,6 +49,9 @@ struct ScheduleRun {
   std::vector<std::string> words;  // the findings in words
   History history;
   std::string error;  // the document is not a valid scenario, or the run could not run
+  // cut_short: `error` is a harness error: the run did not end by itself (it passed its bounds, or
+  // stalled: simulated_bounds, sim/simulate/sim_runtime.h), naming its seed.
+  bool cut_short = false;
 };
 // PreparedSchedule: a document parsed for the simulator once, to run under many seeds.
 struct PreparedSchedule {
@@ -57,9 +60,11 @@ struct PreparedSchedule {
 };
 PreparedSchedule prepare_schedule(const nlohmann::json& document, const LockVariant& variant);
 // `words` false: the findings' words are left out (CheckOptions::words), for a search that reads
-// only the signatures.
+// only the signatures. `interrupt`: a stop request there cuts short a run that does not end soon
+// after it (the run itself always runs to its end otherwise).
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
-                         std::uint64_t seed, bool words = true);
+                         std::uint64_t seed, bool words = true,
+                         const StopSignal* interrupt = nullptr);
 // run_schedule: `document` on the simulator with `seed`, judged.
 ScheduleRun run_schedule(const nlohmann::json& document, const LockVariant& variant,
                          std::uint64_t seed, bool words = true);
@@ -88,6 +93,10 @@ struct ExploreSummary {
     std::string why;
   };
   std::vector<Error> errors;  // the first few of them
+  // harness_errors: schedules cut short (ScheduleRun::cut_short): never judged, never ok; the
+  // first few, with why.
+  std::uint64_t harness_errors = 0;
+  std::vector<Error> harness_error_seeds;
   bool interrupted = false;
 };
 // explore: runs seeds first_seed, first_seed + 1, ... until the budget is spent or `stop`;

@@ -137,8 +137,29 @@ std::string simulator_refusal(const Scenario& scenario, const LockVariant& varia
   return "";
 }
 
+SimulationBounds simulated_bounds(const Scenario& scenario, const LockVariant& variant,
+                                  const StopSignal* interrupt) {
+  SimulationBounds bounds;
+  const double scaled =
+      estimated_events(scenario, variant) * static_cast<double>(kSimulatedEventsPerRecorded);
+  bounds.max_events = scaled > static_cast<double>(kSimulatedEventsMin)
+                          ? static_cast<std::uint64_t>(std::min(scaled, 1e18))
+                          : kSimulatedEventsMin;
+  bounds.max_wall_ns = kSimulatedWallMaxNs;
+  bounds.stop = interrupt;
+  return bounds;
+}
+
 SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
-                           StopSignal& stop, const std::string& key_prefix) {
+                           StopSignal& stop, const std::string& key_prefix,
+                           const StopSignal* interrupt) {
+  return run_simulated(scenario, variant, seed, stop, key_prefix,
+                       simulated_bounds(scenario, variant, interrupt ? interrupt : &stop));
+}
+
+SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                           StopSignal& stop, const std::string& key_prefix,
+                           const SimulationBounds& bounds) {
   LOCKSIM_ASSERT(simulator_refusal(scenario, variant).empty());
   // Client processes and an event loop run as threads here: every thread is a fiber, a pause
   // freezes the client (renewal included) as SIGSTOP does, a crash closes its connections.
@@ -176,7 +197,24 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
     run.outcome = run_scenario(request);
     if (topology) topology->stop();
   });
-  simulation.run();
+  simulation.set_bounds(bounds);
+  try {
+    simulation.run();
+  } catch (const SimulationCutShort& e) {
+    run.cut_short = "the simulated run of seed " + std::to_string(seed) + " was cut short: " +
+                    e.what();
+    run.outcome = RunOutcome{};  // whatever the fibers left is no history
+    if (e.why == SimulationCutShort::Why::kStopped) {
+      run.outcome.interrupted = true;
+      run.outcome.notes.push_back(run.cut_short);
+    } else {
+      run.outcome.harness_error = run.cut_short;
+    }
+  } catch (const SimulationStalled& e) {
+    run.cut_short = "the simulated run of seed " + std::to_string(seed) + " stalled: " + e.what();
+    run.outcome = RunOutcome{};
+    run.outcome.harness_error = run.cut_short;
+  }
   if (as_threads) {
     run.outcome.notes.insert(
         run.outcome.notes.begin(),

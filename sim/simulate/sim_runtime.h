@@ -86,12 +86,37 @@ struct SimulatedRun {
   RunOutcome outcome;
   std::uint64_t events = 0;  // scheduler events
   Nanos virtual_ns = 0;      // virtual time at the end
+  // cut_short: why the run did not end by itself, naming its seed: it passed its bounds
+  // (simulated_bounds), or stalled (SimulationStalled); "" if it ended. Such a run has no history:
+  // outcome.harness_error says the same, or, when a stop request cut it short,
+  // outcome.interrupted is set instead.
+  std::string cut_short;
 };
 
+// kSimulatedEventsMin: every simulated run may take this many scheduler events (the largest run
+// of the catalogue takes under 50,000), or kSimulatedEventsPerRecorded for each event it is
+// estimated to record (estimated_events, sim/driver/driver.h), if that is more.
+inline constexpr std::uint64_t kSimulatedEventsMin = 20'000'000;
+inline constexpr std::uint64_t kSimulatedEventsPerRecorded = 1'000;
+// kSimulatedWallMaxNs: and at most a minute of the machine's time (a schedule of explore takes
+// well under a millisecond).
+inline constexpr Nanos kSimulatedWallMaxNs = ms_to_ns(60'000);
+// simulated_bounds: the bounds above for a run of `scenario` with `variant`; `interrupt`: a stop
+// request there cuts the run short after the simulation's grace (SimulationBounds).
+SimulationBounds simulated_bounds(const Scenario& scenario, const LockVariant& variant,
+                                  const StopSignal* interrupt);
+
 // run_simulated: `scenario` with `variant` on a fresh model server, schedule drawn from `seed`
-// (the plan's seed too, as on the machine), with its timing profile (timing_of). Requires
+// (the plan's seed too, as on the machine), with its timing profile (timing_of), within
+// simulated_bounds. The driver sees `stop`; the simulation is cut short by a stop request on
+// `interrupt` (default: `stop`) if the run does not end soon after it. Requires
 // simulator_refusal(...) == "".
 SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
-                           StopSignal& stop, const std::string& key_prefix);
+                           StopSignal& stop, const std::string& key_prefix,
+                           const StopSignal* interrupt = nullptr);
+// run_simulated: the same within `bounds` (for tests of what a run cut short gives).
+SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                           StopSignal& stop, const std::string& key_prefix,
+                           const SimulationBounds& bounds);
 
 }  // namespace locksim

@@ -10,8 +10,6 @@ namespace locksim {
 
 using simulate_internal::Fiber;
 
-namespace {}  // namespace
-
 struct Simulation::FiberState {
   std::unique_ptr<Fiber> fiber;  // freed when the body ends
   bool ended = false;
@@ -198,11 +196,54 @@ void Simulation::add_deadline(FiberId fiber, Nanos t) {
   schedule_resume(fiber, t, s.generation);
 }
 
+namespace {
+
+// The machine's clock and the stop request are looked at every this many events: a few
+// nanoseconds an event, and a few hundred microseconds between two looks.
+constexpr std::uint64_t kBoundsEveryEvents = 1024;
+
+std::string describe_bound_ms(Nanos ns) {
+  return std::to_string(ns / kNanosPerMilli) + " ms";
+}
+
+}  // namespace
+
+void Simulation::check_bounds(const RunClock& wall, Nanos& stop_seen_ns) const {
+  using Why = SimulationCutShort::Why;
+  const auto cut = [this](Why why, const std::string& what) {
+    throw SimulationCutShort(why, "the schedule " + what + " (after " +
+                                      std::to_string(events_run_) + " scheduler events, at " +
+                                      describe_bound_ms(now_) + " of virtual time)");
+  };
+  if (bounds_.max_events != 0 && events_run_ >= bounds_.max_events) {
+    cut(Why::kEvents, "did not end within its bound of " + std::to_string(bounds_.max_events) +
+                          " scheduler events");
+  }
+  const Nanos elapsed = wall.now_ns();
+  if (bounds_.max_wall_ns != 0 && elapsed >= bounds_.max_wall_ns) {
+    cut(Why::kWallTime, "did not end within its bound of " +
+                            describe_bound_ms(bounds_.max_wall_ns) + " of the machine's time");
+  }
+  if (bounds_.stop == nullptr || !bounds_.stop->requested()) return;
+  if (stop_seen_ns < 0) stop_seen_ns = elapsed;
+  if (elapsed - stop_seen_ns >= bounds_.stop_grace_wall_ns) {
+    cut(Why::kStopped, "was stopped: it did not end within " +
+                           describe_bound_ms(bounds_.stop_grace_wall_ns) +
+                           " of the stop request");
+  }
+}
+
 void Simulation::run() {
   LOCKSIM_ASSERT(current_ == 0);
+  const RunClock wall;  // for the bounds only: nothing simulated reads it
+  Nanos stop_seen_ns = -1;
   while (!events_.empty()) {
     const Event event = pop();
     if (stale(event)) continue;  // a timer of a wait that a wake-up ended: time stays
+    if (events_run_ % kBoundsEveryEvents == 0 ||
+        (bounds_.max_events != 0 && events_run_ >= bounds_.max_events)) {
+      check_bounds(wall, stop_seen_ns);
+    }
     now_ = std::max(now_, event.time);
     ++events_run_;
     if (event.fiber != 0) {

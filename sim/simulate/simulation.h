@@ -12,6 +12,11 @@
 // the VirtualClock's waits (which park). A fiber must not block the thread in any other way (a
 // real socket, a contended std::mutex held across a wait): nothing else would run.
 //
+// A run that does not end by itself (fibers that keep waking each other, a loop that never ends in
+// virtual time) is cut short by its bounds (SimulationBounds: scheduler events, the machine's time,
+// a stop request): run() throws SimulationCutShort. The bounds are the only thing here that reads
+// the machine's clock, and they never change what a run that ends does.
+//
 //   Simulation sim(seed);
 //   sim.spawn([&] { sim.sleep_until(ms_to_ns(5)); done = true; });
 //   sim.run();                                   // returns when nothing is left to run
@@ -26,11 +31,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
+#include "sim/core/stop.h"
 #include "sim/core/threads.h"
 #include "sim/simulate/action.h"
 
@@ -44,6 +51,25 @@ class Fiber;
 // program deadlocked (its names say who waits).
 struct SimulationStalled : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// SimulationCutShort: run() passed one of its bounds (SimulationBounds): `why` says which; the
+// words say when (the events run and the virtual time), for a message that names the seed.
+struct SimulationCutShort : std::runtime_error {
+  enum class Why { kEvents, kWallTime, kStopped };
+  SimulationCutShort(Why why_cut, const std::string& what) : std::runtime_error(what), why(why_cut) {}
+  Why why;
+};
+
+// SimulationBounds: how much one run() may take before it is cut short. 0: no bound.
+struct SimulationBounds {
+  std::uint64_t max_events = 0;  // scheduler events
+  Nanos max_wall_ns = 0;         // the machine's time (a RunClock on real_clock())
+  // stop: once it is requested, the simulated program has stop_grace_wall_ns of the machine's time
+  // to end by itself (a driver stops its clients at their next step; a schedule of explore takes
+  // well under a millisecond), then run() is cut short.
+  const StopSignal* stop = nullptr;
+  Nanos stop_grace_wall_ns = ms_to_ns(500);
 };
 
 class Simulation {
@@ -93,8 +119,12 @@ class Simulation {
   // at: runs `action` on the scheduler's stack at virtual time `t` (>= now).
   void at(Nanos t, Action action);
 
+  // set_bounds: the bounds of run() (none by default).
+  void set_bounds(const SimulationBounds& bounds) { bounds_ = bounds; }
   // run: from outside every fiber: runs events until none is left. Throws what a fiber threw,
-  // or SimulationStalled if fibers wait forever with nothing scheduled.
+  // SimulationStalled if fibers wait forever with nothing scheduled, or SimulationCutShort if it
+  // passed its bounds. After a throw the fibers that had not ended are dropped unfinished (their
+  // stacks go, their destructors never run): the simulation is good for nothing but destruction.
   void run();
 
   // events_run: events run so far (a measure of work for reports and benchmarks).
@@ -120,6 +150,9 @@ class Simulation {
   };
   struct FiberState;
 
+  // check_bounds: throws SimulationCutShort if run() passed its bounds (`wall`: since it began;
+  // `stop_seen_ns`: when on `wall` it first saw the stop request, or -1).
+  void check_bounds(const RunClock& wall, Nanos& stop_seen_ns) const;
   void schedule_resume(FiberId fiber, Nanos t, std::uint64_t generation);
   // stale: a resume event for a wait that is over (it neither runs nor moves the time).
   bool stale(const Event& event) const;
@@ -132,6 +165,7 @@ class Simulation {
   Nanos wake_min_ns_ = 5'000;
   Nanos wake_max_ns_ = 50'000;
   std::uint64_t events_run_ = 0;
+  SimulationBounds bounds_;
   // A min-heap on (time, order); a resume for a wait that is over stays in it until its time, and
   // is skipped then (stale). pop: takes the least.
   void push(const Event& event);

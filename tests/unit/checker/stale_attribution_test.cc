@@ -1,0 +1,173 @@
+// stale_attribution_test: a release is stale, and a renewal stolen, only if the key it changed was
+// granted to another client after the caller's own grant; the boundary cases of that rule.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/checker/check.h"
+#include "tests/unit/checker/checker_test_support.h"
+#include "tests/unit/history_builder.h"
+
+namespace locksim {
+namespace {
+
+using test::A;
+using test::B;
+using test::C;
+using test::check;
+using test::contains;
+using test::HistoryBuilder;
+using test::ms;
+using test::stale_releases;
+using test::violations;
+
+constexpr int kAttributionNemesis = 3;
+
+// set_grant_validity: gives the latest acquire ok the validity a multi-server lock promised (Redlock).
+void set_grant_validity(HistoryBuilder& h, std::int32_t validity_ms) {
+  for (auto it = h.events().rbegin(); it != h.events().rend(); ++it) {
+    if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+      it->acquire().validity_ms = validity_ms;
+      return;
+    }
+  }
+}
+
+// Proves the lua_owner seed-15007 shape is no stale release: B's lease ran out at 100.1 ms, C was
+// granted after it and later re-granted; C's release that deleted in between deleted C's own key
+// (B's was gone when C was granted), so both overlaps with B are B's expired lease.
+TEST(StaleAttributionTest, ReleaseOfAKeyReGrantedToTheReleaserIsNotStale) {
+  HistoryBuilder h;
+  h.acquire_invoke(0, B, 100).acquire_ok(ms(0.1), B, 100).sent_at(0);
+  h.acquire_invoke(ms(0.9), C, 100).acquire_ok(ms(104.3), C, 100).sent_at(ms(103.9));
+  h.release(ms(203.1), ms(204.8), C, 1);  // its lease ran out from 203.9 ms on
+  h.acquire_invoke(ms(204.8), C, 100).acquire_ok(ms(205.3), C, 100).sent_at(ms(204.8));
+  h.release(ms(206.2), ms(206.9), B, 0);
+  h.release(ms(225.6), ms(226.2), C, 1);
+  const CheckResult r = check(h.build());
+  ASSERT_EQ(violations(r).size(), 2u);
+  for (const Finding* v : violations(r)) {
+    EXPECT_EQ(v->cause, "lease_expired") << v->words;
+    EXPECT_EQ(v->clients, (std::vector<int>{B, C})) << v->words;
+  }
+  EXPECT_TRUE(stale_releases(r).empty());
+}
+
+// Proves a release invoked exactly at its own lease end judges its victims by grant order: B,
+// granted before C (and still inside on its expired lease), lost nothing to C's release; a client
+// granted at that very instant, after C, did (a blind DEL's stale release).
+TEST(StaleAttributionTest, ReleaseExactlyAtTheLeaseEnd) {
+  HistoryBuilder before;
+  before.acquire_invoke(0, B, 50).acquire_ok(0, B, 50).sent_at(0);
+  before.acquire_invoke(ms(1), C, 100).acquire_ok(ms(60), C, 100).sent_at(ms(55));
+  before.release(ms(155), ms(156), C, 1);  // exactly at its lease's earliest end, 155 ms
+  before.release(ms(300), ms(301), B, 0);
+  EXPECT_TRUE(stale_releases(check(before.build())).empty());
+
+  HistoryBuilder after;
+  after.acquire_invoke(0, A, 100).acquire_ok(0, A, 100).sent_at(0);
+  after.acquire_invoke(ms(1), B, 100).acquire_ok(ms(100), B, 100).sent_at(ms(100));
+  after.release(ms(100), ms(101), A, 1);  // exactly at its lease end, as B got in
+  after.release(ms(150), ms(151), B, 0);
+  const CheckResult r = check(after.build());
+  ASSERT_EQ(stale_releases(r).size(), 1u);
+  EXPECT_EQ(stale_releases(r)[0]->clients, (std::vector<int>{A, B}));
+}
+
+// Proves a release under way while the next holder was granted, whose own key could not yet have
+// expired (its TTL from the send, not Redlock's shorter validity), deleted its own key and no
+// other: the next holder's SET NX needed it gone, and nothing else could have removed it (Redlock
+// seed 11106). A lost release reply of another client in between can have removed it: then the
+// order is unknown, and the stale release stands.
+TEST(StaleAttributionTest, ReleaseThatRemovedItsOwnKeyBeforeTheNextGrant) {
+  const auto history = [](bool lost_release_between) {
+    HistoryBuilder h;
+    if (lost_release_between) {
+      h.acquire_invoke(0, A, 100).acquire_ok(ms(1), A, 100).sent_at(0);
+      h.event(ms(100), A, EventType::kOk, Op::kExit);
+      h.event(ms(100), A, EventType::kInvoke, Op::kRelease);
+      h.acquire_end(ms(150), A, EventType::kInfo);
+      h.last().f = Op::kRelease;  // the release's reply was lost: it may have deleted
+    }
+    h.acquire_invoke(ms(100), C, 100).acquire_ok(ms(110), C, 100).sent_at(ms(105));
+    set_grant_validity(h, 80);  // lease until 190 ms; the key lives until at least 205 ms
+    h.event(ms(160), C, EventType::kOk, Op::kExit);
+    h.event(ms(160), C, EventType::kInvoke, Op::kRelease);
+    h.nemesis(ms(160), kAttributionNemesis, C, FaultKind::kDelay, FaultPhase::kStart);
+    h.acquire_invoke(ms(120), B, 100).acquire_ok(ms(185), B, 100).sent_at(ms(175));
+    set_grant_validity(h, 80);
+    h.nemesis(ms(188), kAttributionNemesis, C, FaultKind::kDelay, FaultPhase::kEnd);
+    h.event(ms(195), C, EventType::kOk, Op::kRelease).last().release().deleted = 1;
+    h.release(ms(400), ms(401), B, 0);
+    return h.build();
+  };
+  EXPECT_TRUE(stale_releases(check(history(false))).empty());
+  const CheckResult r = check(history(true));
+  ASSERT_EQ(stale_releases(r).size(), 1u);
+  EXPECT_EQ(stale_releases(r)[0]->clients, (std::vector<int>{C, B}));
+}
+
+// Proves a genuine stale release of a blind DEL is still found and named as the overlap's cause
+// (scenarios/stale-release.json): A's lease ran out, B was granted after A, A's DEL deleted B's
+// key and C got in while B's lease still ran.
+TEST(StaleAttributionTest, BlindDeleteOfANewerGrantIsStale) {
+  HistoryBuilder h;
+  h.hold(A, 0, 0, ms(200), ms(201), 100);
+  h.hold(B, ms(10), ms(150), ms(400), ms(401), 1000);
+  h.hold(C, ms(20), ms(210), ms(300), ms(301), 1000);
+  const CheckResult r = check(h.build());
+  ASSERT_EQ(violations(r).size(), 2u);
+  EXPECT_EQ(violations(r)[0]->cause, "lease_expired");  // A, B
+  EXPECT_EQ(violations(r)[1]->clients, (std::vector<int>{B, C, A}));
+  EXPECT_EQ(violations(r)[1]->cause, "stale_release");
+  ASSERT_EQ(stale_releases(r).size(), 1u);
+  EXPECT_EQ(stale_releases(r)[0]->clients, (std::vector<int>{A, B}));
+}
+
+// Proves a renewal sent before another client was granted and answered after it (lua_owner_renew
+// seed 2478, a clock jump) is not stolen: it may have run first, on the renewer's own key. Sent
+// after that grant was answered, it can only have extended the other client's key: stolen.
+TEST(StaleAttributionTest, RenewalInFlightAcrossAGrantIsNotStolen) {
+  const auto history = [](Nanos extend_invoke_ns) {
+    HistoryBuilder h;
+    h.acquire_invoke(0, A, 100).acquire_ok(ms(2.6), A, 100).sent_at(0);
+    h.acquire_invoke(ms(2.6), B, 100).acquire_ok(ms(41.15), B, 100).sent_at(ms(39.7));
+    h.extend(extend_invoke_ns, ms(41.17), A, 100);
+    h.release(ms(41.17), ms(46.2), A, 0);
+    h.release(ms(47.2), ms(49.0), B, 1);
+    return h.build();
+  };
+  EXPECT_EQ(check(history(ms(35.6))).count(FindingKind::kStolenRenewal), 0u);
+  const CheckResult r = check(history(ms(41.16)));
+  const std::vector<const Finding*> stolen = r.of(FindingKind::kStolenRenewal);
+  ASSERT_EQ(stolen.size(), 1u);
+  EXPECT_EQ(stolen[0]->clients, (std::vector<int>{A, B}));
+}
+
+// Proves a renewal of the renewer's own re-granted key is not stolen while an earlier holder,
+// granted before that re-grant, is still inside on its expired lease; a renewal that returned 1
+// after its own lease had certainly run out, while a newer holder was inside, is stolen.
+TEST(StaleAttributionTest, RenewalOfOwnReGrantedKeyIsNotStolen) {
+  HistoryBuilder own;
+  own.hold(A, 0, 0, ms(10), ms(11), 100);
+  own.acquire_invoke(ms(5), B, 100).acquire_ok(ms(12), B, 100).sent_at(ms(11));
+  own.acquire_invoke(ms(20), A, 100).acquire_ok(ms(130), A, 100).sent_at(ms(125));
+  own.extend(ms(160), ms(161), A, 100);  // B is inside, but A's grant came after B's
+  own.release(ms(200), ms(201), B, 0);
+  own.release(ms(210), ms(211), A, 1);
+  EXPECT_EQ(check(own.build()).count(FindingKind::kStolenRenewal), 0u);
+
+  HistoryBuilder late;
+  late.acquire_invoke(0, A, 100).acquire_ok(ms(1), A, 100).sent_at(0);
+  late.acquire_invoke(ms(5), B, 100).acquire_ok(ms(102), B, 100).sent_at(ms(101.5));
+  late.extend(ms(101.8), ms(103), A, 100);  // sent before B's grant, but after A's key expired
+  late.release(ms(150), ms(151), A, 0);
+  late.release(ms(160), ms(161), B, 1);
+  const std::vector<const Finding*> stolen = check(late.build()).of(FindingKind::kStolenRenewal);
+  ASSERT_EQ(stolen.size(), 1u);
+  EXPECT_TRUE(contains(stolen[0]->words, "it extended B's lock, not A's")) << stolen[0]->words;
+}
+
+}  // namespace
+}  // namespace locksim

@@ -190,6 +190,12 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
     if (::getppid() != parent) ::_exit(127);
     // Own process group: a terminal Ctrl-C reaches locksim, which then stops us in order.
     ::setpgid(0, 0);
+    // locksim blocks SIGINT, SIGTERM and SIGHUP in every thread (sim/app/signals.h), and a blocked
+    // signal stays blocked across exec: the server would ignore the SIGTERM that stop() sends it
+    // and be killed only after stop()'s 2 s grace.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     const int input = ::open(dev_null, O_RDONLY);
     if (input >= 0 && input != STDIN_FILENO) {
       ::dup2(input, STDIN_FILENO);

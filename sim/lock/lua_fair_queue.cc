@@ -76,6 +76,7 @@ class FairQueueLuaLock final : public LockVariant {
            "release: Lua compare-and-delete";
   }
   bool uses_ttl() const override { return true; }
+  bool queues() const override { return true; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {

@@ -41,6 +41,7 @@ class ReplicatedOwnerCheckedLuaLock final : public LockVariant {
            "it, a failover can promote one that did not (Redis WAIT docs, Redisson)";
   }
   bool uses_ttl() const override { return true; }
+  bool needs_replica() const override { return true; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {

@@ -110,3 +110,14 @@ std::vector<std::string> variant_names() {
 }
 
 }  // namespace locksim
+
+namespace locksim {
+
+std::string reference_of(const LockVariant& variant) {
+  if (variant.multi_server()) return "redlock";
+  if (variant.queues()) return "lua_fair_queue";
+  if (variant.renews()) return "lua_owner_renew";
+  return "lua_owner";
+}
+
+}  // namespace locksim

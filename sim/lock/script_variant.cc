@@ -123,6 +123,7 @@ class ScriptedLuaLock final : public LockVariant {
   std::string_view name() const override { return spec_.name; }
   std::string_view summary() const override { return spec_.summary; }
   bool uses_ttl() const override { return spec_.uses_ttl; }
+  bool queues() const override { return spec_.queues; }
   bool renews() const override { return spec_.extend.has_value(); }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,

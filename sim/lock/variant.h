@@ -162,6 +162,13 @@ class LockVariant {
   // multi_server: whether the variant takes the lock on every server of the topology itself
   // (LockContext::nodes) rather than on one primary.
   virtual bool multi_server() const { return false; }
+  // queues: whether the variant keeps a queue of waiters and promises them their turn (a fair
+  // lock): barging past a waiter is then its own bug, and its reference is lua_fair_queue.
+  virtual bool queues() const { return false; }
+  // needs_replica: whether the variant's grant waits for a replica's acknowledgement (WAIT), so
+  // that it can only be taken on a primary with a replica; on a lone server every acquire is
+  // refused by design.
+  virtual bool needs_replica() const { return false; }
   // stored_key: the Redis key the lock of `key` is kept at (a library may prefix it, or add to
   // its end: "mutex:<key>", "<key>:lock").
   virtual std::string stored_key(const std::string& key) const { return key; }

@@ -1,0 +1,150 @@
+#include "sim/explore/judge.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sim/explore/explorer.h"
+#include "sim/lock/registry.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+// kLeaseLimits: what every lease lock shows under explore's faults. A holder stalled or working
+// past its TTL loses the lease while it still works (lease_expired); a server that restarts
+// without persistence or whose clock jumps forgets the key (lock_lost).
+const std::set<std::string> kLeaseLimits = {"mutex_violation (lease_expired)",
+                                            "mutex_violation (lock_lost)"};
+
+bool has_checkpoint(const LockVariant& variant, const std::string& point) {
+  const auto sites = variant.checkpoints();
+  return std::any_of(sites.begin(), sites.end(),
+                     [&](const LockVariant::CheckpointSite& site) { return site.point == point; });
+}
+
+}  // namespace
+
+Json for_reference(const Json& document, const LockVariant& variant,
+                  const LockVariant& reference) {
+  Json copy = document;
+  const std::string name(reference.name());
+  copy["variants"] = Json::array({name});
+  copy["expect"] = Json::object({{name, "any"}});
+  if (!copy.contains("steps")) return copy;
+  // A fault at a checkpoint the reference lacks moves to the nearest point it has. A pause there
+  // (the client stalls while the others go on, until a condition or at most max_ms) becomes the
+  // same stall of the release on the link: the release itself, or the holder's next release for
+  // a point inside the acquire (it stalls after taking the key). A crash inside the acquire
+  // becomes a crash just after it, one inside the release a crash instead of it.
+  const auto in_acquire = [&](const std::string& point) {
+    for (const LockVariant::CheckpointSite& site : variant.checkpoints()) {
+      if (site.point == point) return site.in_acquire;
+    }
+    return true;
+  };
+  const auto as_delay = [](const Json& pause_at) {
+    Json delay = {{"max_ms", pause_at.value("max_ms", std::int64_t{1})}};
+    if (pause_at.contains("until")) {
+      delay["until"] = pause_at.at("until");
+    } else {
+      delay = {{"ms", pause_at.value("max_ms", std::int64_t{1})}};
+    }
+    return delay;
+  };
+  Json steps = Json::array();
+  std::set<std::string> crashed;
+  std::map<std::string, Json> stalled;  // a pause inside the acquire, for the client's release
+  for (Json step : document.at("steps")) {
+    const std::string client = step.value("client", std::string());
+    if (!client.empty() && crashed.count(client) > 0) continue;  // nothing after its crash
+    const bool release = step.value("do", std::string()) == "release";
+    if (release && stalled.count(client) > 0) {
+      if (!step.contains("delay") && !step.contains("lose_reply")) step["delay"] = stalled[client];
+      stalled.erase(client);
+    }
+    if (step.contains("pause_at") &&
+        !has_checkpoint(reference, step.at("pause_at").value("point", std::string()))) {
+      const Json delay = as_delay(step.at("pause_at"));
+      const bool acquiring = in_acquire(step.at("pause_at").value("point", std::string()));
+      step.erase("pause_at");
+      if (acquiring) {
+        stalled[client] = delay;
+      } else if (!step.contains("delay") && !step.contains("lose_reply")) {
+        step["delay"] = delay;
+      }
+    }
+    bool crash_after = false;
+    if (step.contains("crash_at") &&
+        !has_checkpoint(reference, step.at("crash_at").get<std::string>())) {
+      crash_after = in_acquire(step.at("crash_at").get<std::string>());
+      step.erase("crash_at");
+      crashed.insert(client);
+      if (!crash_after) step = {{"client", client}, {"do", "crash"}};  // instead of its release
+    }
+    steps.push_back(step);
+    if (crash_after) steps.push_back({{"client", client}, {"do", "crash"}});
+  }
+  copy["steps"] = steps;
+  return copy;
+}
+
+Judgement judge_finding(const LockVariant& variant, const std::string& signature,
+                        const std::vector<ScenarioSeeds>& where) {
+  Judgement judgement;
+  judgement.reference = reference_of(variant);
+  if (judgement.reference == variant.name()) {
+    judgement.limit = kLeaseLimits.count(signature) > 0;
+    judgement.why = judgement.limit ? "every lease lock shows it under this fault; " +
+                                          judgement.reference + " is the reference of its kind"
+                                    : judgement.reference +
+                                          " is the reference of its kind, and this is none of "
+                                          "the limits every lease has";
+    return judgement;
+  }
+  const LockVariant* reference = find_variant(judgement.reference);
+  if (reference == nullptr) {
+    judgement.why = "the reference " + judgement.reference + " is not a known variant";
+    return judgement;
+  }
+  std::string refused;
+  for (const ScenarioSeeds& place : where) {
+    const PreparedSchedule prepared =
+        prepare_schedule(for_reference(place.document, variant, *reference), *reference);
+    if (!prepared.error.empty()) {
+      refused = prepared.error;
+      continue;
+    }
+    for (const std::uint64_t seed : place.seeds) {
+      const ScheduleRun run = run_schedule(prepared, *reference, seed, false);
+      if (run.error.empty() && run.signatures.count(signature) > 0) {
+        judgement.limit = true;
+        judgement.why = judgement.reference + " shows it too in the same scenario (seed " +
+                        std::to_string(seed) + ")";
+        return judgement;
+      }
+    }
+  }
+  judgement.why = refused.empty()
+                      ? judgement.reference + " does not show it in the same scenario"
+                      : judgement.reference + " could not run the same scenario (" + refused + ")";
+  return judgement;
+}
+
+std::string limit_help(const std::string& signature) {
+  if (signature == "mutex_violation (lease_expired)") {
+    return "no lease survives work or a stall longer than its TTL: renewal (a watchdog, as "
+           "lua_owner_renew) keeps a live holder's lease, and only fencing (lua_owner_fenced, a "
+           "store that refuses stale tokens) protects the data from a holder paused past it";
+  }
+  if (signature == "mutex_violation (lock_lost)") {
+    return "a server that restarts without persistence, or whose clock jumps, forgets every key: "
+           "persistence (appendonly, fsync always), waiting out the TTL before a restarted server "
+           "grants again, or Redlock (which survives one such server of five, not a majority); "
+           "only fencing protects the data";
+  }
+  return "";
+}
+
+}  // namespace locksim

@@ -1,0 +1,140 @@
+// judge_test: a finding of explore judged against the reference lock of its kind: a holder that
+// outlives its lease is a limit the reference shows too, a blind DEL's stale release is the
+// lock's own, and the reference judged against itself calls only the lease limits limits.
+#include "sim/explore/judge.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/explore/explorer.h"
+#include "sim/lock/registry.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+const LockVariant& lock_named(const std::string& name) {
+  const LockVariant* v = find_variant(name);
+  EXPECT_NE(v, nullptr) << name;
+  return *v;
+}
+
+// stale_release_document: A's lease runs out while it works, B acquires, A's release comes late:
+// a blind DEL deletes B's key (stale release) and C gets in; every lock shows A outliving its
+// lease.
+Json judged_document(const std::string& lock) {
+  return Json::parse(R"({
+    "name": "judge-stale-release", "description": "A outlives its lease, then releases late",
+    "source": {"doc": "none", "claim": "judge"},
+    "variants": [")" + lock + R"("],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "clients": ["A", "B", "C"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "A", "do": "work", "work_ms": 150},
+      {"client": "B", "do": "acquire"},
+      {"client": "A", "do": "release"},
+      {"client": "C", "do": "acquire"},
+      {"client": "B", "do": "work", "work_ms": 10},
+      {"client": "B", "do": "release"},
+      {"client": "C", "do": "release"}
+    ],
+    "expect": {")" + lock + R"(": "any"}
+  })");
+}
+
+std::vector<std::uint64_t> judged_seeds() { return {0, 1, 2, 3, 4, 5, 6, 7}; }
+
+TEST(Judge, TheReferenceOfEachKind) {
+  EXPECT_EQ(reference_of(lock_named("set_nx_ex")), "lua_owner");
+  EXPECT_EQ(reference_of(lock_named("lua_owner_wait")), "lua_owner");
+  EXPECT_EQ(reference_of(lock_named("lua_owner_renew")), "lua_owner_renew");
+  EXPECT_EQ(reference_of(lock_named("lua_fair_queue")), "lua_fair_queue");
+  EXPECT_EQ(reference_of(lock_named("redlock")), "redlock");
+}
+
+TEST(Judge, ABlindReleaseIsTheLocksOwnAndTheOutlivedLeaseALimit) {
+  const Json document = judged_document("set_nx_ex");
+  // The scenario shows both on set_nx_ex (else the judgement below would judge nothing).
+  bool stale = false;
+  bool expired = false;
+  for (const std::uint64_t seed : judged_seeds()) {
+    const ScheduleRun run = run_schedule(document, lock_named("set_nx_ex"), seed, false);
+    ASSERT_EQ(run.error, "");
+    stale = stale || run.signatures.count("mutex_violation (stale_release)") > 0;
+    expired = expired || run.signatures.count("mutex_violation (lease_expired)") > 0;
+  }
+  ASSERT_TRUE(stale);
+  ASSERT_TRUE(expired);
+  const Judgement own = judge_finding(lock_named("set_nx_ex"), "mutex_violation (stale_release)",
+                                      {ScenarioSeeds{document, judged_seeds()}});
+  EXPECT_FALSE(own.limit) << own.why;
+  EXPECT_EQ(own.reference, "lua_owner");
+  const Judgement limit = judge_finding(lock_named("set_nx_ex"), "mutex_violation (lease_expired)",
+                                        {ScenarioSeeds{document, judged_seeds()}});
+  EXPECT_TRUE(limit.limit) << limit.why;
+  EXPECT_NE(limit.why.find("lua_owner shows it too"), std::string::npos) << limit.why;
+  EXPECT_FALSE(limit_help("mutex_violation (lease_expired)").empty());
+}
+
+TEST(Judge, TheReferenceItselfHasOnlyTheLeaseLimits) {
+  const Json document = judged_document("lua_owner");
+  const ScenarioSeeds where{document, judged_seeds()};
+  EXPECT_TRUE(judge_finding(lock_named("lua_owner"), "mutex_violation (lease_expired)", {where}).limit);
+  EXPECT_TRUE(judge_finding(lock_named("lua_owner"), "mutex_violation (lock_lost)", {where}).limit);
+  // A stale release on the reference would be a checker's or the reference's bug: never hidden.
+  EXPECT_FALSE(judge_finding(lock_named("lua_owner"), "mutex_violation (stale_release)", {where}).limit);
+  EXPECT_FALSE(judge_finding(lock_named("lua_owner"), "stale_release", {where}).limit);
+}
+
+TEST(Judge, AFaultAtACheckpointTheReferenceLacksMovesToTheNearestPointItHas) {
+  Json document = judged_document("get_then_del");
+  document["steps"][3]["pause_at"] = {{"point", "after_get"}, {"max_ms", 120}};
+  Json copy = for_reference(document, lock_named("get_then_del"), lock_named("lua_owner"));
+  EXPECT_EQ(copy["variants"], Json::array({"lua_owner"}));
+  EXPECT_EQ(copy["expect"], Json({{"lua_owner", "any"}}));
+  // after_get is inside the release: the release stalls as long, held on the link.
+  EXPECT_EQ(copy["steps"][3],
+            Json({{"client", "A"}, {"do", "release"}, {"delay", {{"ms", 120}}}}));
+  EXPECT_EQ(copy["steps"].size(), document["steps"].size());
+  EXPECT_EQ(prepare_schedule(copy, lock_named("lua_owner")).error, "");
+  // A crash there replaces the release.
+  document["steps"][3].erase("pause_at");
+  document["steps"][3]["crash_at"] = "after_get";
+  copy = for_reference(document, lock_named("get_then_del"), lock_named("lua_owner"));
+  EXPECT_EQ(copy["steps"][3], Json({{"client", "A"}, {"do", "crash"}}));
+  EXPECT_EQ(copy["steps"].size(), document["steps"].size());
+  EXPECT_EQ(prepare_schedule(copy, lock_named("lua_owner")).error, "");
+}
+
+TEST(Judge, APauseInsideTheReleaseIsALimitWhenTheReferenceStalledThereOutlivesItsLeaseToo) {
+  // The minimal scenario explore shrank for get_then_del's lease_expired: B's release stalls at
+  // after_get until C is inside (C never asks, so 230 ms) while B and A hold in turn past the
+  // TTL. lua_owner, whose release stalls the same way on the link, shows it too.
+  Json document = judged_document("get_then_del");
+  document["steps"] = Json::parse(R"([
+      {"client": "B", "do": "acquire"},
+      {"client": "A", "do": "acquire"},
+      {"client": "B", "do": "release",
+       "pause_at": {"point": "after_get", "until": {"inside": "C"}, "max_ms": 230}},
+      {"client": "B", "do": "acquire"},
+      {"client": "A", "do": "work", "work_ms": 1}])");
+  document["clients"] = {"A", "B", "C"};
+  const std::string signature = "mutex_violation (lease_expired)";
+  bool shown = false;
+  for (const std::uint64_t seed : judged_seeds()) {
+    const ScheduleRun run = run_schedule(document, lock_named("get_then_del"), seed, false);
+    ASSERT_EQ(run.error, "");
+    shown = shown || run.signatures.count(signature) > 0;
+  }
+  ASSERT_TRUE(shown);
+  const Judgement j = judge_finding(lock_named("get_then_del"), signature,
+                                    {ScenarioSeeds{document, judged_seeds()}});
+  EXPECT_TRUE(j.limit) << j.why;
+}
+
+}  // namespace
+}  // namespace locksim

@@ -5,8 +5,9 @@
 #    error, ends in a lock_error naming the reply escaped (\xFF), on the simulator, on a real
 #    server and with client processes; every file written is valid UTF-8 and `check` agrees
 #    (it aborted after writing history.jsonl);
-#  - an output flag aimed at /dev/null or at a FIFO writes into it: /dev/null stays a character
-#    device, the FIFO stays a FIFO and its reader gets the whole file (a rename replaced them);
+#  - an output flag aimed at a character device (a null device of its own) or at a FIFO writes
+#    into it: the device stays a device, the FIFO stays a FIFO and its reader gets the whole file
+#    (a rename replaced them; as root, `--junit /dev/null` replaced /dev/null);
 #  - `locksim report` skips, counts and names a run whose results.json has a field of the wrong
 #    type ("context": [], "matches": "yes") and indexes the others (it aborted);
 #  - a --repeat says what it will write from 1,000 repetitions on, and refuses what cannot fit on
@@ -91,13 +92,18 @@ done
 
 # --- 4. character devices and FIFOs are written into, not replaced -----------------------------
 mkfifo junit.fifo export.fifo json.fifo
+# A null device of the test's own: a locksim that renames over its output would, as root, replace
+# the system's /dev/null for every other process (an older build did, in this test). Without the
+# right to make one, /dev/null itself, which such a user cannot replace either.
+device=/dev/null
+if mknod "$WORK/null" c 1 3 2>/dev/null; then device=$WORK/null; fi
 timeout 60 "$LOCKSIM" run "$BASE/scripted.json" --backend sim --no-progress --out devices \
-  --junit /dev/null >devnull.log 2>&1
-expect_code "run --junit /dev/null" 0 $? devnull.log
-if [[ -c /dev/null && ! -e /dev/null.tmp ]]; then
-  pass "/dev/null is still a character device, and no /dev/null.tmp"
+  --junit "$device" >devnull.log 2>&1
+expect_code "run --junit $device (a character device)" 0 $? devnull.log
+if [[ -c $device && ! -e $device.tmp ]]; then
+  pass "$device is still a character device, and no $device.tmp"
 else
-  fail "/dev/null was replaced: $(ls -la /dev/null /dev/null.tmp 2>&1)"
+  fail "$device was replaced: $(ls -la "$device" "$device.tmp" 2>&1)"
 fi
 # read_fifo FIFO OUT: a reader on FIFO copying to OUT, ready before the writer opens it.
 read_fifo() {

@@ -115,7 +115,7 @@ int check_command(const CheckCommandOptions& options) {
       const CheckResult result = check_history(history, check_options(scenario));
       const auto expected = scenario.expect.find(variant);
       const bool matches =
-          expected != scenario.expect.end() && matches_expectation(expected->second, result);
+          expected != scenario.expect.end() && matches_expectation(expected->second, result, history.clients);
       if (!matches) ++mismatched;
       std::cout << scenario.name << " / " << variant << ": observed "
                 << describe_observation(result) << ", expected "

@@ -1,9 +1,11 @@
 // `locksim explore`: a lock across many schedules on the simulator (sim/explore), each finding
 // shrunk to a minimal scripted scenario and, with --confirm, run on a real redis-server.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "sim/app/commands.h"
@@ -11,6 +13,7 @@
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/explore/explorer.h"
+#include "sim/explore/judge.h"
 #include "sim/history/jsonl.h"
 #include "sim/json/file.h"
 #include "sim/json/json_reader.h"
@@ -132,12 +135,24 @@ int exit_without_own_finding(const ExploreSummary& summary) {
   return summary.could_not_run > 0 ? kExitUsage : kExitOk;
 }
 
-// summary_json: the --json file: the settings, the seeds run, and what was found.
+// JudgedFinding: a finding and its judgement against the reference of the lock's kind.
+struct JudgedFinding {
+  std::string signature;
+  ExploreFinding found;
+  Judgement judgement;
+};
+
+// summary_json: the --json file: the settings, the seeds run, and what was found; `limits`: the
+// signatures judged limits of every lease (a finding absent from `judged` was not judged, and
+// counts as the lock's own).
 Json summary_json(const Json& settings, const ExploreSummary& summary,
-                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                  const std::set<std::string>& limits = {}) {
   Json findings = Json::object();
   for (const auto& [signature, found] : summary.findings) {
-    findings[signature] = {{"schedules", found.schedules}, {"first_seed", found.first_seed}};
+    findings[signature] = {{"schedules", found.schedules},
+                           {"first_seed", found.first_seed},
+                           {"limit", limits.count(signature) > 0}};
   }
   Json seeds = Json::array();
   for (const auto& [first, last] : ranges) seeds.push_back({first, last});
@@ -150,6 +165,76 @@ Json summary_json(const Json& settings, const ExploreSummary& summary,
           {"with_no_fault", summary.with_no_fault},
           {"could_not_run", summary.could_not_run},
           {"harness_errors", summary.harness_errors}};
+}
+
+void write_summary(const ExploreOptions& options, const ExploreSummary& summary,
+                   const std::vector<JudgedFinding>& judged) {
+  std::set<std::string> limits;
+  for (const JudgedFinding& finding : judged) {
+    if (finding.judgement.limit) limits.insert(finding.signature);
+  }
+  write_file_atomically(options.json_path,
+                        summary_json(settings_json(options), summary,
+                                     {{options.first_seed, summary.last_seed}}, limits)
+                                .dump(2) +
+                            "\n");
+}
+
+std::size_t own_count(const std::vector<JudgedFinding>& judged) {
+  return static_cast<std::size_t>(std::count_if(
+      judged.begin(), judged.end(), [](const JudgedFinding& f) { return !f.judgement.limit; }));
+}
+
+// print_judged: the findings under two headings: the lock's own (what its reference does not
+// show in the same scenario) and the limits every lock of its kind has, with what would help.
+void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding>& judged) {
+  const std::string reference = judged.empty() ? "" : judged.front().judgement.reference;
+  const std::size_t own = own_count(judged);
+  std::cout << "Findings of " << options.variant << "'s own";
+  if (reference != options.variant) {
+    std::cout << " (" << reference << ", the reference of its kind, does not show them in the "
+              << "same scenario)";
+  }
+  std::cout << ":" << (own == 0 ? " none\n" : "\n");
+  for (const JudgedFinding& f : judged) {
+    if (f.judgement.limit) continue;
+    std::cout << "  " << f.signature << ": " << f.found.schedules << " schedule(s), first seed "
+              << f.found.first_seed
+              << "\n      replay: " << replay_command(options, f.found.first_seed) << "\n      "
+              << f.judgement.why << "\n";
+  }
+  if (own == judged.size()) return;
+  std::cout << "Limits every lock of its kind has (" << reference
+            << (reference == options.variant ? ", the reference itself" : " shows them too")
+            << "; not findings of its own):\n";
+  for (const JudgedFinding& f : judged) {
+    if (!f.judgement.limit) continue;
+    std::cout << "  " << f.signature << ": " << f.found.schedules << " schedule(s), first seed "
+              << f.found.first_seed
+              << "\n      replay: " << replay_command(options, f.found.first_seed) << "\n";
+    if (const std::string help = limit_help(f.signature); !help.empty()) {
+      std::cout << "      what helps: " << help << "\n";
+    }
+  }
+}
+
+// print_conclusion: the answer in one line: findings of its own (exit 1) or none.
+void print_conclusion(const ExploreOptions& options, const ExploreSummary& summary,
+                      const std::vector<JudgedFinding>& judged) {
+  const std::size_t own = own_count(judged);
+  std::cout << "\n" << options.variant << ": ";
+  if (own == 0) {
+    std::cout << "no finding of its own in " << summary.schedules << " schedule(s)";
+  } else {
+    std::cout << own << " finding(s) of its own:";
+    for (const JudgedFinding& f : judged) {
+      if (!f.judgement.limit) std::cout << " " << f.signature << ";";
+    }
+    std::cout << " in " << summary.schedules << " schedule(s)";
+  }
+  const std::size_t limits = judged.size() - own;
+  if (limits > 0) std::cout << "; " << limits << " limit(s) every lease has (above)";
+  std::cout << ".\n";
 }
 
 int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint64_t seed) {
@@ -200,6 +285,7 @@ int merge(const ExploreOptions& options) {
   ExploreSummary total;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   std::vector<std::string> range_files;
+  std::map<std::string, bool> limits;  // by signature
   try {
     for (const std::string& file : options.merge_files) {
       const Json doc = json::read_json_file(file, json::kScenarioFileLimits, "explore summary");
@@ -283,6 +369,12 @@ int merge(const ExploreOptions& options) {
           const std::uint64_t count = at_most_schedules(found.member("schedules"));
           const std::uint64_t first_seed = unsigned_count(found.member("first_seed"));
           ExploreFinding& sum = total.findings[signature];
+          // The judgement of the shard with the least first seed: the schedule an unsharded run
+          // judges (an older summary, without the word, judged nothing: its own).
+          if (sum.schedules == 0 || first_seed < sum.first_seed) {
+            const Json& limit = doc.at("findings").at(signature).value("limit", Json(false));
+            limits[signature] = limit.is_boolean() && limit.get<bool>();
+          }
           sum.first_seed = sum.schedules == 0 ? first_seed : std::min(sum.first_seed, first_seed);
           add(sum.schedules, count, found.member("schedules"));
         }
@@ -325,16 +417,32 @@ int merge(const ExploreOptions& options) {
   if (total.findings.empty()) {
     print_no_finding(total);
   } else {
-    std::cout << "Findings:\n";
-    for (const auto& [signature, found] : total.findings) {
-      std::cout << "  " << signature << ": " << found.schedules << " schedule(s), first seed "
-                << found.first_seed << "\n";
+    for (const bool limit : {false, true}) {
+      bool heading = false;
+      for (const auto& [signature, found] : total.findings) {
+        if (limits[signature] != limit) continue;
+        if (!heading) {
+          std::cout << (limit ? "Limits every lock of its kind has (its reference shows them "
+                                "too):\n"
+                              : "Findings of its own:\n");
+          heading = true;
+        }
+        std::cout << "  " << signature << ": " << found.schedules << " schedule(s), first seed "
+                  << found.first_seed << "\n";
+      }
     }
   }
-  if (!options.json_path.empty()) {
-    write_file_atomically(options.json_path, summary_json(settings, total, ranges).dump(2) + "\n");
+  std::set<std::string> limit_set;
+  bool own = false;
+  for (const auto& [signature, limit] : limits) {
+    if (limit) limit_set.insert(signature);
+    own = own || !limit;
   }
-  if (!total.findings.empty()) return kExitMismatch;
+  if (!options.json_path.empty()) {
+    write_file_atomically(options.json_path,
+                          summary_json(settings, total, ranges, limit_set).dump(2) + "\n");
+  }
+  if (own) return kExitMismatch;
   return exit_without_own_finding(total);
 }
 
@@ -409,12 +517,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                 static_cast<unsigned long long>(summary.last_seed), summary.seconds,
                 summary.seconds > 0 ? static_cast<double>(summary.schedules) / summary.seconds : 0);
   std::cout << rate << (summary.interrupted ? " (interrupted)" : "") << "\n";
-  if (!options.json_path.empty() && summary.schedules > 0) {
-    write_file_atomically(options.json_path, summary_json(settings_json(options), summary,
-                                                          {{options.first_seed, summary.last_seed}})
-                                                     .dump(2) +
-                                                 "\n");
-  }
+  // Written at once (an interrupted judgement loses nothing), and again with the judgements.
+  if (!options.json_path.empty() && summary.schedules > 0) write_summary(options, summary, {});
   if (summary.could_not_run > 0) print_could_not_run(summary);
   if (summary.harness_errors > 0) print_harness_errors(options, summary);
   if (options.scenario.empty()) {
@@ -432,34 +536,67 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     print_no_finding(summary);
     return exit_without_own_finding(summary);
   }
-  std::cout << "Findings:\n";
-  for (const auto& [signature, found] : summary.findings) {
-    std::cout << "  " << signature << ": " << found.schedules << " schedule(s), first seed "
-              << found.first_seed << "\n      replay: " << replay_command(options, found.first_seed)
-              << "\n";
-    if (signature == "mutex_violation (lease_expired)") {
-      std::cout << "      (a lease ran out while its holder still worked: every TTL lock does so "
-                   "when work or a stall outlasts the lease; compare with lua_owner)\n";
-    }
-    if (signature == "mutex_violation (lock_lost)") {
-      std::cout << "      (a server forgot the key: a restart without persistence or a clock jump "
-                   "loses any lock on it; Redlock is meant to survive one such server, not a "
-                   "majority; compare with lua_owner, or --faults without restart,clock_jump)\n";
-    }
-  }
-  if (!options.shrink || summary.interrupted)
-    return summary.interrupted ? kExitInterrupted : kExitMismatch;
-  fs::create_directories(options.out_dir);
+  // Each finding judged against the reference of the lock's kind, first in the schedule it was
+  // found in (its first seed and the seeds after it): the lock's own, or a limit of every lease.
+  std::vector<JudgedFinding> judged;
   for (const auto& [signature, found] : summary.findings) {
     if (stop.requested()) break;
+    std::vector<std::uint64_t> seeds;
+    for (int i = 0; i < kSeedsPerCandidate; ++i) {
+      seeds.push_back(found.first_seed + static_cast<std::uint64_t>(i));
+    }
+    judged.push_back(
+        {signature, found,
+         judge_finding(*target.variant, signature,
+                       {ScenarioSeeds{exercise_document(target, found.first_seed), seeds}})});
+  }
+  if (stop.requested()) return kExitInterrupted;
+  if (!options.json_path.empty() && summary.schedules > 0) write_summary(options, summary, judged);
+  print_judged(options, judged);
+  if (!options.shrink || summary.interrupted) {
+    print_conclusion(options, summary, judged);
+    if (summary.interrupted) return kExitInterrupted;
+    return own_count(judged) > 0 ? kExitMismatch : exit_without_own_finding(summary);
+  }
+  fs::create_directories(options.out_dir);
+  // The lock's own findings first: they decide the exit code.
+  std::stable_sort(judged.begin(), judged.end(),
+                   [](const JudgedFinding& a, const JudgedFinding& b) {
+                     return !a.judgement.limit && b.judgement.limit;
+                   });
+  for (JudgedFinding& finding : judged) {
+    if (stop.requested()) break;
+    const std::string& signature = finding.signature;
     // The first schedule that shows it under every seed of its own (the first one may hang on
     // one lucky timing), shrunk, and the next such ones while the minimal scenario hangs on a
     // race. With a scenario file, its first seed.
     const ShrinkResult minimal = target.scenario
-                                     ? shrink(exercise_document(target, found.first_seed),
-                                              *target.variant, signature, found.first_seed)
-                                     : shrink_robustly(target, signature, found.first_seed);
+                                     ? shrink(exercise_document(target, finding.found.first_seed),
+                                              *target.variant, signature, finding.found.first_seed)
+                                     : shrink_robustly(target, signature, finding.found.first_seed);
     const std::uint64_t seed = minimal.seed;
+    if (minimal.seeds.empty()) {
+      // The finding did not show again on the schedule it was to be shrunk from: there is no
+      // minimal scenario that shows it, so nothing is written and nothing can be confirmed.
+      std::cout << "\nCould not shrink " << signature << ": schedule " << seed
+                << " did not show it again under its seeds " << seed << ".."
+                << seed + kSeedsPerCandidate - 1
+                << " (it needs the exact interleaving of the seed it was found under); replay it "
+                   "with --seed "
+                << finding.found.first_seed << ". Not shrunk, not confirmed.\n";
+      continue;
+    }
+    if (!finding.judgement.limit) {
+      // The minimal scenario is the "same scenario" of the rule: the reference under the seeds
+      // that showed it and the fresh ones.
+      std::vector<std::uint64_t> seeds = minimal.seeds;
+      for (int i = 0; i < minimal.fresh_runs; ++i) {
+        seeds.push_back(minimal.fresh_first_seed + static_cast<std::uint64_t>(i));
+      }
+      const Judgement again =
+          judge_finding(*target.variant, signature, {ScenarioSeeds{minimal.document, seeds}});
+      if (again.limit) finding.judgement = again;
+    }
     std::string file_name = minimal.document.at("name").get<std::string>() + ".json";
     const fs::path file = fs::path(options.out_dir) / file_name;
     write_file_atomically(file, minimal.document.dump(2) + "\n");
@@ -474,6 +611,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     for (const std::uint64_t s : minimal.seeds) std::cout << " " << s;
     std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1
               << " (locksim run FILE --backend sim --seed S)\n";
+    std::cout << "  " << (finding.judgement.limit ? "A limit of every lease: " : "Its own: ")
+              << finding.judgement.why << "\n";
     // Fresh seeds measure how much it hangs on a race (sim_runtime.h: timing profiles).
     const bool racy = minimal.fresh_shown < minimal.fresh_runs;
     std::cout << "  On " << minimal.fresh_runs << " fresh seeds (" << minimal.fresh_first_seed
@@ -486,13 +625,14 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     if (options.confirm_runs > 0) {
       const Confirmation confirmation =
           confirm(minimal.document, *target.variant, options.confirm_runs, stop);
+      if (stop.requested()) return kExitInterrupted;
       if (!confirmation.error.empty()) {
         std::cerr << "locksim: cannot confirm on a real server: " << confirmation.error << "\n";
         return kExitEnvironment;
       }
       if (confirmation.reproduced > 0) {
         std::cout << "  confirmed on a real redis-server: " << confirmation.reproduced << " of "
-                  << confirmation.runs << " runs\n";
+                  << confirmation.runs << " runs show " << signature << "\n";
       } else {
         std::cout << "  not reproduced on a real redis-server in " << confirmation.runs
                   << " runs: it observed "
@@ -504,7 +644,9 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       }
     }
   }
-  return kExitMismatch;
+  if (stop.requested()) return kExitInterrupted;
+  print_conclusion(options, summary, judged);
+  return own_count(judged) > 0 ? kExitMismatch : exit_without_own_finding(summary);
 }
 
 }  // namespace locksim

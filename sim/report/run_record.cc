@@ -1,5 +1,6 @@
 #include "sim/report/run_record.h"
 
+#include <algorithm>
 #include <set>
 
 namespace locksim {
@@ -15,7 +16,29 @@ std::string with_causes(Verdict verdict, const std::vector<std::string>& causes)
 
 }  // namespace
 
-bool matches_expectation(const Expectation& expected, const CheckResult& result) {
+std::string finding_signature(const Finding& finding) {
+  return std::string(to_string(finding.kind)) + (finding.cause.empty() ? "" : " (" + finding.cause + ")");
+}
+
+bool matches_expectation(const Expectation& expected, const CheckResult& result,
+                         const std::vector<std::string>& clients) {
+  if (expected.finding) {
+    const std::set<std::string> wanted(expected.finding->clients.begin(),
+                                       expected.finding->clients.end());
+    const bool shown = std::any_of(
+        result.findings.begin(), result.findings.end(), [&](const Finding& f) {
+          if (finding_signature(f) != expected.finding->signature) return false;
+          if (wanted.empty()) return true;
+          std::set<std::string> involved;
+          for (const int c : f.clients) {
+            involved.insert(c >= 0 && static_cast<std::size_t>(c) < clients.size()
+                                ? clients[static_cast<std::size_t>(c)]
+                                : "#" + std::to_string(c));
+          }
+          return involved == wanted;
+        });
+    if (!shown) return false;
+  }
   if (!expected.any && expected.verdict != result.verdict) return false;
   if (expected.causes) {
     const std::vector<std::string> observed = result.causes();
@@ -40,7 +63,7 @@ bool matches_expectation(const Expectation& expected, const CheckResult& result)
 
 std::string describe_expectation(const Expectation& expected) {
   std::string text =
-      expected.any ? std::string("any")
+      expected.any ? std::string(expected.finding ? "" : "any")
       : expected.causes
           ? with_causes(expected.verdict,
                         std::vector<std::string>(expected.causes->begin(), expected.causes->end()))
@@ -52,6 +75,13 @@ std::string describe_expectation(const Expectation& expected) {
   if (expected.stolen_renewal)
     text += *expected.stolen_renewal ? ", stolen renewal" : ", no stolen renewal";
   if (expected.idle_hold) text += *expected.idle_hold ? ", idle hold" : ", no idle hold";
+  if (expected.finding) {
+    text += (text.empty() ? "showing " : ", showing ") + expected.finding->signature;
+    if (!expected.finding->clients.empty()) {
+      text += " of";
+      for (const std::string& c : expected.finding->clients) text += " " + c;
+    }
+  }
   return text;
 }
 

@@ -41,8 +41,13 @@ struct VariantRun {
 
 // matches_expectation: the verdict is the expected one (unless "any") and, where the expectation
 // says so, the set of violation causes is exactly that set, the resource is intact or corrupted,
-// and no more violations than allowed happened outside faulted windows.
-bool matches_expectation(const Expectation& expected, const CheckResult& result);
+// and no more violations than allowed happened outside faulted windows, and the expected finding
+// (if any) is among the run's, with exactly its clients (named by `clients`, the history's client
+// names: History::clients).
+bool matches_expectation(const Expectation& expected, const CheckResult& result,
+                         const std::vector<std::string>& clients = {});
+// finding_signature: a finding as explore names it: "<kind>" or "<kind> (<cause>)".
+std::string finding_signature(const Finding& finding);
 
 // check_options: the checker parameters a scenario asks for (stuck threshold, resource). `run`
 // and `check` both use it, so a saved run is re-judged exactly as it was judged.

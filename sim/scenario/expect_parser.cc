@@ -1,5 +1,6 @@
 // The "expect" object: what each variant must observe, plain or per sweep point.
 #include <algorithm>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -46,7 +47,7 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
               ") or {\"verdict\": ..., \"causes\": [...]}, got " + describe(node.value()));
   }
   node.expect_object({"verdict", "causes", "resource", "max_violations_outside_faults",
-                      "stolen_renewal", "idle_hold"});
+                      "stolen_renewal", "idle_hold", "finding"});
   set_verdict(node.member("verdict"), expectation);
   const bool asserts = !expectation.any;
   if (const auto causes_node = node.optional_member("causes")) {
@@ -86,6 +87,25 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
   }
   if (const auto idle_node = node.optional_member("idle_hold")) {
     expectation.idle_hold = idle_node->boolean();
+  }
+  if (const auto finding_node = node.optional_member("finding")) {
+    finding_node->expect_object({"signature", "clients"});
+    Expectation::Finding finding;
+    const JsonReader signature = finding_node->member("signature");
+    finding.signature = signature.string();
+    // "<kind>" or "<kind> (<cause>)": lowercase words joined by '_', as explore prints them.
+    static const std::regex kSignature("[a-z_]+( \\([a-z_]+\\))?");
+    if (!std::regex_match(finding.signature, kSignature)) {
+      signature.fail("expected a finding as explore names it, \"<kind>\" or \"<kind> (<cause>)\" "
+                     "(e.g. \"mutex_violation (stale_release)\"), got \"" +
+                     finding.signature + "\"");
+    }
+    if (const auto clients = finding_node->optional_member("clients")) {
+      for (const JsonReader& client : clients->elements(/*non_empty=*/false)) {
+        finding.clients.push_back(client.string());
+      }
+    }
+    expectation.finding = std::move(finding);
   }
   return expectation;
 }
@@ -155,6 +175,12 @@ nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect)
     }
     if (expectation.stolen_renewal) entry["stolen_renewal"] = *expectation.stolen_renewal;
     if (expectation.idle_hold) entry["idle_hold"] = *expectation.idle_hold;
+    if (expectation.finding) {
+      entry["finding"] = {{"signature", expectation.finding->signature}};
+      if (!expectation.finding->clients.empty()) {
+        entry["finding"]["clients"] = expectation.finding->clients;
+      }
+    }
     result[variant] = std::move(entry);
   }
   return result;

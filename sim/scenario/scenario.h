@@ -261,6 +261,14 @@ struct Expectation {
   // If set: whether the run must show (true) or must not show (false) an idle hold: a key left
   // held by nobody who knew it (a release that deleted nothing, a cancelled call) until its lease.
   std::optional<bool> idle_hold;
+  // If set: a finding the run must show (what `locksim explore` writes into a minimal scenario):
+  // its signature, "<kind>" or "<kind> (<cause>)" as explore prints it ("mutex_violation
+  // (stale_release)", "idle_hold"), and, if not empty, exactly the clients it involves.
+  struct Finding {
+    std::string signature;
+    std::vector<std::string> clients;
+  };
+  std::optional<Finding> finding;
 };
 
 // SweepPoint: set on each scenario a "sweep" file expands into, so that reports can group the

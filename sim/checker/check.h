@@ -50,13 +50,15 @@
 //     "interrupted".
 //   stale_release, stale_write, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader
 //     needs. stale_release: a release deleted a key after its lease ran out while another client
-//     was inside (clients = {releaser, victim}); stale_write: a write to the resource by a client
+//     was inside (clients = {releaser, victim}), the victim's key granted after the releaser's own
+//     grant (one granted before had lost its key then; docs/outputs.md has the rule); stale_write: a write to the resource by a client
 //     whose grant of the lock had been superseded by another client's (a higher fencing number
 //     or, without numbers, a later grant) before the write (clients = {writer, newer holder};
 //     interval = [newer grant, write]); cause "accepted" (it took effect: the harm, if any, is a
 //     resource_corrupted finding) or "rejected" (a fenced store refused it); stolen_renewal: an
 //     extend succeeded while another client, which acquired after the extender, was inside
-//     (clients = {extender, holder}): it prolonged someone else's lock; recovery: a crash inside
+//     (clients = {extender, holder}), that grant answered before the extend was sent or the
+//     extender's own key certainly expired by then: it prolonged someone else's lock; recovery: a crash inside
 //     and when the key was next acquired (clients = {crashed, next}; interval = [crash, next
 //     enter] or to_ns = -1); idle_hold: a release that deleted nothing while its own lease ran
 //     (Doc C's unsaved token) left the key held by nobody (interval = the idle time).

@@ -52,14 +52,18 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
     if (fault == ExerciseFault::kNodeDown && !nodes) continue;
     menu.push_back(fault);
   }
-  // A multi-server lock runs on Redlock's five servers; a one-server lock on a topology of its own
-  // ("single", its server "n1") only when a server fault is drawn.
-  bool server_faults = nodes;
+  // A multi-server lock runs on Redlock's five servers; a lock whose grant waits for a replica
+  // (WAIT) on a primary with one ("primary_replica": server faults hit "primary"), where alone
+  // every acquire is refused; a one-server lock on a topology of its own ("single", its server
+  // "n1") only when a server fault is drawn.
+  const bool replica = variant.needs_replica();
+  const std::string one_server = replica ? "primary" : "n1";
+  bool server_faults = nodes || replica;
   // A node is killed (or restarted) once per schedule: the first one not taken yet, from a drawn
   // start; "" when all five were.
   std::set<std::string> killed;
   const auto server_name = [&](bool kills) {
-    if (!nodes) return std::string(kills && !killed.insert("n1").second ? "" : "n1");
+    if (!nodes) return std::string(kills && !killed.insert(one_server).second ? "" : one_server);
     const std::int64_t first = rng.uniform(1, 5);
     for (std::int64_t i = 0; i < 5; ++i) {
       const std::string name = "n" + std::to_string((first - 1 + i) % 5 + 1);
@@ -179,7 +183,9 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
            {"clients", std::move(names)},
            {"steps", std::move(steps)},
            {"expect", {{variant_name, "any"}}}};
-  if (server_faults) document["topology"] = nodes ? "redlock_5" : "single";
+  if (server_faults) {
+    document["topology"] = nodes ? "redlock_5" : replica ? "primary_replica" : "single";
+  }
   return document;
 }
 

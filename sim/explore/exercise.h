@@ -9,7 +9,9 @@
 // of an acquire or a release, a release delayed on the link, a partition of the holder, and
 // server faults while the holder works: a restart without persistence, a clock jump, and for a
 // multi-server lock (Redlock, on five servers: "redlock_5") a node killed. A schedule with a
-// server fault runs on a topology of its own ("single" for a one-server lock). Work and pause
+// server fault runs on a topology of its own ("single" for a one-server lock); a lock whose grant
+// waits for a replica (LockVariant::needs_replica: lua_owner_wait) always runs on a primary with
+// one ("primary_replica"). Work and pause
 // lengths are drawn against the TTL. So what explore finds is already a scenario a person
 // can read, shrink and run on a real server.
 //

@@ -215,6 +215,26 @@ void expect_minimal(const ShrinkResult& minimal, const LockVariant& lock,
   }
 }
 
+TEST(Exercise, ALockThatWaitsForAReplicaIsDrawnOnAPrimaryWithOne) {
+  // lua_owner_wait's grant needs a replica's acknowledgement (WAIT): on a lone server every
+  // acquire is refused, so each drawn schedule runs on a primary with a replica, and its clients
+  // get the lock (40,000 of 40,000 schedules ended never_granted on one server).
+  const LockVariant& waits = variant("lua_owner_wait");
+  ASSERT_TRUE(waits.needs_replica());
+  int granted = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const Json doc = draw_exercise(waits, ExerciseOptions{}, seed);
+    EXPECT_EQ(doc.value("topology", ""), "primary_replica") << doc.dump();
+    const ScheduleRun run = run_schedule(doc, waits, seed, false);
+    ASSERT_EQ(run.error, "") << doc.dump();
+    EXPECT_EQ(run.signatures.count("never_granted"), 0U) << seed;
+    for (const Event& e : run.history.events) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk) ++granted;
+    }
+  }
+  EXPECT_GT(granted, 40);
+}
+
 TEST(Shrink, AStaleReleaseShrinksToAMinimalScenarioThatStillShowsIt) {
   const ExploreSummary summary =
       explore_quietly("set_nx_ex", {ExerciseFault::kPause, ExerciseFault::kOverrun}, 300);

@@ -4,12 +4,14 @@
 // no C++ object alive that needs its destructor, or inside a protected call.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "sim/redis/connection.h"
 
 struct lua_State;
+struct lua_Debug;
 
 namespace locksim::model_detail {
 
@@ -30,6 +32,19 @@ Reply to_reply(lua_State* lua, int depth);
 bool raw_string_field(lua_State* lua, const char* name, std::string& out, bool numbers_too);
 // map_newlines: CR and LF made spaces, as Redis does to an error or status text.
 std::string map_newlines(std::string text);
+
+// note_script_gap: tells the running script's server that the model lacks what the script used
+// (`message` holds kModelGap), even if the script then catches the error.
+void note_script_gap(lua_State* lua, const char* message);
+
+// remember_pattern_functions: string.find, match, gmatch and gsub of the string library on top
+// of the stack, for pattern_call_too_long (once per state, before the library is proxied).
+void remember_pattern_functions(lua_State* lua);
+// pattern_call_too_long: in a call hook (`call`), whether the function being called is one of
+// those and its pattern may backtrack past the model's bound on its subject (Lua's matcher runs
+// no instruction and allocates nothing, so nothing else would stop it); then the gap error's
+// text is in `message` (lua_bounds.cc).
+bool pattern_call_too_long(lua_State* lua, lua_Debug* call, char* message, std::size_t size);
 
 // create_proxy_registry: the registry table proxy -> real table; first thing in a new state.
 void create_proxy_registry(lua_State* lua);

@@ -125,20 +125,31 @@ void* allocate(void* user, void* block, std::size_t old_size, std::size_t new_si
     engine->memory_used -= old_size;
     return nullptr;
   }
-  if (new_size > old_size && engine->host() != nullptr &&
-      engine->memory_used - old_size + new_size > engine->memory_limit_bytes()) {
-    return nullptr;  // shrinking never fails: Lua relies on it
+  if (new_size > old_size && engine->host() != nullptr) {
+    // Shrinking never fails: Lua relies on it. Growing counts against the script's allocation
+    // budget, which bounds the C work no instruction count sees (string.rep in a loop); once
+    // over it every growth fails until the count hook stops the script.
+    engine->allocated_bytes += new_size - old_size;
+    if (engine->allocation_budget_bytes() > 0 &&
+        engine->allocated_bytes > engine->allocation_budget_bytes()) {
+      if (!engine->over_allocation_budget) engine->stop_soon();
+      engine->over_allocation_budget = true;
+      return nullptr;
+    }
+    if (engine->memory_used - old_size + new_size > engine->memory_limit_bytes()) return nullptr;
   }
   void* grown = std::realloc(block, new_size);
   if (grown != nullptr) engine->memory_used = engine->memory_used - old_size + new_size;
   return grown;
 }
 
-// note_gap: tells the running script's server that the model lacks what the script used, so
-// the run is known to diverge from Redis even if the script catches the error (pcall).
-void note_gap(lua_State* lua, const char* message) {
+}  // namespace
+
+void note_script_gap(lua_State* lua, const char* message) {
   if (ScriptHost* host = engine_of(lua).host(); host != nullptr) host->note_gap(message);
 }
+
+namespace {
 
 int on_panic(lua_State* lua) {
   std::fprintf(stderr, "locksim model: unprotected Lua error: %s\n", lua_tostring(lua, -1));
@@ -303,7 +314,7 @@ int redis_setresp(lua_State* lua) {
   if (resp == 3) {
     constexpr const char* kGap =
         "locksim model: RESP3 replies in scripts (redis.setresp(3)) are not modelled";
-    note_gap(lua, kGap);
+    note_script_gap(lua, kGap);
     push_error(lua, kGap);
     return lua_error(lua);
   }
@@ -321,7 +332,7 @@ int redis_set_repl(lua_State* lua) {
                "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     return lua_error(lua);
   }
-  note_gap(lua, "locksim model: redis.set_repl is not modelled");
+  note_script_gap(lua, "locksim model: redis.set_repl is not modelled");
   push_error(lua, "locksim model: redis.set_repl is not modelled");
   return lua_error(lua);
 }
@@ -403,24 +414,47 @@ int missing_library(lua_State* lua) {
   char gap[120];
   std::snprintf(gap, sizeof(gap), "locksim model: Lua library '%s' is not modelled",
                 lua_tostring(lua, lua_upvalueindex(1)));
-  note_gap(lua, gap);
+  note_script_gap(lua, gap);
   return luaL_error(lua, "locksim model: Lua library '%s' is not modelled",
                     lua_tostring(lua, lua_upvalueindex(1)));
 }
 
-// count_hook: luaMaskCountHook, with the model's instruction budget instead of SCRIPT KILL:
-// once over budget it fires on every line, so a pcall cannot swallow the error for good.
-void count_hook(lua_State* lua, lua_Debug*) {
+// kill_message: the error of a script the model stopped (its budget of instructions, or of
+// bytes its C functions allocated, is spent).
+void kill_message(const LuaScripting& engine, char* message, std::size_t size) {
+  if (engine.over_allocation_budget) {
+    std::snprintf(message, size,
+                  "locksim model: script killed after it allocated %llu bytes (Redis would keep "
+                  "running it, answering BUSY, until SCRIPT KILL)",
+                  static_cast<unsigned long long>(engine.allocation_budget_bytes()));
+  } else {
+    std::snprintf(message, size,
+                  "locksim model: script killed after %lld Lua instructions (Redis would keep "
+                  "running it, answering BUSY, until SCRIPT KILL)",
+                  static_cast<long long>(engine.instruction_budget()));
+  }
+}
+
+// script_hook: luaMaskCountHook, with the model's budgets instead of SCRIPT KILL: once over a
+// budget it fires on every line, so a pcall cannot swallow the error for good. Its call events
+// refuse a pattern match that could backtrack for ever (pattern_call_too_long).
+void script_hook(lua_State* lua, lua_Debug* event) {
   LuaScripting& engine = engine_of(lua);
-  ++engine.hook_calls;
-  if (engine.hook_calls * kHookEvery <= engine.instruction_budget()) return;
-  lua_sethook(lua, count_hook, LUA_MASKLINE, 0);
+  if (event->event == LUA_HOOKCALL) {
+    char refused[200];
+    if (!pattern_call_too_long(lua, event, refused, sizeof(refused))) return;
+    note_script_gap(lua, refused);
+    luaL_error(lua, "%s", refused);
+    return;
+  }
+  if (event->event == LUA_HOOKCOUNT) ++engine.hook_calls;
+  const bool over_instructions = engine.instruction_budget() > 0 &&
+                                 engine.hook_calls * kHookEvery > engine.instruction_budget();
+  if (!over_instructions && !engine.over_allocation_budget) return;
+  lua_sethook(lua, script_hook, LUA_MASKLINE | LUA_MASKCALL, 0);
   char message[200];
-  std::snprintf(message, sizeof(message),
-                "locksim model: script killed after %lld Lua instructions (Redis would keep "
-                "running it, answering BUSY, until SCRIPT KILL)",
-                static_cast<long long>(engine.instruction_budget()));
-  note_gap(lua, message);
+  kill_message(engine, message, sizeof(message));
+  note_script_gap(lua, message);
   push_error(lua, message);
   lua_error(lua);
 }
@@ -724,6 +758,10 @@ lua_State* LuaScripting::state() {
   return lua_;
 }
 
+void LuaScripting::stop_soon() {
+  if (lua_ != nullptr) lua_sethook(lua_, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);
+}
+
 std::uint64_t LuaScripting::states_set_up() { return states_set_up_here; }
 
 void LuaScripting::create_state() {
@@ -740,6 +778,9 @@ void LuaScripting::create_state() {
   lua_setglobal(lua, "collectgarbage");
   load_library(lua, LUA_TABLIBNAME, luaopen_table);
   load_library(lua, LUA_STRLIBNAME, luaopen_string);
+  lua_getglobal(lua, LUA_STRLIBNAME);
+  remember_pattern_functions(lua);
+  lua_pop(lua, 1);
   load_library(lua, LUA_MATHLIBNAME, luaopen_math);
   load_library(lua, LUA_DBLIBNAME, luaopen_debug);
   // Not on Redis 7.0.15's allow list (print, dofile, loadfile) or removed by it (getfenv,
@@ -940,13 +981,22 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
 
   host_ = &host;
   hook_calls = 0;
-  if (limits_.instruction_budget > 0) lua_sethook(lua, count_hook, LUA_MASKCOUNT, kHookEvery);
+  allocated_bytes = 0;
+  over_allocation_budget = false;
+  lua_sethook(lua, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, kHookEvery);
   const int status = lua_pcall(lua, 0, 1, base + 2);
   lua_sethook(lua, nullptr, 0, 0);
   host_ = nullptr;
 
   Reply reply;
-  if (status != 0) {
+  if (over_allocation_budget) {
+    // Stopped, or caught its failed allocations and returned before the hook could stop it:
+    // either way not what Redis answers.
+    char message[200];
+    kill_message(*this, message, sizeof(message));
+    reply = error_reply(std::string("ERR ") + message);
+    lua_pop(lua, 1);
+  } else if (status != 0) {
     const std::string name = lower(sha);
     if (!lua_istable(lua, -1)) {
       // Only when the error handler itself failed (e.g. out of memory).

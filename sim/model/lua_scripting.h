@@ -62,6 +62,9 @@ class Lrand48 {
 struct ScriptLimits {
   std::int64_t instruction_budget = 0;  // Lua VM instructions per script run
   std::size_t memory_limit_bytes = 0;   // of the whole Lua state
+  // allocation_budget_bytes: bytes a script run may allocate in all (freed ones count too): the
+  // bound of work done in C functions, which no instruction count sees. 0: none.
+  std::size_t allocation_budget_bytes = 0;
 };
 
 // ScriptFlags: a script's shebang line (evalExtractShebangFlags): whether it has one (without,
@@ -94,6 +97,10 @@ class LuaScripting {
   Reply run(std::string_view sha, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, ScriptHost& host);
 
+  // stop_soon: the running script is over a budget: the hook stops it at its next instruction
+  // (the allocator calls it; a count hook fires only every 100,000 instructions).
+  void stop_soon();
+
   // states_set_up: Lua states this thread has set up (the others were taken from its pool).
   static std::uint64_t states_set_up();
 
@@ -102,8 +109,11 @@ class LuaScripting {
   Lrand48& random() const { return *random_; }
   std::int64_t instruction_budget() const { return limits_.instruction_budget; }
   std::size_t memory_limit_bytes() const { return limits_.memory_limit_bytes; }
+  std::size_t allocation_budget_bytes() const { return limits_.allocation_budget_bytes; }
   std::size_t memory_used = 0;  // bytes the Lua state holds (its allocator keeps it)
   std::int64_t hook_calls = 0;  // count-hook calls of the running script
+  std::size_t allocated_bytes = 0;       // what the running script allocated so far
+  bool over_allocation_budget = false;   // ... past allocation_budget_bytes
   bool collector_tuned = false;  // a script stopped, restarted or retuned the collector
 
  private:

@@ -58,6 +58,12 @@ struct ModelOptions {
   // lua_memory_limit_bytes: the script engine's memory; beyond it Lua reports
   // "not enough memory" (Redis has no such limit of its own).
   std::size_t lua_memory_limit_bytes = std::size_t{256} << 20;
+  // script_allocation_budget_bytes: bytes a script may allocate in all (what it freed counts
+  // too) before the model stops it as it stops one over its instruction budget: the work of
+  // Lua's C functions (string.rep in a loop), which no instruction count sees. 256 MiB is about
+  // half a second of string.rep, near the instruction budget's time; a lock's script allocates
+  // a few kilobytes. 0: no budget.
+  std::size_t script_allocation_budget_bytes = std::size_t{256} << 20;
   // maxmemory_bytes: Redis's maxmemory with its default policy, noeviction: once the keyspace's
   // estimated size (Keyspace::used_bytes) is over it, a command that may grow memory ("denyoom":
   // SET, APPEND, RPUSH, ...) is refused with Redis's OOM error; the others run. 0: no limit.

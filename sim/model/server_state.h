@@ -106,7 +106,8 @@ struct ServerState {
   std::string first_gap;
 
   ScriptLimits script_limits() const {
-    return ScriptLimits{options.script_instruction_budget, options.lua_memory_limit_bytes};
+    return ScriptLimits{options.script_instruction_budget, options.lua_memory_limit_bytes,
+                        options.script_allocation_budget_bytes};
   }
   void reset_scripts() { lua = std::make_unique<LuaScripting>(script_limits(), random); }
 };

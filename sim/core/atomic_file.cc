@@ -70,6 +70,18 @@ AtomicFile::AtomicFile(std::filesystem::path path)
       throw EnvironmentError("cannot write " + path_.string() + ": it is " +
                              special_kind(status.st_mode) + ", not a regular file");
     }
+    // A symbolic link to a regular file (/dev/stdout redirected to a file, a link kept in a CI
+    // workspace) is followed: the file it names is replaced, the link stays a link, and the
+    // temporary goes beside the file, not beside the link (in /dev).
+    struct stat link_status {};
+    std::error_code error;
+    if (::lstat(path_.c_str(), &link_status) == 0 && S_ISLNK(link_status.st_mode)) {
+      const std::filesystem::path target = std::filesystem::canonical(path_, error);
+      if (!error) {
+        path_ = target;
+        temporary_ = path_.string() + ".tmp";
+      }
+    }
   }
   file_ = std::fopen(temporary_.c_str(), "wb");
   if (file_ == nullptr) {
@@ -145,7 +157,10 @@ std::string output_file_problem(const std::filesystem::path& path) {
   } else if (errno != ENOENT) {
     return quoted(path) + ": " + std::strerror(errno);
   }
-  const std::filesystem::path directory = directory_of(path);
+  // An existing file is replaced where it is, a symbolic link followed (AtomicFile does so).
+  std::error_code error;
+  const std::filesystem::path resolved = std::filesystem::canonical(path, error);
+  const std::filesystem::path directory = directory_of(error ? path : resolved);
   struct stat directory_status {};
   if (::stat(directory.c_str(), &directory_status) != 0) {
     return quoted(path) + ": its directory " + quoted(directory) +

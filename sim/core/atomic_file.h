@@ -12,7 +12,8 @@
 // into, not replaced: a rename over it would put a regular file in its place (as root,
 // `--junit /dev/null` replaced /dev/null). Such a file has no "complete or absent" to keep, so
 // its writes go straight to it and commit() only flushes and closes. A FIFO must have a reader
-// when it is opened (a writer would otherwise wait for one forever).
+// when it is opened (a writer would otherwise wait for one forever). A symbolic link to a regular
+// file is followed: the file is replaced, the link stays.
 //
 //   AtomicFile file(dir / "results.json");
 //   file.write(header);

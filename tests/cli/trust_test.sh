@@ -7,7 +7,8 @@
 #    (it aborted after writing history.jsonl);
 #  - an output flag aimed at a character device (a null device of its own) or at a FIFO writes
 #    into it: the device stays a device, the FIFO stays a FIFO and its reader gets the whole file
-#    (a rename replaced them; as root, `--junit /dev/null` replaced /dev/null);
+#    (a rename replaced them; as root, `--junit /dev/null` replaced /dev/null); a symbolic link
+#    to a file stays a link, and the file it names is written;
 #  - `locksim report` skips, counts and names a run whose results.json has a field of the wrong
 #    type ("context": [], "matches": "yes") and indexes the others (it aborted);
 #  - a --repeat says what it will write from 1,000 repetitions on, and refuses what cannot fit on
@@ -104,6 +105,18 @@ if [[ -c $device && ! -e $device.tmp ]]; then
   pass "$device is still a character device, and no $device.tmp"
 else
   fail "$device was replaced: $(ls -la "$device" "$device.tmp" 2>&1)"
+fi
+# A symbolic link to a file: the file is replaced, the link stays (a rename replaced the link, and
+# `--junit /dev/stdout` with standard output redirected to a file made /dev/stdout.tmp in /dev).
+echo old >linked.xml
+ln -s linked.xml link.xml
+timeout 60 "$LOCKSIM" run "$BASE/scripted.json" --backend sim --no-progress --out devices \
+  --junit link.xml >link.log 2>&1
+expect_code "run --junit a symbolic link" 0 $? link.log
+if [[ -L link.xml ]] && grep -q "</testsuites>" linked.xml && [[ ! -e link.xml.tmp ]]; then
+  pass "the link is still a link, and the file it names has the JUnit XML"
+else
+  fail "the link was replaced: $(ls -la link.xml linked.xml)"
 fi
 # read_fifo FIFO OUT: a reader on FIFO copying to OUT, ready before the writer opens it.
 read_fifo() {

@@ -6,7 +6,10 @@
 # (a million levels of nesting in 6 MB, a 50 MB description, a file over the size cap, a FIFO,
 # /dev/zero, a socket, a directory named x.json, symlink loops, every numeric field of the valid
 # bases given huge, negative, quoted, 1e400, -1e400, 1e-400 and NaN-like values, duplicate keys in
-# every object, every placeholder left unclosed, and --seed / --out / --redis edge cases), each
+# every object, every placeholder left unclosed, --seed / --out / --redis edge cases, output
+# flags (--json, --junit, export --out, --out) aimed at a directory, /proc/x or a directory that
+# does not exist, --seeds of the whole range, and explore --merge summaries whose numbers cannot
+# be trusted), each
 # under a memory limit (ulimit -v) and a time limit (timeout), and asserts:
 #   - exit code 2 (not a crash, not a kill by the memory or time limit);
 #   - stderr names the file (or, for a flag, the flag);

@@ -63,6 +63,7 @@ struct RunRow {
   bool stale_release = false;   // a stale_release finding
   bool idle_hold = false;       // an idle_hold finding: a release deleted nothing within its lease
   bool barging = false;         // a barging finding: a newcomer got it past an earlier waiter
+  std::vector<std::string> causes;  // the mutual-exclusion violation's causes, sorted
   std::string summary;          // the run's summary.md
   std::vector<std::string> words;  // the findings that count, in words
 };

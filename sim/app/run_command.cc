@@ -755,6 +755,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
         row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
         row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
         row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
+        row.causes = run.result.causes();
         row.idle_hold = !run.result.of(FindingKind::kIdleHold).empty();
         row.barging = !run.result.of(FindingKind::kBarging).empty();
         row.summary = (run_dir / "summary.md").string();

@@ -4,7 +4,8 @@
 # renewal) gets YES on every line and exit 0; each of seven broken locks gets NO on exactly the
 # property it breaks, worded against the reference, and exit 1 (a release that deletes nothing
 # is a NO, not UNDECIDED; a lock that declares a queue but lets newcomers barge is a NO); audit.md is written; a lock
-# without an extend script gets n/a on the renewal lines; a lock that uses what the simulator's
+# without an extend script gets n/a on the renewal lines; a run worse than the reference's (a racy
+# acquire in the stale-release scenario) is a NO even with --explore 0; a lock that uses what the simulator's
 # model lacks gets n/a on the exploration line, with the reason; a bad lock file exits 2 and
 # writes nothing.
 set -uo pipefail
@@ -29,6 +30,7 @@ JSON
 }
 SET_NX="if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"
 OWNER_DEL="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+SET_NX_TAKEOVER="if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end if redis.call('PTTL', KEYS[1]) < 30 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0"
 OWNER_PEXPIRE="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 lock good "$SET_NX" "$OWNER_DEL"
 lock good_renew "$SET_NX" "$OWNER_DEL" "$OWNER_PEXPIRE"
@@ -164,6 +166,22 @@ expect_grep "uses_lpos: exploring is n/a, naming what the model lacks" \
   "n/a .*not explored: .*unknown command 'LPOS'.*runs on a real redis-server only" "$WORK/uses_lpos.line"
 line uses_lpos "refuses a stale release"
 expect_grep "uses_lpos: the real server still judges it" "YES" "$WORK/uses_lpos.line"
+
+# A run worse than the reference's reaches a property line even when it is not the failure the
+# scenario was written for: a lock that takes over a key whose lease is nearly over shows a racy
+# acquire in the stale-release scenario (where lua_owner only outlives its lease), and gets NO
+# there with --explore 0 (it got YES on every line, exit 0).
+cat >"$WORK/takeover.json" <<JSON
+{"name": "takeover",
+ "acquire": {"script": "$SET_NX_TAKEOVER", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+ "release": {"script": "$OWNER_DEL", "keys": ["{key}"], "args": ["{token}"]}}
+JSON
+"$LOCKSIM" audit "$WORK/takeover.json" --scenarios "$WORK/one-scenario" --explore 0 --out "$WORK/out" \
+  --seed 1 --no-progress >"$WORK/takeover.log" 2>&1
+expect_code "a lock worse than its reference in a scenario fails the audit" 1 $? "$WORK/takeover.log"
+line takeover "refuses a stale release"
+expect_grep "takeover: NO, worse than lua_owner, naming what it showed" \
+  "NO .*racy_acquire.*worse than lua_owner" "$WORK/takeover.line"
 
 # Bad input: exit 2, nothing written.
 echo '{"name": "broken", "acquire": {"script": 7}}' >"$WORK/broken.json"

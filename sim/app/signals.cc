@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <ctime>
 #include <optional>
 #include <thread>
 
@@ -18,10 +21,22 @@ std::atomic<pid_t> server_pid{-1};
 
 // A second signal only quits at once when it comes this long after the first.
 constexpr Nanos kSecondSignalGraceNs = ms_to_ns(2000);
+// A stop request not honoured this long after the first signal quits at once, as a second signal
+// would: something cannot stop (a thread blocked for ever), and waiting longer would leave only
+// SIGKILL. Explore, run --backend sim and audit end well within 2 s (tests/cli/explore_test.sh).
+constexpr Nanos kStopDeadlineNs = ms_to_ns(10'000);
 
 void write_stderr(const char* text, std::size_t length) {
   const ssize_t ignored = ::write(STDERR_FILENO, text, length);
   (void)ignored;
+}
+
+// quit_now: kills the private server and exits 130 at once.
+[[noreturn]] void quit_now(const char* text, std::size_t length) {
+  write_stderr(text, length);
+  const pid_t pid = server_pid.load();
+  if (pid > 0) kill_server_now(pid);
+  _exit(130);
 }
 
 }  // namespace
@@ -49,7 +64,22 @@ void install_signal_handling(StopSignal& stop) {
     int received = 0;
     std::optional<RunClock> since_first;  // started by the first signal
     while (true) {
-      if (sigwait(&set, &received) != 0) continue;
+      if (!since_first) {
+        if (sigwait(&set, &received) != 0) continue;
+      } else {
+        // After the first signal, wait for a second one at most until the stop's deadline.
+        const Nanos left = std::max<Nanos>(kStopDeadlineNs - since_first->now_ns(), 0);
+        const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
+                               static_cast<long>(left % 1'000'000'000)};
+        received = sigtimedwait(&set, nullptr, &timeout);
+        if (received < 0 && errno == EAGAIN) {
+          static constexpr char kDeadline[] =
+              "\nlocksim: still not stopped 10 s after the signal: quitting now (the current "
+              "run's reports may be incomplete)\n";
+          quit_now(kDeadline, sizeof kDeadline - 1);
+        }
+        if (received < 0) continue;  // EINTR
+      }
       if (!since_first) {
         since_first.emplace();
         static constexpr char kFirst[] =
@@ -66,10 +96,7 @@ void install_signal_handling(StopSignal& stop) {
         write_stderr(kWithinGrace, sizeof kWithinGrace - 1);
       } else {
         static constexpr char kSecond[] = "\nlocksim: quitting now\n";
-        write_stderr(kSecond, sizeof kSecond - 1);
-        const pid_t pid = server_pid.load();
-        if (pid > 0) kill_server_now(pid);
-        _exit(130);
+        quit_now(kSecond, sizeof kSecond - 1);
       }
     }
   }).detach();

@@ -5,7 +5,9 @@
 // history and reports are written, the private redis-server is stopped, and locksim exits 130.
 // A second signal within 2 s of the first is part of the same request (GNU `timeout` sends SIGTERM
 // to locksim and then to its process group, so two arrive at once) and is ignored. A second signal
-// after that kills the private server at once and exits 130 immediately, losing unwritten reports.
+// after that kills the private server at once and exits 130 immediately, losing unwritten reports,
+// and so does a stop still not done 10 s after the first signal (something that cannot stop, such
+// as a thread blocked for ever, must not leave SIGKILL as the only way out).
 //
 // Call it first thing in main(), before any other thread exists (threads inherit the mask).
 #pragma once

@@ -3,8 +3,10 @@
 # Proves: the catalogue runs on the simulator with every outcome it can run as expected (Redlock's
 # servers and a primary with its replica included) and every other one skipped with its reason; no redis-server is started; one seed gives the same
 # history.jsonl byte for byte, another seed another schedule; `check` re-judges a simulated run;
-# a user lock runs there too and a Lua syntax error in one is bad input; --backend sim with
-# --redis, with only what it cannot run, or an unknown backend, is a usage error (exit 2).
+# a user lock runs there too and a Lua syntax error in one is bad input; explore with three faults a
+# schedule ends for every built-in, and so does a simulated run where a server restart and a lost
+# reply overlap; SIGTERM ends explore and run --backend sim within 2 s (exit 130); --backend sim
+# with --redis, with only what it cannot run, or an unknown backend, is a usage error (exit 2).
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -79,6 +81,72 @@ sed 's/return 1/return (/' "$SOURCE/examples/my_lock.json" >"$WORK/broken_lock.j
   --backend sim --out "$WORK/broken" --no-progress >"$WORK/broken.out" 2>&1
 expect_code "a Lua syntax error in a user lock is bad input on the simulator too" 2 $? "$WORK/broken.out"
 if [[ ! -e $WORK/broken ]]; then pass "nothing written for a broken user lock"; else fail "a broken user lock wrote $WORK/broken"; fi
+
+# --- nothing hangs, and SIGTERM ends it ------------------------------------------------------------
+# Every built-in explored with up to 3 faults a schedule over 3,000 seeds, each under a `timeout`:
+# a fiber that blocked its thread (the nemesis held its lock across a server restart while another
+# fiber partitioned a link or lost a reply) hung these for ever (redlock from seed 62, lua_owner
+# from seed 191, set_nx_ex, lua_owner_renew). A schedule cut short by its bounds would be a
+# harness error (exit 3), never an ok.
+variants=$("$LOCKSIM" list 2>/dev/null | awk '/^Variants \(built in\)/ { on = 1; next } on && NF == 0 { exit } on { print $1 }')
+if [[ $(wc -w <<<"$variants") -ge 13 ]]; then pass "list names the built-ins ($(wc -w <<<"$variants"))"; else fail "list named only: $variants"; fi
+hung=""
+for variant in $variants; do
+  timeout -s KILL 15 "$LOCKSIM" explore --variant "$variant" --max-faults 3 --schedules 3000 -j 2 \
+    --no-shrink --no-progress --out "$WORK/explore" >"$WORK/explore-$variant.out" 2>&1
+  code=$?
+  if [[ $code == 137 ]]; then
+    hung="$hung $variant"
+    break  # one hang is enough: the others would each wait out their timeout
+  elif [[ $code != 0 && $code != 1 ]]; then
+    fail "explore --variant $variant --max-faults 3: exit $code"
+    tail -n 20 "$WORK/explore-$variant.out" | sed 's/^/    /'
+  fi
+done
+if [[ -z $hung ]]; then pass "3,000 schedules of every built-in with 3 faults each end"; else fail "explore hung for:$hung"; fi
+cat >"$WORK/restart-lost-reply.json" <<'JSON'
+{"name": "restart-lost-reply", "description": "A restart under way while a lost reply is armed.",
+ "source": {"doc": "none", "claim": "a server restart and a lost reply overlap"},
+ "variants": ["lua_owner"], "topology": "single",
+ "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+          "wait": {"strategy": "poll", "interval_ms": 5}},
+ "clients": ["A", "B"],
+ "steps": [{"client": "A", "do": "acquire"}, {"do": "kill_server", "server": "n1"},
+           {"do": "restart_server", "server": "n1"},
+           {"client": "B", "do": "acquire", "lose_reply": true}, {"client": "A", "do": "release"}],
+ "expect": {"lua_owner": "any"}}
+JSON
+timeout -s KILL 30 "$LOCKSIM" run "$WORK/restart-lost-reply.json" --backend sim --seed 1 \
+  --out "$WORK/restart" --no-progress >"$WORK/restart.out" 2>&1
+expect_code "run --backend sim: a lost reply armed while a server restarts" 0 $? "$WORK/restart.out"
+
+# SIGTERM ends a long exploration within 2 s (its workers stop between schedules, and a schedule
+# still running 500 ms after the request is cut short). Waited for at most 5 s, so that a slow
+# machine does not fail it; a hang fails it.
+ended_after_term() {  # ended_after_term NAME PID OUTPUT: SIGTERM to PID, then exit 130 within 5 s
+  local name=$1 pid=$2 output=$3 i
+  kill -TERM "$pid"
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "$name: still running 5 s after SIGTERM"
+    kill -9 "$pid"
+    wait "$pid"
+  else
+    wait "$pid"
+    expect_code "$name: SIGTERM ends it" 130 $? "$output"
+  fi
+}
+"$LOCKSIM" explore --variant redlock --max-faults 3 --schedules 1000000000 -j 2 --no-shrink \
+  --no-progress --out "$WORK/explore" >"$WORK/explore-term.out" 2>&1 &
+pid=$!
+sleep 1
+ended_after_term "explore" "$pid" "$WORK/explore-term.out"
+expect_grep "explore says it was interrupted" "(interrupted)" "$WORK/explore-term.out"
+"$LOCKSIM" run "$SOURCE/scenarios" --backend sim --repeat 200 --out "$WORK/term" --no-progress \
+  >"$WORK/run-term.out" 2>&1 &
+pid=$!
+sleep 1
+ended_after_term "run --backend sim" "$pid" "$WORK/run-term.out"
 
 # --- usage errors --------------------------------------------------------------------------------
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --backend sim --redis redis://127.0.0.1:1 \

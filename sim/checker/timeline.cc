@@ -300,7 +300,7 @@ class TimelineBuilder {
     s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
   }
 
-  // took_over_before: `holder`'s grant on `key` came after `s`'s own grant and certainly before
+  // took_over_before: `holder`'s grant on `key` came certainly after `s`'s own grant and before
   // `at_ns` (answered by then), or `s`'s own key had certainly expired by `at_ns` (its latest
   // end: the TTL from the acquire's reply, not a shorter validity; every renewal, even one with
   // no answer).
@@ -309,7 +309,10 @@ class TimelineBuilder {
     // vector `s` lives in).
     const ClientKeyState& h =
         states_[static_cast<std::size_t>(key)].at(static_cast<std::size_t>(holder));
-    if (granted_before(h.ok_ns, s.ok_sent_ns)) return false;
+    // Certainly after: its successful attempt was sent once `s`'s grant was answered. Grants made
+    // at once (both attempts under way together, around a clock jump) leave the order to the
+    // replies (lua_owner_renew seed 38638 with clock_jump: the other's renewal found no key).
+    if (!granted_before(s.ok_ns, h.ok_sent_ns)) return false;
     if (h.ok_ns <= at_ns) return true;
     const Nanos own_key_end_ns =
         std::max({lease_end(s.ok_ns, s.ok_ttl_ms), s.lease_end_ns, s.hold_lease_end_ns});

@@ -58,7 +58,20 @@ bool matches_expectation(const Expectation& expected, const CheckResult& result,
       result.violations_outside_faults > *expected.max_violations_outside_faults) {
     return false;
   }
+  if (expected.no_own_findings && !own_findings(result).empty()) return false;
   return true;
+}
+
+std::vector<std::string> own_findings(const CheckResult& result) {
+  std::set<std::string> own;
+  for (const Finding& f : result.findings) {
+    const bool bug = f.kind == FindingKind::kStaleRelease || f.kind == FindingKind::kStolenRenewal ||
+                     f.kind == FindingKind::kIdleHold || f.kind == FindingKind::kBarging ||
+                     (f.kind == FindingKind::kMutexViolation &&
+                      (f.cause == "stale_release" || f.cause == "racy_acquire"));
+    if (bug) own.insert(finding_signature(f));
+  }
+  return {own.begin(), own.end()};
 }
 
 std::string describe_expectation(const Expectation& expected) {
@@ -75,6 +88,7 @@ std::string describe_expectation(const Expectation& expected) {
   if (expected.stolen_renewal)
     text += *expected.stolen_renewal ? ", stolen renewal" : ", no stolen renewal";
   if (expected.idle_hold) text += *expected.idle_hold ? ", idle hold" : ", no idle hold";
+  if (expected.no_own_findings) text += ", no finding of its own";
   if (expected.finding) {
     text += (text.empty() ? "showing " : ", showing ") + expected.finding->signature;
     if (!expected.finding->clients.empty()) {

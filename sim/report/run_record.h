@@ -46,6 +46,9 @@ struct VariantRun {
 // names: History::clients).
 bool matches_expectation(const Expectation& expected, const CheckResult& result,
                          const std::vector<std::string>& clients = {});
+// own_findings: the run's findings that are a lock's own bug whatever the fault (a stale release,
+// a racy acquire, a stolen renewal, an idle hold, barging), as signatures, sorted.
+std::vector<std::string> own_findings(const CheckResult& result);
 // finding_signature: a finding as explore names it: "<kind>" or "<kind> (<cause>)".
 std::string finding_signature(const Finding& finding);
 

@@ -47,7 +47,7 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
               ") or {\"verdict\": ..., \"causes\": [...]}, got " + describe(node.value()));
   }
   node.expect_object({"verdict", "causes", "resource", "max_violations_outside_faults",
-                      "stolen_renewal", "idle_hold", "finding"});
+                      "stolen_renewal", "idle_hold", "finding", "own_findings"});
   set_verdict(node.member("verdict"), expectation);
   const bool asserts = !expectation.any;
   if (const auto causes_node = node.optional_member("causes")) {
@@ -87,6 +87,9 @@ Expectation parse_expectation(const JsonReader& node, bool resource) {
   }
   if (const auto idle_node = node.optional_member("idle_hold")) {
     expectation.idle_hold = idle_node->boolean();
+  }
+  if (const auto own = node.optional_member("own_findings")) {
+    expectation.no_own_findings = own->one_of({"none"}, "own_findings", "allowed") == "none";
   }
   if (const auto finding_node = node.optional_member("finding")) {
     finding_node->expect_object({"signature", "clients"});
@@ -175,6 +178,7 @@ nlohmann::json resolved_expect(const std::map<std::string, Expectation>& expect)
     }
     if (expectation.stolen_renewal) entry["stolen_renewal"] = *expectation.stolen_renewal;
     if (expectation.idle_hold) entry["idle_hold"] = *expectation.idle_hold;
+    if (expectation.no_own_findings) entry["own_findings"] = "none";
     if (expectation.finding) {
       entry["finding"] = {{"signature", expectation.finding->signature}};
       if (!expectation.finding->clients.empty()) {

@@ -269,6 +269,10 @@ struct Expectation {
     std::vector<std::string> clients;
   };
   std::optional<Finding> finding;
+  // If true: the run must show no finding that is a lock's own bug (a stale release, a racy
+  // acquire, a stolen renewal, an idle hold, barging past a waiter), whatever its verdict. A user
+  // lock is held to it beside its reference's expectation ("own_findings": "none").
+  bool no_own_findings = false;
 };
 
 // SweepPoint: set on each scenario a "sweep" file expands into, so that reports can group the

@@ -5,7 +5,8 @@
 # property it breaks, worded against the reference, and exit 1 (a release that deletes nothing
 # is a NO, not UNDECIDED; a lock that declares a queue but lets newcomers barge is a NO); audit.md is written; a lock
 # without an extend script gets n/a on the renewal lines; a run worse than the reference's (a racy
-# acquire in the stale-release scenario) is a NO even with --explore 0; a lock that uses what the simulator's
+# acquire in the stale-release scenario) is a NO even with --explore 0; `run --variant-file` fails a
+# renewing lock with a blind release (no finding of its own, in lua_owner's scenarios too); a lock that uses what the simulator's
 # model lacks gets n/a on the exploration line, with the reason; a bad lock file exits 2 and
 # writes nothing.
 set -uo pipefail
@@ -182,6 +183,23 @@ expect_code "a lock worse than its reference in a scenario fails the audit" 1 $?
 line takeover "refuses a stale release"
 expect_grep "takeover: NO, worse than lua_owner, naming what it showed" \
   "NO .*racy_acquire.*worse than lua_owner" "$WORK/takeover.line"
+
+# run --variant-file judges a user lock on its own merits too: a renewing lock whose release is a
+# blind DEL fails `run` (it passed 23 of 23: the scenarios that catch a blind release did not list
+# renewing locks, and renewal-after-pause showed its stale release under an "as expected");
+# the same lock with an owner-checked release passes.
+mkdir -p "$WORK/run-scenarios"
+cp "$SOURCE/scenarios/stale-release.json" "$SOURCE/scenarios/renewal-after-pause.json" "$WORK/run-scenarios/"
+lock blind_renew "$SET_NX" "return redis.call('DEL', KEYS[1])" "$OWNER_PEXPIRE"
+for name in blind_renew good_renew; do
+  "$LOCKSIM" run "$WORK/run-scenarios" --variant-file "$WORK/$name.json" --variant "$name" \
+    --out "$WORK/run-out" --no-progress >"$WORK/run-$name.log" 2>&1
+  echo $? >"$WORK/run-$name.code"
+done
+expect_code "run: a renewing lock with a blind release fails" 1 "$(cat "$WORK/run-blind_renew.code")" "$WORK/run-blind_renew.log"
+expect_grep "run: it is held to no finding of its own" "no finding of its own .* NO" "$WORK/run-blind_renew.log"
+expect_grep "run: it also runs lua_owner's stale-release scenario" "^stale-release *blind_renew" "$WORK/run-blind_renew.log"
+expect_code "run: the same lock with an owner-checked release passes" 0 "$(cat "$WORK/run-good_renew.code")" "$WORK/run-good_renew.log"
 
 # Bad input: exit 2, nothing written.
 echo '{"name": "broken", "acquire": {"script": 7}}' >"$WORK/broken.json"

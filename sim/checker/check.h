@@ -22,7 +22,9 @@
 //     overlap; clients = {earlier, later[, stale releaser]}, interval = the overlap; cause:
 //     "stale_release" (a client's release deleted a key after its own hold had ended, between the
 //     earlier holder's enter and the later's, letting the later one in), "lease_expired" (the
-//     earlier holder's lease ran out before the later acquire completed, while it still worked) or
+//     earlier holder's lease ran out before the later acquire completed, while it still worked,
+//     or the later holder's own lease may have run out during its acquire, before the earlier
+//     grant: its SET may have come first), "lock_lost" (a server fault made a server forget a key) or
 //     "racy_acquire" (neither: both acquires succeeded on a held lock).
 //   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
 //     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units. Judged

@@ -125,6 +125,11 @@ bool other_release_between(const History& history, KeyId key, int releaser, Nano
 //  - the victim was granted before the releaser (answered before the releaser's successful
 //    attempt was sent): its key was gone when the releaser's SET NX found the key free
 //    (lua_owner seed 15007: the overlap is the victim's lease running out, nothing else);
+//  - the victim's grant may have come before the releaser's: its successful attempt was sent
+//    before the releaser's grant was answered, so the two SETs can have run in either order
+//    (lua_owner_wait seed 594: B's SET ran, B paused past its TTL, then C was granted and C's
+//    release deleted C's own key while B, answered late, was inside); only a grant certainly
+//    after the releaser's makes the release stale;
 //  - the victim was granted while the releaser's own key could not yet have expired, on servers
 //    the releaser held, with no server fault that forgets keys and no other client's release that
 //    may have deleted in between: then only the release itself can have removed the releaser's
@@ -133,6 +138,9 @@ bool other_release_between(const History& history, KeyId key, int releaser, Nano
 bool deleted_own_key(const History& history, const KeyTimeline& timeline,
                      const ForeignDelete& release, const WindowRecord& victim) {
   if (granted_before(victim.acquire_ok_ns, release.grant_sent_ns)) return true;
+  if (release.grant_ok_ns >= 0 && !granted_before(release.grant_ok_ns, victim.acquire_sent_ns)) {
+    return true;
+  }
   if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
       victim.acquire_ok_ns >= release.key_end_lower_ns) {
     return false;
@@ -196,6 +204,33 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
     return &*last;
   }
   return nullptr;
+}
+
+// granted_first_and_expired: the later holder's own grant may have come before the earlier
+// one's, its key gone by then with its TTL: its successful attempt was sent so long before the
+// earlier grant was answered that the key it set (after the send) can have expired first. Then
+// the earlier SET NX found the lock free and the later holder entered on a lease that had run
+// out during its own acquire (lua_owner_wait seed 594: B's SET, then a pause at after_set past
+// its TTL, C granted meanwhile, then B's WAIT returned). A lock that SETs without NX acquired
+// late on a held lock only if the acquire took no longer than its TTL: that stays racy.
+bool granted_first_and_expired(const WindowRecord& earlier, const WindowRecord& later) {
+  return later.ttl_ms >= 0 &&
+         later.acquire_sent_ns + ms_to_ns(later.ttl_ms) <= earlier.acquire_ok_ns;
+}
+
+// paused_during: " (B was paused from X to Y)" for the fault windows aimed at `window`'s client
+// that held its acquire back between the send and the reply; "" if none.
+std::string paused_during(const History& history, const WindowRecord& window) {
+  std::string text;
+  for (const FaultWindow& fault : fault_windows(history)) {
+    if (fault.client != window.client || fault.from_ns >= fault.to_ns ||
+        fault.to_ns <= window.acquire_sent_ns || fault.from_ns >= window.acquire_ok_ns) {
+      continue;
+    }
+    text += (text.empty() ? "" : ", ") + std::string(traits(fault.kind).word) + " from " +
+            format_ms(fault.from_ns) + " to " + format_ms(fault.to_ns);
+  }
+  return text.empty() ? "" : " (" + client_name(history, window.client) + "'s " + text + ")";
 }
 
 // cancelled_extend: " Its extend at X was cancelled ..." when the earlier holder's last extend
@@ -283,6 +318,26 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
       text += " " + y + "'s acquire was " + y_granted + ", while " + x + "'s was " + x_granted +
               ": two majorities.";
     }
+  } else if (granted_first_and_expired(earlier, later)) {
+    v.cause = "lease_expired";
+    text += y + "'s own acquire was sent at " + format_ms(later.acquire_sent_ns) +
+            " and answered only at " + format_ms(later.acquire_ok_ns) +
+            paused_during(history, later) + ": its key, set in between, can have run out (ttl " +
+            std::to_string(later.ttl_ms) + " ms) from " +
+            format_ms(later.acquire_sent_ns + ms_to_ns(later.ttl_ms)) + " on, before " + x +
+            " was granted at " + format_ms(earlier.acquire_ok_ns) + ", so " + x +
+            " found the lock free and " + y + " entered on a lease that had run out.";
+  } else if (const LostLock lost_first = later.acquire_sent_ns < earlier.acquire_ok_ns
+                                             ? lost_lock(history, later, earlier.acquire_ok_ns)
+                                             : LostLock{};
+             lost_first.at_ns >= 0) {
+    // The later holder's grant may have come first (its attempt sent before the earlier grant
+    // was answered) and a server forgot its key before the earlier SET (lua_owner_renew seed
+    // 124703 with clock_jump: two grants under way at once around the jump).
+    v.cause = "lock_lost";
+    text += y + "'s acquire, sent at " + format_ms(later.acquire_sent_ns) +
+            ", may have been granted before " + x + "'s (answered at " +
+            format_ms(earlier.acquire_ok_ns) + "), but " + lost_first.words + ".";
   } else {
     v.cause = "racy_acquire";
     text += earlier.ttl_ms >= 0

@@ -371,6 +371,7 @@ class TimelineBuilder {
         timeline(key).foreign_deletes.push_back(ForeignDelete{
             .client = event.client,
             .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
+            .grant_ok_ns = s.acquired ? s.ok_ns : -1,
             .granted = s.acquired ? s.granted : ServerGrant{},
             .key_end_lower_ns =
                 s.acquired ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)

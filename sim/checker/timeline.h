@@ -62,6 +62,9 @@ struct ForeignDelete {
   // grant can have happened; -1 when the release follows no known grant (an acquire whose reply
   // was lost, or none): then every client inside can be its victim.
   Nanos grant_sent_ns = -1;
+  // grant_ok_ns: when the releaser's own grant was answered (-1 with grant_sent_ns): a victim
+  // whose successful attempt was sent before it may have been granted first.
+  Nanos grant_ok_ns = -1;
   ServerGrant granted;  // the servers of the releaser's own grant (a multi-server lock's)
   // key_end_lower_ns: the earliest the releaser's own key can have expired on a server that kept
   // it: its TTL from the successful attempt's send (or the last renewal's), not a shorter

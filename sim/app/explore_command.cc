@@ -117,8 +117,12 @@ void print_harness_errors(const ExploreOptions& options, const ExploreSummary& s
 // print_no_finding: the line when nothing was found: an ok only for schedules that ran.
 void print_no_finding(const ExploreSummary& summary) {
   const std::uint64_t not_run = summary.could_not_run + summary.harness_errors;
-  if (not_run == 0) {
+  if (not_run == 0 && summary.unknown == 0) {
     std::cout << "No finding: every schedule's verdict was ok.\n";
+  } else if (not_run == 0) {
+    std::cout << "No finding; " << summary.schedules - summary.unknown
+              << " schedule(s) ended ok and " << summary.unknown
+              << " unknown (above): not an ok.\n";
   } else {
     std::cout << "No finding in the " << summary.schedules - not_run
               << " schedule(s) that ran; of the " << not_run
@@ -475,6 +479,22 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       }
       target.exercise.faults.insert(*fault);
     }
+    // A menu none of whose faults applies to the lock would run every schedule without a fault
+    // and call that "no finding".
+    const auto applies = [&](ExerciseFault fault) {
+      if (fault == ExerciseFault::kNodeDown) return target.variant->multi_server();
+      if (fault == ExerciseFault::kCheckpoint) return !target.variant->checkpoints().empty();
+      return true;
+    };
+    if (options.scenario.empty() && !target.exercise.faults.empty() &&
+        std::none_of(target.exercise.faults.begin(), target.exercise.faults.end(), applies)) {
+      throw InputError("--faults: none of " + std::string(options.faults.size() == 1 ? "it" : "them") +
+                       " applies to " + options.variant + " (node_down kills a node of a " +
+                       "multi-server lock; checkpoint needs a lock whose calls have checkpoints, " +
+                       "and " + options.variant + (target.variant->multi_server() ? " is" : " is not") +
+                       " multi-server, with " +
+                       std::to_string(target.variant->checkpoints().size()) + " checkpoint(s))");
+    }
     target.exercise.max_clients = options.clients;
     target.exercise.max_cycles = options.cycles;
     target.exercise.max_faults = options.max_faults;
@@ -521,6 +541,13 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
   if (!options.json_path.empty() && summary.schedules > 0) write_summary(options, summary, {});
   if (summary.could_not_run > 0) print_could_not_run(summary);
   if (summary.harness_errors > 0) print_harness_errors(options, summary);
+  if (summary.unknown > 0) {
+    std::cout << summary.unknown << " of " << summary.schedules
+              << " schedule(s) ended with the verdict unknown (an indeterminate call, such as a "
+                 "lost reply, could hide a violation there): not an ok; first seed "
+              << summary.unknown_first_seed
+              << "\n      replay: " << replay_command(options, summary.unknown_first_seed) << "\n";
+  }
   if (options.scenario.empty()) {
     std::cout << "Exercised:";
     if (summary.exercised.empty()) std::cout << " no fault";

@@ -147,6 +147,12 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         found.first_seed = found.schedules == 0 ? seed : std::min(found.first_seed, seed);
         ++found.schedules;
       }
+      if (run.verdict == "unknown") {
+        // An indeterminate call could hide a violation: not an ok, whatever else it showed.
+        summary.unknown_first_seed =
+            summary.unknown == 0 ? seed : std::min(summary.unknown_first_seed, seed);
+        ++summary.unknown;
+      }
       for (const std::string& fault : faults) ++summary.exercised[fault];
       if (faults.empty() && !target.scenario) ++summary.with_no_fault;
       done.fetch_add(1);

@@ -87,6 +87,10 @@ struct ExploreSummary {
   std::map<std::string, ExploreFinding> findings;  // by signature
   std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
   std::uint64_t with_no_fault = 0;
+  // unknown: schedules whose verdict was unknown (an indeterminate call could hide a violation):
+  // judged, but never counted as ok; the least seed of them.
+  std::uint64_t unknown = 0;
+  std::uint64_t unknown_first_seed = 0;
   std::uint64_t could_not_run = 0;  // schedules that ran nothing to judge (a model gap): no verdict
   struct Error {
     std::uint64_t seed = 0;

@@ -1,7 +1,7 @@
 #include "sim/explore/judge.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 
 #include "sim/explore/explorer.h"
@@ -34,10 +34,11 @@ Json for_reference(const Json& document, const LockVariant& variant,
   copy["expect"] = Json::object({{name, "any"}});
   if (!copy.contains("steps")) return copy;
   // A fault at a checkpoint the reference lacks moves to the nearest point it has. A pause there
-  // (the client stalls while the others go on, until a condition or at most max_ms) becomes the
-  // same stall of the release on the link: the release itself, or the holder's next release for
-  // a point inside the acquire (it stalls after taking the key). A crash inside the acquire
-  // becomes a crash just after it, one inside the release a crash instead of it.
+  // (the client stalls while the others go on, until a condition or at most max_ms) becomes, for
+  // a point inside the acquire, the same stall just after it (work until the condition, or for
+  // max_ms: it stalls holding the key), and for one inside the release the same stall of the
+  // release on the link. A crash inside the acquire becomes a crash just after it, one inside
+  // the release a crash instead of it.
   const auto in_acquire = [&](const std::string& point) {
     for (const LockVariant::CheckpointSite& site : variant.checkpoints()) {
       if (site.point == point) return site.in_acquire;
@@ -55,22 +56,22 @@ Json for_reference(const Json& document, const LockVariant& variant,
   };
   Json steps = Json::array();
   std::set<std::string> crashed;
-  std::map<std::string, Json> stalled;  // a pause inside the acquire, for the client's release
   for (Json step : document.at("steps")) {
     const std::string client = step.value("client", std::string());
     if (!client.empty() && crashed.count(client) > 0) continue;  // nothing after its crash
-    const bool release = step.value("do", std::string()) == "release";
-    if (release && stalled.count(client) > 0) {
-      if (!step.contains("delay") && !step.contains("lose_reply")) step["delay"] = stalled[client];
-      stalled.erase(client);
-    }
+    std::optional<Json> stall;
     if (step.contains("pause_at") &&
         !has_checkpoint(reference, step.at("pause_at").value("point", std::string()))) {
-      const Json delay = as_delay(step.at("pause_at"));
-      const bool acquiring = in_acquire(step.at("pause_at").value("point", std::string()));
+      const Json pause_at = step.at("pause_at");
+      const Json delay = as_delay(pause_at);
+      const bool acquiring = in_acquire(pause_at.value("point", std::string()));
       step.erase("pause_at");
       if (acquiring) {
-        stalled[client] = delay;
+        const std::int64_t max_ms = pause_at.value("max_ms", std::int64_t{1});
+        stall = pause_at.contains("until")
+                    ? Json{{"client", client}, {"do", "work"}, {"until", pause_at.at("until")},
+                           {"max_ms", max_ms}}
+                    : Json{{"client", client}, {"do", "work"}, {"work_ms", max_ms}};
       } else if (!step.contains("delay") && !step.contains("lose_reply")) {
         step["delay"] = delay;
       }
@@ -84,6 +85,7 @@ Json for_reference(const Json& document, const LockVariant& variant,
       if (!crash_after) step = {{"client", client}, {"do", "crash"}};  // instead of its release
     }
     steps.push_back(step);
+    if (stall) steps.push_back(*stall);
     if (crash_after) steps.push_back({{"client", client}, {"do", "crash"}});
   }
   copy["steps"] = steps;

@@ -178,6 +178,16 @@ expect_code "--time without a unit" 2 $? "$WORK/bad4.out"
 expect_code "a scenario the simulator cannot run" 2 $? "$WORK/bad5.out"
 expect_grep "it says why" "simulator cannot run it" "$WORK/bad5.out"
 expect_grep "an unknown fault's message lists the whole menu" "restart, clock_jump, node_down" "$WORK/bad2.out"
+# A menu of faults that do not apply to the lock ran every schedule without one and said "No
+# finding", exit 0.
+"$LOCKSIM" explore --variant lua_owner --faults node_down --schedules 50 >"$WORK/bad6.out" 2>&1
+expect_code "a fault menu none of whose faults applies" 2 $? "$WORK/bad6.out"
+expect_grep "it says why" "none of it applies to lua_owner" "$WORK/bad6.out"
+# A schedule whose verdict is unknown (a lost reply may hide a violation) is never counted as ok.
+"$LOCKSIM" explore --variant lua_owner --faults lost_reply --schedules 400 --no-shrink --no-progress \
+  --out "$WORK/unknown" >"$WORK/unknown.out" 2>&1
+expect_grep "unknown schedules are counted apart" "schedule(s) ended with the verdict unknown" "$WORK/unknown.out"
+expect_no_grep "and never called ok" "every schedule's verdict was ok" "$WORK/unknown.out"
 
 # --- a lock that uses a command the model lacks: no finding, no ok ------------------------------
 cat >"$WORK/uses_lpos.json" <<'JSON'

@@ -110,6 +110,23 @@ TEST(Judge, AFaultAtACheckpointTheReferenceLacksMovesToTheNearestPointItHas) {
   EXPECT_EQ(prepare_schedule(copy, lock_named("lua_owner")).error, "");
 }
 
+TEST(Judge, APauseInsideTheAcquireBecomesTheSameStallJustAfterIt) {
+  // lua_owner_wait stalls at after_set, holding the key while the others go on; lua_owner has no
+  // such point, so it stalls the same way just after its acquire (it was a delayed release, which
+  // never outlived a lease, and explore called lua_owner_wait's lease_expired its own).
+  Json document = judged_document("lua_owner_wait");
+  document["steps"][0]["pause_at"] = {
+      {"point", "after_set"}, {"until", {{"inside", "B"}}}, {"max_ms", 150}};
+  const Json copy = for_reference(document, lock_named("lua_owner_wait"), lock_named("lua_owner"));
+  EXPECT_EQ(copy["steps"][0], Json({{"client", "A"}, {"do", "acquire"}}));
+  EXPECT_EQ(copy["steps"][1], Json({{"client", "A"},
+                                    {"do", "work"},
+                                    {"until", {{"inside", "B"}}},
+                                    {"max_ms", 150}}));
+  EXPECT_EQ(copy["steps"].size(), document["steps"].size() + 1);
+  EXPECT_EQ(prepare_schedule(copy, lock_named("lua_owner")).error, "");
+}
+
 TEST(Judge, APauseInsideTheReleaseIsALimitWhenTheReferenceStalledThereOutlivesItsLeaseToo) {
   // The minimal scenario explore shrank for get_then_del's lease_expired: B's release stalls at
   // after_get until C is inside (C never asks, so 230 ms) while B and A hold in turn past the

@@ -419,12 +419,17 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
       remain << "  - " << signature << " (explored: " << reference << " shows it too)"
              << (help.empty() ? "" : ": " + help) << "\n";
     }
-    for (const char* always :
-         {"no lease survives a pause or work longer than its TTL; only fencing (a store that "
-          "refuses stale tokens) protects the data then",
-          "a server that forgets the key (restart without persistence, failover to a replica that "
-          "had not received it) hands the lock to another client"}) {
-      remain << "  - " << always << "\n";
+    // The two limits of every lease, in words, unless the exploration listed them above.
+    const auto listed = [&](const char* signature) {
+      return std::find(limits.begin(), limits.end(), signature) != limits.end();
+    };
+    if (!listed("mutex_violation (lease_expired)")) {
+      remain << "  - no lease survives a pause or work longer than its TTL; only fencing (a store "
+                "that refuses stale tokens) protects the data then\n";
+    }
+    if (!listed("mutex_violation (lock_lost)")) {
+      remain << "  - a server that forgets the key (restart without persistence, failover to a "
+                "replica that had not received it) hands the lock to another client\n";
     }
     md << "\n## Limits that remain\n\n" << remain.str().substr(remain.str().find('\n') + 1);
     std::cout << "\nAudit of " << user.name << " (reference " << reference << "):\n"

@@ -77,6 +77,10 @@ done
 line good "renewal keeps a live holder"
 expect_grep "good: renewal lines are n/a without an extend script" "n/a" "$WORK/good.line"
 expect_grep "audit.md is written" "| exclusive without faults | YES |" "$WORK/out/audit-good/audit.md"
+# An all-YES answer still says what no YES removes: the limits of every lease, with what helps.
+expect_grep "good: the limits that remain are listed" "^Limits that remain" "$WORK/good.log"
+expect_grep "good: ... with what helps against an outlived lease" "only fencing" "$WORK/good.log"
+expect_grep "audit.md lists them too" "^## Limits that remain" "$WORK/out/audit-good/audit.md"
 expect_grep "audit explores first, on the simulator" "explored on the simulator: 1000 schedules each" "$WORK/good.log"
 line good "explored: no worse than the reference"
 expect_grep "good: explored, nothing worse than lua_owner" "YES" "$WORK/good.line"

@@ -97,7 +97,9 @@ Judgement judge_finding(const LockVariant& variant, const std::string& signature
   Judgement judgement;
   judgement.reference = reference_of(variant);
   if (judgement.reference == variant.name()) {
-    judgement.limit = kLeaseLimits.count(signature) > 0;
+    // Redlock with a majority of its nodes down grants nobody: the limit of its quorum.
+    judgement.limit = kLeaseLimits.count(signature) > 0 ||
+                      (variant.multi_server() && signature == "never_granted");
     judgement.why = judgement.limit ? "every lease lock shows it under this fault; " +
                                           judgement.reference + " is the reference of its kind"
                                     : judgement.reference +
@@ -145,6 +147,10 @@ std::string limit_help(const std::string& signature) {
            "persistence (appendonly, fsync always), waiting out the TTL before a restarted server "
            "grants again, or Redlock (which survives one such server of five, not a majority); "
            "only fencing protects the data";
+  }
+  if (signature == "never_granted") {
+    return "a multi-server lock needs a majority of its nodes: with most of them down nobody can "
+           "take it (liveness, not safety); bring nodes back, or run more of them";
   }
   return "";
 }

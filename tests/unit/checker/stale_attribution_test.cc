@@ -164,7 +164,8 @@ TEST(StaleAttributionTest, RenewalOfOwnReGrantedKeyIsNotStolen) {
   late.extend(ms(101.8), ms(103), A, 100);  // sent before B's grant, but after A's key expired
   late.release(ms(150), ms(151), A, 0);
   late.release(ms(160), ms(161), B, 1);
-  const std::vector<const Finding*> stolen = check(late.build()).of(FindingKind::kStolenRenewal);
+  const CheckResult late_result = check(late.build());  // kept: of() points into its findings
+  const std::vector<const Finding*> stolen = late_result.of(FindingKind::kStolenRenewal);
   ASSERT_EQ(stolen.size(), 1u);
   EXPECT_TRUE(contains(stolen[0]->words, "it extended B's lock, not A's")) << stolen[0]->words;
 }

@@ -88,6 +88,10 @@ TEST(Judge, TheReferenceItselfHasOnlyTheLeaseLimits) {
   // A stale release on the reference would be a checker's or the reference's bug: never hidden.
   EXPECT_FALSE(judge_finding(lock_named("lua_owner"), "mutex_violation (stale_release)", {where}).limit);
   EXPECT_FALSE(judge_finding(lock_named("lua_owner"), "stale_release", {where}).limit);
+  // Redlock with most of its nodes down grants nobody: the limit of its quorum, not of a lone
+  // server's lock.
+  EXPECT_TRUE(judge_finding(lock_named("redlock"), "never_granted", {where}).limit);
+  EXPECT_FALSE(judge_finding(lock_named("lua_owner"), "never_granted", {where}).limit);
 }
 
 TEST(Judge, AFaultAtACheckpointTheReferenceLacksMovesToTheNearestPointItHas) {

@@ -6,9 +6,26 @@ namespace locksim {
 
 Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
   // Bounded: every pass either returns or waits until the deadline draws closer.
+  bool waiting = false;  // busy() said so: after the first busy answer or refused connection
   for (int attempts = 1;; ++attempts) {
     host.prepare();
     const Nanos sent_ns = host.now();
+    if (const RedisResult* refused = host.unreachable()) {
+      // Nothing sent: wait for the server as for a busy lock, within the deadline.
+      const Nanos now = host.now();
+      if (host.stopping()) co_return AcquireEnd{AcquireEnd::Kind::kStopped, {}, attempts, -1};
+      if (now >= deadline_ns) {
+        AcquireAttempt attempt;
+        attempt.outcome = AcquireAttempt::Outcome::kError;
+        attempt.error = *refused;
+        co_return AcquireEnd{AcquireEnd::Kind::kError, std::move(attempt), attempts, -1};
+      }
+      if (!std::exchange(waiting, true)) host.busy();
+      if (!co_await host.wait(attempts, deadline_ns - now)) {
+        co_return AcquireEnd{AcquireEnd::Kind::kStopped, {}, attempts, -1};
+      }
+      continue;
+    }
     AcquireAttempt attempt = co_await host.attempt();
     switch (attempt.outcome) {
       case AcquireAttempt::Outcome::kAcquired:
@@ -16,7 +33,7 @@ Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
       case AcquireAttempt::Outcome::kError:
         co_return AcquireEnd{AcquireEnd::Kind::kError, std::move(attempt), attempts, -1};
       case AcquireAttempt::Outcome::kBusy:
-        if (attempts == 1) host.busy();
+        if (!std::exchange(waiting, true)) host.busy();
         break;
     }
     const Nanos now = host.now();

@@ -1,6 +1,8 @@
 // acquire.h: the acquire loop, written once for every host: attempt, and after a busy answer
 // wait as the lock's wait strategy says, until the lock is granted, an attempt fails, the
-// deadline passes or the run stops.
+// deadline passes or the run stops. A server that refuses the connection (down, or restarting) is
+// tried again after the same wait, until the deadline, as a client library's connection retry
+// does: nothing was sent, so nothing is in doubt.
 //
 // It does no I/O and reads no clock of its own: each attempt, wait and instant is asked of its
 // AcquireHost. A blocking host (a client thread, `locksim worker`) answers at once and runs the
@@ -24,6 +26,11 @@ class AcquireHost {
   // prepare: before each attempt (and before its send time is taken): follow a failover,
   // reconnect what broke.
   virtual void prepare() {}
+  // unreachable: after prepare(), the error of the connection the next attempt needs if it could
+  // not be made because the server refused it (a killed server, one still restarting): the
+  // attempt is not sent, and the loop waits and tries again. Null when the attempt can be sent,
+  // and for a lock over several servers (Redlock), which counts a refused node as not granting.
+  virtual const RedisResult* unreachable() { return nullptr; }
   // attempt: one attempt by the lock variant, sent now; done when its reply was read.
   virtual Task<AcquireAttempt> attempt() = 0;
   // wait: the pause after `failed_attempts` (>= 1) busy answers, never longer than `max_ns`;
@@ -33,7 +40,8 @@ class AcquireHost {
   virtual Nanos now() = 0;
   // stopping: the run is stopping (Ctrl-C, time limit, a lost server).
   virtual bool stopping() = 0;
-  // busy: called once, after the first busy answer of this acquire (the client now waits).
+  // busy: called once, after the first busy answer or refused connection of this acquire (the
+  // client now waits).
   virtual void busy() {}
 };
 
@@ -41,7 +49,8 @@ class AcquireHost {
 struct AcquireEnd {
   enum class Kind {
     kAcquired,  // granted: `attempt` is the granting one
-    kError,     // an attempt failed: `attempt.error` (indeterminate: may have acquired)
+    kError,     // an attempt failed: `attempt.error` (indeterminate: may have acquired), or
+                // the server refused the connection until the deadline (error kRefused)
     kGaveUp,    // busy until the deadline
     kStopped,   // the run stopped while the lock was busy
   };
@@ -52,7 +61,9 @@ struct AcquireEnd {
 };
 
 // acquire_loop: attempts until granted, an error, `deadline_ns` (host clock) or the run's stop
-// (seen after an attempt, or when it cuts a wait short).
+// (seen after an attempt, or when it cuts a wait short). A refused connection (unreachable())
+// counts as an attempt and is waited out like a busy answer; still refused at the deadline, the
+// acquire ends kError with that error (it did not run).
 Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns);
 
 }  // namespace locksim

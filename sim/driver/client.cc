@@ -279,6 +279,14 @@ class ThreadClient::Host final : public AcquireHost {
   }
 
   void prepare() override { client_.refresh_links(); }
+  const RedisResult* unreachable() override {
+    // A lock over several servers counts a refused node as not granting (its nodes_).
+    if (!client_.nodes_.empty()) return nullptr;
+    const Connection& connection = *client_.connection_;
+    return connection.broken() && connection.last_error().error == RedisErrorKind::kRefused
+               ? &connection.last_error()
+               : nullptr;
+  }
   Task<AcquireAttempt> attempt() override {
     ++attempts_;
     co_return client_.run_.request().variant.try_acquire(context_, key_,

@@ -221,6 +221,14 @@ class Worker {
     void prepare() override {
       if (worker_.connection_.broken()) worker_.connection_.reconnect();
     }
+    const RedisResult* unreachable() override {
+      // As a thread client's: a lock over several servers counts a refused node as not granting.
+      if (!worker_.nodes_.empty()) return nullptr;
+      const Connection& connection = worker_.connection_;
+      return connection.broken() && connection.last_error().error == RedisErrorKind::kRefused
+                 ? &connection.last_error()
+                 : nullptr;
+    }
     Task<AcquireAttempt> attempt() override {
       co_return worker_.variant_.try_acquire(context_, key_, ttl_ms_);
     }

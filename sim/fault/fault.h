@@ -35,8 +35,9 @@ enum class FaultKind : std::uint8_t {
   kDropCommands,
   // Faults aimed at a server (the event's `server`).
   kKillServer,      // instant: SIGKILL; a window `down` opens with it
-  kDown,            // window: from the kill to the restart
-  kRestartServer,   // instant: the server answers again, with what it persisted
+  kDown,            // window: from the kill until the restarted server answers
+  kRestartServer,   // instant: the server is started again (it may answer from here on; the
+                    // window `down` closes once it does), with what it persisted
   kPauseServer,     // window: SIGSTOP, then SIGCONT
   kClockJump,       // instant: the server's wall clock jumps ahead, so its keys expire early
   kReplicationCut,  // window: the replica's link to its primary is cut

@@ -158,12 +158,12 @@ std::string Nemesis::kill_server(std::size_t server) {
 
 std::string Nemesis::restart_server(std::size_t server) {
   LOCKSIM_ASSERT(topology_ != nullptr);
-  // Recorded once it answers again: a client cannot have reached it before.
+  // The instant is stamped as the restart begins: a client that retries a refused connection
+  // can reach the new process before the restart sees it answer PING, and what it is granted
+  // there comes after this. The window "down" closes once it answers.
+  record_server(server, {{FaultKind::kRestartServer, FaultPhase::kInstant}});
   const std::string error = topology_->restart(server);
-  if (error.empty()) {
-    record_server(server, {{FaultKind::kDown, FaultPhase::kEnd},
-                           {FaultKind::kRestartServer, FaultPhase::kInstant}});
-  }
+  if (error.empty()) record_server(server, {{FaultKind::kDown, FaultPhase::kEnd}});
   return error;
 }
 

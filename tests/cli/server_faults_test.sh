@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # server_faults_test.sh LOCKSIM SOURCE_DIR: server faults on real redis-servers that locksim
 # starts for each run (topologies). Proves, one fault at a time: kill -9 and restart without
-# persistence forgets the lock (lock_lost, named in words with the server), with appendfsync
+# persistence forgets the lock (lock_lost, named in words with the server), also to a client
+# that asked while the server was down (refused, it tries again), with appendfsync
 # always it does not; SIGSTOP of the server expires the lease on resume; a clock jump through the
 # preloaded shift expires the key early; a cut replication link then promotion loses it; the
 # fault windows and their servers are in results.json; a link fault on chosen servers' links holds
@@ -40,6 +41,18 @@ expect_grep "results.json has the server's down window" '"server": "n1"' \
   "$WORK/out/server-restart-forgets-lock/latest/lua_owner/results.json"
 expect_grep "history.jsonl records the kill" '"fault":"kill_server".*"server":"n1"' \
   "$WORK/out/server-restart-forgets-lock/latest/lua_owner/history.jsonl"
+
+# A client that asks while the server is down (its connection refused) tries again within its
+# acquire timeout and is granted the lock the restarted server forgot, with threads and with
+# client processes alike; the simulator agrees (simulator_test.sh runs the same file there).
+for clients in threads processes; do
+  "$LOCKSIM" run tests/cli/restart_refused_acquire.json --clients "$clients" --out "$WORK/refused" \
+    >"$WORK/refused-$clients.out" 2>&1
+  expect_code "a refused acquire tries again ($clients)" 0 $? "$WORK/refused-$clients.out"
+  expect_grep "and is granted the forgotten lock ($clients)" \
+    "restart-refused-acquire  lua_owner  *mutex_violation (lock_lost)  *mutex_violation (lock_lost)  *yes" \
+    "$WORK/refused-$clients.out"
+done
 
 # Replication: a cut link, then the replica promoted by REPLICAOF NO ONE.
 "$LOCKSIM" run scenarios/failover-loses-lock.json --variant lua_owner --out "$WORK/out" >"$WORK/failover.out" 2>&1

@@ -3,7 +3,9 @@
 # Proves: the catalogue runs on the simulator with every outcome it can run as expected (Redlock's
 # servers and a primary with its replica included) and every other one skipped with its reason; no redis-server is started; one seed gives the same
 # history.jsonl byte for byte, another seed another schedule; `check` re-judges a simulated run;
-# a user lock runs there too and a Lua syntax error in one is bad input; explore with three faults a
+# a client refused while a server restarts tries again and is granted the forgotten lock
+# (lock_lost, as on a real server), and explore's restart fault shows lock_lost as a limit of
+# every lease; a user lock runs there too and a Lua syntax error in one is bad input; explore with three faults a
 # schedule ends for every built-in, and so does a simulated run where a server restart and a lost
 # reply overlap; SIGTERM ends explore and run --backend sim within 2 s (exit 130); --backend sim
 # with --redis, with only what it cannot run, or an unknown backend, is a usage error (exit 2).
@@ -43,6 +45,35 @@ expect_grep "a violation is found on the simulator" \
 if [[ -z $seen_server ]]; then pass "no redis-server was started"; else fail "a redis-server ran under locksim"; fi
 notes=$(ls "$WORK"/cat/stale-release/latest/set_nx_ex/results.json)
 expect_grep "results.json says it ran on the simulator" "ran on the simulator (seed 5)" "$notes"
+
+# --- a restart without persistence, with a client waiting for the server -----------------------
+# B asks for the lock while the server is down: its connection is refused, and it tries again
+# within its acquire timeout, as on a real server (server_faults_test.sh runs the same file there);
+# once the server is back without the key, B is granted the lock A still holds. Before, B's acquire
+# ended at the first refusal, and explore's restart fault never showed lock_lost (0 of 40,000
+# schedules of lua_owner, lua_fair_queue and lua_owner_fenced).
+refused_ok=0
+for seed in 0 1 2 3; do
+  "$LOCKSIM" run "$SOURCE/tests/cli/restart_refused_acquire.json" --backend sim --seed "$seed" \
+    --out "$WORK/refused" --no-progress >"$WORK/refused-$seed.out" 2>&1 && refused_ok=$((refused_ok + 1))
+done
+if ((refused_ok == 4)); then
+  pass "a client refused while the server restarts is granted the forgotten lock (lock_lost, seeds 0-3)"
+else
+  fail "restart_refused_acquire.json on the simulator: $refused_ok of 4 seeds as expected"
+  sed 's/^/    /' "$WORK/refused-0.out"
+fi
+"$LOCKSIM" explore --variant lua_owner --faults restart --schedules 2000 --no-shrink --no-progress \
+  --out "$WORK/explore" >"$WORK/explore-restart.out" 2>&1
+expect_code "explore lua_owner under restarts: lock_lost is a limit, not its own (exit 0)" 0 $? \
+  "$WORK/explore-restart.out"
+if sed -n '/^Limits every lock of its kind has/,$p' "$WORK/explore-restart.out" |
+  grep -q "mutex_violation (lock_lost): [0-9]* schedule"; then
+  pass "explore's restart fault shows lock_lost under the limits every lease has"
+else
+  fail "explore --faults restart shows no lock_lost limit:"
+  sed 's/^/    /' "$WORK/explore-restart.out"
+fi
 
 # --- one seed, one schedule ----------------------------------------------------------------------
 for run in a b c; do

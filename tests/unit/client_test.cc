@@ -94,8 +94,18 @@ class ScriptedHost final : public AcquireHost {
   int busy_calls = 0;
   std::vector<std::pair<int, Nanos>> waits;  // (failed attempts, max_ns) of each wait
   Slot<AcquireAttempt>* pending = nullptr;
+  int refused_passes = 0;  // the server refuses the connection this many passes, -1: for ever
+  int attempts_sent = 0;
+  RedisResult refused{RedisErrorKind::kRefused, "Connection refused", {}};
+
+  const RedisResult* unreachable() override {
+    if (refused_passes == 0) return nullptr;
+    if (refused_passes > 0) --refused_passes;
+    return &refused;
+  }
 
   Task<AcquireAttempt> attempt() override {
+    ++attempts_sent;
     clock_ns += step_ns;
     if (!later) co_return next();
     co_return co_await Ask<AcquireAttempt>::later(
@@ -168,6 +178,44 @@ TEST(AcquireLoop, AnErrorEndsItAtOnce) {
   EXPECT_EQ(end.kind, AcquireEnd::Kind::kError);
   EXPECT_TRUE(end.attempt.error.indeterminate());
   EXPECT_EQ(end.attempts, 2);
+}
+
+// Proves a refused connection (a server down or restarting) sends nothing and is waited out like
+// a busy answer, within the deadline: the client waits for the server as a client library with a
+// connection retry policy does, and is granted once it is back. Before, the acquire ended at the
+// first refusal, so a waiter never saw a server that restarted without the key.
+TEST(AcquireLoop, ARefusedConnectionIsTriedAgainWithinTheDeadline) {
+  ScriptedHost host;
+  host.refused_passes = 2;
+  host.answers = {Outcome::kAcquired};
+  const AcquireEnd end = run_inline(acquire_loop(host, 1000));
+  EXPECT_EQ(end.kind, AcquireEnd::Kind::kAcquired);
+  EXPECT_EQ(end.attempts, 3);
+  EXPECT_EQ(host.attempts_sent, 1);  // nothing was sent to a server that refused
+  ASSERT_EQ(host.waits.size(), 2u);
+  EXPECT_EQ(host.waits[0].first, 1);
+  EXPECT_EQ(host.waits[1].first, 2);
+  EXPECT_EQ(host.busy_calls, 1);      // it waits from the first refusal on
+  EXPECT_EQ(end.sent_ns, 10 + 10);    // the clock before the attempt that was sent
+
+  // Refused until the deadline: a definite failure (nothing ran), the refusal kept.
+  ScriptedHost down;
+  down.refused_passes = -1;
+  const AcquireEnd failed = run_inline(acquire_loop(down, 50));
+  EXPECT_EQ(failed.kind, AcquireEnd::Kind::kError);
+  EXPECT_EQ(failed.attempt.error.error, RedisErrorKind::kRefused);
+  EXPECT_FALSE(failed.attempt.error.indeterminate());
+  EXPECT_GE(down.clock_ns, 50);
+  EXPECT_EQ(down.attempts_sent, 0);
+  EXPECT_EQ(failed.attempts, static_cast<int>(down.waits.size()) + 1);
+
+  // The run's stop ends the wait for the server.
+  ScriptedHost stopping;
+  stopping.refused_passes = -1;
+  stopping.stop_after_first_wait = true;
+  const AcquireEnd stopped = run_inline(acquire_loop(stopping, 1'000'000));
+  EXPECT_EQ(stopped.kind, AcquireEnd::Kind::kStopped);
+  EXPECT_EQ(stopped.attempts, 2);
 }
 
 TEST(AcquireLoop, RunsTheSameOnAHostThatAnswersLater) {

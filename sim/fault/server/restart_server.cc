@@ -6,8 +6,9 @@
 //
 //   {"id": "restart", "do": "restart_server", "server": "n1"}
 //
-// Recorded as the end of the window "down", then the instant "restart_server". The whole kind is
-// this file and its row in sim/fault/server_fault.cc.
+// Recorded as the instant "restart_server" when it begins (a client retrying a refused connection
+// may reach the new process before the step sees it answer), then the end of the window "down"
+// once it answers. The whole kind is this file and its row in sim/fault/server_fault.cc.
 #include <memory>
 #include <string>
 

@@ -206,6 +206,31 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
   return nullptr;
 }
 
+// unanswered_release_before: the latest release by another client than the earlier holder whose
+// reply never came (its command may have reached the server at any time after its invoke: a
+// delayed packet the link let go after the caller gave up) and that was invoked before the later
+// holder entered; nullptr if none, or if it cannot have deleted the earlier holder's key
+// (deleted_own_key). The last explanation before a racy acquire: a late delete is what lets the
+// later holder in when both grants were otherwise sound (set_nx_ex, a DEL held past its call's
+// timeout and delivered once B held the lock).
+const ForeignDelete* unanswered_release_before(const History& history,
+                                               const KeyTimeline& timeline,
+                                               const WindowRecord& earlier,
+                                               const WindowRecord& later) {
+  if (timeline.unanswered_releases.empty() || lost_to_faults(history, earlier, later)) {
+    return nullptr;
+  }
+  const ForeignDelete* found = nullptr;
+  for (const ForeignDelete& release : timeline.unanswered_releases) {
+    if (release.invoke_ns >= later.start_ns) break;
+    if (release.client == earlier.client || deleted_own_key(history, timeline, release, earlier)) {
+      continue;
+    }
+    found = &release;
+  }
+  return found;
+}
+
 // granted_first_and_expired: the later holder's own grant may have come before the earlier
 // one's, its key gone by then with its TTL: its successful attempt was sent so long before the
 // earlier grant was answered that the key it set (after the send) can have expired first. Then
@@ -338,6 +363,16 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     text += y + "'s acquire, sent at " + format_ms(later.acquire_sent_ns) +
             ", may have been granted before " + x + "'s (answered at " +
             format_ms(earlier.acquire_ok_ns) + "), but " + lost_first.words + ".";
+  } else if (const ForeignDelete* late = unanswered_release_before(history, timeline, earlier,
+                                                                    later)) {
+    v.cause = "stale_release";
+    v.clients.push_back(late->client);
+    const std::string z = client_name(history, late->client);
+    text += (z == y ? z + "'s own earlier release" : z + "'s release") + " invoked at " +
+            format_ms(late->invoke_ns) + " was never answered (the call gave up), so its " +
+            "command may have reached the server later: with " + x + "'s lease still valid " +
+            "until " + format_ms(earlier.lease_end_ns) + ", only such a late delete of " + x +
+            "'s lock lets " + y + " in.";
   } else {
     v.cause = "racy_acquire";
     text += earlier.ttl_ms >= 0

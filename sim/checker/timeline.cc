@@ -111,6 +111,9 @@ class TimelineBuilder {
       std::stable_sort(
           timeline.foreign_deletes.begin(), timeline.foreign_deletes.end(),
           [](const ForeignDelete& a, const ForeignDelete& b) { return a.invoke_ns < b.invoke_ns; });
+      std::stable_sort(
+          timeline.unanswered_releases.begin(), timeline.unanswered_releases.end(),
+          [](const ForeignDelete& a, const ForeignDelete& b) { return a.invoke_ns < b.invoke_ns; });
     }
     return std::move(timelines_);
   }
@@ -386,6 +389,20 @@ class TimelineBuilder {
     } else if (event.type == EventType::kInfo ||
                (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
+      timeline(key).unanswered_releases.push_back(ForeignDelete{
+          .client = event.client,
+          .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
+          .grant_ok_ns = s.acquired ? s.ok_ns : -1,
+          .granted = s.acquired ? s.granted : ServerGrant{},
+          .key_end_lower_ns =
+              s.acquired ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)
+                         : kNever,
+          .invoke_ns = s.release_invoke_ns,
+          .ok_ns = kNever,
+          .lease_end_ns = s.lease_end_lower_ns,
+          .lease_ran_out = true,
+          .newer_holder = s.release_newer_holder,
+      });
       // Deleted or not: the key may still be there until every lease behind it has run out (a
       // lost request never deleted it), and is gone then (no extension in flight can have set a
       // new one). So the hold lasts until the lease end, however early or late the client gave

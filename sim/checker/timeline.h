@@ -178,6 +178,11 @@ struct KeyTimeline {
   std::vector<WindowRecord> windows;           // sorted by start_ns, then end_ns
   std::vector<PossibleHold> possible_holds;    // in the order they ended
   std::vector<ForeignDelete> foreign_deletes;  // sorted by invoke_ns
+  // unanswered_releases: releases whose reply never came (timed out, indeterminate): their
+  // command may reach the server at any time after the invoke (a delayed packet the link lets go
+  // after the caller gave up), so each is a possible late delete; ok_ns is kNever. In the order
+  // they completed (their invokes in order too: one release at a time per client, checked below).
+  std::vector<ForeignDelete> unanswered_releases;
   std::vector<FailedAcquire> failed_acquires;
   std::vector<GrantedAcquire> granted_acquires;  // those that waited (more than one attempt)
   std::vector<CrashInside> crashes_inside;

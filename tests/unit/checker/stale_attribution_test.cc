@@ -170,5 +170,46 @@ TEST(StaleAttributionTest, RenewalOfOwnReGrantedKeyIsNotStolen) {
   EXPECT_TRUE(contains(stolen[0]->words, "it extended B's lock, not A's")) << stolen[0]->words;
 }
 
+// Proves a release whose reply never came is the cause of an overlap nothing else explains: A's
+// DEL (a blind one) was held on the link past its call's timeout and let go once B held the lock;
+// C got in while B's lease was valid. The overlap is A's stale release, not a racy acquire. A
+// victim granted before the releaser's own grant lost nothing to it (its key was gone when the
+// releaser's SET NX found the lock free): then the overlap stays what it was.
+TEST(StaleAttributionTest, UnansweredReleaseLateDelete) {
+  const auto history = [](bool victim_before_releaser) {
+    HistoryBuilder h;
+    if (victim_before_releaser) {
+      h.acquire_invoke(0, B, 300).acquire_ok(ms(1), B, 300).sent_at(0);
+      h.acquire_invoke(ms(2), A, 100).acquire_ok(ms(3), A, 100).sent_at(ms(2));  // racy itself
+    } else {
+      h.acquire_invoke(0, A, 100).acquire_ok(ms(1), A, 100).sent_at(0);
+    }
+    h.event(ms(2), A, EventType::kOk, Op::kExit);
+    h.event(ms(2), A, EventType::kInvoke, Op::kRelease);
+    h.acquire_end(ms(202), A, EventType::kInfo);
+    h.last().f = Op::kRelease;  // timed out: the DEL may land any time later
+    if (!victim_before_releaser) {
+      h.acquire_invoke(ms(250), B, 100).acquire_ok(ms(251), B, 100).sent_at(ms(250));
+    }
+    h.acquire_invoke(ms(252), C, 100).acquire_ok(ms(253), C, 100).sent_at(ms(253));
+    h.release(ms(310), ms(311), B, 0);
+    h.release(ms(320), ms(321), C, 1);
+    return h.build();
+  };
+  const CheckResult late = check(history(false));
+  ASSERT_EQ(violations(late).size(), 1u);
+  EXPECT_EQ(violations(late)[0]->cause, "stale_release") << violations(late)[0]->words;
+  EXPECT_EQ(violations(late)[0]->clients, (std::vector<int>{B, C, A}));
+  EXPECT_TRUE(contains(violations(late)[0]->words, "A's release invoked at 2.0 ms was never answered"))
+      << violations(late)[0]->words;
+
+  const CheckResult own = check(history(true));
+  for (const Finding* v : violations(own)) {
+    if (v->clients[0] == B && v->clients[1] == C) {
+      EXPECT_EQ(v->cause, "racy_acquire") << v->words;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace locksim

@@ -58,6 +58,15 @@ void mark_started(RunContext& run, std::size_t index) {
   run.notify_changed();
 }
 
+// mark_started_once: mark_started, unless the step has started already.
+void mark_started_once(RunContext& run, std::size_t index) {
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    if (run.step_started[index]) return;
+  }
+  mark_started(run, index);
+}
+
 void mark_done(RunContext& run, std::size_t index) {
   {
     std::lock_guard<std::mutex> lock(run.mutex);
@@ -434,7 +443,20 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
                std::to_string(step.wait_max_ms) + " ms without " +
                describe_conditions(step.wait_for));
     }
-    mark_started(run, index);
+    // A call's step starts when its invoke is recorded, not before: the next client's step,
+    // free to go once this one started, then never records its own call first (on a loaded
+    // machine this thread can lose the core between the two: a real run showed A's acquire
+    // before C's release of the step before it, which the simulator, whose fibers run until
+    // they wait, never does). A call that records no invoke (a crash before it) starts after it.
+    const bool call = step.action == Step::Action::kAcquire ||
+                      step.action == Step::Action::kRelease ||
+                      step.action == Step::Action::kExtend;
+    ClientLog& log = run.recorder().log(static_cast<std::size_t>(client.index()));
+    if (call) {
+      log.on_next_invoke([&run, index] { mark_started(run, index); });
+    } else {
+      mark_started(run, index);
+    }
     if (step.action == Step::Action::kLinkFault && !client.crashed()) {
       windows.push_back(std::make_unique<LinkFaultWindow>(run, client, step, index));
     } else {
@@ -442,6 +464,10 @@ void run_scripted_client(RunContext& run, DriverClient& client) {
         run.note(client.name() + " (" + step.id + "): skipped, " + client.name() + " has crashed");
       } else {
         execute(run, client, step);
+      }
+      if (call) {
+        log.on_next_invoke({});
+        mark_started_once(run, index);
       }
       mark_done(run, index);
     }

@@ -96,6 +96,7 @@ Event& ClientLog::record(EventType type, Op f, std::string_view key) {
   event.client = client_;
   event.key = key_id(key);
   ++size_;
+  if (type == EventType::kInvoke && on_invoke_) std::exchange(on_invoke_, {})();
   return event;
 }
 
@@ -109,6 +110,7 @@ Event& ClientLog::append(const History& from, const Event& event) {
   copy.key = key_id(from.keys.at(event.key));
   for_each_string(copy, [&](StringId& id) { id = intern(from.str(id)); });
   ++size_;
+  if (copy.type == EventType::kInvoke && on_invoke_) std::exchange(on_invoke_, {})();
   return copy;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ class ClientLog {
   StringId intern(std::string_view text);
   // last: the most recently recorded event; requires a non-empty log.
   Event& last();
+  // on_next_invoke: `hook` runs once, right after the next invoke event is recorded or appended
+  // (the driver marks a scripted call's step started there: sim/driver/scripted.cc); an empty
+  // hook removes one not yet run. Called on the log's own thread only.
+  void on_next_invoke(std::function<void()> hook) { on_invoke_ = std::move(hook); }
 
   std::size_t size() const { return size_; }
   // clear: drops every event and string (for benchmarks that record more than fits).
@@ -89,6 +94,7 @@ class ClientLog {
   KeyId last_key_ = 0;
   StringTable strings_;
   StringId last_string_ = 0;
+  std::function<void()> on_invoke_;
 };
 
 // Recorder: the logs of one run. Construct before starting client threads; merge after joining.

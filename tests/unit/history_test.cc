@@ -107,6 +107,32 @@ TEST(Recorder, InternReusesTheLastString) {
   EXPECT_EQ(log.intern(""), 0u);
 }
 
+// The hook the scripted driver marks a call's step started with runs once, at the next invoke
+// (not at the exit recorded before a release's invoke), and an emptied hook never runs: the next
+// client's step then never records its call before this one's (sim/driver/scripted.cc).
+TEST(Recorder, OnNextInvokeRunsOnceAtTheInvoke) {
+  RunClock clock;
+  Recorder recorder(clock, {"A"});
+  ClientLog& log = recorder.log(0);
+  std::size_t ran_at = 0;
+  int runs = 0;
+  log.on_next_invoke([&] {
+    ++runs;
+    ran_at = log.size();
+  });
+  log.record(EventType::kOk, Op::kExit, "k");
+  EXPECT_EQ(runs, 0);
+  log.record(EventType::kInvoke, Op::kRelease, "k");
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(ran_at, 2u);  // after the invoke was recorded
+  log.record(EventType::kInvoke, Op::kAcquire, "k");
+  EXPECT_EQ(runs, 1);
+  log.on_next_invoke([&] { ++runs; });
+  log.on_next_invoke({});
+  log.record(EventType::kInvoke, Op::kAcquire, "k");
+  EXPECT_EQ(runs, 1);
+}
+
 // An event is compact: the memory budget per event depends on it.
 TEST(Event, IsCompact) { EXPECT_LE(sizeof(Event), 72u); }
 

@@ -597,7 +597,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     // The first schedule that shows it under every seed of its own (the first one may hang on
     // one lucky timing), shrunk, and the next such ones while the minimal scenario hangs on a
     // race. With a scenario file, its first seed.
-    const ShrinkResult minimal = target.scenario
+    ShrinkResult minimal = target.scenario
                                      ? shrink(exercise_document(target, finding.found.first_seed),
                                               *target.variant, signature, finding.found.first_seed)
                                      : shrink_robustly(target, signature, finding.found.first_seed);
@@ -668,6 +668,25 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                   << (racy ? "; it hangs on a race this machine did not run (docs/simulator.md)\n"
                            : "; the model differs from Redis here, or the timing does "
                              "(docs/simulator.md)\n");
+      }
+      // The two backends compared: a finding the real server shows that the simulator never
+      // did (under the fresh seeds and kSampledSeeds more), or one the simulator shows under every seed that a real run missed, is a place where
+      // the simulator is wrong (the model or its timing), named here (docs/simulator.md).
+      sample_signatures(minimal, *target.variant);
+      const BackendDifference difference = compare_backends(minimal, confirmation);
+      if (difference.empty()) {
+        std::cout << "  the real server and the simulator agree: the real runs showed only what the simulator "
+                     "shows, and all it shows under every seed\n";
+      } else {
+        std::cout << "  the real server and the simulator differ (the simulator is wrong here: "
+                     "docs/simulator.md):";
+        for (const std::string& only : difference.only_real) {
+          std::cout << "\n    only the real server showed " << only;
+        }
+        for (const std::string& missed : difference.not_on_real) {
+          std::cout << "\n    the real server did not always show " << missed;
+        }
+        std::cout << "\n";
       }
     }
   }

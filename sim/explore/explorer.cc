@@ -394,6 +394,9 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
         prepared, variant, result.fresh_first_seed + static_cast<std::uint64_t>(i), false);
     ++result.fresh_runs;
     if (run.error.empty() && run.signatures.count(signature) > 0) ++result.fresh_shown;
+    if (run.error.empty()) {
+      for (const std::string& shown : run.signatures) ++result.fresh_signatures[shown];
+    }
   }
   const std::string variant_name(variant.name());
   // A scenario name is lowercase letters, digits and '-'.
@@ -513,6 +516,7 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
       continue;
     }
     const CheckResult result = check_history(outcome.history, check_options(scenario));
+    for (const std::string& shown : signatures(result)) ++confirmation.signatures[shown];
     if (matches_expectation(expected, result, outcome.history.clients)) {
       ++confirmation.reproduced;
     } else {
@@ -520,6 +524,49 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
     }
   }
   return confirmation;
+}
+
+void sample_signatures(ShrinkResult& result, const LockVariant& variant) {
+  result.sampled_signatures = result.fresh_signatures;
+  const PreparedSchedule prepared = prepare_schedule(result.document, variant);
+  const std::uint64_t first = result.fresh_first_seed + static_cast<std::uint64_t>(kFreshSeeds);
+  for (int i = 0; i < kSampledSeeds; ++i) {
+    const ScheduleRun run =
+        run_schedule(prepared, variant, first + static_cast<std::uint64_t>(i), false);
+    if (!run.error.empty()) continue;
+    for (const std::string& shown : run.signatures) ++result.sampled_signatures[shown];
+  }
+}
+
+BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real) {
+  BackendDifference difference;
+  if (real.runs == 0 || simulated.fresh_runs == 0) return difference;
+  const auto of_runs = [&](int k) {
+    return std::to_string(k) + " of " + std::to_string(real.runs) + " real run" +
+           (real.runs == 1 ? "" : "s");
+  };
+  for (const auto& [signature, runs] : real.signatures) {
+    if (simulated.fresh_signatures.count(signature) == 0 &&
+        simulated.sampled_signatures.count(signature) == 0) {
+      difference.only_real.push_back(signature + " (" + of_runs(runs) + ")");
+    }
+  }
+  // Shown under every seed the simulator ran it with (fresh, and sampled if any): a real run must
+  // show it too; shown under some only, it hangs on a race a real run may miss.
+  const bool sampled = !simulated.sampled_signatures.empty();
+  const int simulated_runs = simulated.fresh_runs + (sampled ? kSampledSeeds : 0);
+  for (const auto& [signature, shown] :
+       sampled ? simulated.sampled_signatures : simulated.fresh_signatures) {
+    if (shown < simulated_runs) continue;
+    const auto on_real = real.signatures.find(signature);
+    const int runs = on_real == real.signatures.end() ? 0 : on_real->second;
+    if (runs < real.runs) {
+      difference.not_on_real.push_back(signature + " (" + of_runs(runs) + ", every one of " +
+                                        std::to_string(simulated_runs) +
+                                        " simulated seeds)");
+    }
+  }
+  return difference;
 }
 
 }  // namespace locksim

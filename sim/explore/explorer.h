@@ -125,7 +125,17 @@ struct ShrinkResult {
   std::uint64_t fresh_first_seed = 0;
   int fresh_runs = 0;
   int fresh_shown = 0;
+  // fresh_signatures: every signature the fresh runs showed, with how many showed it: what the
+  // simulator says of the minimal scenario, to compare with a real server's runs (Confirmation).
+  std::map<std::string, int> fresh_signatures;
+  // sampled_signatures: every signature shown by the fresh runs or by kSampledSeeds more seeds
+  // after them (sample_signatures): a timing a real machine hits now and then shows here too.
+  std::map<std::string, int> sampled_signatures;
 };
+inline constexpr int kSampledSeeds = 64;
+// sample_signatures: runs `result.document` under kSampledSeeds seeds after its fresh ones and
+// fills result.sampled_signatures (the fresh runs' signatures included).
+void sample_signatures(ShrinkResult& result, const LockVariant& variant);
 inline constexpr int kSeedsPerCandidate = 8;  // two of each timing profile
 inline constexpr int kFreshSeeds = 16;
 // shrink: the smallest scenario found, from `document`, whose run still shows `signature` under
@@ -159,9 +169,22 @@ ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& sig
 struct Confirmation {
   int runs = 0;
   int reproduced = 0;
+  // signatures: every signature the runs showed (exercise.h signatures), with how many showed it.
+  std::map<std::string, int> signatures;
   std::vector<std::string> observed;  // what each run that did not reproduce observed
   std::string error;                  // the server could not be started
 };
+// BackendDifference: what a real server's runs of a minimal scenario showed that the simulator's
+// runs of it (fresh and sampled seeds: ShrinkResult::sampled_signatures) never did, and what the simulator showed under every fresh seed that not every
+// real run did: where the two disagree, the simulator is wrong (the model or its timing), and the
+// difference is named (docs/simulator.md).
+struct BackendDifference {
+  std::vector<std::string> only_real;    // "<signature> (k of N real runs)"
+  std::vector<std::string> not_on_real;  // "<signature> (k of N real runs; every simulated seed)"
+  bool empty() const { return only_real.empty() && not_on_real.empty(); }
+};
+BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real);
+
 // confirm: runs `document` (whose expect says what it must show) `runs` times on a private
 // redis-server.
 Confirmation confirm(const nlohmann::json& document, const LockVariant& variant, int runs,

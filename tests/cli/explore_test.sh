@@ -38,6 +38,16 @@ while read -r variant faults signature; do
   else
     fail "$variant: the minimal scenario of $signature hangs on a race"
   fi
+  # Every shrunk scenario ran on both backends (the simulator's fresh seeds, the real server's
+  # confirmation runs); where they differ the simulator is wrong, and explore says so.
+  shrunk=$(grep -c "^Shrunk " "$out.out")
+  compared=$(grep -c "^  the real server and the simulator agree" "$out.out")
+  if [[ $shrunk -gt 0 && $compared -eq $shrunk ]]; then
+    pass "$variant: all $shrunk minimal scenarios agree on both backends"
+  else
+    fail "$variant: $compared of $shrunk minimal scenarios agree on both backends"
+    grep -B12 -A3 "^  the real server and the simulator differ" "$out.out" | sed 's/^/    /'
+  fi
   minimal=$(grep -A30 "^Shrunk $signature (" "$out.out" | grep -o "Written: [^ ]*" | head -1 | cut -d' ' -f2)
   shown=$(grep -A1 "^Shrunk $signature (" "$out.out" | grep -o "under seed(s) [0-9]*" | head -1 | awk '{print $3}')
   if [[ -f $minimal && -n $shown ]]; then
@@ -52,6 +62,40 @@ setnx_then_expire checkpoint deadlock (never_recovered)
 set_nx_ex pause,overrun mutex_violation (stale_release)
 get_then_del checkpoint mutex_violation (stale_release)
 MENU
+
+# --- a command held past its caller's timeout: both backends deliver it ---------------------------
+# A's blind DEL is held on the link past its call's 200 ms timeout and let go once B holds the
+# lock: on a real server (the link proxy delivers it) and on the simulator (under one seed of each
+# timing profile) it deletes B's key and lets C in, A's stale release; lua_owner's compare-and-
+# delete does nothing and it stays ok.
+cat >"$WORK/held.json" <<'JSON'
+{
+  "name": "held-release-past-timeout",
+  "description": "A's release is held on the link past its call's timeout; the link lets it go once B holds the lock.",
+  "clients": ["A", "B", "C"],
+  "variants": ["set_nx_ex", "lua_owner"],
+  "expect": {"set_nx_ex": {"verdict": "any", "finding": {"signature": "mutex_violation (stale_release)", "clients": ["A", "B", "C"]}},
+             "lua_owner": {"verdict": "ok"}},
+  "lock": {"acquire_timeout_ms": 2000, "reply_timeout_ms": 200, "ttl_ms": 100, "wait": {"interval_ms": 5, "strategy": "poll"}},
+  "source": {"doc": "none", "claim": "a command held past its caller's timeout reaches the server"},
+  "steps": [
+    {"client": "A", "do": "acquire"},
+    {"client": "A", "do": "release", "delay": {"until": {"inside": "B"}, "max_ms": 2000}},
+    {"client": "B", "do": "sleep", "sleep_ms": 250},
+    {"client": "B", "do": "acquire"},
+    {"client": "C", "do": "acquire", "wait_for": {"inside": "B"}},
+    {"client": "B", "do": "work", "work_ms": 60},
+    {"client": "B", "do": "release"}
+  ]
+}
+JSON
+"$LOCKSIM" run "$WORK/held.json" --repeat 2 --out "$WORK/held-real" --no-progress >"$WORK/held-real.out" 2>&1
+expect_code "a release held past its timeout: the real server shows A's stale release, lua_owner ok" 0 $? "$WORK/held-real.out"
+for seed in 0 1 2 3; do
+  "$LOCKSIM" run "$WORK/held.json" --backend sim --seed "$seed" --out "$WORK/held-sim" \
+    --no-progress >"$WORK/held-sim.out" 2>&1
+  expect_code "a release held past its timeout: the simulator (seed $seed) shows the same" 0 $? "$WORK/held-sim.out"
+done
 
 # --- Redlock, on the simulator's five servers: the catalogue's restart without persistence ---------
 out="$WORK/redlock"

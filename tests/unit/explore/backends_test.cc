@@ -1,0 +1,76 @@
+// backends_test: a minimal scenario's findings on the simulator compared with a real server's
+// runs of it (compare_backends): what only the real server showed, and what the simulator shows
+// under every fresh seed that a real run missed, are named; a race the simulator shows under some
+// seeds only is no difference when a real run misses it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/explore/explorer.h"
+
+namespace locksim {
+namespace {
+
+ShrinkResult simulated(std::map<std::string, int> fresh, std::map<std::string, int> sampled) {
+  ShrinkResult result;
+  result.fresh_runs = kFreshSeeds;
+  result.fresh_shown = kFreshSeeds;
+  result.fresh_signatures = std::move(fresh);
+  result.sampled_signatures = std::move(sampled);
+  return result;
+}
+
+Confirmation real(int runs, std::map<std::string, int> signatures) {
+  Confirmation confirmation;
+  confirmation.runs = runs;
+  confirmation.signatures = std::move(signatures);
+  return confirmation;
+}
+
+TEST(CompareBackendsTest, TheSameFindingsAgree) {
+  const ShrinkResult sim = simulated({{"stale_release", 16}}, {{"stale_release", 80}});
+  EXPECT_TRUE(compare_backends(sim, real(3, {{"stale_release", 3}})).empty());
+}
+
+TEST(CompareBackendsTest, WhatOnlyTheRealServerShowedIsNamed) {
+  const ShrinkResult sim = simulated({{"stale_release", 16}}, {{"stale_release", 80}});
+  const BackendDifference d =
+      compare_backends(sim, real(3, {{"stale_release", 3}, {"mutex_violation (lease_expired)", 1}}));
+  ASSERT_EQ(d.only_real.size(), 1u);
+  EXPECT_EQ(d.only_real[0], "mutex_violation (lease_expired) (1 of 3 real runs)");
+  EXPECT_TRUE(d.not_on_real.empty());
+}
+
+TEST(CompareBackendsTest, ASampledSeedThatShowsItIsNoDifference) {
+  // A timing the fresh seeds missed and a sampled seed hit: the simulator can show it too.
+  // (get_then_del's shrunk stale release: C or A wins the poll after B's key expires.)
+  const ShrinkResult sim = simulated({{"stale_release", 16}},
+                                     {{"stale_release", 78}, {"mutex_violation (stale_release)", 2}});
+  const BackendDifference d = compare_backends(
+      sim, real(2, {{"stale_release", 1}, {"mutex_violation (stale_release)", 1}}));
+  EXPECT_TRUE(d.empty()) << (d.only_real.empty() ? d.not_on_real[0] : d.only_real[0]);
+}
+
+TEST(CompareBackendsTest, WhatTheSimulatorAlwaysShowsMustShowOnEveryRealRun) {
+  const ShrinkResult sim =
+      simulated({{"idle_hold", 16}, {"stale_release", 7}, {"deadlock (never_recovered)", 16}},
+                {{"idle_hold", 80}, {"stale_release", 30}, {"deadlock (never_recovered)", 51}});
+  const BackendDifference d = compare_backends(sim, real(3, {{"idle_hold", 2}}));
+  // A race (7 of 16 fresh seeds, or 16 of 16 fresh and 51 of 80 with the sampled ones) missed on
+  // a real run is no difference.
+  ASSERT_EQ(d.not_on_real.size(), 1u);
+  EXPECT_EQ(d.not_on_real[0], "idle_hold (2 of 3 real runs, every one of 80 simulated seeds)");
+  EXPECT_TRUE(d.only_real.empty());
+  // Without sampled seeds, the fresh ones decide.
+  const ShrinkResult fresh_only = simulated({{"idle_hold", 16}}, {});
+  ASSERT_EQ(compare_backends(fresh_only, real(3, {{"idle_hold", 2}})).not_on_real.size(), 1u);
+}
+
+TEST(CompareBackendsTest, NoRunsNoComparison) {
+  const ShrinkResult sim = simulated({{"idle_hold", 16}}, {{"idle_hold", 80}});
+  EXPECT_TRUE(compare_backends(sim, real(0, {})).empty());
+}
+
+}  // namespace
+}  // namespace locksim

@@ -15,6 +15,8 @@ WORK=$(mktemp -d /tmp/locksim-owner-checked.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/lib.sh"
 
+# Each exploration's bound: 600 s, or a second per 500 schedules in the long mode.
+LIMIT=$(( SCHEDULES / 500 > 600 ? SCHEDULES / 500 : 600 ))
 FAULTS="crash checkpoint pause overrun lost_reply delay partition restart clock_jump node_down"
 # lua_owner_wait runs on a primary with a replica (explore draws it there: it WAITs for one).
 VARIANTS="lua_owner lua_owner_renew lua_owner_wait lua_fair_queue lua_owner_fenced redlock"
@@ -25,7 +27,7 @@ explore_clean() {
   local name=$1
   shift
   local json="$WORK/$name.json"
-  timeout 600 "$LOCKSIM" explore "$@" -j 2 --no-shrink --no-progress --out "$WORK/$name" \
+  timeout "$LIMIT" "$LOCKSIM" explore "$@" -j 2 --no-shrink --no-progress --out "$WORK/$name" \
     --json "$json" >"$WORK/$name.out" 2>&1
   local code=$?
   if [[ $code -eq 2 ]] && grep -q "none of it applies to" "$WORK/$name.out"; then

@@ -356,11 +356,50 @@ function findChromium() {
                          'apt-get install chromium, or set LOCKSIM_CHROMIUM)');
 }
 
+// browserProcessesLeft: the browser's processes not yet gone (zombies aside: they hold nothing):
+// those of its process group, and any whose command line names its directory (a helper that left
+// the group). Read from /proc.
+function browserProcessesLeft(pgid, root) {
+  const left = [];
+  let entries = [];
+  try { entries = fs.readdirSync('/proc'); } catch { return left; }
+  for (const name of entries) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') continue;
+      if (Number(fields[2]) === pgid ||
+          fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(root)) {
+        left.push(Number(name));
+      }
+    } catch { /* it ended meanwhile */ }
+  }
+  return left;
+}
+
+// waitForBrowserGoneSync: after the group was killed, waits (synchronously: the process may be
+// about to exit) until none of the browser's processes is left, at most `ms`: a killed renderer
+// or zygote takes a while to go on a loaded machine, and the harness must not exit before it.
+function waitForBrowserGoneSync(pgid, root, ms = 5000) {
+  const deadline = Date.now() + ms;
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const left = browserProcessesLeft(pgid, root);
+    if (left.length === 0 || Date.now() >= deadline) return left;
+    for (const pid of left) {
+      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    Atomics.wait(tick, 0, 0, 20);
+  }
+}
+
 function killBrowserSync() {
   if (!browser) return;
   if (!browser.exited) {
     try { process.kill(-browser.child.pid, 'SIGKILL'); } catch { /* already gone */ }
   }
+  waitForBrowserGoneSync(browser.child.pid, browser.root);
   try {
     fs.rmSync(browser.root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
   } catch { /* best effort: the process is ending */ }
@@ -377,6 +416,7 @@ async function closeBrowser() {
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
     if (!browser.exited) await Promise.race([exited, sleep(2000)]);
   }
+  waitForBrowserGoneSync(child.pid, browser.root);
   fs.rmSync(browser.root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
   browser = null;
 }

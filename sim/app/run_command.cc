@@ -410,8 +410,21 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       }
     }
   }
+  // A run whose every scenario brings the servers of its topology has no use for the private
+  // server beside them: it is stopped once the user scripts are compiled, rather than left to be
+  // killed unnoticed (only a topology's processes are watched).
+  std::string server_label = endpoint_label;
+  const bool topologies_only =
+      std::all_of(scenarios.begin(), scenarios.end(), [&options](const Scenario& s) {
+        return s.topology.has_value() || selected_variants(s, options.variants).empty();
+      });
+  if (server && topologies_only) {
+    set_server_pid_for_signals(-1);
+    server->stop();
+    server_label = "the servers of each scenario's topology; no other";
+  }
   const int total_runs = static_cast<int>(pair_count) * options.repeat;
-  std::cout << "locksim: redis " << redis_version << " (" << endpoint_label << "), "
+  std::cout << "locksim: redis " << redis_version << " (" << server_label << "), "
             << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)" << std::endl;
 
   // 3. Runs. A unit is one repetition of one scenario: its variants run one after another (they

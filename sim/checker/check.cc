@@ -75,6 +75,13 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   for (const Finding& finding : result.findings) {
     result.verdict = strongest(result.verdict, verdict_of(finding.kind));
   }
+  // A server of the topology that died without the scenario killing it decides the run: a
+  // deadlock or an error may be its doing (a node fewer keeps a waiter out, a server gone refuses
+  // the lock), so the run is unknown. A violation observed all the same is still one.
+  if (result.count(FindingKind::kServerDied) > 0 &&
+      (result.verdict == Verdict::kDeadlock || result.verdict == Verdict::kError)) {
+    result.verdict = Verdict::kUnknown;
+  }
   return result;
 }
 

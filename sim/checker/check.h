@@ -3,7 +3,8 @@
 // The checkers never see Redis: `locksim check run-dir/` re-judges an old history.jsonl. Every
 // checker reports one type, Finding (kind, cause, key, clients, interval, amount, words), which
 // every output renders the same way; each kind says which verdict it supports (finding.cc), and
-// the verdict is the strongest of them. A new check is one file (checkers.h names it, check.cc
+// the verdict is the strongest of them (but unknown for a deadlock or an error beside a
+// server_died, below). A new check is one file (checkers.h names it, check.cc
 // calls it); a new kind of finding is its enumerator below, its row in finding.cc and the check
 // that appends it.
 //
@@ -43,7 +44,9 @@
 //   server_died [unknown]: a process the run's topology started (a server or Sentinel) died
 //     without the scenario killing it: the run did not go as scripted, so it decides nothing,
 //     whatever the lock did (the words say what it did afterwards: who was granted the lock, by
-//     which servers). A violation observed all the same is still reported as one.
+//     which servers). Its run is unknown even beside a deadlock or an error finding (which the
+//     death may have caused: a node fewer keeps a waiter out); a violation (or a corrupted
+//     resource) observed all the same is still reported as one.
 //   indeterminate [unknown]: an acquire without a definite answer (info, or cut short by a crash)
 //     whose possible window overlaps another client's definite window (a violation could hide),
 //     or another client's acquire that gave up waiting (it was kept out by a holder that does

@@ -8,7 +8,11 @@
 #    inside the run, tests/cli/server_lost_hold.json);
 #  - a Redlock node killed by the test: exit 3, a `server_died` event, verdict unknown, the
 #    summary names the node and the pid, and says who was granted the lock afterwards by which
-#    servers; also when the nemesis had restarted that node before;
+#    servers; also when the nemesis had restarted that node before; and a node of a Redlock
+#    topology killed during a run that shows a deadlock is unknown too, its deadlock still
+#    reported (it was the verdict, beside a finding saying the run decides nothing);
+#  - a run whose scenarios all bring their topology starts no private server beside it (it ran
+#    unused, and could be killed unnoticed);
 #  - the Sentinel or the replica killed during the failover wait: named at once, the run stops
 #    within seconds (not after the 30 s wait) and keeps its history and reports;
 #  - SIGTERM (twice, as GNU timeout sends it) during the failover wait, and SIGTERM during a
@@ -29,7 +33,13 @@ source "$(dirname "$0")/lib.sh"
 cd "$SOURCE" || exit 1
 
 redis_children() { ps -o pid=,comm= --ppid "$1" 2>/dev/null | awk '$2 ~ /redis/ {print $1}' | sort -n; }
-port_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | sed -n 's/.*127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p'; }
+# port_of PID: a redis-server's port, from its title ("redis-server 127.0.0.1:PORT") or, before it
+# rewrote it just after the start, from its arguments ("--port PORT": read then, the title alone
+# gave no port and the test never killed the server).
+port_of() {
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null |
+    sed -n -e 's/.*127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' -e 't' -e 's/.*--port \([0-9][0-9]*\).*/\1/p'
+}
 has_lock_key() { [[ -n $(redis-cli -p "$1" --scan --pattern 'locksim:*' 2>/dev/null) ]]; }
 # wait_until SECONDS COMMAND...: true once COMMAND succeeds (polled every 20 ms), false after SECONDS.
 wait_until() {
@@ -44,10 +54,10 @@ wait_until() {
 }
 count_at_least() { [[ $(redis_children "$1" | wc -l) -ge $2 ]]; }
 count_below() { [[ $(redis_children "$1" | wc -l) -lt $2 ]]; }
-# node_with_key PID: the first redis child of PID (after the private server) holding a lock key.
+# node_with_key PID: the first redis child of PID (a topology's server) holding a lock key.
 node_with_key() {
   local child
-  for child in $(redis_children "$1" | tail -n +2); do
+  for child in $(redis_children "$1"); do
     has_lock_key "$(port_of "$child")" && { echo "$child"; return 0; }
   done
   return 1
@@ -84,7 +94,8 @@ done
 out=$WORK/died
 "$LOCKSIM" run tests/cli/redlock_long_hold.json --out "$out" --no-progress >"$out.log" 2>&1 &
 RUN_PID=$!
-wait_until 30 count_at_least "$RUN_PID" 6  # the private server and n1..n5
+wait_until 30 count_at_least "$RUN_PID" 5  # n1..n5, and no private server beside them
+servers_seen=$(redis_children "$RUN_PID" | wc -l)
 wait_until 20 any_node_with_key "$RUN_PID"
 victim=$(node_with_key "$RUN_PID" 2>/dev/null)
 [[ -n $victim ]] && kill -9 "$victim"
@@ -101,12 +112,43 @@ expect_grep "the verdict is unknown, not ok" '"verdict": "unknown"' "$run/redloc
 "$LOCKSIM" check "$run" >"$out.check" 2>&1
 expect_code "check re-judges it as not ok" 1 $?
 expect_grep "check names the death" "Server died" "$out.check"
+if [[ $servers_seen == 5 ]]; then
+  pass "a run of topology scenarios only starts no private server beside the topology's five"
+else
+  fail "$servers_seen redis-servers under locksim for redlock_5 (a private one beside them?)"
+fi
+expect_grep "the run says which servers it uses" "the servers of each scenario's topology; no other" "$out.log"
+
+# A node killed during a run that shows a deadlock (naive without a TTL on n1 of redlock_3: A
+# crashes holding it, B gives up waiting, C waits on): the run is unknown, not deadlock, and the
+# deadlock is still reported. The test waits for A's key and then 1.5 s, so that B has given up
+# before the kill: the verdict was deadlock then; unknown is asserted whenever the kill lands.
+out=$WORK/deadlock
+"$LOCKSIM" run tests/cli/topology_node_deadlock.json --out "$out" --no-progress >"$out.log" 2>&1 &
+RUN_PID=$!
+wait_until 30 count_at_least "$RUN_PID" 3
+wait_until 20 any_node_with_key "$RUN_PID"
+sleep 1.5
+victim=$(redis_children "$RUN_PID" | sed -n 2p)  # n2: the lock is on n1
+[[ -n $victim ]] && kill -9 "$victim"
+wait "$RUN_PID"
+code=$?
+RUN_PID=""
+expect_code "a node killed during a deadlocked run is an environment failure" 3 "$code"
+expect_grep "the run says so" "SERVER DIED" "$out.log"
+run=$out/topology-node-deadlock/latest
+expect_grep "the death is recorded" '"f":"server_died","server":"n2"' "$run/naive/history.jsonl"
+expect_grep "the verdict is unknown, not deadlock" '"verdict": "unknown"' "$run/naive/results.json"
+expect_grep "the deadlock is still reported" '"kind": "deadlock"' "$run/naive/results.json"
+"$LOCKSIM" check "$run" >"$out.check" 2>&1
+expect_code "check re-judges it as unknown too" 1 $?
+expect_grep "check says unknown" "unknown" "$out.check"
 
 # The same after the nemesis restarted the node: its new process is watched.
 out=$WORK/restarted
 "$LOCKSIM" run tests/cli/redlock_restarted_hold.json --out "$out" --no-progress >"$out.log" 2>&1 &
 RUN_PID=$!
-wait_until 30 count_at_least "$RUN_PID" 6
+wait_until 30 count_at_least "$RUN_PID" 5
 wait_until 20 any_node_with_key "$RUN_PID"  # A acquires once n2 is back
 # The restarted n2 is the server started last: the newest process (pids grow).
 restarted=$(redis_children "$RUN_PID" | tail -1)
@@ -126,7 +168,7 @@ for victim_kind in sentinel replica; do
   out=$WORK/$victim_kind
   "$LOCKSIM" run tests/cli/failover_wait.json --out "$out" --no-progress >"$out.log" 2>&1 &
   RUN_PID=$!
-  wait_until 60 count_at_least "$RUN_PID" 4  # private, primary, replica, sentinel
+  wait_until 60 count_at_least "$RUN_PID" 3  # primary, replica, sentinel
   sentinel=$(ps -o pid=,comm= --ppid "$RUN_PID" | awk '$2 ~ /sentinel/ {print $1}' | head -1)
   [[ -z $sentinel ]] && sentinel=$(pgrep -P "$RUN_PID" -f sentinel | head -1)
   wait_until 30 any_node_with_key "$RUN_PID"  # A holds the lock: the run is in the failover wait
@@ -158,7 +200,7 @@ done
 out=$WORK/term-failover
 "$LOCKSIM" run tests/cli/failover_wait.json --out "$out" --no-progress >"$out.log" 2>&1 &
 RUN_PID=$!
-wait_until 60 count_at_least "$RUN_PID" 4
+wait_until 60 count_at_least "$RUN_PID" 3
 wait_until 30 any_node_with_key "$RUN_PID"
 kill -TERM "$RUN_PID"  # twice at once, as GNU timeout does: one request
 signal_run TERM "$RUN_PID" "$out"

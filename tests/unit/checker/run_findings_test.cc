@@ -97,5 +97,44 @@ TEST(CheckerTest, ServerDiedNamesTheLaterGrantsServersFromTypedGrants) {
       << words;
 }
 
+// Proves a run whose topology server died without the scenario killing it is unknown, not the
+// deadlock (or the error) the death may have caused, its findings still reported; a violation
+// observed all the same is still a violation. Before, a Redlock node killed from outside gave the
+// verdict deadlock beside a server_died finding saying the run decides nothing.
+TEST(CheckerTest, AServerThatDiedUnplannedMakesADeadlockOrAnErrorUnknown) {
+  constexpr int kHarness = C;
+  const auto died = [](HistoryBuilder& b, Nanos at) {
+    b.event(at, kHarness, EventType::kInfo, Op::kServerDied, "");
+    b.last().server().server = b.str("n2");
+  };
+  // A crashed holder without a TTL, and a waiter that gave up: a deadlock.
+  HistoryBuilder deadlock({"A", "B", "harness"});
+  deadlock.acquire_invoke(ms(5), A)
+      .acquire_ok(ms(10), A)
+      .crash(ms(20), A)
+      .acquire_invoke(ms(25), B)
+      .acquire_end(ms(1525), B, EventType::kFail);
+  EXPECT_EQ(check(deadlock.build()).verdict, Verdict::kDeadlock);
+  died(deadlock, ms(1600));
+  const CheckResult unknown = check(deadlock.build());
+  EXPECT_EQ(unknown.verdict, Verdict::kUnknown);
+  EXPECT_EQ(unknown.count(FindingKind::kDeadlock), 1u);  // still reported
+  EXPECT_EQ(unknown.count(FindingKind::kServerDied), 1u);
+
+  // Wanted and never granted: an error, unknown beside the death.
+  HistoryBuilder never({"A", "B", "harness"});
+  never.acquire_invoke(ms(5), A).acquire_end(ms(6), A, EventType::kFail);
+  never.last().error = ErrorKind::kRefused;
+  EXPECT_EQ(check(never.build()).verdict, Verdict::kError);
+  died(never, ms(1));
+  EXPECT_EQ(check(never.build()).verdict, Verdict::kUnknown);
+
+  // Two holders at once: a violation stands.
+  HistoryBuilder overlap({"A", "B", "harness"});
+  overlap.hold(A, ms(0), ms(1), ms(50), ms(51)).hold(B, ms(10), ms(11), ms(20), ms(21));
+  died(overlap, ms(5));
+  EXPECT_EQ(check(overlap.build()).verdict, Verdict::kMutexViolation);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -648,7 +648,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                          "often or less\n"
                        : ": it does not hang on a race\n");
     std::cout << describe_steps(minimal.document) << "  Written: " << file.string()
-              << " (locksim run " << file.string() << ")\n";
+              << " (locksim run " << file.string() << ")" << std::endl;  // before confirming
     if (options.confirm_runs > 0) {
       const Confirmation confirmation =
           confirm(minimal.document, *target.variant, options.confirm_runs, stop);

@@ -132,7 +132,7 @@ struct ShrinkResult {
   // after them (sample_signatures): a timing a real machine hits now and then shows here too.
   std::map<std::string, int> sampled_signatures;
 };
-inline constexpr int kSampledSeeds = 64;
+inline constexpr int kSampledSeeds = 240;
 // sample_signatures: runs `result.document` under kSampledSeeds seeds after its fresh ones and
 // fills result.sampled_signatures (the fresh runs' signatures included).
 void sample_signatures(ShrinkResult& result, const LockVariant& variant);

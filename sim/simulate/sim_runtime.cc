@@ -1,5 +1,7 @@
 #include "sim/simulate/sim_runtime.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <optional>
 #include <string_view>
@@ -44,24 +46,58 @@ class RefusedConnection final : public Connection {
 
 }  // namespace
 
-SimTiming timing_of(std::uint64_t seed) {
+namespace {
+
+SimTiming base_profile(std::uint64_t seed) {
   switch (seed % kTimingProfiles) {
     case 1:
       return {"fast machine", {5'000, 40'000}, 2'000, 20'000};
     case 2:
       return {"slow network", {200'000, 2'000'000}, 5'000, 50'000};
     case 3:
-      return {"loaded machine", {20'000, 500'000}, 50'000, 1'000'000};
+      return {"loaded machine", {20'000, 500'000}, 50'000, 1'000'000, 50, 15'000'000};
     default:
       return {};
   }
+}
+
+// speed_permille: how much slower (> 1000) or faster than its profile a seed's machine is, from
+// 500 to 2000 per mille, drawn from the seed alone (splitmix64): two real machines of one kind
+// never poll at quite the same period, and whichever of two waiters polls first after a key
+// expires turns on that period (get_then_del's shrunk stale release: 1 of 2 real runs let the
+// other waiter in, which 80 seeds of four fixed profiles never did).
+std::int64_t speed_permille(std::uint64_t seed) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  // log-uniform: 1000 * 2^u, u in [-1, 1)
+  const double u = static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53) * 2.0 - 1.0;
+  return static_cast<std::int64_t>(1000.0 * std::exp2(u));
+}
+
+}  // namespace
+
+SimTiming timing_of(std::uint64_t seed) {
+  SimTiming timing = base_profile(seed);
+  const std::int64_t speed = speed_permille(seed);
+  const auto scaled = [speed](Nanos ns) { return ns * speed / 1000; };
+  timing.link.min_ns = scaled(timing.link.min_ns);
+  timing.link.max_ns = scaled(timing.link.max_ns);
+  timing.wake_min_ns = scaled(timing.wake_min_ns);
+  timing.wake_max_ns = scaled(timing.wake_max_ns);
+  return timing;
 }
 
 std::string describe(const SimTiming& timing) {
   const auto us = [](Nanos ns) { return std::to_string(ns / 1000); };
   return std::string(timing.name) + " (hops " + us(timing.link.min_ns) + "-" +
          us(timing.link.max_ns) + " µs, wake-ups " + us(timing.wake_min_ns) + "-" +
-         us(timing.wake_max_ns) + " µs)";
+         us(timing.wake_max_ns) + " µs" +
+         (timing.stall_one_in > 0 ? ", 1 in " + std::to_string(timing.stall_one_in) +
+                                        " up to " + us(timing.stall_max_ns) + " µs"
+                                  : std::string()) +
+         ")";
 }
 
 SimRuntime::SimRuntime(Simulation& simulation, SimLinkLatency latency)
@@ -173,6 +209,7 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
   Simulation simulation(Rng(seed).fork(kScheduleStream).next());
   const SimTiming timing = timing_of(seed);
   simulation.set_wake_latency(timing.wake_min_ns, timing.wake_max_ns);
+  simulation.set_wake_stalls(timing.stall_one_in, timing.stall_max_ns);
   SimRuntime runtime(simulation, timing.link);
   // A topology's servers, or the one server.
   std::optional<SimTopology> topology;

@@ -74,11 +74,18 @@ struct SimTiming {
   SimLinkLatency link;
   Nanos wake_min_ns = 5'000;
   Nanos wake_max_ns = 50'000;
+  // One wake-up in stall_one_in (0: none) runs up to stall_max_ns late: a loaded machine's
+  // descheduled thread (a real run of a shrunk scenario missed a finding the simulator showed
+  // under every seed: the waiter's poll came more than 8 ms late).
+  std::int64_t stall_one_in = 0;
+  Nanos stall_max_ns = 0;
 };
 inline constexpr int kTimingProfiles = 4;
-// timing_of: the timing profile of `seed`.
+// timing_of: the timing profile of `seed`, its latencies scaled by a factor in [0.5, 2) drawn
+// from the seed (machines of one kind differ in speed, and a race between two pollers turns on
+// their period).
 SimTiming timing_of(std::uint64_t seed);
-// describe: "loaded machine (hops 20-500 µs, wake-ups 50-1000 µs)".
+// describe: "loaded machine (hops 20-500 µs, wake-ups 50-1000 µs, 1 in 50 up to 15000 µs)".
 std::string describe(const SimTiming& timing);
 
 // SimulatedRun: a run on the simulator and what it cost.

@@ -92,7 +92,18 @@ class Simulation {
     wake_min_ns_ = min_ns;
     wake_max_ns_ = max_ns;
   }
-  Nanos draw_wake_latency() { return rng_.scaled(wake_min_ns_, wake_max_ns_); }
+  // wake_stalls: besides, one wake-up in `one_in` runs up to `max_ns` late (at least the latency's
+  // max): a thread descheduled on a loaded machine, whose polls then drift far apart; 0: none.
+  void set_wake_stalls(std::int64_t one_in, Nanos max_ns) {
+    stall_one_in_ = one_in;
+    stall_max_ns_ = max_ns;
+  }
+  Nanos draw_wake_latency() {
+    if (stall_one_in_ > 0 && rng_.scaled(0, stall_one_in_ - 1) == 0) {
+      return rng_.scaled(wake_max_ns_, std::max(wake_max_ns_, stall_max_ns_));
+    }
+    return rng_.scaled(wake_min_ns_, wake_max_ns_);
+  }
 
   // spawn: a fiber that runs `body`, runnable now (it starts at an event of its own). An
   // exception `body` throws ends run() with it.
@@ -164,6 +175,8 @@ class Simulation {
   Rng rng_;
   Nanos wake_min_ns_ = 5'000;
   Nanos wake_max_ns_ = 50'000;
+  std::int64_t stall_one_in_ = 0;
+  Nanos stall_max_ns_ = 0;
   std::uint64_t events_run_ = 0;
   SimulationBounds bounds_;
   // A min-heap on (time, order); a resume for a wait that is over stays in it until its time, and

@@ -254,4 +254,26 @@ fi
 expect_code "run --backend sim of that lock stops (exit 3)" 3 $? "$WORK/lpos-run.out"
 expect_grep "and says why" "unknown command 'LPOS'" "$WORK/lpos-run.out"
 
+# --- SIGTERM while a minimal scenario is confirmed on a real server: exit 130, no conclusion ------
+# The confirmation runs on a real redis-server in real time; a run cut short by the signal decides
+# nothing, so explore says neither "confirmed" nor "not reproduced" for it, and exits 130.
+"$LOCKSIM" explore --variant set_nx_ex --faults pause,overrun --schedules 3000 --confirm 100 \
+  --out "$WORK/term" --no-progress >"$WORK/term.out" 2>&1 &
+term_pid=$!
+for _ in $(seq 1 600); do  # until the first minimal scenario is written (its confirmation starts)
+  grep -q "^  Written: " "$WORK/term.out" && break
+  sleep 0.1
+done
+sleep 0.5  # inside the confirmation's runs
+kill -TERM "$term_pid"
+wait "$term_pid"
+expect_code "SIGTERM during the confirmation stops explore" 130 $? "$WORK/term.out"
+# Explore flushes "Written:" before it confirms: what follows the last one is the interrupted one.
+if awk '/^  Written: /{after = ""; next} {after = after $0 "\n"} END {printf "%s", after}' "$WORK/term.out" |
+  grep -q "confirmed on a real redis-server\|not reproduced on a real redis-server\|simulator agree\|simulator differ"; then
+  fail "a conclusion was drawn from interrupted confirmation runs"; sed 's/^/    /' "$WORK/term.out" | tail -20
+else
+  pass "no conclusion is drawn from interrupted confirmation runs"
+fi
+
 finish

@@ -55,12 +55,12 @@ TEST(CompareBackendsTest, ASampledSeedThatShowsItIsNoDifference) {
 TEST(CompareBackendsTest, WhatTheSimulatorAlwaysShowsMustShowOnEveryRealRun) {
   const ShrinkResult sim =
       simulated({{"idle_hold", 16}, {"stale_release", 7}, {"deadlock (never_recovered)", 16}},
-                {{"idle_hold", 80}, {"stale_release", 30}, {"deadlock (never_recovered)", 51}});
+                {{"idle_hold", 256}, {"stale_release", 30}, {"deadlock (never_recovered)", 51}});
   const BackendDifference d = compare_backends(sim, real(3, {{"idle_hold", 2}}));
-  // A race (7 of 16 fresh seeds, or 16 of 16 fresh and 51 of 80 with the sampled ones) missed on
+  // A race (7 of 16 fresh seeds, or 16 of 16 fresh and 51 of 256 with the sampled ones) missed on
   // a real run is no difference.
   ASSERT_EQ(d.not_on_real.size(), 1u);
-  EXPECT_EQ(d.not_on_real[0], "idle_hold (2 of 3 real runs, every one of 80 simulated seeds)");
+  EXPECT_EQ(d.not_on_real[0], "idle_hold (2 of 3 real runs, every one of 256 simulated seeds)");
   EXPECT_TRUE(d.only_real.empty());
   // Without sampled seeds, the fresh ones decide.
   const ShrinkResult fresh_only = simulated({{"idle_hold", 16}}, {});

@@ -27,7 +27,7 @@ void append_json_string(std::string& out, std::string_view text) {
         out += "\\t";
         break;
       default:
-        if (byte < 0x20) {
+        if (byte < 0x20 || byte == 0x7f) {
           out += "\\u00";
           out += kHex[byte >> 4];
           out += kHex[byte & 0xf];

@@ -14,8 +14,8 @@
 
 namespace locksim {
 
-// append_json_string: `text` as a JSON string literal, quotes included (control characters
-// escaped; other bytes copied as they are).
+// append_json_string: `text` as a JSON string literal, quotes included (control characters and
+// DEL escaped; other bytes copied as they are). EDN strings share it (sim/report/export.cc).
 void append_json_string(std::string& out, std::string_view text);
 // append_json_number: an integer, or a double in the shortest form that reads back the same.
 void append_json_number(std::string& out, std::int64_t value);

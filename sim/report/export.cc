@@ -48,41 +48,14 @@ const char* word(EventType type) {
   return "info";
 }
 
-// edn_string: `text` as an EDN string. Every control character is escaped (a raw CR split the
-// map for a line reader, and a raw NUL ended it for a C one): \n, \r, \t as such, the rest and
-// DEL as \uXXXX, which Clojure's EDN reader reads back.
+// edn_string: `text` as an EDN string: the escapes of a JSON string, which EDN shares. Every
+// control character is escaped (a raw CR split the map for a line reader, and a raw NUL ended it
+// for a C one): \n, \r, \t as such, the rest and DEL as \uXXXX, which Clojure's EDN reader reads
+// back.
 std::string edn_string(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20 || byte == 0x7f) {
-          out += "\\u00";
-          out += kHex[byte >> 4];
-          out += kHex[byte & 0xf];
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  append_json_string(out, text);
+  return out;
 }
 
 std::vector<Operation> operations(const History& history, std::string_view key) {

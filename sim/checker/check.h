@@ -50,7 +50,9 @@
 //   indeterminate [unknown]: an acquire without a definite answer (info, or cut short by a crash)
 //     whose possible window overlaps another client's definite window (a violation could hide),
 //     or another client's acquire that gave up waiting (it was kept out by a holder that does
-//     not know it holds the lock, or by nobody: a deadlock could hide).
+//     not know it holds the lock, or by nobody: a deadlock could hide); or, once per key, a key
+//     no acquire was granted for certain while some may have been (amount = how many; clients =
+//     theirs): the run decided nothing about it (grants.cc).
 //   incomplete [unknown]: the harness stopped the run before it finished; cause "time_limit" or
 //     "interrupted".
 //   stale_release, stale_write, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader

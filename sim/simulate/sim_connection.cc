@@ -307,6 +307,23 @@ bool done_blocking(const Blocking& call, const Reply& reply, Nanos now) {
   return reply.type != Reply::Type::kInteger || reply.integer >= call.replicas;
 }
 
+// hiredis (0.14, what a real run's connections read with) reads arrays nested at most 8 deep: a
+// ninth level is its protocol error "No support for nested multi bulk replies with depth > 7",
+// and the connection is of no use after it.
+constexpr int kHiredisArrayDepth = 8;
+constexpr std::string_view kHiredisTooDeep =
+    "No support for nested multi bulk replies with depth > 7";
+
+// too_deep: whether `reply` nests arrays deeper than `levels` (looked at no deeper than that).
+bool too_deep(const Reply& reply, int levels) {
+  if (reply.type != Reply::Type::kArray) return false;
+  if (levels == 0) return true;
+  for (const Reply& element : reply.elements) {
+    if (too_deep(element, levels - 1)) return true;
+  }
+  return false;
+}
+
 Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
   return latency.min_ns >= latency.max_ns ? latency.min_ns
                                           : simulation.rng().scaled(latency.min_ns, latency.max_ns);
@@ -466,6 +483,11 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
   if (!answered) {
     flight->abandoned = true;
     if (!broken_) fail(RedisErrorKind::kTimeout, "Resource temporarily unavailable");
+    return last_error_;
+  }
+  if (too_deep(flight->reply, kHiredisArrayDepth)) {
+    // The command ran; the reply cannot be read, as a real client's cannot.
+    fail(RedisErrorKind::kProtocol, std::string(kHiredisTooDeep));
     return last_error_;
   }
   RedisResult result;

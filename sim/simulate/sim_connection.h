@@ -6,7 +6,9 @@
 // A link keeps order in each direction (as TCP does). A reply that does not come within the
 // connection's command timeout is a timeout, as with hiredis: the connection is broken from
 // then on (reconnect() opens a new one), and the command may still run on the server later. A
-// server restart closes the connection (kClosed at the next command). Through a SimLink, the
+// server restart closes the connection (kClosed at the next command). A reply nesting arrays
+// deeper than hiredis reads (8 levels) is hiredis's protocol error, and breaks the connection
+// (the command ran). Through a SimLink, the
 // link's faults apply (a held, delayed or lost command, a lost reply, a partition). Call it from
 // a fiber of the Simulation only.
 //

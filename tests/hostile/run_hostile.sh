@@ -2,7 +2,9 @@
 # run_hostile.sh LOCKSIM SOURCE_DIR: every hostile input is refused cleanly.
 #
 # Runs each case of tests/hostile/cases.tsv (checked-in scenario files, --variant-file files and
-# run directories with a hostile history.jsonl for `locksim check`) and the cases generated here
+# run directories with a hostile history.jsonl for `locksim check`; and user locks that load but
+# misbehave at run time, tests/hostile/locks/, which must not pass: exit 1, verdict error or
+# unknown, see run_lock_case) and the cases generated here
 # (a million levels of nesting in 6 MB, a 50 MB description, a file over the size cap, a FIFO,
 # /dev/zero, a socket, a directory named x.json, symlink loops, every numeric field of the valid
 # bases given huge, negative, quoted, 1e400, -1e400, 1e-400 and NaN-like values, duplicate keys in
@@ -109,6 +111,45 @@ else
   exit 1
 fi
 
+# run_lock_case NAME LOCK FRAGMENT: a user lock that loads but misbehaves at run time, run in
+# scenarios/unsaved-token-release.json (whose reference, lua_owner, is ok there) on the simulator
+# under the same limits: it must not pass. Asserts exit 1 (a run, not as expected: not a crash,
+# not bad input), the lock's row says NO, its results.json verdict is error or unknown (never
+# ok), and its summary.md says FRAGMENT (what went wrong, in the findings' words).
+run_lock_case() {
+  local name=$1 lock=$2 fragment=$3 variant
+  variant=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$lock")
+  local reports=$WORK/reports/$name
+  local started=$SECONDS
+  (
+    ulimit -v "$MEMORY_LIMIT_KB" || exit 99
+    exec timeout -k 5 "$TIME_LIMIT_S" "$LOCKSIM" run "$SOURCE/scenarios/unsaved-token-release.json" \
+      --variant-file "$lock" --variant "$variant" --backend sim --seed 1 --out "$reports" --no-progress
+  ) </dev/null >"$WORK/stdout" 2>"$WORK/stderr"
+  local code=$?
+  local elapsed=$((SECONDS - started))
+  local problems=() verdict summary
+  [[ $code == 1 ]] || problems+=("exit $code, expected 1 (the run does not pass)")
+  grep -q "^unsaved-token-release  *$variant .* NO\$" "$WORK/stdout" || problems+=("no NO row for $variant")
+  verdict=$(/usr/bin/python3 -c \
+    'import json, sys; print(json.load(open(sys.argv[1]))["observed"]["verdict"])' \
+    "$reports"/unsaved-token-release/latest/"$variant"/results.json 2>/dev/null)
+  [[ $verdict == error || $verdict == unknown ]] || problems+=("verdict '$verdict', expected error or unknown")
+  summary=$(cat "$reports"/unsaved-token-release/latest/summary.md 2>/dev/null)
+  [[ $summary == *"$fragment"* ]] || problems+=("summary.md lacks: $fragment")
+  rm -rf "$reports"
+  if ((${#problems[@]} == 0)); then
+    passed=$((passed + 1))
+    echo "ok   $name (${elapsed} s): $variant is $verdict, not as expected"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    echo "FAIL $name: $(IFS=';'; echo "${problems[*]}")"
+    head -c 600 "$WORK/stdout" | sed 's/^/       stdout: /'
+    head -c 600 "$WORK/stderr" | sed 's/^/       stderr: /'
+  fi
+}
+
 # --- the checked-in corpus ---------------------------------------------------------------------
 checked_in=0
 while IFS=$'\t' read -r name command input fragment; do
@@ -120,6 +161,7 @@ while IFS=$'\t' read -r name command input fragment; do
     variant) run_case "variant-$name" "$path" "$fragment" "" run "$BASE/scripted.json" \
       --variant-file "$path" ;;
     check) run_case "$name" "$path" "$fragment" "$path" check "$path" ;;
+    lock) run_lock_case "$name" "$path" "$fragment" ;;
     *) echo "FAIL $name: unknown command '$command' in cases.tsv"; failed=$((failed + 1)) ;;
   esac
 done <"$HOSTILE/cases.tsv"

@@ -1,6 +1,8 @@
 // indeterminacy_test: an unanswered acquire that could hide a violation or a deadlock is unknown.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "sim/checker/check.h"
 #include "tests/unit/checker/checker_test_support.h"
 #include "tests/unit/history_builder.h"
@@ -86,7 +88,47 @@ TEST(CheckerTest, UnansweredAcquireThatKeptOthersOutIsUnknown) {
       .acquire_invoke(ms(1), B, 100)
       .acquire_end(ms(2), B, EventType::kFail);
   refused.last().error = ErrorKind::kRefused;
-  EXPECT_EQ(check(refused.build()).count(FindingKind::kIndeterminate), 0u);
+  // B never waited, so nobody was kept out; the run is unknown all the same, since the lock was
+  // granted to nobody for certain (grants.cc), and says that alone.
+  const CheckResult rr = check(refused.build());
+  ASSERT_EQ(rr.count(FindingKind::kIndeterminate), 1u);
+  EXPECT_TRUE(contains(rr.of(FindingKind::kIndeterminate)[0]->words, "never granted for certain"))
+      << rr.of(FindingKind::kIndeterminate)[0]->words;
+}
+
+// Proves a run whose every acquire is indeterminate (its only acquire's reply lost, or the acquire
+// cut short by a crash) and nothing else happens is unknown, not ok: the lock was granted to
+// nobody for certain, so the run decided nothing. Before, it was ok (exit 0), real and
+// simulated. A later definite grant decides it again.
+TEST(CheckerTest, ARunWhoseEveryAcquireIsIndeterminateIsUnknown) {
+  HistoryBuilder lost;
+  lost.acquire_invoke(ms(0), A, 1000).acquire_end(ms(200), A, EventType::kInfo);
+  lost.last().error = ErrorKind::kTimeout;
+  lost.last().message = lost.str("no reply within 200 ms");
+  const CheckResult r = check(lost.build());
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  ASSERT_EQ(r.count(FindingKind::kIndeterminate), 1u);
+  const Finding& f = *r.of(FindingKind::kIndeterminate)[0];
+  EXPECT_EQ(f.cause, "no_reply");
+  EXPECT_EQ(f.amount, 1);
+  EXPECT_EQ(f.clients, (std::vector<int>{A}));
+  EXPECT_TRUE(contains(f.words, "was never granted for certain: 1 acquire(s) may have succeeded"))
+      << f.words;
+  EXPECT_TRUE(contains(f.words, "A's at 0.0 ms got no definite reply (timeout"));
+  EXPECT_EQ(r.count(FindingKind::kNeverGranted), 0u);  // it may have been granted
+
+  // Cut short by a crash: the same.
+  const History crashed = HistoryBuilder().acquire_invoke(ms(0), A, 1000).crash(ms(5), A).build();
+  const CheckResult c = check(crashed);
+  EXPECT_EQ(c.verdict, Verdict::kUnknown);
+  ASSERT_EQ(c.count(FindingKind::kIndeterminate), 1u);
+  EXPECT_EQ(c.of(FindingKind::kIndeterminate)[0]->cause, "interrupted");
+
+  // Beside a definite grant, the key was granted: whatever else is in doubt, not this.
+  lost.hold(B, ms(1300), ms(1301), ms(1310), ms(1311), 1000);
+  for (const Finding& finding : check(lost.build()).findings) {
+    EXPECT_FALSE(contains(finding.words, "never granted for certain")) << finding.words;
+  }
 }
 
 }  // namespace

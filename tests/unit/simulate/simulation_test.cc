@@ -347,6 +347,34 @@ TEST(SimConnection, ARestartClosesTheConnection) {
   EXPECT_TRUE(again.reply.is_nil());
 }
 
+// Proves a reply nesting arrays 9 deep is hiredis's protocol error on the simulator too (a real
+// run's connection cannot read it: a user lock returning such a table got a protocol error there
+// and an unexpected reply here), the command having run, and the connection broken; 8 deep reads.
+TEST(SimConnection, AReplyNestedDeeperThanHiredisReadsIsAProtocolError) {
+  Simulation sim(11);
+  ModelServer server;
+  RedisResult eight;
+  RedisResult nine;
+  bool broken = false;
+  RedisResult set;
+  sim.spawn([&] {
+    SimConnection c(sim, server, Endpoint{}, ConnectionOptions{}, SimLinkLatency{});
+    eight = c.command({"EVAL", "return {{{{{{{{1}}}}}}}}", "0"});
+    nine = c.command({"EVAL", "redis.call('SET', 'k', 'v') return {{{{{{{{{1}}}}}}}}}", "0"});
+    broken = c.broken();
+    c.reconnect();
+    set = c.command({"GET", "k"});
+  });
+  sim.run();
+  ASSERT_TRUE(eight.ok()) << eight.describe();
+  EXPECT_EQ(eight.reply.type, Reply::Type::kArray);
+  EXPECT_EQ(nine.error, RedisErrorKind::kProtocol);
+  EXPECT_EQ(nine.message, "No support for nested multi bulk replies with depth > 7");
+  EXPECT_TRUE(nine.indeterminate());
+  EXPECT_TRUE(broken);
+  EXPECT_EQ(set.reply.str, "v");  // it ran
+}
+
 // Proves a BLPOP on an empty list waits for a push (asked again every 100 µs: served within
 // 0.1 ms of it, not at its timeout), and one that nothing feeds answers nil at its timeout.
 TEST(SimConnection, BlpopWaitsForAPushOrItsTimeout) {

@@ -2,6 +2,7 @@
 // windows still open at the current start; on a correct history it never holds more than one, so
 // the sweep is linear after the sort.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -141,11 +142,21 @@ bool deleted_own_key(const History& history, const KeyTimeline& timeline,
   if (release.grant_ok_ns >= 0 && !granted_before(release.grant_ok_ns, victim.acquire_sent_ns)) {
     return true;
   }
+  const ServerGrant victim_servers = grant_of(history, victim);
+  // A multi-server release that deleted no more keys than the releaser held on servers the victim
+  // was not granted on (where the releaser's own keys outlived the victim's SET NX) can have
+  // deleted only those (Redlock seed 408321: A granted on five, B on the three where A's keys had
+  // expired, then A's release deleted 2, its own on the other two). Not when a server fault since
+  // the releaser's grant may have taken its keys there.
+  if (victim_servers.of > 0 && release.granted.of > 0 && release.grant_sent_ns >= 0 &&
+      release.deleted <= std::popcount(release.granted.on & ~victim_servers.on) &&
+      server_faults_between(history, release.grant_sent_ns - 1, release.ok_ns).at_ns < 0) {
+    return true;
+  }
   if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
       victim.acquire_ok_ns >= release.key_end_lower_ns) {
     return false;
   }
-  const ServerGrant victim_servers = grant_of(history, victim);
   if (victim_servers.of > 0 &&
       (release.granted.of == 0 || (victim_servers.on & ~release.granted.on) != 0)) {
     return false;  // the victim holds a server the releaser never did: a delete there is free

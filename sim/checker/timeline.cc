@@ -384,6 +384,7 @@ class TimelineBuilder {
             .lease_end_ns = s.lease_end_lower_ns,
             .lease_ran_out = s.release_lease_ran_out || ran_out_by_completion,
             .newer_holder = s.release_newer_holder,
+            .deleted = deleted,
         });
       }
     } else if (event.type == EventType::kInfo ||

@@ -77,6 +77,10 @@ struct ForeignDelete {
   Nanos lease_end_ns = kNever;  // the earliest the releaser's lease can have run out
   bool lease_ran_out = false;
   int newer_holder = -1;  // the client that had entered since, or -1
+  // deleted: how many keys it deleted (servers, for a multi-server lock); a release never
+  // answered counts as deleting on every server (kAllDeleted).
+  static constexpr std::int32_t kAllDeleted = 1 << 30;
+  std::int32_t deleted = kAllDeleted;
 };
 
 // granted_before: a grant answered at `other_ok_ns` certainly happened before a grant whose

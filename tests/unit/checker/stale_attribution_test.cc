@@ -211,5 +211,29 @@ TEST(StaleAttributionTest, UnansweredReleaseLateDelete) {
   }
 }
 
+// Proves a multi-server release that deleted no more keys than its client held where the next
+// holder was not granted deleted its own keys there (Redlock seed 408321): A granted on five
+// servers, its lease run out, B granted on the three where A's keys had expired (A's outlived B's
+// SET NX on n4 and n5), A's release then deleted 2. Deleting 3 it must have deleted one of B's;
+// and with a restart in between, A's keys on n4 and n5 may be gone: a stale release both times.
+TEST(StaleAttributionTest, MultiServerReleaseOfItsOwnKeysWhereTheVictimHoldsNone) {
+  const auto history = [](std::int32_t deleted, bool restart) {
+    HistoryBuilder h({"A", "B", "nemesis"});
+    h.servers({"n1", "n2", "n3", "n4", "n5"});
+    h.acquire_invoke(ms(104), A, 100).acquire_ok(ms(105), A, 100).sent_at(ms(104.9));
+    h.granted_on({0, 1, 2, 3, 4});
+    if (restart) h.server_fault(ms(150), C, FaultKind::kRestartServer, "n4");
+    h.acquire_invoke(ms(205.2), B, 100).acquire_ok(ms(205.49), B, 100).sent_at(ms(205.2));
+    h.granted_on({0, 1, 2});
+    h.release(ms(205.5), ms(205.7), A, deleted);
+    h.release(ms(235), ms(235.3), B, 3);
+    return h.build();
+  };
+  EXPECT_TRUE(stale_releases(check(history(2, false))).empty())
+      << stale_releases(check(history(2, false)))[0]->words;
+  EXPECT_EQ(stale_releases(check(history(3, false))).size(), 1u);
+  EXPECT_EQ(stale_releases(check(history(2, true))).size(), 1u);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -146,12 +146,18 @@ bool deleted_own_key(const History& history, const KeyTimeline& timeline,
   // A multi-server release that deleted no more keys than the releaser held on servers the victim
   // was not granted on (where the releaser's own keys outlived the victim's SET NX) can have
   // deleted only those (Redlock seed 408321: A granted on five, B on the three where A's keys had
-  // expired, then A's release deleted 2, its own on the other two). Not when a server fault since
-  // the releaser's grant may have taken its keys there.
-  if (victim_servers.of > 0 && release.granted.of > 0 && release.grant_sent_ns >= 0 &&
-      release.deleted <= std::popcount(release.granted.on & ~victim_servers.on) &&
-      server_faults_between(history, release.grant_sent_ns - 1, release.ok_ns).at_ns < 0) {
-    return true;
+  // expired, then A's release deleted 2, its own on the other two; seed 518114: a clock jump on
+  // the one server both held, A's release deleted 1 of its two others). Not when a server fault
+  // since the releaser's grant may have taken its keys there.
+  if (victim_servers.of > 0 && release.granted.of > 0 && release.grant_sent_ns >= 0) {
+    const ServerGrant only_its{.on = release.granted.on & ~victim_servers.on,
+                               .of = release.granted.of};
+    if (only_its.on != 0 && release.deleted <= std::popcount(only_its.on) &&
+        server_faults_between(history, release.grant_sent_ns - 1, release.ok_ns,
+                              history.granted_servers(only_its))
+                .at_ns < 0) {
+      return true;
+    }
   }
   if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
       victim.acquire_ok_ns >= release.key_end_lower_ns) {

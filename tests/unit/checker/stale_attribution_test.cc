@@ -233,6 +233,19 @@ TEST(StaleAttributionTest, MultiServerReleaseOfItsOwnKeysWhereTheVictimHoldsNone
       << stale_releases(check(history(2, false)))[0]->words;
   EXPECT_EQ(stale_releases(check(history(3, false))).size(), 1u);
   EXPECT_EQ(stale_releases(check(history(2, true))).size(), 1u);
+
+  // Seed 518114: a clock jump on n2, the one server both held, took A's key there; A's release
+  // deleted 1, its own key on n1 or n3 (a fault elsewhere leaves those alone).
+  HistoryBuilder jumped({"A", "B", "nemesis"});
+  jumped.servers({"n1", "n2", "n3", "n4", "n5"});
+  jumped.acquire_invoke(ms(75), A, 100).acquire_ok(ms(92.5), A, 100).sent_at(ms(75.5));
+  jumped.granted_on({0, 1, 2});
+  jumped.server_fault(ms(123.3), C, FaultKind::kClockJump, "n2");
+  jumped.acquire_invoke(ms(128), B, 100).acquire_ok(ms(140.7), B, 100).sent_at(ms(128.3));
+  jumped.granted_on({1, 3, 4});
+  jumped.release(ms(172.4), ms(188.7), A, 1);
+  jumped.release(ms(212.5), ms(226.3), B, 3);
+  EXPECT_TRUE(stale_releases(check(jumped.build())).empty());
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // count sees, is stopped instead of hanging the simulator. docs/model.md, items 10 and 11.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 
 #include "sim/model/model_server.h"
@@ -48,13 +47,13 @@ TEST(ModelScriptBounds, StringRepInALoopIsStopped) {
        {"while true do local s = string.rep('x', 1000000) end",
         "while true do pcall(string.rep, 'x', 1000000) end",
         "for i = 1, 3000 do pcall(string.rep, 'x', 1000000) end return 1"}) {
-    const auto start = std::chrono::steady_clock::now();
+    // The reply says the allocation bound stopped it (a script that ran on would never return:
+    // ctest's time limit is the backstop, not a timed assertion, which a sanitizer's slower
+    // allocations broke: 8 to 11 s under ThreadSanitizer).
     const Reply reply = server.execute({"EVAL", script, "0"}, 0);
-    const auto took = std::chrono::steady_clock::now() - start;
     EXPECT_NE(reply.str.find("locksim model: script killed after it allocated 268435456 bytes"),
               std::string::npos)
         << script << ": " << show(reply);
-    EXPECT_LT(took, std::chrono::seconds(5)) << script;
   }
   EXPECT_NE(server.first_gap().find("script killed after it allocated"), std::string::npos);
   EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000000)", "0"}, 0)),

@@ -123,8 +123,10 @@ variants=$("$LOCKSIM" list 2>/dev/null | awk '/^Variants \(built in\)/ { on = 1;
 if [[ $(wc -w <<<"$variants") -ge 13 ]]; then pass "list names the built-ins ($(wc -w <<<"$variants"))"; else fail "list named only: $variants"; fi
 hung=""
 for variant in $variants; do
-  timeout -s KILL 15 "$LOCKSIM" explore --variant "$variant" --max-faults 3 --schedules 3000 -j 2 \
-    --no-shrink --no-progress --out "$WORK/explore" >"$WORK/explore-$variant.out" 2>&1
+  # At most 10 s of schedules (3,000 take under 2 s; a sanitizer's build takes longer): explore
+  # then stops by itself, so one that is not over 120 s later is hung (its worker asleep).
+  timeout -s KILL 120 "$LOCKSIM" explore --variant "$variant" --max-faults 3 --schedules 3000 \
+    --time 10s -j 2 --no-shrink --no-progress --out "$WORK/explore" >"$WORK/explore-$variant.out" 2>&1
   code=$?
   if [[ $code == 137 ]]; then
     hung="$hung $variant"

@@ -56,6 +56,26 @@ Nanos lease_end(Nanos from_ns, std::int64_t ttl_ms) {
   return ttl_ms >= 0 ? from_ns + ms_to_ns(ttl_ms) : kNever;
 }
 
+// release_of: the release `client` is ending (state `s`) as a possible delete of another's key,
+// answered at `ok_ns` (kNever: never answered), its lease run out and every key deleted until the
+// caller says otherwise.
+ForeignDelete release_of(int client, const ClientKeyState& s, Nanos ok_ns) {
+  return ForeignDelete{
+      .client = client,
+      .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
+      .grant_ok_ns = s.acquired ? s.ok_ns : -1,
+      .granted = s.acquired ? s.granted : ServerGrant{},
+      .key_end_lower_ns = s.acquired
+                              ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)
+                              : kNever,
+      .invoke_ns = s.release_invoke_ns,
+      .ok_ns = ok_ns,
+      .lease_end_ns = s.lease_end_lower_ns,
+      .lease_ran_out = true,
+      .newer_holder = s.release_newer_holder,
+  };
+}
+
 class TimelineBuilder {
  public:
   Timelines build(const History& history) {
@@ -371,39 +391,15 @@ class TimelineBuilder {
       // may have deleted someone else's (it only becomes a finding with a victim inside).
       const bool ran_out_by_completion = s.acquired && s.lease_end_lower_ns <= t;
       if (s.release_lease_ran_out || ran_out_by_completion || s.release_newer_holder >= 0) {
-        timeline(key).foreign_deletes.push_back(ForeignDelete{
-            .client = event.client,
-            .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
-            .grant_ok_ns = s.acquired ? s.ok_ns : -1,
-            .granted = s.acquired ? s.granted : ServerGrant{},
-            .key_end_lower_ns =
-                s.acquired ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)
-                           : kNever,
-            .invoke_ns = s.release_invoke_ns,
-            .ok_ns = t,
-            .lease_end_ns = s.lease_end_lower_ns,
-            .lease_ran_out = s.release_lease_ran_out || ran_out_by_completion,
-            .newer_holder = s.release_newer_holder,
-            .deleted = deleted,
-        });
+        ForeignDelete release = release_of(event.client, s, t);
+        release.lease_ran_out = s.release_lease_ran_out || ran_out_by_completion;
+        release.deleted = deleted;
+        timeline(key).foreign_deletes.push_back(release);
       }
     } else if (event.type == EventType::kInfo ||
                (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
-      timeline(key).unanswered_releases.push_back(ForeignDelete{
-          .client = event.client,
-          .grant_sent_ns = s.acquired ? s.ok_sent_ns : -1,
-          .grant_ok_ns = s.acquired ? s.ok_ns : -1,
-          .granted = s.acquired ? s.granted : ServerGrant{},
-          .key_end_lower_ns =
-              s.acquired ? std::max(lease_end(s.ok_sent_ns, s.ok_ttl_ms), s.lease_end_lower_ns)
-                         : kNever,
-          .invoke_ns = s.release_invoke_ns,
-          .ok_ns = kNever,
-          .lease_end_ns = s.lease_end_lower_ns,
-          .lease_ran_out = true,
-          .newer_holder = s.release_newer_holder,
-      });
+      timeline(key).unanswered_releases.push_back(release_of(event.client, s, kNever));
       // Deleted or not: the key may still be there until every lease behind it has run out (a
       // lost request never deleted it), and is gone then (no extension in flight can have set a
       // new one). So the hold lasts until the lease end, however early or late the client gave

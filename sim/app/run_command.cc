@@ -42,7 +42,7 @@
 #include "sim/report/sweep_map.h"
 #include "sim/report/trace.h"
 #include "sim/scenario/loader.h"
-#include "sim/simulate/sim_runtime.h"
+#include "sim/explore/simulated_run.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {

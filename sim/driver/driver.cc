@@ -20,10 +20,13 @@ using driver_internal::ProcessClient;
 using driver_internal::RunContext;
 using driver_internal::ThreadClient;
 
-// delete_run_keys: removes every key under the run's prefix (and nothing else). Bounded by the
-// number of SCAN rounds so a huge foreign keyspace cannot keep it busy forever.
-void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes) {
-  HiredisConnection connection(request.endpoint, ConnectionOptions{});
+// delete_run_keys: removes every key under the run's prefix (and nothing else), over a connection
+// of the run's runtime. Bounded by the number of SCAN rounds so a huge foreign keyspace cannot
+// keep it busy forever.
+void delete_run_keys(Runtime& runtime, const RunRequest& request,
+                     std::vector<std::string>& notes) {
+  const std::unique_ptr<Connection> connected = runtime.connect(request.endpoint, ConnectionOptions{});
+  Connection& connection = *connected;
   if (connection.broken()) {
     notes.push_back("cleanup: could not connect to delete the run's keys: " +
                     connection.last_error().describe());
@@ -51,16 +54,16 @@ void delete_run_keys(const RunRequest& request, std::vector<std::string>& notes)
   }
 }
 
-// ServerWatch: is the server still answering? Used from the driver's own thread only. With a
-// topology it watches the current primary, and only while the nemesis has not downed it.
+// ServerWatch: is the server still answering? Used from the driver's own thread only, over
+// connections of the run's runtime. With a topology it watches the current primary, and only
+// while the nemesis has not downed it.
 class ServerWatch {
  public:
-  explicit ServerWatch(const RunRequest& request)
-      : topology_(request.topology),
+  ServerWatch(Runtime& runtime, const RunRequest& request)
+      : runtime_(runtime),
+        topology_(request.topology),
         private_server_(request.private_server),
-        connection_(
-            request.admin_endpoint.value_or(request.endpoint),
-            options()) {}
+        connection_(runtime.connect(request.admin_endpoint.value_or(request.endpoint), options())) {}
 
   // healthy: the last check's PING was answered.
   bool healthy() const { return healthy_; }
@@ -78,7 +81,7 @@ class ServerWatch {
       }
       if (primary != watched_) {
         watched_ = primary;
-        connection_ = HiredisConnection(topology_->endpoint(primary), options());
+        connection_ = runtime_.connect(topology_->endpoint(primary), options());
       }
       const std::string lost = check_connection(note);
       return topology_->expected_up(primary) ? lost : "";
@@ -92,11 +95,11 @@ class ServerWatch {
   }
 
   std::string check_connection(const std::function<void(const std::string&)>& note) {
-    if (connection_.broken()) {
-      const RedisResult reconnected = connection_.reconnect();
+    if (connection_->broken()) {
+      const RedisResult reconnected = connection_->reconnect();
       if (!reconnected.ok()) return "cannot reconnect: " + reconnected.describe();
     }
-    const RedisResult ping = connection_.command({"PING"});
+    const RedisResult ping = connection_->command({"PING"});
     healthy_ = ping.ok();
     if (ping.ok()) {
       timeouts_ = 0;
@@ -107,7 +110,7 @@ class ServerWatch {
         return "the server answers BUSY: a Lua script has run too long; locksim does not kill "
                "scripts on a server it did not start";
       }
-      const RedisResult killed = connection_.command({"SCRIPT", "KILL"});
+      const RedisResult killed = connection_->command({"SCRIPT", "KILL"});
       if (killed.ok() || killed.message.starts_with("NOTBUSY")) {
         note("a Lua script kept the server busy; the harness ended it with SCRIPT KILL");
         return "";
@@ -118,17 +121,18 @@ class ServerWatch {
     if (ping.error == RedisErrorKind::kTimeout && ++timeouts_ < 3) return "";
     // Never reuse a connection after an I/O error: the next check reconnects, and a server that
     // is gone refuses.
-    const RedisResult reconnected = connection_.reconnect();
+    const RedisResult reconnected = connection_->reconnect();
     if (!reconnected.ok()) return "it stopped answering: " + reconnected.describe();
     return ping.error == RedisErrorKind::kTimeout ? "no reply to PING for 3 s: " + ping.describe()
                                                   : "";
   }
 
  private:
+  Runtime& runtime_;
   const Topology* topology_;
   std::size_t watched_ = 0;
   bool private_server_;
-  HiredisConnection connection_;
+  std::unique_ptr<Connection> connection_;
   int timeouts_ = 0;
   bool healthy_ = false;
 };
@@ -232,8 +236,9 @@ RunOutcome run_scenario(const RunRequest& request) {
       return outcome;
     }
   }
-  if (run.runtime().simulated() && (processes || event_loop)) {
-    outcome.harness_error = "the simulator runs clients as threads (this scenario needs " +
+  const RuntimeTraits world = run.runtime().traits();
+  if ((processes && !world.client_processes) || (event_loop && !world.event_loop)) {
+    outcome.harness_error = "this runtime runs clients as threads only (this scenario needs " +
                             std::string(processes ? "client processes" : "the event loop") + ")";
     return outcome;
   }
@@ -364,10 +369,9 @@ RunOutcome run_scenario(const RunRequest& request) {
       finish();
     });
   }
-  // The simulator's server cannot be lost, and is thrown away with the run.
-  const bool simulated = run.runtime().simulated();
+  // A server that can fail of itself is watched (the simulator's fail only as the run makes them).
   std::optional<ServerWatch> watch;
-  if (!simulated) watch.emplace(request);
+  if (world.servers_fail_alone) watch.emplace(run.runtime(), request);
   // Time 0 is when the clients start, not when the first was spawned: starting eight adapter
   // processes can take seconds, which a time-bounded workload must not lose.
   run.start_clock();
@@ -462,9 +466,10 @@ RunOutcome run_scenario(const RunRequest& request) {
     }
   }
   outcome.notes = run.take_notes();
-  // A topology's servers are thrown away with the run; the shared server is cleaned.
-  if (!simulated && !outcome.server_lost && request.topology == nullptr) {
-    delete_run_keys(request, outcome.notes);
+  // A topology's servers are thrown away with the run, as are all of a runtime whose servers do
+  // not outlive it; a shared server is cleaned.
+  if (world.servers_outlive_run && !outcome.server_lost && request.topology == nullptr) {
+    delete_run_keys(run.runtime(), request, outcome.notes);
   }
   clients.clear();
   loop.reset();

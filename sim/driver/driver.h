@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "sim/core/stop.h"
-#include "sim/driver/runtime.h"
+#include "sim/world/runtime.h"
 #include "sim/history/event.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/endpoint.h"

@@ -433,7 +433,8 @@ EventLoopWorkload::~EventLoopWorkload() {
 
 std::string EventLoopWorkload::connect() {
   // The scripts are loaded once here, so that every client can send EVALSHA at once.
-  HiredisConnection setup(run_.request().endpoint, ConnectionOptions{});
+  const std::unique_ptr<Connection> connected = run_.connect(run_.request().endpoint);
+  Connection& setup = *connected;
   if (setup.broken()) return setup.last_error().describe();
   Rng rng(0);
   for (const std::optional<OneCommand>& command :

@@ -50,7 +50,7 @@ class Watchdog {
     std::function<bool()> stop;
   };
 
-  // `threads` starts the renewal thread; `clock` times it (a runtime's: sim/driver/runtime.h).
+  // `threads` starts the renewal thread; `clock` times it (a runtime's: sim/world/runtime.h).
   Watchdog(const LockVariant& variant, const Clock& clock, Threads& threads, Connect connect);
   ~Watchdog() { stop(); }
   Watchdog(const Watchdog&) = delete;

@@ -14,7 +14,7 @@
 #include "sim/redis/server.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
-#include "sim/simulate/sim_runtime.h"
+#include "sim/explore/simulated_run.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {

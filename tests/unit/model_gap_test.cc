@@ -12,7 +12,7 @@
 #include "sim/lock/script_variant.h"
 #include "sim/model/model_server.h"
 #include "sim/scenario/loader.h"
-#include "sim/simulate/sim_runtime.h"
+#include "sim/explore/simulated_run.h"
 #include "tests/support/reply_text.h"
 
 namespace locksim {

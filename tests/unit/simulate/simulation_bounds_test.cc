@@ -9,7 +9,7 @@
 #include "sim/core/stop.h"
 #include "sim/lock/registry.h"
 #include "sim/scenario/loader.h"
-#include "sim/simulate/sim_runtime.h"
+#include "sim/explore/simulated_run.h"
 #include "sim/simulate/simulation.h"
 
 namespace locksim {

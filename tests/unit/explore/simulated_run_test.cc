@@ -18,7 +18,7 @@
 #include "sim/lock/registry.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
-#include "sim/simulate/sim_runtime.h"
+#include "sim/explore/simulated_run.h"
 
 namespace locksim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/driver/runtime.h"
+#include "sim/world/runtime.h"
 
 #include <utility>
 

@@ -1,10 +1,13 @@
-// runtime.h: Runtime, the world a run executes in: its clock, its threads and its connections.
+// runtime.h: Runtime, the world a run executes in: its clock, its threads, its connections and
+// links, and what it supports (RuntimeTraits). The lowest room above the I/O types: the driver
+// (sim/driver) and the simulator (sim/simulate) both include it, and neither includes the other.
 //
 // real_runtime() is the machine: CLOCK_MONOTONIC, OS threads, hiredis sockets. The simulator
 // (sim/simulate) is another: a virtual clock, fibers run one at a time by a seeded scheduler, and
 // connections to an in-memory Redis (sim/model) over links with seeded latency. The driver, the
-// client and the nemesis take all three from the run's Runtime (RunRequest::runtime), so the same
-// code runs a scenario on either, and the checker cannot tell which.
+// client and the nemesis take all of it from the run's Runtime (RunRequest::runtime), so the same
+// code runs a scenario on either, and the checker cannot tell which. Where a runtime cannot do
+// something, its traits() say so; nothing asks which runtime it is.
 //
 //   Runtime& world = request.runtime != nullptr ? *request.runtime : real_runtime();
 //   std::unique_ptr<Connection> c = world.connect(endpoint, ConnectionOptions{});
@@ -21,6 +24,20 @@
 
 namespace locksim {
 
+// RuntimeTraits: what a runtime supports beyond its clock, threads and connections.
+struct RuntimeTraits {
+  // client_processes: clients can run as processes of their own (`locksim worker`, adapters).
+  bool client_processes = true;
+  // event_loop: clients can run on one libevent loop over real sockets.
+  bool event_loop = true;
+  // servers_fail_alone: a server can be lost, hang or die without the run causing it (a
+  // process outside the run's control): the driver watches it (PING) while the run goes on.
+  bool servers_fail_alone = true;
+  // servers_outlive_run: the servers are shared beyond the run: the keys it wrote are deleted
+  // when it ends. False where every server is thrown away with the run.
+  bool servers_outlive_run = true;
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -32,8 +49,8 @@ class Runtime {
   // open_link: a link to `upstream` that the nemesis can fault (sim/proxy/link.h); clients
   // connect to its endpoint(). Throws EnvironmentError if it cannot be opened.
   virtual std::unique_ptr<Link> open_link(const Endpoint& upstream) = 0;
-  // simulated: the run is on the simulator (no processes, no proxies, no real servers).
-  virtual bool simulated() const { return false; }
+  // traits: what this runtime supports (RuntimeTraits).
+  virtual RuntimeTraits traits() const { return {}; }
 
   // dial: a Dial that opens connections to `endpoint` in this runtime.
   Dial dial(Endpoint endpoint);

@@ -18,32 +18,6 @@ struct ClientCrashed {};
 
 }  // namespace
 
-ErrorKind error_kind(RedisErrorKind kind) {
-  switch (kind) {
-    case RedisErrorKind::kNone:
-      return ErrorKind::kNone;
-    case RedisErrorKind::kTimeout:
-      return ErrorKind::kTimeout;
-    case RedisErrorKind::kClosed:
-      return ErrorKind::kClosed;
-    case RedisErrorKind::kRefused:
-      return ErrorKind::kRefused;
-    case RedisErrorKind::kProtocol:
-      return ErrorKind::kProtocol;
-    case RedisErrorKind::kReplyError:
-      return ErrorKind::kReplyError;
-    case RedisErrorKind::kUnexpectedReply:
-      return ErrorKind::kUnexpectedReply;
-  }
-  return ErrorKind::kProtocol;
-}
-
-// set_error: the error of a failed call, typed, with the server's or hiredis' words.
-void set_error(ClientLog& log, Event& event, const RedisResult& result) {
-  event.error = error_kind(result.error);
-  event.message = log.intern(result.message);
-}
-
 namespace {
 
 // needs_reconnect: after an I/O error the hiredis context is never reused.
@@ -64,20 +38,24 @@ ConnectionOptions client_connection(const LockConfig& lock) {
   return options;
 }
 
-ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers) {
-  ServerGrant grant;
-  grant.of = static_cast<std::uint8_t>(std::min(servers, kMaxGrantServers));
-  for (const int server : granted_on) {
-    if (server >= 0 && server < grant.of) grant.on |= 1U << server;
-  }
-  return grant.on == 0 ? ServerGrant{} : grant;
+ClientTerms client_record_terms(const RunContext& run) {
+  const Topology* topology = run.request().topology;
+  return client_terms(run.request().variant, run.scenario().lock.ttl_ms,
+                      topology != nullptr ? topology->size() : 0);
+}
+
+ClientRecord::ResourceTerms resource_terms(const RunContext& run) {
+  const ResourceConfig& resource = run.scenario().resource;
+  return ClientRecord::ResourceTerms{resource.name, resource.counts(),
+                                     resource.kind == ResourceConfig::Kind::kFencedCounter};
 }
 
 DriverClient::DriverClient(RunContext& run, int index)
     : run_(run),
       index_(index),
       name_(run.scenario().clients.at(static_cast<std::size_t>(index))),
-      log_(run.recorder().log(static_cast<std::size_t>(index))) {}
+      log_(run.recorder().log(static_cast<std::size_t>(index))),
+      record_(log_, client_record_terms(run)) {}
 
 Endpoint DriverClient::link_endpoint() const {
   return run_.link_endpoint(static_cast<std::size_t>(index_));
@@ -97,8 +75,7 @@ void DriverClient::extend(CallFaults* /*faults*/) {
 }
 
 void DriverClient::record_work(std::int64_t planned_ms) {
-  log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
-      static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
+  record_.work(planned_ms);
 }
 
 ThreadClient::ThreadClient(RunContext& run, int index)
@@ -112,7 +89,8 @@ ThreadClient::ThreadClient(RunContext& run, int index)
         return run_.connect(link_endpoint(), client_connection(run_.scenario().lock));
       }) {
   if (run.request().variant.renews()) {
-    renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
+    renewal_record_.emplace(run.recorder().add_log(static_cast<std::size_t>(index)),
+                            run.scenario().lock.ttl_ms);
   }
 }
 
@@ -211,62 +189,6 @@ LockContext ThreadClient::context(CallFaults* faults) {
   return context;
 }
 
-AcquireStatus record_acquire_end(const RunContext& run, ClientLog& log,
-                                 const std::string& logical_key, const AcquireEnd& end) {
-  const LockVariant& variant = run.request().variant;
-  const std::int64_t ttl_ms = run.scenario().lock.ttl_ms;
-  const AcquireAttempt& attempt = end.attempt;
-  switch (end.kind) {
-    case AcquireEnd::Kind::kAcquired: {
-      // ok first, then enter: both after the reply was read (the conservative point).
-      Event& ok = log.record(EventType::kOk, Op::kAcquire, logical_key);
-      ok.token = log.intern(attempt.token);
-      ok.acquire().attempts = end.attempts;
-      ok.acquire().sent_ns = end.sent_ns;
-      ok.acquire().fencing = attempt.fencing;
-      if (attempt.validity_ms >= 0) {
-        ok.acquire().validity_ms =
-            static_cast<std::int32_t>(std::min<std::int64_t>(attempt.validity_ms, INT32_MAX));
-      }
-      if (!attempt.granted_on.empty() && run.request().topology != nullptr) {
-        ok.acquire().granted = server_grant(attempt.granted_on, run.request().topology->size());
-      }
-      if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-      log.record(EventType::kOk, Op::kEnter, logical_key);
-      return AcquireStatus::kAcquired;
-    }
-    case AcquireEnd::Kind::kError: {
-      const bool maybe = attempt.error.indeterminate();
-      Event& failed =
-          log.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
-      set_error(log, failed, attempt.error);
-      failed.acquire().attempts = end.attempts;
-      return maybe ? AcquireStatus::kIndeterminate : AcquireStatus::kFailed;
-    }
-    case AcquireEnd::Kind::kGaveUp:
-    case AcquireEnd::Kind::kStopped:
-      break;
-  }
-  const bool stopping = end.kind == AcquireEnd::Kind::kStopped;
-  Event& failed = log.record(EventType::kFail, Op::kAcquire, logical_key);
-  failed.acquire().attempts = end.attempts;
-  failed.error = stopping ? ErrorKind::kStopped : ErrorKind::kGaveUp;
-  return stopping ? AcquireStatus::kStopped : AcquireStatus::kFailed;
-}
-
-void record_release_end(ClientLog& log, const std::string& logical_key,
-                        const ReleaseResult& result) {
-  if (result.outcome == ReleaseResult::Outcome::kError) {
-    const bool maybe = result.error.indeterminate();
-    Event& failed =
-        log.record(maybe ? EventType::kInfo : EventType::kFail, Op::kRelease, logical_key);
-    set_error(log, failed, result.error);
-  } else {
-    log.record(EventType::kOk, Op::kRelease, logical_key).release().deleted =
-        static_cast<std::int32_t>(std::clamp<std::int64_t>(result.deleted, 0, INT32_MAX));
-  }
-}
-
 // ThreadClient::Host: the acquire loop's host on the client's own thread: every attempt and
 // wait blocks, so the loop runs inline.
 class ThreadClient::Host final : public AcquireHost {
@@ -316,16 +238,10 @@ class ThreadClient::Host final : public AcquireHost {
 
 AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                     CallFaults* faults, Nanos intended_ns) {
-  LOCKSIM_ASSERT(!holding_ && !crashed_);
-  const LockVariant& variant = run_.request().variant;
-  const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
+  LOCKSIM_ASSERT(!holding() && !crashed());
   const std::string& key = lock_key(logical_key);
   const LockContext lock_context = context(faults);
-
-  Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
-  if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-  if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
-  const Nanos deadline = invoke.time_ns + ms_to_ns(timeout_ms);
+  const Nanos deadline = record_.invoke_acquire(logical_key, intended_ns) + ms_to_ns(timeout_ms);
 
   // The host lives until the acquire returns: a client once refused is waiting for the lock
   // until then (its destructor says it no longer is).
@@ -334,42 +250,29 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   try {
     end = run_inline(acquire_loop(host, deadline));
   } catch (const ClientCrashed&) {
-    if (faults != nullptr && faults->crashed_waiting) {
-      // The attempt was answered busy before the crash: the acquire definitely failed.
-      Event& failed = log_.record(EventType::kFail, Op::kAcquire, logical_key);
-      failed.error = ErrorKind::kCrashed;
-      failed.acquire().attempts = host.attempts();
-    }
-    // Otherwise the acquire stays without completion: the checker treats it as "may hold".
+    record_.crashed_in_acquire(faults != nullptr && faults->crashed_waiting, host.attempts());
     crash();
     return AcquireStatus::kCrashed;
   }
-  const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);
+  const AcquireStatus status = record_.end_acquire(outcome_of(end));
   if (end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error)) {
     connection_->reconnect();  // never reuse a connection after an I/O error
   }
   if (status != AcquireStatus::kAcquired) return status;
-  holding_ = true;
-  held_key_ = logical_key;
-  held_token_ = std::move(end.attempt.token);
-  held_fencing_ = end.attempt.fencing;
   set_state(true, false);
-  if (variant.renews()) start_renewal(logical_key, held_token_);
+  if (run_.request().variant.renews()) start_renewal(logical_key, record_.held_token());
   return AcquireStatus::kAcquired;
 }
 
 bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
-  LOCKSIM_ASSERT(holding_ && !crashed_);
+  LOCKSIM_ASSERT(holding() && !crashed());
   const LockVariant& variant = run_.request().variant;
   stop_renewal();
-  // exit before the release request is sent (the conservative point).
-  log_.record(EventType::kOk, Op::kExit, held_key_);
+  record_.exit();
   set_state(false, false);
-  // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
-  const std::string token = unsaved_token ? std::string() : held_token_;
-  log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
+  const std::string token = record_.invoke_release(unsaved_token);
   refresh_links();
-  const std::string& full_key = lock_key(held_key_);
+  const std::string& full_key = lock_key(record_.held_key());
   ReleaseResult result;
   try {
     result = variant.release(context(faults), full_key, token);
@@ -377,25 +280,19 @@ bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
     crash();
     return false;
   }
-  record_release_end(log_, held_key_, result);
+  record_.end_release(outcome_of(result));
   if (result.outcome == ReleaseResult::Outcome::kError && needs_reconnect(result.error)) {
     connection_->reconnect();
   }
   if (result.outcome == ReleaseResult::Outcome::kReleased) {
     wait_->on_release(*connection_, full_key);
   }
-  holding_ = false;
-  held_token_.clear();
-  held_fencing_ = -1;
   return true;
 }
 
 void ThreadClient::crash() {
-  LOCKSIM_ASSERT(!crashed_);
   stop_renewal();  // a dead process renews nothing
-  log_.record(EventType::kInfo, Op::kCrash, held_key_);
-  crashed_ = true;
-  holding_ = false;
+  record_.crash();
   // The server sees the connection close, as it would when a process dies.
   connection_->close();
   close_observer();
@@ -415,11 +312,11 @@ void ThreadClient::thaw() {
 
 void ThreadClient::lose_lock() {
   stop_renewal();
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = FaultKind::kLoseLock;
+  record_.lose_lock();
 }
 
 void ThreadClient::start_renewal(const std::string& logical_key, const std::string& token) {
-  LOCKSIM_ASSERT(renewal_log_ != nullptr);
+  LOCKSIM_ASSERT(renewal_record_.has_value());
   const LockConfig& config = run_.scenario().lock;
   // The loader resolves the default (ttl_ms / 3) once; the driver takes what it says.
   LOCKSIM_ASSERT(config.renew_period_ms > 0);
@@ -431,22 +328,9 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
                         .waiter_id = name_,
                         .queue_timeout_ms = config.queue_timeout_ms};
   Watchdog::Hooks hooks;
-  hooks.invoke = [this, logical_key, token, ttl_ms = config.ttl_ms] {
-    Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, logical_key);
-    invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    invoke.token = renewal_log_->intern(token);
-  };
-  hooks.completed = [this, logical_key, ttl_ms = config.ttl_ms](const ExtendResult& result) {
-    if (result.outcome == ExtendResult::Outcome::kError) {
-      Event& failed =
-          renewal_log_->record(result.error.indeterminate() ? EventType::kInfo : EventType::kFail,
-                               Op::kExtend, logical_key);
-      set_error(*renewal_log_, failed, result.error);
-    } else {
-      Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, logical_key);
-      ok.extend().extended = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
-      ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    }
+  hooks.invoke = [this, logical_key, token] { renewal_record_->invoke(logical_key, token); };
+  hooks.completed = [this, logical_key](const ExtendResult& result) {
+    renewal_record_->end(logical_key, outcome_of(result));
     {
       std::lock_guard<std::mutex> state(run_.mutex);
       ++run_.renewals[static_cast<std::size_t>(index_)];
@@ -464,46 +348,24 @@ void ThreadClient::resource_read(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
   const ResourceRead read =
       read_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id);
-  // Recorded when the reply was read, as every completion is.
-  Event& event =
-      log_.record(read.result.ok() ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
-  if (!resource.counts()) event.resource().record = log_.intern(record_id);
-  if (!read.result.ok()) {
-    set_error(log_, event, read.result);
-    last_read_ = -1;
-  } else {
-    last_read_ = read.value;
-    event.resource().value = read.value;
-  }
+  const CallFailure failure = failure_of(read.result);
+  record_.end_read(resource_terms(run_), record_id, read.result.ok() ? nullptr : &failure,
+                   read.value);
 }
 
 void ThreadClient::resource_write(const std::string& record_id) {
   const ResourceConfig& resource = run_.scenario().resource;
-  const bool counter = resource.counts();
-  const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
-  // The application logic of the documents: sell only if stock was left; create only if the
-  // record was not found. Nothing is written otherwise.
-  if (counter ? last_read_ <= 0 : last_read_ != 0) return;
-  const std::int64_t value = counter ? last_read_ - 1 : 1;
+  const ClientRecord::ResourceTerms terms = resource_terms(run_);
+  const std::optional<std::int64_t> value = record_.write_value(terms);
+  if (!value) return;
   // A fenced store is shown the fencing number of the grant this client holds (-1: none).
   const ResourceWrite write =
-      write_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id, value,
-                     name_, held_fencing_);
-  Event& event =
-      log_.record(write.result.ok() && !write.refused ? EventType::kOk : EventType::kFail,
-                  Op::kWrite, resource.name);
-  if (!counter) event.resource().record = log_.intern(record_id);
-  if (write.refused) {
-    event.error = ErrorKind::kFenced;
-    event.message = log_.intern(write.refusal);
-  } else if (!write.result.ok()) {
-    set_error(log_, event, write.result);
-  }
-  event.resource().value = value;
-  event.resource().base = last_read_;
-  event.resource().has_base = true;
-  if (fenced) event.resource().fencing = held_fencing_;
-  last_read_ = -1;
+      write_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id, *value,
+                     name_, record_.held_fencing());
+  const CallFailure failure = failure_of(write.result);
+  record_.end_write(terms, record_id, *value,
+                    write.refused || write.result.ok() ? nullptr : &failure,
+                    write.refused ? &write.refusal : nullptr);
 }
 
 }  // namespace locksim::driver_internal

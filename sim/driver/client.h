@@ -15,6 +15,7 @@
 #include <string>
 
 #include "sim/client/acquire.h"
+#include "sim/client/record.h"
 #include "sim/core/random.h"
 #include "sim/driver/run_context.h"
 #include "sim/driver/wait.h"
@@ -25,23 +26,13 @@
 
 namespace locksim::driver_internal {
 
-// error_kind, set_error: a failed call's error, typed, with the server's or hiredis' words, into
-// the history event (shared by the threaded and the event-loop clients).
-ErrorKind error_kind(RedisErrorKind kind);
-void set_error(ClientLog& log, Event& event, const RedisResult& result);
-
 // kWaitStream: the wait strategy's random stream (jitter), forked from the client's own.
 inline constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
 
-enum class AcquireStatus { kAcquired, kFailed, kIndeterminate, kStopped, kCrashed };
-
-// record_acquire_end: the completion of an acquire as every in-process host records it (ok and
-// enter when granted; fail or info for an error; fail when it gave up or the run stopped), and
-// the status it means. record_release_end: the same for a release.
-AcquireStatus record_acquire_end(const RunContext& run, ClientLog& log,
-                                 const std::string& logical_key, const AcquireEnd& end);
-void record_release_end(ClientLog& log, const std::string& logical_key,
-                        const ReleaseResult& result);
+// client_record_terms: what a client of `run` records with (sim/client/record.h).
+ClientTerms client_record_terms(const RunContext& run);
+// resource_terms: the run's protected resource, as a client records its reads and writes.
+ClientRecord::ResourceTerms resource_terms(const RunContext& run);
 
 // CallFaults: what to do at a variant's checkpoints during one call.
 struct CallFaults {
@@ -57,11 +48,6 @@ struct CallFaults {
   // library adapter that offers cancellation; the call then ends info "cancelled"); -1: never.
   std::int64_t cancel_after_ms = -1;
 };
-
-// server_grant: the recorded grant of a multi-server acquire: `granted_on` holds the indices of
-// the servers that granted it, of a topology of `servers` servers (an index outside it is
-// dropped); none if it names no server.
-ServerGrant server_grant(const std::vector<int>& granted_on, std::size_t servers);
 
 // node_timeout: the connect and command timeout of a multi-server variant's node connections: a
 // node that does not answer within a tenth of the lease counts as not granting (the Redis docs:
@@ -101,7 +87,7 @@ class DriverClient : public FaultTarget {
   // release_pending: the client's last release was cancelled before its reply: it no longer
   // counts as holding, but may try the release again (what an application does after a
   // cancelled release, redis/redis-py#3847).
-  bool release_pending() const { return release_pending_; }
+  bool release_pending() const { return record_.release_pending(); }
   // crash: the client dies without releasing (a process: SIGKILL); its connections close.
   virtual void crash() = 0;
   // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
@@ -127,8 +113,8 @@ class DriverClient : public FaultTarget {
   virtual bool runs_own_workload() const { return false; }
   virtual void run_own_workload() {}
 
-  bool holding() const { return holding_; }
-  bool crashed() const { return crashed_; }
+  bool holding() const { return record_.holding(); }
+  bool crashed() const { return record_.crashed(); }
   const std::string& name() const { return name_; }
   int index() const { return index_; }
   // observer: a second, direct connection for condition checks, never recorded (opened lazily).
@@ -149,13 +135,8 @@ class DriverClient : public FaultTarget {
   int index_;
   std::string name_;
   ClientLog& log_;
-  bool holding_ = false;
-  bool crashed_ = false;
-  std::string held_key_;  // logical
-  std::string held_token_;
-  std::int64_t held_fencing_ = -1;  // the fencing number of the current grant; -1: none
-  std::int64_t last_read_ = -1;     // the resource value (or existence) the last read saw
-  bool release_pending_ = false;    // see release_pending()
+  // What the client records and holds (the key held is logical, as recorded).
+  ClientRecord record_;
 
  private:
   std::unique_ptr<Connection> observer_;
@@ -203,7 +184,7 @@ class ThreadClient final : public DriverClient {
   std::uint64_t primary_generation_ = 0;  // the topology's, when connection_ was made
 
   // Renewal (only for variants that renew): extend events go to a log of their own.
-  ClientLog* renewal_log_ = nullptr;
+  std::optional<RenewalRecord> renewal_record_;
   Watchdog watchdog_;
 };
 

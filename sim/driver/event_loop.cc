@@ -1,8 +1,8 @@
 // The event-loop client mode (event_loop.h). Each LoopClient hosts the one workload client
 // (workload_client() in workload.cc, with acquire_loop() of sim/client): it sends the commands the
 // client asks for and returns to the loop; the reply callback, or a timer for a wait, work or
-// rest, resumes the client. The recording is the threads' (record_acquire_end and
-// record_release_end), and every cycle is the plan's, so a seed means the same run on threads and on the loop.
+// rest, resumes the client. The recording is every host's (ClientRecord,
+// sim/client/record.h), and every cycle is the plan's, so a seed means the same run on threads and on the loop.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>
@@ -65,7 +65,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
         run_(owner.run_),
         variant_(run_.request().variant),
         index_(index),
-        log_(run_.recorder().log(static_cast<std::size_t>(index))),
+        record_(run_.recorder().log(static_cast<std::size_t>(index)), client_record_terms(run_)),
         rng_(run_.plan().clients().at(static_cast<std::size_t>(index)).seed),
         wait_rng_(rng_.fork(kWaitStream)) {
     timer_ = event_new(owner_.base_, -1, 0, &LoopClient::on_timer, this);
@@ -133,29 +133,18 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
 
   Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
                               Nanos intended_ns) override {
-    Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
-    if (variant_.uses_ttl()) {
-      invoke.ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
-    }
-    if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
+    const Nanos invoked = record_.invoke_acquire(logical_key, intended_ns);
     full_key_ = run_.full_key(logical_key);
-    const AcquireEnd end = co_await acquire_loop(*this, invoke.time_ns + ms_to_ns(timeout_ms));
-    const AcquireStatus status = record_acquire_end(run_, log_, logical_key, end);
-    if (status == AcquireStatus::kAcquired) {
-      held_key_ = logical_key;
-      held_token_ = end.attempt.token;
-    }
-    co_return status;
+    const AcquireEnd end = co_await acquire_loop(*this, invoked + ms_to_ns(timeout_ms));
+    co_return record_.end_acquire(outcome_of(end));
   }
 
   Task<bool> release() override {
-    // exit before the release request is sent (the conservative point).
-    log_.record(EventType::kOk, Op::kExit, held_key_);
-    log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(held_token_);
-    const OneCommand release = *variant_.release_command(full_key_, held_token_);
+    record_.exit();
+    const std::string token = record_.invoke_release();
+    const OneCommand release = *variant_.release_command(full_key_, token);
     const RedisResult reply = co_await command(release);
-    record_release_end(log_, held_key_, variant_.read_release(reply));
-    held_token_.clear();
+    record_.end_release(outcome_of(variant_.read_release(reply)));
     co_return true;
   }
 
@@ -171,14 +160,13 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   }
 
   void crash() override {
-    log_.record(EventType::kInfo, Op::kCrash, held_key_);
+    record_.crash();
     // The server sees the connection close, as it would when a process dies.
     if (context_ != nullptr) redisAsyncDisconnect(context_);
   }
 
   void record_work(std::int64_t planned_ms) override {
-    log_.record(EventType::kInfo, Op::kWork, held_key_).work().planned_ms =
-        static_cast<std::int32_t>(std::min<std::int64_t>(planned_ms, INT32_MAX));
+    record_.work(planned_ms);
   }
 
   void note(const std::string& line) override { run_.note(line); }
@@ -376,7 +364,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   RunContext& run_;
   const LockVariant& variant_;
   int index_;
-  ClientLog& log_;
+  ClientRecord record_;  // what the client records and holds
   Rng rng_;
   Rng wait_rng_;
   Task<void> task_;  // workload_client() on this host
@@ -398,8 +386,6 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   Slot<bool>* sleeping_ = nullptr;
 
   std::string full_key_;
-  std::string held_key_;
-  std::string held_token_;
 };
 
 // new_base: a libevent base whose timers fire on time (without the precise timer, epoll waits in

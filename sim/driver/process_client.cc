@@ -15,6 +15,7 @@
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
 #include "sim/driver/resource.h"
+#include "sim/driver/worker_codec.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/fault/fault.h"
 #include "sim/history/transfer.h"
@@ -51,10 +52,6 @@ bool stopped(pid_t pid) {
          (text[paren + 2] == 'T' || text[paren + 2] == 't');
 }
 
-ErrorKind error_of(const nlohmann::json& reply) {
-  return error_kind_from_string(reply.value("error", "protocol")).value_or(ErrorKind::kProtocol);
-}
-
 nlohmann::json resource_of(const RunContext& run) {
   const ResourceConfig& resource = run.scenario().resource;
   return {{"kind", resource_kind_word(resource.kind)}, {"key", run.full_key(resource.name)}};
@@ -64,7 +61,8 @@ nlohmann::json resource_of(const RunContext& run) {
 
 ProcessClient::ProcessClient(RunContext& run, int index) : DriverClient(run, index) {
   if (run.request().variant.renews()) {
-    renewal_log_ = &run.recorder().add_log(static_cast<std::size_t>(index));
+    renewal_record_.emplace(run.recorder().add_log(static_cast<std::size_t>(index)),
+                            run.scenario().lock.ttl_ms);
   }
   if (!run.scenario().scripted()) {
     // A workload run in the worker pauses its holder there; the nemesis's events come back.
@@ -396,7 +394,7 @@ void ProcessClient::read_lines() {
 }
 
 void ProcessClient::on_event(const nlohmann::json& event) {
-  if (renewal_log_ == nullptr) return;
+  if (!renewal_record_) return;
   std::string key;
   std::string token;
   {
@@ -404,32 +402,17 @@ void ProcessClient::on_event(const nlohmann::json& event) {
     key = renewal_key_;
     token = renewal_token_;
   }
-  const auto ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
   if (event.value("phase", "") == "invoke") {
-    const Nanos previous = renewal_log_->size() > 0 ? renewal_log_->last().time_ns : 0;
-    Event& invoke = renewal_log_->record(EventType::kInvoke, Op::kExtend, key);
-    invoke.ttl_ms = ttl_ms;
-    invoke.token = renewal_log_->intern(token);
     // locksim's own worker says when it sent the extend on the monotonic clock the run's clock
     // counts on; the line can arrive milliseconds later on a loaded machine, and a late invoke
-    // would put the lease's earliest end past the truth. The log stays in time order.
-    if (locksim_worker_ && event.contains("monotonic_ns")) {
-      const Nanos sent = event.value("monotonic_ns", Nanos{0}) - run_.clock().at(0);
-      invoke.time_ns = std::clamp(sent, previous, invoke.time_ns);
-    }
+    // would put the lease's earliest end past the truth.
+    const Nanos sent = locksim_worker_ && event.contains("monotonic_ns")
+                           ? event.value("monotonic_ns", Nanos{0}) - run_.clock().at(0)
+                           : -1;
+    renewal_record_->invoke(key, token, sent);
     return;
   }
-  const std::string result = event.value("result", "fail");
-  if (result == "ok") {
-    Event& ok = renewal_log_->record(EventType::kOk, Op::kExtend, key);
-    ok.extend().extended = event.value("extended", 0);
-    ok.ttl_ms = ttl_ms;
-  } else {
-    Event& failed = renewal_log_->record(result == "info" ? EventType::kInfo : EventType::kFail,
-                                         Op::kExtend, key);
-    failed.error = error_of(event);
-    failed.message = renewal_log_->intern(event.value("message", ""));
-  }
+  renewal_record_->end(key, extend_from_json(event));
   {
     std::lock_guard<std::mutex> state(run_.mutex);
     ++run_.renewals[static_cast<std::size_t>(index_)];
@@ -437,30 +420,29 @@ void ProcessClient::on_event(const nlohmann::json& event) {
   run_.notify_changed();
 }
 
-void ProcessClient::record_failure(Event& event, const nlohmann::json& reply) {
-  event.error = error_of(reply);
-  event.message = log_.intern(reply.value("message", ""));
+namespace {
+
+// add_faults: a call's checkpoint faults and cancellation, as the request carries them.
+void add_faults(nlohmann::json& request, const CallFaults* faults, bool checkpoints) {
+  if (faults == nullptr) return;
+  if (checkpoints && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
+  if (checkpoints && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
+  if (faults->cancel_after_ms >= 0) request["cancel_after_ms"] = faults->cancel_after_ms;
 }
+
+}  // namespace
 
 AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                      CallFaults* faults, Nanos intended_ns) {
-  LOCKSIM_ASSERT(!holding_ && !crashed_);
+  LOCKSIM_ASSERT(!holding() && !crashed());
   const LockVariant& variant = run_.request().variant;
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
-  Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
-  if (variant.uses_ttl()) invoke.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-  if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
-  const Nanos invoke_ns = invoke.time_ns;
+  const Nanos invoke_ns = record_.invoke_acquire(logical_key, intended_ns);
   nlohmann::json request = {{"op", "acquire"},
                             {"key", run_.full_key(logical_key)},
                             {"ttl_ms", ttl_ms},
                             {"timeout_ms", timeout_ms}};
-  if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
-  if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
-  if (faults != nullptr && faults->cancel_after_ms >= 0) {
-    request["cancel_after_ms"] = faults->cancel_after_ms;
-  }
-  release_pending_ = false;
+  add_faults(request, faults, true);
   if (variant.renews()) {
     std::lock_guard<std::mutex> lock(mutex_);
     renewal_key_ = logical_key;
@@ -468,152 +450,58 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
   const Reply reply = call(std::move(request), faults);
   set_waiting(false);
   if (reply.worker_died) {
-    if (reply.crashed_waiting) {
-      // It was answered busy before it died: the acquire definitely failed.
-      log_.record(EventType::kFail, Op::kAcquire, logical_key).error = ErrorKind::kCrashed;
-    }
-    // Otherwise the acquire stays without completion: the checker treats it as "may hold".
+    record_.crashed_in_acquire(reply.crashed_waiting);
     const bool stopping = !reply.crash_point && run_.should_stop();
     crash();
     return stopping ? AcquireStatus::kStopped : AcquireStatus::kCrashed;
   }
-  const nlohmann::json& message = reply.message;
-  const std::string result = message.value("result", "");
-  const auto attempts = message.value("attempts", std::int32_t{-1});
-  if (result == "ok") {
-    // ok first, then enter: both when the reply line arrived (the conservative point).
-    Event& ok = log_.record(EventType::kOk, Op::kAcquire, logical_key);
-    held_token_ = message.value("token", "");
-    ok.token = log_.intern(held_token_);
-    ok.acquire().attempts = attempts;
-    if (const auto after = message.value("sent_after_ns", std::int64_t{-1}); after >= 0) {
-      ok.acquire().sent_ns = std::min(invoke_ns + after, ok.time_ns);
-    }
-    held_fencing_ = message.value("fencing", std::int64_t{-1});
-    ok.acquire().fencing = held_fencing_;
-    // A quorum lock's lease is its validity time, and it says which servers granted it.
-    if (const auto validity = message.value("validity_ms", std::int64_t{-1}); validity >= 0) {
-      ok.acquire().validity_ms = static_cast<std::int32_t>(std::min<std::int64_t>(validity, INT32_MAX));
-    }
-    const Topology* topology = run_.request().topology;
-    if (const auto granted = message.find("granted_on");
-        topology != nullptr && granted != message.end() && granted->is_array()) {
-      std::vector<int> servers;
-      for (const nlohmann::json& server : *granted) {
-        if (server.is_number_integer() && servers.size() < topology->size()) {
-          servers.push_back(server.get<int>());
-        }
-      }
-      ok.acquire().granted = server_grant(servers, topology->size());
-    }
-    if (variant.uses_ttl()) ok.ttl_ms = static_cast<std::int32_t>(ttl_ms);
-    log_.record(EventType::kOk, Op::kEnter, logical_key);
-    holding_ = true;
-    held_key_ = logical_key;
-    if (variant.renews()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      renewal_token_ = held_token_;
-    }
-    set_state(true, false);
-    return AcquireStatus::kAcquired;
+  const Topology* topology = run_.request().topology;
+  const AcquireStatus status = record_.end_acquire(
+      acquire_from_json(reply.message, invoke_ns, topology != nullptr ? topology->size() : 0));
+  if (status != AcquireStatus::kAcquired) return status;
+  if (variant.renews()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    renewal_token_ = record_.held_token();
   }
-  const bool maybe = result == "info";
-  Event& failed =
-      log_.record(maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, logical_key);
-  record_failure(failed, message);
-  failed.acquire().attempts = attempts;
-  if (maybe) return AcquireStatus::kIndeterminate;
-  return failed.error == ErrorKind::kStopped ? AcquireStatus::kStopped : AcquireStatus::kFailed;
+  set_state(true, false);
+  return AcquireStatus::kAcquired;
 }
 
 bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
-  LOCKSIM_ASSERT((holding_ || release_pending_) && !crashed_);
+  LOCKSIM_ASSERT((holding() || release_pending()) && !crashed());
   // exit before the release request is sent (the conservative point); a retry of a cancelled
   // release has left already.
-  if (holding_) {
-    log_.record(EventType::kOk, Op::kExit, held_key_);
+  if (holding()) {
+    record_.exit();
     set_state(false, false);
   }
-  release_pending_ = false;
-  // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
-  const std::string token = unsaved_token ? std::string() : held_token_;
-  log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
-  nlohmann::json request = {{"op", "release"}, {"key", run_.full_key(held_key_)}, {"token", token}};
-  if (faults != nullptr && !faults->crash_at.empty()) request["crash_at"] = faults->crash_at;
-  if (faults != nullptr && !faults->pause_at.empty()) request["pause_at"] = faults->pause_at;
-  if (faults != nullptr && faults->cancel_after_ms >= 0) {
-    request["cancel_after_ms"] = faults->cancel_after_ms;
-  }
+  const std::string token = record_.invoke_release(unsaved_token);
+  nlohmann::json request = {
+      {"op", "release"}, {"key", run_.full_key(record_.held_key())}, {"token", token}};
+  add_faults(request, faults, true);
   const Reply reply = call(std::move(request), faults);
   if (reply.worker_died) {
     crash();
     return !reply.crash_point;
   }
-  const std::string result = reply.message.value("result", "");
-  const auto deleted = reply.message.find("deleted");
-  const bool counted = deleted != reply.message.end() && deleted->is_number_integer() &&
-                       deleted->get<std::int64_t>() >= 0 &&
-                       deleted->get<std::int64_t>() <= INT32_MAX;
-  if (result == "ok" && counted) {
-    log_.record(EventType::kOk, Op::kRelease, held_key_).release().deleted =
-        static_cast<std::int32_t>(deleted->get<std::int64_t>());
-  } else if (result == "ok") {
-    // What the release did is unknown: as a script's reply outside the contract.
-    Event& odd = log_.record(EventType::kInfo, Op::kRelease, held_key_);
-    odd.error = ErrorKind::kUnexpectedReply;
-    odd.message = log_.intern(
-        "the release answered ok with \"deleted\": " +
-        (deleted == reply.message.end() ? std::string("(missing)") : deleted->dump().substr(0, 40)) +
-        "; expected a count of keys deleted from 0 up");
-  } else {
-    Event& failed = log_.record(result == "info" ? EventType::kInfo : EventType::kFail,
-                                Op::kRelease, held_key_);
-    record_failure(failed, reply.message);
-    // A cancelled release may be tried again, with the same lock, as an application would.
-    release_pending_ = failed.error == ErrorKind::kCancelled;
-  }
-  holding_ = false;
-  if (!release_pending_) {
-    held_token_.clear();
-    held_fencing_ = -1;
-  }
+  record_.end_release(release_from_json(reply.message));
   return true;
 }
 
 void ProcessClient::extend(CallFaults* faults) {
-  LOCKSIM_ASSERT(holding_ && !crashed_);
-  const auto ttl_ms = static_cast<std::int32_t>(run_.scenario().lock.ttl_ms);
-  Event& invoke = log_.record(EventType::kInvoke, Op::kExtend, held_key_);
-  invoke.ttl_ms = ttl_ms;
-  invoke.token = log_.intern(held_token_);
+  LOCKSIM_ASSERT(holding() && !crashed());
+  record_.invoke_extend();
   nlohmann::json request = {{"op", "extend"},
-                            {"key", run_.full_key(held_key_)},
-                            {"token", held_token_},
-                            {"ttl_ms", ttl_ms}};
-  if (faults != nullptr && faults->cancel_after_ms >= 0) {
-    request["cancel_after_ms"] = faults->cancel_after_ms;
-  }
+                            {"key", run_.full_key(record_.held_key())},
+                            {"token", record_.held_token()},
+                            {"ttl_ms", run_.scenario().lock.ttl_ms}};
+  add_faults(request, faults, false);
   const Reply reply = call(std::move(request), faults);
   if (reply.worker_died) {
     crash();
     return;
   }
-  const std::string result = reply.message.value("result", "");
-  const auto extended = reply.message.find("extended");
-  if (result == "ok" && extended != reply.message.end() && extended->is_number_integer() &&
-      (*extended == 0 || *extended == 1)) {
-    Event& ok = log_.record(EventType::kOk, Op::kExtend, held_key_);
-    ok.extend().extended = extended->get<std::int32_t>();
-    ok.ttl_ms = ttl_ms;
-  } else if (result == "ok") {
-    Event& odd = log_.record(EventType::kInfo, Op::kExtend, held_key_);
-    odd.error = ErrorKind::kUnexpectedReply;
-    odd.message = log_.intern("the extend answered ok without \"extended\": 0 or 1");
-  } else {
-    Event& failed =
-        log_.record(result == "info" ? EventType::kInfo : EventType::kFail, Op::kExtend, held_key_);
-    record_failure(failed, reply.message);
-  }
+  record_.end_extend(extend_from_json(reply.message));
 }
 
 void ProcessClient::kill_worker() {
@@ -627,12 +515,10 @@ void ProcessClient::kill_worker() {
 }
 
 void ProcessClient::crash() {
-  LOCKSIM_ASSERT(!crashed_);
+  LOCKSIM_ASSERT(!crashed());
   kill_worker();
   close_observer();
-  log_.record(EventType::kInfo, Op::kCrash, held_key_);
-  crashed_ = true;
-  holding_ = false;
+  record_.crash();
   set_state(false, true);
 }
 
@@ -713,7 +599,7 @@ void ProcessClient::take_history(const nlohmann::json& reply) {
   if (reply.value("crashed", false)) {
     // It crashed inside its critical section (its connections closed then): the process dies.
     kill_worker();
-    crashed_ = true;
+    record_.crashed_elsewhere();
     set_state(false, true);
   }
 }
@@ -734,49 +620,33 @@ void ProcessClient::thaw() {
 
 void ProcessClient::lose_lock() {
   (void)call({{"op", "stop_renewal"}}, nullptr);
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = FaultKind::kLoseLock;
+  record_.lose_lock();
 }
 
 void ProcessClient::resource_read(const std::string& record_id) {
-  const ResourceConfig& resource = run_.scenario().resource;
-  const bool counter = resource.counts();
+  const ClientRecord::ResourceTerms terms = resource_terms(run_);
   nlohmann::json request = {{"op", "read"}, {"resource", resource_of(run_)}};
-  if (!counter) request["record"] = record_id;
+  if (!terms.counts) request["record"] = record_id;
   const Reply reply = call(std::move(request), nullptr);
   const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
   // Recorded when the reply arrived, as every completion is.
-  Event& event = log_.record(ok ? EventType::kOk : EventType::kFail, Op::kRead, resource.name);
-  if (!counter) event.resource().record = log_.intern(record_id);
-  if (!ok) {
-    record_failure(event, reply.message.is_object() ? reply.message : nlohmann::json::object());
-    last_read_ = -1;
-    return;
-  }
-  last_read_ = reply.message.value("value", std::int64_t{0});
-  event.resource().value = last_read_;
+  const CallFailure failure = failure_from_json(reply.message);
+  record_.end_read(terms, record_id, ok ? nullptr : &failure,
+                   ok ? reply.message.value("value", std::int64_t{0}) : -1);
 }
 
 void ProcessClient::resource_write(const std::string& record_id) {
-  const ResourceConfig& resource = run_.scenario().resource;
-  const bool counter = resource.counts();
-  const bool fenced = resource.kind == ResourceConfig::Kind::kFencedCounter;
-  // The application logic of the documents: sell only if stock was left; create only if the
-  // record was not found. Nothing is written otherwise.
-  if (counter ? last_read_ <= 0 : last_read_ != 0) return;
-  const std::int64_t value = counter ? last_read_ - 1 : 1;
-  nlohmann::json request = {{"op", "write"}, {"resource", resource_of(run_)}, {"value", value}};
-  if (!counter) request["record"] = record_id;
-  if (fenced) request["fencing"] = held_fencing_;  // the number of the grant held (-1: none)
+  const ClientRecord::ResourceTerms terms = resource_terms(run_);
+  const std::optional<std::int64_t> value = record_.write_value(terms);
+  if (!value) return;
+  nlohmann::json request = {{"op", "write"}, {"resource", resource_of(run_)}, {"value", *value}};
+  if (!terms.counts) request["record"] = record_id;
+  // The number of the grant held (-1: none).
+  if (terms.fenced) request["fencing"] = record_.held_fencing();
   const Reply reply = call(std::move(request), nullptr);
   const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
-  Event& event = log_.record(ok ? EventType::kOk : EventType::kFail, Op::kWrite, resource.name);
-  if (fenced) event.resource().fencing = held_fencing_;
-  if (!counter) event.resource().record = log_.intern(record_id);
-  if (!ok) record_failure(event, reply.message.is_object() ? reply.message : nlohmann::json::object());
-  event.resource().value = value;
-  event.resource().base = last_read_;
-  event.resource().has_base = true;
-  last_read_ = -1;
+  const CallFailure failure = failure_from_json(reply.message);
+  record_.end_write(terms, record_id, *value, ok ? nullptr : &failure, nullptr);
 }
 
 }  // namespace locksim::driver_internal

@@ -73,7 +73,6 @@ class ProcessClient final : public DriverClient {
   void read_lines();
   void on_event(const nlohmann::json& event);
   void kill_worker();
-  void record_failure(Event& event, const nlohmann::json& reply);
   // broken: reports the worker as broken (RunContext::fail_worker) with `what` happened, its
   // command, and the end of its stderr.
   void broken(const std::string& what);
@@ -108,7 +107,7 @@ class ProcessClient final : public DriverClient {
   std::string renewal_key_;    // the logical key and token the worker renews
   std::string renewal_token_;
 
-  ClientLog* renewal_log_ = nullptr;  // written only by the reader thread
+  std::optional<RenewalRecord> renewal_record_;  // written only by the reader thread
 };
 
 }  // namespace locksim::driver_internal

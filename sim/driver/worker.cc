@@ -23,6 +23,7 @@
 #include "sim/driver/runners.h"
 #include "sim/driver/wait.h"
 #include "sim/driver/watchdog.h"
+#include "sim/driver/worker_codec.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/history/transfer.h"
 #include "sim/history/utf8.h"
@@ -33,7 +34,6 @@
 namespace locksim {
 namespace {
 
-using driver_internal::error_kind;
 
 // kMaxLine: a request longer than this is refused (the harness never sends one).
 constexpr std::size_t kMaxLine = 1 << 20;
@@ -106,11 +106,7 @@ bool read_line(std::string& line) {
 }
 
 nlohmann::json failure(const nlohmann::json& request, const RedisResult& error) {
-  return {{"id", request.value("id", 0)},
-          {"result", error.indeterminate() ? "info" : "fail"},
-          {"error", to_string(error_kind(error.error))},
-          // A reply's bytes may be anything; the protocol's JSON must be UTF-8.
-          {"message", escape_invalid_utf8(error.message)}};
+  return driver_internal::with_id(request, driver_internal::failure_to_json(failure_of(error)));
 }
 
 nlohmann::json reply(const nlohmann::json& request, std::string_view result) {
@@ -261,36 +257,17 @@ class Worker {
     const Nanos deadline = received + ms_to_ns(request.at("timeout_ms").get<std::int64_t>());
     const LockContext lock_context = context(request);
     AcquireOnWorker host(*this, lock_context, key, ttl_ms);
-    AcquireEnd end = run_inline(acquire_loop(host, deadline));
-    const AcquireAttempt& attempt = end.attempt;
-    switch (end.kind) {
-      case AcquireEnd::Kind::kAcquired: {
-        nlohmann::json ok = reply(request, "ok");
-        ok["token"] = attempt.token;
-        if (attempt.fencing >= 0) ok["fencing"] = attempt.fencing;
-        ok["attempts"] = end.attempts;
-        if (attempt.validity_ms >= 0) ok["validity_ms"] = attempt.validity_ms;
-        if (!attempt.granted_on.empty()) ok["granted_on"] = attempt.granted_on;
-        // A duration, not an instant: the harness adds it to its own invoke time, which came
-        // before the request arrived here, so the lease start it derives is never too late.
-        ok["sent_after_ns"] = end.sent_ns - received;
-        if (variant_.renews()) start_renewal(key, attempt.token, ttl_ms);
-        return ok;
-      }
-      case AcquireEnd::Kind::kError: {
-        nlohmann::json failed = failure(request, attempt.error);
-        failed["attempts"] = end.attempts;
-        if (needs_reconnect(attempt.error)) connection_.reconnect();
-        return failed;
-      }
-      case AcquireEnd::Kind::kGaveUp:
-      case AcquireEnd::Kind::kStopped:
-        break;
+    const AcquireEnd end = run_inline(acquire_loop(host, deadline));
+    if (end.kind == AcquireEnd::Kind::kAcquired && variant_.renews()) {
+      start_renewal(key, end.attempt.token, ttl_ms);
     }
-    nlohmann::json failed = reply(request, "fail");
-    failed["error"] = to_string(ErrorKind::kGaveUp);
-    failed["attempts"] = end.attempts;
-    return failed;
+    if (end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error)) {
+      connection_.reconnect();
+    }
+    // The worker never stops of itself (the harness ends it), so an acquire that did not get the
+    // lock gave up.
+    return driver_internal::with_id(request,
+                                    driver_internal::acquire_to_json(outcome_of(end), received));
   }
 
   // start_renewal: the watchdog of the lock just acquired; its events go to the harness.
@@ -303,16 +280,9 @@ class Worker {
           {{"event", "extend"}, {"phase", "invoke"}, {"monotonic_ns", clock_.base().now_ns()}});
     };
     hooks.completed = [this](const ExtendResult& result) {
-      if (result.outcome == ExtendResult::Outcome::kError) {
-        nlohmann::json event = failure({}, result.error);
-        event.erase("id");
-        event["event"] = "extend";
-        out_.write(event);
-      } else {
-        out_.write({{"event", "extend"},
-                    {"result", "ok"},
-                    {"extended", result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0}});
-      }
+      nlohmann::json event = driver_internal::extend_to_json(outcome_of(result));
+      event["event"] = "extend";
+      out_.write(event);
     };
     renewal_.start({.key = key,
                     .token = token,
@@ -330,14 +300,11 @@ class Worker {
     const std::string key = request.at("key").get<std::string>();
     const ReleaseResult result =
         variant_.release(context(request), key, request.at("token").get<std::string>());
-    if (result.outcome == ReleaseResult::Outcome::kError) {
-      if (needs_reconnect(result.error)) connection_.reconnect();
-      return failure(request, result.error);
+    if (result.outcome == ReleaseResult::Outcome::kError && needs_reconnect(result.error)) {
+      connection_.reconnect();
     }
     if (result.outcome == ReleaseResult::Outcome::kReleased) wait_->on_release(connection_, key);
-    nlohmann::json ok = reply(request, "ok");
-    ok["deleted"] = result.deleted;
-    return ok;
+    return driver_internal::with_id(request, driver_internal::release_to_json(outcome_of(result)));
   }
 
   nlohmann::json extend(const nlohmann::json& request) {
@@ -346,10 +313,7 @@ class Worker {
         variant_.extend(context(request), request.at("key").get<std::string>(),
                         request.at("token").get<std::string>(),
                         request.at("ttl_ms").get<std::int64_t>());
-    if (result.outcome == ExtendResult::Outcome::kError) return failure(request, result.error);
-    nlohmann::json ok = reply(request, "ok");
-    ok["extended"] = result.outcome == ExtendResult::Outcome::kExtended ? 1 : 0;
-    return ok;
+    return driver_internal::with_id(request, driver_internal::extend_to_json(outcome_of(result)));
   }
 
   // resource: the kind and key of a read or write request's resource (nullopt: a kind the

@@ -89,7 +89,7 @@ class RunClock {
 
   // now_ns: nanoseconds since the run started; never decreases.
   Nanos now_ns() const { return base_->now_ns() - start_; }
-  // base: the clock this one counts on, for timed waits (base().wait_until(..., at(t), ...)).
+  // base: the clock this one counts on, for timed waits (clock.base().wait_until(..., at(t), ...)).
   const Clock& base() const { return *base_; }
   // at: the base clock's instant of run time `t`.
   Nanos at(Nanos t) const { return start_ + t; }

@@ -1,5 +1,7 @@
 #include "sim/core/stop.h"
 
+#include "sim/core/clock.h"
+
 namespace locksim {
 
 void StopSignal::request() {
@@ -7,13 +9,14 @@ void StopSignal::request() {
     std::lock_guard<std::mutex> lock(mutex_);
     requested_.store(true);
   }
-  wake_.notify_all();
+  real_clock().notify_all(wake_);
 }
 
 bool StopSignal::sleep_for(std::chrono::nanoseconds duration) {
   if (duration <= std::chrono::nanoseconds::zero()) return !requested();
   std::unique_lock<std::mutex> lock(mutex_);
-  return !wake_.wait_for(lock, duration, [this] { return requested_.load(); });
+  return !real_clock().wait_for(wake_, lock, static_cast<Nanos>(duration.count()),
+                                [this] { return requested_.load(); });
 }
 
 }  // namespace locksim

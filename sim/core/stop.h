@@ -1,7 +1,9 @@
-// stop.h: StopSignal, a cooperative stop flag with interruptible sleeps.
+// stop.h: StopSignal, a cooperative stop flag with an interruptible sleep.
 //
-// Ctrl-C and SIGTERM set it (app/), every bounded loop in the driver polls it, and every sleep
-// in locksim goes through sleep_for so it wakes as soon as a stop is requested. Thread-safe.
+// Ctrl-C and SIGTERM set it (app/); a run, the simulator and explore poll it (requested()) and
+// stop at their next step. sleep_for is a sleep that a stop cuts short, on the machine's clock:
+// a stop comes in real time, so it waits through real_clock() (sim/core/clock.h), never on a
+// run's clock. Thread-safe.
 //
 //   if (!stop.sleep_for(std::chrono::milliseconds(100))) return;  // stopped
 #pragma once
@@ -19,7 +21,8 @@ class StopSignal {
   // normal thread (app/ uses a sigwait thread).
   void request();
   bool requested() const { return requested_.load(std::memory_order_relaxed); }
-  // sleep_for: sleeps `duration`; returns false if a stop was requested before or during it.
+  // sleep_for: sleeps `duration` of real_clock(); returns false if a stop was requested before or
+  // during it.
   bool sleep_for(std::chrono::nanoseconds duration);
 
  private:

@@ -1,14 +1,23 @@
 // driver.h: run_scenario, which turns a scenario into running clients against a real Redis.
 //
-// The driver is the only place that starts threads and processes. It compiles the scenario and
-// seed into a Plan (sim/plan), then executes it on the scenario's executor: each client gets its
-// own thread, which runs the client inside locksim (its own Connection) or drives a worker
-// process (clients_run_as "processes"), or one thread runs every client of a workload on an event
-// loop ("event_loop"); each has its own ClientLog; every call to the lock variant is wrapped and
-// recorded here (the variant never records). Faults are injected by the run's Nemesis
-// (sim/nemesis), through a LinkProxy per client (sim/proxy) when a step or the workload faults a
-// client's link. Scripted scenarios run their steps in order, coordinated on
-// observable conditions; workloads loop acquire -> work -> release with seeded timings.
+// A run's threads come from its Runtime's Threads (sim/core/threads.h: real threads, or the
+// simulator's fibers): the driver starts one per client (or one for an event loop) and one for
+// the nemesis's server faults, and a client's renewal (Watchdog) and a scripted step's link
+// fault (the thread that forwards a delayed command or closes a window) start theirs the same
+// way. Real threads and processes are started elsewhere too, outside the Runtime: a worker
+// process per client and the thread that reads it (process_client.cc), a LinkProxy's loop
+// thread (sim/proxy), the topology's redis-server processes and its keeper thread (sim/topology,
+// sim/redis).
+//
+// The driver compiles the scenario and seed into a Plan (sim/plan), then executes it on the
+// scenario's executor: each client gets its own thread, which runs the client inside locksim (its
+// own Connection) or drives a worker process (clients_run_as "processes"), or one thread runs
+// every client of a workload on an event loop ("event_loop"); each has its own ClientLog; every
+// call to the lock variant is wrapped and recorded here (the variant never records). Faults are
+// injected by the run's Nemesis (sim/nemesis), through a LinkProxy per client (sim/proxy; a
+// SimLink in the simulator) when a step or the workload faults a client's link. Scripted
+// scenarios run their steps in order, coordinated on observable conditions; workloads loop
+// acquire -> work -> release with seeded timings.
 // A run is bounded by the scenario's time_limit_ms and stops early on a StopSignal (Ctrl-C) or when
 // the server stops answering; every key it created under its prefix is deleted at the end. The
 // harness's own observations are part of the history, under the reserved client "harness": a

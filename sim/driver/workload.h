@@ -2,12 +2,13 @@
 // acquire -> work -> release -> rest with the timings and drawn faults its plan decided for each
 // cycle.
 //
-// The loop is a coroutine over a WorkloadHost. A blocking host (a DriverClient on its own
-// thread, the client inside locksim or its worker process) answers every call on the spot and
-// runs the loop with run_inline(); the event-loop host answers when a reply or a timer arrives,
-// so one thread drives all its clients. Either way the same plan gives the same decisions.
+// The loop is a coroutine over a WorkloadHost. A blocking host (BlockingWorkloadHost below: a
+// DriverClient on its own thread, the client inside locksim or in its worker process) answers
+// every call on the spot and runs the loop with run_inline(); the event loop's host (LoopClient,
+// event_loop.cc) answers when a reply or a timer arrives, so one thread drives all its clients.
+// Either way the same plan gives the same decisions.
 //
-//   ThreadWorkloadHost host(run, client);
+//   BlockingWorkloadHost host(run, client);
 //   run_inline(workload_client(run, host, client_index));
 #pragma once
 

@@ -3,14 +3,17 @@
 // 0.1); DrawnFault is one kind's settings in one workload, with its draw and its injection, and
 // DrawnFaultType how a kind's keys are read from the "workload" object.
 //
-// A drawn fault kind is one file, sim/fault/drawn/<word>.cc (pause.cc is the model): its
-// DrawnFault (its keys' values, validated and written back; its draw for one cycle; its
+// A drawn fault kind's own code is one file, sim/fault/drawn/<word>.cc (pause.cc is the model):
+// its DrawnFault (its keys' values, validated and written back; its draw for one cycle; its
 // injection: what the workload client does in a cycle that drew it, through a DrawnFaultHost)
 // and its DrawnFaultType (its word, its keys, its traits, its parser), plus its row in
-// drawn_fault.cc's table. The workload parser accepts every kind's keys, the plan draws every
-// kind for every cycle (Plan::cycle), the workload client hands each kind its cycle's draw at
-// each point of the cycle (workload_client in sim/driver/workload.cc), and the event loop refuses
-// a kind it cannot host before the run: none of them names a kind.
+// drawn_fault.cc's table. A kind whose injection needs something of the client that no
+// DrawnFaultHost verb does needs that verb in every host too (lose needs lose_lock), and one
+// that records an event of its own a FaultKind (fault.h). The workload parser accepts every
+// kind's keys, the plan draws every kind for every cycle (Plan::cycle), the workload client
+// hands each kind its cycle's draw at each point of the cycle (workload_client in
+// sim/driver/workload.cc), and the event loop refuses a kind it cannot host before the run: none
+// of them names a kind.
 //
 // Draws are counter-based, like the rest of a plan. The first four kinds (lose, crash, pause,
 // lost_reply) draw from the cycle's own stream around its work and rest draws, where they always

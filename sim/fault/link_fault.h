@@ -1,7 +1,7 @@
 // link_fault.h: what a link fault of one kind is, written once for every kind: CommandPolicy,
-// the decision a client link's proxy asks for each command (forward it, delay it, hold it, drop
-// it, drop its reply), and LinkFaultType, how a window step of that kind is read from a scenario
-// and turned into policies.
+// the decision a client link (the proxy's LinkProxy, or the simulator's SimLink) asks for each
+// command (forward it, delay it, hold it, drop it, drop its reply), and LinkFaultType, how a
+// window step of that kind is read from a scenario and turned into policies.
 //
 // A link fault kind is one file (sim/fault/drop_commands.cc is the model): its CommandPolicy,
 // its LinkFaultSettings and its LinkFaultType, plus its FaultKind enumerator in fault.h and its
@@ -31,8 +31,9 @@
 
 namespace locksim {
 
-// CommandFate: what the proxy does with one command a client sent. Instants are nanoseconds of
-// real_clock().
+// CommandFate: what the link does with one command a client sent. Instants are nanoseconds of
+// the link's clock: real_clock() for a LinkProxy, the simulation's virtual clock for a SimLink
+// (sim/simulate/sim_link.h).
 struct CommandFate {
   bool held = false;  // forwarded only after LinkProxy::release_held() or heal()
   Nanos due = 0;      // not forwarded before this instant
@@ -52,10 +53,11 @@ inline CommandFate merge(const CommandFate& first, const CommandFate& second) {
           .drop_command = first.drop_command || second.drop_command};
 }
 
-// CommandPolicy: decides the fate of every command on one client link (one LinkProxy) while it
-// is installed. Called only on the proxy's loop thread, once per complete command, in the order
-// the proxy reads them from the link's connections (its renewal and wait connections count
-// too), so it needs no lock. It must not block, sleep or touch a socket: it returns at once.
+// CommandPolicy: decides the fate of every command on one client link (one LinkProxy or SimLink)
+// while it is installed. Called once per complete command, in the order the link receives them
+// from its connections (its renewal and wait connections count too), by one thread at a time (a
+// LinkProxy's loop thread; in the simulator, the fiber that sends the command), so it needs no
+// lock. It must not block, sleep or touch a socket: it returns at once.
 class CommandPolicy {
  public:
   virtual ~CommandPolicy() = default;

@@ -4,14 +4,17 @@
 // settings of one kind, with what the kind does, and ServerFaultType how a step of the kind is
 // read from a scenario.
 //
-// A server fault kind is one file, sim/fault/server/<word>.cc (pause_server.cc is the model of a
-// kind with a window, clock_jump.cc of one with a key of its own): its ServerFault (its own keys'
-// values, validated and written back; its run: what it does to the server through a
-// ServerFaultHost) and its ServerFaultType (its word, what it aims at, its window and its own keys,
-// its topology needs, its parser), plus its row in server_fault.cc's table. The scenario parser
-// accepts {"do": "<word>", "server": ...} for every kind of the table and checks its topology
-// needs, the loader reads its traits (a clock shift, a moving primary), the scripted runner hands
-// each step's settings the run's host; none of them names a kind.
+// A server fault kind's own code is one file, sim/fault/server/<word>.cc (pause_server.cc is the
+// model of a kind with a window, clock_jump.cc of one with a key of its own): its ServerFault (its
+// own keys' values, validated and written back; its run: what it does to the server through a
+// ServerFaultHost) and its ServerFaultType (its word, what it aims at, its window and its own
+// keys, its topology needs, its parser), plus its row in server_fault.cc's table. A kind that
+// does what no ServerFaultHost operation does needs that operation in the scripted runner, the
+// nemesis and every Topology too, and one that records an event of its own a FaultKind
+// (fault.h). The scenario parser accepts {"do": "<word>", "server": ...} for every kind of the
+// table and checks its topology needs, the loader reads its traits (a clock shift, a moving
+// primary), the scripted runner hands each step's settings the run's host; none of them names a
+// kind.
 //
 // The host's operations record the fault events (FaultKind, sim/fault/fault.h): what a history
 // says is the operation's word ("kill_server", "down", "replication_cut"), never the step's.

@@ -1,6 +1,6 @@
 // Bounds on the work a script does inside Lua's C functions, where the instruction count hook
 // never fires. Two kinds of C work can run for ever: allocation-heavy calls in a loop
-// (string.rep, table.concat, gsub: bounded by the engine's allocation budget, lua_scripting.cc)
+// (string.rep, table.concat, gsub: bounded by the engine's allocation budget, lua_engine.cc)
 // and backtracking pattern matching, which allocates nothing and runs no Lua instruction
 // (string.find(string.rep('a', 40), '(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b') runs for hours).
 // Lua's matcher cannot be interrupted, so the script's call hook looks at the pattern before

@@ -1,5 +1,8 @@
-// lua_internal.h: what the files of the model's script engine share (lua_scripting.cc, the
-// engine; lua_conversions.cc, Lua values <-> replies; lua_sandbox.cc, the read-only tables).
+// lua_internal.h: what the files of the model's script engine share: lua_engine.cc, the engine
+// (script cache, running a script, its budgets); lua_api.cc, Redis's Lua API (the `redis`
+// table) and the setting up of a state; lua_pool.cc, the thread's pool of states;
+// lua_conversions.cc, Lua values <-> replies; lua_sandbox.cc, the read-only tables;
+// lua_bounds.cc, the bound on pattern matching.
 // Internal to sim/model. Every function here may raise a Lua error (longjmp): call them with
 // no C++ object alive that needs its destructor, or inside a protected call.
 #pragma once
@@ -14,6 +17,30 @@ struct lua_State;
 struct lua_Debug;
 
 namespace locksim::model_detail {
+
+class LuaScripting;
+
+// The engine and its state (lua_engine.cc).
+
+// engine_allocate: the allocator of a state an engine owns (its argument: the engine), which
+// keeps the memory limit and the running script's allocation budget.
+void* engine_allocate(void* user, void* block, std::size_t old_size, std::size_t new_size);
+// engine_of: the engine whose state this is (the argument of engine_allocate).
+LuaScripting& engine_of(lua_State* lua);
+// kGlobalsSlot, kErrorHandlerSlot: the registry slots of the real globals and of the error
+// handler, keyed by their addresses; set_up_state fills them, every script run reads them.
+extern const char kGlobalsSlot;
+extern const char kErrorHandlerSlot;
+// push_slot: the registry's value at `slot`, pushed.
+void push_slot(lua_State* lua, const char& slot);
+// set_slot: the value on top of the stack into `slot` (popped).
+void set_slot(lua_State* lua, const char& slot);
+
+// set_up_state: makes a new state what Redis's own is before its first script (scriptingInit):
+// its libraries, the `redis` table, the error handler and read-only globals (lua_api.cc).
+void set_up_state(lua_State* lua);
+
+// Lua values and replies (lua_conversions.cc).
 
 // push_error_buffer: luaPushErrorBuff: pushes an error table {err = "<CODE> <message>"}. A
 // buffer starting with '-' carries its code as its first word; any other text gets ERR.
@@ -34,7 +61,7 @@ bool raw_string_field(lua_State* lua, const char* name, std::string& out, bool n
 std::string map_newlines(std::string text);
 
 // note_script_gap: tells the running script's server that the model lacks what the script used
-// (`message` holds kModelGap), even if the script then catches the error.
+// (`message` holds kModelGap), even if the script then catches the error (lua_api.cc).
 void note_script_gap(lua_State* lua, const char* message);
 
 // remember_pattern_functions: string.find, match, gmatch and gsub of the string library on top

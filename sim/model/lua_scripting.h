@@ -12,7 +12,8 @@
 // answering BUSY to everyone else, until SCRIPT KILL).
 //
 // Not thread-safe; one per ModelServer. The Lua state is set up at the first script and, when
-// the engine ends, kept for the next engine on the same thread (see StatePool in the .cc).
+// the engine ends, kept for the next engine on the same thread (see StatePool in lua_pool.cc).
+// The engine is lua_engine.cc, the `redis` table and the setting up of a state lua_api.cc.
 //
 //   LuaScripting lua(limits, random);
 //   std::string sha; Reply error;

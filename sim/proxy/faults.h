@@ -1,13 +1,15 @@
-// faults.h (internal to proxy/): FaultState, the faults a LinkProxy applies as its loop thread
-// sees them: the partition, the one-shot faults armed for the next command, and the reply delay.
-// Only the loop thread touches it (LinkProxy's controls post their change to that thread), so it
-// needs no lock.
+// faults.h (internal to proxy/): FaultState, the faults a link applies as it sees them: the
+// partition, the one-shot faults armed for the next command, and the reply delay. A LinkProxy's
+// is touched only by its loop thread (its controls post their change to that thread), a SimLink's
+// (sim/simulate/sim_link.h) by the simulation's fibers, which run one at a time; so it needs no
+// lock.
 //
 //   CommandFate fate = faults.next_command(now);  // consumes what was armed for this command
 //   if (fate.held) { ... wait for release_held() or heal() ... }
 //   Nanos due = faults.reply_due(now);            // when a reply completed now may be forwarded
 //
-// Instants are nanoseconds of real_clock().
+// Instants are nanoseconds of the link's clock: real_clock() in a LinkProxy, the simulation's
+// virtual clock in a SimLink.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,10 @@
 //
 //   "workload": {"crash_probability": 0.05, ...}
 //
-// The whole kind is this file and its row in sim/fault/drawn_fault.cc.
+// The kind's own code is this file and its row in sim/fault/drawn_fault.cc. It acts through the
+// client verb crash (DrawnFaultHost::crash, sim/fault/drawn_fault.h), which every host of the
+// workload client implements (the thread client, the process client by a SIGKILL of its worker,
+// the event loop), and what it records is the history's own crash operation.
 #include <memory>
 #include <string>
 

@@ -6,7 +6,12 @@
 //
 //   "workload": {"lose_probability": 0.1, "lose_sleep_ms": 3000, ...}
 //
-// The whole kind is this file and its row in sim/fault/drawn_fault.cc.
+// The kind's own code is this file and its row in sim/fault/drawn_fault.cc, but it needs more: the
+// client verb lose_lock (DrawnFaultHost::lose_lock, sim/fault/drawn_fault.h), which every host of
+// the workload client implements (the thread client stops its renewal, the process client asks
+// its worker to with the worker protocol's stop_renewal op, the event loop refuses the kind
+// before the run), and the fault kind lose_lock that the client records (sim/fault/fault.h and
+// fault.cc).
 #include <algorithm>
 #include <cstdint>
 #include <memory>

@@ -6,7 +6,11 @@
 //
 //   "workload": {"lost_reply_probability": 0.1, ...}
 //
-// The whole kind is this file and its row in sim/fault/drawn_fault.cc.
+// The kind's own code is this file and its row in sim/fault/drawn_fault.cc. It acts through
+// DrawnFaultHost::lose_next_reply (sim/fault/drawn_fault.h), which the blocking host implements
+// through the nemesis (the client's links drop the reply: a LinkProxy's or a SimLink's) and the
+// event loop refuses before the run, and the nemesis records the fault kind lose_reply
+// (sim/fault/fault.h and fault.cc).
 #include <memory>
 #include <string>
 

@@ -6,8 +6,13 @@
 //
 //   "workload": {"pause_probability": 0.2, "pause_ms": {"min": 500, "max": 1500}, ...}
 //
-// The whole kind is this file and its row in sim/fault/drawn_fault.cc; it is the model for a
-// new one.
+// The kind's own code is this file and its row in sim/fault/drawn_fault.cc; it is the model for a
+// new one. It acts through DrawnFaultHost::pause_holder and resume_holder
+// (sim/fault/drawn_fault.h), which the blocking host implements through the nemesis, which
+// freezes the client (FaultTarget::freeze: the thread client holds its renewal, the process
+// client SIGSTOPs its worker), and the event loop refuses before the run; the nemesis records
+// the fault kind pause (sim/fault/fault.h and fault.cc). A kind that needs something of the
+// client no DrawnFaultHost verb does adds the verb to every host, as lose (lose.cc) did.
 #include <cstdint>
 #include <memory>
 #include <string>

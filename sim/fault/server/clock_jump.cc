@@ -7,8 +7,12 @@
 //   {"id": "jump", "do": "clock_jump", "server": "n1", "jump_ms": 20000,
 //    "wait_for": {"done": "a-acquire"}}
 //
-// Recorded as the instant "clock_jump". The whole kind is this file and its row in
-// sim/fault/server_fault.cc; it is the model for a new kind with a key of its own.
+// Recorded as the instant "clock_jump". The kind's own code is this file and its row in
+// sim/fault/server_fault.cc; it is the model for a new kind with a key of its own. It acts through
+// ServerFaultHost::shift_clock (sim/fault/server_fault.h), which the scripted runner implements
+// through the nemesis and each topology (the real servers' and the simulator's), and its event is
+// the fault kind clock_jump (sim/fault/fault.h and fault.cc): a kind that needs an operation or an
+// event no kind has yet adds it there too.
 #include <cstdint>
 #include <memory>
 #include <string>

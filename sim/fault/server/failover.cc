@@ -6,8 +6,11 @@
 //
 //   {"id": "promote", "do": "failover", "max_ms": 30000, "wait_for": {"done": "a-acquire"}}
 //
-// Recorded as the instant "failover", aimed at the server Sentinel promoted. The whole kind is
-// this file and its row in sim/fault/server_fault.cc.
+// Recorded as the instant "failover", aimed at the server Sentinel promoted. The kind's own code
+// is this file and its row in sim/fault/server_fault.cc. It acts through
+// ServerFaultHost::wait_for_failover (sim/fault/server_fault.h), which the scripted runner
+// implements through the nemesis and each topology (the real servers' and the simulator's), and
+// its event is the fault kind failover (sim/fault/fault.h and fault.cc).
 #include <cstdint>
 #include <memory>
 #include <string>

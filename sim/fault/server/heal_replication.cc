@@ -3,8 +3,11 @@
 //
 //   {"do": "heal_replication", "server": "replica"}
 //
-// Recorded as the end of the window "replication_cut". The whole kind is this file and its row
-// in sim/fault/server_fault.cc.
+// Recorded as the end of the window "replication_cut". The kind's own code is this file and its
+// row in sim/fault/server_fault.cc. It acts through ServerFaultHost::heal_replication
+// (sim/fault/server_fault.h), which the scripted runner implements through the nemesis and each
+// topology (the real servers' and the simulator's), and its window is the fault kind
+// replication_cut (sim/fault/fault.h and fault.cc).
 #include <memory>
 #include <string>
 

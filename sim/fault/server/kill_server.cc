@@ -4,8 +4,11 @@
 //
 //   {"id": "kill", "do": "kill_server", "server": "n1", "wait_for": {"done": "a-acquire"}}
 //
-// Recorded as the instant "kill_server", with which the window "down" opens. The whole kind is
-// this file and its row in sim/fault/server_fault.cc.
+// Recorded as the instant "kill_server", with which the window "down" opens. The kind's own code
+// is this file and its row in sim/fault/server_fault.cc. It acts through ServerFaultHost::kill
+// (sim/fault/server_fault.h), which the scripted runner implements through the nemesis and each
+// topology (the real servers' and the simulator's), and its events are the fault kinds
+// kill_server and down (sim/fault/fault.h and fault.cc).
 #include <memory>
 #include <string>
 

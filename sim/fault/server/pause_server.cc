@@ -8,9 +8,13 @@
 //   {"id": "pause", "do": "pause_server", "server": "n1", "pause_ms": 1500,
 //    "wait_for": {"done": "a-acquire"}}
 //
-// Recorded as the window "pause_server". The whole kind is this file and its row in
+// Recorded as the window "pause_server". The kind's own code is this file and its row in
 // sim/fault/server_fault.cc; it is the model for a new kind with a window (clock_jump.cc for one
-// with a key of its own).
+// with a key of its own). It acts through ServerFaultHost::pause, hold_window and resume
+// (sim/fault/server_fault.h), which the scripted runner implements through the nemesis and each
+// topology (the real servers' and the simulator's), and its window is the fault kind
+// pause_server (sim/fault/fault.h and fault.cc): a kind that needs an operation or an event no
+// kind has yet adds it there too.
 #include <memory>
 #include <string>
 

@@ -4,8 +4,11 @@
 //
 //   {"id": "promote", "do": "promote", "server": "replica"}
 //
-// Recorded as the instant "promote". The whole kind is this file and its row in
-// sim/fault/server_fault.cc.
+// Recorded as the instant "promote". The kind's own code is this file and its row in
+// sim/fault/server_fault.cc. It acts through ServerFaultHost::promote (sim/fault/server_fault.h),
+// which the scripted runner implements through the nemesis and each topology (the real servers'
+// and the simulator's), and its event is the fault kind promote (sim/fault/fault.h and
+// fault.cc).
 #include <memory>
 #include <string>
 

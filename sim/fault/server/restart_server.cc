@@ -8,7 +8,10 @@
 //
 // Recorded as the instant "restart_server" when it begins (a client retrying a refused connection
 // may reach the new process before the step sees it answer), then the end of the window "down"
-// once it answers. The whole kind is this file and its row in sim/fault/server_fault.cc.
+// once it answers. The kind's own code is this file and its row in sim/fault/server_fault.cc. It
+// acts through ServerFaultHost::restart (sim/fault/server_fault.h), which the scripted runner
+// implements through the nemesis and each topology (the real servers' and the simulator's), and
+// its events are the fault kinds restart_server and down (sim/fault/fault.h and fault.cc).
 #include <memory>
 #include <string>
 

@@ -80,7 +80,10 @@
 //   unplanned_stall [no verdict]: the machine stalled, not the lock, with no fault planned: a call
 //     timed out (cause "reply_timeout"; interval = the call), an acquire was answered only after
 //     the lease it set could have run out (cause "late_acquire"; interval = [the granting
-//     attempt's send, its answer]), or (with CheckOptions::
+//     attempt's send, its answer]), a waiter made at least 20 times fewer attempts than the other
+//     clients waiting on the key with it (their median spacing) and so did not run for longer than
+//     the stuck threshold (cause "stalled_waiter"; interval = its wait; a fair queue is free and
+//     taken by nobody meanwhile), or (with CheckOptions::
 //     renew_period_ms) a renewing holder's renewal, on a schedule that keeps its lease, was sent
 //     or answered only after the lease could have run out; clients = {holder}; interval = [the
 //     last renewal's reply, the late answer]; cause "late_send" (locksim itself) or "late_reply"

@@ -1,5 +1,6 @@
 // Unplanned stalls: a call that timed out with no fault planned, an acquire answered only after the
-// lease it set could have run out, and a renewing holder that lost
+// lease it set could have run out, a waiter that stopped trying while the others went on, and a
+// renewing holder that lost
 // its lease although its renewals were on a schedule that keeps it, and no fault was planned
 // anywhere near: a renewal that fell due in time was answered only after the lease could have run
 // out. That is the machine (a server, the loopback or locksim itself descheduled for longer than
@@ -119,10 +120,89 @@ void check_late_acquires(const History& history, const std::vector<FaultWindow>&
   }
 }
 
+// AcquireWait: one acquire's wait for the lock: from its invoke to the send of the attempt that
+// got it (or to its end), and the attempts it made meanwhile.
+struct AcquireWait {
+  int client = -1;
+  KeyId key = 0;
+  const Event* end = nullptr;  // its completion
+  Nanos from_ns = 0;
+  Nanos to_ns = 0;
+  int attempts = 0;
+  Nanos period_ns() const { return (to_ns - from_ns) / std::max(1, attempts); }
+};
+
+// stalled_waiters: a waiter that made far fewer attempts than the other clients waiting on the
+// same key at the same time, with the same wait strategy, no fault planned: its thread (or its
+// process) did not run for most of its wait, as a loaded machine deschedules one. A lock that
+// lets only the first waiter in (a fair queue) is then free and taken by nobody until it runs
+// again; that stretch is the machine's, not the lock's. The waiter's attempts are its own count
+// (the acquire's completion says how many); the others' median spacing is the yardstick, so a
+// library's own pace is compared with itself.
+void check_stalled_waiters(const History& history, const std::vector<FaultWindow>& faults,
+                           const CheckOptions& options, CheckResult& result) {
+  std::vector<AcquireWait> waits;
+  std::vector<Nanos> invoked(history.clients.size(), -1);
+  for (const Event& e : history.events) {
+    if (e.f != Op::kAcquire || e.client < 0 ||
+        static_cast<std::size_t>(e.client) >= invoked.size()) {
+      continue;
+    }
+    Nanos& invoke_ns = invoked[static_cast<std::size_t>(e.client)];
+    if (e.type == EventType::kInvoke) {
+      invoke_ns = e.time_ns;
+      continue;
+    }
+    const int attempts = e.acquire().attempts;
+    const Nanos sent_ns = e.type == EventType::kOk && e.acquire().sent_ns >= 0
+                              ? e.acquire().sent_ns
+                              : e.time_ns;
+    if (invoke_ns >= 0 && attempts >= 1 && sent_ns > invoke_ns) {
+      waits.push_back(AcquireWait{e.client, e.key, &e, invoke_ns, sent_ns, attempts});
+    }
+    invoke_ns = -1;
+  }
+  constexpr Nanos kSparser = 20;  // a waiter this many times sparser than the others stalled
+  for (const AcquireWait& wait : waits) {
+    const Nanos waited_ns = wait.to_ns - wait.from_ns;
+    if (waited_ns < options.stuck_threshold_ns || fault_between(faults, wait.from_ns, wait.to_ns)) {
+      continue;
+    }
+    // The others' spacing: every other client's wait on the key that overlaps half of this one.
+    std::vector<Nanos> periods;
+    for (const AcquireWait& other : waits) {
+      if (other.client == wait.client || other.key != wait.key || other.attempts < 2) continue;
+      const Nanos overlap_ns =
+          std::min(other.to_ns, wait.to_ns) - std::max(other.from_ns, wait.from_ns);
+      if (overlap_ns * 2 >= waited_ns) periods.push_back(other.period_ns());
+    }
+    if (periods.size() < 2) continue;  // no yardstick
+    std::nth_element(periods.begin(), periods.begin() + static_cast<std::ptrdiff_t>(periods.size() / 2),
+                     periods.end());
+    const Nanos usual_ns = std::max<Nanos>(periods[periods.size() / 2], 1);
+    // What it did not run: its wait less its attempts at the others' pace.
+    const Nanos idle_ns = waited_ns - wait.attempts * usual_ns;
+    if (wait.period_ns() < kSparser * usual_ns || idle_ns < options.stuck_threshold_ns) continue;
+    const std::string who = client_name(history, wait.client);
+    const std::string key = history.keys.at(wait.key);
+    result.findings.push_back(stall(
+        history, *wait.end, "stalled_waiter", wait.from_ns, wait.to_ns,
+        who + "'s acquire of " + key + " waited " + format_ms(waited_ns) + " from " +
+            format_ms(wait.from_ns) + " and made " + std::to_string(wait.attempts) +
+            (wait.attempts == 1 ? " attempt" : " attempts") + ", one every " +
+            format_ms(wait.period_ns()) + ", while the other waiters tried every " +
+            format_ms(usual_ns) + ", with no fault planned: " + who +
+            " did not run for about " + format_ms(idle_ns) +
+            " of it (the machine descheduled locksim), not the lock; a lock that lets only its "
+            "first waiter in stays free until that waiter runs again."));
+  }
+}
+
 void check_stalls(const History& history, const CheckOptions& options, CheckResult& result) {
   const std::vector<FaultWindow> faults = fault_windows(history);
   check_timeouts(history, faults, result);
   check_late_acquires(history, faults, result);
+  check_stalled_waiters(history, faults, options, result);
   if (options.renew_period_ms <= 0) return;
   const Nanos period_ns = ms_to_ns(options.renew_period_ms);
   // By client, then by key id.

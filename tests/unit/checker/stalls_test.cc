@@ -158,5 +158,63 @@ TEST(CheckerTest, AcquireAnsweredAfterItsLeaseIsAnUnplannedStall) {
   EXPECT_EQ(check_renewing(history(ms(363), -1, false), 0).count(FindingKind::kUnplannedStall), 0u);
 }
 
+// Proves a waiter that made far fewer attempts than the others waiting with it is the machine's
+// stall (stalled_waiter: its thread did not run; a fair queue waits for its head meanwhile), and
+// that the deadlock the gap shows stays beside it; waiters that all tried at one pace (a dead
+// waiter ahead of them, or a library's slow own pace) claim no stall, nor does a planned pause.
+TEST(CheckerTest, AWaiterThatStoppedTryingIsAnUnplannedStall) {
+  // C (head of a fair queue) waits from 0 to 1300 ms and tries `c_attempts` times; A and B wait
+  // from 100 ms and are let in after C, each after `others` attempts; the last holder (D) left
+  // at 50 ms, so nobody held the lock from 50 ms to 1300 ms.
+  const auto history = [](int c_attempts, int others, bool paused) {
+    HistoryBuilder builder({"A", "B", "C", "D"});
+    builder.hold(3, ms(0), ms(1), ms(40), ms(50), 5000);
+    builder.acquire_invoke(ms(0), 2, 5000).acquire_ok(ms(1300), 2, 5000).sent_at(ms(1299));
+    for (Event& e : builder.events()) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk && e.client == 2) {
+        e.acquire().attempts = c_attempts;
+      }
+    }
+    builder.release(ms(1301), ms(1302), 2, 1);
+    for (int client = 0; client < 2; ++client) {
+      const Nanos ok_ns = ms(1303 + 3 * client);
+      builder.acquire_invoke(ms(100), client, 5000)
+          .acquire_ok(ok_ns, client, 5000)
+          .sent_at(ok_ns - ms(0.5));
+      for (Event& e : builder.events()) {
+        if (e.f == Op::kAcquire && e.type == EventType::kOk && e.client == client) {
+          e.acquire().attempts = others;
+        }
+      }
+      builder.release(ok_ns + ms(1), ok_ns + ms(1.5), client, 1);
+    }
+    if (paused) {
+      builder.nemesis(ms(200), 3, 2, FaultKind::kPause, FaultPhase::kStart)
+          .nemesis(ms(1200), 3, 2, FaultKind::kPause, FaultPhase::kEnd);
+    }
+    return builder.build();
+  };
+  const CheckResult r = check_renewing(history(9, 300, false), 0);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "stalled_waiter");
+  EXPECT_EQ(stalls[0]->clients, (std::vector<int>{2}));
+  EXPECT_EQ(stalls[0]->from_ns, ms(0));
+  EXPECT_EQ(stalls[0]->to_ns, ms(1299));
+  EXPECT_TRUE(contains(stalls[0]->words, "made 9 attempts, one every 144.3 ms"))
+      << stalls[0]->words;
+  EXPECT_TRUE(contains(stalls[0]->words, "the other waiters tried every 4.0 ms"))
+      << stalls[0]->words;
+  // The gap is a deadlock all the same: the stall finding is what lets `locksim run` run it again.
+  EXPECT_GE(r.count(FindingKind::kDeadlock), 1u);
+  // One pace for all (9 attempts each): a lock that keeps everyone out is not excused.
+  EXPECT_EQ(check_renewing(history(9, 9, false), 0).count(FindingKind::kUnplannedStall), 0u);
+  // 20 times sparser is the line: 300 / 16 attempts is not a stalled waiter.
+  EXPECT_EQ(check_renewing(history(300 / 16, 300, false), 0).count(FindingKind::kUnplannedStall),
+            0u);
+  // A planned pause of C explains its silence: not the machine's.
+  EXPECT_EQ(check_renewing(history(9, 300, true), 0).count(FindingKind::kUnplannedStall), 0u);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -31,6 +31,16 @@
 
 namespace locksim {
 
+// PartitionMode: what a partition does to the connections through a link (the proxy's or the simulator's).
+enum class PartitionMode {
+  // kHold: nothing is forwarded in either direction until heal(), which forwards what was held
+  // in order. New connections are accepted and held the same way.
+  kHold,
+  // kReset: every connection is closed at once (the client sees it closed, the server too), and
+  // new connections are accepted and closed at once until heal().
+  kReset,
+};
+
 // CommandFate: what the link does with one command a client sent. Instants are nanoseconds of
 // the link's clock: real_clock() for a LinkProxy, the simulation's virtual clock for a SimLink
 // (sim/simulate/sim_link.h).

@@ -1,10 +1,10 @@
-#include "sim/proxy/faults.h"
+#include "sim/fault/link_state.h"
 
 #include <utility>
 
 #include "sim/core/assert.h"
 
-namespace locksim::proxy_internal {
+namespace locksim {
 
 CommandFate FaultState::next_command(Nanos now) {
   CommandFate fate;
@@ -56,4 +56,4 @@ void FaultState::heal() {
   next_command_ = NextCommand::kNormal;
 }
 
-}  // namespace locksim::proxy_internal
+}  // namespace locksim

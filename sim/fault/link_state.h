@@ -1,4 +1,4 @@
-// faults.h (internal to proxy/): FaultState, the faults a link applies as it sees them: the
+// link_state.h: FaultState, the faults a link applies as it sees them: the
 // partition, the one-shot faults armed for the next command, and the reply delay. A LinkProxy's
 // is touched only by its loop thread (its controls post their change to that thread), a SimLink's
 // (sim/simulate/sim_link.h) by the simulation's fibers, which run one at a time; so it needs no
@@ -19,9 +19,8 @@
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
 #include "sim/fault/link_fault.h"
-#include "sim/proxy/link_proxy.h"
 
-namespace locksim::proxy_internal {
+namespace locksim {
 
 class FaultState {
  public:
@@ -60,4 +59,4 @@ class FaultState {
   std::uint64_t policy_commands_ = 0;  // commands the policy has decided on
 };
 
-}  // namespace locksim::proxy_internal
+}  // namespace locksim

@@ -1,4 +1,5 @@
-// link.h: Link, one client's link to one server as the nemesis faults it, and PartitionMode.
+// link.h: Link, one client's link to one server as the nemesis faults it (PartitionMode is in
+// sim/fault/link_fault.h).
 //
 // A client connects to its link's endpoint() instead of the server's; the nemesis arms faults on
 // the link. LinkProxy (link_proxy.h) is the real one, a loopback TCP proxy; the simulator's
@@ -16,16 +17,6 @@
 #include "sim/redis/endpoint.h"
 
 namespace locksim {
-
-// PartitionMode: what a partition does to the connections through the proxy.
-enum class PartitionMode {
-  // kHold: nothing is forwarded in either direction until heal(), which forwards what was held
-  // in order. New connections are accepted and held the same way.
-  kHold,
-  // kReset: every connection is closed at once (the client sees it closed, the server too), and
-  // new connections are accepted and closed at once until heal().
-  kReset,
-};
 
 class Link {
  public:

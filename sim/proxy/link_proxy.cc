@@ -83,7 +83,7 @@ class LinkProxy::Loop {
   // run: runs `task` on the loop thread; returns when it has run. Not from the loop thread.
   void run(const std::function<void()>& task);
   // Loop thread only (inside run):
-  proxy_internal::FaultState& faults() { return shared_.faults; }
+  FaultState& faults() { return shared_.faults; }
   void for_each_link(void (ProxyLink::*action)()) {
     for (const auto& link : links_) (link.get()->*action)();
   }

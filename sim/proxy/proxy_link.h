@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "sim/proxy/faults.h"
+#include "sim/fault/link_state.h"
 #include "sim/proxy/resp_scanner.h"
 
 struct bufferevent;

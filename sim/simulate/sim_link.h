@@ -1,6 +1,6 @@
 // sim_link.h: SimLink, the simulator's Link (sim/proxy/link.h): one client's link to one model
 // server that the nemesis faults, on virtual time. The same faults as the real LinkProxy, decided
-// by the same FaultState (sim/proxy/faults.h) and policies: a held or delayed command, a lost
+// by the same FaultState (sim/fault/link_state.h) and policies: a held or delayed command, a lost
 // reply, a lost command, a partition that holds every message until it heals or resets every
 // connection.
 //
@@ -16,7 +16,7 @@
 #include <set>
 #include <vector>
 
-#include "sim/proxy/faults.h"
+#include "sim/fault/link_state.h"
 #include "sim/proxy/link.h"
 #include "sim/simulate/simulation.h"
 
@@ -26,7 +26,7 @@ namespace locksim {
 struct SimLinkState {
   explicit SimLinkState(Simulation& sim) : simulation(sim) {}
   Simulation& simulation;
-  proxy_internal::FaultState faults;
+  FaultState faults;
   std::uint64_t resets = 0;  // reset partitions so far: a connection made before one is closed
   std::vector<std::function<void()>> held_commands;   // by hold_next_command or a policy
   std::vector<std::function<void()>> held_partition;  // messages a holding partition keeps

@@ -7,9 +7,9 @@
 // lua_sandbox.cc; running a script and its budgets lua_engine.cc.
 //
 // Lua 5.1 raises errors with longjmp, which skips C++ destructors: every C function registered
-// here keeps its C++ objects in an inner block that ends before lua_error() is called, and
-// nothing C++ is alive across a call that may raise (only an out-of-memory error inside such a
-// block could still skip a destructor; it leaks, it does not corrupt).
+// here keeps its C++ objects in an inner block that calls nothing of Lua that can raise and ends
+// before anything is pushed, and nothing C++ that owns memory is alive across a call that may
+// raise (lua_internal.h's rule; redis.call's reply is the engine's while it is pushed).
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -114,10 +114,11 @@ int call_command(lua_State* lua, bool raise_error) {
     return raise_error ? lua_error(lua) : 1;
   }
   bool bad_argument = false;
-  bool error_reply_seen = false;
   {
     // The arguments are read in place: a Lua string stays alive while it is on the stack, and
     // they are popped only after the command ran. Few commands take more than 16 arguments.
+    // Nothing in this block calls Lua in a way that can raise (a number is formatted here, not
+    // by lua_tolstring, which would allocate): its vectors are freed before anything is pushed.
     const auto count = static_cast<std::size_t>(argc);
     std::array<std::string_view, 16> few;
     std::vector<std::string_view> many;
@@ -135,31 +136,32 @@ int call_command(lua_State* lua, bool raise_error) {
         views[at] = numbers.back();
         continue;
       }
-      std::size_t length = 0;
-      const char* text = lua_tolstring(lua, index, &length);
-      if (text == nullptr) {
+      if (lua_type(lua, index) != LUA_TSTRING) {
         bad_argument = true;
         break;
       }
+      std::size_t length = 0;
+      const char* text = lua_tolstring(lua, index, &length);  // a string: no conversion
       views[at] = std::string_view(text, length);
     }
-    if (bad_argument) {
-      lua_pop(lua, argc);
-      push_error(lua, "Lua redis lib command arguments must be strings or integers");
-    } else {
-      Reply reply;
+    if (!bad_argument) {
+      // The reply is the engine's (call_reply), so that converting it below may raise.
       try {
-        reply = host->call(views);
+        engine.call_reply = host->call(views);
       } catch (const std::exception& failure) {
-        reply = error_reply(std::string("ERR locksim model: ") + failure.what());
-        host->note_gap(reply.str);
+        engine.call_reply = error_reply(std::string("ERR locksim model: ") + failure.what());
+        host->note_gap(engine.call_reply.str);
       }
-      lua_pop(lua, argc);
-      error_reply_seen = is_error(reply);
-      push_reply(lua, reply);
     }
   }
-  if (bad_argument) return raise_error ? lua_error(lua) : 1;
+  lua_pop(lua, argc);
+  if (bad_argument) {
+    push_error(lua, "Lua redis lib command arguments must be strings or integers");
+    return raise_error ? lua_error(lua) : 1;
+  }
+  const bool error_reply_seen = is_error(engine.call_reply);
+  push_reply(lua, engine.call_reply);
+  engine.call_reply = Reply{};
   if (raise_error && error_reply_seen) return lua_error(lua);
   return 1;
 }
@@ -208,7 +210,7 @@ int redis_error_reply(lua_State* lua) {
   }
   const char* text = lua_tostring(lua, -1);
   if (text[0] != '-') {
-    push_error_buffer(lua, std::string("-") + text);
+    push_coded_error(lua, text);  // luaPushErrorBuff("-" + text), without a C++ string
   } else {
     push_error_buffer(lua, text);
   }

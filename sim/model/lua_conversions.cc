@@ -23,37 +23,47 @@ std::int64_t lua_number_to_integer(lua_Number value) {
   return static_cast<std::int64_t>(value);
 }
 
+// push_error_parts: {err = "<code> <message>"}, the message trimmed of CR and LF at both ends
+// (sdstrim(msg, "\r\n")). Views only, and the text joined by Lua: a failed allocation raises
+// with nothing C++ to destroy.
+void push_error_parts(lua_State* lua, std::string_view code, std::string_view message) {
+  const std::size_t first = message.find_first_not_of("\r\n");
+  message = first == std::string_view::npos
+                ? std::string_view()
+                : message.substr(first, message.find_last_not_of("\r\n") - first + 1);
+  lua_newtable(lua);
+  lua_pushlstring(lua, code.data(), code.size());
+  lua_pushliteral(lua, " ");
+  lua_pushlstring(lua, message.data(), message.size());
+  lua_concat(lua, 3);
+  lua_pushliteral(lua, "err");
+  lua_insert(lua, -2);
+  lua_settable(lua, -3);
+}
+
 }  // namespace
+
+// push_coded_error: the error table of "<CODE> <message>" (the buffer after its '-'): a text
+// without a space is all message, with the code ERR.
+void push_coded_error(lua_State* lua, std::string_view text) {
+  text = text.substr(0, text.find('\0'));
+  const std::size_t space = text.find(' ');
+  if (space == std::string_view::npos) {
+    push_error_parts(lua, "ERR", text);
+  } else {
+    push_error_parts(lua, text.substr(0, space), text.substr(space + 1));
+  }
+}
 
 // push_error_buffer: luaPushErrorBuff: an error table {err = "<CODE> <message>"}. A buffer
 // starting with '-' carries its code as its first word; any other text gets the code ERR.
 void push_error_buffer(lua_State* lua, std::string_view buffer) {
-  std::string code = "ERR";
-  std::string message;
-  {
-    const std::string c_string(buffer.substr(0, buffer.find('\0')));  // sds -> C string
-    if (!c_string.empty() && c_string[0] == '-') {
-      const std::size_t space = c_string.find(' ');
-      if (space == std::string::npos) {
-        message = c_string.substr(1);
-      } else {
-        code = c_string.substr(1, space - 1);
-        message = c_string.substr(space + 1);
-      }
-    } else {
-      message = c_string;
-    }
-    // sdstrim(msg, "\r\n"): both ends.
-    const std::size_t first = message.find_first_not_of("\r\n");
-    message = first == std::string::npos
-                  ? std::string()
-                  : message.substr(first, message.find_last_not_of("\r\n") - first + 1);
+  const std::string_view text = buffer.substr(0, buffer.find('\0'));  // sds -> C string
+  if (!text.empty() && text[0] == '-') {
+    push_coded_error(lua, text.substr(1));
+  } else {
+    push_error_parts(lua, "ERR", text);
   }
-  const std::string final_message = code + " " + message;
-  lua_newtable(lua);
-  lua_pushstring(lua, "err");
-  lua_pushstring(lua, final_message.c_str());
-  lua_settable(lua, -3);
 }
 
 void push_error(lua_State* lua, const char* text) { push_error_buffer(lua, text); }
@@ -87,7 +97,7 @@ void push_reply(lua_State* lua, const Reply& reply) {
       lua_pushnumber(lua, static_cast<lua_Number>(reply.integer));
       break;
     case Reply::Type::kError:
-      push_error_buffer(lua, "-" + reply.str);
+      push_coded_error(lua, reply.str);  // luaPushErrorBuff("-" + the reply's text)
       mark_ignore_stats(lua);
       break;
     case Reply::Type::kArray:

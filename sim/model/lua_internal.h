@@ -5,6 +5,14 @@
 // lua_bounds.cc, the bound on pattern matching.
 // Internal to sim/model. Every function here may raise a Lua error (longjmp): call them with
 // no C++ object alive that needs its destructor, or inside a protected call.
+//
+// The rule: no C++ object owning memory (std::string, std::vector, Reply...) may be alive across
+// a Lua call that can raise. Lua 5.1 raises with longjmp, which skips destructors: the object
+// leaks. Inside a script nearly every call that pushes can raise, if only because the allocator
+// refuses growth past the memory limit or the script's allocation budget. So a C function or
+// hook does its C++ work in an inner block that ends before it calls Lua, pushes text from views
+// (lua_pushlstring) or fixed buffers, and keeps what must outlive a Lua call where a longjmp
+// cannot lose it (LuaScripting::call_reply).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +53,9 @@ void set_up_state(lua_State* lua);
 // push_error_buffer: luaPushErrorBuff: pushes an error table {err = "<CODE> <message>"}. A
 // buffer starting with '-' carries its code as its first word; any other text gets ERR.
 void push_error_buffer(lua_State* lua, std::string_view buffer);
+// push_coded_error: push_error_buffer of '-' followed by `text` (a reply's error text, whose
+// first word is its code), without building that buffer.
+void push_coded_error(lua_State* lua, std::string_view text);
 // push_error: luaPushError: push_error_buffer of a plain message.
 void push_error(lua_State* lua, const char* text);
 // mark_ignore_stats: adds the field Redis adds to the error table of a command's error.

@@ -116,6 +116,9 @@ class LuaScripting {
   std::size_t allocated_bytes = 0;       // what the running script allocated so far
   bool over_allocation_budget = false;   // ... past allocation_budget_bytes
   bool collector_tuned = false;  // a script stopped, restarted or retuned the collector
+  // call_reply: the reply of the redis.call running now, while it is converted to a Lua value:
+  // the engine holds it, not redis.call's frame, which a failed allocation longjmps over.
+  Reply call_reply;
 
  private:
   struct CachedScript {

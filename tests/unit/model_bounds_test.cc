@@ -60,6 +60,29 @@ TEST(ModelScriptBounds, StringRepInALoopIsStopped) {
             ":1000000");
 }
 
+// Proves a script that reads large values through redis.call in a loop is stopped by the
+// allocation budget like string.rep, with or without pcall around the call: the budget runs out
+// while a reply is pushed to Lua (under AddressSanitizer, that the reply a failed push left
+// behind is not leaked: Lua's error longjmps over redis.call's frame). Each reply differs from
+// the last, one byte longer (Lua would find an equal string interned, and allocate nothing).
+TEST(ModelScriptBounds, ALargeReplyInALoopIsStopped) {
+  ModelServer server;
+  const std::string big(std::size_t{1} << 20, 'x');
+  EXPECT_EQ(show(server.execute({"SET", "big", big}, 0)), "+OK");
+  for (const std::string_view script :
+       {"while true do redis.call('APPEND', KEYS[1], 'y') local v = redis.call('GET', KEYS[1]) end",
+        "while true do redis.call('APPEND', KEYS[1], 'y') pcall(redis.call, 'GET', KEYS[1]) end",
+        "while true do redis.call('APPEND', KEYS[1], 'y') redis.pcall('GET', KEYS[1]) end"}) {
+    const Reply reply = server.execute({"EVAL", script, "1", "big"}, 0);
+    EXPECT_NE(reply.str.find("locksim model: script killed after it allocated 268435456 bytes"),
+              std::string::npos)
+        << script << ": " << show(reply);
+  }
+  EXPECT_EQ(show(server.execute(
+                {"EVAL", "return #redis.call('GET', KEYS[1]) > 1048576", "1", "big"}, 0)),
+            ":1");
+}
+
 // Proves a pattern that would backtrack for hours inside Lua's matcher is refused before it
 // starts (a gap, noted even under pcall), while ordinary patterns run as Lua's.
 TEST(ModelScriptBounds, ARunawayPatternIsRefusedBeforeItStarts) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <exception>
 #include <new>
 #include <utility>
 #include <vector>
@@ -31,6 +32,17 @@
 #endif
 #ifdef LOCKSIM_TSAN
 #include <sanitizer/tsan_interface.h>
+#endif
+
+// The C++ runtime keeps one exception state a thread (__cxa_get_globals: the exceptions being
+// handled, innermost first, and the count thrown and not yet caught); a fiber needs its own, or
+// a fiber suspended inside a catch block or a destructor run by an exception would mix its
+// exceptions with those of the stack it switches to (ending a catch block pops the thread's
+// innermost exception, whichever stack caught it). libstdc++'s layout (unwind-cxx.h) is known;
+// elsewhere the state stays the thread's.
+#if defined(__GLIBCXX__) && !defined(__ARM_EABI_UNWINDER__)
+#include <cxxabi.h>
+#define LOCKSIM_FIBER_EH_STATE 1
 #endif
 
 #if defined(__x86_64__)
@@ -88,6 +100,15 @@ namespace locksim::simulate_internal {
 namespace {
 
 thread_local Fiber* current_fiber = nullptr;
+
+#ifdef LOCKSIM_FIBER_EH_STATE
+// EhState: libstdc++'s __cxa_eh_globals.
+struct EhState {
+  void* caught;
+  unsigned int uncaught;
+};
+EhState& thread_eh_state() { return *reinterpret_cast<EhState*>(abi::__cxa_get_globals()); }
+#endif
 
 #if defined(LOCKSIM_ASAN) || defined(LOCKSIM_TSAN)
 constexpr std::size_t kDefaultStack = std::size_t{1} << 20;  // sanitizers' frames are larger
@@ -167,6 +188,7 @@ Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : body_(std::m
 }
 
 Fiber::~Fiber() {
+  if (started_ && !done_ && current_fiber == nullptr) unwind();
 #ifdef LOCKSIM_TSAN
   if (tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
 #endif
@@ -208,16 +230,37 @@ void Fiber::start(Fiber* self) {
 void Fiber::run_body() {
   try {
     body_();
+  } catch (const FiberUnwind&) {
+    // Unwound (unwind()): the destructors on its stack ran; it ends as if the body returned.
   } catch (...) {
     error_ = std::current_exception();
   }
   body_ = nullptr;  // what it captured is released on its own stack
 }
 
+void Fiber::unwind() {
+  if (done_) return;
+  unwinding_ = true;
+  if (!started_) {
+    done_ = true;
+    body_ = nullptr;
+    return;
+  }
+  LOCKSIM_ASSERT(current_fiber == nullptr);
+  resume();
+  LOCKSIM_ASSERT(done_);  // an unwound fiber never suspends again: its body ended
+}
+
 void Fiber::resume() {
   LOCKSIM_ASSERT(current_fiber == nullptr && !done_);
   current_fiber = this;
   started_ = true;
+#ifdef LOCKSIM_FIBER_EH_STATE
+  // All switches pass through here (to the fiber and back), so the swap is done on this side.
+  EhState& eh = thread_eh_state();
+  const EhState caller_eh = eh;
+  eh = EhState{eh_caught_, eh_uncaught_};
+#endif
 #ifdef LOCKSIM_ASAN
   __sanitizer_start_switch_fiber(&caller_fake_stack_, stack_, stack_bytes_);
 #endif
@@ -233,11 +276,23 @@ void Fiber::resume() {
 #ifdef LOCKSIM_ASAN
   __sanitizer_finish_switch_fiber(caller_fake_stack_, nullptr, nullptr);
 #endif
+#ifdef LOCKSIM_FIBER_EH_STATE
+  eh_caught_ = eh.caught;
+  eh_uncaught_ = eh.uncaught;
+  eh = caller_eh;
+#endif
   current_fiber = nullptr;
 }
 
-void Fiber::suspend() {
+void Fiber::suspend(bool may_throw) {
   LOCKSIM_ASSERT(current_fiber == this);
+  if (!unwinding_) switch_to_caller();
+  // Resumed to be unwound, or asked to wait while it is: it never waits again. A wait inside a
+  // destructor (an exception on its way up, or a caller that cannot throw) returns instead.
+  if (unwinding_ && may_throw && std::uncaught_exceptions() == 0) throw FiberUnwind();
+}
+
+void Fiber::switch_to_caller() {
 #ifdef LOCKSIM_ASAN
   __sanitizer_start_switch_fiber(&fake_stack_, caller_bottom_, caller_size_);
 #endif

@@ -477,6 +477,8 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     const bool coming = flight->reply_at > now;
     const Nanos timeout = flight->timed ? deadline : Simulation::kForever;
     simulation_.park(coming ? std::min(timeout, flight->reply_at) : timeout);
+    // Unwound in a destructor (the park returned at once): no reply will come any more.
+    if (simulation_.unwinding()) break;
   }
   if (link_) link_->waiting.erase(flight->waiter);
   flight->own_words();  // `args` go with this call: a command still on its way keeps a copy
@@ -510,6 +512,7 @@ std::optional<RedisResult> SimConnection::next_message(std::int64_t timeout_ns) 
     }
     if (simulation_.now() >= deadline) return std::nullopt;
     simulation_.sleep_until(std::min(deadline, simulation_.now() + kNanosPerMilli));
+    if (simulation_.unwinding()) return std::nullopt;  // unwound in a destructor: time stands still
   }
 }
 

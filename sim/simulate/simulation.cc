@@ -1,6 +1,7 @@
 #include "sim/simulate/simulation.h"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 #include "sim/core/assert.h"
@@ -82,6 +83,9 @@ Simulation::Event Simulation::pop() {
 }
 
 Simulation::~Simulation() {
+  // Whatever fibers are left end here: run() unwound those it ran, so these never started (their
+  // bodies are released).
+  unwind_fibers();
   events_.clear();
   if (!spare_gone && events_.capacity() > spare_events().capacity()) {
     events_.swap(spare_events());
@@ -113,13 +117,19 @@ std::size_t Simulation::fibers_alive() const {
 }
 
 void Simulation::join(FiberId fiber) {
-  if (ended(fiber)) return;
+  // While fibers are unwound, nothing runs that could end the other one: a join (in a thread
+  // handle's destructor, most often) returns at once, and never throws FiberUnwind.
+  if (ended(fiber) || unwinding_) return;
   LOCKSIM_ASSERT(current_ != 0 && current_ != fiber);
   state(fiber).joiners.push_back(current_);
-  while (!ended(fiber)) park();
+  while (!ended(fiber)) {
+    wait(kForever, /*may_throw=*/false);
+    if (unwinding_) return;
+  }
 }
 
 void Simulation::at(Nanos t, Action action) {
+  if (unwinding_) return;  // the run is over: `action` goes now, with what it holds
   std::uint32_t slot = 0;
   if (free_actions_.empty()) {
     slot = static_cast<std::uint32_t>(actions_.size());
@@ -133,6 +143,7 @@ void Simulation::at(Nanos t, Action action) {
 }
 
 void Simulation::schedule_resume(FiberId fiber, Nanos t, std::uint64_t generation) {
+  if (unwinding_) return;  // the run is over: nothing is scheduled any more
   LOCKSIM_ASSERT(fiber <= UINT32_MAX);
   push(Event{std::max(t, now_), rng_.next(), generation, static_cast<std::uint32_t>(fiber), 0});
 }
@@ -156,27 +167,29 @@ void Simulation::resume(FiberId fiber) {
   for (const FiberId joiner : std::exchange(s.joiners, {})) wake(joiner);
 }
 
-void Simulation::suspend_current() {
+void Simulation::suspend_current(bool may_throw) {
   LOCKSIM_ASSERT(current_ != 0);
-  state(current_).fiber->suspend();
+  state(current_).fiber->suspend(may_throw);
 }
 
 void Simulation::sleep_until(Nanos t) {
   LOCKSIM_ASSERT(current_ != 0);
   FiberState& s = state(current_);
   schedule_resume(current_, std::max(t, now_), s.generation);
-  suspend_current();
+  suspend_current(true);  // unwinding: throws FiberUnwind, or in a destructor returns at once
 }
 
 void Simulation::yield() { sleep_until(now_); }
 
-bool Simulation::park(Nanos deadline) {
+bool Simulation::park(Nanos deadline) { return wait(deadline, /*may_throw=*/true); }
+
+bool Simulation::wait(Nanos deadline, bool may_throw) {
   LOCKSIM_ASSERT(current_ != 0);
   FiberState& s = state(current_);
   s.parked = true;
   s.woken = false;
   if (deadline != kForever) schedule_resume(current_, deadline, s.generation);
-  suspend_current();
+  suspend_current(may_throw);
   s.parked = false;
   return s.woken;
 }
@@ -234,7 +247,46 @@ void Simulation::check_bounds(const RunClock& wall, Nanos& stop_seen_ns) const {
 }
 
 void Simulation::run() {
+  LOCKSIM_ASSERT(current_ == 0 && !unwinding_);
+  // Whatever ends the run early (a bound, a stall, a fiber's or an action's exception) leaves
+  // fibers suspended: they are unwound before it is thrown on, while everything their stacks
+  // refer to (the caller's runtime, servers, topology) is still alive. Outside the catch block,
+  // so that the fibers' own exceptions never nest inside the scheduler's.
+  std::exception_ptr ended_early;
+  try {
+    run_events();
+  } catch (...) {
+    ended_early = std::current_exception();
+  }
+  if (!ended_early) return;
+  unwind_fibers();
+  std::rethrow_exception(ended_early);
+}
+
+void Simulation::unwind_fibers() {
   LOCKSIM_ASSERT(current_ == 0);
+  unwinding_ = true;
+  // Newest first: a fiber's stack holds what the fibers it started use (their thread handles
+  // join them, so they end first), never the other way round. A destructor may start a fiber:
+  // the scan begins again until every fiber has ended.
+  bool any = true;
+  while (any) {
+    any = false;
+    for (std::size_t i = fibers_.size(); i > 0; --i) {
+      FiberState& s = *fibers_[i - 1];
+      if (s.ended) continue;
+      any = true;
+      current_ = i;
+      s.fiber->unwind();  // whatever it threw besides is dropped: the run has failed already
+      current_ = 0;
+      s.ended = true;
+      s.fiber.reset();
+      s.joiners.clear();
+    }
+  }
+}
+
+void Simulation::run_events() {
   const RunClock wall;  // for the bounds only: nothing simulated reads it
   Nanos stop_seen_ns = -1;
   while (!events_.empty()) {
@@ -280,10 +332,19 @@ bool VirtualClock::wait_until(std::condition_variable& cv, std::unique_lock<std:
     LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
     waiters_.push_back(Waiter{&cv, me});
     lock.unlock();
-    simulation_.park(deadline_ns);
+    try {
+      simulation_.park(deadline_ns);
+    } catch (const FiberUnwind&) {
+      // Unwound: left as a condition variable's wait leaves, with the lock held again.
+      lock.lock();
+      std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+      throw;
+    }
     lock.lock();
     // Timed out (or woken): no longer a waiter.
     std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+    // Unwinding, in a destructor: nothing will change any more; the wait ends now.
+    if (simulation_.unwinding()) return done();
   }
   return true;
 }

@@ -40,6 +40,7 @@
 #include "sim/core/stop.h"
 #include "sim/core/threads.h"
 #include "sim/simulate/action.h"
+#include "sim/simulate/fiber_unwind.h"
 
 namespace locksim {
 
@@ -134,9 +135,17 @@ class Simulation {
   void set_bounds(const SimulationBounds& bounds) { bounds_ = bounds; }
   // run: from outside every fiber: runs events until none is left. Throws what a fiber threw,
   // SimulationStalled if fibers wait forever with nothing scheduled, or SimulationCutShort if it
-  // passed its bounds. After a throw the fibers that had not ended are dropped unfinished (their
-  // stacks go, their destructors never run): the simulation is good for nothing but destruction.
+  // passed its bounds. Before a throw the fibers that had not ended are unwound, newest first:
+  // the wait each is suspended in throws FiberUnwind (fiber_unwind.h), so the destructors on its
+  // stack run. While they run, a wait does not suspend: it throws FiberUnwind again, or inside a
+  // destructor returns at once (a join, a park that returns false, a VirtualClock wait that
+  // returns done()); virtual time stands still and nothing is scheduled. After a throw the
+  // simulation is good for nothing but destruction.
   void run();
+  // unwinding: run() ended early and unwinds (or has unwound) the fibers left: a wait in a
+  // destructor returns at once, and nothing is scheduled any more (at and wake do nothing, a
+  // fiber spawned then never runs).
+  bool unwinding() const { return unwinding_; }
 
   // events_run: events run so far (a measure of work for reports and benchmarks).
   std::uint64_t events_run() const { return events_run_; }
@@ -168,7 +177,12 @@ class Simulation {
   // stale: a resume event for a wait that is over (it neither runs nor moves the time).
   bool stale(const Event& event) const;
   void resume(FiberId fiber);
-  void suspend_current();
+  void run_events();  // run()'s loop
+  // unwind_fibers: every fiber that has not ended is unwound (Fiber::unwind), newest first.
+  void unwind_fibers();
+  // wait: park(deadline); `may_throw` false: unwinding, it returns rather than throw (join).
+  bool wait(Nanos deadline, bool may_throw);
+  void suspend_current(bool may_throw);
   FiberState& state(FiberId fiber);
 
   Nanos now_ = 0;
@@ -191,6 +205,7 @@ class Simulation {
   FiberId next_fiber_ = 1;
   FiberId current_ = 0;
   std::exception_ptr failure_;
+  bool unwinding_ = false;
 };
 
 // VirtualClock: a Clock on a Simulation's virtual time. Its waits park the calling fiber;

@@ -3,8 +3,12 @@
 // scenario cut short is a harness error naming its seed (or an interruption), never a hang.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/core/stop.h"
 #include "sim/lock/registry.h"
@@ -79,6 +83,99 @@ TEST(SimulationBounds, ARunWithinItsBoundsEnds) {
   sim.run();
   EXPECT_EQ(sim.now(), ms_to_ns(5));
   EXPECT_EQ(sim.events_run(), 2U);
+}
+
+// DestroyedIn: an object on a fiber's stack that notes its name in `log` when it is destroyed.
+struct DestroyedIn {
+  std::vector<std::string>& log;
+  std::string name;
+  ~DestroyedIn() { log.push_back(name); }
+};
+
+// Proves a run cut short unwinds its fibers, newest first, so the destructors on their stacks
+// run (a started thread's before its starter's), through a VirtualClock wait and a thread
+// handle's join, and that no catch of std::exception stops the unwinding.
+TEST(SimulationBounds, ARunCutShortUnwindsItsFibersSoTheirDestructorsRun) {
+  std::vector<std::string> log;
+  bool caught_as_std_exception = false;
+  {
+    Simulation sim(5);
+    sim.set_bounds({.max_events = 1'000});
+    SimThreads threads(sim);
+    const VirtualClock clock(sim);
+    sim.spawn([&] {
+      const DestroyedIn parent{log, "parent"};
+      const Thread child(threads, [&] {
+        const DestroyedIn guard{log, "child"};
+        try {
+          while (true) sim.sleep_until(sim.now() + 1'000);
+        } catch (const std::exception&) {
+          caught_as_std_exception = true;
+        }
+      });
+      std::mutex mutex;
+      std::condition_variable cv;
+      std::unique_lock<std::mutex> lock(mutex);
+      clock.wait(cv, lock, [] { return false; });  // for ever: the child keeps the run going
+      log.push_back("parent went on");
+    });
+    EXPECT_EQ(cut_short(sim).why, SimulationCutShort::Why::kEvents);
+    EXPECT_EQ(log, (std::vector<std::string>{"child", "parent"}));
+    EXPECT_EQ(sim.fibers_alive(), 0U);
+    EXPECT_EQ(sim.events_run(), 1'000U);  // unwinding runs no event
+  }
+  EXPECT_FALSE(caught_as_std_exception);
+}
+
+// Proves a fiber cut short while a destructor of its stack joins another fiber finishes that
+// destructor (the joined fiber, newer, was unwound first), and its next wait throws.
+TEST(SimulationBounds, AJoinInADestructorEndsWhenTheRunIsCutShort) {
+  std::vector<std::string> log;
+  Simulation sim(6);
+  sim.set_bounds({.max_events = 1'000});
+  SimThreads threads(sim);
+  sim.spawn([&] {
+    {
+      const Thread child(threads, [&] {
+        const DestroyedIn guard{log, "child"};
+        while (true) sim.sleep_until(sim.now() + 1'000);
+      });
+    }  // the handle's destructor joins the child: the run is cut short in that join
+    log.push_back("joined");
+    sim.sleep_until(sim.now() + 1'000);
+    log.push_back("slept");
+  });
+  cut_short(sim);
+  EXPECT_EQ(log, (std::vector<std::string>{"child", "joined"}));
+}
+
+// Proves a stalled run and a run a fiber's exception ends unwind the fibers left as well, before
+// run() throws.
+TEST(SimulationBounds, AStalledOrFailedRunUnwindsTheFibersLeft) {
+  std::vector<std::string> log;
+  {
+    Simulation sim(7);
+    sim.spawn([&] {
+      const DestroyedIn guard{log, "parked"};
+      sim.park();
+    });
+    EXPECT_THROW(sim.run(), SimulationStalled);
+    EXPECT_EQ(log, (std::vector<std::string>{"parked"}));
+  }
+  {
+    Simulation sim(8);
+    sim.spawn([&] {
+      const DestroyedIn guard{log, "sleeping"};
+      sim.sleep_until(ms_to_ns(10));
+      log.push_back("woke");
+    });
+    sim.spawn([&] {
+      sim.sleep_until(ms_to_ns(1));
+      throw std::runtime_error("failed");
+    });
+    EXPECT_THROW(sim.run(), std::runtime_error);
+    EXPECT_EQ(log, (std::vector<std::string>{"parked", "sleeping"}));
+  }
 }
 
 // Proves a simulated scenario that passes its bounds is no history but a harness error naming

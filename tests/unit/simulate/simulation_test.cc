@@ -40,6 +40,36 @@ TEST(Simulation, FibersRunInVirtualTimeOrder) {
   EXPECT_EQ(sim.fibers_alive(), 0U);
 }
 
+// handled_now: the text of the exception being handled here.
+std::string handled_now() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+// Proves each fiber keeps its own exceptions: one suspended inside a catch block still handles
+// its own exception when it resumes, whatever another fiber caught meanwhile.
+TEST(Simulation, AFiberSuspendedInACatchBlockKeepsItsOwnException) {
+  Simulation sim(9);
+  std::vector<std::string> seen;
+  for (const char* name : {"a", "b"}) {
+    sim.spawn([&sim, &seen, name] {
+      const Nanos first = ms_to_ns(name[0] == 'a' ? 1 : 2);
+      sim.sleep_until(first);
+      try {
+        throw std::runtime_error(name);
+      } catch (const std::exception&) {
+        sim.sleep_until(first + ms_to_ns(2));  // the other fiber catches its own meanwhile
+        seen.push_back(std::string(name) + " handles " + handled_now());
+      }
+    });
+  }
+  sim.run();
+  EXPECT_EQ(seen, (std::vector<std::string>{"a handles a", "b handles b"}));
+}
+
 // order_of_ties: the order in which eight fibers woken at one instant run, under `seed`.
 std::string order_of_ties(std::uint64_t seed) {
   Simulation sim(seed);

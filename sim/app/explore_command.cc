@@ -537,8 +537,12 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                 static_cast<unsigned long long>(summary.last_seed), summary.seconds,
                 summary.seconds > 0 ? static_cast<double>(summary.schedules) / summary.seconds : 0);
   std::cout << rate << (summary.interrupted ? " (interrupted)" : "") << "\n";
-  // Written at once (an interrupted judgement loses nothing), and again with the judgements.
-  if (!options.json_path.empty() && summary.schedules > 0) write_summary(options, summary, {});
+  // Written at once (an interrupted judgement loses nothing), and again with the judgements; a
+  // FIFO or a device only once, with them (its reader takes the first file and goes).
+  if (!options.json_path.empty() && summary.schedules > 0 &&
+      (summary.findings.empty() || !written_in_place(options.json_path))) {
+    write_summary(options, summary, {});
+  }
   if (summary.could_not_run > 0) print_could_not_run(summary);
   if (summary.harness_errors > 0) print_harness_errors(options, summary);
   if (summary.unknown > 0) {
@@ -577,8 +581,11 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
          judge_finding(*target.variant, signature,
                        {ScenarioSeeds{exercise_document(target, found.first_seed), seeds}})});
   }
+  if (!options.json_path.empty() && summary.schedules > 0 &&
+      (!stop.requested() || written_in_place(options.json_path))) {
+    write_summary(options, summary, judged);  // interrupted: a finding not judged counts as own
+  }
   if (stop.requested()) return kExitInterrupted;
-  if (!options.json_path.empty() && summary.schedules > 0) write_summary(options, summary, judged);
   print_judged(options, judged);
   if (!options.shrink || summary.interrupted) {
     print_conclusion(options, summary, judged);

@@ -38,6 +38,11 @@ std::filesystem::path directory_of(const std::filesystem::path& path) {
 
 }  // namespace
 
+bool written_in_place(const std::filesystem::path& path) {
+  struct stat status {};
+  return ::stat(path.c_str(), &status) == 0 && writable_in_place(status.st_mode);
+}
+
 AtomicFile::AtomicFile(std::filesystem::path path)
     : path_(std::move(path)), temporary_(path_.string() + ".tmp") {
   struct stat status {};

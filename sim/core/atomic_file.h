@@ -66,6 +66,12 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// written_in_place: whether an AtomicFile at `path` would write into it (a character device or a
+// FIFO, following symbolic links) rather than replace it. Such a file is for one write: a FIFO's
+// reader takes the first file and goes, so a writer that writes a file twice (a first version,
+// then a complete one) writes it once, at the end.
+bool written_in_place(const std::filesystem::path& path);
+
 // output_file_problem: why an AtomicFile at `path` could not be written, "" if it can: `path` is
 // empty, a directory, a special file other than a character device or FIFO, or in a directory
 // that does not exist or where no file can be created (/proc/x, a read-only mount). Creating a

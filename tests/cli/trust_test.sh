@@ -137,6 +137,14 @@ code=$?
 expect_code "explore --json FIFO" 0 $code explore-fifo.log
 wait
 expect_grep "the FIFO's reader got the explore summary" '"locksim_explore": 1' json.got
+# Seed 1 shows lua_owner's lease expiring (a limit of every lease): the summary is written once,
+# with the judgement (a FIFO's reader takes the first file and goes; a second write failed with
+# "no process reads it" once the reader had gone, or ran into the first).
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["findings"]["mutex_violation (lease_expired)"]["limit"] else 1)' json.got 2>/dev/null; then
+  pass "the FIFO got one summary, with its findings judged"
+else
+  fail "the FIFO did not get one judged summary: $(head -c 600 json.got)"
+fi
 variant_run=$(ls -d devices/*/latest/naive | head -1)
 read_fifo export.fifo export.got
 timeout 60 "$LOCKSIM" export "$variant_run" --format knossos --out export.fifo >export-fifo.log 2>&1

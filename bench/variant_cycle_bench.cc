@@ -47,7 +47,7 @@ void BM_RawSetNxPx(benchmark::State& state) {
 void BM_VariantCycle(benchmark::State& state, const LockVariant* variant) {
   HiredisConnection connection = connect_or_skip(state);
   Rng rng(1);
-  const LockContext context{connection, rng, {}, "bench", 1000};
+  const LockContext context{connection, rng, real_clock(), {}, "bench", 1000};
   const std::string key = "bench:lock:" + std::string(variant->name());
   for (auto _ : state) {
     const AcquireAttempt attempt = variant->try_acquire(context, key, 1000);

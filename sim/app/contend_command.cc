@@ -107,7 +107,7 @@ CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockV
   HiredisConnection connection(endpoint, ConnectionOptions{});
   Rng rng(1);
   // One waiter that never finds the lock taken: a queueing variant grants it at once.
-  const LockContext context{connection, rng, {}, "contend-cycle", 60000};
+  const LockContext context{connection, rng, real_clock(), {}, "contend-cycle", 60000};
   // One cycle first, uncounted: it loads the variant's scripts (NOSCRIPT, then SCRIPT LOAD).
   const AcquireAttempt first = variant.try_acquire(context, key, 60000);
   if (first.outcome == AcquireAttempt::Outcome::kAcquired) variant.release(context, key, first.token);

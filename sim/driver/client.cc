@@ -5,7 +5,7 @@
 #include "sim/client/acquire.h"
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
-#include "sim/driver/resource.h"
+#include "sim/client/resource.h"
 #include "sim/fault/fault.h"
 #include "sim/topology/topology.h"
 
@@ -169,10 +169,10 @@ void DriverClient::set_waiting(bool waiting) {
 LockContext ThreadClient::context(CallFaults* faults) {
   LockContext context{.connection = *connection_,
                       .rng = rng_,
+                      .clock = run_.clock().base(),
                       .waiter_id = name_,
                       .queue_timeout_ms = run_.scenario().lock.queue_timeout_ms,
-                      .nodes = node_pointers_,
-                      .clock = run_.clock().base()};
+                      .nodes = node_pointers_};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {

@@ -15,7 +15,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/driver/client.h"
-#include "sim/driver/wait.h"
+#include "sim/client/wait.h"
 #include "sim/driver/workload.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/script.h"

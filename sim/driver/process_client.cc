@@ -14,7 +14,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/driver/conditions.h"
-#include "sim/driver/resource.h"
+#include "sim/client/resource.h"
 #include "sim/driver/worker_codec.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/fault/fault.h"

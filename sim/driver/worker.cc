@@ -18,11 +18,11 @@
 #include "sim/client/acquire.h"
 #include "sim/core/clock.h"
 #include "sim/driver/client.h"
-#include "sim/driver/resource.h"
+#include "sim/client/resource.h"
 #include "sim/driver/run_context.h"
 #include "sim/driver/runners.h"
-#include "sim/driver/wait.h"
-#include "sim/driver/watchdog.h"
+#include "sim/client/wait.h"
+#include "sim/client/watchdog.h"
 #include "sim/driver/worker_codec.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/history/transfer.h"
@@ -181,10 +181,10 @@ class Worker {
     }
     LockContext context{.connection = connection_,
                         .rng = rng_,
+                        .clock = clock_.base(),
                         .waiter_id = client_,
                         .queue_timeout_ms = lock_.queue_timeout_ms,
-                        .nodes = node_pointers_,
-                        .clock = clock_.base()};
+                        .nodes = node_pointers_};
     const std::string crash_at = request.value("crash_at", "");
     const std::string pause_at = request.value("pause_at", "");
     if (crash_at.empty() && pause_at.empty()) return context;
@@ -272,7 +272,7 @@ class Worker {
 
   // start_renewal: the watchdog of the lock just acquired; its events go to the harness.
   void start_renewal(const std::string& key, const std::string& token, std::int64_t ttl_ms) {
-    driver_internal::Watchdog::Hooks hooks;
+    Watchdog::Hooks hooks;
     hooks.invoke = [this] {
       // When it is sent, by the machine's monotonic clock: the harness's own stamp (when the line
       // arrives) can be later, which would move the lease's earliest end past the truth.
@@ -322,7 +322,7 @@ class Worker {
       const nlohmann::json& request) {
     const nlohmann::json& resource = request.at("resource");
     const std::optional<ResourceConfig::Kind> kind =
-        driver_internal::resource_kind_of(resource.at("kind").get<std::string>());
+        resource_kind_of(resource.at("kind").get<std::string>());
     if (!kind) return std::nullopt;
     return std::make_pair(*kind, resource.at("key").get<std::string>());
   }
@@ -338,7 +338,7 @@ class Worker {
     if (!target) return unknown_kind(request);
     const auto& [kind, key] = *target;
     if (connection_.broken()) connection_.reconnect();
-    const driver_internal::ResourceRead read = driver_internal::read_resource(
+    const ResourceRead read = read_resource(
         connection_, kind, key, request.value("record", std::string()));
     if (!read.result.ok()) return failure(request, read.result);
     nlohmann::json ok = reply(request, "ok");
@@ -353,7 +353,7 @@ class Worker {
     const bool counts = kind != ResourceConfig::Kind::kFindOrCreate;
     if (connection_.broken()) connection_.reconnect();
     // A fenced store is shown the fencing number the harness sends (-1: the grant had none).
-    const driver_internal::ResourceWrite write = driver_internal::write_resource(
+    const ResourceWrite write = write_resource(
         connection_, kind, key, request.value("record", std::string()),
         counts ? request.at("value").get<std::int64_t>() : 1, client_,
         request.value("fencing", std::int64_t{-1}));
@@ -378,7 +378,7 @@ class Worker {
   std::vector<std::unique_ptr<Connection>> nodes_;  // a multi-server variant's, by server
   std::vector<Connection*> node_pointers_;
   std::unique_ptr<WaitStrategy> wait_;
-  driver_internal::Watchdog renewal_;
+  Watchdog renewal_;
 };
 
 // StdinWatch: while a workload runs in the worker, a thread of its own watches stdin ("stop" or

@@ -47,6 +47,9 @@ enum class CallState {
 struct LockContext {
   Connection& connection;
   Rng& rng;
+  // clock: what a variant that measures time (Redlock's validity) reads: the run's clock, which
+  // on the simulator is virtual. No default: a host that forgot it would measure real time.
+  const Clock& clock;
   std::function<void(std::string_view point, CallState state)> checkpoint = {};
   // waiter_id: stable for the client across its calls and unique among the clients of a run (the
   // client's name); lua_fair_queue queues it. Must outlive the call.
@@ -59,8 +62,6 @@ struct LockContext {
   // command timeout (a node that does not answer in time counts as not granting); empty for
   // the others, which use `connection` (the topology's primary).
   std::span<Connection* const> nodes = {};
-  // clock: what a variant that measures time (Redlock's validity) reads.
-  const Clock& clock = real_clock();
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {

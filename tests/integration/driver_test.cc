@@ -19,8 +19,8 @@
 
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
-#include "sim/driver/fenced_store.h"
-#include "sim/driver/wait.h"
+#include "sim/client/fenced_store.h"
+#include "sim/client/wait.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/history/transfer.h"
 #include "sim/lock/registry.h"

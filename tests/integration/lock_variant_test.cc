@@ -47,7 +47,7 @@ class VariantTest : public test_support::RedisTest {
   // context_as: this test's connection, as the waiter `waiter` with that queue timeout (several
   // waiters may share the connection: the queue knows them by id only).
   LockContext context_as(std::string_view waiter, std::int64_t queue_timeout_ms) {
-    return LockContext{*connection_, rng_, {}, waiter, queue_timeout_ms};
+    return LockContext{*connection_, rng_, real_clock(), {}, waiter, queue_timeout_ms};
   }
   // context_with: a context whose checkpoints call `checkpoint`, whatever the call's state.
   LockContext context_with(std::function<void(std::string_view)> checkpoint) {
@@ -493,7 +493,7 @@ class FencedLockTest : public VariantTest {
 TEST_F(FencedLockTest, NumbersStrictlyIncreaseAcrossClients) {
   HiredisConnection other_connection = connect();
   Rng other_rng(7);
-  const LockContext other{other_connection, other_rng, {}, "other-client", kTtlMs};
+  const LockContext other{other_connection, other_rng, real_clock(), {}, "other-client", kTtlMs};
   std::int64_t previous = 0;
   for (int i = 0; i < 10; ++i) {
     const LockContext holder = i % 2 == 0 ? context() : other;

@@ -88,7 +88,7 @@ class LuaOwnerWaitTest : public ::testing::Test {
     EXPECT_NE(found, nullptr);
     return *found;
   }
-  LockContext context() { return LockContext{*connection_, rng_, {}, "test-client", 0}; }
+  LockContext context() { return LockContext{*connection_, rng_, real_clock(), {}, "test-client", 0}; }
   bool exists(Connection& on) { return on.command({"EXISTS", kKey}).reply.is_integer(1); }
 
   std::unique_ptr<RedisServer> primary_;
@@ -152,7 +152,7 @@ TEST_F(LuaOwnerWaitTest, WaitRefusedOnAReplicaIsAnError) {
   start_replica();
   if (HasFatalFailure()) return;
   ASSERT_TRUE(replica_connection_->command({"CONFIG", "SET", "replica-read-only", "no"}).ok());
-  const LockContext on_replica{*replica_connection_, rng_, {}, "test-client", 0};
+  const LockContext on_replica{*replica_connection_, rng_, real_clock(), {}, "test-client", 0};
   const AcquireAttempt attempt = variant().try_acquire(on_replica, kKey, kTtlMs);
   ASSERT_EQ(attempt.outcome, Acquire::kError);
   EXPECT_EQ(attempt.error.error, RedisErrorKind::kReplyError);

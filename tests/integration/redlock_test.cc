@@ -43,7 +43,7 @@ class Client {
       nodes_.push_back(&connections_.back());
     }
   }
-  LockContext context() { return LockContext{*nodes_.front(), rng_, {}, "test-client", 0, nodes_}; }
+  LockContext context() { return LockContext{*nodes_.front(), rng_, real_clock(), {}, "test-client", 0, nodes_}; }
   Connection& node(int index) { return connections_.at(static_cast<std::size_t>(index)); }
 
  private:
@@ -260,7 +260,7 @@ TEST_F(RedlockTest, ReconnectsABrokenNodeAtTheNextAttempt) {
 TEST_F(RedlockTest, WithoutNodesUsesTheConnection) {
   HiredisConnection connection(servers_[3]->endpoint(), kNodeOptions);
   Rng rng(3);
-  const LockContext single{connection, rng, {}, "single", 0};
+  const LockContext single{connection, rng, real_clock(), {}, "single", 0};
   const AcquireAttempt held = redlock().try_acquire(single, kKey, kTtlMs);
   ASSERT_EQ(held.outcome, Acquire::kAcquired) << held.error.describe();
   EXPECT_EQ(held.granted_on, (std::vector<int>{0}));

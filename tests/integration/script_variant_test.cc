@@ -83,7 +83,7 @@ TEST_F(ScriptVariantTest, OwnerLockBehavesLikeLuaOwner) {
   HiredisConnection connection = connect();
   EXPECT_EQ(compile_script_variant(spec, connection), "");
   Rng rng(1);
-  LockContext context{connection, rng, {}, "test-client", 30000};
+  LockContext context{connection, rng, real_clock(), {}, "test-client", 30000};
   const std::string lock_key = key("lock");
   const AcquireAttempt first = variant->try_acquire(context, lock_key, 1000);
   ASSERT_EQ(first.outcome, AcquireAttempt::Outcome::kAcquired);
@@ -109,7 +109,7 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
   const auto variant = make_script_variant(spec);
   HiredisConnection connection = connect();
   Rng rng(1);
-  LockContext context{connection, rng, {}, "test-client", 30000};
+  LockContext context{connection, rng, real_clock(), {}, "test-client", 30000};
   const AcquireAttempt attempt = variant->try_acquire(context, key("k"), 100);
   ASSERT_EQ(attempt.outcome, AcquireAttempt::Outcome::kError);
   EXPECT_NE(attempt.error.message.find("script wrong.acquire returned the string \"yes\""),
@@ -134,7 +134,7 @@ TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
 TEST_F(ScriptVariantTest, AReleaseIntegerOutsideTheContractIsAnUnexpectedReply) {
   HiredisConnection connection = connect();
   Rng rng(1);
-  LockContext context{connection, rng, {}, "test-client", 30000};
+  LockContext context{connection, rng, real_clock(), {}, "test-client", 30000};
   for (const std::string reply : {"-5", "-1", "4294967297"}) {
     const ScriptVariantSpec spec = load_script_variant(
         write_file("odd.json", R"({"name": "odd", "acquire": {"script": "return 1"},

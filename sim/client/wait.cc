@@ -1,4 +1,4 @@
-#include "sim/driver/wait.h"
+#include "sim/client/wait.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// watchdog.h (internal to driver/): Watchdog, the renewal of a held lock (Docs B and D), written
+// watchdog.h (sim/client): Watchdog, the renewal of a held lock (Docs B and D), written
 // once for every host that runs a client's calls itself (a thread of locksim, `locksim worker`).
 //
 // While started, it extends the lease on a thread of its own over a connection of its own. Each
@@ -26,7 +26,7 @@
 #include "sim/lock/variant.h"
 #include "sim/redis/connection.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 class Watchdog {
  public:
@@ -80,4 +80,4 @@ class Watchdog {
   bool renewing_ = false;  // guarded by mutex_: an extend call is under way
 };
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

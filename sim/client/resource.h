@@ -1,4 +1,4 @@
-// resource.h (internal to driver/): the commands of a scenario's protected resource, written once
+// resource.h (sim/client): the commands of a scenario's protected resource, written once
 // for every host that runs a client's calls itself (a thread of locksim, `locksim worker`): a
 // read (the stock count, or whether a record exists) and a write (a sale, a record created, a
 // sale at the fenced store), with what came of them as data. The host records the events.
@@ -17,7 +17,7 @@
 #include "sim/redis/connection.h"
 #include "sim/scenario/scenario.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 // resource_kind_word: the scenario's (and the worker protocol's) word for `kind`
 // ("counter", "fenced_counter", "find_or_create"); resource_kind_of reads it back.
@@ -46,4 +46,4 @@ ResourceWrite write_resource(Connection& connection, ResourceConfig::Kind kind,
                              const std::string& key, const std::string& record_id,
                              std::int64_t value, const std::string& writer, std::int64_t fencing);
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

@@ -1,10 +1,10 @@
-#include "sim/driver/watchdog.h"
+#include "sim/client/watchdog.h"
 
 #include <utility>
 
 #include "sim/core/assert.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 Watchdog::Watchdog(const LockVariant& variant, const Clock& clock, Threads& threads,
                    Connect connect)
@@ -24,9 +24,9 @@ void Watchdog::renew(const Lease& lease, const Hooks& hooks) {
   Rng rng = lease.rng;
   const LockContext context{.connection = *connection,
                             .rng = rng,
+                            .clock = clock_,
                             .waiter_id = lease.waiter_id,
-                            .queue_timeout_ms = lease.queue_timeout_ms,
-                            .clock = clock_};
+                            .queue_timeout_ms = lease.queue_timeout_ms};
   const auto stopping = [this, &hooks] { return stop_ || (hooks.stop && hooks.stop()); };
   std::unique_lock<std::mutex> lock(mutex_);
   // The deadline is taken before anything is recorded: a stall anywhere after it, even before
@@ -74,4 +74,4 @@ void Watchdog::thaw() {
   clock_.notify_all(wake_);
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

@@ -1,4 +1,4 @@
-#include "sim/driver/fenced_store.h"
+#include "sim/client/fenced_store.h"
 
 #include "sim/redis/script.h"
 

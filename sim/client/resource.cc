@@ -1,10 +1,10 @@
-#include "sim/driver/resource.h"
+#include "sim/client/resource.h"
 
 #include <charconv>
 
-#include "sim/driver/fenced_store.h"
+#include "sim/client/fenced_store.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 std::string_view resource_kind_word(ResourceConfig::Kind kind) {
   switch (kind) {
@@ -73,4 +73,4 @@ ResourceWrite write_resource(Connection& connection, ResourceConfig::Kind kind,
   return write;
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

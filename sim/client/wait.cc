@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 
@@ -45,7 +46,7 @@ return 1)lua");
 class NotifyWait final : public WaitStrategy {
  public:
   NotifyWait(const WaitConfig& config, Dial dial)
-      : fallback_ns_(ms_to_ns(config.fallback_ms)), dial_(std::move(dial)) {}
+      : config_(config), fallback_ns_(fallback_ns(config)), dial_(std::move(dial)) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -57,18 +58,16 @@ class NotifyWait final : public WaitStrategy {
       waiter_ = dial_(ConnectionOptions{std::chrono::milliseconds(2000), timeout});
     }
     if (!pause(0)) return;
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.3f",
-                  std::max(0.001, static_cast<double>(wait_ns) / 1e9));
-    const RedisResult result = waiter_->command({"BLPOP", notify_key(full_key), seconds});
+    const RedisResult result = waiter_->command(notify_wait_words(full_key, wait_ns).views());
     if (!result.ok()) pause(wait_ns);  // fall back to sleeping; reconnect next time
   }
 
   void on_release(Connection& connection, const std::string& full_key) override {
-    kNotify.run(connection, {notify_key(full_key)}, {});
+    run_one(connection, *release_signal(config_, full_key));
   }
 
  private:
+  WaitConfig config_;
   Nanos fallback_ns_;
   Dial dial_;
   std::unique_ptr<Connection> waiter_;
@@ -83,7 +82,7 @@ class NotifyWait final : public WaitStrategy {
 class PubSubWait final : public WaitStrategy {
  public:
   PubSubWait(const WaitConfig& config, Dial dial, const Clock& clock)
-      : fallback_ns_(ms_to_ns(config.fallback_ms)), dial_(std::move(dial)), clock_(clock) {}
+      : config_(config), fallback_ns_(fallback_ns(config)), dial_(std::move(dial)), clock_(clock) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -110,19 +109,16 @@ class PubSubWait final : public WaitStrategy {
         pause(end - clock_.now_ns());  // the connection broke: sleep out the fallback
         return;
       }
-      const Reply& reply = message->reply;
-      if (reply.type == Reply::Type::kArray && reply.elements.size() == 3 &&
-          reply.elements[0].str == "message" && reply.elements[1].str == channel) {
-        return;  // a release of this key
-      }
+      if (is_release_message(message->reply, channel)) return;  // a release of this key
     }
   }
 
   void on_release(Connection& connection, const std::string& full_key) override {
-    connection.command({"PUBLISH", release_channel(full_key), "released"});
+    run_one(connection, *release_signal(config_, full_key));
   }
 
  private:
+  WaitConfig config_;
   Nanos fallback_ns_;
   Dial dial_;
   const Clock& clock_;
@@ -133,6 +129,38 @@ class PubSubWait final : public WaitStrategy {
 }  // namespace
 
 std::string release_channel(const std::string& full_key) { return full_key + ":released"; }
+
+std::optional<OneCommand> release_signal(const WaitConfig& config, const std::string& full_key) {
+  OneCommand signal;
+  if (config.strategy == "notify") {
+    const std::string list = notify_key(full_key);
+    signal.script = &kNotify;
+    signal.argv = OneCommand::words({list});
+    signal.keys = 1;
+    return signal;
+  }
+  if (config.strategy == "pubsub") {
+    const std::string channel = release_channel(full_key);
+    signal.argv = OneCommand::words({"PUBLISH", channel, "released"});
+    return signal;
+  }
+  return std::nullopt;
+}
+
+Words notify_wait_words(const std::string& full_key, Nanos wait_ns) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f",
+                std::max(0.001, static_cast<double>(wait_ns) / 1e9));
+  const std::string list = notify_key(full_key);
+  return Words({"BLPOP", list, seconds});
+}
+
+Nanos fallback_ns(const WaitConfig& config) { return ms_to_ns(config.fallback_ms); }
+
+bool is_release_message(const Reply& reply, const std::string& channel) {
+  return reply.type == Reply::Type::kArray && reply.elements.size() == 3 &&
+         reply.elements[0].str == "message" && reply.elements[1].str == channel;
+}
 
 Jitter jitter_of(const WaitConfig& config) {
   if (config.jitter == "full") return Jitter::kFull;

@@ -15,11 +15,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
+#include "sim/lock/variant.h"
 #include "sim/redis/connection.h"
+#include "sim/redis/words.h"
 #include "sim/scenario/scenario.h"
 
 namespace locksim {
@@ -53,6 +56,23 @@ Nanos jittered_ns(const WaitConfig& config, Nanos delay, Rng& rng);
 enum class Jitter { kNone, kFull, kEqual };
 Jitter jitter_of(const WaitConfig& config);
 Nanos jittered_ns(Jitter jitter, Nanos delay, Rng& rng);
+
+// The commands of the waking strategies, written once for every host (a client thread and
+// `locksim worker` send them on blocking connections, the event loop on asynchronous ones):
+//
+// release_signal: what a client sends after it released `full_key`, so that its waiters wake:
+// "notify" pushes one wake-up on the key's list (a script that keeps at most one pending), "pubsub"
+// publishes on the key's channel; nothing for the sleeping strategies. Its reply means nothing.
+std::optional<OneCommand> release_signal(const WaitConfig& config, const std::string& full_key);
+// notify_wait_words: the BLPOP a "notify" waiter blocks in, for at most `wait_ns` (> 0; at
+// least a millisecond).
+Words notify_wait_words(const std::string& full_key, Nanos wait_ns);
+// fallback_ns: how long a "notify" or "pubsub" waiter waits for a wake-up before it attempts again
+// anyway (a lock freed by expiry wakes nobody).
+Nanos fallback_ns(const WaitConfig& config);
+// is_release_message: whether `reply`, read on a subscribed connection, is a release published on
+// `channel` (not a subscription's confirmation, nor another key's release).
+bool is_release_message(const Reply& reply, const std::string& channel);
 
 // notify_key: the list a notify waiter blocks on for `full_key`.
 std::string notify_key(const std::string& full_key);

@@ -2,7 +2,10 @@
 // (workload_client() in workload.cc, with acquire_loop() of sim/client): it sends the commands the
 // client asks for and returns to the loop; the reply callback, or a timer for a wait, work or
 // rest, resumes the client. The recording is every host's (ClientRecord,
-// sim/client/record.h), and every cycle is the plan's, so a seed means the same run on threads and on the loop.
+// sim/client/record.h), and every cycle is the plan's, so a seed means the same run on threads and
+// on the loop. The waking wait strategies send the commands of sim/client/wait.h (BLPOP on a
+// "notify" waiter's connection, SUBSCRIBE on a "pubsub" subscriber's, the release's signal) on
+// asynchronous connections of the client's own, under the rules their thread forms keep.
 #include "sim/driver/event_loop.h"
 
 #include <event2/event.h>
@@ -11,7 +14,12 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "sim/core/assert.h"
 #include "sim/driver/client.h"
@@ -34,6 +42,23 @@ timeval to_timeval(Nanos ns) {
   tv.tv_sec = static_cast<time_t>(ns / kNanosPerSecond);
   tv.tv_usec = static_cast<suseconds_t>((ns % kNanosPerSecond) / 1000);
   return tv;
+}
+
+// A blocking call's command timeout exceeds its own timeout by this much (NotifyWait's
+// connection has the same margin).
+constexpr Nanos kBlockingCommandMarginNs = 2 * kNanosPerSecond;
+
+// setup_commands: AUTH and SELECT for `endpoint`, as far as it needs them.
+std::vector<std::vector<std::string>> setup_commands(const Endpoint& endpoint) {
+  std::vector<std::vector<std::string>> commands;
+  if (!endpoint.password.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!endpoint.username.empty()) auth.push_back(endpoint.username);
+    auth.push_back(endpoint.password);
+    commands.push_back(std::move(auth));
+  }
+  if (endpoint.db != 0) commands.push_back({"SELECT", std::to_string(endpoint.db)});
+  return commands;
 }
 
 RedisResult closed_result(const redisAsyncContext* context) {
@@ -72,10 +97,11 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   }
 
   ~LoopClient() override {
-    closing_ = true;  // callbacks run by the free below do nothing
-    if (context_ != nullptr) {
-      context_->data = nullptr;
-      redisAsyncFree(context_);
+    closing_ = true;  // callbacks run by the frees below do nothing
+    for (redisAsyncContext* context : {context_, waiter_, subscriber_}) {
+      if (context == nullptr) continue;
+      context->data = nullptr;
+      redisAsyncFree(context);
     }
     if (timer_ != nullptr) event_free(timer_);
   }
@@ -94,17 +120,10 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     redisAsyncSetConnectCallback(context, &LoopClient::on_connect);
     redisAsyncSetDisconnectCallback(context, &LoopClient::on_disconnect);
     context_ = context;
-    if (!endpoint.password.empty()) {
-      std::vector<std::string> auth = {"AUTH"};
-      if (!endpoint.username.empty()) auth.push_back(endpoint.username);
-      auth.push_back(endpoint.password);
-      send_argv(auth, &LoopClient::on_setup_reply);
-    }
-    if (endpoint.db != 0) {
-      send_argv({"SELECT", std::to_string(endpoint.db)}, &LoopClient::on_setup_reply);
-    }
+    const std::vector<std::vector<std::string>> setup = setup_commands(endpoint);
+    for (const std::vector<std::string>& argv : setup) send_argv(argv, &LoopClient::on_setup_reply);
     send_argv({"PING"}, &LoopClient::on_setup_reply);  // answered once the set-up went through
-    setup_left_ = (endpoint.password.empty() ? 0 : 1) + (endpoint.db != 0 ? 1 : 0) + 1;
+    setup_left_ = static_cast<int>(setup.size()) + 1;
     setup_pending_ = true;
     return true;
   }
@@ -118,11 +137,11 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     check_done();
   }
 
-  // stop: the run is stopping; a client waiting on a timer goes on now (its sleep was cut
-  // short), as a client thread's pause ends at a stop.
+  // stop: the run is stopping; a client waiting on a timer, a BLPOP or a subscription goes on
+  // now (its wait was cut short), as a client thread's pause ends at a stop. A reply that comes
+  // later for the wait is dropped (on_woken, on_message).
   void stop() {
     if (sleeping_ == nullptr) return;
-    event_del(timer_);
     wake(false);
   }
 
@@ -144,18 +163,24 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     const std::string token = record_.invoke_release();
     const OneCommand release = *variant_.release_command(full_key_, token);
     const RedisResult reply = co_await command(release);
-    record_.end_release(outcome_of(variant_.read_release(reply)));
+    const ReleaseResult result = variant_.read_release(reply);
+    record_.end_release(outcome_of(result));
+    if (result.outcome == ReleaseResult::Outcome::kReleased) {
+      // The waking strategies' signal (WaitStrategy::on_release on a thread); its reply means
+      // nothing.
+      if (std::optional<OneCommand> signal =
+              release_signal(run_.scenario().lock.wait, full_key_)) {
+        co_await command(*std::move(signal));
+      }
+    }
     co_return true;
   }
 
   Ask<bool> sleep(Nanos duration) override {
     if (run_.should_stop()) return Ask<bool>(false);
     return Ask<bool>::later([this, duration](Slot<bool>& slot) {
-      // One timer serves sleeps and deliveries: the client waits for one thing at a time.
-      LOCKSIM_ASSERT(reply_ == nullptr && !delivering_);
-      sleeping_ = &slot;
-      const timeval tv = to_timeval(duration);
-      event_add(timer_, &tv);
+      begin_wait(slot, Waiting::kTimer);
+      sleep_for(duration);
     });
   }
 
@@ -191,6 +216,8 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
 
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
     const WaitConfig& wait = run_.scenario().lock.wait;
+    if (wait.strategy == "notify") return notify_wait(std::min(fallback_ns(wait), max_ns));
+    if (wait.strategy == "pubsub") return pubsub_wait(std::min(fallback_ns(wait), max_ns));
     return sleep(
         std::min(jittered_ns(wait, delay_ns(wait, failed_attempts), wait_rng_), max_ns));
   }
@@ -211,11 +238,193 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     });
   }
 
-  // wake: ends the sleep under way with `full` and runs the client on.
+  // --- the waking wait strategies (NotifyWait and PubSubWait of sim/client/wait.cc, whose rules
+  // these keep) ----------------------------------------------------------------------------------
+
+  // What a wait under way waits for; each ends with wake(), at the latest when the timer fires.
+  enum class Waiting {
+    kTimer,      // a sleep; or a waking wait sleeping out its fallback after its connection failed
+    kBlpop,      // a notify waiter's BLPOP (the timer: its command timeout)
+    kSubscribe,  // a pubsub subscription's confirmation (the timer: the fallback)
+    kListen,     // a release published on `listening_` (the timer: the fallback)
+  };
+
+  // notify_wait: BLPOP on the key's notify list on the waiter connection, bounded by `wait_ns`
+  // (the fallback); if the connection or the command fails, the fallback is slept out instead.
+  Ask<bool> notify_wait(Nanos wait_ns) {
+    if (wait_ns <= 0) return Ask<bool>(true);
+    if (run_.should_stop()) return Ask<bool>(false);
+    return Ask<bool>::later([this, wait_ns](Slot<bool>& slot) {
+      begin_wait(slot, Waiting::kBlpop);
+      wait_ns_ = wait_ns;
+      if (waiter_ == nullptr) waiter_ = open_side();
+      if (waiter_ == nullptr ||
+          !command_on(waiter_, notify_wait_words(full_key_, wait_ns).strings(),
+                      &LoopClient::on_woken)) {
+        waiting_ = Waiting::kTimer;
+        return sleep_for(wait_ns);
+      }
+      blpops_.push_back(waits_);
+      // The blocking call's command timeout, as the thread form's connection has it.
+      sleep_for(wait_ns + kBlockingCommandMarginNs);
+    });
+  }
+
+  // pubsub_wait: the first wait for a key subscribes to its release channel and ends once the
+  // server confirmed it (the next attempt then comes after the subscription, so no release
+  // between the two is missed); later ones wait for a release on the channel, bounded by the
+  // fallback. A release that came while the client was not waiting is taken at once, as a thread
+  // reads it from its socket at its next wait.
+  Ask<bool> pubsub_wait(Nanos wait_ns) {
+    if (wait_ns <= 0) return Ask<bool>(true);
+    if (run_.should_stop()) return Ask<bool>(false);
+    const std::string channel = release_channel(full_key_);
+    if (subscriber_ != nullptr && subscribed_.contains(channel)) {
+      if (int& unread = unread_[channel]; unread > 0) {
+        --unread;
+        return Ask<bool>(true);
+      }
+    }
+    return Ask<bool>::later([this, wait_ns, channel](Slot<bool>& slot) {
+      if (subscriber_ == nullptr) subscriber_ = open_side();  // side_gone() cleared the channels
+      if (subscribed_.contains(channel)) {
+        begin_wait(slot, Waiting::kListen);
+        listening_ = channel;
+        return sleep_for(wait_ns);  // or a release on the channel (on_message)
+      }
+      begin_wait(slot, Waiting::kSubscribe);
+      // Without a subscriber the fallback is slept out, and the next wait subscribes again.
+      if (subscriber_ != nullptr &&
+          command_on(subscriber_, {"SUBSCRIBE", channel}, &LoopClient::on_message)) {
+        subscribing_ = channel;
+      } else {
+        waiting_ = Waiting::kTimer;
+      }
+      sleep_for(wait_ns);
+    });
+  }
+
+  // begin_wait: the client now waits (one thing at a time: one timer serves sleeps, waits and
+  // deliveries).
+  void begin_wait(Slot<bool>& slot, Waiting waiting) {
+    LOCKSIM_ASSERT(reply_ == nullptr && !delivering_ && sleeping_ == nullptr);
+    sleeping_ = &slot;
+    waiting_ = waiting;
+    ++waits_;
+  }
+
+  void sleep_for(Nanos duration) {
+    const timeval tv = to_timeval(duration);
+    event_add(timer_, &tv);
+  }
+
+  // wake: ends the wait under way with `full` and runs the client on.
   void wake(bool full) {
+    event_del(timer_);
+    listening_.clear();
+    subscribing_.clear();
+    waiting_ = Waiting::kTimer;
     Slot<bool>* slot = std::exchange(sleeping_, nullptr);
     slot->complete(full);
     check_done();
+  }
+
+  // open_side: another connection of this client's (a notify waiter's, a pubsub subscriber's),
+  // with AUTH and SELECT queued as open() queues them; null if it could not be made at once.
+  redisAsyncContext* open_side() {
+    const Endpoint& endpoint = run_.request().endpoint;
+    redisAsyncContext* context = redisAsyncConnect(endpoint.host.c_str(), endpoint.port);
+    if (context == nullptr || context->err != 0) {
+      if (context != nullptr) redisAsyncFree(context);
+      return nullptr;
+    }
+    context->data = this;
+    redisLibeventAttach(context, owner_.base_);
+    redisAsyncSetConnectCallback(context, &LoopClient::on_side_connect);
+    redisAsyncSetDisconnectCallback(context, &LoopClient::on_side_gone);
+    for (const std::vector<std::string>& argv : setup_commands(endpoint)) {
+      command_on(context, argv, nullptr);  // a failure shows in the command after it
+    }
+    return context;
+  }
+
+  // side_gone: a side connection closed or could not connect: the next wait opens a new one (and
+  // subscribes again). A wait under way runs on to its timer, as the thread form sleeps out its
+  // fallback when its connection breaks.
+  void side_gone(const redisAsyncContext* context) {
+    if (context == waiter_) waiter_ = nullptr;
+    if (context == subscriber_) {
+      subscriber_ = nullptr;
+      subscribed_.clear();
+      unread_.clear();
+      if (waiting_ == Waiting::kSubscribe || waiting_ == Waiting::kListen) {
+        waiting_ = Waiting::kTimer;
+      }
+    }
+  }
+
+  // abandon_waiter: a BLPOP that outlived its command timeout: its connection is dropped (the
+  // thread form's connection breaks at the timeout and is reopened by the next wait).
+  void abandon_waiter() {
+    redisAsyncContext* context = std::exchange(waiter_, nullptr);
+    if (context == nullptr) return;
+    context->data = nullptr;
+    redisAsyncFree(context);  // its BLPOP is answered with nothing (on_woken drops it)
+  }
+
+  static void on_side_connect(const redisAsyncContext* context, int status) {
+    auto* client = static_cast<LoopClient*>(context->data);
+    if (status != REDIS_OK && client != nullptr && !client->closing_) client->side_gone(context);
+  }
+
+  static void on_side_gone(const redisAsyncContext* context, int /*status*/) {
+    auto* client = static_cast<LoopClient*>(context->data);
+    if (client != nullptr && !client->closing_) client->side_gone(context);
+  }
+
+  // on_woken: a notify waiter's BLPOP answered (a wake-up, or nil when its timeout passed: either
+  // way the client attempts again), failed (the fallback is slept out), or went with its
+  // connection. A reply for a wait that already ended (the run's stop) is dropped.
+  static void on_woken(redisAsyncContext* /*context*/, void* reply, void* self) {
+    auto* client = static_cast<LoopClient*>(self);
+    if (client->closing_) return;
+    LOCKSIM_ASSERT(!client->blpops_.empty());
+    const std::uint64_t wait = client->blpops_.front();
+    client->blpops_.pop_front();
+    if (client->sleeping_ == nullptr || wait != client->waits_ ||
+        client->waiting_ != Waiting::kBlpop) {
+      return;
+    }
+    const auto* r = static_cast<const redisReply*>(reply);
+    if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+      client->waiting_ = Waiting::kTimer;
+      return client->sleep_for(client->wait_ns_);
+    }
+    client->wake(true);
+  }
+
+  // on_message: what the subscriber connection reads: a subscription's confirmation, or a
+  // release published on a channel. Nothing (null) when the connection goes: side_gone() follows.
+  static void on_message(redisAsyncContext* /*context*/, void* reply, void* self) {
+    auto* client = static_cast<LoopClient*>(self);
+    if (client->closing_ || reply == nullptr) return;
+    const RedisResult read = result_of(*static_cast<redisReply*>(reply));
+    const Reply& r = read.reply;
+    if (r.type != Reply::Type::kArray || r.elements.size() != 3) return;
+    const std::string& channel = r.elements[1].str;
+    if (r.elements[0].str == "subscribe") {
+      client->subscribed_.insert(channel);
+      // Attempt again now that releases will be heard.
+      if (client->waiting_ == Waiting::kSubscribe && client->subscribing_ == channel) {
+        client->wake(true);
+      }
+      return;
+    }
+    if (!is_release_message(r, channel)) return;
+    if (client->waiting_ == Waiting::kListen && client->listening_ == channel) {
+      return client->wake(true);
+    }
+    ++client->unread_[channel];
   }
 
   void check_done() {
@@ -261,6 +470,17 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
         return deliver_later();
       }
     }
+    if (!command_on(context_, argv, callback)) {
+      pending_ = closed_result(context_);
+      return deliver_later();
+    }
+    flush();
+  }
+
+  // command_on: queues `argv` on `context`, its reply to `callback` (with this client); false if
+  // hiredis refused it (the connection is closing).
+  bool command_on(redisAsyncContext* context, const std::vector<std::string>& argv,
+                  redisCallbackFn* callback) {
     std::vector<const char*> pointers;
     std::vector<std::size_t> lengths;
     pointers.reserve(argv.size());
@@ -269,12 +489,8 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
       pointers.push_back(arg.data());
       lengths.push_back(arg.size());
     }
-    if (redisAsyncCommandArgv(context_, callback, this, static_cast<int>(argv.size()),
-                              pointers.data(), lengths.data()) != REDIS_OK) {
-      pending_ = closed_result(context_);
-      return deliver_later();
-    }
-    flush();
+    return redisAsyncCommandArgv(context, callback, this, static_cast<int>(argv.size()),
+                                 pointers.data(), lengths.data()) == REDIS_OK;
   }
 
   // flush: writes the queued commands now instead of on the loop's next turn: one write() per
@@ -353,11 +569,14 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     if (client != nullptr && client->context_ == context) client->context_ = nullptr;
   }
 
-  // on_timer: a sleep ended, or a result waits to be delivered.
+  // on_timer: a sleep or a waking wait's fallback ended (or a BLPOP's command timeout passed),
+  // or a result waits to be delivered.
   static void on_timer(int /*fd*/, short /*what*/, void* self) {
     auto* client = static_cast<LoopClient*>(self);
     if (std::exchange(client->delivering_, false)) return client->deliver();
-    if (client->sleeping_ != nullptr) client->wake(true);
+    if (client->sleeping_ == nullptr) return;
+    if (client->waiting_ == Waiting::kBlpop) client->abandon_waiter();
+    client->wake(true);
   }
 
   EventLoopWorkload& owner_;
@@ -381,9 +600,23 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   OneCommand command_;
   bool done_ = false;
 
-  // What the client task waits for: a reply, or the end of a sleep.
+  // What the client task waits for: a reply, or the end of a sleep or wait (waiting_ says which).
   Slot<RedisResult>* reply_ = nullptr;
   Slot<bool>* sleeping_ = nullptr;
+  Waiting waiting_ = Waiting::kTimer;
+  std::uint64_t waits_ = 0;  // waits begun: which one a late reply belongs to
+  Nanos wait_ns_ = 0;        // a notify wait's fallback, slept out if its BLPOP fails
+
+  // The waking strategies' connections: a notify waiter's (BLPOPs in flight, by their wait), and
+  // a pubsub subscriber's (its channels, the releases read while not waiting, and what the wait
+  // under way subscribes to or listens on).
+  redisAsyncContext* waiter_ = nullptr;
+  std::deque<std::uint64_t> blpops_;
+  redisAsyncContext* subscriber_ = nullptr;
+  std::set<std::string> subscribed_;
+  std::map<std::string, int> unread_;
+  std::string subscribing_;
+  std::string listening_;
 
   std::string full_key_;
 };
@@ -425,7 +658,8 @@ std::string EventLoopWorkload::connect() {
   Rng rng(0);
   for (const std::optional<OneCommand>& command :
        {run_.request().variant.acquire_command("k", 1000, rng),
-        run_.request().variant.release_command("k", "t")}) {
+        run_.request().variant.release_command("k", "t"),
+        release_signal(run_.scenario().lock.wait, "k")}) {
     if (command && command->script != nullptr) {
       const RedisResult loaded = command->script->load(setup);
       if (!loaded.ok()) return loaded.describe();

@@ -16,11 +16,6 @@ std::string event_loop_refusal(const Scenario& scenario) {
     return "$.steps: \"clients_run_as\": \"event_loop\" runs the clients of a workload only; run a "
            "scripted scenario on \"threads\" or \"processes\"";
   }
-  const std::string& strategy = scenario.lock.wait.strategy;
-  if (strategy == "notify" || strategy == "pubsub") {
-    return "$.lock.wait.strategy: \"" + strategy + "\" blocks a connection per waiter; expected " +
-           "\"poll\", \"backoff\" or \"retry_sleep\"" + why;
-  }
   for (const std::shared_ptr<const DrawnFault>& fault : scenario.workload->drawn_faults) {
     if (std::string refusal = fault->event_loop_refusal(why); !refusal.empty()) return refusal;
   }

@@ -69,7 +69,6 @@ bad "decreasing clients" '{"name": "x", "variants": ["lua_owner"], "strategies":
 bad "unknown variant" '{"name": "x", "variants": ["lua_ownr"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants\[0\]: unknown variant "lua_ownr" (did you mean "lua_owner"?)'
 bad "bad work range" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "work_ms": {"min": 5, "max": 1}}' '\$.work_ms: "min" (5) must not exceed "max" (1)'
 bad "event loop, multi-command variant" '{"name": "x", "variants": ["lua_owner", "get_then_del"], "strategies": [{"strategy": "poll"}], "clients": [1], "clients_run_as": "event_loop"}' '\$.clients_run_as: "event_loop" cannot run get_then_del: get_then_del needs several commands'
-bad "event loop, blocking wait" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "pubsub"}], "clients": [1], "clients_run_as": "event_loop"}' '\$.strategies\[0\].strategy: "pubsub" blocks a connection per waiter'
 bad "a library on threads" '{"name": "x", "variants": ["lua_owner", "lib:redis-py"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants: "lib:redis-py" is a lock library, whose clients are its adapter'"'"'s processes'
 if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
 

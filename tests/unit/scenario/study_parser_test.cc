@@ -1,4 +1,4 @@
-// study_parser_test: a study's clients_run_as reaches every point, which refuses blocking waits;
+// study_parser_test: a study's clients_run_as reaches every point, whatever its wait strategy;
 // its "client_mode" is a deprecated alias.
 #include <gtest/gtest.h>
 
@@ -16,9 +16,8 @@ using test::expect_contains;
 using test::kFile;
 using test::kVariants;
 
-// A study's clients_run_as reaches every point; a blocking strategy in an event-loop study is
-// named at its place in the study.
-TEST(StudyLoaderTest, ClientsRunAsReachesEveryPointAndBlockingWaitsAreRefused) {
+// A study's clients_run_as reaches every point, the waking strategies' points included.
+TEST(StudyLoaderTest, ClientsRunAsReachesEveryPoint) {
   json study = json::parse(R"({
     "name": "s", "variants": ["lua_owner", "set_nx_ex"], "clients": [1, 4], "keys": "per_client",
     "strategies": [{"strategy": "poll", "interval_ms": 1}], "clients_run_as": "event_loop"})");
@@ -31,12 +30,13 @@ TEST(StudyLoaderTest, ClientsRunAsReachesEveryPointAndBlockingWaitsAreRefused) {
   }
   EXPECT_EQ(loaded.resolved["clients_run_as"], "event_loop");
   EXPECT_FALSE(loaded.resolved.contains("client_mode"));
+  // The waking strategies run on the loop too (each client's waiter or subscriber connection).
   study["strategies"].push_back({{"strategy", "notify"}});
-  try {
-    parse_study(study, kFile, kVariants);
-    ADD_FAILURE() << "notify accepted in an event-loop study";
-  } catch (const InputError& error) {
-    expect_contains(error.what(), {kFile, "$.strategies[1].strategy", "blocks a connection"});
+  study["strategies"].push_back({{"strategy", "pubsub"}});
+  const Study waking = parse_study(study, kFile, kVariants);
+  ASSERT_EQ(waking.points.size(), 12u);  // 2 variants x 2 client counts x 3 strategies
+  for (const StudyPoint& point : waking.points) {
+    EXPECT_EQ(point.scenario.executor, Executor::kEventLoop);
   }
   study.erase("clients_run_as");
   for (const StudyPoint& point : parse_study(study, kFile, kVariants).points) {

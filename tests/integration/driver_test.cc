@@ -1,7 +1,8 @@
 // driver_test: every variant against every core fault on a real redis-server, through the driver
 // and the checkers: crash inside the critical section, work outliving the TTL, stale release, and
 // a fault-free contended workload that must raise no false alarm; and the three executors
-// (threads, one event loop, `locksim worker` processes) carrying out the same plan alike.
+// (threads, one event loop, `locksim worker` processes) and the simulator carrying out the same
+// plan alike.
 #include "sim/driver/driver.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
 #include "sim/client/fenced_store.h"
+#include "sim/explore/simulated_run.h"
 #include "sim/client/wait.h"
 #include "sim/driver/worker_protocol.h"
 #include "sim/history/transfer.h"
@@ -61,6 +63,20 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   const RedisResult keys = connection.command({"KEYS", prefix + "*"});
   EXPECT_TRUE(keys.ok());
   EXPECT_TRUE(keys.reply.elements.empty()) << "keys left under " << prefix;
+  return judged;
+}
+
+// simulated: `scenario` run on the simulator (sim/explore, its model servers and fibers), judged
+// as run() judges a real one.
+Judged simulated(const Scenario& scenario, const std::string& variant, std::uint64_t seed) {
+  const LockVariant& lock = *find_variant(variant);
+  EXPECT_EQ(simulator_refusal(scenario, lock), "");
+  StopSignal stop;
+  SimulatedRun sim = run_simulated(scenario, lock, seed, stop, "locksim:sim:" + variant + ":");
+  EXPECT_EQ(sim.cut_short, "");
+  EXPECT_TRUE(sim.outcome.harness_error.empty()) << sim.outcome.harness_error;
+  Judged judged{std::move(sim.outcome), {}};
+  judged.result = check_history(judged.outcome.history, check_options(scenario));
   return judged;
 }
 
@@ -684,9 +700,9 @@ Counts counts(const History& h) {
   return c;
 }
 
-// Every executor records what the threads record: for the same workload and seed, the same counts
+// Every host records what the threads record: for the same workload and seed, the same counts
 // of every event type per client, and no false alarm under contention for every variant that has
-// a one-command form (the event loop runs no other).
+// a one-command form (the event loop runs no other), on each executor and on the simulator.
 TEST(DriverExecutors, RecordWhatTheThreadsRecord) {
   for (const LockVariant* variant : all_variants()) {
     if (!variant->one_command()) continue;
@@ -702,10 +718,13 @@ TEST(DriverExecutors, RecordWhatTheThreadsRecord) {
       if (!on_threads) on_threads = counts(j.outcome.history);  // kExecutors starts with threads
       EXPECT_EQ(counts(j.outcome.history), *on_threads) << what;
     }
+    const Judged sim = simulated(scenario, name, 7);
+    EXPECT_EQ(sim.result.verdict, Verdict::kOk) << name << " on the simulator";
+    EXPECT_EQ(counts(sim.outcome.history), *on_threads) << name << " on the simulator";
   }
 }
 
-// The waking wait strategies run on every executor: the event loop sends each client's BLPOP
+// The waking wait strategies run on every executor and on the simulator: the event loop sends each client's BLPOP
 // ("notify") or SUBSCRIBE ("pubsub") on a connection of the client's own, and the release's signal
 // on its own connection. The fallback (60 s) is far beyond the acquire timeout (15 s), so a waiter
 // that a release did not wake gives up and the acquire counts fail: every acquire granted means
@@ -726,6 +745,10 @@ TEST(DriverExecutors, WakingWaitsRunOnEveryExecutor) {
       if (!on_threads) on_threads = counts(j.outcome.history);  // kExecutors starts with threads
       EXPECT_EQ(counts(j.outcome.history), *on_threads) << what;
     }
+    const Judged sim = simulated(scenario, "lua_owner", 3);
+    EXPECT_EQ(sim.result.verdict, Verdict::kOk) << strategy << " on the simulator";
+    EXPECT_EQ(sim.result.stats.acquires_failed, 0) << strategy << " on the simulator";
+    EXPECT_EQ(counts(sim.outcome.history), *on_threads) << strategy << " on the simulator";
   }
 }
 

@@ -101,7 +101,8 @@ struct RunOutcome {
 RunOutcome run_scenario(const RunRequest& request);
 
 // clients_run_as_refusal: why `variant` cannot run `scenario` on the scenario's executor
-// ("clients_run_as": "event_loop" needs a one-command variant that does not renew), in words for
+// ("clients_run_as": "event_loop" needs a one-command variant that renews, if at all, in one
+// command), in words for
 // a message about the clients_run_as field; "" if it can. For validating input before a run.
 std::string clients_run_as_refusal(const Scenario& scenario, const LockVariant& variant);
 

@@ -71,8 +71,9 @@ RedisResult closed_result(const redisAsyncContext* context) {
 }  // namespace
 
 std::string event_loop_refusal(const RunRequest& request) {
-  if (request.variant.renews()) {
-    return std::string(request.variant.name()) + " renews its lease on a thread of its own";
+  if (request.variant.renews() && !request.variant.extend_command("k", "t", 1000)) {
+    return std::string(request.variant.name()) +
+           " renews its lease with several commands, on a thread of its own";
   }
   if (!request.variant.one_command()) {
     return std::string(request.variant.name()) +
@@ -94,16 +95,23 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
         rng_(run_.plan().clients().at(static_cast<std::size_t>(index)).seed),
         wait_rng_(rng_.fork(kWaitStream)) {
     timer_ = event_new(owner_.base_, -1, 0, &LoopClient::on_timer, this);
+    if (variant_.renews()) {
+      // The renewal's own log, added in the same order as a client thread adds it.
+      renewal_record_.emplace(run_.recorder().add_log(static_cast<std::size_t>(index)),
+                              run_.scenario().lock.ttl_ms);
+      renew_timer_ = event_new(owner_.base_, -1, 0, &LoopClient::on_renew_timer, this);
+    }
   }
 
   ~LoopClient() override {
     closing_ = true;  // callbacks run by the frees below do nothing
-    for (redisAsyncContext* context : {context_, waiter_, subscriber_}) {
+    for (redisAsyncContext* context : {context_, waiter_, subscriber_, renewer_}) {
       if (context == nullptr) continue;
       context->data = nullptr;
       redisAsyncFree(context);
     }
     if (timer_ != nullptr) event_free(timer_);
+    if (renew_timer_ != nullptr) event_free(renew_timer_);
   }
 
   // open: a connection with AUTH and SELECT queued; false if it failed at once.
@@ -146,7 +154,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   }
 
   bool done() const { return done_; }
-  bool in_flight() const { return reply_ != nullptr; }
+  bool in_flight() const { return reply_ != nullptr || renewal_stopped_ != nullptr; }
 
   // --- WorkloadHost ---------------------------------------------------------------------------
 
@@ -155,10 +163,15 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     const Nanos invoked = record_.invoke_acquire(logical_key, intended_ns);
     full_key_ = run_.full_key(logical_key);
     const AcquireEnd end = co_await acquire_loop(*this, invoked + ms_to_ns(timeout_ms));
-    co_return record_.end_acquire(outcome_of(end));
+    const AcquireStatus status = record_.end_acquire(outcome_of(end));
+    if (status == AcquireStatus::kAcquired && renewal_record_) {
+      start_renewal(logical_key, record_.held_token());
+    }
+    co_return status;
   }
 
   Task<bool> release() override {
+    co_await stop_renewal();  // as a client thread joins its watchdog: an extension ends first
     record_.exit();
     const std::string token = record_.invoke_release();
     const OneCommand release = *variant_.release_command(full_key_, token);
@@ -185,6 +198,11 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   }
 
   void crash() override {
+    // A dead process renews nothing; an extension under way is never answered to it (its
+    // invocation stays open in the history: it may or may not have happened).
+    renewing_on_ = false;
+    if (renew_timer_ != nullptr) event_del(renew_timer_);
+    drop_extension_ = extending_;
     record_.crash();
     // The server sees the connection close, as it would when a process dies.
     if (context_ != nullptr) redisAsyncDisconnect(context_);
@@ -204,6 +222,79 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   void lose_next_reply() override { refused("a drawn fault that needs the nemesis"); }
   void pause_holder() override { refused("a drawn fault that needs the nemesis"); }
   void resume_holder() override { refused("a drawn fault that needs the nemesis"); }
+
+  // --- renewal (the Watchdog's rules, sim/client/watchdog.h) ------------------------------------
+  //
+  // While the lock is held, an extension falls due a renewal period after the previous one
+  // returned (the first: a period after the grant); it is sent on a connection of the client's
+  // own (the Watchdog's), so that it never waits behind the client's own commands.
+
+  void start_renewal(const std::string& logical_key, std::string token) {
+    LOCKSIM_ASSERT(run_.scenario().lock.renew_period_ms > 0);
+    renew_logical_key_ = logical_key;
+    renew_token_ = std::move(token);
+    renewing_on_ = true;
+    schedule_renewal();
+  }
+
+  void schedule_renewal() {
+    const timeval period = to_timeval(ms_to_ns(run_.scenario().lock.renew_period_ms));
+    event_add(renew_timer_, &period);
+  }
+
+  // stop_renewal: no extension is sent from now on; done once the one under way (if any) ended.
+  Ask<bool> stop_renewal() {
+    renewing_on_ = false;
+    if (renew_timer_ != nullptr) event_del(renew_timer_);
+    if (!extending_) return Ask<bool>(true);
+    return Ask<bool>::later([this](Slot<bool>& slot) { renewal_stopped_ = &slot; });
+  }
+
+  static void on_renew_timer(int /*fd*/, short /*what*/, void* self) {
+    auto* client = static_cast<LoopClient*>(self);
+    if (!client->renewing_on_ || client->run_.should_stop()) return;  // the run's stop ends it
+    client->extend();
+  }
+
+  void extend() {
+    const std::string full_key = run_.full_key(renew_logical_key_);
+    const OneCommand command =
+        *variant_.extend_command(full_key, renew_token_, run_.scenario().lock.ttl_ms);
+    renewal_record_->invoke(renew_logical_key_, renew_token_);
+    extending_ = true;
+    if (renewer_ == nullptr) renewer_ = open_side();
+    // A script is sent by its source: the renewer is opened per need, and EVAL needs no cache.
+    std::vector<std::string> argv = {"EVAL", command.script->source(),
+                                     std::to_string(command.keys)};
+    for (std::size_t i = 0; i < command.argv.size(); ++i) argv.emplace_back(command.argv[i]);
+    if (renewer_ == nullptr || !command_on(renewer_, argv, &LoopClient::on_extended)) {
+      return extended(closed_result(renewer_));
+    }
+  }
+
+  static void on_extended(redisAsyncContext* context, void* reply, void* self) {
+    auto* client = static_cast<LoopClient*>(self);
+    if (client->closing_) return;
+    client->extended(reply != nullptr ? result_of(*static_cast<redisReply*>(reply))
+                                      : closed_result(context));
+  }
+
+  // extended: the extension under way returned `reply`.
+  void extended(RedisResult reply) {
+    extending_ = false;
+    if (std::exchange(drop_extension_, false)) return;  // the client died meanwhile: see crash()
+    renewal_record_->end(renew_logical_key_, outcome_of(variant_.read_extend(std::move(reply))));
+    {
+      std::lock_guard<std::mutex> state(run_.mutex);
+      ++run_.renewals[static_cast<std::size_t>(index_)];
+    }
+    run_.notify_changed();
+    if (renewing_on_) return schedule_renewal();
+    if (Slot<bool>* stopped = std::exchange(renewal_stopped_, nullptr)) {
+      stopped->complete(true);
+      check_done();
+    }
+  }
 
   // --- AcquireHost ----------------------------------------------------------------------------
 
@@ -353,6 +444,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   // fallback when its connection breaks.
   void side_gone(const redisAsyncContext* context) {
     if (context == waiter_) waiter_ = nullptr;
+    if (context == renewer_) renewer_ = nullptr;
     if (context == subscriber_) {
       subscriber_ = nullptr;
       subscribed_.clear();
@@ -372,6 +464,7 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     redisAsyncFree(context);  // its BLPOP is answered with nothing (on_woken drops it)
   }
 
+  // side_gone also forgets a renewer that closed.
   static void on_side_connect(const redisAsyncContext* context, int status) {
     auto* client = static_cast<LoopClient*>(context->data);
     if (status != REDIS_OK && client != nullptr && !client->closing_) client->side_gone(context);
@@ -617,6 +710,18 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
   std::map<std::string, int> unread_;
   std::string subscribing_;
   std::string listening_;
+
+  // The renewal of a variant that renews: its log, timer and connection, what it extends, and
+  // whether it goes on, has an extension under way, or is awaited by a release.
+  std::optional<RenewalRecord> renewal_record_;
+  event* renew_timer_ = nullptr;
+  redisAsyncContext* renewer_ = nullptr;
+  std::string renew_logical_key_;
+  std::string renew_token_;
+  bool renewing_on_ = false;
+  bool extending_ = false;
+  bool drop_extension_ = false;  // the extension under way outlived its client (crash())
+  Slot<bool>* renewal_stopped_ = nullptr;
 
   std::string full_key_;
 };

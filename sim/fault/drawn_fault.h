@@ -123,7 +123,7 @@ class DrawnFault {
     return nullptr;
   }
   // event_loop_refusal: "<JSON path>: <reason>" if the kind is on and one event loop cannot host
-  // it ("clients_run_as": "event_loop": no renewal, no nemesis); "" if it can. `why` is the
+  // it ("clients_run_as": "event_loop": no lost renewal, no nemesis); "" if it can. `why` is the
   // executor's own reason, to be said after the kind's.
   virtual std::string event_loop_refusal(std::string_view /*why*/) const { return ""; }
   // estimated_inside_ms: the mean time the kind adds to a holder's stay inside per cycle, as the

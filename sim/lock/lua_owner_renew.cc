@@ -1,8 +1,8 @@
 // lua_owner_renew: lua_owner plus a watchdog (Docs B and D). Acquire and release are lua_owner's
-// (delegated, not copied); renews() asks the driver to extend the lease while the lock is held,
-// with an owner-checked Lua PEXPIRE (Doc D's EXPIRE, in milliseconds here because scenarios scale
-// TTLs down). Renewal fixes leases that expire during long work, but not a pause that also stops
-// the renewal thread.
+// (delegated, not copied, one-command forms included); renews() asks the host to extend the lease
+// while the lock is held, with one command (extend_command): an owner-checked Lua PEXPIRE (Doc D's
+// EXPIRE, in milliseconds here because scenarios scale TTLs down). Renewal fixes leases that
+// expire during long work, but not a pause that also stops the renewal.
 #include <string>
 #include <utility>
 
@@ -46,12 +46,37 @@ class RenewingOwnerCheckedLuaLock final : public LockVariant {
     return lua_owner_variant().release(context, key, token);
   }
 
+  // The one-command forms are lua_owner's too (the event-loop host sends them).
+  std::optional<OneCommand> acquire_command(const std::string& key, std::int64_t ttl_ms,
+                                            Rng& rng) const override {
+    return lua_owner_variant().acquire_command(key, ttl_ms, rng);
+  }
+  AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
+    return lua_owner_variant().read_acquire(std::move(result), token);
+  }
+  std::optional<OneCommand> release_command(const std::string& key,
+                                            const std::string& token) const override {
+    return lua_owner_variant().release_command(key, token);
+  }
+  ReleaseResult read_release(RedisResult result) const override {
+    return lua_owner_variant().read_release(std::move(result));
+  }
+
   bool renews() const override { return true; }
 
+  // extend: the one-command form, sent and read (the event loop sends the same command).
   ExtendResult extend(const LockContext& context, const std::string& key, const std::string& token,
                       std::int64_t ttl_ms) const override {
-    RedisResult result =
-        extend_script().run(context.connection, {key}, {token, std::to_string(ttl_ms)});
+    return read_extend(run_one(context.connection, *extend_command(key, token, ttl_ms)));
+  }
+
+  std::optional<OneCommand> extend_command(const std::string& key, const std::string& token,
+                                           std::int64_t ttl_ms) const override {
+    const std::string ttl = std::to_string(ttl_ms);
+    return OneCommand{&extend_script(), OneCommand::words({key, token, ttl}), 1};
+  }
+
+  ExtendResult read_extend(RedisResult result) const override {
     ExtendResult extended;
     if (result.ok() && result.reply.is_integer(1)) {
       extended.outcome = ExtendResult::Outcome::kExtended;

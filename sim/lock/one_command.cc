@@ -29,6 +29,10 @@ ReleaseResult LockVariant::read_release(RedisResult /*result*/) const {
   return {ReleaseResult::Outcome::kError, 0, no_form()};
 }
 
+ExtendResult LockVariant::read_extend(RedisResult /*result*/) const {
+  return {ExtendResult::Outcome::kError, no_form()};
+}
+
 bool LockVariant::one_command() const {
   Rng rng(0);
   return acquire_command("k", 1000, rng).has_value() && release_command("k", "t").has_value();

@@ -197,7 +197,7 @@ class LockVariant {
   }
 
   // The one-command form. A variant whose acquire attempt and release are each one command (no
-  // checkpoint between commands, no renewal) describes them here, so that the event-loop client
+  // checkpoint between commands) describes them here, so that the event-loop client
   // mode can send them without a thread per client, and reads their replies with read_acquire
   // and read_release. Its try_acquire and release are built from the same pieces, so a reply
   // means the same in both modes. Other variants answer nullopt (and are run on threads).
@@ -213,6 +213,15 @@ class LockVariant {
   virtual ReleaseResult read_release(RedisResult result) const;
   // one_command: whether both forms exist.
   bool one_command() const;
+  // extend_command / read_extend: a renewing variant's extension as one command, and what its
+  // reply means (the event-loop host sends it from its renewal timer); its extend() is built from
+  // the same pieces. Other variants answer nullopt.
+  virtual std::optional<OneCommand> extend_command(const std::string& /*key*/,
+                                                   const std::string& /*token*/,
+                                                   std::int64_t /*ttl_ms*/) const {
+    return std::nullopt;
+  }
+  virtual ExtendResult read_extend(RedisResult result) const;
 };
 
 }  // namespace locksim

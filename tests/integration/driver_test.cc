@@ -724,15 +724,16 @@ TEST(DriverExecutors, RecordWhatTheThreadsRecord) {
   }
 }
 
-// The waking wait strategies run on every executor and on the simulator: the event loop sends each client's BLPOP
-// ("notify") or SUBSCRIBE ("pubsub") on a connection of the client's own, and the release's signal
-// on its own connection. The fallback (60 s) is far beyond the acquire timeout (15 s), so a waiter
+// The waking wait strategies run on every executor and on the simulator: the event loop sends
+// each client's BLPOP ("notify") or SUBSCRIBE ("pubsub") on a connection of the client's own, and
+// the release's signal on its own connection. The fallback (60 s) is far beyond the acquire timeout (15 s), so a waiter
 // that a release did not wake gives up and the acquire counts fail: every acquire granted means
 // every waiter was woken. The counts of every event type per client are the threads' own.
 TEST(DriverExecutors, WakingWaitsRunOnEveryExecutor) {
   for (const std::string strategy : {"notify", "pubsub"}) {
-    const std::string lock = R"({"ttl_ms": 5000, "acquire_timeout_ms": 15000, "wait": {"strategy": ")" +
-                             strategy + R"(", "fallback_ms": 60000}})";
+    const std::string lock =
+        R"({"ttl_ms": 5000, "acquire_timeout_ms": 15000, "wait": {"strategy": ")" + strategy +
+        R"(", "fallback_ms": 60000}})";
     const Scenario scenario = workload("lua_owner", R"(, "clients": 4, "cycles": 40)", lock);
     std::optional<Counts> on_threads;
     for (const Executor executor : kExecutors) {
@@ -750,6 +751,32 @@ TEST(DriverExecutors, WakingWaitsRunOnEveryExecutor) {
     EXPECT_EQ(sim.result.stats.acquires_failed, 0) << strategy << " on the simulator";
     EXPECT_EQ(counts(sim.outcome.history), *on_threads) << strategy << " on the simulator";
   }
+}
+
+// Renewal runs on every host: lua_owner_renew holds each lock 1.2-1.3 s on a 1 s lease renewed
+// every 100 ms while another client polls for it, on threads, the event loop (a renewal timer and
+// a connection of each client's own), worker processes and the simulator. Without renewal the
+// lease expires inside every hold and the poller takes the lock (lua_owner, the control, is
+// caught); with it no hold is violated and every hold was extended.
+TEST(DriverExecutors, RenewalRunsOnEveryExecutor) {
+  const std::string lock = R"({"ttl_ms": 1000, "renew_period_ms": 100,
+      "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}})";
+  const std::string body = R"(, "clients": 2, "cycles": 2, "work_ms": {"min": 1200, "max": 1300})";
+  const Judged control = run(workload("lua_owner", body, lock), "lua_owner", 5);
+  EXPECT_EQ(control.result.verdict, Verdict::kMutexViolation);
+  const Scenario scenario = workload("lua_owner_renew", body, lock);
+  const auto judged_ok = [](const Judged& j, const std::string& what) {
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << what;
+    EXPECT_EQ(j.result.stats.acquires_ok, 4) << what;
+    EXPECT_EQ(j.result.stats.releases_ok, 4) << what;
+    EXPECT_GE(j.result.stats.extends_ok, 4) << what;  // about 11 per hold
+    EXPECT_EQ(j.result.stats.extends_failed, 0) << what;
+  };
+  for (const Executor executor : kExecutors) {
+    judged_ok(run(on(executor, scenario), "lua_owner_renew", 5),
+              "lua_owner_renew on " + std::string(to_string(executor)));
+  }
+  judged_ok(simulated(scenario, "lua_owner_renew", 5), "lua_owner_renew on the simulator");
 }
 
 // ByClient: a sequence per client name.

@@ -182,7 +182,8 @@ TEST(DrawnFaultKinds, LoseStopsRenewingAndSleepsThreeLeasesInsteadOfWorking) {
   EXPECT_EQ(completed->estimated_inside_ms(), 1500.0);
   EXPECT_EQ(inject(*completed, 1, true), (std::vector<std::string>{"lose_lock", "sleep 3000 ms"}));
   EXPECT_EQ(completed->event_loop_refusal(" (why)"),
-            "$.workload.lose_probability: expected 0: a lost iteration needs renewal (why)");
+            "$.workload.lose_probability: expected 0: the event loop's renewal cannot lose an "
+            "iteration (why)");
 }
 
 TEST(DrawnFaultKinds, PauseFreezesTheHolderForItsDraw) {

@@ -9,8 +9,8 @@
 // The kind's own code is this file and its row in sim/fault/drawn_fault.cc, but it needs more: the
 // client verb lose_lock (DrawnFaultHost::lose_lock, sim/fault/drawn_fault.h), which every host of
 // the workload client implements (the thread client stops its renewal, the process client asks
-// its worker to with the worker protocol's stop_renewal op, the event loop refuses the kind
-// before the run), and the fault kind lose_lock that the client records (sim/fault/fault.h and
+// its worker to with the worker protocol's stop_renewal op; the event loop, whose renewal is a
+// timer of its own, refuses the kind before the run), and the fault kind lose_lock that the client records (sim/fault/fault.h and
 // fault.cc).
 #include <algorithm>
 #include <cstdint>
@@ -44,7 +44,8 @@ class Lose final : public DrawnFault {
 
   std::string event_loop_refusal(std::string_view why) const override {
     if (!on()) return "";
-    return "$.workload.lose_probability: expected 0: a lost iteration needs renewal" +
+    return "$.workload.lose_probability: expected 0: the event loop's renewal cannot lose an "
+           "iteration" +
            std::string(why);
   }
 

@@ -41,12 +41,28 @@ redis.call('LPUSH', KEYS[1], '1')
 redis.call('LTRIM', KEYS[1], 0, 0)
 return 1)lua");
 
+// WakingWait: what the notify and pubsub strategies share: their fallback, the dial of their own
+// connection, and the release's signal (release_signal).
+class WakingWait : public WaitStrategy {
+ public:
+  WakingWait(const WaitConfig& config, Dial dial)
+      : config_(config), fallback_ns_(fallback_ns(config)), dial_(std::move(dial)) {}
+
+  void on_release(Connection& connection, const std::string& full_key) final {
+    run_one(connection, *release_signal(config_, full_key));
+  }
+
+ protected:
+  WaitConfig config_;
+  Nanos fallback_ns_;
+  Dial dial_;
+};
+
 // NotifyWait: BLPOP on the key's notify list, bounded by fallback_ms because a lock freed by
 // expiry (or by a crashed holder's TTL) notifies nobody.
-class NotifyWait final : public WaitStrategy {
+class NotifyWait final : public WakingWait {
  public:
-  NotifyWait(const WaitConfig& config, Dial dial)
-      : config_(config), fallback_ns_(fallback_ns(config)), dial_(std::move(dial)) {}
+  using WakingWait::WakingWait;
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -62,14 +78,7 @@ class NotifyWait final : public WaitStrategy {
     if (!result.ok()) pause(wait_ns);  // fall back to sleeping; reconnect next time
   }
 
-  void on_release(Connection& connection, const std::string& full_key) override {
-    run_one(connection, *release_signal(config_, full_key));
-  }
-
  private:
-  WaitConfig config_;
-  Nanos fallback_ns_;
-  Dial dial_;
   std::unique_ptr<Connection> waiter_;
 };
 
@@ -79,10 +88,10 @@ class NotifyWait final : public WaitStrategy {
 // took effect, or while the connection was down, wakes nobody, so a waiter re-tries at least
 // every fallback_ms. The first wait for a key only subscribes and returns at once, so that the
 // next attempt comes after the subscription: a release between the two is then never missed.
-class PubSubWait final : public WaitStrategy {
+class PubSubWait final : public WakingWait {
  public:
   PubSubWait(const WaitConfig& config, Dial dial, const Clock& clock)
-      : config_(config), fallback_ns_(fallback_ns(config)), dial_(std::move(dial)), clock_(clock) {}
+      : WakingWait(config, std::move(dial)), clock_(clock) {}
 
   void wait(const Pause& pause, const std::string& full_key, int /*failed_attempts*/,
             Nanos max_ns) override {
@@ -113,14 +122,7 @@ class PubSubWait final : public WaitStrategy {
     }
   }
 
-  void on_release(Connection& connection, const std::string& full_key) override {
-    run_one(connection, *release_signal(config_, full_key));
-  }
-
  private:
-  WaitConfig config_;
-  Nanos fallback_ns_;
-  Dial dial_;
   const Clock& clock_;
   std::unique_ptr<Connection> subscriber_;
   std::set<std::string> subscribed_;

@@ -105,8 +105,7 @@ BackendDifference compare_backends(const ShrinkResult& simulated, const Confirma
     const int runs = on_real == real.signatures.end() ? 0 : on_real->second;
     if (runs < real.runs) {
       difference.not_on_real.push_back(signature + " (" + of_runs(runs) + ", every one of " +
-                                        std::to_string(simulated_runs) +
-                                        " simulated seeds)");
+                                       std::to_string(simulated_runs) + " simulated seeds)");
     }
   }
   return difference;

@@ -20,8 +20,8 @@
 namespace locksim {
 
 struct ShrinkResult {
-  nlohmann::json document;  // the minimal scenario, expecting what its run shows
-  std::uint64_t seed = 0;   // the schedule shrunk (its seeds: seed..seed + seeds per candidate)
+  nlohmann::json document;   // the minimal scenario, expecting what its run shows
+  std::uint64_t seed = 0;    // the schedule shrunk (its seeds: seed..seed + seeds per candidate)
   int schedules_shrunk = 1;  // shrink_robustly: how many schedules it shrank to choose this one
   std::size_t steps_before = 0;
   std::size_t steps_after = 0;

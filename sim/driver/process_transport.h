@@ -9,7 +9,7 @@
 // its own (Ctrl-C reaches only locksim, which then stops them), and is killed and reaped when its
 // transport ends.
 //
-//   ProcessTransport transport(clock, {.take = take_event, .should_stop = ..., .broken = ...});
+//   ProcessTransport transport(clock, {.take = ..., .should_stop = ..., .broken = ...});
 //   if (std::string error = transport.spawn(command, ""); !error.empty()) return error;
 //   ProcessTransport::Reply hello = transport.call({{"op", "hello"}}, patience, false, {});
 #pragma once

@@ -9,7 +9,8 @@
 #include <cstdio>
 
 #include "bench/ratio_reporter.h"
-#include "sim/explore/explorer.h"
+#include "sim/explore/schedule.h"
+#include "sim/explore/search.h"
 #include "sim/lock/registry.h"
 
 namespace locksim {

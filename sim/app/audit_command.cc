@@ -14,8 +14,11 @@
 
 #include "sim/app/commands.h"
 #include "sim/core/error.h"
-#include "sim/explore/explorer.h"
+#include "sim/explore/confirm.h"
 #include "sim/explore/judge.h"
+#include "sim/explore/schedule.h"
+#include "sim/explore/search.h"
+#include "sim/explore/shrink.h"
 #include "sim/lock/registry.h"
 #include "sim/report/files.h"
 #include "sim/report/junit.h"

@@ -5,7 +5,7 @@
 // the nemesis's server faults, and a client's renewal (Watchdog) and a scripted step's link
 // fault (the thread that forwards a delayed command or closes a window) start theirs the same
 // way. Real threads and processes are started elsewhere too, outside the Runtime: a worker
-// process per client and the thread that reads it (process_client.cc), a LinkProxy's loop
+// process per client and the thread that reads it (process_transport.cc), a LinkProxy's loop
 // thread (sim/proxy), the topology's redis-server processes and its keeper thread (sim/topology,
 // sim/redis).
 //

@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "sim/explore/explorer.h"
+#include "sim/explore/schedule.h"
 #include "sim/lock/registry.h"
 
 namespace locksim {

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/explore/explorer.h"
+#include "sim/explore/confirm.h"
+#include "sim/explore/shrink.h"
 
 namespace locksim {
 namespace {

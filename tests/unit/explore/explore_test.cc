@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/explore/explorer.h"
+#include "sim/explore/exercise.h"
+#include "sim/explore/schedule.h"
+#include "sim/explore/search.h"
+#include "sim/explore/shrink.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
 #include "sim/scenario/loader.h"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "sim/explore/explorer.h"
+#include "sim/explore/schedule.h"
 #include "sim/lock/registry.h"
 
 namespace locksim {

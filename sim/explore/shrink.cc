@@ -1,197 +1,21 @@
-#include "sim/explore/explorer.h"
+// shrink.cc: the shrinker: a failing schedule made minimal one change at a time, the schedule to
+// shrink chosen so the result does not hang on one timing, and the minimal one measured on fresh
+// and sampled seeds.
+#include "sim/explore/shrink.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
-#include <thread>
+#include <utility>
 
 #include "sim/checker/check.h"
-#include "sim/core/clock.h"
-#include "sim/core/error.h"
-#include "sim/driver/driver.h"
-#include "sim/redis/server.h"
-#include "sim/report/run_record.h"
-#include "sim/scenario/loader.h"
+#include "sim/core/stop.h"
 #include "sim/explore/simulated_run.h"
-#include "sim/topology/topology.h"
+#include "sim/report/run_record.h"
 
 namespace locksim {
 namespace {
 
 using Json = nlohmann::json;
-
-// parse: the document as a Scenario for `variant` (the only variant it names).
-Scenario parse(const Json& document, const LockVariant& variant) {
-  // Run, never written: the document itself is what explore writes (a shrunk scenario, a replay).
-  return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())},
-                        Resolved::kSkip);
-}
-
-}  // namespace
-
-Json exercise_document(const ExploreTarget& target, std::uint64_t seed) {
-  if (target.scenario) return *target.scenario;
-  return draw_exercise(*target.variant, target.exercise, seed);
-}
-
-PreparedSchedule prepare_schedule(const Json& document, const LockVariant& variant) {
-  PreparedSchedule prepared;
-  try {
-    prepared.scenario = parse(document, variant);
-  } catch (const InputError& e) {
-    prepared.error = e.what();
-    return prepared;
-  }
-  if (const std::string why = simulator_refusal(prepared.scenario, variant); !why.empty()) {
-    prepared.error = "the simulator cannot run it: " + why;
-  }
-  return prepared;
-}
-
-ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed,
-                         bool words) {
-  return run_schedule(prepare_schedule(document, variant), variant, seed, words);
-}
-
-ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
-                         std::uint64_t seed, bool words, const StopSignal* interrupt) {
-  ScheduleRun run;
-  if (!prepared.error.empty()) {
-    run.error = prepared.error;
-    return run;
-  }
-  const Scenario& scenario = prepared.scenario;
-  StopSignal stop;
-  SimulatedRun simulated =
-      run_simulated(scenario, variant, seed, stop,
-                    "locksim:explore:" + std::string(variant.name()) + ":", interrupt);
-  if (!simulated.cut_short.empty()) {
-    run.error = simulated.cut_short;
-    run.cut_short = true;
-    return run;
-  }
-  if (!simulated.outcome.harness_error.empty()) {
-    run.error = simulated.outcome.harness_error;
-    return run;
-  }
-  CheckOptions options = check_options(scenario);
-  options.words = words;
-  const CheckResult result = check_history(simulated.outcome.history, options);
-  run.signatures = signatures(result);
-  run.verdict = std::string(to_string(result.verdict));
-  for (const Finding& f : result.findings) {
-    if (words && (verdict_of(f.kind) != Verdict::kOk ||
-                  run.signatures.count(std::string(to_string(f.kind))))) {
-      run.words.push_back(f.words);
-    }
-  }
-  run.history = std::move(simulated.outcome.history);
-  return run;
-}
-
-ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
-                       const std::function<void(std::uint64_t)>& progress) {
-  const Clock& clock = real_clock();
-  const Nanos started = clock.now_ns();
-  const Nanos deadline =
-      budget.seconds > 0 ? started + static_cast<Nanos>(budget.seconds * 1e9) : INT64_MAX;
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<std::uint64_t> done{0};
-  std::mutex mutex;  // guards summary
-  ExploreSummary summary;
-  summary.last_seed = budget.first_seed;
-  // Each seed's result is folded in at once (memory does not grow with the schedules); the first
-  // seed of a finding is the least seed that showed it, whichever worker ran it.
-  const auto worker = [&] {
-    // A given scenario is parsed once per worker; a drawn exercise is a new document each seed.
-    std::optional<PreparedSchedule> given;
-    if (target.scenario) given = prepare_schedule(*target.scenario, *target.variant);
-    while (!stop.requested() && clock.now_ns() < deadline) {
-      const std::uint64_t n = next.fetch_add(1);
-      if (n >= budget.schedules) break;
-      const std::uint64_t seed = budget.first_seed + n;
-      std::vector<std::string> faults;
-      ScheduleRun run;
-      if (given) {
-        run = run_schedule(*given, *target.variant, seed, false, &stop);
-      } else {
-        const Json document = exercise_document(target, seed);
-        run = run_schedule(prepare_schedule(document, *target.variant), *target.variant, seed,
-                           false, &stop);
-        faults = faults_in(document);
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      ++summary.schedules;
-      if (run.cut_short) {
-        // A schedule that did not end is the harness's error: counted apart, never judged.
-        ++summary.harness_errors;
-        // The least five seeds, whichever worker ran them.
-        std::vector<ExploreSummary::Error>& kept = summary.harness_error_seeds;
-        kept.push_back({seed, run.error});
-        std::sort(kept.begin(), kept.end(),
-                  [](const auto& a, const auto& b) { return a.seed < b.seed; });
-        if (kept.size() > 5) kept.pop_back();
-        continue;
-      }
-      if (!run.error.empty()) {
-        ++summary.could_not_run;
-        if (summary.errors.size() < 5) {
-          summary.errors.push_back({seed, run.error});
-        }
-        continue;
-      }
-      for (const std::string& signature : run.signatures) {
-        ExploreFinding& found = summary.findings[signature];
-        found.first_seed = found.schedules == 0 ? seed : std::min(found.first_seed, seed);
-        ++found.schedules;
-      }
-      if (run.verdict == "unknown") {
-        // An indeterminate call could hide a violation: not an ok, whatever else it showed.
-        summary.unknown_first_seed =
-            summary.unknown == 0 ? seed : std::min(summary.unknown_first_seed, seed);
-        ++summary.unknown;
-      }
-      for (const std::string& fault : faults) ++summary.exercised[fault];
-      if (faults.empty() && !target.scenario) ++summary.with_no_fault;
-      done.fetch_add(1);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < std::max(1, budget.jobs); ++j) threads.emplace_back(worker);
-  // The reporter reports every 200 ms and is told at once when the work is done: the end of an
-  // exploration (and its rate) does not wait out the reporter's interval.
-  std::thread reporter;
-  std::mutex report_mutex;  // guards reporting
-  std::condition_variable report_changed;
-  bool reporting = static_cast<bool>(progress);
-  if (progress) {
-    reporter = std::thread([&] {
-      std::unique_lock<std::mutex> lock(report_mutex);
-      while (!clock.wait_for(report_changed, lock, ms_to_ns(200), [&] { return !reporting; })) {
-        lock.unlock();
-        progress(done.load());
-        lock.lock();
-      }
-    });
-  }
-  worker();
-  for (std::thread& thread : threads) thread.join();
-  summary.seconds = static_cast<double>(clock.now_ns() - started) / 1e9;
-  {
-    std::lock_guard<std::mutex> lock(report_mutex);
-    reporting = false;
-  }
-  clock.notify_all(report_changed);
-  if (reporter.joinable()) reporter.join();
-  summary.interrupted = stop.requested();
-  summary.last_seed = budget.first_seed + std::min<std::uint64_t>(next.load(), budget.schedules) -
-                      (summary.schedules > 0 ? 1 : 0);
-  return summary;
-}
-
-namespace {
 
 // Shrinker: tries candidates; a candidate is kept if one of the seeds still shows the finding.
 class Shrinker {
@@ -282,7 +106,7 @@ std::vector<Json::json_pointer> durations(const Json& document) {
 // (its signature and the clients it involves) as its run under `seed` shows it.
 Json expectation_of(const Json& document, const LockVariant& variant, std::uint64_t seed,
                     const std::string& signature) {
-  const Scenario scenario = parse(document, variant);
+  const Scenario scenario = parse_schedule(document, variant);
   StopSignal stop;
   SimulatedRun run = run_simulated(scenario, variant, seed, stop, "locksim:explore:");
   const CheckResult result = check_history(run.outcome.history, check_options(scenario));
@@ -466,66 +290,6 @@ ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& sig
   return std::move(*best);
 }
 
-Confirmation confirm(const Json& document, const LockVariant& variant, int runs, StopSignal& stop) {
-  Confirmation confirmation;
-  Scenario scenario;
-  try {
-    scenario = parse(document, variant);
-  } catch (const InputError& e) {
-    confirmation.error = e.what();
-    return confirmation;
-  }
-  const Expectation& expected = scenario.expect.at(std::string(variant.name()));
-  std::optional<RedisServer> server;
-  try {
-    server.emplace(RedisServer::start(RedisServerOptions{}));
-  } catch (const EnvironmentError& e) {
-    confirmation.error = e.what();
-    return confirmation;
-  }
-  for (int i = 1; i <= runs && !stop.requested(); ++i) {
-    // A scenario with a topology runs on servers of its own, fresh for every run.
-    std::unique_ptr<Topology> topology;
-    if (scenario.topology) {
-      try {
-        topology = Topology::start(*scenario.topology);
-      } catch (const EnvironmentError& e) {
-        confirmation.error = e.what();
-        return confirmation;
-      }
-    }
-    const Endpoint endpoint = topology ? topology->primary_endpoint() : server->endpoint();
-    const RunRequest request{scenario,
-                             variant,
-                             static_cast<std::uint64_t>(i),
-                             endpoint,
-                             "locksim:confirm:" + std::to_string(i) + ":",
-                             stop,
-                             {},
-                             /*private_server=*/true,
-                             endpoint,
-                             {},
-                             {},
-                             topology.get(),
-                             nullptr};
-    const RunOutcome outcome = run_scenario(request);
-    if (outcome.interrupted || stop.requested()) break;  // a run cut short decides nothing
-    ++confirmation.runs;
-    if (!outcome.harness_error.empty()) {
-      confirmation.observed.push_back("harness failure: " + outcome.harness_error);
-      continue;
-    }
-    const CheckResult result = check_history(outcome.history, check_options(scenario));
-    for (const std::string& shown : signatures(result)) ++confirmation.signatures[shown];
-    if (matches_expectation(expected, result, outcome.history.clients)) {
-      ++confirmation.reproduced;
-    } else {
-      confirmation.observed.push_back(describe_observation(result));
-    }
-  }
-  return confirmation;
-}
-
 void sample_signatures(ShrinkResult& result, const LockVariant& variant) {
   result.sampled_signatures = result.fresh_signatures;
   const PreparedSchedule prepared = prepare_schedule(result.document, variant);
@@ -536,37 +300,6 @@ void sample_signatures(ShrinkResult& result, const LockVariant& variant) {
     if (!run.error.empty()) continue;
     for (const std::string& shown : run.signatures) ++result.sampled_signatures[shown];
   }
-}
-
-BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real) {
-  BackendDifference difference;
-  if (real.runs == 0 || simulated.fresh_runs == 0) return difference;
-  const auto of_runs = [&](int k) {
-    return std::to_string(k) + " of " + std::to_string(real.runs) + " real run" +
-           (real.runs == 1 ? "" : "s");
-  };
-  for (const auto& [signature, runs] : real.signatures) {
-    if (simulated.fresh_signatures.count(signature) == 0 &&
-        simulated.sampled_signatures.count(signature) == 0) {
-      difference.only_real.push_back(signature + " (" + of_runs(runs) + ")");
-    }
-  }
-  // Shown under every seed the simulator ran it with (fresh, and sampled if any): a real run must
-  // show it too; shown under some only, it hangs on a race a real run may miss.
-  const bool sampled = !simulated.sampled_signatures.empty();
-  const int simulated_runs = simulated.fresh_runs + (sampled ? kSampledSeeds : 0);
-  for (const auto& [signature, shown] :
-       sampled ? simulated.sampled_signatures : simulated.fresh_signatures) {
-    if (shown < simulated_runs) continue;
-    const auto on_real = real.signatures.find(signature);
-    const int runs = on_real == real.signatures.end() ? 0 : on_real->second;
-    if (runs < real.runs) {
-      difference.not_on_real.push_back(signature + " (" + of_runs(runs) + ", every one of " +
-                                        std::to_string(simulated_runs) +
-                                        " simulated seeds)");
-    }
-  }
-  return difference;
 }
 
 }  // namespace locksim

@@ -1,0 +1,114 @@
+// confirm.cc: the confirmation of a minimal scenario on a private real redis-server, and its
+// comparison with the simulator's runs of it.
+#include "sim/explore/confirm.h"
+
+#include <memory>
+#include <optional>
+
+#include "sim/checker/check.h"
+#include "sim/core/error.h"
+#include "sim/driver/driver.h"
+#include "sim/explore/exercise.h"
+#include "sim/explore/schedule.h"
+#include "sim/redis/server.h"
+#include "sim/report/run_record.h"
+#include "sim/topology/topology.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+}  // namespace
+
+Confirmation confirm(const Json& document, const LockVariant& variant, int runs, StopSignal& stop) {
+  Confirmation confirmation;
+  Scenario scenario;
+  try {
+    scenario = parse_schedule(document, variant);
+  } catch (const InputError& e) {
+    confirmation.error = e.what();
+    return confirmation;
+  }
+  const Expectation& expected = scenario.expect.at(std::string(variant.name()));
+  std::optional<RedisServer> server;
+  try {
+    server.emplace(RedisServer::start(RedisServerOptions{}));
+  } catch (const EnvironmentError& e) {
+    confirmation.error = e.what();
+    return confirmation;
+  }
+  for (int i = 1; i <= runs && !stop.requested(); ++i) {
+    // A scenario with a topology runs on servers of its own, fresh for every run.
+    std::unique_ptr<Topology> topology;
+    if (scenario.topology) {
+      try {
+        topology = Topology::start(*scenario.topology);
+      } catch (const EnvironmentError& e) {
+        confirmation.error = e.what();
+        return confirmation;
+      }
+    }
+    const Endpoint endpoint = topology ? topology->primary_endpoint() : server->endpoint();
+    const RunRequest request{scenario,
+                             variant,
+                             static_cast<std::uint64_t>(i),
+                             endpoint,
+                             "locksim:confirm:" + std::to_string(i) + ":",
+                             stop,
+                             {},
+                             /*private_server=*/true,
+                             endpoint,
+                             {},
+                             {},
+                             topology.get(),
+                             nullptr};
+    const RunOutcome outcome = run_scenario(request);
+    if (outcome.interrupted || stop.requested()) break;  // a run cut short decides nothing
+    ++confirmation.runs;
+    if (!outcome.harness_error.empty()) {
+      confirmation.observed.push_back("harness failure: " + outcome.harness_error);
+      continue;
+    }
+    const CheckResult result = check_history(outcome.history, check_options(scenario));
+    for (const std::string& shown : signatures(result)) ++confirmation.signatures[shown];
+    if (matches_expectation(expected, result, outcome.history.clients)) {
+      ++confirmation.reproduced;
+    } else {
+      confirmation.observed.push_back(describe_observation(result));
+    }
+  }
+  return confirmation;
+}
+
+BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real) {
+  BackendDifference difference;
+  if (real.runs == 0 || simulated.fresh_runs == 0) return difference;
+  const auto of_runs = [&](int k) {
+    return std::to_string(k) + " of " + std::to_string(real.runs) + " real run" +
+           (real.runs == 1 ? "" : "s");
+  };
+  for (const auto& [signature, runs] : real.signatures) {
+    if (simulated.fresh_signatures.count(signature) == 0 &&
+        simulated.sampled_signatures.count(signature) == 0) {
+      difference.only_real.push_back(signature + " (" + of_runs(runs) + ")");
+    }
+  }
+  // Shown under every seed the simulator ran it with (fresh, and sampled if any): a real run must
+  // show it too; shown under some only, it hangs on a race a real run may miss.
+  const bool sampled = !simulated.sampled_signatures.empty();
+  const int simulated_runs = simulated.fresh_runs + (sampled ? kSampledSeeds : 0);
+  for (const auto& [signature, shown] :
+       sampled ? simulated.sampled_signatures : simulated.fresh_signatures) {
+    if (shown < simulated_runs) continue;
+    const auto on_real = real.signatures.find(signature);
+    const int runs = on_real == real.signatures.end() ? 0 : on_real->second;
+    if (runs < real.runs) {
+      difference.not_on_real.push_back(signature + " (" + of_runs(runs) + ", every one of " +
+                                       std::to_string(simulated_runs) + " simulated seeds)");
+    }
+  }
+  return difference;
+}
+
+}  // namespace locksim

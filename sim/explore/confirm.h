@@ -1,0 +1,45 @@
+// confirm.h: the confirmation: a minimal scenario (shrink.h) run on a private real redis-server in
+// real time, and where those runs and the simulator's disagree (compare_backends).
+//
+//   Confirmation c = confirm(minimal.document, *target.variant, 5, stop);
+//   BackendDifference d = compare_backends(minimal, c);
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/core/stop.h"
+#include "sim/explore/shrink.h"
+#include "sim/lock/variant.h"
+
+namespace locksim {
+
+// Confirmation: the minimal scenario run on a real redis-server in real time.
+struct Confirmation {
+  int runs = 0;
+  int reproduced = 0;
+  // signatures: every signature the runs showed (exercise.h signatures), with how many showed it.
+  std::map<std::string, int> signatures;
+  std::vector<std::string> observed;  // what each run that did not reproduce observed
+  std::string error;                  // the server could not be started
+};
+// BackendDifference: what a real server's runs of a minimal scenario showed that the simulator's
+// runs of it (fresh and sampled seeds: ShrinkResult::sampled_signatures) never did, and what the
+// simulator showed under every fresh seed that not every real run did: where the two disagree,
+// the simulator is wrong (the model or its timing), and the difference is named
+// (docs/simulator.md).
+struct BackendDifference {
+  std::vector<std::string> only_real;    // "<signature> (k of N real runs)"
+  std::vector<std::string> not_on_real;  // "<signature> (k of N real runs; every simulated seed)"
+  bool empty() const { return only_real.empty() && not_on_real.empty(); }
+};
+BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real);
+
+// confirm: runs `document` (whose expect says what it must show) `runs` times on a private
+// redis-server.
+Confirmation confirm(const nlohmann::json& document, const LockVariant& variant, int runs,
+                     StopSignal& stop);
+
+}  // namespace locksim

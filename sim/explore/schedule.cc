@@ -1,0 +1,86 @@
+// schedule.cc: one schedule of explore: its document, parsed for the simulator, run under a seed
+// and judged.
+#include "sim/explore/schedule.h"
+
+#include <utility>
+
+#include "sim/checker/check.h"
+#include "sim/core/error.h"
+#include "sim/explore/simulated_run.h"
+#include "sim/report/run_record.h"
+#include "sim/scenario/loader.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+}  // namespace
+
+Scenario parse_schedule(const Json& document, const LockVariant& variant) {
+  // Run, never written: the document itself is what explore writes (a shrunk scenario, a replay).
+  return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())},
+                        Resolved::kSkip);
+}
+
+Json exercise_document(const ExploreTarget& target, std::uint64_t seed) {
+  if (target.scenario) return *target.scenario;
+  return draw_exercise(*target.variant, target.exercise, seed);
+}
+
+PreparedSchedule prepare_schedule(const Json& document, const LockVariant& variant) {
+  PreparedSchedule prepared;
+  try {
+    prepared.scenario = parse_schedule(document, variant);
+  } catch (const InputError& e) {
+    prepared.error = e.what();
+    return prepared;
+  }
+  if (const std::string why = simulator_refusal(prepared.scenario, variant); !why.empty()) {
+    prepared.error = "the simulator cannot run it: " + why;
+  }
+  return prepared;
+}
+
+ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::uint64_t seed,
+                         bool words) {
+  return run_schedule(prepare_schedule(document, variant), variant, seed, words);
+}
+
+ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
+                         std::uint64_t seed, bool words, const StopSignal* interrupt) {
+  ScheduleRun run;
+  if (!prepared.error.empty()) {
+    run.error = prepared.error;
+    return run;
+  }
+  const Scenario& scenario = prepared.scenario;
+  StopSignal stop;
+  SimulatedRun simulated =
+      run_simulated(scenario, variant, seed, stop,
+                    "locksim:explore:" + std::string(variant.name()) + ":", interrupt);
+  if (!simulated.cut_short.empty()) {
+    run.error = simulated.cut_short;
+    run.cut_short = true;
+    return run;
+  }
+  if (!simulated.outcome.harness_error.empty()) {
+    run.error = simulated.outcome.harness_error;
+    return run;
+  }
+  CheckOptions options = check_options(scenario);
+  options.words = words;
+  const CheckResult result = check_history(simulated.outcome.history, options);
+  run.signatures = signatures(result);
+  run.verdict = std::string(to_string(result.verdict));
+  for (const Finding& f : result.findings) {
+    if (words && (verdict_of(f.kind) != Verdict::kOk ||
+                  run.signatures.count(std::string(to_string(f.kind))))) {
+      run.words.push_back(f.words);
+    }
+  }
+  run.history = std::move(simulated.outcome.history);
+  return run;
+}
+
+}  // namespace locksim

@@ -1,0 +1,123 @@
+// search.cc: explore, the search over seeds on worker threads, each schedule's result folded into
+// one summary as it comes.
+#include "sim/explore/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "sim/core/clock.h"
+#include "sim/explore/exercise.h"
+
+namespace locksim {
+namespace {
+
+using Json = nlohmann::json;
+
+}  // namespace
+
+ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
+                       const std::function<void(std::uint64_t)>& progress) {
+  const Clock& clock = real_clock();
+  const Nanos started = clock.now_ns();
+  const Nanos deadline =
+      budget.seconds > 0 ? started + static_cast<Nanos>(budget.seconds * 1e9) : INT64_MAX;
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+  std::mutex mutex;  // guards summary
+  ExploreSummary summary;
+  summary.last_seed = budget.first_seed;
+  // Each seed's result is folded in at once (memory does not grow with the schedules); the first
+  // seed of a finding is the least seed that showed it, whichever worker ran it.
+  const auto worker = [&] {
+    // A given scenario is parsed once per worker; a drawn exercise is a new document each seed.
+    std::optional<PreparedSchedule> given;
+    if (target.scenario) given = prepare_schedule(*target.scenario, *target.variant);
+    while (!stop.requested() && clock.now_ns() < deadline) {
+      const std::uint64_t n = next.fetch_add(1);
+      if (n >= budget.schedules) break;
+      const std::uint64_t seed = budget.first_seed + n;
+      std::vector<std::string> faults;
+      ScheduleRun run;
+      if (given) {
+        run = run_schedule(*given, *target.variant, seed, false, &stop);
+      } else {
+        const Json document = exercise_document(target, seed);
+        run = run_schedule(prepare_schedule(document, *target.variant), *target.variant, seed,
+                           false, &stop);
+        faults = faults_in(document);
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++summary.schedules;
+      if (run.cut_short) {
+        // A schedule that did not end is the harness's error: counted apart, never judged.
+        ++summary.harness_errors;
+        // The least five seeds, whichever worker ran them.
+        std::vector<ExploreSummary::Error>& kept = summary.harness_error_seeds;
+        kept.push_back({seed, run.error});
+        std::sort(kept.begin(), kept.end(),
+                  [](const auto& a, const auto& b) { return a.seed < b.seed; });
+        if (kept.size() > 5) kept.pop_back();
+        continue;
+      }
+      if (!run.error.empty()) {
+        ++summary.could_not_run;
+        if (summary.errors.size() < 5) {
+          summary.errors.push_back({seed, run.error});
+        }
+        continue;
+      }
+      for (const std::string& signature : run.signatures) {
+        ExploreFinding& found = summary.findings[signature];
+        found.first_seed = found.schedules == 0 ? seed : std::min(found.first_seed, seed);
+        ++found.schedules;
+      }
+      if (run.verdict == "unknown") {
+        // An indeterminate call could hide a violation: not an ok, whatever else it showed.
+        summary.unknown_first_seed =
+            summary.unknown == 0 ? seed : std::min(summary.unknown_first_seed, seed);
+        ++summary.unknown;
+      }
+      for (const std::string& fault : faults) ++summary.exercised[fault];
+      if (faults.empty() && !target.scenario) ++summary.with_no_fault;
+      done.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::max(1, budget.jobs); ++j) threads.emplace_back(worker);
+  // The reporter reports every 200 ms and is told at once when the work is done: the end of an
+  // exploration (and its rate) does not wait out the reporter's interval.
+  std::thread reporter;
+  std::mutex report_mutex;  // guards reporting
+  std::condition_variable report_changed;
+  bool reporting = static_cast<bool>(progress);
+  if (progress) {
+    reporter = std::thread([&] {
+      std::unique_lock<std::mutex> lock(report_mutex);
+      while (!clock.wait_for(report_changed, lock, ms_to_ns(200), [&] { return !reporting; })) {
+        lock.unlock();
+        progress(done.load());
+        lock.lock();
+      }
+    });
+  }
+  worker();
+  for (std::thread& thread : threads) thread.join();
+  summary.seconds = static_cast<double>(clock.now_ns() - started) / 1e9;
+  {
+    std::lock_guard<std::mutex> lock(report_mutex);
+    reporting = false;
+  }
+  clock.notify_all(report_changed);
+  if (reporter.joinable()) reporter.join();
+  summary.interrupted = stop.requested();
+  summary.last_seed = budget.first_seed + std::min<std::uint64_t>(next.load(), budget.schedules) -
+                      (summary.schedules > 0 ? 1 : 0);
+  return summary;
+}
+
+}  // namespace locksim

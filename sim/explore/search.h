@@ -1,0 +1,62 @@
+// search.h: explore, the search over seeds: many schedules of one lock on the simulator
+// (schedule.h), run on worker threads, each judged by the checker, their findings counted.
+//
+// Seeds are independent, so workers (-j) and shards (--seeds A..B on other machines) split them
+// freely: what is found, and the first seed that shows it, does not depend on how they were
+// split.
+//
+//   ExploreSummary s = explore(target, ExploreBudget{.first_seed = 0, .schedules = 5000}, stop);
+//   for (auto& [signature, found] : s.findings) { ... found.first_seed ... }
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/stop.h"
+#include "sim/explore/schedule.h"
+
+namespace locksim {
+
+struct ExploreBudget {
+  std::uint64_t first_seed = 0;
+  std::uint64_t schedules = 1000;  // at most this many seeds, first_seed onwards
+  double seconds = 0;              // > 0: stop after this long too (wall time)
+  int jobs = 1;
+};
+
+struct ExploreFinding {
+  std::uint64_t schedules = 0;  // schedules that showed it
+  std::uint64_t first_seed = 0;
+};
+struct ExploreSummary {
+  std::uint64_t schedules = 0;  // run
+  std::uint64_t last_seed = 0;  // the highest seed run (seeds first_seed..last_seed were all run)
+  double seconds = 0;
+  std::map<std::string, ExploreFinding> findings;  // by signature
+  std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
+  std::uint64_t with_no_fault = 0;
+  // unknown: schedules whose verdict was unknown (an indeterminate call could hide a violation):
+  // judged, but never counted as ok; the least seed of them.
+  std::uint64_t unknown = 0;
+  std::uint64_t unknown_first_seed = 0;
+  std::uint64_t could_not_run = 0;  // schedules that ran nothing to judge (a model gap): no verdict
+  struct Error {
+    std::uint64_t seed = 0;
+    std::string why;
+  };
+  std::vector<Error> errors;  // the first few of them
+  // harness_errors: schedules cut short (ScheduleRun::cut_short): never judged, never ok; the
+  // first few, with why.
+  std::uint64_t harness_errors = 0;
+  std::vector<Error> harness_error_seeds;
+  bool interrupted = false;
+};
+// explore: runs seeds first_seed, first_seed + 1, ... until the budget is spent or `stop`;
+// `progress` (may be empty) is called about every 200 ms with the schedules run so far.
+ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
+                       const std::function<void(std::uint64_t)>& progress = {});
+
+}  // namespace locksim

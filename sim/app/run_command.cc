@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -12,55 +11,41 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "sim/app/commands.h"
 #include "sim/app/console.h"
 #include "sim/app/did_you_mean.h"
-#include "sim/app/run_id.h"
+#include "sim/app/run_unit.h"
 #include "sim/app/signals.h"
-#include "sim/checker/check.h"
 #include "sim/core/error.h"
 #include "sim/core/random.h"
 #include "sim/driver/driver.h"
-#include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
 #include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
 #include "sim/model/model_connection.h"
-#include "sim/redis/acl_user.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/files.h"
-#include "sim/report/html_report.h"
 #include "sim/report/junit.h"
-#include "sim/report/results.h"
-#include "sim/report/summary.h"
 #include "sim/report/sweep_map.h"
-#include "sim/report/trace.h"
 #include "sim/scenario/loader.h"
 #include "sim/explore/simulated_run.h"
-#include "sim/topology/topology.h"
 
 namespace locksim {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The pairs to run: each scenario's variants, narrowed by --variant.
-std::vector<std::string> selected_variants(const Scenario& scenario,
-                                           const std::vector<std::string>& filter) {
-  std::vector<std::string> variants;
-  for (const std::string& v : scenario.variants) {
-    if (filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end()) {
-      variants.push_back(v);
-    }
-  }
-  return variants;
-}
+using run_internal::RunBoard;
+using run_internal::RunDone;
+using run_internal::RunSetup;
+using run_internal::selected_variants;
+using run_internal::Unit;
+using run_internal::UnitResult;
+using run_internal::UnitRunner;
 
 struct Tally {
   int runs = 0;
@@ -313,128 +298,131 @@ int check_repeat_disk(const RunOptions& options, const std::vector<Scenario>& sc
   return 0;
 }
 
-}  // namespace
-
-int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
-                  const std::vector<UserVariant>& users, StopSignal& stop,
-                  std::vector<RunRow>* rows) {
-  std::size_t pair_count = 0;
-  for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
-  // Memory: a run keeps its whole history until it is judged; refuse what would not fit.
-  {
-    // With --jobs N, N histories may be kept at once: each gets its share.
-    const double limit_bytes =
-        (options.max_memory_mb > 0 ? static_cast<double>(options.max_memory_mb) * 1e6
-                                   : 0.8 * static_cast<double>(available_memory_bytes())) /
-        std::max(1, options.jobs);
-    for (const Scenario& s : scenarios) {
-      for (const std::string& v : selected_variants(s, options.variants)) {
-        const double events = estimated_events(s, *find_variant(v));
-        const double bytes = events * static_cast<double>(kEventMemoryBytes);
-        if (limit_bytes > 0 && bytes > limit_bytes) {
-          char text[512];
-          std::snprintf(
-              text, sizeof text,
-              "%s: $.workload: %s with %s would record about %.3g events, about %.0f MB "
-              "of memory (%zu bytes an event), more than the %.0f MB allowed (%s); "
-              "lower $.workload.clients or $.workload.cycles",
-              s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e6, kEventMemoryBytes,
-              limit_bytes / 1e6,
-              options.jobs > 1 ? "its share of --max-memory (or of 80% of the memory available) "
-                                 "among --jobs"
-              : options.max_memory_mb > 0 ? "--max-memory"
-                                          : "80% of the memory available; see --max-memory");
-          std::cerr << "locksim: " << text << "\n";
-          return kExitUsage;
-        }
+// refuse_what_would_not_fit: a run keeps its whole history until it is judged; what would not fit
+// in memory is refused (exit 2), else 0.
+int refuse_what_would_not_fit(const RunOptions& options, const std::vector<Scenario>& scenarios) {
+  // With --jobs N, N histories may be kept at once: each gets its share.
+  const double limit_bytes =
+      (options.max_memory_mb > 0 ? static_cast<double>(options.max_memory_mb) * 1e6
+                                 : 0.8 * static_cast<double>(available_memory_bytes())) /
+      std::max(1, options.jobs);
+  for (const Scenario& s : scenarios) {
+    for (const std::string& v : selected_variants(s, options.variants)) {
+      const double events = estimated_events(s, *find_variant(v));
+      const double bytes = events * static_cast<double>(kEventMemoryBytes);
+      if (limit_bytes > 0 && bytes > limit_bytes) {
+        char text[512];
+        std::snprintf(
+            text, sizeof text,
+            "%s: $.workload: %s with %s would record about %.3g events, about %.0f MB "
+            "of memory (%zu bytes an event), more than the %.0f MB allowed (%s); "
+            "lower $.workload.clients or $.workload.cycles",
+            s.file.c_str(), s.name.c_str(), v.c_str(), events, bytes / 1e6, kEventMemoryBytes,
+            limit_bytes / 1e6,
+            options.jobs > 1 ? "its share of --max-memory (or of 80% of the memory available) "
+                               "among --jobs"
+            : options.max_memory_mb > 0 ? "--max-memory"
+                                        : "80% of the memory available; see --max-memory");
+        std::cerr << "locksim: " << text << "\n";
+        return kExitUsage;
       }
     }
+  }
+  return 0;
+}
+
+// refuse_on_redis_url: a bad --redis URL, or a scenario with a topology on it, is refused (exit
+// 2), else 0.
+int refuse_on_redis_url(const RunOptions& options, const std::vector<Scenario>& scenarios) {
+  if (options.redis_url.empty()) return 0;
+  try {
+    parse_redis_url(options.redis_url);
+  } catch (const InputError& e) {
+    std::cerr << "locksim: --redis: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  // locksim never restarts, pauses, fails over or shifts the clock of a server it did not
+  // start, and cannot make several servers out of one URL.
+  for (const Scenario& s : scenarios) {
+    if (!s.topology) continue;
+    std::cerr << "locksim: " << s.file << ": $.topology: scenario " << s.name << " runs on "
+              << (s.server_faults() ? "servers it harms (" : "servers of its own (")
+              << s.topology->name << " topology), which locksim starts itself; it cannot run "
+              << "on --redis (locksim never restarts, pauses, fails over or shifts the clock "
+              << "of a server it did not start); drop --redis or leave this scenario out\n";
+    return kExitUsage;
+  }
+  return 0;
+}
+
+// refuse_what_cannot_run: the exit code of what cannot run as asked (memory, no pair selected,
+// disk for --repeat, --redis), said on stderr; 0 if the runs may start.
+int refuse_what_cannot_run(const RunOptions& options, const std::vector<Scenario>& scenarios,
+                           std::size_t pair_count) {
+  if (const int refused = refuse_what_would_not_fit(options, scenarios); refused != 0) {
+    return refused;
   }
   if (pair_count == 0) {
     std::cerr << "locksim: --variant: none of the given variants is listed by these scenarios\n";
     return kExitUsage;
   }
   if (const int refused = check_repeat_disk(options, scenarios); refused != 0) return refused;
-  if (!options.redis_url.empty()) {
-    try {
-      parse_redis_url(options.redis_url);
-    } catch (const InputError& e) {
-      std::cerr << "locksim: --redis: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    // locksim never restarts, pauses, fails over or shifts the clock of a server it did not
-    // start, and cannot make several servers out of one URL.
-    for (const Scenario& s : scenarios) {
-      if (!s.topology) continue;
-      std::cerr << "locksim: " << s.file << ": $.topology: scenario " << s.name << " runs on "
-                << (s.server_faults() ? "servers it harms (" : "servers of its own (")
-                << s.topology->name << " topology), which locksim starts itself; it cannot run "
-                << "on --redis (locksim never restarts, pauses, fails over or shifts the clock "
-                << "of a server it did not start); drop --redis or leave this scenario out\n";
-      return kExitUsage;
-    }
-  }
-  // 2. Redis: a private server unless --redis was given; none on the simulator.
-  const bool simulated = options.backend == "sim";
-  std::uint64_t seed = 0;
+  return refuse_on_redis_url(options, scenarios);
+}
+
+// reach_redis: the Redis the runs use: a private server unless --redis was given; none on the
+// simulator (whose seed is printed here). nullopt: it could not be reached (said; exit 3).
+std::optional<RedisTarget> reach_redis(const RunOptions& options, std::uint64_t& seed) {
+  if (options.backend != "sim") return start_session(options.redis_url, options.seed, seed);
+  seed = options.seed.value_or(random_seed());
+  std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
+            << std::endl;
   std::optional<RedisTarget> target;
-  if (simulated) {
-    seed = options.seed.value_or(random_seed());
-    std::cout << "locksim: seed " << seed << " (repeat this run with --seed " << seed << ")"
-              << std::endl;
-    target.emplace();
-    target->label = "the simulator: an in-memory Redis on virtual time";
-    target->version = "7.0 model (the simulator)";
-  } else {
-    target = start_session(options.redis_url, options.seed, seed);
-  }
-  if (!target) return kExitEnvironment;
-  const bool external = target->external();
-  const Endpoint endpoint = target->endpoint;
-  const std::string& endpoint_label = target->label;
-  const std::string& redis_version = target->version;
-  std::optional<RedisServer>& server = target->server;
-  // User scripts are compiled before anything runs, so a Lua syntax error is bad input.
-  if (!users.empty()) {
-    // On the simulator the model compiles them (its Lua is the one Redis embeds).
-    ModelServer model;
-    std::unique_ptr<Connection> connection =
-        simulated
-            ? std::unique_ptr<Connection>(std::make_unique<ModelConnection>(model, real_clock()))
-            : std::make_unique<HiredisConnection>(endpoint, ConnectionOptions{});
-    for (const UserVariant& user : users) {
-      const std::string error = compile_script_variant(user.spec, *connection);
-      if (!error.empty()) {
-        std::cerr << "locksim: " << error << "\n";
-        return kExitUsage;
-      }
+  target.emplace();
+  target->label = "the simulator: an in-memory Redis on virtual time";
+  target->version = "7.0 model (the simulator)";
+  return target;
+}
+
+// compile_user_scripts: user scripts are compiled before anything runs, so a Lua syntax error is
+// bad input (said; false).
+bool compile_user_scripts(const std::vector<UserVariant>& users, bool simulated,
+                          const Endpoint& endpoint) {
+  // On the simulator the model compiles them (its Lua is the one Redis embeds).
+  ModelServer model;
+  std::unique_ptr<Connection> connection =
+      simulated
+          ? std::unique_ptr<Connection>(std::make_unique<ModelConnection>(model, real_clock()))
+          : std::make_unique<HiredisConnection>(endpoint, ConnectionOptions{});
+  for (const UserVariant& user : users) {
+    const std::string error = compile_script_variant(user.spec, *connection);
+    if (!error.empty()) {
+      std::cerr << "locksim: " << error << "\n";
+      return false;
     }
   }
-  // A run whose every scenario brings the servers of its topology has no use for the private
-  // server beside them: it is stopped once the user scripts are compiled, rather than left to be
-  // killed unnoticed (only a topology's processes are watched).
-  std::string server_label = endpoint_label;
+  return true;
+}
+
+// stop_unneeded_server: a run whose every scenario brings the servers of its topology has no use
+// for the private server beside them: it is stopped once the user scripts are compiled, rather
+// than left to be killed unnoticed (only a topology's processes are watched). Returns the
+// servers' label for the header line.
+std::string stop_unneeded_server(const RunOptions& options, const std::vector<Scenario>& scenarios,
+                                 RedisTarget& target) {
   const bool topologies_only =
       std::all_of(scenarios.begin(), scenarios.end(), [&options](const Scenario& s) {
         return s.topology.has_value() || selected_variants(s, options.variants).empty();
       });
-  if (server && topologies_only) {
-    set_server_pid_for_signals(-1);
-    server->stop();
-    server_label = "the servers of each scenario's topology; no other";
-  }
-  const int total_runs = static_cast<int>(pair_count) * options.repeat;
-  std::cout << "locksim: redis " << redis_version << " (" << server_label << "), "
-            << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)" << std::endl;
+  if (!target.server || !topologies_only) return target.label;
+  set_server_pid_for_signals(-1);
+  target.server->stop();
+  return "the servers of each scenario's topology; no other";
+}
 
-  // 3. Runs. A unit is one repetition of one scenario: its variants run one after another (they
-  // share the run directory, its summary and the run's ACL user). With --jobs N, N units run at
-  // once; what they add up to (the table, sweep maps, rows) is folded in plan order afterwards, so
-  // it does not depend on which finished first. Each run's line is printed as it ends.
-  struct Unit {
-    int repetition = 1;
-    const Scenario* scenario = nullptr;
-  };
+// plan_units: every repetition of every scenario with a selected variant, repetition by
+// repetition, each in file order.
+std::vector<Unit> plan_units(const RunOptions& options, const std::vector<Scenario>& scenarios) {
   std::vector<Unit> units;
   for (int repetition = 1; repetition <= options.repeat; ++repetition) {
     for (const Scenario& scenario : scenarios) {
@@ -443,431 +431,48 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       }
     }
   }
-  // UnitResult: what one unit adds up to, folded in plan order after every unit ended.
-  struct RunDone {
-    std::pair<std::string, std::string> pair;
-    std::string expected;
-    std::string observed;
-    bool counted = false;  // not interrupted
-    bool matches = false;
-    const SweepPoint* sweep = nullptr;
-    Verdict verdict = Verdict::kOk;
-    // For --junit:
-    int repetition = 1;
-    double seconds = 0;
-    JunitCase::Status status = JunitCase::Status::kPassed;
-    std::string problem;  // kError: what stopped the run
-    std::string words;    // the findings behind a mismatch, a line each
-    std::string report;   // the variant's report directory
-  };
-  struct UnitResult {
-    std::vector<RunDone> runs;
-    std::vector<RunRow> rows;
-    std::string written_dir;
-  };
-  std::vector<UnitResult> results(units.size());
+  return units;
+}
 
-  const int jobs = std::max(1, std::min(options.jobs, static_cast<int>(units.size())));
-  ProgressLine progress(options.progress);
-  std::mutex board_mutex;  // guards what follows, stdout and the progress line
-  std::vector<std::string> running(static_cast<std::size_t>(jobs));  // each job's progress text
-  const auto show = [&](std::size_t job, const std::string& text) {
-    std::lock_guard<std::mutex> lock(board_mutex);
-    running[job] = text;
-    std::string line;
-    for (const std::string& part : running) {
-      if (part.empty()) continue;
-      line += (line.empty() ? "" : "  |  ") + part;
-    }
-    progress.show(line);
-  };
-  const auto hide = [&](std::size_t job) {
-    std::lock_guard<std::mutex> lock(board_mutex);
-    running[job].clear();
-    progress.clear();
-  };
-  const std::string started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  int done = 0;
-  bool interrupted = false;
-  std::string environment_failure;  // set: stop, print what ran, exit 3
-  std::exception_ptr unexpected;    // anything else a job threw: rethrown once every job ended
-  const auto stopping = [&] {
-    std::lock_guard<std::mutex> lock(board_mutex);
-    return interrupted || !environment_failure.empty() || unexpected;
-  };
-  const auto fail_environment = [&](const std::string& what) {
-    std::lock_guard<std::mutex> lock(board_mutex);
-    if (environment_failure.empty()) environment_failure = what;
-  };
-
-  // run_unit: one unit's variants, one after another; returns false once the run must stop.
-  const auto run_unit = [&](std::size_t job, const Unit& unit, UnitResult& result) {
-    const Scenario& scenario = *unit.scenario;
-    const int repetition = unit.repetition;
-    const std::vector<std::string> variants = selected_variants(scenario, options.variants);
-    const std::uint64_t run_seed = seed + static_cast<std::uint64_t>(repetition - 1);
-    RunInfo info;
-    info.run_id = make_run_id(run_seed, options.repeat > 1 ? repetition : 0);
-    info.seed = run_seed;
-    info.repetition = repetition;
-    info.redis_version = redis_version;
-    info.redis_endpoint = external ? endpoint_label : "private redis-server";
-    info.commit = build_commit();
-    info.machine = machine_description();
-    info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-    const fs::path scenario_dir = fs::path(options.out_dir) / scenario.name;
-    const fs::path run_dir = scenario_dir / info.run_id;
-    std::error_code error;
-    fs::create_directories(run_dir, error);
-    if (error) throw EnvironmentError("cannot create " + run_dir.string() + ": " + error.message());
-    write_file_atomically(run_dir / "scenario.json", scenario.resolved.dump(2) + "\n");
-
-    // On the private server the clients log in as an ACL user limited to the run's keys, so a
-    // user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
-    // isolation is by key prefix only.
-    std::optional<PrefixUser> run_user;
-    if (server && !scenario.topology) {
-      // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
-      const std::string prefix = "locksim:" + info.run_id + ":";
-      std::vector<std::string> library_prefixes;
-      for (const std::string& v : variants) {
-        const std::string stored = find_variant(v)->stored_prefix(prefix);
-        if (stored != prefix) library_prefixes.push_back(stored);
-      }
-      run_user.emplace(
-          PrefixUser::create(endpoint, "locksim-" + info.run_id, prefix, library_prefixes));
-    }
-    const Endpoint& client_endpoint = run_user ? run_user->endpoint() : endpoint;
-
-    std::vector<VariantRun> runs;
-    bool go_on = true;
-    for (const std::string& variant_name : variants) {
-      if (stopping()) {
-        go_on = false;
-        break;
-      }
-      std::string label;
-      {
-        std::lock_guard<std::mutex> lock(board_mutex);
-        ++done;
-        label = "[" + std::to_string(done) + "/" + std::to_string(total_runs) + "] " +
-                scenario.name + " / " + variant_name;
-      }
-      show(job, label + " ...");
-      const Nanos started = real_clock().now_ns();
-      // A library runs only as its adapter's processes; their stderr is kept in the run.
-      const LockVariant& variant = *find_variant(variant_name);
-      const LibrarySpec* library = library_spec(variant);
-      Scenario as_library;
-      if (library != nullptr) {
-        as_library = scenario;
-        run_clients_as(as_library, Executor::kProcesses);
-      }
-      const fs::path variant_dir = run_dir / variant_name;
-      fs::create_directories(variant_dir, error);
-      if (error) throw EnvironmentError("cannot create " + variant_dir.string());
-      // A run whose outcome differs from its expectation while the machine stalled with no fault
-      // planned (an unplanned_stall finding: a renewal due in time answered after the lease)
-      // says nothing about the lock: it is run again, at most kStallAttempts times in all, and
-      // the last attempt's outcome is the one reported. An `ok` is never taken from a stalled
-      // attempt; a lock that fails on a quiet attempt fails.
-      constexpr int kStallAttempts = 3;
-      std::vector<std::string> stalled_attempts;  // the stall of each attempt run again
-      RunOutcome outcome;
-      VariantRun run;
-      bool stop_variants = false;
-      for (int attempt = 1;; ++attempt) {
-        // A scenario with a topology gets servers of its own for each variant's run: its
-        // faults leave them in no state for the next (the simulator models its own).
-        std::unique_ptr<Topology> topology;
-        if (scenario.topology && !simulated) {
-          show(job, label + " starting " + scenario.topology->name + " servers ...");
-          try {
-            topology = Topology::start(*scenario.topology);
-          } catch (const EnvironmentError&) {
-            // Ctrl-C while the servers started (Sentinel takes seconds to see its replica):
-            // an interruption, not an environment failure.
-            if (!stop.requested()) throw;
-            hide(job);
-            std::lock_guard<std::mutex> lock(board_mutex);
-            interrupted = true;
-            stop_variants = true;
-            break;
-          }
-        }
-        const Endpoint run_endpoint = topology ? topology->primary_endpoint() : client_endpoint;
-        RunRequest request{
-            library != nullptr ? as_library : scenario,
-            variant,
-            run_seed,
-            run_endpoint,
-            "locksim:" + info.run_id + ":" + variant_name + ":",
-            stop,
-            [&](double fraction) {
-              show(job, label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%");
-            },
-            /*private_server=*/!external,
-            /*admin_endpoint=*/topology ? run_endpoint : endpoint,
-            library != nullptr ? library->command : worker_command(options.variant_files),
-            variant_dir.string(),
-            topology.get()};
-        if (simulated) {
-          const SimulatedRun simulated_run =
-              run_simulated(request.scenario, variant, run_seed, stop, request.key_prefix);
-          outcome = simulated_run.outcome;
-          char text[160];
-          std::snprintf(text, sizeof text,
-                        "ran on the simulator (seed %llu): %.1f ms of virtual time, %llu events; "
-                        "a real server judges: run it without --backend sim",
-                        static_cast<unsigned long long>(run_seed),
-                        ns_to_ms(simulated_run.virtual_ns),
-                        static_cast<unsigned long long>(simulated_run.events));
-          outcome.notes.insert(outcome.notes.begin(), text);
-        } else {
-          outcome = run_scenario(request);
-        }
-        topology.reset();
-        if (variant_name == "lua_owner_wait") {
-          outcome.notes.insert(
-              outcome.notes.begin(),
-              "lua_owner_wait: WAIT 1 made the primary wait for one replica's acknowledgement; "
-              "it does not make Redis strongly consistent: a replica that acknowledged can "
-              "still lose the key (it fails too, or restarts without persistence), and a "
-              "failover can still promote a replica that did not acknowledge");
-        }
-        // A library's verdict that is reported, not asserted, says why in the summary.
-        if (library != nullptr) {
-          const auto reason = library->reported_in.find(scenario.name);
-          if (reason != library->reported_in.end()) {
-            outcome.notes.insert(outcome.notes.begin(),
-                                 variant_name + " is not held to " + library->like +
-                                     "'s expectation here: " + reason->second);
-          } else if (!library->assert_like) {
-            outcome.notes.insert(
-                outcome.notes.begin(),
-                variant_name + "'s verdicts are reported, not asserted: " + library->summary);
-          }
-        }
-        hide(job);
-        if (!outcome.harness_error.empty()) {
-          // Nothing ran, so there is nothing to judge: the reports of what did run are written
-          // below, then locksim stops.
-          fail_environment(outcome.harness_error + " (during " + scenario.name + " / " +
-                           variant_name + ")");
-          stop_variants = true;
-          break;
-        }
-
-        run = VariantRun{};
-        run.variant = variant_name;
-        run.expected = scenario.expect.at(variant_name);
-        run.result = check_history(outcome.history, check_options(scenario));
-        run.history = std::move(outcome.history);
-        run.notes = std::move(outcome.notes);
-        run.interrupted = outcome.interrupted;
-        run.timed_out = outcome.timed_out;
-        run.matches =
-            !run.interrupted && matches_expectation(run.expected, run.result, run.history.clients);
-        const std::vector<const Finding*> stalls = run.result.of(FindingKind::kUnplannedStall);
-        if (run.matches || run.interrupted || stalls.empty() || outcome.server_lost ||
-            outcome.server_died || attempt == kStallAttempts || stopping()) {
-          break;
-        }
-        stalled_attempts.push_back(stalls.front()->words);
-        {
-          std::lock_guard<std::mutex> lock(board_mutex);
-          std::cout << pad(label, 44) << " observed " << describe_observation(run.result)
-                    << " while the machine stalled; running it again (attempt " << attempt + 1
-                    << " of " << kStallAttempts << ")\n    " << stalls.front()->words << std::endl;
-        }
-        show(job, label + " again ...");
-      }  // attempts
-      if (stop_variants) {
-        go_on = false;
-        break;
-      }
-      for (std::size_t a = 0; a < stalled_attempts.size(); ++a) {
-        run.notes.insert(
-            run.notes.begin() + static_cast<std::ptrdiff_t>(a),
-            "attempt " + std::to_string(a + 1) + " of this run differed from its " +
-                "expectation while the machine stalled, and was run again: " + stalled_attempts[a]);
-      }
-
-      write_history_jsonl(variant_dir / "history.jsonl", run.history);
-      write_trace_json(variant_dir / "trace.json", run.history, run.result,
-                       scenario.name + " / " + variant_name);
-      // After the trace: the run's peak is behind it (with --jobs, the peak of runs at once).
-      info.peak_rss_mb = peak_rss_mb();
-      write_file_atomically(variant_dir / "results.json",
-                            variant_results_json(scenario, run, info).dump(2) + "\n");
-
-      const double seconds = static_cast<double>(real_clock().now_ns() - started) / 1e9;
-      char elapsed[32];
-      std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
-      {
-        std::lock_guard<std::mutex> lock(board_mutex);
-        std::cout << pad(label, 44) << " expected " << pad(describe_expectation(run.expected), 34)
-                  << " observed " << pad(describe_observation(run.result), 34)
-                  << (run.interrupted       ? "INTERRUPTED"
-                      : outcome.server_lost ? "SERVER LOST"
-                      : outcome.server_died ? "SERVER DIED"
-                      : run.matches         ? "ok"
-                                            : "MISMATCH")
-                  << "  " << elapsed << std::endl;
-        // The lock's own errors are always named (a user script that answers wrongly); the
-        // findings behind an unexpected verdict are named when the outcome differs.
-        for (const Finding* f : run.result.of(FindingKind::kLockError)) {
-          std::cout << "    " << f->words << "\n";
-        }
-        if (!run.matches && !run.interrupted) {
-          for (const Finding& f : run.result.findings) {
-            if (f.kind == FindingKind::kLockError) continue;
-            if (verdict_of(f.kind) == Verdict::kOk && f.kind != FindingKind::kUnplannedStall) {
-              continue;
-            }
-            std::cout << "    " << f.words << "\n";
-          }
-        }
-      }
-      std::string words;
-      for (const Finding& f : run.result.findings) {
-        if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kLockError ||
-            f.kind == FindingKind::kUnplannedStall) {
-          words += f.words + "\n";
-        }
-      }
-      result.runs.push_back(RunDone{
-          .pair = std::make_pair(scenario.name, variant_name),
-          .expected = describe_expectation(run.expected),
-          .observed = describe_observation(run.result),
-          .counted = !run.interrupted,
-          .matches = run.matches,
-          .sweep = scenario.sweep ? &*scenario.sweep : nullptr,
-          .verdict = run.result.verdict,
-          .repetition = unit.repetition,
-          .seconds = seconds,
-          .status = run.interrupted       ? JunitCase::Status::kSkipped
-                    : outcome.server_lost ? JunitCase::Status::kError
-                    : outcome.server_died ? JunitCase::Status::kError
-                    : run.matches         ? JunitCase::Status::kPassed
-                                          : JunitCase::Status::kFailed,
-          .problem = outcome.server_lost   ? "the Redis server stopped answering"
-                     : outcome.server_died ? "a server of the run's topology died unscripted"
-                                           : "",
-          .words = std::move(words),
-          .report = variant_dir.string(),
-      });
-      if (rows != nullptr) {
-        RunRow row;
-        row.scenario = scenario.name;
-        row.variant = variant_name;
-        row.observed = run.result.verdict;
-        row.observed_text = describe_observation(run.result);
-        row.expected_text = describe_expectation(run.expected);
-        row.matches = run.matches;
-        row.undecided = run.interrupted || outcome.server_lost || outcome.server_died;
-        row.stolen_renewal = !run.result.of(FindingKind::kStolenRenewal).empty();
-        row.stale_release = !run.result.of(FindingKind::kStaleRelease).empty();
-        row.causes = run.result.causes();
-        row.idle_hold = !run.result.of(FindingKind::kIdleHold).empty();
-        row.barging = !run.result.of(FindingKind::kBarging).empty();
-        row.summary = (run_dir / "summary.md").string();
-        for (const Finding& f : run.result.findings) {
-          if (verdict_of(f.kind) != Verdict::kOk || f.kind == FindingKind::kStolenRenewal ||
-              f.kind == FindingKind::kStaleRelease || f.kind == FindingKind::kIdleHold ||
-              f.kind == FindingKind::kBarging) {
-            row.words.push_back(f.words);
-          }
-        }
-        result.rows.push_back(std::move(row));
-      }
-      const bool run_interrupted = run.interrupted;
-      const bool server_lost = outcome.server_lost;
-      runs.push_back(std::move(run));
-      if (server_lost) {
-        fail_environment("the Redis server stopped answering during " + scenario.name + " / " +
-                         variant_name);
-      } else if (outcome.server_died) {
-        fail_environment("a process of the topology died without the scenario killing it during " +
-                         scenario.name + " / " + variant_name + " (named in its summary)");
-      }
-      if (run_interrupted) {
-        std::lock_guard<std::mutex> lock(board_mutex);
-        interrupted = true;
-      }
-      if (run_interrupted || server_lost || outcome.server_died) {
-        go_on = false;
-        break;
-      }
-    }
-    if (!runs.empty()) {
-      write_file_atomically(run_dir / "results.json",
-                            scenario_results_json(scenario, runs, info).dump(2) + "\n");
-      write_file_atomically(run_dir / "summary.md", summary_markdown(scenario, runs, info));
-      write_file_atomically(run_dir / "report.html", run_report_html(scenario, runs, info));
-      point_latest(scenario_dir, info.run_id);
-      result.written_dir = run_dir.string();
-    }
-    return go_on;
-  };
-
-  // Each job takes the next unit until none is left or the run must stop.
-  std::atomic<std::size_t> next_unit{0};
-  const auto job_loop = [&](std::size_t job) {
-    try {
-      for (std::size_t i = next_unit++; i < units.size(); i = next_unit++) {
-        if (stopping() || !run_unit(job, units[i], results[i])) break;
-      }
-    } catch (const EnvironmentError& e) {
-      hide(job);
-      fail_environment(e.what());
-    } catch (const fs::filesystem_error& e) {
-      hide(job);
-      fail_environment(e.what());
-    } catch (...) {
-      hide(job);
-      std::lock_guard<std::mutex> lock(board_mutex);
-      if (!unexpected) unexpected = std::current_exception();
-    }
-  };
-  if (jobs == 1) {
-    job_loop(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t job = 0; job < static_cast<std::size_t>(jobs); ++job) {
-      threads.emplace_back(job_loop, job);
-    }
-    for (std::thread& thread : threads) thread.join();
-  }
-  if (unexpected) std::rethrow_exception(unexpected);
-
-  // What the units add up to, in plan order.
-  std::map<std::pair<std::string, std::string>, Tally> tallies;
+// Tallies: what the units add up to, by scenario x variant in plan order, and the sweep maps.
+struct Tallies {
+  std::map<std::pair<std::string, std::string>, Tally> by_pair;
   std::vector<std::pair<std::string, std::string>> order;
   std::vector<SweepMap> sweep_maps;
+};
+
+// fold_results: the units' results added up in plan order (so not in the order they finished);
+// their rows are moved to `rows` if given.
+Tallies fold_results(std::vector<UnitResult>& results, std::vector<RunRow>* rows) {
+  Tallies tallies;
   for (UnitResult& result : results) {
     for (const RunDone& run : result.runs) {
-      if (tallies.find(run.pair) == tallies.end()) order.push_back(run.pair);
-      Tally& tally = tallies[run.pair];
+      if (!tallies.by_pair.contains(run.pair)) tallies.order.push_back(run.pair);
+      Tally& tally = tallies.by_pair[run.pair];
       tally.expected = run.expected;
       tally.last_observed = run.observed;
       if (!run.counted) continue;
       tally.runs += 1;
       tally.matched += run.matches ? 1 : 0;
       if (run.sweep != nullptr) {
-        sweep_map_of(sweep_maps, *run.sweep).add(run.pair.second, run.sweep->value, run.verdict);
+        sweep_map_of(tallies.sweep_maps, *run.sweep)
+            .add(run.pair.second, run.sweep->value, run.verdict);
       }
     }
     if (rows != nullptr) {
       for (RunRow& row : result.rows) rows->push_back(std::move(row));
     }
   }
+  return tallies;
+}
 
-  // 4. The outcome table, also after a failure: it says what did run. Each column is as wide as
-  // its longest cell, so a long expectation does not push the next column out of line.
+// print_outcome_table: the scenario x variant table; returns how many outcomes were not as
+// expected in every run. Each column is as wide as its longest cell, so a long expectation does
+// not push the next column out of line.
+int print_outcome_table(const Tallies& tallies, const RunOptions& options) {
   std::size_t widths[4] = {8, 7, 8, 19};
-  for (const auto& pair : order) {
-    const Tally& t = tallies[pair];
+  for (const auto& pair : tallies.order) {
+    const Tally& t = tallies.by_pair.at(pair);
     widths[0] = std::max(widths[0], pair.first.size());
     widths[1] = std::max(widths[1], pair.second.size());
     widths[2] = std::max(widths[2], t.expected.size());
@@ -878,8 +483,8 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
             << pad("scenario", widths[0]) << pad("variant", widths[1]) << pad("expected", widths[2])
             << pad("observed (last run)", widths[3]) << "as expected\n";
   int mismatched = 0;
-  for (const auto& pair : order) {
-    const Tally& t = tallies[pair];
+  for (const auto& pair : tallies.order) {
+    const Tally& t = tallies.by_pair.at(pair);
     const bool all = t.runs > 0 && t.matched == t.runs;
     if (!all) ++mismatched;
     std::cout << pad(pair.first, widths[0]) << pad(pair.second, widths[1])
@@ -889,68 +494,133 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
                       : "")
               << (all ? "yes" : "NO") << "\n";
   }
-  if (const std::string error = report_sweep_maps(sweep_maps, options, seed, started_at);
-      !error.empty() && environment_failure.empty()) {
-    environment_failure = error;
-  }
-  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/report.html\n";
-  refresh_index(options.out_dir);
-  if (!options.junit_path.empty()) {
-    // Also after a failure or an interruption: it says what did run.
-    // One suite per scenario, in plan order; a case per variant run.
-    std::vector<JunitSuite> suites;
-    std::map<std::string, std::size_t> suite_of;
-    for (const UnitResult& result : results) {
-      for (const RunDone& run : result.runs) {
-        const auto [at, added] = suite_of.emplace(run.pair.first, suites.size());
-        if (added) suites.push_back(JunitSuite{.name = run.pair.first, .cases = {}});
-        JunitCase c{
-            .classname = "locksim." + run.pair.first,
-            .name =
-                run.pair.second + (options.repeat > 1 ? "#" + std::to_string(run.repetition) : ""),
-            .seconds = run.seconds,
-            .status = run.status,
-            .message = "",
-            .text = "",
-            .output = "report: " + run.report,
-        };
-        if (run.status == JunitCase::Status::kFailed) {
-          c.message = "expected " + run.expected + ", observed " + run.observed;
-          c.text = run.words;
-        } else if (run.status == JunitCase::Status::kError) {
-          c.message = run.problem;
-          c.text = "observed " + run.observed + "\n" + run.words;
-        } else if (run.status == JunitCase::Status::kSkipped) {
-          c.message = "interrupted before the run finished";
-        }
-        suites[at->second].cases.push_back(std::move(c));
+  return mismatched;
+}
+
+// junit_suites: one suite per scenario, in plan order; a case per variant run.
+std::vector<JunitSuite> junit_suites(const std::vector<UnitResult>& results,
+                                     const RunOptions& options) {
+  std::vector<JunitSuite> suites;
+  std::map<std::string, std::size_t> suite_of;
+  for (const UnitResult& result : results) {
+    for (const RunDone& run : result.runs) {
+      const auto [at, added] = suite_of.emplace(run.pair.first, suites.size());
+      if (added) suites.push_back(JunitSuite{.name = run.pair.first, .cases = {}});
+      JunitCase c{
+          .classname = "locksim." + run.pair.first,
+          .name =
+              run.pair.second + (options.repeat > 1 ? "#" + std::to_string(run.repetition) : ""),
+          .seconds = run.seconds,
+          .status = run.status,
+          .message = "",
+          .text = "",
+          .output = "report: " + run.report,
+      };
+      if (run.status == JunitCase::Status::kFailed) {
+        c.message = "expected " + run.expected + ", observed " + run.observed;
+        c.text = run.words;
+      } else if (run.status == JunitCase::Status::kError) {
+        c.message = run.problem;
+        c.text = "observed " + run.observed + "\n" + run.words;
+      } else if (run.status == JunitCase::Status::kSkipped) {
+        c.message = "interrupted before the run finished";
       }
-    }
-    try {
-      write_file_atomically(options.junit_path, junit_xml(suites, "locksim run"));
-      std::cout << "JUnit: " << options.junit_path << "\n";
-    } catch (const std::exception& error) {
-      if (environment_failure.empty()) environment_failure = error.what();
+      suites[at->second].cases.push_back(std::move(c));
     }
   }
-  if (!environment_failure.empty()) {
-    std::cerr << "locksim: " << environment_failure
+  return suites;
+}
+
+// write_junit: --junit's file, also after a failure or an interruption: it says what did run. A
+// file that cannot be written is an environment failure on the board.
+void write_junit(const std::vector<UnitResult>& results, const RunOptions& options,
+                 RunBoard& board) {
+  const std::vector<JunitSuite> suites = junit_suites(results, options);
+  try {
+    write_file_atomically(options.junit_path, junit_xml(suites, "locksim run"));
+    std::cout << "JUnit: " << options.junit_path << "\n";
+  } catch (const std::exception& error) {
+    board.fail_environment(error.what());
+  }
+}
+
+// run_exit_code: 3 after an environment failure, 130 after an interruption, else 0 if every
+// outcome was as expected (1 if not), each said in a last line.
+int run_exit_code(const RunBoard& board, int mismatched, std::size_t outcomes,
+                  const RunOptions& options) {
+  if (!board.environment_failure().empty()) {
+    std::cerr << "locksim: " << board.environment_failure()
               << "; the reports of what ran are written, the rest was not run\n";
     return kExitEnvironment;
   }
-  if (interrupted) {
+  if (board.interrupted()) {
     std::cout << "Interrupted: the reports above are complete up to the interrupted run.\n";
     return kExitInterrupted;
   }
   if (mismatched == 0) {
-    std::cout << "All " << order.size() << " scenario x variant outcomes as expected";
+    std::cout << "All " << outcomes << " scenario x variant outcomes as expected";
     if (options.repeat > 1) std::cout << " in all " << options.repeat << " repetitions";
     std::cout << ".\n";
     return kExitOk;
   }
-  std::cout << mismatched << " of " << order.size()
+  std::cout << mismatched << " of " << outcomes
             << " scenario x variant outcomes differ from their expectation.\n";
   return kExitMismatch;
+}
+
+}  // namespace
+
+int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
+                  const std::vector<UserVariant>& users, StopSignal& stop,
+                  std::vector<RunRow>* rows) {
+  std::size_t pair_count = 0;
+  for (const Scenario& s : scenarios) pair_count += selected_variants(s, options.variants).size();
+  if (const int refused = refuse_what_cannot_run(options, scenarios, pair_count); refused != 0) {
+    return refused;
+  }
+  // 2. Redis: a private server unless --redis was given; none on the simulator.
+  const bool simulated = options.backend == "sim";
+  std::uint64_t seed = 0;
+  std::optional<RedisTarget> target = reach_redis(options, seed);
+  if (!target) return kExitEnvironment;
+  if (!users.empty() && !compile_user_scripts(users, simulated, target->endpoint)) {
+    return kExitUsage;
+  }
+  const std::string server_label = stop_unneeded_server(options, scenarios, *target);
+  const int total_runs = static_cast<int>(pair_count) * options.repeat;
+  std::cout << "locksim: redis " << target->version << " (" << server_label << "), "
+            << scenarios.size() << " scenario(s), " << total_runs << " variant run(s)" << std::endl;
+
+  // 3. Runs, unit by unit (run_unit.h); with --jobs N, N units at once.
+  const std::vector<Unit> units = plan_units(options, scenarios);
+  std::vector<UnitResult> results(units.size());
+  const int jobs = std::max(1, std::min(options.jobs, static_cast<int>(units.size())));
+  RunBoard board(options.progress, static_cast<std::size_t>(jobs));
+  const std::string started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  const RunSetup setup{.options = options,
+                       .stop = stop,
+                       .seed = seed,
+                       .simulated = simulated,
+                       .external = target->external(),
+                       .endpoint = target->endpoint,
+                       .endpoint_label = target->label,
+                       .redis_version = target->version,
+                       .total_runs = total_runs,
+                       .keep_rows = rows != nullptr};
+  UnitRunner runner(setup, board);
+  run_units(runner, board, units, results, jobs);
+  const Tallies tallies = fold_results(results, rows);
+
+  // 4. The outcome table, also after a failure: it says what did run.
+  const int mismatched = print_outcome_table(tallies, options);
+  if (const std::string error = report_sweep_maps(tallies.sweep_maps, options, seed, started_at);
+      !error.empty()) {
+    board.fail_environment(error);
+  }
+  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/report.html\n";
+  refresh_index(options.out_dir);
+  if (!options.junit_path.empty()) write_junit(results, options, board);
+  return run_exit_code(board, mismatched, tallies.order.size(), options);
 }
 
 }  // namespace locksim

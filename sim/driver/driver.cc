@@ -1,9 +1,14 @@
 #include "sim/driver/driver.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "sim/driver/client.h"
 #include "sim/driver/event_loop.h"
@@ -221,240 +226,317 @@ std::string clients_run_as_refusal(const Scenario& scenario, const LockVariant& 
          "; use \"threads\"";
 }
 
-RunOutcome run_scenario(const RunRequest& request) {
-  const Scenario& scenario = request.scenario;
-  RunOutcome outcome;
-  const Plan plan = compile_plan(scenario, request.seed);
-  RunContext run(request, plan);
+namespace {
 
-  const bool event_loop = scenario.executor == Executor::kEventLoop;
-  const bool processes = scenario.executor == Executor::kProcesses;
-  if (event_loop) {
-    if (const std::string why = driver_internal::event_loop_refusal(request); !why.empty()) {
-      outcome.harness_error = "\"clients_run_as\": \"event_loop\" cannot run this variant: " +
-                              why + "; run it with \"clients_run_as\": \"threads\"";
-      return outcome;
-    }
+// ScenarioRun: one call of run_scenario, on the driver's thread, phase by phase: set_up (what the
+// runtime refuses, the link proxies, the clients and their connections, the resource), start (a
+// thread per client, the nemesis's, then time 0), watch (until every thread ended) and finish
+// (the outcome). The members are declared in the order the phases make them, so they are
+// destroyed in the reverse order: the clients before their proxies, all before the run's context.
+class ScenarioRun {
+ public:
+  explicit ScenarioRun(const RunRequest& request)
+      : request_(request),
+        scenario_(request.scenario),
+        plan_(compile_plan(scenario_, request.seed)),
+        run_(request, plan_),
+        world_(run_.runtime().traits()),
+        event_loop_(scenario_.executor == Executor::kEventLoop),
+        processes_(scenario_.executor == Executor::kProcesses),
+        proxies_(plan_.clients().size()) {}
+
+  RunOutcome run() {
+    if (std::optional<RunOutcome> ended = set_up()) return std::move(*ended);
+    start();
+    watch();
+    return finish();
   }
-  const RuntimeTraits world = run.runtime().traits();
-  if ((processes && !world.client_processes) || (event_loop && !world.event_loop)) {
-    outcome.harness_error = "this runtime runs clients as threads only (this scenario needs " +
-                            std::string(processes ? "client processes" : "the event loop") + ")";
+
+ private:
+  static RunOutcome harness_error(std::string why) {
+    RunOutcome outcome;
+    outcome.harness_error = std::move(why);
     return outcome;
   }
-  if (request.topology != nullptr) {
-    if (processes && scenario.changes_primary()) {
-      outcome.harness_error =
-          "client processes cannot follow a change of primary (a worker connects to the primary "
-          "of the start, and \"promote\" or \"failover\" moves it); run the clients as threads";
-      return outcome;
+
+  // set_up: everything before the clients start; an outcome if the run ends before it started (a
+  // harness error, or Ctrl-C while the clients connected).
+  std::optional<RunOutcome> set_up() {
+    if (const std::string why = refusal(); !why.empty()) return harness_error(why);
+    if (const std::string error = open_link_proxies(); !error.empty()) return harness_error(error);
+    if (std::optional<RunOutcome> ended = connect_clients()) return ended;
+    if (const std::string error = initialise_resource(); !error.empty()) {
+      return harness_error(error);
     }
-    run.nemesis().attach_topology(request.topology);
+    return std::nullopt;
   }
-  // One proxy per client link when some fault needs one (a link per server of the topology);
-  // they outlive the clients.
-  std::vector<std::vector<std::unique_ptr<Link>>> proxies(plan.clients().size());
-  if (plan.proxied_links()) {
+
+  // refusal: why this run cannot run here ("" if it can; then the nemesis has the topology).
+  std::string refusal() {
+    if (event_loop_) {
+      if (const std::string why = driver_internal::event_loop_refusal(request_); !why.empty()) {
+        return "\"clients_run_as\": \"event_loop\" cannot run this variant: " + why +
+               "; run it with \"clients_run_as\": \"threads\"";
+      }
+    }
+    if ((processes_ && !world_.client_processes) || (event_loop_ && !world_.event_loop)) {
+      return "this runtime runs clients as threads only (this scenario needs " +
+             std::string(processes_ ? "client processes" : "the event loop") + ")";
+    }
+    if (request_.topology != nullptr) {
+      if (processes_ && scenario_.changes_primary()) {
+        return "client processes cannot follow a change of primary (a worker connects to the "
+               "primary of the start, and \"promote\" or \"failover\" moves it); run the clients "
+               "as threads";
+      }
+      run_.nemesis().attach_topology(request_.topology);
+    }
+    return "";
+  }
+
+  // open_link_proxies: one proxy per client link when some fault needs one (a link per server of
+  // the topology); they outlive the clients. "" or why they could not start.
+  std::string open_link_proxies() {
+    if (!plan_.proxied_links()) return "";
     try {
-      const std::vector<Endpoint> servers =
-          request.topology != nullptr ? request.topology->endpoints()
-                                      : std::vector<Endpoint>{request.endpoint};
-      for (std::size_t i = 0; i < plan.clients().size(); ++i) {
+      const std::vector<Endpoint> servers = request_.topology != nullptr
+                                                ? request_.topology->endpoints()
+                                                : std::vector<Endpoint>{request_.endpoint};
+      for (std::size_t i = 0; i < plan_.clients().size(); ++i) {
         std::vector<Endpoint> links;
         for (const Endpoint& server : servers) {
-          proxies[i].push_back(run.runtime().open_link(server));
-          links.push_back(proxies[i].back()->endpoint());
+          proxies_[i].push_back(run_.runtime().open_link(server));
+          links.push_back(proxies_[i].back()->endpoint());
         }
-        run.set_link_endpoints(i, std::move(links));
+        run_.set_link_endpoints(i, std::move(links));
       }
     } catch (const std::exception& error) {
-      outcome.harness_error = std::string("cannot start the link proxies: ") + error.what();
-      return outcome;
+      return std::string("cannot start the link proxies: ") + error.what();
     }
-  }
-  std::vector<std::unique_ptr<DriverClient>> clients;
-  std::unique_ptr<driver_internal::EventLoopWorkload> loop;
-  if (event_loop) {
-    loop = std::make_unique<driver_internal::EventLoopWorkload>(run);
-    const std::string error = loop->connect();
-    if (!error.empty()) {
-      outcome.harness_error = "cannot connect to Redis at " + request.endpoint.redacted() + ": " + error;
-      return outcome;
-    }
-  }
-  for (std::size_t i = 0; !event_loop && i < scenario.clients.size(); ++i) {
-    const int index = static_cast<int>(i);
-    if (processes) {
-      clients.push_back(std::make_unique<ProcessClient>(run, index));
-    } else {
-      clients.push_back(std::make_unique<ThreadClient>(run, index));
-    }
-    std::vector<Link*> links;
-    for (const auto& proxy : proxies[i]) links.push_back(proxy.get());
-    run.nemesis().attach(i, clients.back().get(), std::move(links));
-    const std::string error = clients.back()->connect();
-    if (!error.empty() && request.stop.requested()) {
-      // Interrupted while the clients started (an adapter's runtime takes a while): that is
-      // what happened, not a broken client.
-      return interrupted_before_start(run, std::move(outcome), error);
-    }
-    if (!error.empty()) {
-      outcome.harness_error =
-          processes ? "client " + scenario.clients[i] + ": " + error
-                    : "cannot connect to Redis at " + request.endpoint.redacted() + ": " + error;
-      return outcome;
-    }
+    return "";
   }
 
-  // The protected resource starts in a known state (a counter at its initial stock; a fenced
-  // store has accepted no fencing number yet).
-  if (scenario.resource.counts()) {
-    const std::unique_ptr<Connection> setup = run.connect(request.endpoint);
-    const RedisResult result = setup->command({"SET", request.key_prefix + scenario.resource.name,
-                                               std::to_string(scenario.resource.initial)});
-    if (!result.ok()) {
-      outcome.harness_error = "cannot initialise the resource: " + result.describe();
-      return outcome;
-    }
-  }
-
-  // All connections are open before any client starts, so set-up is not part of the run. In the
-  // event-loop mode one thread runs every client.
-  const std::size_t thread_count = event_loop ? 1 : clients.size();
-  const std::size_t nemesis_threads = scenario.server_faults() ? 1 : 0;
-  // Every thread waits for the start (time 0) before it does anything.
-  bool started = false;  // guarded by run.mutex
-  const auto start = [&run, &started] {
-    std::unique_lock<std::mutex> lock(run.mutex);
-    run.clock().base().wait(run.changed, lock, [&started] { return started; });
-  };
-  std::atomic<std::size_t> finished{0};
-  // one_finished: notified when a thread of the run ends; the watch below waits on it (not on
-  // every change of the run).
-  std::condition_variable one_finished;
-  const auto finish = [&run, &finished, &one_finished] {
-    {
-      std::lock_guard<std::mutex> lock(run.mutex);  // the watch looks and waits under it
-      finished += 1;
-    }
-    run.clock().base().notify_all(one_finished);
-    run.notify_changed();
-  };
-  std::vector<Thread> threads;
-  threads.reserve(thread_count + nemesis_threads);
-  Threads& spawn = run.runtime().threads();
-  if (event_loop) {
-    threads.emplace_back(spawn, [&start, &finish, loop = loop.get()] {
-      start();
-      loop->run();
-      finish();
-    });
-  }
-  for (auto& client : clients) {
-    threads.emplace_back(spawn, [&run, &start, &finish, &scenario, client = client.get()] {
-      start();
-      if (scenario.scripted()) {
-        driver_internal::run_scripted_client(run, *client);
-      } else {
-        driver_internal::run_workload_client(run, *client);
+  // connect_clients: the event loop, or each client (a thread's or a process's), attached to the
+  // nemesis and connected; an outcome if one could not connect.
+  std::optional<RunOutcome> connect_clients() {
+    if (event_loop_) {
+      loop_ = std::make_unique<driver_internal::EventLoopWorkload>(run_);
+      const std::string error = loop_->connect();
+      if (!error.empty()) {
+        return harness_error("cannot connect to Redis at " + request_.endpoint.redacted() + ": " +
+                             error);
       }
-      finish();
-    });
+    }
+    for (std::size_t i = 0; !event_loop_ && i < scenario_.clients.size(); ++i) {
+      const int index = static_cast<int>(i);
+      if (processes_) {
+        clients_.push_back(std::make_unique<ProcessClient>(run_, index));
+      } else {
+        clients_.push_back(std::make_unique<ThreadClient>(run_, index));
+      }
+      std::vector<Link*> links;
+      for (const auto& proxy : proxies_[i]) links.push_back(proxy.get());
+      run_.nemesis().attach(i, clients_.back().get(), std::move(links));
+      const std::string error = clients_.back()->connect();
+      if (!error.empty() && request_.stop.requested()) {
+        // Interrupted while the clients started (an adapter's runtime takes a while): that is
+        // what happened, not a broken client.
+        return interrupted_before_start(run_, RunOutcome{}, error);
+      }
+      if (!error.empty()) {
+        return harness_error(processes_ ? "client " + scenario_.clients[i] + ": " + error
+                                        : "cannot connect to Redis at " +
+                                              request_.endpoint.redacted() + ": " + error);
+      }
+    }
+    return std::nullopt;
   }
-  if (scenario.server_faults()) {
-    // The nemesis's own thread runs the server faults of the script.
-    threads.emplace_back(spawn, [&run, &start, &finish] {
-      start();
-      driver_internal::run_scripted_server_faults(run);
-      finish();
-    });
+
+  // initialise_resource: the protected resource starts in a known state (a counter at its
+  // initial stock; a fenced store has accepted no fencing number yet). "" or why it could not.
+  std::string initialise_resource() {
+    if (!scenario_.resource.counts()) return "";
+    const std::unique_ptr<Connection> setup = run_.connect(request_.endpoint);
+    const RedisResult result = setup->command({"SET", request_.key_prefix + scenario_.resource.name,
+                                               std::to_string(scenario_.resource.initial)});
+    if (!result.ok()) return "cannot initialise the resource: " + result.describe();
+    return "";
   }
-  // A server that can fail of itself is watched (the simulator's fail only as the run makes them).
-  std::optional<ServerWatch> watch;
-  if (world.servers_fail_alone) watch.emplace(run.runtime(), request);
-  // Time 0 is when the clients start, not when the first was spawned: starting eight adapter
-  // processes can take seconds, which a time-bounded workload must not lose.
-  run.start_clock();
-  {
-    std::lock_guard<std::mutex> lock(run.mutex);
-    started = true;
+
+  // start: the run's threads, each waiting for time 0, the server watch, then time 0. All
+  // connections are open before any client starts, so set-up is not part of the run. In the
+  // event-loop mode one thread runs every client.
+  void start() {
+    const std::size_t thread_count = event_loop_ ? 1 : clients_.size();
+    const std::size_t nemesis_threads = scenario_.server_faults() ? 1 : 0;
+    threads_.reserve(thread_count + nemesis_threads);
+    Threads& spawn = run_.runtime().threads();
+    if (event_loop_) {
+      threads_.emplace_back(spawn, [this, loop = loop_.get()] {
+        wait_for_start();
+        loop->run();
+        finish_thread();
+      });
+    }
+    for (auto& client : clients_) {
+      threads_.emplace_back(spawn, [this, client = client.get()] {
+        wait_for_start();
+        if (scenario_.scripted()) {
+          driver_internal::run_scripted_client(run_, *client);
+        } else {
+          driver_internal::run_workload_client(run_, *client);
+        }
+        finish_thread();
+      });
+    }
+    if (scenario_.server_faults()) {
+      // The nemesis's own thread runs the server faults of the script.
+      threads_.emplace_back(spawn, [this] {
+        wait_for_start();
+        driver_internal::run_scripted_server_faults(run_);
+        finish_thread();
+      });
+    }
+    // A server that can fail of itself is watched (the simulator's fail only as the run makes
+    // them).
+    if (world_.servers_fail_alone) watch_.emplace(run_.runtime(), request_);
+    // Time 0 is when the clients start, not when the first was spawned: starting eight adapter
+    // processes can take seconds, which a time-bounded workload must not lose.
+    run_.start_clock();
+    {
+      std::lock_guard<std::mutex> lock(run_.mutex);
+      started_ = true;
+    }
+    run_.notify_changed();
   }
-  run.notify_changed();
+
+  // wait_for_start: every thread waits for the start (time 0) before it does anything.
+  void wait_for_start() {
+    std::unique_lock<std::mutex> lock(run_.mutex);
+    run_.clock().base().wait(run_.changed, lock, [this] { return started_; });
+  }
+
+  // finish_thread: a thread of the run ends; the watch is woken.
+  void finish_thread() {
+    {
+      std::lock_guard<std::mutex> lock(run_.mutex);  // the watch looks and waits under it
+      finished_ += 1;
+    }
+    run_.clock().base().notify_all(one_finished_);
+    run_.notify_changed();
+  }
+
+  // watch: until every thread ended, looks at the topology's processes every 50 ms (one waitid
+  // each), so a death is named close to when it happened, and PINGs the primary every 200 ms.
+  void watch() {
+    const Clock& clock = run_.clock().base();
+    Nanos next_check = clock.now_ns();
+    const Nanos wake = ms_to_ns(request_.topology != nullptr ? 50 : 200);
+    while (finished_.load() < threads_.size()) {
+      {
+        std::unique_lock<std::mutex> lock(run_.mutex);
+        if (finished_.load() < threads_.size()) clock.pause(one_finished_, lock, wake);
+      }
+      watch_deaths();
+      if (watch_ && !run_.server_lost.load() && clock.now_ns() >= next_check) {
+        next_check = clock.now_ns() + ms_to_ns(200);
+        if (request_.progress) request_.progress(progress_fraction(run_));
+        const std::string lost =
+            watch_->check([this](const std::string& text) { run_.note(text); });
+        if (!lost.empty()) lose(lost, "");
+      }
+    }
+    for (auto& thread : threads_) thread.join();
+    watch_deaths();  // a death since the last look is no less a death
+  }
+
   // lose: the server is gone; the loss is a typed history event (so `locksim check` re-judges the
   // run as the run did: never ok) and the run stops.
-  const auto lose = [&run](const std::string& why, const std::string& when) {
-    run.harness_log().record(EventType::kInfo, Op::kServerLost, "").message =
-        run.harness_log().intern(why);
-    run.note(when + "the Redis server was lost: " + why + "; the run was stopped");
-    run.server_lost = true;
-    run.notify_stop();
-  };
-  // watch_deaths: a process of the topology that died without the scenario killing it is a
-  // typed history event, named at once. The run goes on only where the lock is meant to survive
-  // it (a multi-server variant that lost one of its independent nodes); otherwise it stops, as
-  // it cannot go as scripted (a failover that waits for a dead Sentinel, clients of a dead
-  // primary).
-  bool any_death = false;
-  const auto watch_deaths = [&run, &request, &any_death] {
-    if (request.topology == nullptr) return;
-    for (const Topology::ProcessDeath& death : request.topology->unplanned_deaths()) {
-      Event& died = run.harness_log().record(EventType::kInfo, Op::kServerDied, "");
-      died.server().server = run.harness_log().intern(death.server);
-      died.message = run.harness_log().intern(death.how);
-      any_death = true;
-      const std::size_t index = request.topology->spec().server_index(death.server);
-      const bool survivable = request.topology->independent() && request.variant.multi_server() &&
-                              index < request.topology->size();
-      run.note(death.server + " died without the scenario killing it (" + death.how + "); " +
-               (survivable ? "the run went on, as the lock is meant to survive losing a node"
-                           : "the run was stopped"));
+  void lose(const std::string& why, const std::string& when) {
+    run_.harness_log().record(EventType::kInfo, Op::kServerLost, "").message =
+        run_.harness_log().intern(why);
+    run_.note(when + "the Redis server was lost: " + why + "; the run was stopped");
+    run_.server_lost = true;
+    run_.notify_stop();
+  }
+
+  // watch_deaths: a process of the topology that died without the scenario killing it is a typed
+  // history event, named at once. The run goes on only where the lock is meant to survive it (a
+  // multi-server variant that lost one of its independent nodes); otherwise it stops, as it
+  // cannot go as scripted (a failover that waits for a dead Sentinel, clients of a dead primary).
+  void watch_deaths() {
+    if (request_.topology == nullptr) return;
+    for (const Topology::ProcessDeath& death : request_.topology->unplanned_deaths()) {
+      Event& died = run_.harness_log().record(EventType::kInfo, Op::kServerDied, "");
+      died.server().server = run_.harness_log().intern(death.server);
+      died.message = run_.harness_log().intern(death.how);
+      any_death_ = true;
+      const std::size_t index = request_.topology->spec().server_index(death.server);
+      const bool survivable = request_.topology->independent() && request_.variant.multi_server() &&
+                              index < request_.topology->size();
+      run_.note(death.server + " died without the scenario killing it (" + death.how + "); " +
+                (survivable ? "the run went on, as the lock is meant to survive losing a node"
+                            : "the run was stopped"));
       if (!survivable) {
-        run.stopped_for_death = true;
-        run.notify_stop();
+        run_.stopped_for_death = true;
+        run_.notify_stop();
       }
     }
-  };
-  const Clock& clock = run.clock().base();
-  Nanos next_check = clock.now_ns();
-  // A topology's processes are looked at every 50 ms (one waitid each), so a death is named
-  // close to when it happened; the primary is PINGed every 200 ms.
-  const Nanos wake = ms_to_ns(request.topology != nullptr ? 50 : 200);
-  while (finished.load() < threads.size()) {
-    {
-      std::unique_lock<std::mutex> lock(run.mutex);
-      if (finished.load() < threads.size()) clock.pause(one_finished, lock, wake);
-    }
-    watch_deaths();
-    if (watch && !run.server_lost.load() && clock.now_ns() >= next_check) {
-      next_check = clock.now_ns() + ms_to_ns(200);
-      if (request.progress) request.progress(progress_fraction(run));
-      const std::string lost = watch->check([&run](const std::string& text) { run.note(text); });
-      if (!lost.empty()) lose(lost, "");
-    }
   }
-  for (auto& thread : threads) thread.join();
-  watch_deaths();  // a death since the last look is no less a death
 
-  outcome.interrupted = request.stop.requested();
-  outcome.server_lost = run.server_lost.load();
-  outcome.server_died = any_death;
-  outcome.timed_out = !outcome.interrupted && !outcome.server_lost &&
-                      !run.stopped_for_death.load() && run.stopped_early.load();
-  if (outcome.interrupted || outcome.timed_out) {
-    Event& stop = run.harness_log().record(EventType::kInfo, Op::kStop, "");
+  // finish: the outcome once every thread ended: how the run ended (a `stop` event when it was
+  // cut short), the server left answering, the run's keys deleted, the clients closed, and the
+  // history, unless a broken worker leaves no verdict.
+  RunOutcome finish() {
+    RunOutcome outcome;
+    outcome.interrupted = request_.stop.requested();
+    outcome.server_lost = run_.server_lost.load();
+    outcome.server_died = any_death_;
+    outcome.timed_out = !outcome.interrupted && !outcome.server_lost &&
+                        !run_.stopped_for_death.load() && run_.stopped_early.load();
+    if (outcome.interrupted || outcome.timed_out) record_stop(outcome);
+    leave_server_answering(outcome);
+    outcome.notes = run_.take_notes();
+    // A topology's servers are thrown away with the run, as are all of a runtime whose servers do
+    // not outlive it; a shared server is cleaned.
+    if (world_.servers_outlive_run && !outcome.server_lost && request_.topology == nullptr) {
+      delete_run_keys(run_.runtime(), request_, outcome.notes);
+    }
+    clients_.clear();
+    loop_.reset();
+    if (run_.worker_failed.load() && !outcome.interrupted) {
+      // No verdict: what the history holds after a broken worker says nothing about the lock.
+      outcome.harness_error = run_.worker_failure();
+      return outcome;
+    }
+    if (run_.worker_failed.load()) {
+      // An interruption wins over the failures it causes (a client process that dies of the
+      // signal too, a server fault cut short): the run is interrupted, its history kept.
+      outcome.notes.push_back("after the interruption: " + run_.worker_failure());
+    }
+    outcome.history = take_history(run_);
+    return outcome;
+  }
+
+  // record_stop: the `stop` event of a run cut short (Ctrl-C, or its time limit, also noted).
+  void record_stop(const RunOutcome& outcome) {
+    Event& stop = run_.harness_log().record(EventType::kInfo, Op::kStop, "");
     stop.stop().reason = outcome.interrupted ? StopReason::kInterrupted : StopReason::kTimeLimit;
     if (outcome.timed_out) {
       stop.message =
-          run.harness_log().intern("time_limit_ms " + std::to_string(scenario.time_limit_ms));
-      run.note("the run reached its time limit of " + std::to_string(scenario.time_limit_ms) +
-               " ms and was stopped");
+          run_.harness_log().intern("time_limit_ms " + std::to_string(scenario_.time_limit_ms));
+      run_.note("the run reached its time limit of " + std::to_string(scenario_.time_limit_ms) +
+                " ms and was stopped");
     }
   }
-  // Leave the server answering for the next run: a script still looping is ended now (bounded:
-  // the server starts answering BUSY, and so becomes killable, after its busy-reply-threshold).
-  if (watch && !outcome.server_lost) {
+
+  // leave_server_answering: leaves the server answering for the next run: a script still looping
+  // is ended now (bounded: the server starts answering BUSY, and so becomes killable, after its
+  // busy-reply-threshold).
+  void leave_server_answering(RunOutcome& outcome) {
+    if (!watch_ || outcome.server_lost) return;
     for (int attempt = 0; attempt < 10; ++attempt) {
-      const std::string lost = watch->check([&run](const std::string& text) { run.note(text); });
+      const std::string lost = watch_->check([this](const std::string& text) { run_.note(text); });
       if (!lost.empty()) {
         // The clients may have finished before a check saw the loss (their calls failed fast):
         // what they did after it is no evidence either.
@@ -462,29 +544,32 @@ RunOutcome run_scenario(const RunRequest& request) {
         outcome.server_lost = true;
         break;
       }
-      if (watch->healthy()) break;
+      if (watch_->healthy()) break;
     }
   }
-  outcome.notes = run.take_notes();
-  // A topology's servers are thrown away with the run, as are all of a runtime whose servers do
-  // not outlive it; a shared server is cleaned.
-  if (world.servers_outlive_run && !outcome.server_lost && request.topology == nullptr) {
-    delete_run_keys(run.runtime(), request, outcome.notes);
-  }
-  clients.clear();
-  loop.reset();
-  if (run.worker_failed.load() && !outcome.interrupted) {
-    // No verdict: what the history holds after a broken worker says nothing about the lock.
-    outcome.harness_error = run.worker_failure();
-    return outcome;
-  }
-  if (run.worker_failed.load()) {
-    // An interruption wins over the failures it causes (a client process that dies of the
-    // signal too, a server fault cut short): the run is interrupted, its history kept.
-    outcome.notes.push_back("after the interruption: " + run.worker_failure());
-  }
-  outcome.history = take_history(run);
-  return outcome;
-}
+
+  const RunRequest& request_;
+  const Scenario& scenario_;
+  const Plan plan_;
+  RunContext run_;
+  const RuntimeTraits world_;
+  const bool event_loop_;
+  const bool processes_;
+  std::vector<std::vector<std::unique_ptr<Link>>> proxies_;  // by client, a link per server
+  std::vector<std::unique_ptr<DriverClient>> clients_;
+  std::unique_ptr<driver_internal::EventLoopWorkload> loop_;
+  bool started_ = false;  // guarded by run_.mutex
+  std::atomic<std::size_t> finished_{0};
+  // one_finished_: notified when a thread of the run ends; the watch waits on it (not on every
+  // change of the run).
+  std::condition_variable one_finished_;
+  std::vector<Thread> threads_;
+  std::optional<ServerWatch> watch_;
+  bool any_death_ = false;
+};
+
+}  // namespace
+
+RunOutcome run_scenario(const RunRequest& request) { return ScenarioRun(request).run(); }
 
 }  // namespace locksim

@@ -291,6 +291,31 @@ TEST(Shrink, ACrashBetweenSetnxAndExpireShrinksToAFewSteps) {
   EXPECT_NE(minimal.document.dump().find("after_setnx"), std::string::npos);
 }
 
+// A duration the finding needs within a fifth of its value keeps a margin: A's pause, halved from
+// 224 to 112 ms, outlives the 100 ms lease by 12 ms, which B (polling every 5 ms) catches under
+// every seed of the simulator's timing and a real machine only now and then (a pause of 104 ms
+// shows it under 5 of 8 seeds); the minimal scenario keeps half as much again (168 ms).
+TEST(Shrink, ADurationAtTheEdgeOfTheFindingKeepsAMargin) {
+  const Json edge = Json::parse(R"({
+    "name": "edge", "source": {"doc": "none", "claim": "an edge"},
+    "variants": ["set_nx_ex"], "clients": ["A", "B"],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "steps": [{"client": "A", "do": "acquire"}, {"client": "B", "do": "acquire"},
+              {"client": "A", "do": "pause", "pause_ms": 224},
+              {"client": "A", "do": "release"}, {"client": "B", "do": "release"}],
+    "expect": {"set_nx_ex": "any"}})");
+  const std::string signature = "mutex_violation (lease_expired)";
+  ASSERT_GT(run_schedule(edge, variant("set_nx_ex"), 0).signatures.count(signature), 0U);
+  const ShrinkResult shrunk = shrink(edge, variant("set_nx_ex"), signature, 0);
+  std::int64_t pause_ms = -1;
+  for (const Json& step : shrunk.document.at("steps")) {
+    if (step.value("do", "") == "pause") pause_ms = step.at("pause_ms").get<std::int64_t>();
+  }
+  EXPECT_GE(pause_ms, 120) << shrunk.document.dump();  // a fifth past the lease, at least
+  EXPECT_LT(pause_ms, 224) << shrunk.document.dump();  // and shrunk
+}
+
 // Proves the simulator's timing decides a race between two waiting clients both ways across seeds
 // (its timing profiles, the drawn lateness of every sleep), and that the shrinker measures such a
 // finding as racy on fresh seeds (fresh_shown < fresh_runs) rather than calling it certain from

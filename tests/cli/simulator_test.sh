@@ -169,16 +169,29 @@ ended_after_term() {  # ended_after_term NAME PID OUTPUT: SIGTERM to PID, then e
     expect_code "$name: SIGTERM ends it" 130 $? "$output"
   fi
 }
+# started PID FILE TEXT: waits (at most 60 s) until the program has printed TEXT, which it does
+# after its signal handling is in place: a SIGTERM sent after a fixed sleep reached an ASan build
+# still starting beside other tests and killed it (exit 143) before it could stop in order.
+started() {
+  local i
+  for i in $(seq 600); do
+    grep -q "$3" "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
 "$LOCKSIM" explore --variant redlock --max-faults 3 --schedules 1000000000 -j 2 --no-shrink \
   --no-progress --out "$WORK/explore" >"$WORK/explore-term.out" 2>&1 &
 pid=$!
-sleep 1
+started "$pid" "$WORK/explore-term.out" "locksim: exploring"
+sleep 0.5  # into the schedules
 ended_after_term "explore" "$pid" "$WORK/explore-term.out"
 expect_grep "explore says it was interrupted" "(interrupted)" "$WORK/explore-term.out"
 "$LOCKSIM" run "$SOURCE/scenarios" --backend sim --repeat 200 --out "$WORK/term" --no-progress \
   >"$WORK/run-term.out" 2>&1 &
 pid=$!
-sleep 1
+started "$pid" "$WORK/run-term.out" "locksim: seed"
+sleep 0.5  # into the runs
 ended_after_term "run --backend sim" "$pid" "$WORK/run-term.out"
 
 # --- usage errors --------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ expect_no_grep "--versoin: not CLI11's words" "subcommand" "$WORK/usage.err"
 # A misspelt flag of every command, with the flag it meant.
 while read -r command typo meant; do
   usage "$command $typo" 2 \
-    "^locksim: $command: unknown flag $typo (did you mean \"$meant\"?); see locksim $command --help$" \
+    "^locksim: $command: unknown flag ${typo%%=*} (did you mean \"$meant\"?); see locksim $command --help$" \
     $command $typo x
 done <<'EOF'
 run --varient --variant

@@ -195,8 +195,8 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
     progress.show(what + "0/" + std::to_string(schedules) + " schedules", /*milestone=*/true);
     ExploreSummary summary =
         explore(target, ExploreBudget{0, schedules, 0, jobs}, stop, [&](std::uint64_t done) {
-          const std::string left = time_left.text(static_cast<double>(done),
-                                                  static_cast<double>(schedules));
+          const std::string left =
+              time_left.text(static_cast<double>(done), static_cast<double>(schedules));
           progress.show(what + std::to_string(done) + "/" + std::to_string(schedules) +
                         " schedules" + (left.empty() ? "" : ", " + left));
         });

@@ -303,18 +303,17 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                 PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));
           }
           const ServerCounters before = read_counters(admin);
-          RunRequest request{point.scenario,
-                             variant,
-                             seed + done,
-                             user ? user->endpoint() : target->endpoint,
-                             "locksim:" + point_id + ":",
-                             stop,
-                             [&](double fraction) {
-                               show_point(label, done, fraction, /*milestone=*/false);
-                             },
-                             !target->external(),
-                             target->endpoint,
-                             library != nullptr ? library->command : worker_command({})};
+          RunRequest request{
+              point.scenario,
+              variant,
+              seed + done,
+              user ? user->endpoint() : target->endpoint,
+              "locksim:" + point_id + ":",
+              stop,
+              [&](double fraction) { show_point(label, done, fraction, /*milestone=*/false); },
+              !target->external(),
+              target->endpoint,
+              library != nullptr ? library->command : worker_command({})};
           const Nanos point_started = real_clock().now_ns();
           RunOutcome outcome = run_scenario(request);
           const double point_seconds = static_cast<double>(elapsed_ns(point_started)) / 1e9;

@@ -462,8 +462,8 @@ std::string exploration_progress(const ExploreOptions& options, std::uint64_t do
                                  double seconds) {
   // --time without --schedules or --seeds sets the count to its bound (main.cc): no total then.
   const bool counted = options.seconds <= 0 || options.schedules < (std::uint64_t{1} << 40);
-  std::string line = std::to_string(done) + (counted ? "/" + std::to_string(options.schedules) : "") +
-                     " schedules";
+  std::string line = std::to_string(done) +
+                     (counted ? "/" + std::to_string(options.schedules) : "") + " schedules";
   double left = -1;  // unknown
   if (counted && done > 0) {
     left = seconds * static_cast<double>(options.schedules - std::min(done, options.schedules)) /

@@ -18,7 +18,8 @@
 
 namespace {
 
-// ProgressFlags: a command's --no-progress and --progress, read into its ProgressMode after parsing.
+// ProgressFlags: a command's --no-progress and --progress, read into its ProgressMode after
+// parsing.
 struct ProgressFlags {
   bool shown = true;
   bool forced = false;
@@ -289,7 +290,8 @@ int main(int argc, char** argv) {
       "each variant). Writes OUT/contention/<run-id>/contention.json and contention.md, and the\n"
       "plots (scripts/plot_contention.py). Exit 0: every point ok; 1: a point showed a violation\n"
       "or could not decide; 2: bad input; 3: harness failure; 130: interrupted (report written)");
-  contend_cmd->add_option("STUDIES", contend.paths, "The study files or directories of *.json to run")
+  contend_cmd
+      ->add_option("STUDIES", contend.paths, "The study files or directories of *.json to run")
       ->required();
   contend_cmd->add_option("--redis", contend.redis_url, "As for run (default: a private server)");
   contend_cmd->add_option("--out", contend.out_dir, "Report directory")->capture_default_str();

@@ -289,7 +289,8 @@ std::optional<RunOutcome> UnitRunner::run_attempt(const UnitState& unit,
   // them in no state for the next (the simulator models its own).
   std::unique_ptr<Topology> topology;
   if (scenario.topology && !setup_.simulated) {
-    board_.show(job, variant.progress_label + " starting " + scenario.topology->name + " servers ...");
+    board_.show(job,
+                variant.progress_label + " starting " + scenario.topology->name + " servers ...");
     try {
       topology = Topology::start(*scenario.topology);
     } catch (const EnvironmentError&) {

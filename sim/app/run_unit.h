@@ -97,8 +97,7 @@ class RunBoard {
   // show: `text` as job `job`'s part of the progress line; `milestone`: the job started
   // something (a line in a log); `fraction`: the share of its run done, if it says anything of
   // the time left (0 otherwise).
-  void show(std::size_t job, const std::string& text, bool milestone = false,
-            double fraction = 0);
+  void show(std::size_t job, const std::string& text, bool milestone = false, double fraction = 0);
   // hide: job `job`'s part of the progress line gone, and the line cleared.
   void hide(std::size_t job);
   // finish_run: one more variant run ended (its line printed).
@@ -171,7 +170,7 @@ class UnitRunner {
     const LibrarySpec* library = nullptr;  // the variant's library, if it is one
     Scenario as_library;                   // with a library: the scenario on processes
     std::string label;                     // "[3/12] scenario / variant"
-  std::string progress_label;            // the label, and "(repetition 2/5)" with --repeat
+    std::string progress_label;            // the label, and "(repetition 2/5)" with --repeat
     Nanos started = 0;
     std::filesystem::path dir;
     const Scenario& scenario(const UnitState& unit) const {

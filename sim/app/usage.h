@@ -9,7 +9,8 @@
 //     return usage_error(app, e);  // --help and --version: printed, 0
 //   }
 //   // locksim: audit: missing FILE (your lock's variant file(s)); see locksim audit --help
-//   // locksim: explore: unknown flag --varient (did you mean "--variant"?); see locksim explore --help
+//   // locksim: explore: unknown flag --varient (did you mean "--variant"?); see locksim explore
+//   // --help
 #pragma once
 
 #include <CLI/CLI.hpp>

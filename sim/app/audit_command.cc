@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "sim/app/commands.h"
+#include "sim/app/console.h"
 #include "sim/core/error.h"
 #include "sim/explore/confirm.h"
 #include "sim/explore/judge.h"
@@ -107,6 +108,7 @@ struct Line {
   std::string answer;  // YES, NO, UNDECIDED, n/a
   std::string detail;
   std::string link;  // a summary.md
+  double seconds = 0;  // the wall time of the runs (or the exploration) that decided it
 };
 
 // judge: one property's line from the user's and the reference's rows of each scenario showing it.
@@ -182,12 +184,24 @@ Line judge(const Property& p, const std::string& reference,
 // (shown on the simulator only).
 // `limits` gets what the lock showed that the reference shows too: limits of every lease.
 Line explore_first(const UserVariant& user, const std::string& reference, std::uint64_t schedules,
-                   int jobs, const fs::path& out, StopSignal& stop,
+                   int jobs, const fs::path& out, ProgressMode progress_mode, StopSignal& stop,
                    std::vector<std::string>& limits) {
+  ProgressLine progress(progress_mode);
   const auto run = [&](const std::string& name) {
     ExploreTarget target;
     target.variant = find_variant(name);
-    return std::pair{target, explore(target, ExploreBudget{0, schedules, 0, jobs}, stop)};
+    const TimeLeft time_left;
+    const std::string what = "exploring " + name + " on the simulator: ";
+    progress.show(what + "0/" + std::to_string(schedules) + " schedules", /*milestone=*/true);
+    ExploreSummary summary =
+        explore(target, ExploreBudget{0, schedules, 0, jobs}, stop, [&](std::uint64_t done) {
+          const std::string left =
+              time_left.text(static_cast<double>(done), static_cast<double>(schedules));
+          progress.show(what + std::to_string(done) + "/" + std::to_string(schedules) +
+                        " schedules" + (left.empty() ? "" : ", " + left));
+        });
+    progress.clear();
+    return std::pair{target, std::move(summary)};
   };
   const auto [mine_target, mine] = run(user.name);
   if (mine.could_not_run > 0) {
@@ -212,7 +226,9 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
       limits.push_back(signature);
       continue;
     }
+    progress.show("shrinking " + signature + " of " + user.name, /*milestone=*/true);
     const ShrinkResult minimal = shrink_robustly(mine_target, signature, found.first_seed);
+    progress.clear();
     if (minimal.seeds.empty()) continue;  // the shrink lost it: nothing to judge or confirm
     // The reference in the minimal scenario, under the seeds that show it and fresh ones (the
     // reference of the lock's kind, as explore judges): does it show it too?
@@ -228,7 +244,10 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
     fs::create_directories(out);
     const fs::path file = out / (minimal.document.at("name").get<std::string>() + ".json");
     write_file_atomically(file, minimal.document.dump(2) + "\n");
+    progress.show("confirming " + signature + " of " + user.name + " on a real redis-server",
+                  /*milestone=*/true);
     const Confirmation confirmation = confirm(minimal.document, *mine_target.variant, 3, stop);
+    progress.clear();
     const std::string what = signature + " (" + std::to_string(found.schedules) + " of " +
                              std::to_string(mine.schedules) + " schedules, " + reference +
                              ": none; minimal scenario " + std::to_string(minimal.steps_after) +
@@ -337,8 +356,10 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     if (options.explore > 0) {
       // Explored against the correct lock of its kind (explore's rule), which may be stricter
       // than the catalogue's reference above (set_nx_ex for a lock without an owner check).
+      const TimeLeft exploring;  // its line's time: shrinking and confirming included
       explored = explore_first(user, reference_of(*find_variant(user.name)), options.explore,
-                               options.jobs, out, stop, limits);
+                               options.jobs, out, options.progress, stop, limits);
+      explored->seconds = exploring.seconds();
       if (stop.requested()) return finish(kExitInterrupted);
     }
     std::vector<RunRow> rows;
@@ -387,7 +408,11 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
                          ""});
         continue;
       }
-      lines.push_back(judge(p, reference, pairs));
+      Line line = judge(p, reference, pairs);
+      for (const auto& [user_row, ref_row] : pairs) {
+        line.seconds += user_row->seconds + (ref_row != nullptr ? ref_row->seconds : 0);
+      }
+      lines.push_back(std::move(line));
     }
 
     std::ostringstream table;
@@ -445,6 +470,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
       c.name = line.property->words;
       c.message = line.detail;
       c.output = line.link.empty() ? "" : "summary: " + line.link;
+      c.seconds = line.seconds;
       if (line.answer == "NO") {
         c.status = JunitCase::Status::kFailed;
         c.text = line.detail;

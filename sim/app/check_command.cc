@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/commands.h"
+#include "sim/app/console.h"
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
 #include "sim/history/jsonl.h"
@@ -106,6 +107,9 @@ int check_command(const CheckCommandOptions& options) {
     const fs::path scenario_file = find_scenario_file(variant_dirs.front());
     require_known_variants(scenario_file);
     const Scenario scenario = saved_scenario(scenario_file);
+    // The findings are written for summary.md's Markdown: a terminal gets them as plain text
+    // (bold as ANSI bold), a file or a pipe as plain text.
+    const bool styled = styled_stdout();
     int mismatched = 0;
     for (const fs::path& variant_dir : variant_dirs) {
       const std::string variant = variant_dir.filename().string();
@@ -124,7 +128,7 @@ int check_command(const CheckCommandOptions& options) {
                 << (matches ? "  ok" : "  MISMATCH") << " (" << history.events.size()
                 << " events)\n";
       for (const Finding& finding : result.findings) {
-        std::cout << "  - " << finding_line(finding) << "\n";
+        std::cout << "  - " << terminal_text(finding_line(finding), styled) << "\n";
       }
     }
     return mismatched == 0 ? kExitOk : kExitMismatch;

@@ -25,6 +25,10 @@ constexpr int kExitUsage = 2;
 constexpr int kExitEnvironment = 3;
 constexpr int kExitInterrupted = 130;
 
+// ProgressMode: where a command's progress line goes: nowhere (--no-progress), to stderr when it
+// is a terminal (the default), or to stderr whatever it is (--progress, for CI logs and tests).
+enum class ProgressMode { kOff, kTerminal, kAlways };
+
 struct RunOptions {
   std::vector<std::string> paths;     // scenario files or directories
   std::vector<std::string> variants;  // empty: every variant each scenario lists
@@ -34,7 +38,7 @@ struct RunOptions {
   int repeat = 1;
   // jobs: how many scenario runs (each one scenario's variants, one after another) at once.
   int jobs = 1;
-  bool progress = true;                    // progress line on a terminal
+  ProgressMode progress = ProgressMode::kTerminal;
   // max_memory_mb: refuse a run whose history would need more; 0: 80% of the available memory.
   std::int64_t max_memory_mb = 0;
   std::vector<std::string> variant_files;  // user Lua locks (--variant-file)
@@ -65,6 +69,7 @@ struct RunRow {
   bool barging = false;         // a barging finding: a newcomer got it past an earlier waiter
   std::vector<std::string> causes;  // the mutual-exclusion violation's causes, sorted
   std::string summary;          // the run's summary.md
+  double seconds = 0;           // the run's wall time
   std::vector<std::string> words;  // the findings that count, in words
 };
 
@@ -101,7 +106,7 @@ struct ExploreOptions {
   bool shrink = true;
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";
-  bool progress = true;
+  ProgressMode progress = ProgressMode::kTerminal;
   std::string json_path;                 // --json: also write the summary here
   std::vector<std::string> merge_files;  // --merge: add up these summaries instead of exploring
 };
@@ -116,7 +121,7 @@ struct AuditOptions {
   std::string out_dir = "reports";
   std::optional<std::uint64_t> seed;
   int jobs = 1;  // scenarios at once, as for run
-  bool progress = true;
+  ProgressMode progress = ProgressMode::kTerminal;
   std::string junit_path;  // --junit: also write JUnit XML here ("": none)
   // explore: schedules explored on the simulator first, for the lock and for its reference
   // (0: none); what only the lock shows is shrunk and confirmed on a real redis-server.
@@ -133,7 +138,7 @@ struct ContendOptions {
   std::string redis_url;
   std::string out_dir = "reports";
   std::optional<std::uint64_t> seed;
-  bool progress = true;
+  ProgressMode progress = ProgressMode::kTerminal;
   bool plots = true;               // run scripts/plot_contention.py on the report
   int round_trip_samples = 3000;   // PINGs and SET NX PX for the limit
   std::string junit_path;          // --junit: also write JUnit XML here ("": none)

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <set>
@@ -25,16 +28,84 @@ std::string utc_now(const char* format) {
   return buffer;
 }
 
-ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
+ProgressMode progress_mode(bool shown, bool forced) {
+  if (!shown) return ProgressMode::kOff;
+  return forced ? ProgressMode::kAlways : ProgressMode::kTerminal;
+}
 
-void ProgressLine::show(const std::string& text) {
-  if (!enabled_) return;
-  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+ProgressLine::ProgressLine(ProgressMode mode) {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  terminal_ = mode != ProgressMode::kOff && terminal;
+  lines_ = mode == ProgressMode::kAlways && !terminal;
+}
+
+void ProgressLine::show(const std::string& text, bool milestone) {
+  if (terminal_) {
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fflush(stderr);
+    return;
+  }
+  if (!lines_ || text == last_) return;
+  // In a log, a line a second is enough between milestones.
+  const std::int64_t now_ns = real_clock().now_ns();
+  if (!milestone && !last_.empty() && now_ns - last_ns_ < 1'000'000'000) return;
+  std::fprintf(stderr, "progress: %s\n", text.c_str());
   std::fflush(stderr);
+  last_ = text;
+  last_ns_ = now_ns;
 }
 
 void ProgressLine::clear() {
-  if (enabled_) std::fprintf(stderr, "\r\033[K");
+  if (terminal_) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+}
+
+TimeLeft::TimeLeft() : started_ns_(real_clock().now_ns()) {}
+
+double TimeLeft::seconds() const {
+  return static_cast<double>(real_clock().now_ns() - started_ns_) / 1e9;
+}
+
+std::string TimeLeft::text(double done, double total) const {
+  if (done <= 0 || total <= done) return "";
+  const double left = seconds() * (total - done) / done;
+  return "about " + duration_text(left) + " left";
+}
+
+std::string duration_text(double seconds) {
+  const auto whole = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  char text[48];
+  if (whole < 60) {
+    std::snprintf(text, sizeof text, "%llds", whole);
+  } else if (whole < 3600) {
+    std::snprintf(text, sizeof text, "%lldm %02llds", whole / 60, whole % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lldh %02lldm", whole / 3600, whole / 60 % 60);
+  }
+  return text;
+}
+
+bool styled_stdout() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
+}
+
+std::string terminal_text(const std::string& markdown, bool styled) {
+  std::string text;
+  bool bold = false;
+  for (std::size_t i = 0; i < markdown.size(); ++i) {
+    if (markdown.compare(i, 2, "**") == 0) {
+      if (styled) text += bold ? "\033[0m" : "\033[1m";
+      bold = !bold;
+      ++i;
+      continue;
+    }
+    text += markdown[i];
+  }
+  if (bold && styled) text += "\033[0m";
+  return text;
 }
 
 void print_notes(const std::vector<Scenario>& scenarios) {

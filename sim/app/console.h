@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/commands.h"
 #include "sim/redis/endpoint.h"
 #include "sim/redis/server.h"
 #include "sim/scenario/scenario.h"
@@ -18,16 +19,58 @@ namespace locksim {
 // utc_now: the current UTC time in strftime `format`.
 std::string utc_now(const char* format);
 
-// ProgressLine: one self-overwriting status line on stderr, only when stderr is a terminal.
+// progress_mode: the mode of a command's --no-progress (`shown` false) and --progress flags.
+ProgressMode progress_mode(bool shown, bool forced);
+
+// ProgressLine: the progress of a command on stderr. On a terminal one line overwrites itself at
+// every show; elsewhere (ProgressMode::kAlways) each show prints a line "progress: TEXT", at
+// most one a second unless `milestone` (something was started or finished), and never the same
+// text twice in a row. Not thread-safe: its callers serialize.
+//
+//   ProgressLine progress(options.progress);
+//   progress.show("3/12 points, " + time_left.text(3, 12), /*milestone=*/true);
+//   progress.clear();
 class ProgressLine {
  public:
-  explicit ProgressLine(bool enabled);
-  void show(const std::string& text);
+  explicit ProgressLine(ProgressMode mode);
+  void show(const std::string& text, bool milestone = false);
   void clear();
 
  private:
-  bool enabled_;
+  bool terminal_ = false;  // overwrite one line
+  bool lines_ = false;     // print a line per change
+  std::string last_;       // the last line printed (lines_)
+  std::int64_t last_ns_ = 0;
 };
+
+// TimeLeft: an estimate of the time a command still needs, from the share of its work done so
+// far and the time that took (the rest is assumed to go at the same pace).
+//
+//   TimeLeft left;                 // starts now
+//   left.text(3.5, 12)             // "about 1m 20s left"; "" while nothing is done
+class TimeLeft {
+ public:
+  TimeLeft();
+  // seconds: seconds since construction.
+  double seconds() const;
+  // text: "about <duration> left" for `done` of `total` units (fractions allowed); "" when
+  // nothing is done yet or `total` is not above `done`'s lower bound.
+  std::string text(double done, double total) const;
+
+ private:
+  std::int64_t started_ns_;
+};
+
+// duration_text: seconds as a person reads them: "0s", "45s", "3m 05s", "2h 10m".
+std::string duration_text(double seconds);
+
+// styled_stdout: whether stdout may carry ANSI bold: a terminal, and NO_COLOR unset or empty
+// (https://no-color.org).
+bool styled_stdout();
+
+// terminal_text: Markdown's **bold** of `markdown` as ANSI bold when `styled`, else as plain
+// text (the asterisks dropped); everything else as it is.
+std::string terminal_text(const std::string& markdown, bool styled);
 
 // print_notes: each distinct note of `scenarios` (Scenario::notes: a deprecated spelling) once on
 // stderr, prefixed "locksim: ".

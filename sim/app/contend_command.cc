@@ -262,6 +262,17 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
 
     // 2. The points.
     ProgressLine progress(options.progress);
+    const TimeLeft time_left;
+    // The line: "[3/12] study variant strategy c=4 40%, about 2m 10s left" (every point is a
+    // time-bounded workload, so its share done is a fair measure of the time it still takes).
+    const auto show_point = [&](const std::string& label, std::size_t started, double fraction,
+                                bool milestone) {
+      const double done = static_cast<double>(started - 1) + fraction;
+      const std::string left = time_left.text(done, static_cast<double>(total));
+      progress.show(label + " " + std::to_string(static_cast<int>(fraction * 100)) + "%" +
+                        (left.empty() ? "" : ", " + left),
+                    milestone);
+    };
     std::size_t done = 0;
     for (const Study& study : studies) {
       ContentionStudyReport study_report{study.name, study.description, study.file,
@@ -278,7 +289,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total) +
                                     "] " + study.name + " " + point.variant + " " +
                                     point.strategy + " c=" + std::to_string(point.clients);
-          progress.show(label + " ...");
+          show_point(label, done, 0, /*milestone=*/true);
           const LockVariant& variant = *find_variant(point.variant);
           const LibrarySpec* library = library_spec(variant);
           std::optional<PrefixUser> user;
@@ -292,19 +303,17 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                 PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));
           }
           const ServerCounters before = read_counters(admin);
-          RunRequest request{point.scenario,
-                             variant,
-                             seed + done,
-                             user ? user->endpoint() : target->endpoint,
-                             "locksim:" + point_id + ":",
-                             stop,
-                             [&](double fraction) {
-                               progress.show(label + " " +
-                                             std::to_string(static_cast<int>(fraction * 100)) + "%");
-                             },
-                             !target->external(),
-                             target->endpoint,
-                             library != nullptr ? library->command : worker_command({})};
+          RunRequest request{
+              point.scenario,
+              variant,
+              seed + done,
+              user ? user->endpoint() : target->endpoint,
+              "locksim:" + point_id + ":",
+              stop,
+              [&](double fraction) { show_point(label, done, fraction, /*milestone=*/false); },
+              !target->external(),
+              target->endpoint,
+              library != nullptr ? library->command : worker_command({})};
           const Nanos point_started = real_clock().now_ns();
           RunOutcome outcome = run_scenario(request);
           const double point_seconds = static_cast<double>(elapsed_ns(point_started)) / 1e9;

@@ -10,6 +10,7 @@
 
 #include "sim/app/commands.h"
 #include "sim/app/console.h"
+#include "sim/app/did_you_mean.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/explore/confirm.h"
@@ -454,13 +455,36 @@ int merge(const ExploreOptions& options) {
   return exit_without_own_finding(total);
 }
 
+// exploration_progress: the progress line of an exploration `seconds` in, `done` schedules run:
+// "1234/10000 schedules, about 12s left" under --schedules (or --seeds), "1234 schedules, 3s of
+// 10s, 7s left" under --time alone, and with both whichever ends first.
+std::string exploration_progress(const ExploreOptions& options, std::uint64_t done,
+                                 double seconds) {
+  // --time without --schedules or --seeds sets the count to its bound (main.cc): no total then.
+  const bool counted = options.seconds <= 0 || options.schedules < (std::uint64_t{1} << 40);
+  std::string line = std::to_string(done) +
+                     (counted ? "/" + std::to_string(options.schedules) : "") + " schedules";
+  double left = -1;  // unknown
+  if (counted && done > 0) {
+    left = seconds * static_cast<double>(options.schedules - std::min(done, options.schedules)) /
+           static_cast<double>(done);
+  }
+  if (options.seconds > 0) {
+    line += ", " + duration_text(seconds) + " of " + duration_text(options.seconds);
+    const double by_time = std::max(0.0, options.seconds - seconds);
+    left = left < 0 ? by_time : std::min(left, by_time);
+  }
+  if (left >= 0) line += ", about " + duration_text(left) + " left";
+  return line;
+}
+
 }  // namespace
 
 int explore_command(const ExploreOptions& options, StopSignal& stop) {
   if (!options.merge_files.empty()) return merge(options);
   if (options.variant.empty()) {
-    std::cerr << "locksim: explore: --variant is required (the lock to explore: a built-in, or the "
-                 "name of a --variant-file's lock)\n";
+    std::cerr << "locksim: explore: missing --variant (the lock to explore: a built-in, or the "
+                 "name of a --variant-file's lock); see locksim explore --help\n";
     return kExitUsage;
   }
   ExploreTarget target;
@@ -468,8 +492,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     register_variant_files(options.variant_files);
     target.variant = find_variant(options.variant);
     if (target.variant == nullptr) {
-      throw InputError("--variant " + options.variant +
-                       ": unknown variant; `locksim list` names them");
+      std::string known;
+      for (const std::string& name : variant_names()) known += (known.empty() ? "" : ", ") + name;
+      throw InputError("--variant " + options.variant + ": unknown variant" +
+                       did_you_mean(options.variant, variant_names()) + "; known: " + known);
     }
     target.exercise.faults.clear();
     for (const std::string& word : options.faults) {
@@ -530,9 +556,13 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
             << ", seeds from " << options.first_seed << ", " << options.jobs << " worker(s)"
             << std::endl;
   ProgressLine progress(options.progress);
+  const TimeLeft time_left;
+  progress.show(exploration_progress(options, 0, 0), /*milestone=*/true);
   const ExploreSummary summary = explore(
       target, ExploreBudget{options.first_seed, options.schedules, options.seconds, options.jobs},
-      stop, [&](std::uint64_t done) { progress.show(std::to_string(done) + " schedules ..."); });
+      stop, [&](std::uint64_t done) {
+        progress.show(exploration_progress(options, done, time_left.seconds()));
+      });
   progress.clear();
   char rate[160];
   std::snprintf(rate, sizeof rate, "%llu schedules (seeds %llu..%llu) in %.2f s: %.0f schedules/s",
@@ -608,10 +638,15 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     // The first schedule that shows it under every seed of its own (the first one may hang on
     // one lucky timing), shrunk, and the next such ones while the minimal scenario hangs on a
     // race. With a scenario file, its first seed.
+    progress.show("shrinking " + signature + " (finding " +
+                      std::to_string(&finding - judged.data() + 1) + " of " +
+                      std::to_string(judged.size()) + ")",
+                  /*milestone=*/true);
     ShrinkResult minimal = target.scenario
                                      ? shrink(exercise_document(target, finding.found.first_seed),
                                               *target.variant, signature, finding.found.first_seed)
                                      : shrink_robustly(target, signature, finding.found.first_seed);
+    progress.clear();
     const std::uint64_t seed = minimal.seed;
     if (minimal.seeds.empty()) {
       // The finding did not show again on the schedule it was to be shrunk from: there is no
@@ -661,8 +696,12 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     std::cout << describe_steps(minimal.document) << "  Written: " << file.string()
               << " (locksim run " << file.string() << ")" << std::endl;  // before confirming
     if (options.confirm_runs > 0) {
+      progress.show("confirming " + signature + " on a real redis-server (" +
+                        std::to_string(options.confirm_runs) + " runs)",
+                    /*milestone=*/true);
       const Confirmation confirmation =
           confirm(minimal.document, *target.variant, options.confirm_runs, stop);
+      progress.clear();
       if (stop.requested()) return kExitInterrupted;
       if (!confirmation.error.empty()) {
         std::cerr << "locksim: cannot confirm on a real server: " << confirmation.error << "\n";

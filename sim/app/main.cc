@@ -8,11 +8,34 @@
 #include <string_view>
 
 #include "sim/app/commands.h"
+#include "sim/app/console.h"
 #include "sim/app/did_you_mean.h"
 #include "sim/app/flags.h"
 #include "sim/app/signals.h"
+#include "sim/app/usage.h"
 #include "sim/core/error.h"
 #include "sim/scenario/executor.h"
+
+namespace {
+
+// ProgressFlags: a command's --no-progress and --progress, read into its ProgressMode after
+// parsing.
+struct ProgressFlags {
+  bool shown = true;
+  bool forced = false;
+};
+
+void add_progress_flags(CLI::App* command, ProgressFlags& flags) {
+  CLI::Option* off = command->add_flag("!--no-progress", flags.shown,
+                                       "Do not show the progress line (shown on a terminal)");
+  command
+      ->add_flag("--progress", flags.forced,
+                 "Show the progress line on stderr even when it is not a terminal: a line\n"
+                 "\"progress: ...\" at each change (at most one a second in between), for CI logs")
+      ->excludes(off);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace locksim;
@@ -42,7 +65,8 @@ int main(int argc, char** argv) {
       "Run scenarios (files or directories of *.json) once per variant and compare each outcome\n"
       "with the scenario's `expect` block. Without --redis a private redis-server is started on\n"
       "127.0.0.1 and stopped on every exit path. Reports go to OUT/<scenario>/<run-id>/.");
-  run_cmd->add_option("scenarios", run.paths, "Scenario files or directories")->required();
+  run_cmd->add_option("SCENARIOS", run.paths, "The scenario files or directories of *.json to run")
+      ->required();
   run_cmd->add_option(
       "--variant", run.variants,
       "Only run these variants (repeatable); default: every variant a scenario lists");
@@ -69,7 +93,8 @@ int main(int argc, char** argv) {
                    "reports are measured beside the other runs")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  run_cmd->add_flag("!--no-progress", run.progress, "Do not show the progress line on a terminal");
+  ProgressFlags run_progress;
+  add_progress_flags(run_cmd, run_progress);
   run_cmd
       ->add_option("--max-memory", run.max_memory_mb,
                    "Refuse, before anything runs, a scenario whose history would need more than\n"
@@ -125,7 +150,7 @@ int main(int argc, char** argv) {
       "check",
       "Re-judge a saved run without Redis: RUN_DIR is reports/<scenario>/<run-id> (all variants)\n"
       "or one variant's directory inside it. Exits 0 if every verdict matches the expectation.");
-  check_cmd->add_option("run_dir", check.run_dir, "Run directory")->required();
+  check_cmd->add_option("RUN_DIR", check.run_dir, "The run directory to re-judge")->required();
   check_cmd->add_option("--variant-file", check.variant_files,
                         "The --variant-file(s) the run used, if it ran a user lock");
 
@@ -136,7 +161,7 @@ int main(int argc, char** argv) {
       "(--variant-file),\n"
       "the third-party lock libraries (with whether their runtime is installed) and the\n"
       "scenarios (default: ./scenarios)");
-  list_cmd->add_option("scenarios", list.paths, "Scenario files or directories");
+  list_cmd->add_option("SCENARIOS", list.paths, "Scenario files or directories");
   list_cmd->add_option("--variant-file", list.variant_files, "Also list these user locks");
   list_cmd->add_flag("--json", list.json,
                      "Print one JSON document: {\"variants\", \"user_variants\", \"libraries\",\n"
@@ -160,7 +185,7 @@ int main(int argc, char** argv) {
       "the reason, never judged.\n"
       "Exit 0: no finding; 1: findings; 2: bad input, or no finding while some schedules could\n"
       "not run; 3: no server.");
-  explore_cmd->add_option("scenario", explore.scenario,
+  explore_cmd->add_option("SCENARIO", explore.scenario,
                           "A scenario file to explore instead of drawn schedules (its steps or\n"
                           "workload as written; each seed draws the interleaving)");
   explore_cmd->add_option("--variant", explore.variant,
@@ -208,7 +233,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   explore_cmd->add_option("--out", explore.out_dir, "Where the minimal scenarios go")
       ->capture_default_str();
-  explore_cmd->add_flag("!--no-progress", explore.progress, "Do not show the progress line");
+  ProgressFlags explore_progress;
+  add_progress_flags(explore_cmd, explore_progress);
   explore_cmd->add_option("--json", explore.json_path,
                           "Also write the summary (settings, seeds, findings with their first\n"
                           "seeds, exercised faults) as JSON to FILE, for --merge");
@@ -229,7 +255,7 @@ int main(int argc, char** argv) {
       "YES, NO (and which way it differs from the reference) or UNDECIDED, with the run that shows\n"
       "it; writes <out>/audit-<name>/audit.md. Exit 0: every property holds; 1: some does not;\n"
       "2: bad input; 3: a run could not decide or the harness failed");
-  audit_cmd->add_option("variant_file", audit.variant_files, "Your lock's variant file(s)")
+  audit_cmd->add_option("FILE", audit.variant_files, "The variant file(s) of the lock(s) to audit")
       ->required();
   audit_cmd->add_option("--scenarios", audit.scenarios_dir,
                         "The directory of property scenarios")
@@ -240,7 +266,8 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--jobs,-j", audit.jobs, "As for run: N scenarios at once")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  audit_cmd->add_flag("!--no-progress", audit.progress, "Do not show the progress line");
+  ProgressFlags audit_progress;
+  add_progress_flags(audit_cmd, audit_progress);
   audit_cmd
       ->add_option("--explore", audit.explore,
                    "First explore the lock and its reference on the simulator for N schedules\n"
@@ -263,7 +290,9 @@ int main(int argc, char** argv) {
       "each variant). Writes OUT/contention/<run-id>/contention.json and contention.md, and the\n"
       "plots (scripts/plot_contention.py). Exit 0: every point ok; 1: a point showed a violation\n"
       "or could not decide; 2: bad input; 3: harness failure; 130: interrupted (report written)");
-  contend_cmd->add_option("studies", contend.paths, "Study files or directories")->required();
+  contend_cmd
+      ->add_option("STUDIES", contend.paths, "The study files or directories of *.json to run")
+      ->required();
   contend_cmd->add_option("--redis", contend.redis_url, "As for run (default: a private server)");
   contend_cmd->add_option("--out", contend.out_dir, "Report directory")->capture_default_str();
   contend_cmd->add_option("--seed", contend_seed_text, "As for run");
@@ -272,7 +301,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(10, 1000000))
       ->capture_default_str();
   contend_cmd->add_flag("!--no-plots", contend.plots, "Do not run scripts/plot_contention.py");
-  contend_cmd->add_flag("!--no-progress", contend.progress, "Do not show the progress line");
+  ProgressFlags contend_progress;
+  add_progress_flags(contend_cmd, contend_progress);
   contend_cmd->add_option(
       "--junit", contend.junit_path,
       "Also write JUnit XML to FILE: a test case per study point (a violation:\n"
@@ -285,7 +315,8 @@ int main(int argc, char** argv) {
       "history, one EDN map per line, for Knossos and elle-cli) or \"porcupine\" (a JSON array of\n"
       "operations). RUN_DIR as for check. Only the acquires and releases of one lock key;\n"
       "what a mutex model without time can say about a lease: docs/outputs.md");
-  export_cmd->add_option("run_dir", export_options.run_dir, "Run directory")->required();
+  export_cmd->add_option("RUN_DIR", export_options.run_dir, "The run directory (as for check)")
+      ->required();
   export_cmd->add_option("--format", export_options.format, "knossos or porcupine")
       ->required()
       ->check(CLI::IsMember({"knossos", "porcupine"}));
@@ -304,7 +335,7 @@ int main(int argc, char** argv) {
       "down (reports/threads, reports/libraries), each cell linked to that run's report.html; the\n"
       "sweep maps and the latest contention studies with their plots. `run` and `contend` write\n"
       "it at their end; this writes it again (after plots were drawn, or runs were removed)");
-  report_cmd->add_option("dir", report.dir, "The reports directory")->capture_default_str();
+  report_cmd->add_option("DIR", report.dir, "The reports directory")->capture_default_str();
 
   std::vector<std::string> worker_variant_files;
   CLI::App* worker_cmd = app.add_subcommand(
@@ -333,9 +364,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return usage_error(app, e);
   }
+  run.progress = progress_mode(run_progress.shown, run_progress.forced);
+  explore.progress = progress_mode(explore_progress.shown, explore_progress.forced);
+  audit.progress = progress_mode(audit_progress.shown, audit_progress.forced);
+  contend.progress = progress_mode(contend_progress.shown, contend_progress.forced);
   if (*run_cmd) {
     try {
       if (run_cmd->count("--seed") > 0) run.seed = parse_seed_flag(seed_text);

@@ -595,7 +595,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   const std::vector<Unit> units = plan_units(options, scenarios);
   std::vector<UnitResult> results(units.size());
   const int jobs = std::max(1, std::min(options.jobs, static_cast<int>(units.size())));
-  RunBoard board(options.progress, static_cast<std::size_t>(jobs));
+  RunBoard board(options.progress, static_cast<std::size_t>(jobs), total_runs);
   const std::string started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   const RunSetup setup{.options = options,
                        .stop = stop,

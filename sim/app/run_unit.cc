@@ -38,21 +38,39 @@ std::vector<std::string> selected_variants(const Scenario& scenario,
 
 // RunBoard
 
-void RunBoard::show(std::size_t job, const std::string& text) {
+void RunBoard::show(std::size_t job, const std::string& text, bool milestone, double fraction) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_[job] = text;
-  std::string line;
-  for (const std::string& part : running_) {
-    if (part.empty()) continue;
-    line += (line.empty() ? "" : "  |  ") + part;
-  }
-  progress_.show(line);
+  fractions_[job] = fraction;
+  redraw(milestone);
 }
 
 void RunBoard::hide(std::size_t job) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_[job].clear();
+  fractions_[job] = 0;
   progress_.clear();
+}
+
+void RunBoard::finish_run() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++finished_;
+  redraw(/*milestone=*/true);
+}
+
+// redraw: "3/12 outcomes, about 1m 20s left  |  [4/12] scenario / variant  |  ...": the time
+// left from the outcomes finished and the share done of the runs that know it (a workload's).
+void RunBoard::redraw(bool milestone) {
+  double done = finished_;
+  for (const double fraction : fractions_) done += fraction;
+  std::string line = std::to_string(finished_) + "/" + std::to_string(total_runs_) + " outcomes";
+  if (const std::string left = time_left_.text(done, total_runs_); !left.empty()) {
+    line += ", " + left;
+  }
+  for (const std::string& part : running_) {
+    if (!part.empty()) line += "  |  " + part;
+  }
+  progress_.show(line, milestone);
 }
 
 int RunBoard::count_run() {
@@ -174,8 +192,12 @@ bool UnitRunner::run_variant(std::size_t job, UnitState& unit, const std::string
   write_variant_files(unit, variant, run);
   const double seconds = static_cast<double>(real_clock().now_ns() - variant.started) / 1e9;
   print_run_line(variant.label, run, outcome, seconds);
+  board_.finish_run();
   result.runs.push_back(run_done(unit, variant, run, outcome, seconds));
-  if (setup_.keep_rows) result.rows.push_back(run_row(unit, variant_name, run, outcome));
+  if (setup_.keep_rows) {
+    result.rows.push_back(run_row(unit, variant_name, run, outcome));
+    result.rows.back().seconds = seconds;
+  }
   const bool run_interrupted = run.interrupted;
   unit.runs.push_back(std::move(run));
   return !must_stop_after(unit, variant_name, run_interrupted, outcome);
@@ -188,7 +210,11 @@ UnitRunner::VariantJob UnitRunner::start_variant(std::size_t job, const UnitStat
   const int number = board_.count_run();
   const std::string label = "[" + std::to_string(number) + "/" + std::to_string(setup_.total_runs) +
                             "] " + unit.scenario.name + " / " + variant_name;
-  board_.show(job, label + " ...");
+  const std::string progress_label =
+      label + (setup_.options.repeat > 1 ? " (repetition " + std::to_string(unit.repetition) + "/" +
+                                               std::to_string(setup_.options.repeat) + ")"
+                                         : "");
+  board_.show(job, progress_label + " ...", /*milestone=*/true);
   const Nanos started = real_clock().now_ns();
   // A library runs only as its adapter's processes; their stderr is kept in the run.
   const LockVariant& variant = *find_variant(variant_name);
@@ -198,6 +224,7 @@ UnitRunner::VariantJob UnitRunner::start_variant(std::size_t job, const UnitStat
                  .library = library_spec(variant),
                  .as_library = {},
                  .label = label,
+                 .progress_label = progress_label,
                  .started = started,
                  .dir = unit.run_dir / variant_name};
   if (run.library != nullptr) {
@@ -247,7 +274,7 @@ UnitRunner::Attempts UnitRunner::run_until_quiet(const UnitState& unit, const Va
                 << " while the machine stalled; running it again (attempt " << attempt + 1 << " of "
                 << kStallAttempts << ")\n    " << stalls.front()->words << std::endl;
     }
-    board_.show(variant.job, variant.label + " again ...");
+    board_.show(variant.job, variant.progress_label + " again ...", /*milestone=*/true);
   }
   return attempts;
 }
@@ -262,7 +289,8 @@ std::optional<RunOutcome> UnitRunner::run_attempt(const UnitState& unit,
   // them in no state for the next (the simulator models its own).
   std::unique_ptr<Topology> topology;
   if (scenario.topology && !setup_.simulated) {
-    board_.show(job, variant.label + " starting " + scenario.topology->name + " servers ...");
+    board_.show(job,
+                variant.progress_label + " starting " + scenario.topology->name + " servers ...");
     try {
       topology = Topology::start(*scenario.topology);
     } catch (const EnvironmentError&) {
@@ -282,8 +310,16 @@ std::optional<RunOutcome> UnitRunner::run_attempt(const UnitState& unit,
                      "locksim:" + unit.info.run_id + ":" + variant.name + ":",
                      setup_.stop,
                      [&](double fraction) {
-                       board_.show(job, variant.label + " " +
-                                            std::to_string(static_cast<int>(fraction * 100)) + "%");
+                       // A scripted run's share of steps started says little (a step waits for
+                       // a lease to end): only a workload's share is shown and estimated from.
+                       if (!variant.scenario(unit).workload) {
+                         board_.show(job, variant.progress_label);
+                         return;
+                       }
+                       board_.show(job,
+                                   variant.progress_label + " " +
+                                       std::to_string(static_cast<int>(fraction * 100)) + "%",
+                                   /*milestone=*/false, fraction);
                      },
                      /*private_server=*/!setup_.external,
                      /*admin_endpoint=*/topology ? run_endpoint : setup_.endpoint,

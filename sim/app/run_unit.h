@@ -7,7 +7,7 @@
 // ends, and what a unit adds up to is kept in its UnitResult, folded in plan order afterwards so
 // that it does not depend on which unit finished first.
 //
-//   RunBoard board(options.progress, jobs);
+//   RunBoard board(options.progress, jobs, total_runs);
 //   UnitRunner runner(setup, board);
 //   run_units(runner, board, units, results, jobs);  // rethrows what a job threw unexpectedly
 #pragma once
@@ -86,16 +86,22 @@ struct RunSetup {
 };
 
 // RunBoard: what the jobs of one run share, each behind one mutex: stdout and the progress line
-// (each job's text on it), the count of runs started, and why the run must stop (an
-// interruption, an environment failure, an unexpected exception). Thread-safe.
+// (the outcomes done of all, the time left, and each job's text), the count of runs started and
+// finished, and why the run must stop (an interruption, an environment failure, an unexpected
+// exception). Thread-safe.
 class RunBoard {
  public:
-  RunBoard(bool progress, std::size_t jobs) : progress_(progress), running_(jobs) {}
+  RunBoard(ProgressMode progress, std::size_t jobs, int total_runs)
+      : progress_(progress), running_(jobs), fractions_(jobs), total_runs_(total_runs) {}
 
-  // show: `text` as job `job`'s part of the progress line.
-  void show(std::size_t job, const std::string& text);
+  // show: `text` as job `job`'s part of the progress line; `milestone`: the job started
+  // something (a line in a log); `fraction`: the share of its run done, if it says anything of
+  // the time left (0 otherwise).
+  void show(std::size_t job, const std::string& text, bool milestone = false, double fraction = 0);
   // hide: job `job`'s part of the progress line gone, and the line cleared.
   void hide(std::size_t job);
+  // finish_run: one more variant run ended (its line printed).
+  void finish_run();
   // count_run: the number of the variant run that starts now (1-based, in the order they start).
   int count_run();
   // stopping: no further run may start.
@@ -115,9 +121,16 @@ class RunBoard {
   std::exception_ptr unexpected() const { return unexpected_; }
 
  private:
+  // redraw: the progress line from what follows (mutex_ held).
+  void redraw(bool milestone);
+
   std::mutex mutex_;  // guards what follows, stdout and the progress line
   ProgressLine progress_;
+  TimeLeft time_left_;
   std::vector<std::string> running_;  // each job's progress text
+  std::vector<double> fractions_;     // each job's share of its run done (0: unknown)
+  int total_runs_ = 0;
+  int finished_ = 0;
   int done_ = 0;
   bool interrupted_ = false;
   std::string environment_failure_;  // set: stop, print what ran, exit 3
@@ -157,6 +170,7 @@ class UnitRunner {
     const LibrarySpec* library = nullptr;  // the variant's library, if it is one
     Scenario as_library;                   // with a library: the scenario on processes
     std::string label;                     // "[3/12] scenario / variant"
+    std::string progress_label;            // the label, and "(repetition 2/5)" with --repeat
     Nanos started = 0;
     std::filesystem::path dir;
     const Scenario& scenario(const UnitState& unit) const {

@@ -95,7 +95,7 @@ li.finding.selected{background:#fff1a8;outline:2px solid #e0b400}
 figure.timeline{margin:8px 0}
 .zoom{display:flex;gap:4px;align-items:center;flex-wrap:wrap;margin:4px 0;font-size:12px}
 .zoom button{font:inherit;min-width:28px;padding:1px 8px;border:1px solid #b8bec8;background:#f6f7f9;border-radius:4px;cursor:pointer}
-.zoom button:focus-visible{outline:2px solid #1f5fbf}.zoom output{margin:0 8px;font-variant-numeric:tabular-nums}
+.zoom button:focus-visible{outline:2px solid #1f5fbf}.zoom output{margin:0 8px;min-width:25em;font-variant-numeric:tabular-nums}
 svg.timeline{width:100%;height:auto;display:block;border:1px solid #e1e5eb;background:#fcfcfd;cursor:grab;touch-action:pan-y}
 svg.timeline.dragging{cursor:grabbing}svg.timeline:focus-visible{outline:2px solid #1f5fbf}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330;pointer-events:none}svg .axis{stroke:#9aa1ad;stroke-width:1}

@@ -537,12 +537,19 @@ class Timeline {
 
   // collect_calls: every call of a drawn client, from its invoke to its completion; a call still
   // open at the end of the history runs to it (no answer); enter, exit, read and write are
-  // single moments, work the time the client meant to work.
+  // single moments; work runs until the client's next event, at most as long as it meant to
+  // (a step that works "until" something plans its longest).
   std::vector<Call> collect_calls() const {
     std::vector<Call> calls;
     std::map<std::pair<int, Op>, std::size_t> open;  // (client, op) -> its call
+    std::map<int, std::size_t> working;              // client -> its work, until its next event
     for (const Event& e : h_.events) {
       if (e.client < 0 || row_y(e.client) < 0) continue;
+      if (const auto work = working.find(e.client); work != working.end()) {
+        Call& call = calls[work->second];
+        call.to_ns = std::clamp(e.time_ns, call.from_ns, call.to_ns);
+        working.erase(work);
+      }
       const bool paired = e.f == Op::kAcquire || e.f == Op::kRelease || e.f == Op::kExtend;
       const bool single = e.f == Op::kEnter || e.f == Op::kExit || e.f == Op::kRead ||
                           e.f == Op::kWrite || e.f == Op::kWork;
@@ -582,9 +589,12 @@ class Timeline {
       }
       Call& call = calls[at];
       call.to_ns = e.time_ns;
-      if (e.f == Op::kWork && e.work().planned_ms >= 0) {
-        call.to_ns = e.time_ns + Nanos{e.work().planned_ms} * kNanosPerMilli;
+      if (e.f == Op::kWork) {
+        call.to_ns = e.work().planned_ms >= 0
+                         ? e.time_ns + Nanos{e.work().planned_ms} * kNanosPerMilli
+                         : end_ns_;
         call.instant = false;
+        working[e.client] = at;
       }
       std::tie(call.result, call.result_class) = result_of(e);
       if (e.f == Op::kWork) {
@@ -606,6 +616,7 @@ class Timeline {
     }
     for (Call& call : calls) {
       if (call.result == "no answer") call.to_ns = std::max(call.to_ns, end_ns_);
+      call.to_ns = std::min(call.to_ns, std::max(end_ns_, call.from_ns));
     }
     return calls;
   }
@@ -965,6 +976,7 @@ const std::string_view kTimelineScript = R"js(
     var t1 = +d.t1;
     var lines = [d.op + ' by ' + d.client + (d.key ? ' on ' + d.key : '')];
     if (d.instant) lines.push('at ' + fmt(t0));
+    else if (d.op === 'work') lines.push('from ' + fmt(t0) + ' to ' + fmt(t1) + ' (' + fmt(t1 - t0) + ')');
     else if (d.result === 'no answer') lines.push('invoked ' + fmt(t0) + ', no answer by the end ' + fmt(t1));
     else lines.push('invoked ' + fmt(t0) + ', answered ' + fmt(t1) + ' (took ' + fmt(t1 - t0) + ')');
     lines.push('result: ' + d.result + (d.reply ? ' (' + d.reply + ')' : ''));

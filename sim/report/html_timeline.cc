@@ -259,7 +259,9 @@ class Timeline {
     double x0 = x(from);
     double width = x(to) - x0;
     if (width < min_units) {
-      x0 -= (min_units - std::max(width, 0.0)) / 2;
+      // Widened about its middle, but kept inside the plot.
+      x0 = std::clamp(x0 - (min_units - std::max(width, 0.0)) / 2, kLeft,
+                      kWidth - kRight - min_units);
       width = min_units;
     }
     out_ += "<rect class=\"";
@@ -824,7 +826,13 @@ const std::string_view kTimelineScript = R"js(
       if (m.tag === 'rect') {
         var w = x1 - x0;
         var min = m.min > 0 ? m.min * upp : 1;
-        if (w < min) { x0 -= (min - Math.max(w, 0)) / 2; w = min; }
+        if (w < min) {
+          // Widened about its middle, but kept inside the plot when the interval is.
+          x0 -= (min - Math.max(w, 0)) / 2;
+          w = min;
+          if (x1 <= self.right) x0 = Math.min(x0, self.right - w);
+          if (m.t0 >= self.from && x0 < self.left) x0 = self.left;
+        }
         var l = Math.max(x0, lo);
         var r = Math.min(x0 + w, hi);
         if (r < l) { l = x0; r = x0 + w; }

@@ -71,7 +71,8 @@ std::string verdict_text(const Json& outcome) {
 }
 
 struct Cell {
-  std::string outcome;  // ok, mismatch, interrupted, error
+  std::string outcome;  // ok, mismatch, interrupted, error: the expectation mark
+  std::string safety;   // violation, liveness, ok, unknown: the colour
   std::string observed;
   std::string expected;
   std::string href;
@@ -138,7 +139,9 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
         const std::string variant = text_of(v.value("context", Json::object()), "variant");
         if (variant.empty()) continue;
         Cell cell;
-        cell.observed = verdict_text(v.value("observed", Json::object()));
+        const Json observed = v.value("observed", Json::object());
+        cell.observed = verdict_text(observed);
+        cell.safety = html::safety_of(observed.is_object() ? text_of(observed, "verdict") : "");
         cell.expected = verdict_text(v.value("expected", Json::object()));
         const bool matches = v.value("matches", false);
         const bool interrupted = v.value("interrupted", false);
@@ -196,10 +199,11 @@ void matrix(std::string& out, const ResultSet& set, const std::string& id) {
       }
       const Cell& cell = found->second;
       std::string title = "expected " + cell.expected + ", observed " + cell.observed;
-      out += "<td class=\"cell outcome-" + cell.outcome + "\" data-scenario=\"" +
-             html::escape(row.name) + "\" data-variant=\"" + html::escape(variant) + "\" title=\"" +
-             html::escape(title) + "\"><a href=\"" + html::escape(cell.href) + "\">" +
-             (cell.outcome == "ok" ? "" : "&#9888; ") + html::escape(cell.observed) + "</a></td>";
+      out += "<td class=\"cell safety-" + cell.safety + " outcome-" + cell.outcome +
+             "\" data-scenario=\"" + html::escape(row.name) + "\" data-variant=\"" +
+             html::escape(variant) + "\" title=\"" + html::escape(title) + "\"><a href=\"" +
+             html::escape(cell.href) + "\">" + html::escape(cell.observed) +
+             html::expectation_mark(cell.outcome) + "</a></td>";
     }
     out += "</tr>\n";
   }
@@ -253,7 +257,7 @@ void sweeps(std::string& out, const fs::path& out_dir, IndexSummary& summary) {
           if (!p.is_object()) continue;
           const bool broke = p.value("violations", 0) > 0;
           points += std::string("<span class=\"point ") +
-                    (broke ? "outcome-mismatch" : "outcome-ok") + "\" title=\"" +
+                    (broke ? "safety-violation" : "safety-ok") + "\" title=\"" +
                     std::to_string(p.value("violations", 0)) + " of " +
                     std::to_string(p.value("decided", 0)) + " decided runs broke\">" +
                     html::escape(number_text(p.value("value", Json()), "%g")) + "</span>";
@@ -322,17 +326,17 @@ void contention(std::string& out, const fs::path& out_dir, IndexSummary& summary
         if (!p.is_object() || ++shown > 500) continue;
         const Json latency = p.value("latency", Json::object());
         const std::string verdict = text_of(p, "verdict");
-        section +=
-            std::string("<tr class=\"") + (verdict == "ok" ? "outcome-ok" : "outcome-mismatch") +
-            "\"><td>" + html::escape(text_of(p, "variant")) + "</td><td>" +
-            html::escape(text_of(p, "strategy")) + "</td><td class=\"num\">" +
-            number_text(p.value("clients", Json()), "%.0f") + "</td><td class=\"num\">" +
-            number_text(p.value("throughput_per_s", Json()), "%.0f") + "</td><td class=\"num\">" +
-            number_text(latency.value("p50_ns", Json()), "%.2f ms", 1e-6) +
-            "</td><td class=\"num\">" +
-            number_text(latency.value("p99_ns", Json()), "%.2f ms", 1e-6) +
-            "</td><td class=\"num\">" + number_text(p.value("jain", Json()), "%.2f") + "</td><td>" +
-            html::escape(verdict) + "</td></tr>\n";
+        section += "<tr class=\"safety-" + std::string(html::safety_of(verdict)) + "\"><td>" +
+                   html::escape(text_of(p, "variant")) + "</td><td>" +
+                   html::escape(text_of(p, "strategy")) + "</td><td class=\"num\">" +
+                   number_text(p.value("clients", Json()), "%.0f") + "</td><td class=\"num\">" +
+                   number_text(p.value("throughput_per_s", Json()), "%.0f") +
+                   "</td><td class=\"num\">" +
+                   number_text(latency.value("p50_ns", Json()), "%.2f ms", 1e-6) +
+                   "</td><td class=\"num\">" +
+                   number_text(latency.value("p99_ns", Json()), "%.2f ms", 1e-6) +
+                   "</td><td class=\"num\">" + number_text(p.value("jain", Json()), "%.2f") +
+                   "</td><td>" + html::escape(verdict) + "</td></tr>\n";
       }
       section += "</table>";
       if (shown > 500) section += "<p class=\"note\">The first 500 of them.</p>";
@@ -386,8 +390,11 @@ std::string index_html(const fs::path& out_dir, IndexSummary* summary_out) {
   std::string out;
   html::open_page(out, "locksim reports");
   out += "<h1>locksim reports</h1>\n<p class=\"meta\">" + html::escape(out_dir.string()) +
-         ": the latest run of every scenario. A cell is the outcome observed; green: as the "
-         "scenario expects, red: not. Each cell opens that variant's timeline and findings.</p>\n";
+         ": the latest run of every scenario. A cell is the verdict observed, coloured by what it "
+         "says about the lock's safety; its mark says whether the scenario expects it (a "
+         "violation the scenario reproduces on purpose is red with &#10003;). Each cell opens that "
+         "variant's timeline and findings.</p>\n";
+  html::safety_legend(out);
   std::string sweep_part;
   sweeps(sweep_part, out_dir, summary);
   std::string contention_part;

@@ -1,10 +1,11 @@
 // html_index.h: index.html over an output directory (reports/ by default), the one page to open
 // after a run: the scenario x variant matrix of the latest run of every scenario (a cell per
-// outcome, coloured, linked to the variant's section of that run's report.html), the same
-// matrix for each result set one level down (reports/threads, reports/libraries), the sweep
-// maps (*.map.json, with their plots when scripts/plot_sweep.py drew them) and the latest
-// contention studies (contention/latest/contention.json, with their plots). It reads only
-// locksim's JSON outputs, so it can be written again at any time (`locksim report DIR`).
+// outcome, coloured by safety with a mark for "as expected" or not, html_text.h; linked to the
+// variant's section of that run's report.html; as wide as the window, scrolling sideways only
+// when it does not fit), the same matrix for each result set one level down (reports/threads,
+// reports/libraries), the sweep maps (*.map.json, with their plots when scripts/plot_sweep.py drew
+// them) and the latest contention studies (contention/latest/contention.json, with their plots). It
+// reads only locksim's JSON outputs, so it can be written again at any time (`locksim report DIR`).
 //
 // Reading is bounded: a results.json or contention.json larger than kMaxIndexedFileBytes, a
 // file that is not a regular file, one that does not parse, or one with a field of the wrong type

@@ -1,6 +1,7 @@
 // html_text.h (internal to report/): what the HTML pages share: escaping, the page frame and its
-// style sheet, and the colours of outcomes. The pages are self-contained: no script, no font, no
-// image from anywhere else; a picture is inline SVG.
+// style sheet, the colours of safety and the marks of expectation. The pages are self-contained:
+// no font, no image, no script from anywhere else (report.html carries its own script inline); a
+// picture is inline SVG.
 //
 //   std::string page;
 //   open_page(page, "stale-release");
@@ -24,9 +25,26 @@ std::string anchor(std::string_view prefix, std::string_view name);
 void open_page(std::string& out, std::string_view title);
 void close_page(std::string& out);
 
-// OutcomeClass: "ok" (as expected), "mismatch", "interrupted" or "error" (the harness could not
-// finish: a server lost or died), the class suffix every page colours by.
+// outcome_word: "ok" (as the scenario expects), "mismatch", "interrupted" or "error" (the harness
+// could not finish: a server lost or died): whether the outcome is the expected one, shown as a
+// mark (expectation_mark), never as the colour.
 std::string_view outcome_word(bool matches, bool interrupted, bool harness_error);
+
+// safety_of: what an observed verdict (its word: "mutex_violation", "deadlock", ...) tells someone
+// asking "is my lock safe?", the class suffix (`safety-<word>`) every page colours by:
+// "violation" (mutual exclusion or the protected resource broken: red), "liveness" (the lock got
+// stuck: a deadlock, orange), "ok" (no violation observed: green) or "unknown" (the run could not
+// decide, or the lock or the server did not work; any other word: grey). Whether the scenario
+// expected it does not change the colour.
+std::string_view safety_of(std::string_view verdict_word);
+// safety_words: the legend's words for a safety_of class ("violation: ...").
+std::string_view safety_words(std::string_view safety);
+// expectation_mark: the mark beside an outcome_word: a check mark (as expected), a cross (not as
+// expected), "?" (interrupted) or "!" (the harness could not finish), as a
+// <span class="expect expect-<outcome>"> with its meaning as the title.
+std::string expectation_mark(std::string_view outcome);
+// safety_legend: a paragraph (class "legend safety-legend") with the four colours and the marks.
+void safety_legend(std::string& out);
 
 // format_ms: "552.4 ms", "1.25 s" for 1250 ms and more.
 std::string format_ms(double ms);

@@ -24,7 +24,8 @@
 //                                                  (inside the first match of within; whose text
 //                                                  contains text); with visible, that many are
 //                                                  shown in the viewport (partly, or fully), not
-//                                                  clipped away by an overflow ancestor; polled
+//                                                  clipped away by an overflow ancestor or an SVG
+//                                                  clip-path of one rectangle; polled
 //                                                  until true or timeout_ms
 //   {"click": SEL, "navigates": true, "timeout_ms": 10000}
 //                                                  a real mouse click (Input.dispatchMouseEvent)
@@ -41,11 +42,30 @@
 //                                                  somewhere: an existing file (file: URLs) or an
 //                                                  element of this page (#id); other URLs fail
 //   {"screenshot": PATH, "full_page": true}        PNG of the whole page (or the viewport)
+//   {"hover": SEL, "within": SEL}                  a real mouse move (Input.dispatchMouseEvent)
+//                                                  onto the centre of the visible part of the first
+//                                                  match shown (scrolled into view if none is);
+//                                                  fails if another element is on top there
+//   {"wheel": SEL, "delta_y": -480, "ctrl": true, "shift": false}
+//                                                  a real wheel turn there (negative: away from the
+//                                                  user), with Ctrl or Shift held
+//   {"measure": SEL, "attribute": NAME | "style": PROPERTY | "box": "width"|"height",
+//    "within": SEL, "at_least": N, "at_most": N, "less_than": SAVED, "hue": "red", "text": "...",
+//    "save": NAME, "timeout_ms": 2000}            reads the first match's attribute, computed style
+//                                                  property, or the size in CSS px of its part in
+//                                                  view (cut by the viewport, overflow and an SVG
+//                                                  clip-path) and checks it: a number at least or at
+//                                                  most N, less than what an earlier measure of the
+//                                                  case saved as SAVED, a colour of that hue (red,
+//                                                  orange, green, grey), containing text; polled
+//                                                  until true or timeout_ms; save keeps it
 //
 // On the command line each of --open, --expect, --click, --target, --images-loaded,
-// --links-resolve, --screenshot starts a step and --count N, --max N, --within SEL, --text T,
-// --visible, --fully-visible, --hidden-ok, --no-navigation, --viewport-only, --timeout-ms N modify
-// the step before them; --case NAME starts a case (steps before any --case make a case named
+// --links-resolve, --screenshot, --hover, --wheel, --measure starts a step and --count N, --max N,
+// --within SEL, --text T, --visible, --fully-visible, --hidden-ok, --no-navigation,
+// --viewport-only, --timeout-ms N, --delta-y N, --ctrl, --shift, --attribute NAME, --style PROP,
+// --box-width, --box-height, --at-least N, --at-most N, --less-than NAME, --hue H, --save NAME
+// modify the step before them; --case NAME starts a case (steps before any --case make a case named
 // "arguments"), and --expect-failure TEXT gives the case its expected failure; --page-timeout-ms
 // N, --viewport WxH, --base DIR, --screenshots DIR (for the plans' cases too) and --jobs N are
 // global. Each case ends with one line: "ok: case "NAME": passed", "ok: case "NAME": failed as
@@ -97,7 +117,12 @@ const ACTIONS = {
   images_loaded: ['timeout_ms'],
   links_resolve: [],
   screenshot: ['full_page'],
+  hover: ['within', 'timeout_ms'],
+  wheel: ['within', 'delta_y', 'ctrl', 'shift', 'timeout_ms'],
+  measure: ['within', 'attribute', 'style', 'box', 'at_least', 'at_most', 'less_than', 'save',
+            'hue', 'text', 'timeout_ms'],
 };
+const HUES = ['red', 'orange', 'green', 'grey'];
 
 function parseViewport(v) {
   if (typeof v === 'string') {
@@ -153,9 +178,34 @@ function validateStep(step, where) {
   if ('visible' in step && ![true, false, 'fully'].includes(step.visible)) {
     throw new UsageError(`${where}.visible: true, false or "fully"`);
   }
-  for (const key of ['navigates', 'full_page']) {
+  for (const key of ['navigates', 'full_page', 'ctrl', 'shift']) {
     if (key in step && typeof step[key] !== 'boolean') {
       throw new UsageError(`${where}.${key}: true or false`);
+    }
+  }
+  for (const key of ['delta_y', 'at_least', 'at_most']) {
+    if (key in step && (typeof step[key] !== 'number' || !Number.isFinite(step[key]))) {
+      throw new UsageError(`${where}.${key}: a number, got ${JSON.stringify(step[key])}`);
+    }
+  }
+  for (const key of ['attribute', 'style', 'less_than', 'save']) {
+    if (key in step && (typeof step[key] !== 'string' || !step[key])) {
+      throw new UsageError(`${where}.${key}: a non-empty string`);
+    }
+  }
+  if (action === 'wheel' && !('delta_y' in step)) {
+    throw new UsageError(`${where}: a wheel step needs delta_y (negative: up, which zooms in)`);
+  }
+  if (action === 'measure') {
+    const what = ['attribute', 'style', 'box'].filter((k) => k in step);
+    if (what.length !== 1) {
+      throw new UsageError(`${where}: a measure step reads exactly one of attribute, style, box`);
+    }
+    if ('box' in step && !['width', 'height'].includes(step.box)) {
+      throw new UsageError(`${where}.box: "width" or "height"`);
+    }
+    if ('hue' in step && !HUES.includes(step.hue)) {
+      throw new UsageError(`${where}.hue: one of ${HUES.join(', ')}`);
     }
   }
   return { action, ...step };
@@ -217,7 +267,7 @@ function loadCases(argv) {
   const stepFlags = {
     '--open': 'open', '--expect': 'expect', '--click': 'click', '--target': 'target',
     '--images-loaded': 'images_loaded', '--links-resolve': 'links_resolve',
-    '--screenshot': 'screenshot',
+    '--screenshot': 'screenshot', '--hover': 'hover', '--wheel': 'wheel', '--measure': 'measure',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -242,6 +292,14 @@ function loadCases(argv) {
       last(a)[key] = Number(takes(i, a)); i++;
     } else if (a === '--within' || a === '--text') {
       last(a)[a.slice(2)] = takes(i, a); i++;
+    } else if (a === '--delta-y' || a === '--at-least' || a === '--at-most') {
+      last(a)[a.slice(2).replace('-', '_')] = Number(takes(i, a)); i++;
+    } else if (['--attribute', '--style', '--less-than', '--save', '--hue'].includes(a)) {
+      last(a)[a.slice(2).replace('-', '_')] = takes(i, a); i++;
+    } else if (a === '--box-width' || a === '--box-height') {
+      last(a).box = a.slice(6);
+    } else if (a === '--ctrl' || a === '--shift') {
+      last(a)[a.slice(2)] = true;
     } else if (a === '--visible') {
       last(a).visible = true;
     } else if (a === '--fully-visible') {
@@ -782,7 +840,9 @@ function remoteText(arg) {
 // In-page helpers (run by Runtime.evaluate; they must be self-contained).
 
 // Describes the elements matching a selector and how much of each the viewport shows.
-function inPageQuery({ selector, within, text }) {
+// With pick, also the point a pointer would be put on: the centre of the visible part of the first
+// match that shows (the first match scrolled into view if none does), and what is on top there.
+function inPageQuery({ selector, within, text, pick }) {
   const describe = (el) => {
     if (!el) return 'nothing';
     let s = el.tagName.toLowerCase();
@@ -817,7 +877,26 @@ function inPageQuery({ selector, within, text }) {
     };
     clip(0, 0, info.viewport.w, info.viewport.h);
     let clippedBy = null;
-    for (let a = el.parentElement; a; a = a.parentElement) {
+    for (let a = el; a; a = a.parentElement) {
+      // An SVG clip-path of one rectangle (a timeline's plot area): what lies outside is not drawn.
+      const clipRef = a instanceof SVGElement ? getComputedStyle(a).clipPath : 'none';
+      const clipId = /^url\(\s*"?[^"#)]*#([^")]+)"?\s*\)$/.exec(clipRef ?? '')?.[1];
+      const clipEl = clipId ? document.getElementById(clipId) : null;
+      const clipRect = clipEl?.children.length === 1 && clipEl.children[0] instanceof SVGRectElement &&
+                       clipEl.getAttribute('clipPathUnits') !== 'objectBoundingBox'
+        ? clipEl.children[0] : null;
+      if (clipRect && a.getScreenCTM()) {
+        const m = a.getScreenCTM();
+        const bb = clipRect.getBBox();
+        const p0 = new DOMPoint(bb.x, bb.y).matrixTransform(m);
+        const p1 = new DOMPoint(bb.x + bb.width, bb.y + bb.height).matrixTransform(m);
+        const before = Math.max(0, r - l) * Math.max(0, b - t);
+        clip(Math.min(p0.x, p1.x), Math.min(p0.y, p1.y), Math.max(p0.x, p1.x), Math.max(p0.y, p1.y));
+        if (Math.max(0, r - l) * Math.max(0, b - t) < before && !clippedBy) {
+          clippedBy = `${describe(a)} (its clip-path #${clipId})`;
+        }
+      }
+      if (a === el) continue;
       const outerSvg = a instanceof SVGSVGElement && !(a.parentElement instanceof SVGElement);
       if (a instanceof SVGElement && !outerSvg) continue;
       const cs = getComputedStyle(a);
@@ -833,6 +912,7 @@ function inPageQuery({ selector, within, text }) {
       if ((r - l) * (b - t) < before && !clippedBy) clippedBy = describe(a);
     }
     const w = r - l; const h = b - t;
+    info.seen = { l, t, r, b, w: Math.max(0, w), h: Math.max(0, h) };
     info.partly = w >= 1 && h >= 1;
     info.fully = info.partly && Math.abs(w - box.width) < 0.5 && Math.abs(h - box.height) < 0.5;
     if (!info.partly) {
@@ -864,9 +944,29 @@ function inPageQuery({ selector, within, text }) {
   if (text !== null && text !== undefined) {
     els = els.filter((el) => (el.textContent ?? '').includes(text));
   }
+  const items = els.slice(0, 200).map((el) => ({ what: describe(el), ...shown(el) }));
+  let point = null;
+  if (pick && els.length) {
+    let i = items.findIndex((item) => item.partly);
+    if (i < 0) {
+      i = 0;
+      els[0].scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      items[0] = { what: describe(els[0]), ...shown(els[0]) };
+    }
+    const item = items[i];
+    if (!item.partly) {
+      point = { what: item.what, why: item.why };
+    } else {
+      const x = (item.seen.l + item.seen.r) / 2;
+      const y = (item.seen.t + item.seen.b) / 2;
+      const hit = document.elementFromPoint(x, y);
+      point = { what: item.what, x, y, hit: describe(hit), onTarget: !!hit && els[i].contains(hit) };
+    }
+  }
   return {
     count: els.length,
-    items: els.slice(0, 200).map((el) => ({ what: describe(el), ...shown(el) })),
+    items,
+    point,
     url: location.href,
     hash: location.hash,
     target: document.querySelector(':target')?.id ?? null,
@@ -906,6 +1006,33 @@ function inPageClickPoint({ selector }) {
   const y = Math.max(0, Math.min(vh - 1, r.top + r.height / 2));
   const hit = document.elementFromPoint(x, y);
   return { what: describe(el), x, y, hit: describe(hit), onTarget: !!hit && el.contains(hit) };
+}
+
+// The first match's attribute or computed style property (null: no such attribute).
+function inPageValue({ selector, within, attribute, style }) {
+  let root = document;
+  if (within) {
+    try {
+      root = document.querySelector(within);
+    } catch (e) {
+      return { error: `invalid selector "${within}": ${e.message}` };
+    }
+    if (!root) return { missingRoot: true };
+  }
+  let el;
+  try {
+    el = root.querySelector(selector);
+  } catch (e) {
+    return { error: `invalid selector "${selector}": ${e.message}` };
+  }
+  if (!el) return { missing: true };
+  let what = el.tagName.toLowerCase();
+  if (el.id) what += `#${el.id}`;
+  const cls = el.getAttribute('class');
+  if (cls) what += '.' + cls.trim().split(/\s+/).join('.');
+  const value = attribute !== undefined ? el.getAttribute(attribute)
+    : getComputedStyle(el).getPropertyValue(style);
+  return { what: `<${what}>`, value };
 }
 
 function inPageImages({ selector }) {
@@ -1070,6 +1197,143 @@ async function stepClick(page, step) {
          `${crossDocument ? '' : 'same document, '}${page.url}`;
 }
 
+// Where a pointer goes for a hover or a wheel: the centre of the visible part of the first match
+// that shows (in the viewport and its clipping ancestors); the match must be on top there.
+async function pointerTarget(page, step, action) {
+  const selector = step[action];
+  const what = `${action} "${selector}"${step.within ? ` within "${step.within}"` : ''}`;
+  const r = await poll(page, step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS, async () => {
+    const q = await page.evaluate(inPageQuery, { selector, within: step.within, pick: true });
+    if (q.error) throw new UsageError(q.error);
+    q.ok = !q.missingRoot && q.count > 0 && q.point && !q.point.why && q.point.onTarget;
+    return q;
+  });
+  if (r.missingRoot) throw new PageFailure(`${what}: nothing matches "${step.within}"`);
+  if (!r.count) throw new PageFailure(`${what}: nothing matches`);
+  const p = r.point;
+  if (p.why) throw new PageFailure(`${what}: ${p.what} ${p.why}`);
+  if (!p.onTarget) {
+    throw new PageFailure(`${what}: the centre of ${p.what}'s visible part (${Math.round(p.x)},` +
+                          `${Math.round(p.y)}) is covered by ${p.hit}; the pointer would miss it`);
+  }
+  return p;
+}
+
+async function stepHover(page, step) {
+  const p = await pointerTarget(page, step, 'hover');
+  // From a corner, so that the page sees the pointer arrive even if it was there already.
+  await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: 0, y: 0 });
+  await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y });
+  return `moved the mouse onto ${p.what} at (${Math.round(p.x)},${Math.round(p.y)})`;
+}
+
+async function stepWheel(page, step) {
+  const p = await pointerTarget(page, step, 'wheel');
+  const modifiers = (step.ctrl ? 2 : 0) | (step.shift ? 8 : 0); // CDP: Ctrl 2, Shift 8
+  await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers });
+  await page.send('Input.dispatchMouseEvent', {
+    type: 'mouseWheel', x: p.x, y: p.y, deltaX: 0, deltaY: step.delta_y, modifiers,
+  });
+  return `turned the wheel by ${step.delta_y}${step.ctrl ? ' with Ctrl' : ''}` +
+         `${step.shift ? ' with Shift' : ''} over ${p.what} at (${Math.round(p.x)},` +
+         `${Math.round(p.y)})`;
+}
+
+// hueOf: a CSS colour's hue in words: grey (hardly any colour), red, orange, green, or "other".
+function hueOf(color) {
+  const m = /^rgba?\(([\d.]+)[, ]+([\d.]+)[, ]+([\d.]+)(?:[,/ ]+([\d.]+))?\)$/.exec(color.trim());
+  if (!m) return `unreadable`;
+  const [r, g, b] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (m[4] !== undefined && Number(m[4]) === 0) return 'transparent';
+  const max = Math.max(r, g, b);
+  const d = max - Math.min(r, g, b);
+  if (d < 16) return 'grey';
+  let h = max === r ? 60 * (((g - b) / d) % 6) : max === g ? 60 * ((b - r) / d + 2)
+    : 60 * ((r - g) / d + 4);
+  if (h < 0) h += 360;
+  if (h < 20 || h >= 330) return 'red';
+  if (h < 50) return 'orange';
+  if (h >= 80 && h < 170) return 'green';
+  return `other (hue ${Math.round(h)})`;
+}
+
+async function stepMeasure(page, step, saved) {
+  const timeout = step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS;
+  const selector = step.measure;
+  const reads = step.attribute !== undefined ? `attribute ${step.attribute}`
+    : step.style !== undefined ? `style ${step.style}` : `visible ${step.box}`;
+  const what = `measure "${selector}"${step.within ? ` within "${step.within}"` : ''} ${reads}`;
+  let bound;
+  if (step.less_than !== undefined) {
+    if (!saved.has(step.less_than)) {
+      throw new UsageError(`${what}: less_than "${step.less_than}": nothing saved under that ` +
+                           'name by an earlier measure step of the case');
+    }
+    bound = saved.get(step.less_than);
+  }
+  const judge = (value) => {
+    const problems = [];
+    if (value === null) return ['no such attribute'];
+    const n = typeof value === 'number' ? value : Number.parseFloat(value);
+    const numeric = step.at_least !== undefined || step.at_most !== undefined ||
+                    bound !== undefined;
+    if (numeric && !Number.isFinite(n)) return [`"${value}" is not a number`];
+    if (step.at_least !== undefined && !(n >= step.at_least)) {
+      problems.push(`${n} is less than ${step.at_least}`);
+    }
+    if (step.at_most !== undefined && !(n <= step.at_most)) {
+      problems.push(`${n} is more than ${step.at_most}`);
+    }
+    if (bound !== undefined && !(n < bound)) {
+      problems.push(`${n} is not less than "${step.less_than}" (${bound})`);
+    }
+    if (step.hue !== undefined && hueOf(String(value)) !== step.hue) {
+      problems.push(`its hue is ${hueOf(String(value))}, want ${step.hue}`);
+    }
+    if (step.text !== undefined && !String(value).includes(step.text)) {
+      problems.push(`no "${step.text}" in it`);
+    }
+    return problems;
+  };
+  const r = await poll(page, timeout, async () => {
+    if (step.box !== undefined) {
+      const q = await page.evaluate(inPageQuery, { selector, within: step.within });
+      if (q.error) throw new UsageError(q.error);
+      if (q.missingRoot || !q.count) return { ok: false, missing: true, missingRoot: q.missingRoot };
+      const item = q.items[0];
+      const value = Math.round(((step.box === 'width' ? item.seen?.w : item.seen?.h) ?? 0) * 10) / 10;
+      const problems = judge(value);
+      if (problems.length && item.why) problems.push(`${item.what} ${item.why}`);
+      return { ok: !problems.length, value, what: item.what, problems };
+    }
+    const v = await page.evaluate(inPageValue, { selector, within: step.within,
+                                                 attribute: step.attribute, style: step.style });
+    if (v.error) throw new UsageError(v.error);
+    if (v.missing || v.missingRoot) return { ok: false, missing: true, missingRoot: v.missingRoot };
+    const problems = judge(v.value);
+    return { ok: !problems.length, value: v.value, what: v.what, problems };
+  });
+  if (r.missing) {
+    throw new PageFailure(`${what}: nothing matches "${r.missingRoot ? step.within : selector}"`);
+  }
+  if (!r.ok) {
+    throw new PageFailure(`${what} of ${r.what}: ${JSON.stringify(r.value)}: ` +
+                          `${r.problems.join('; ')} (after ${timeout} ms)`);
+  }
+  if (step.save !== undefined) {
+    const n = typeof r.value === 'number' ? r.value : Number.parseFloat(r.value);
+    saved.set(step.save, Number.isFinite(n) ? n : r.value);
+  }
+  const wants = [step.at_least !== undefined ? `>= ${step.at_least}` : '',
+                 step.at_most !== undefined ? `<= ${step.at_most}` : '',
+                 bound !== undefined ? `< "${step.less_than}" (${bound})` : '',
+                 step.hue !== undefined ? `hue ${step.hue}` : '',
+                 step.text !== undefined ? `contains "${step.text}"` : ''].filter(Boolean);
+  return `${what} of ${r.what}: ${JSON.stringify(r.value)}` +
+         `${wants.length ? ` (want ${wants.join(', ')})` : ''}` +
+         `${step.save !== undefined ? `, saved as "${step.save}"` : ''}`;
+}
+
 async function stepImages(page, step) {
   const r = await poll(page, step.timeout_ms ?? DEFAULT_EXPECT_TIMEOUT_MS, async () => {
     const imgs = await page.evaluate(inPageImages, { selector: step.images_loaded });
@@ -1149,6 +1413,7 @@ async function stepScreenshot(page, step, c) {
 // renderer process, and a burst of them on a loaded machine would starve each other).
 async function runCase(cdp, c, say, serially, lane) {
   let page = null;
+  const saved = new Map(); // what measure steps saved, by name, for the case's later steps
   let opened = null;
   let label = 'opening a tab';
   try {
@@ -1203,6 +1468,12 @@ async function runCase(cdp, c, say, serially, lane) {
         said = await stepLinks(page, step);
       } else if (step.action === 'screenshot') {
         said = await stepScreenshot(page, step, c);
+      } else if (step.action === 'hover') {
+        said = await stepHover(page, step);
+      } else if (step.action === 'wheel') {
+        said = await stepWheel(page, step);
+      } else if (step.action === 'measure') {
+        said = await stepMeasure(page, step, saved);
       }
       page.check();
       say(`ok: ${said}`);

@@ -14,7 +14,10 @@
 #    stylesheet, a link covered by an overlay, a link of zero size, a violation scrolled out of
 #    sight inside its section, a file link that is not a relative path ("lib:x/..."), a section
 #    not in view without the jump, a missing selector, a click that navigates nowhere (its wait
-#    times out), a missing #target, a missing page;
+#    times out), a missing #target, a missing page; and on a timeline (bad/timeline-marks.html):
+#    a violation narrower than a mark (measure --box-width), one outside the plot's SVG clip-path
+#    (not visible), a call under a band that takes the pointer (hover), a time span that a wheel
+#    turn did not shrink (measure --less-than), a violation cell coloured green (measure --hue);
 #  - all of these are cases of one run (one browser, four cases at a time, each in a tab and a
 #    DevTools session of its own): each bad case must fail with its message (--expect-failure),
 #    the run exits 0 only if every case ended as it should, and this script checks each case's
@@ -205,6 +208,25 @@ bad_case "no jump: the target is not the URL's fragment" "file://$GOOD/index.htm
   --open "$GOOD/index.html" --target v-set_nx_ex --timeout-ms 500
 bad_case "a missing page fails" "" "no-such-report.html: no such file" \
   --open "$GOOD/no-such-report.html"
+TIMELINE=$BAD/timeline-marks.html
+bad_case "a violation narrower than a mark is measured too narrow" "file://$TIMELINE" \
+  'measure "#sliver" visible width of <rect#sliver.violation>: 0.5: 0.5 is less than 4' \
+  --open "$TIMELINE" --measure "#sliver" --box-width --at-least 4 --timeout-ms 300
+bad_case "a violation outside the plot's clip-path is not visible" "file://$TIMELINE" \
+  "clipped by <g.plot> (its clip-path #clip-0)" \
+  --open "$TIMELINE" --expect "#zoomed-away" --visible --timeout-ms 300
+bad_case "a call under a band cannot be hovered" "file://$TIMELINE" \
+  "is covered by <rect.band>; the pointer would miss it" \
+  --open "$TIMELINE" --hover "#covered-op" --timeout-ms 300
+bad_case "a wheel turn that zooms nothing leaves the span as it was" "file://$TIMELINE" \
+  '321 is not less than "whole" (321)' \
+  --open "$TIMELINE" --measure svg.timeline --attribute data-span-ms --save whole \
+  --wheel svg.timeline --delta-y -600 --ctrl \
+  --measure svg.timeline --attribute data-span-ms --less-than whole --timeout-ms 300
+bad_case "a violation cell coloured green is not red" "file://$TIMELINE" \
+  "its hue is green, want red" \
+  --open "$TIMELINE" --measure "#violation-cell" --style background-color --hue red \
+  --timeout-ms 300
 
 # --- The main run, in the background.
 mkdir -p "$SHOTS"

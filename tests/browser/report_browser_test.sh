@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # report_browser_test.sh LOCKSIM SOURCE_DIR SCREENSHOT_DIR: the HTML reports locksim writes, in a
 # real headless Chromium (tests/browser/browse.mjs). On real runs of stale-release (set_nx_ex's
-# stale release lets C in beside B), partition-while-holding (a link fault) and
-# server-restart-forgets-lock (a server fault), and the index `locksim run` writes over them:
+# stale release lets C in beside B), renewal-after-pause (an overlap of a few ms at the end of a
+# stall of 300 ms), partition-while-holding (a link fault) and server-restart-forgets-lock (a
+# server fault), and the index `locksim run` writes over them:
 #  - the index opens without a console error, exception or failed load; its catalogue has a cell
-#    per scenario x variant, each linked to a report that exists;
+#    per scenario x variant, each linked to a report that exists; a violation cell is red though
+#    expected (its computed background's hue), with the as-expected mark, and naive's cell,
+#    which observed no violation, is green;
+#  - renewal-after-pause's violation, a sliver of the run, is drawn at least 5 px wide; Ctrl+wheel
+#    over it zooms in at the pointer (the visible span, data-span-ms, shrinks) and keeps it in view
+#    and wide; the + button zooms further; hovering B's acquire shows its details (times and
+#    token) in the tooltip; a click on the finding highlights its calls and overlap in view;
+#  - a click on stale-release's stale_release finding highlights A's release (the stale DEL) in
+#    the viewport;
 #  - one click on the stale-release x set_nx_ex cell lands on that variant's section of the run's
 #    report.html with both red overlaps (rect.violation) in the viewport and the mutex_violation
 #    finding in words beside them, its file links leading to files that exist;
 #  - the fault windows of a link fault and of a server fault are drawn (rect.fault, the servers
 #    row of its server), and no page of the run has a console error;
 #  - `locksim report` on a directory that is not one exits 2.
-# The screenshots (index.png, stale-release.png after the click, partition.png, restart.png) are
-# kept in SCREENSHOT_DIR.
+# The screenshots (index.png, stale-release.png after the click, renewal-zoomed.png,
+# renewal-finding.png, stale-release-finding.png, partition.png, restart.png) are kept in
+# SCREENSHOT_DIR.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -25,9 +35,9 @@ mkdir -p "$SHOTS"
 OUT=$WORK/reports
 
 "$LOCKSIM" run scenarios/stale-release.json scenarios/partition-while-holding.json \
-  scenarios/server-restart-forgets-lock.json --seed 3 --out "$OUT" --no-progress \
-  >"$WORK/run.log" 2>&1
-expect_code "the three scenarios run as expected" 0 $?
+  scenarios/server-restart-forgets-lock.json scenarios/renewal-after-pause.json --seed 3 \
+  --out "$OUT" --no-progress >"$WORK/run.log" 2>&1
+expect_code "the four scenarios run as expected" 0 $?
 expect_grep "run says where the index is" "Index: $OUT/index.html" "$WORK/run.log"
 
 browse() {  # browse NAME ARGS...: the harness must pass
@@ -38,11 +48,17 @@ browse() {  # browse NAME ARGS...: the harness must pass
   if ((code == 0)); then pass "$name"; else fail "$name (exit $code):"; sed 's/^/    /' "$WORK/browse.log"; fi
 }
 
-CELL="#catalogue td.cell[data-scenario='stale-release'][data-variant='set_nx_ex'] a"
+CELL_TD="#catalogue td.cell[data-scenario='stale-release'][data-variant='set_nx_ex']"
+CELL="$CELL_TD a"
 browse "index: no console error; one click from the stale-release x set_nx_ex cell to its violations in view" \
   --open "$OUT/index.html" \
-  --expect "#catalogue td.cell" --count 9 \
-  --expect "#catalogue td.cell.outcome-ok" --count 9 \
+  --expect "#catalogue td.cell" --count 10 \
+  --expect "#catalogue td.cell.outcome-ok" --count 10 \
+  --measure "$CELL_TD" --style background-color --hue red \
+  --expect "$CELL_TD.safety-violation .expect-ok" --visible \
+  --measure "#catalogue td.cell[data-scenario='stale-release'][data-variant='naive']" \
+  --style background-color --hue green \
+  --expect ".safety-legend .safety-violation" \
   --links-resolve "#catalogue td.cell a" \
   --screenshot "$SHOTS/index.png" \
   --click "$CELL" \
@@ -51,6 +67,42 @@ browse "index: no console error; one click from the stale-release x set_nx_ex ce
   --expect "li.finding[data-kind='mutex_violation']" --within :target --count 2 \
   --links-resolve ":target nav.files a" \
   --screenshot "$SHOTS/stale-release.png"
+
+RENEWAL=$OUT/renewal-after-pause/latest/report.html
+SECTION="#v-lua_owner_renew"
+browse "renewal-after-pause: the sliver of a violation is wide enough, zooms in, hovers, highlights" \
+  --open "$RENEWAL" \
+  --measure "$SECTION rect.violation" --box-width --at-least 5 \
+  --measure "$SECTION svg.timeline" --attribute data-span-ms --save whole \
+  --wheel "$SECTION rect.violation" --delta-y -800 --ctrl \
+  --measure "$SECTION svg.timeline" --attribute data-span-ms --less-than whole --save wheeled \
+  --expect "$SECTION rect.violation" --count 2 --visible \
+  --measure "$SECTION rect.violation" --box-width --at-least 5 \
+  --click "$SECTION button[data-zoom='in']" --no-navigation \
+  --measure "$SECTION svg.timeline" --attribute data-span-ms --less-than wheeled \
+  --click "$SECTION button[data-zoom='reset']" --no-navigation \
+  --measure "$SECTION svg.timeline" --attribute data-span-ms --at-least 300 \
+  --hover "$SECTION rect.op-acquire[data-client='B']" \
+  --expect "div.timeline-tip" --text "acquire by B" --visible \
+  --expect "div.timeline-tip" --text "invoked " \
+  --expect "div.timeline-tip" --text "token " \
+  --screenshot "$SHOTS/renewal-zoomed.png" --viewport-only \
+  --click "$SECTION li.finding.zoomable[data-kind='mutex_violation']" --no-navigation \
+  --expect "$SECTION li.finding.selected" --count 1 \
+  --measure "$SECTION svg.timeline" --attribute data-span-ms --less-than whole \
+  --expect "$SECTION rect.op.highlight" --count 2 --visible \
+  --expect "$SECTION rect.violation.highlight" --count 2 --visible \
+  --screenshot "$SHOTS/renewal-finding.png" --viewport-only
+
+browse "stale-release: the stale_release finding highlights A's release, the stale DEL" \
+  --open "$OUT/stale-release/latest/report.html#v-set_nx_ex" \
+  --click "#v-set_nx_ex li.finding.zoomable[data-cause='stale_release']" --no-navigation \
+  --expect "#v-set_nx_ex rect.op-release.highlight[data-client='A']" --visible \
+  --expect "#v-set_nx_ex rect.violation.highlight" --count 2 --visible \
+  --hover "#v-set_nx_ex rect.op-release.highlight[data-client='A']" \
+  --expect "div.timeline-tip" --text "release by A" --visible \
+  --expect "div.timeline-tip" --text "deleted 1 key" \
+  --screenshot "$SHOTS/stale-release-finding.png" --viewport-only
 
 browse "a link fault's window is drawn on the client it cut off" \
   --open "$OUT/partition-while-holding/latest/report.html" \

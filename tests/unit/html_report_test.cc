@@ -1,8 +1,11 @@
 // html_report_test: report.html draws each violation where the overlap is, on the rows of the two
-// holders, marks the part of a hold past its lease, escapes every name and word, stays bounded
-// with many clients; index.html links every scenario x variant cell to its variant's section,
-// finds the result sets one level down, and skips hostile result files (a FIFO, a huge file,
-// malformed JSON) without reading them.
+// holders and never narrower than a mark, marks the part of a hold past its lease, draws every
+// call from invoke to completion coloured by its result and the key's owner with its TTL, gives
+// the script each finding's interval and clients, escapes every name and word, stays bounded
+// with many clients; both pages colour an outcome by safety and mark "as expected" apart;
+// index.html links every scenario x variant cell to its variant's section, finds the result sets
+// one level down, and skips hostile result files (a FIFO, a huge file, malformed JSON) without
+// reading them.
 #include "sim/report/html_report.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 #include "sim/core/error.h"
 #include "sim/report/files.h"
 #include "sim/report/html_index.h"
+#include "sim/report/html_text.h"
 #include "sim/report/results.h"
 #include "sim/report/run_record.h"
 
@@ -92,7 +96,7 @@ TEST(RunReport, DrawsTheViolationWhereTheOverlapIsOnBothHoldersRows) {
   ASSERT_EQ(run.result.verdict, Verdict::kMutexViolation);
   const std::string page = run_report_html(scenario(), {run}, RunInfo{});
   EXPECT_NE(page.find("<section class=\"variant\" id=\"v-lua_owner\" data-variant=\"lua_owner\" "
-                      "data-outcome=\"ok\">"),
+                      "data-outcome=\"ok\" data-safety=\"violation\">"),
             std::string::npos);
   EXPECT_EQ(count(page, "<rect class=\"violation\""), 2u);  // A's row and B's row
   EXPECT_EQ(count(page, "<rect class=\"violation-band\""), 1u);
@@ -110,9 +114,145 @@ TEST(RunReport, DrawsTheViolationWhereTheOverlapIsOnBothHoldersRows) {
   EXPECT_EQ(count(page, "<line class=\"lease-end\""), 2u);
   EXPECT_NE(page.find(">#7</text>"), std::string::npos);
   EXPECT_EQ(count(page, "<rect class=\"hold\""), 2u);
-  EXPECT_NE(page.find("<li class=\"finding verdict\" data-kind=\"mutex_violation\">"),
+  EXPECT_NE(page.find("<li class=\"finding verdict zoomable\" data-kind=\"mutex_violation\""),
             std::string::npos);
   EXPECT_NE(page.find("href=\"lua_owner/history.jsonl\""), std::string::npos);
+}
+
+TEST(RunReport, AViolationIsNeverNarrowerThanAMark) {
+  // A holds [1, 500.01] ms, B [500, 1000] ms: a 0.01 ms overlap on a 1000 ms axis.
+  History h;
+  h.clients = {"A", "B"};
+  h.events.push_back(event(h, 0, 0, EventType::kInvoke, Op::kAcquire, 10000));
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kAcquire, 10000));
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 2 * kMs, 1, EventType::kInvoke, Op::kAcquire, 10000));
+  h.events.push_back(event(h, 500 * kMs, 1, EventType::kOk, Op::kAcquire, 10000));
+  h.events.push_back(event(h, 500 * kMs, 1, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 500 * kMs + 10'000, 0, EventType::kOk, Op::kExit));
+  h.events.push_back(event(h, 1000 * kMs, 1, EventType::kOk, Op::kExit));
+  const VariantRun run = judged(std::move(h), Verdict::kMutexViolation);
+  ASSERT_EQ(run.result.verdict, Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  const std::regex violation(
+      "<rect class=\"violation\" x=\"([0-9.]+)\" y=\"[0-9.]+\" width=\"([0-9.]+)\" "
+      "height=\"[0-9.]+\" data-t0=\"500.000\" data-t1=\"500.010\" data-min=\"6.0\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page, m, violation)) << "no violation mark over [500, 500.01] ms";
+  // At least 5 of the 1000 units (the script keeps it at 6 px at any zoom), about its middle.
+  EXPECT_GE(std::stod(m[2]), 5.0);
+  EXPECT_NEAR(std::stod(m[1]) + std::stod(m[2]) / 2, x(500.005, 1000), 0.11);
+}
+
+TEST(RunReport, DrawsEveryCallFromInvokeToCompletionColouredByItsResult) {
+  History h = overlapping();
+  // C's acquire times out (unknown), and its release deletes nothing (refused).
+  h.clients.push_back("C");
+  h.events.push_back(event(h, 330 * kMs, 2, EventType::kInvoke, Op::kAcquire, 100));
+  Event timeout = event(h, 340 * kMs, 2, EventType::kInfo, Op::kAcquire, 100);
+  timeout.error = ErrorKind::kTimeout;
+  h.events.push_back(timeout);
+  h.events.push_back(event(h, 341 * kMs, 2, EventType::kInvoke, Op::kRelease));
+  Event refused = event(h, 342 * kMs, 2, EventType::kOk, Op::kRelease);
+  refused.release().deleted = 0;
+  h.events.push_back(refused);
+  const VariantRun run = judged(std::move(h), Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_EQ(count(page, "<rect class=\"op op-acquire res-ok\""), 2u);
+  EXPECT_EQ(count(page, "<rect class=\"op op-acquire res-info\""), 1u);
+  EXPECT_EQ(count(page, "<rect class=\"op op-release res-ok\""), 1u);
+  EXPECT_EQ(count(page, "<rect class=\"op op-release res-fail\""), 1u);
+  EXPECT_EQ(count(page, "<rect class=\"op op-enter res-ok\""), 2u);
+  // B's acquire, from its invoke at 2 ms to its grant at 150 ms, with what the tooltip shows.
+  EXPECT_NE(page.find("data-t0=\"2.000\" data-t1=\"150.000\" data-min=\"3.0\" data-c=\"1\" "
+                      "data-op=\"acquire\" data-client=\"B\" data-result=\"ok\" "
+                      "data-key=\"lock\" data-token=\"t\" data-reply=\"granted\" "
+                      "data-ttl=\"100\""),
+            std::string::npos);
+  EXPECT_NE(page.find("data-op=\"acquire\" data-client=\"C\" data-result=\"unknown\" "
+                      "data-key=\"lock\" data-reply=\"timeout\""),
+            std::string::npos);
+  EXPECT_NE(page.find("data-result=\"refused\" data-key=\"lock\" "
+                      "data-reply=\"deleted nothing (refused)\""),
+            std::string::npos);
+  // The page carries its script once, and the zoom bar the script drives.
+  EXPECT_EQ(count(page, "<script>"), 1u);
+  EXPECT_NE(page.find("<button type=\"button\" data-zoom=\"in\""), std::string::npos);
+}
+
+TEST(RunReport, DrawsTheKeysOwnerUntilItsTtlRunsOut) {
+  // A's grant stands from 1 ms until its 100 ms TTL runs out; B's from 150 to 250 ms.
+  const VariantRun run = judged(overlapping(), Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_NE(page.find("text-anchor=\"end\">owner of lock</text>"), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"owner owner-"), 2u);
+  EXPECT_NE(page.find("A owned lock on the server from 1.0 ms to 101.0 ms: its TTL ran out at "
+                      "101.0 ms"),
+            std::string::npos);
+  EXPECT_NE(page.find("B owned lock on the server from 150.0 ms to 250.0 ms: its TTL ran out"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<line class=\"key-end\""), 2u);
+}
+
+TEST(RunReport, TheOwnerRowShowsAStaleReleaseDeletingAnotherClientsKey) {
+  // A's lease (100 ms) runs out while it works; B is granted the key at 150 ms; A's release at
+  // 161 ms deletes it: B owned the key only until then.
+  History h;
+  h.clients = {"A", "B"};
+  h.events.push_back(event(h, 0, 0, EventType::kInvoke, Op::kAcquire, 100));
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kAcquire, 100));
+  h.events.push_back(event(h, 1 * kMs, 0, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 2 * kMs, 1, EventType::kInvoke, Op::kAcquire, 100));
+  h.events.push_back(event(h, 150 * kMs, 1, EventType::kOk, Op::kAcquire, 100));
+  h.events.push_back(event(h, 150 * kMs, 1, EventType::kOk, Op::kEnter));
+  h.events.push_back(event(h, 160 * kMs, 0, EventType::kOk, Op::kExit));
+  h.events.push_back(event(h, 160 * kMs, 0, EventType::kInvoke, Op::kRelease));
+  h.events.push_back(event(h, 161 * kMs, 0, EventType::kOk, Op::kRelease));
+  h.events.push_back(event(h, 200 * kMs, 1, EventType::kOk, Op::kExit));
+  const VariantRun run = judged(std::move(h), Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_NE(page.find("B owned lock on the server from 150.0 ms to 161.0 ms: deleted by A&#39;s "
+                      "release at 161.0 ms (not its own: a stale release)"),
+            std::string::npos);
+}
+
+TEST(RunReport, AFindingWithAnIntervalCarriesWhatTheScriptHighlights) {
+  const VariantRun run = judged(overlapping(), Verdict::kMutexViolation);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  // The violation is the first finding: [150, 300] ms, between A (0) and B (1); its marks carry
+  // its index.
+  EXPECT_NE(
+      page.find("data-kind=\"mutex_violation\" data-cause=\"lease_expired\" data-finding=\"0\" "
+                "data-from-ms=\"150.000\" "
+                "data-to-ms=\"300.000\" data-clients=\"0 1\" tabindex=\"0\""),
+      std::string::npos);
+  EXPECT_EQ(count(page, "data-finding=\"0\""), 1u + 3u);  // the finding, the band, two bars
+}
+
+TEST(RunReport, TheOutcomeIsColouredBySafetyAndMarkedAsExpectedApart) {
+  // An expected violation is red with a check mark; the same violation unexpected is red too,
+  // with a cross.
+  const std::string expected =
+      run_report_html(scenario(), {judged(overlapping(), Verdict::kMutexViolation)}, RunInfo{});
+  EXPECT_NE(expected.find("<tr class=\"safety-violation outcome-ok\">"), std::string::npos);
+  EXPECT_NE(expected.find("<span class=\"badge safety-violation\">violation</span>"),
+            std::string::npos);
+  EXPECT_NE(expected.find("<span class=\"expect expect-ok\""), std::string::npos);
+  EXPECT_NE(expected.find("<p class=\"legend safety-legend\">"), std::string::npos);
+  const std::string unexpected =
+      run_report_html(scenario(), {judged(overlapping(), Verdict::kOk)}, RunInfo{});
+  EXPECT_NE(unexpected.find("<tr class=\"safety-violation outcome-mismatch\">"), std::string::npos);
+  EXPECT_NE(unexpected.find("<span class=\"expect expect-mismatch\""), std::string::npos);
+}
+
+TEST(Safety, EachVerdictHasItsColour) {
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kMutexViolation)), "violation");
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kResourceCorrupted)), "violation");
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kDeadlock)), "liveness");
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kOk)), "ok");
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kUnknown)), "unknown");
+  EXPECT_EQ(html::safety_of(to_string(Verdict::kError)), "unknown");
+  EXPECT_EQ(html::safety_of("any"), "unknown");
 }
 
 TEST(RunReport, AnOutcomeThatDiffersFromTheExpectationIsAMismatch) {
@@ -131,7 +271,8 @@ TEST(RunReport, EscapesNamesAndWords) {
   s.description = "<b>bold</b>";
   const std::string page = run_report_html(s, {run}, RunInfo{});
   EXPECT_EQ(page.find("<img"), std::string::npos);
-  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(count(page, "<script"), 1u);  // the page's own, at the end
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
   EXPECT_EQ(page.find("<b>bold"), std::string::npos);
   EXPECT_NE(page.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
   EXPECT_NE(page.find("B&amp;&quot;&#39;"), std::string::npos);
@@ -205,12 +346,18 @@ TEST(Index, LinksEveryCellToItsVariantsSectionOfTheLatestRun) {
   EXPECT_EQ(summary.runs, 2u);
   EXPECT_EQ(summary.mismatches, 1u);
   EXPECT_NE(page.find("<table id=\"catalogue\""), std::string::npos);
-  EXPECT_NE(page.find("<td class=\"cell outcome-ok\" data-scenario=\"stale-release\" "
-                      "data-variant=\"lua_owner\""),
+  // Both cells observed a violation: red, whether expected (a check mark) or not (a cross).
+  EXPECT_NE(page.find("<td class=\"cell safety-violation outcome-ok\" "
+                      "data-scenario=\"stale-release\" data-variant=\"lua_owner\""),
             std::string::npos);
+  EXPECT_NE(page.find("<span class=\"expect expect-ok\" title=\"as the scenario expects\">"
+                      "&#10003;</span></a></td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<p class=\"legend safety-legend\">"), std::string::npos);
   EXPECT_NE(page.find("href=\"stale-release/20261126-100000-s1-aaaaaa/report.html#v-lua_owner\""),
             std::string::npos);
-  EXPECT_NE(page.find("<td class=\"cell outcome-mismatch\" data-scenario=\"other\""),
+  EXPECT_NE(page.find("<td class=\"cell safety-violation outcome-mismatch\" "
+                      "data-scenario=\"other\""),
             std::string::npos);
 }
 
@@ -274,9 +421,9 @@ TEST(Index, ShowsSweepsAndContentionWithTheirPlotsWhenDrawn) {
   EXPECT_NE(page.find("<section id=\"sweeps\">"), std::string::npos);
   EXPECT_NE(page.find("<td>200 ms</td><td>100 ms</td>"), std::string::npos);
   EXPECT_NE(
-      page.find("<span class=\"point outcome-mismatch\" title=\"1 of 1 decided runs broke\">100<"),
+      page.find("<span class=\"point safety-violation\" title=\"1 of 1 decided runs broke\">100<"),
       std::string::npos);
-  EXPECT_NE(page.find("<span class=\"point outcome-ok\" title=\"0 of 1 decided runs broke\">200<"),
+  EXPECT_NE(page.find("<span class=\"point safety-ok\" title=\"0 of 1 decided runs broke\">200<"),
             std::string::npos);
   EXPECT_EQ(page.find("ttl-sweep.png"), std::string::npos);  // not drawn: no image to break
   EXPECT_NE(page.find("<section id=\"contention\">"), std::string::npos);

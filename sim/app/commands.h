@@ -50,6 +50,9 @@ struct RunOptions {
   // backend: "redis" (a real redis-server) or "sim" (the simulator: an in-memory Redis model on
   // virtual time, sim/simulate; what it cannot run is skipped, with the reason).
   std::string backend = "redis";
+  // dry_run: resolve everything (files, variants, libraries, user scripts, --redis reached) and
+  // print what would run and what is skipped, running, starting and writing nothing.
+  bool dry_run = false;
 };
 
 int run_command(const RunOptions& options, StopSignal& stop);
@@ -142,6 +145,7 @@ struct ContendOptions {
   bool plots = true;               // run scripts/plot_contention.py on the report
   int round_trip_samples = 3000;   // PINGs and SET NX PX for the limit
   std::string junit_path;          // --junit: also write JUnit XML here ("": none)
+  bool dry_run = false;            // --dry-run: print the points that would run; run nothing
 };
 
 // contend_command: runs contention studies and writes <out>/contention/<run-id>/contention.json

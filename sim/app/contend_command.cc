@@ -204,6 +204,15 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   }
   std::size_t total = 0;
   for (const Study& s : studies) total += s.points.size() * static_cast<std::size_t>(s.repetitions);
+  if (options.dry_run) {
+    std::cout << "locksim: dry run, nothing is run or written: " << studies.size() << " stud"
+              << (studies.size() == 1 ? "y" : "ies") << ", " << total << " point run(s)\n";
+    for (const Study& s : studies) {
+      std::cout << "  " << s.name << ": " << s.points.size() << " point(s) x " << s.repetitions
+                << " repetition(s)\n";
+    }
+    return kExitOk;
+  }
 
   std::uint64_t seed = 0;
   std::optional<RedisTarget> target = start_session(options.redis_url, options.seed, seed);

@@ -48,6 +48,16 @@ std::string replay_command(const ExploreOptions& options, std::uint64_t seed) {
   return command + " --seed " + std::to_string(seed);
 }
 
+// reproducer_command: the `locksim run` of a written scenario, as a user types it: a user lock
+// needs its --variant-file too, or the scenario names a variant run does not know.
+std::string reproducer_command(const ExploreOptions& options, const fs::path& file) {
+  std::string command = "locksim run " + file.string();
+  for (const std::string& variant_file : options.variant_files) {
+    command += " --variant-file " + variant_file;
+  }
+  return command;
+}
+
 // describe_steps: a scenario's steps, one short line each.
 std::string describe_steps(const Json& document) {
   std::string text;
@@ -264,7 +274,7 @@ int replay(const ExploreOptions& options, const ExploreTarget& target, std::uint
             << describe_steps(document);
   for (const std::string& words : run.words) std::cout << "  " << words << "\n";
   std::cout << "Written: " << (dir / "scenario.json").string() << " (run it on a real server: "
-            << "locksim run " << (dir / "scenario.json").string() << "), "
+            << reproducer_command(options, dir / "scenario.json") << "), "
             << (dir / "history.jsonl").string() << "\n";
   return run.signatures.empty() ? kExitOk : kExitMismatch;
 }
@@ -682,8 +692,9 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                       : std::string())
               << "; on the simulator it shows under seed(s)";
     for (const std::uint64_t s : minimal.seeds) std::cout << " " << s;
-    std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1
-              << " (locksim run FILE --backend sim --seed S)\n";
+    std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1 << " ("
+              << reproducer_command(options, file) << " --backend sim --seed "
+              << minimal.seeds.front() << ")\n";
     std::cout << "  " << (finding.judgement.limit ? "A limit of every lease: " : "Its own: ")
               << finding.judgement.why << "\n";
     // Fresh seeds measure how much it hangs on a race (sim_runtime.h: timing profiles).
@@ -694,7 +705,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                          "often or less\n"
                        : ": it does not hang on a race\n");
     std::cout << describe_steps(minimal.document) << "  Written: " << file.string()
-              << " (locksim run " << file.string() << ")" << std::endl;  // before confirming
+              << " (" << reproducer_command(options, file) << ")"
+              << std::endl;  // before confirming
     if (options.confirm_runs > 0) {
       progress.show("confirming " + signature + " on a real redis-server (" +
                         std::to_string(options.confirm_runs) + " runs)",

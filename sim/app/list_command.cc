@@ -12,6 +12,7 @@
 #include "sim/app/console.h"
 #include "sim/core/error.h"
 #include "sim/lock/registry.h"
+#include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
 
 namespace locksim {
@@ -20,6 +21,22 @@ namespace {
 std::string padded(std::string text, std::size_t width) {
   text.resize(std::max(text.size() + 1, width), ' ');
   return text;
+}
+
+// library_joins: the scenarios `spec` joins (run --library), each with the expectation it must
+// meet there (its reference's, or "any"), as `run` would add them; and what it skips, in words.
+nlohmann::ordered_json library_joins(const LibrarySpec& spec,
+                                     const std::vector<Scenario>& scenarios) {
+  std::vector<Scenario> joined = scenarios;
+  const std::vector<std::string> skips = add_library_variants(joined, {spec});
+  nlohmann::ordered_json joins = nlohmann::ordered_json::array();
+  for (const Scenario& s : joined) {
+    if (std::find(s.variants.begin(), s.variants.end(), spec.name) == s.variants.end()) continue;
+    joins.push_back({{"scenario", s.name},
+                     {"expected", describe_expectation(s.expect.at(spec.name))},
+                     {"expect", s.resolved["expect"][spec.name]}});
+  }
+  return {{"joins", joins}, {"skips", skips}};
 }
 
 }  // namespace
@@ -71,11 +88,14 @@ int list_command(const ListOptions& options) {
     doc["libraries"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < libraries.size(); ++i) {
       const LibrarySpec& spec = libraries[i];
+      const nlohmann::ordered_json joins = library_joins(spec, scenarios);
       doc["libraries"].push_back({{"name", spec.name},
                                   {"summary", spec.summary},
                                   {"like", spec.like},
                                   {"installed", static_cast<bool>(installed[i])},
-                                  {"install", spec.install}});
+                                  {"install", spec.install},
+                                  {"joins", joins["joins"]},
+                                  {"skips", joins["skips"]}});
     }
     doc["scenarios"] = nlohmann::ordered_json::array();
     for (const Scenario& s : scenarios) {
@@ -84,7 +104,8 @@ int list_command(const ListOptions& options) {
                                   {"kind", s.scripted() ? "scripted" : "workload"},
                                   {"doc", s.source.doc},
                                   {"claim", s.source.claim},
-                                  {"variants", s.variants}});
+                                  {"variants", s.variants},
+                                  {"expect", s.resolved["expect"]}});
     }
     std::cout << doc.dump(2) << "\n";
     return kExitOk;

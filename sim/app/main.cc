@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
           "See docs/simulator.md")
       ->check(CLI::IsMember({"redis", "sim"}))
       ->capture_default_str();
+  run_cmd->add_flag("--dry-run", run.dry_run,
+                    "Resolve everything (scenario files, variants, libraries, your scripts,\n"
+                    "--redis reached with its credentials), print what would run and what is\n"
+                    "skipped, and exit 0: nothing is run, started or written");
   run_cmd->add_option(
       "--junit", run.junit_path,
       "Also write the outcomes as JUnit XML to FILE, for CI test reports: a test case per\n"
@@ -303,6 +307,9 @@ int main(int argc, char** argv) {
   contend_cmd->add_flag("!--no-plots", contend.plots, "Do not run scripts/plot_contention.py");
   ProgressFlags contend_progress;
   add_progress_flags(contend_cmd, contend_progress);
+  contend_cmd->add_flag("--dry-run", contend.dry_run,
+                        "Load the studies, print the points that would run, and exit 0: "
+                        "nothing\nis run, started or written");
   contend_cmd->add_option(
       "--junit", contend.junit_path,
       "Also write JUnit XML to FILE: a test case per study point (a violation:\n"

@@ -137,6 +137,64 @@ void skip_what_the_simulator_cannot_run(std::vector<Scenario>& scenarios,
   }
 }
 
+// redis_refusal: why `scenario` cannot run on a --redis server ("" if it can). locksim never
+// restarts, pauses, fails over or shifts the clock of a server it did not start, and cannot make
+// several servers (Redlock's nodes, a replica, Sentinel) out of one URL; everything else (client
+// processes, link faults through locksim's proxy, libraries) runs on the user's server.
+std::string redis_refusal(const Scenario& scenario) {
+  if (!scenario.topology) return "";
+  return std::string(scenario.server_faults() ? "harms its servers ("
+                                              : "runs on servers of its own (") +
+         scenario.topology->name + " topology)";
+}
+
+// same_file: whether paths `a` and `b` name one file (as written, or once made absolute).
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  return a == b || fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error);
+}
+
+// skip_what_redis_cannot_run: with --redis, drops every scenario found in a directory that needs
+// servers locksim starts itself, listing each with the reason; such a scenario named on the
+// command line itself is an InputError (the user asked for it by name), as is nothing left.
+void skip_what_redis_cannot_run(std::vector<Scenario>& scenarios,
+                                const std::vector<std::string>& paths) {
+  std::vector<fs::path> named;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (!fs::is_directory(path, error)) named.emplace_back(path);
+  }
+  const std::string rule =
+      "locksim never restarts, pauses, fails over or shifts the clock of a server it did not "
+      "start, and cannot make several servers out of one URL";
+  std::vector<std::string> lines;
+  std::set<std::string> files_listed;  // a sweep's points share their file: one line for it
+  for (const Scenario& s : scenarios) {
+    const std::string why = redis_refusal(s);
+    if (why.empty()) continue;
+    for (const fs::path& path : named) {
+      if (same_file(path, s.file)) {
+        throw InputError(s.file + ": $.topology: scenario " + s.name + " " + why +
+                         ", which locksim starts itself: it cannot run on --redis (" + rule +
+                         "); drop --redis, or leave this file out");
+      }
+    }
+    if (files_listed.insert(s.file).second) {
+      lines.push_back("  " + (s.sweep ? s.sweep->group : s.name) + ": " + why);
+    }
+  }
+  if (lines.empty()) return;
+  std::erase_if(scenarios, [](const Scenario& s) { return !redis_refusal(s).empty(); });
+  std::cout << "locksim: --redis: skipped " << lines.size()
+            << " scenario file(s) that need servers locksim starts itself (" << rule
+            << "; run them without --redis):\n";
+  for (const std::string& line : lines) std::cout << line << "\n";
+  if (scenarios.empty()) {
+    throw InputError("--redis: every scenario given needs servers locksim starts itself (listed "
+                     "above); run them without --redis");
+  }
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options, StopSignal& stop) {
@@ -192,6 +250,8 @@ int run_command(const RunOptions& options, StopSignal& stop) {
             "on that server without --backend sim)");
       }
       skip_what_the_simulator_cannot_run(scenarios, options.variants);
+    } else if (!options.redis_url.empty()) {
+      skip_what_redis_cannot_run(scenarios, options.paths);
     }
     // Before the runs, not after them: a long run would otherwise end without its report.
     if (!options.junit_path.empty()) {
@@ -420,6 +480,46 @@ std::string stop_unneeded_server(const RunOptions& options, const std::vector<Sc
   return "the servers of each scenario's topology; no other";
 }
 
+// dry_run: --dry-run: what the runs would be, once everything is resolved (files, variants, user
+// scripts compiled by the model's Lua, --redis reached with its credentials), and nothing run,
+// started or written. Exit 0, 2 for a user script that does not compile, 3 for a --redis server
+// that cannot be reached.
+int dry_run(const RunOptions& options, const std::vector<Scenario>& scenarios,
+            const std::vector<UserVariant>& users, std::size_t pair_count) {
+  if (!users.empty() && !compile_user_scripts(users, /*simulated=*/true, Endpoint{})) {
+    return kExitUsage;
+  }
+  std::string where = "a private redis-server (not started)";
+  if (options.backend == "sim") {
+    where = "the simulator";
+  } else if (!options.redis_url.empty()) {
+    try {
+      const RedisTarget target = open_redis(options.redis_url);
+      where = "redis " + target.version + " at " + target.label + " (reached)";
+    } catch (const EnvironmentError& e) {
+      std::cerr << "locksim: " << e.what() << "\n";
+      return kExitEnvironment;
+    }
+  }
+  std::size_t scenario_count = 0;
+  for (const Scenario& s : scenarios) {
+    if (!selected_variants(s, options.variants).empty()) ++scenario_count;
+  }
+  std::cout << "locksim: dry run, nothing is run or written: " << scenario_count
+            << " scenario(s), " << pair_count * static_cast<std::size_t>(options.repeat)
+            << " variant run(s)"
+            << (options.repeat > 1 ? " (" + std::to_string(options.repeat) + " repetitions)" : "")
+            << " on " << where << "\n";
+  for (const Scenario& s : scenarios) {
+    const std::vector<std::string> variants = selected_variants(s, options.variants);
+    if (variants.empty()) continue;
+    std::string line = "  " + s.name + ":";
+    for (const std::string& v : variants) line += " " + v;
+    std::cout << line << "\n";
+  }
+  return kExitOk;
+}
+
 // plan_units: every repetition of every scenario with a selected variant, repetition by
 // repetition, each in file order.
 std::vector<Unit> plan_units(const RunOptions& options, const std::vector<Scenario>& scenarios) {
@@ -495,6 +595,21 @@ int print_outcome_table(const Tallies& tallies, const RunOptions& options) {
               << (all ? "yes" : "NO") << "\n";
   }
   return mismatched;
+}
+
+// print_where_the_reports_are: the report to open: the run's own report.html when one run
+// directory was written, else how many were (the index printed next links each).
+void print_where_the_reports_are(const std::vector<UnitResult>& results) {
+  std::set<std::string> written;
+  for (const UnitResult& result : results) {
+    if (!result.written_dir.empty()) written.insert(result.written_dir);
+  }
+  if (written.size() == 1) {
+    std::cout << "\nReport: " << (fs::path(*written.begin()) / "report.html").string() << "\n";
+  } else if (!written.empty()) {
+    std::cout << "\nReports: " << written.size()
+              << " run directories, each with its report.html, all linked from the index:\n";
+  }
 }
 
 // junit_suites: one suite per scenario, in plan order; a case per variant run.
@@ -578,6 +693,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
   if (const int refused = refuse_what_cannot_run(options, scenarios, pair_count); refused != 0) {
     return refused;
   }
+  if (options.dry_run) return dry_run(options, scenarios, users, pair_count);
   // 2. Redis: a private server unless --redis was given; none on the simulator.
   const bool simulated = options.backend == "sim";
   std::uint64_t seed = 0;
@@ -617,7 +733,7 @@ int run_scenarios(const RunOptions& options, std::vector<Scenario> scenarios,
       !error.empty()) {
     board.fail_environment(error);
   }
-  std::cout << "\nReports: " << options.out_dir << "/<scenario>/latest/report.html\n";
+  print_where_the_reports_are(results);
   refresh_index(options.out_dir);
   if (!options.junit_path.empty()) write_junit(results, options, board);
   return run_exit_code(board, mismatched, tallies.order.size(), options);

@@ -80,7 +80,11 @@ class LibraryVariant final : public LockVariant {
 
 std::filesystem::path adapters_dir() {
   if (const char* dir = std::getenv("LOCKSIM_ADAPTERS_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
+    // Absolute: the runtime checks hand it to node's require(), which reads a relative
+    // "adapters/..." as a package name (LOCKSIM_ADAPTERS_DIR=adapters failed every node check).
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(dir, error);
+    return error ? std::filesystem::path(dir) : absolute;
   }
   return std::filesystem::path(LOCKSIM_SOURCE_DIR) / "adapters";
 }

@@ -61,7 +61,7 @@ struct LibrarySpec {
   std::string install;                     // the command that installs a missing runtime
 };
 
-// adapters_dir: $LOCKSIM_ADAPTERS_DIR if set, else the source tree's adapters/.
+// adapters_dir: $LOCKSIM_ADAPTERS_DIR if set (made absolute), else the source tree's adapters/.
 std::filesystem::path adapters_dir();
 
 // load_library_manifest: the libraries of `path` (strict: every field named, every error with

@@ -317,6 +317,28 @@ if [[ $(redis-cli -p "$port" get foreign:key) == keep-me && $(redis-cli -p "$por
 else
   fail "--redis keyspace after the run: $(redis-cli -p "$port" keys '*' | tr '\n' ' ')"
 fi
+# A directory on --redis runs what the server can and lists each scenario that needs servers of
+# its own, with the reason; the closing line names the one report written.
+mkdir -p "$WORK/mixed"
+cp "$SOURCE/scenarios/ttl-expiry-while-working.json" "$SOURCE/scenarios/server-clock-jump.json" \
+  "$WORK/mixed/"
+"$LOCKSIM" run "$WORK/mixed" --redis "redis://127.0.0.1:$port" --out "$WORK/out-mixed" \
+  >"$WORK/mixed.out" 2>&1
+expect_code "a directory on --redis runs what the server can" 0 $? "$WORK/mixed.out"
+expect_grep "--redis says what it skipped" "skipped 1 scenario file" "$WORK/mixed.out"
+expect_grep "--redis says why, by scenario" "^  server-clock-jump: harms its servers (single topology)" "$WORK/mixed.out"
+expect_no_grep "the skipped scenario did not run" "server-clock-jump  *set_nx_ex" "$WORK/mixed.out"
+report=$(sed -n 's/^Report: //p' "$WORK/mixed.out")
+if [[ -n $report && -f $report ]]; then pass "the closing line names the report written ($report)"; else fail "closing line: no report at '$report'"; fi
+# --dry-run resolves everything, reaches the server, runs and writes nothing.
+"$LOCKSIM" run "$WORK/mixed" --redis "redis://127.0.0.1:$port" --out "$WORK/out-dry" --dry-run \
+  >"$WORK/dry.out" 2>&1
+expect_code "--dry-run on --redis" 0 $? "$WORK/dry.out"
+expect_grep "--dry-run lists what would run" "^  ttl-expiry-while-working: naive set_nx_ex lua_owner lua_owner_renew" "$WORK/dry.out"
+expect_grep "--dry-run reached the server" "at redis://127.0.0.1:$port (reached)" "$WORK/dry.out"
+if [[ -e $WORK/out-dry ]]; then fail "--dry-run wrote $WORK/out-dry"; else pass "--dry-run wrote nothing"; fi
+"$LOCKSIM" run "$WORK/mixed" --redis "redis://127.0.0.1:$closed" --dry-run >"$WORK/dry3.out" 2>&1
+expect_code "--dry-run on an unreachable --redis" 3 $? "$WORK/dry3.out"
 # An ACL user in the URL logs in as that user; its password appears nowhere.
 redis-cli -p "$port" acl setuser app on '>app-secret-77' '~locksim:*' '&*' '+@all' >/dev/null
 "$LOCKSIM" run "$WORK/once.json" --redis "redis://app:app-secret-77@127.0.0.1:$port" \

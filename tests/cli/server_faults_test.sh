@@ -6,7 +6,7 @@
 # always it does not; SIGSTOP of the server expires the lease on resume; a clock jump through the
 # preloaded shift expires the key early; a cut replication link then promotion loses it; the
 # fault windows and their servers are in results.json; a link fault on chosen servers' links holds
-# only those (a Redlock release that misses a minority); --redis refuses every topology (exit 2);
+# only those (a Redlock release that misses a minority); --redis refuses a topology file named on the command line (exit 2);
 # a server fault without a topology, or naming an unknown server, is bad input (exit 2); and no
 # redis-server or sentinel is left behind.
 set -uo pipefail

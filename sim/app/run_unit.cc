@@ -10,6 +10,7 @@
 #include "sim/app/run_id.h"
 #include "sim/checker/check.h"
 #include "sim/core/error.h"
+#include "sim/explore/judge.h"
 #include "sim/explore/simulated_run.h"
 #include "sim/history/jsonl.h"
 #include "sim/lock/registry.h"
@@ -167,6 +168,7 @@ std::optional<PrefixUser> UnitRunner::run_user_for(const UnitState& unit) const 
 // write_unit_reports: the unit's results.json, summary.md and report.html over the variants that
 // ran, and its scenario's `latest` link.
 void UnitRunner::write_unit_reports(UnitState& unit, UnitResult& result) {
+  judge_violations(unit.runs);
   write_file_atomically(unit.run_dir / "results.json",
                         scenario_results_json(unit.scenario, unit.runs, unit.info).dump(2) + "\n");
   write_file_atomically(unit.run_dir / "summary.md",

@@ -167,4 +167,78 @@ std::string limit_help(const std::string& signature) {
   return "";
 }
 
+namespace {
+
+std::string comma_joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& w : words) text += (text.empty() ? "" : ", ") + w;
+  return text;
+}
+
+// judge_by_causes: the judgement without a reference run to compare with.
+void judge_by_causes(VariantRun& run, const std::vector<std::string>& causes,
+                     const std::string& basis) {
+  std::vector<std::string> own;
+  for (const std::string& c : causes) {
+    if (!kLeaseLimits.contains("mutex_violation (" + c + ")")) own.push_back(c);
+  }
+  if (own.empty()) {
+    run.judged = "limit";
+    run.judged_why = "a limit every lease has (" + comma_joined(causes) + "); " + basis;
+  } else {
+    run.judged = "own";
+    run.judged_why =
+        "the lock's own: " + comma_joined(own) + " is none of the limits every lease has; " + basis;
+  }
+}
+
+}  // namespace
+
+void judge_violations(std::vector<VariantRun>& runs) {
+  for (VariantRun& run : runs) {
+    run.judged.clear();
+    run.judged_why.clear();
+    if (run.interrupted || run.result.verdict != Verdict::kMutexViolation) continue;
+    const std::vector<std::string> causes = run.result.causes();
+    const std::vector<std::string> own = own_findings(run.result);
+    if (!own.empty()) {
+      run.judged = "own";
+      run.judged_why = "the lock's own: " + comma_joined(own) + " is a bug whatever the fault";
+      continue;
+    }
+    const LockVariant* variant = find_variant(run.variant);
+    const std::string reference = variant != nullptr ? reference_of(*variant) : "";
+    const auto reference_run = std::find_if(runs.begin(), runs.end(), [&](const VariantRun& r) {
+      return r.variant == reference && !r.interrupted;
+    });
+    if (reference.empty() || reference == run.variant || reference_run == runs.end()) {
+      judge_by_causes(run, causes,
+                      reference.empty()          ? std::string("no reference of its kind is known")
+                      : reference == run.variant ? run.variant + " is the reference of its kind"
+                                                 : reference + ", the reference of its kind, " +
+                                                       "did not run in this scenario");
+      continue;
+    }
+    const std::vector<std::string> shown = reference_run->result.verdict == Verdict::kMutexViolation
+                                               ? reference_run->result.causes()
+                                               : std::vector<std::string>{};
+    std::vector<std::string> beyond;
+    for (const std::string& c : causes) {
+      if (std::find(shown.begin(), shown.end(), c) == shown.end()) beyond.push_back(c);
+    }
+    if (beyond.empty()) {
+      run.judged = "limit";
+      run.judged_why = "a limit every lease has: " + reference +
+                       ", the reference of its kind, shows it too in this scenario (" +
+                       comma_joined(causes) + ")";
+    } else {
+      run.judged = "own";
+      run.judged_why =
+          "the lock's own: " + reference + ", the reference of its kind, shows " +
+          (shown.empty() ? std::string("no violation") : "only " + comma_joined(shown)) +
+          " in this scenario, not " + comma_joined(beyond);
+    }
+  }
+}
+
 }  // namespace locksim

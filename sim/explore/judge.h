@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/lock/variant.h"
+#include "sim/report/run_record.h"
 
 namespace locksim {
 
@@ -53,5 +54,17 @@ std::string limit_help(const std::string& signature);
 // the scenario is unchanged.
 nlohmann::json for_reference(const nlohmann::json& document, const LockVariant& variant,
                              const LockVariant& reference);
+
+// judge_violations: each mutex_violation of one scenario's runs (`runs`, every variant that ran in
+// it) told apart as the lock's own bug or a limit every lease of its kind has, in
+// VariantRun::judged ("own", "limit") and judged_why, so that a red cell of the index says which;
+// the runs of other verdicts are left unjudged. As judge_finding does, a violation is judged
+// against the reference of the lock's kind in the same scenario: a limit when the reference ran
+// beside it and shows a mutex_violation with every cause it has, and the lock has no finding that
+// is a bug whatever the fault (own_findings). The reference itself, or a lock whose reference did
+// not run in the scenario, is judged by its causes alone: lease_expired and lock_lost are the
+// limits of every lease (kLeaseLimits), anything else is its own. `locksim run` calls it before a
+// scenario's results.json is written.
+void judge_violations(std::vector<VariantRun>& runs);
 
 }  // namespace locksim

@@ -76,6 +76,8 @@ struct Cell {
   std::string observed;
   std::string expected;
   std::string href;
+  std::string judged;  // own, limit or "" (VariantRun::judged)
+  std::string judged_why;
 };
 
 struct ScenarioRow {
@@ -143,6 +145,11 @@ ResultSet read_result_set(const fs::path& out_dir, const fs::path& relative,
         cell.observed = verdict_text(observed);
         cell.safety = html::safety_of(observed.is_object() ? text_of(observed, "verdict") : "");
         cell.expected = verdict_text(v.value("expected", Json::object()));
+        const Json judged = v.value("judged", Json::object());
+        if (judged.is_object()) {
+          cell.judged = text_of(judged, "as");
+          cell.judged_why = text_of(judged, "why");
+        }
         const bool matches = v.value("matches", false);
         const bool interrupted = v.value("interrupted", false);
         bool harness = false;
@@ -199,10 +206,12 @@ void matrix(std::string& out, const ResultSet& set, const std::string& id) {
       }
       const Cell& cell = found->second;
       std::string title = "expected " + cell.expected + ", observed " + cell.observed;
+      if (!cell.judged_why.empty()) title += "; " + cell.judged_why;
       out += "<td class=\"cell safety-" + cell.safety + " outcome-" + cell.outcome +
              "\" data-scenario=\"" + html::escape(row.name) + "\" data-variant=\"" +
              html::escape(variant) + "\" title=\"" + html::escape(title) + "\"><a href=\"" +
              html::escape(cell.href) + "\">" + html::escape(cell.observed) +
+             html::judged_mark(cell.judged, cell.judged_why) +
              html::expectation_mark(cell.outcome) + "</a></td>";
     }
     out += "</tr>\n";

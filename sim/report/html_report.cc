@@ -91,6 +91,11 @@ void verdict_words(std::string& out, const VariantRun& run) {
   } else if (r.verdict == Verdict::kUnknown) {
     out += "<p>The run could not decide: see why below.</p>\n";
   }
+  if (!run.judged_why.empty()) {
+    out += "<p class=\"judged-why\">Judged " +
+           std::string(run.judged == "own" ? "the lock's own bug" : "a limit every lease has") +
+           ": " + html::escape(run.judged_why) + ".</p>\n";
+  }
 }
 
 void stats_line(std::string& out, const CheckStats& s) {
@@ -136,7 +141,8 @@ std::string run_report_html(const Scenario& scenario, const std::vector<VariantR
            std::string(outcome) + "\"><td><a href=\"#" + html::anchor("v", run.variant) + "\">" +
            html::escape(run.variant) + "</a></td><td>" +
            html::escape(describe_expectation(run.expected)) + "</td><td>" +
-           html::escape(describe_observation(run.result)) + "</td><td>" +
+           html::escape(describe_observation(run.result)) +
+           html::judged_mark(run.judged, run.judged_why) + "</td><td>" +
            html::expectation_mark(outcome) + " " +
            (outcome == "ok"         ? "yes"
             : outcome == "mismatch" ? "<b>NO</b>"
@@ -155,7 +161,8 @@ std::string run_report_html(const Scenario& scenario, const std::vector<VariantR
            std::string(outcome) + "\" data-safety=\"" + std::string(safety) + "\">\n";
     out += "<h2>" + html::escape(run.variant) + ": " +
            html::escape(describe_observation(run.result)) + "<span class=\"badge safety-" +
-           std::string(safety) + "\">" + std::string(safety) + "</span><span class=\"badge\">" +
+           std::string(safety) + "\">" + std::string(safety) + "</span>" +
+           html::judged_mark(run.judged, run.judged_why) + "<span class=\"badge\">" +
            html::expectation_mark(outcome) + " " +
            (outcome == "ok"         ? "as expected"
             : outcome == "mismatch" ? "expected " + html::escape(describe_expectation(run.expected))

@@ -78,7 +78,8 @@ a{color:#1f5fbf}p.meta{color:#5a6272;margin:2px 0 10px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #d5d9e0;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f5f8;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .safety-violation{background:#f6c4c4}.safety-liveness{background:#fbd9a8}.safety-ok{background:#d6efdb}
-.safety-unknown{background:#e4e6ea}td.cell a{display:block;text-decoration:none;color:#1d2330}
+.safety-unknown{background:#e4e6ea}.judged{font-size:11px;margin-left:4px;padding:0 3px;border-radius:3px;white-space:nowrap}
+.judged-own{background:#8c1414;color:#fff}.judged-limit{border:1px dashed #8c1414;color:#8c1414}td.cell a{display:block;text-decoration:none;color:#1d2330}
 td.cell a:hover{text-decoration:underline}td.empty{background:#fafbfc}
 td.cell.outcome-mismatch,tr.outcome-mismatch td{box-shadow:inset 0 0 0 2px #1d2330}
 .expect{display:inline-block;min-width:1.2em;text-align:center;font-weight:700;margin-left:6px;border-radius:3px}
@@ -169,16 +170,26 @@ std::string expectation_mark(std::string_view outcome) {
          "\">" + std::string(symbol) + "</span>";
 }
 
+std::string judged_mark(std::string_view judged, std::string_view why) {
+  if (judged != "own" && judged != "limit") return "";
+  return "<span class=\"judged judged-" + std::string(judged) + "\" title=\"" + escape(why) +
+         "\">" + (judged == "own" ? "own bug" : "lease limit") + "</span>";
+}
+
 void safety_legend(std::string& out) {
   out += "<p class=\"legend safety-legend\">";
   for (const std::string_view safety : {"violation", "liveness", "ok", "unknown"}) {
     out += "<span><i class=\"safety-" + std::string(safety) + "\"></i>" +
            escape(safety_words(safety)) + "</span>";
   }
-  out += "<span>" + expectation_mark("ok") + " as the scenario expects</span><span>" +
-         expectation_mark("mismatch") + " not as expected (framed)</span><span>" +
-         expectation_mark("interrupted") + " interrupted</span><span>" + expectation_mark("error") +
-         " harness error</span></p>\n";
+  out +=
+      "<span>" + expectation_mark("ok") + " as the scenario expects</span><span>" +
+      expectation_mark("mismatch") + " not as expected (framed)</span><span>" +
+      expectation_mark("interrupted") + " interrupted</span><span>" + expectation_mark("error") +
+      " harness error</span><span>" + judged_mark("own", "") +
+      " a violation the reference lock of its kind does not show here</span><span>" +
+      judged_mark("limit", "") +
+      " a limit every lease has: the reference shows it too (lease ends, lost keys)</span></p>\n";
 }
 
 std::string format_ms(double ms) {

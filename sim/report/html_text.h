@@ -43,6 +43,9 @@ std::string_view safety_words(std::string_view safety);
 // expected), "?" (interrupted) or "!" (the harness could not finish), as a
 // <span class="expect expect-<outcome>"> with its meaning as the title.
 std::string expectation_mark(std::string_view outcome);
+// judged_mark: a violation's judgement beside its verdict ("own" bug, or "limit" every lease has;
+// VariantRun::judged) as a small label whose title says why; "" when not judged.
+std::string judged_mark(std::string_view judged, std::string_view why);
 // safety_legend: a paragraph (class "legend safety-legend") with the four colours and the marks.
 void safety_legend(std::string& out);
 

@@ -62,6 +62,7 @@ Json variant_results_json(const Scenario& scenario, const VariantRun& run, const
   j["expected"] = expectation_json(run.expected);
   j["observed"] = verdict_json(r.verdict, r.causes());
   j["matches"] = run.matches;
+  if (!run.judged.empty()) j["judged"] = {{"as", run.judged}, {"why", run.judged_why}};
   j["interrupted"] = run.interrupted;
   j["timed_out"] = run.timed_out;
   j["clients"] = h.clients;

@@ -37,6 +37,11 @@ struct VariantRun {
   bool interrupted = false;
   bool timed_out = false;
   bool matches = false;  // matches_expectation(expected, result) and the run completed
+  // For a mutex_violation: "own" (the lock's own bug) or "limit" (a limit every lease of its kind
+  // has), judged against its kind's reference in the same scenario (judge_violations,
+  // sim/explore/judge.h), and why in words; empty when not judged.
+  std::string judged;
+  std::string judged_why;
 };
 
 // matches_expectation: the verdict is the expected one (unless "any") and, where the expectation

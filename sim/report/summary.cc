@@ -111,6 +111,10 @@ std::string summary_markdown(const Scenario& scenario, const std::vector<Variant
     } else if (r.verdict == Verdict::kUnknown) {
       out << "The run could not decide: see why below.\n\n";
     }
+    if (!run.judged_why.empty()) {
+      out << "Judged " << (run.judged == "own" ? "the lock's own bug" : "a limit every lease has")
+          << ": " << run.judged_why << ".\n\n";
+    }
     for (const FindingKind kind : all_finding_kinds()) {
       const std::vector<const Finding*> found = r.of(kind);
       for (std::size_t i = 0; i < found.size() && i < kMaxSummaryFindingsPerKind; ++i) {

@@ -7,7 +7,8 @@
 #  - the index opens without a console error, exception or failed load; its catalogue has a cell
 #    per scenario x variant, each linked to a report that exists; a violation cell is red though
 #    expected (its computed background's hue), with the as-expected mark, and naive's cell,
-#    which observed no violation, is green;
+#    which observed no violation, is green; set_nx_ex's violation says "own bug" (its stale DEL)
+#    and lua_owner's "lease limit" (its reference shows only what every lease shows);
 #  - renewal-after-pause's violation, a sliver of the run, is drawn at least 5 px wide; Ctrl+wheel
 #    over it zooms in at the pointer (the visible span, data-span-ms, shrinks) and keeps it in view
 #    and wide; the + button zooms further; hovering B's acquire shows its details (times and
@@ -56,6 +57,9 @@ browse "index: no console error; one click from the stale-release x set_nx_ex ce
   --expect "#catalogue td.cell.outcome-ok" --count 10 \
   --measure "$CELL_TD" --style background-color --hue red \
   --expect "$CELL_TD.safety-violation .expect-ok" --visible \
+  --expect "$CELL_TD .judged-own" --text "own bug" --visible \
+  --expect "#catalogue td.cell[data-scenario='stale-release'][data-variant='lua_owner'] .judged-limit" \
+  --text "lease limit" --visible \
   --measure "#catalogue td.cell[data-scenario='stale-release'][data-variant='naive']" \
   --style background-color --hue green \
   --expect ".safety-legend .safety-violation" \

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -321,15 +322,22 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // write_run: a scenario's run as `locksim run` writes it: results.json, report.html, `latest`.
 void write_run(const fs::path& set_dir, const std::string& name, const std::string& run_id,
-               Verdict expected) {
+               Verdict expected, const std::string& judged_as = "") {
   const fs::path run_dir = set_dir / name / run_id;
   fs::create_directories(run_dir);
   RunInfo info;
   info.run_id = run_id;
   const Scenario s = scenario(name);
-  const std::vector<VariantRun> runs = {judged(overlapping(), expected)};
+  std::vector<VariantRun> runs = {judged(overlapping(), expected)};
+  runs[0].judged = judged_as;
+  if (!judged_as.empty()) runs[0].judged_why = "why it is judged " + judged_as;
   write_file_atomically(run_dir / "results.json",
                         scenario_results_json(s, runs, info).dump(2) + "\n");
   write_file_atomically(run_dir / "report.html", run_report_html(s, runs, info));
@@ -359,6 +367,26 @@ TEST(Index, LinksEveryCellToItsVariantsSectionOfTheLatestRun) {
   EXPECT_NE(page.find("<td class=\"cell safety-violation outcome-mismatch\" "
                       "data-scenario=\"other\""),
             std::string::npos);
+}
+
+TEST(Index, AViolationSaysWhetherItIsTheLocksOwnOrALimitEveryLeaseHas) {
+  TempDir out;
+  write_run(out.path, "expiry", "20261126-100000-s1-aaaaaa", Verdict::kMutexViolation, "limit");
+  write_run(out.path, "stale", "20261126-100001-s1-bbbbbb", Verdict::kMutexViolation, "own");
+  write_run(out.path, "unjudged", "20261126-100002-s1-cccccc", Verdict::kMutexViolation);
+  const std::string page = index_html(out.path, nullptr);
+  EXPECT_NE(page.find("<span class=\"judged judged-limit\" title=\"why it is judged limit\">"
+                      "lease limit</span>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<span class=\"judged judged-own\" title=\"why it is judged own\">"
+                      "own bug</span>"),
+            std::string::npos);
+  // The legend names both marks; the unjudged cell has none (3 cells, 2 marks, 2 in the legend).
+  EXPECT_EQ(count(page, "<span class=\"judged judged-"), 4u);
+  // The run's own page says it in words too.
+  const std::string report =
+      read_file(out.path / "stale" / "20261126-100001-s1-bbbbbb" / "report.html");
+  EXPECT_NE(report.find("Judged the lock's own bug: why it is judged own."), std::string::npos);
 }
 
 TEST(Index, FindsTheResultSetsOneLevelDown) {

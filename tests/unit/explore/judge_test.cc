@@ -159,3 +159,93 @@ TEST(Judge, APauseInsideTheReleaseIsALimitWhenTheReferenceStalledThereOutlivesIt
 
 }  // namespace
 }  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// violating: a run of `variant` whose verdict is a mutex_violation with `causes` (and a
+// stale_release finding when `stale` is set).
+VariantRun violating(const std::string& variant, const std::vector<std::string>& causes,
+                     bool stale = false) {
+  VariantRun run;
+  run.variant = variant;
+  run.result.verdict = causes.empty() ? Verdict::kOk : Verdict::kMutexViolation;
+  for (const std::string& cause : causes) {
+    run.result.findings.push_back(Finding{.kind = FindingKind::kMutexViolation,
+                                          .cause = cause,
+                                          .key = "k",
+                                          .clients = {0, 1},
+                                          .from_ns = 1,
+                                          .to_ns = 2,
+                                          .amount = 0,
+                                          .record = "",
+                                          .words = cause});
+  }
+  if (stale) {
+    run.result.findings.push_back(Finding{.kind = FindingKind::kStaleRelease,
+                                          .cause = "",
+                                          .key = "k",
+                                          .clients = {0},
+                                          .from_ns = 1,
+                                          .to_ns = 1,
+                                          .amount = 0,
+                                          .record = "",
+                                          .words = "stale"});
+  }
+  return run;
+}
+
+TEST(JudgeViolations, WhatTheReferenceShowsBesideItIsALimitAndWhatItDoesNotIsTheLocksOwn) {
+  // stale-release: set_nx_ex's blind DEL lets C in (stale_release) besides the expiry both show.
+  std::vector<VariantRun> runs = {violating("set_nx_ex", {"lease_expired", "stale_release"}),
+                                  violating("lua_owner", {"lease_expired"}),
+                                  violating("naive", {})};
+  judge_violations(runs);
+  EXPECT_EQ(runs[0].judged, "own");
+  EXPECT_NE(runs[0].judged_why.find("stale_release"), std::string::npos) << runs[0].judged_why;
+  // The reference itself: its lease_expired is a limit of every lease.
+  EXPECT_EQ(runs[1].judged, "limit");
+  EXPECT_NE(runs[1].judged_why.find("lua_owner is the reference of its kind"), std::string::npos);
+  EXPECT_EQ(runs[2].judged, "");  // ok: not judged
+
+  // ttl-expiry-while-working: both overlap only by the expired lease.
+  std::vector<VariantRun> expiry = {violating("set_nx_ex", {"lease_expired"}),
+                                    violating("lua_owner", {"lease_expired"})};
+  judge_violations(expiry);
+  EXPECT_EQ(expiry[0].judged, "limit");
+  EXPECT_NE(expiry[0].judged_why.find("lua_owner, the reference of its kind, shows it too"),
+            std::string::npos)
+      << expiry[0].judged_why;
+}
+
+TEST(JudgeViolations, AFindingThatIsABugWhateverTheFaultIsTheLocksOwnEvenBesideTheReference) {
+  std::vector<VariantRun> runs = {violating("set_nx_ex", {"lease_expired"}, /*stale=*/true),
+                                  violating("lua_owner", {"lease_expired"})};
+  judge_violations(runs);
+  EXPECT_EQ(runs[0].judged, "own");
+  EXPECT_NE(runs[0].judged_why.find("a bug whatever the fault"), std::string::npos);
+}
+
+TEST(JudgeViolations, WithoutItsReferenceBesideItALockIsJudgedByItsCauses) {
+  // The reference ran and showed no violation: the expiry is this lock's own in this scenario.
+  std::vector<VariantRun> quiet = {violating("set_nx_ex", {"lease_expired"}),
+                                   violating("lua_owner", {})};
+  judge_violations(quiet);
+  EXPECT_EQ(quiet[0].judged, "own");
+  EXPECT_NE(quiet[0].judged_why.find("shows no violation"), std::string::npos);
+  // No reference ran: the causes decide, and the words say the reference was not compared.
+  std::vector<VariantRun> alone = {violating("set_nx_ex", {"lock_lost"}),
+                                   violating("get_then_del", {"racy_acquire"})};
+  judge_violations(alone);
+  EXPECT_EQ(alone[0].judged, "limit");
+  EXPECT_NE(alone[0].judged_why.find("did not run in this scenario"), std::string::npos);
+  EXPECT_EQ(alone[1].judged, "own");
+  // An interrupted run is not judged.
+  std::vector<VariantRun> cut = {violating("set_nx_ex", {"lease_expired"})};
+  cut[0].interrupted = true;
+  judge_violations(cut);
+  EXPECT_EQ(cut[0].judged, "");
+}
+
+}  // namespace
+}  // namespace locksim

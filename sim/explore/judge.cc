@@ -184,11 +184,10 @@ void judge_by_causes(VariantRun& run, const std::vector<std::string>& causes,
   }
   if (own.empty()) {
     run.judged = "limit";
-    run.judged_why = "a limit every lease has (" + comma_joined(causes) + "); " + basis;
+    run.judged_why = comma_joined(causes) + " only; " + basis;
   } else {
     run.judged = "own";
-    run.judged_why =
-        "the lock's own: " + comma_joined(own) + " is none of the limits every lease has; " + basis;
+    run.judged_why = comma_joined(own) + " is none of the limits every lease has; " + basis;
   }
 }
 
@@ -200,10 +199,21 @@ void judge_violations(std::vector<VariantRun>& runs) {
     run.judged_why.clear();
     if (run.interrupted || run.result.verdict != Verdict::kMutexViolation) continue;
     const std::vector<std::string> causes = run.result.causes();
-    const std::vector<std::string> own = own_findings(run.result);
+    // The bugs by name: "stale_release" says what "mutex_violation (stale_release)" does too.
+    const std::vector<std::string> found = own_findings(run.result);
+    std::vector<std::string> own;
+    for (const std::string& finding : found) {
+      const std::string prefix = "mutex_violation (";
+      const bool restated =
+          finding.starts_with(prefix) &&
+          std::find(found.begin(), found.end(),
+                    finding.substr(prefix.size(), finding.size() - prefix.size() - 1)) !=
+              found.end();
+      if (!restated) own.push_back(finding);
+    }
     if (!own.empty()) {
       run.judged = "own";
-      run.judged_why = "the lock's own: " + comma_joined(own) + " is a bug whatever the fault";
+      run.judged_why = comma_joined(own) + " is a bug whatever the fault";
       continue;
     }
     const LockVariant* variant = find_variant(run.variant);
@@ -228,13 +238,12 @@ void judge_violations(std::vector<VariantRun>& runs) {
     }
     if (beyond.empty()) {
       run.judged = "limit";
-      run.judged_why = "a limit every lease has: " + reference +
-                       ", the reference of its kind, shows it too in this scenario (" +
+      run.judged_why = reference + ", the reference of its kind, shows it too in this scenario (" +
                        comma_joined(causes) + ")";
     } else {
       run.judged = "own";
       run.judged_why =
-          "the lock's own: " + reference + ", the reference of its kind, shows " +
+          reference + ", the reference of its kind, shows " +
           (shown.empty() ? std::string("no violation") : "only " + comma_joined(shown)) +
           " in this scenario, not " + comma_joined(beyond);
     }

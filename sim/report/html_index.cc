@@ -206,7 +206,11 @@ void matrix(std::string& out, const ResultSet& set, const std::string& id) {
       }
       const Cell& cell = found->second;
       std::string title = "expected " + cell.expected + ", observed " + cell.observed;
-      if (!cell.judged_why.empty()) title += "; " + cell.judged_why;
+      if (!cell.judged_why.empty()) {
+        title +=
+            std::string(cell.judged == "own" ? "; the lock's own bug: " : "; a lease limit: ") +
+            cell.judged_why;
+      }
       out += "<td class=\"cell safety-" + cell.safety + " outcome-" + cell.outcome +
              "\" data-scenario=\"" + html::escape(row.name) + "\" data-variant=\"" +
              html::escape(variant) + "\" title=\"" + html::escape(title) + "\"><a href=\"" +

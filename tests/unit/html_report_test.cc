@@ -381,6 +381,7 @@ TEST(Index, AViolationSaysWhetherItIsTheLocksOwnOrALimitEveryLeaseHas) {
   EXPECT_NE(page.find("<span class=\"judged judged-own\" title=\"why it is judged own\">"
                       "own bug</span>"),
             std::string::npos);
+  EXPECT_NE(page.find("; the lock&#39;s own bug: why it is judged own\""), std::string::npos);
   // The legend names both marks; the unjudged cell has none (3 cells, 2 marks, 2 in the legend).
   EXPECT_EQ(count(page, "<span class=\"judged judged-"), 4u);
   // The run's own page says it in words too.

@@ -1,6 +1,6 @@
 'use strict';
 // common.js: what the node adapters share. The worker protocol v1 loop on stdin/stdout (see
-// sim/driver/worker_protocol.h), the plain ioredis client, the resource ops (read, write and the
+// sim/host/worker_protocol.h), the plain ioredis client, the resource ops (read, write and the
 // fenced store's script) and the mapping of errors to the protocol's words. An adapter hands
 // run() its hello fields and makeWorker(request, ctx), whose object answers acquire, release,
 // extend (optional: without it "this library has no extend") and stopRenewal.
@@ -19,7 +19,7 @@ function version(name) {
   return JSON.parse(fs.readFileSync(file, 'utf8')).version;
 }
 
-// sim/driver/fenced_store.cc's script, verbatim.
+// sim/client/fenced_store.cc's script, verbatim.
 const FENCED_WRITE = `
 local fencing = tonumber(ARGV[2])
 if fencing >= 0 then

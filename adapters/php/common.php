@@ -1,6 +1,6 @@
 <?php
 // common.php: what the PHP adapters share (as adapters/node/common.js does for node): the
-// worker protocol v1 loop on stdin/stdout (sim/driver/worker_protocol.h), a phpredis client
+// worker protocol v1 loop on stdin/stdout (sim/host/worker_protocol.h), a phpredis client
 // with 2 s connect and read timeouts, the resource ops (read, write and the fenced store's
 // script) and the mapping of errors to the protocol's words. An adapter calls run($hello,
 // $variants, $makeWorker); the worker object answers acquire, release, extend (optional) and
@@ -12,7 +12,7 @@ namespace LocksimAdapter;
 
 const COMMAND_TIMEOUT_S = 2.0;
 
-// sim/driver/fenced_store.cc's script, verbatim.
+// sim/client/fenced_store.cc's script, verbatim.
 const FENCED_WRITE = '
 local fencing = tonumber(ARGV[2])
 if fencing >= 0 then

@@ -21,7 +21,7 @@ if fencing >= 0 then
 end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1
-"""  # sim/driver/fenced_store.cc's script, verbatim
+"""  # sim/client/fenced_store.cc's script, verbatim
 _out = threading.Lock()
 
 

@@ -1,4 +1,4 @@
-// `locksim worker` and how run starts it. See sim/driver/worker_protocol.h for the protocol.
+// `locksim worker` and how run starts it. See sim/host/worker_protocol.h for the protocol.
 #include <unistd.h>
 
 #include <climits>
@@ -6,7 +6,7 @@
 
 #include "sim/app/commands.h"
 #include "sim/core/error.h"
-#include "sim/driver/worker_protocol.h"
+#include "sim/host/worker_protocol.h"
 
 namespace locksim {
 

@@ -1,7 +1,7 @@
 // record.h: what a lock client records, written once for every host. A call's end is first put
 // in a host-independent outcome (AcquireOutcome, ReleaseOutcome, ExtendOutcome), whether it came
 // from the acquire loop in this process (outcome_of) or from a worker process's reply line (the
-// worker protocol's codec, sim/driver/worker_codec.h); ClientRecord then records it into the
+// worker protocol's codec, sim/host/worker_codec.h); ClientRecord then records it into the
 // client's log, at the conservative points, and keeps what the client holds.
 //
 //   ClientRecord record(log, terms);

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/driver/client.h"
-#include "sim/driver/event_loop.h"
-#include "sim/driver/process_client.h"
+#include "sim/host/client.h"
+#include "sim/host/event_loop.h"
+#include "sim/host/process_client.h"
 #include "sim/driver/runners.h"
 #include "sim/proxy/link_proxy.h"
 #include "sim/topology/topology.h"
@@ -20,10 +20,9 @@
 namespace locksim {
 namespace {
 
-using driver_internal::DriverClient;
-using driver_internal::ProcessClient;
-using driver_internal::RunContext;
-using driver_internal::ThreadClient;
+using host::DriverClient;
+using host::ProcessClient;
+using host::ThreadClient;
 
 // delete_run_keys: removes every key under the run's prefix (and nothing else), over a connection
 // of the run's runtime. Bounded by the number of SCAN rounds so a huge foreign keyspace cannot
@@ -220,7 +219,7 @@ std::string clients_run_as_refusal(const Scenario& scenario, const LockVariant& 
   if (scenario.executor != Executor::kEventLoop) return "";
   StopSignal unused;
   const RunRequest request{scenario, variant, 0, {}, {}, unused, {}, false, {}};
-  const std::string why = driver_internal::event_loop_refusal(request);
+  const std::string why = host::event_loop_refusal(request);
   if (why.empty()) return "";
   return "\"event_loop\" cannot run " + std::string(variant.name()) + ": " + why +
          "; use \"threads\"";
@@ -274,7 +273,7 @@ class ScenarioRun {
   // refusal: why this run cannot run here ("" if it can; then the nemesis has the topology).
   std::string refusal() {
     if (event_loop_) {
-      if (const std::string why = driver_internal::event_loop_refusal(request_); !why.empty()) {
+      if (const std::string why = host::event_loop_refusal(request_); !why.empty()) {
         return "\"clients_run_as\": \"event_loop\" cannot run this variant: " + why +
                "; run it with \"clients_run_as\": \"threads\"";
       }
@@ -320,7 +319,7 @@ class ScenarioRun {
   // nemesis and connected; an outcome if one could not connect.
   std::optional<RunOutcome> connect_clients() {
     if (event_loop_) {
-      loop_ = std::make_unique<driver_internal::EventLoopWorkload>(run_);
+      loop_ = std::make_unique<host::EventLoopWorkload>(run_);
       const std::string error = loop_->connect();
       if (!error.empty()) {
         return harness_error("cannot connect to Redis at " + request_.endpoint.redacted() + ": " +
@@ -384,7 +383,7 @@ class ScenarioRun {
         if (scenario_.scripted()) {
           driver_internal::run_scripted_client(run_, *client);
         } else {
-          driver_internal::run_workload_client(run_, *client);
+          host::run_workload_client(run_, *client);
         }
         finish_thread();
       });
@@ -557,7 +556,7 @@ class ScenarioRun {
   const bool processes_;
   std::vector<std::vector<std::unique_ptr<Link>>> proxies_;  // by client, a link per server
   std::vector<std::unique_ptr<DriverClient>> clients_;
-  std::unique_ptr<driver_internal::EventLoopWorkload> loop_;
+  std::unique_ptr<host::EventLoopWorkload> loop_;
   bool started_ = false;  // guarded by run_.mutex
   std::atomic<std::size_t> finished_{0};
   // one_finished_: notified when a thread of the run ends; the watch waits on it (not on every

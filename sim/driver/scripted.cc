@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sim/core/assert.h"
-#include "sim/driver/conditions.h"
+#include "sim/run/conditions.h"
 #include "sim/driver/runners.h"
 #include "sim/fault/server_fault.h"
 #include "sim/topology/topology.h"

@@ -12,7 +12,7 @@
 // that records an event of its own a FaultKind (fault.h). The workload parser accepts every
 // kind's keys, the plan draws every kind for every cycle (Plan::cycle), the workload client
 // hands each kind its cycle's draw at each point of the cycle (workload_client in
-// sim/driver/workload.cc), and the event loop refuses a kind it cannot host before the run: none
+// sim/client/workload.cc), and the event loop refuses a kind it cannot host before the run: none
 // of them names a kind.
 //
 // Draws are counter-based, like the rest of a plan. The first four kinds (lose, crash, pause,
@@ -68,7 +68,7 @@ enum class WorkRole : std::uint8_t {
 };
 
 // DrawnFaultHost: what a drawn fault's injection may ask of the host of the workload client it
-// is drawn for: the part of WorkloadHost (sim/driver/workload.h) that is not the lock's calls.
+// is drawn for: the part of WorkloadHost (sim/client/workload.h) that is not the lock's calls.
 // A host that cannot honour a call refuses the workload before the run (event_loop_refusal).
 class DrawnFaultHost {
  public:

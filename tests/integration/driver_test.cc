@@ -23,7 +23,7 @@
 #include "sim/client/fenced_store.h"
 #include "sim/explore/simulated_run.h"
 #include "sim/client/wait.h"
-#include "sim/driver/worker_protocol.h"
+#include "sim/host/worker_protocol.h"
 #include "sim/history/transfer.h"
 #include "sim/lock/registry.h"
 #include "sim/plan/plan.h"

@@ -1,5 +1,5 @@
 // client_record_test: what a lock client records is written once (sim/client/record.h), and the
-// worker protocol's codec (sim/driver/worker_codec.h) carries every outcome across a process
+// worker protocol's codec (sim/host/worker_codec.h) carries every outcome across a process
 // boundary so that the harness records exactly what an in-process host records.
 #include <gtest/gtest.h>
 
@@ -9,19 +9,19 @@
 #include <vector>
 
 #include "sim/client/record.h"
-#include "sim/driver/worker_codec.h"
+#include "sim/host/worker_codec.h"
 #include "sim/history/jsonl.h"
 #include "sim/history/recorder.h"
 
 namespace locksim {
 namespace {
 
-using driver_internal::acquire_from_json;
-using driver_internal::acquire_to_json;
-using driver_internal::extend_from_json;
-using driver_internal::extend_to_json;
-using driver_internal::release_from_json;
-using driver_internal::release_to_json;
+using host::acquire_from_json;
+using host::acquire_to_json;
+using host::extend_from_json;
+using host::extend_to_json;
+using host::release_from_json;
+using host::release_to_json;
 
 ReleaseOutcome released(std::int64_t deleted) {
   ReleaseOutcome outcome;
@@ -183,10 +183,10 @@ TEST(ClientRecord, RepliesOutsideTheContractAreRecordedAsUnknown) {
   EXPECT_LT(release.deleted, 0);
   EXPECT_NE(release.odd.find("\"deleted\": -3"), std::string::npos) << release.odd;
   EXPECT_EQ(extend_from_json({{"result", "ok"}, {"extended", 2}}).extended, -1);
-  const CallFailure odd = driver_internal::failure_from_json({{"result", "fail"}, {"error", "?"}});
+  const CallFailure odd = host::failure_from_json({{"result", "fail"}, {"error", "?"}});
   EXPECT_EQ(odd.error, ErrorKind::kProtocol);
   EXPECT_FALSE(odd.maybe);
-  const CallFailure none = driver_internal::failure_from_json(nullptr);
+  const CallFailure none = host::failure_from_json(nullptr);
   EXPECT_EQ(none.error, ErrorKind::kProtocol);
 
   RunClock clock;

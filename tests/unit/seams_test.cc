@@ -5,9 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -89,3 +92,85 @@ TEST(Seams, SleepsAndTimedWaitsGoThroughAClock) {
 }
 
 }  // namespace
+
+// Rooms: a module of sim/ includes only its own headers and those of the modules its
+// locksim_module(... DEPS ...) line in sim/CMakeLists.txt names, directly or through them, so
+// the link lines are the dependency direction and no circle hides behind an include.
+namespace {
+
+std::map<std::string, std::set<std::string>> module_deps() {
+  std::ifstream in(kSim / "CMakeLists.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  std::map<std::string, std::set<std::string>> deps;
+  const std::regex module(R"(locksim_module\((\w+)([^)]*)\))");
+  const std::regex dep(R"(locksim::(\w+))");
+  for (auto m = std::sregex_iterator(all.begin(), all.end(), module); m != std::sregex_iterator();
+       ++m) {
+    std::set<std::string>& of = deps[(*m)[1].str()];
+    const std::string list = (*m)[2].str();
+    for (auto d = std::sregex_iterator(list.begin(), list.end(), dep);
+         d != std::sregex_iterator(); ++d) {
+      of.insert((*d)[1].str());
+    }
+  }
+  // Close over the dependencies of dependencies (a module may include what it links through).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [name, of] : deps) {
+      for (const std::string& d : std::set<std::string>(of)) {
+        for (const std::string& dd : deps[d]) grew |= of.insert(dd).second;
+      }
+    }
+  }
+  return deps;
+}
+
+std::vector<std::string> includes_outside_deps() {
+  const auto deps = module_deps();
+  const std::regex include(R"re(^#include "sim/(\w+)/)re");
+  std::vector<std::string> found;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kSim)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+    const fs::path rel = fs::relative(entry.path(), kSim);
+    const std::string module = rel.begin()->string();
+    if (module == "app" && rel.filename() == "main.cc") continue;  // the program: links app
+    const auto of = deps.find(module);
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      const std::string target = m[1].str();
+      if (target == module) continue;
+      if (of == deps.end() || of->second.count(target) == 0) {
+        found.push_back("sim/" + rel.string() + ":" + std::to_string(number) + ": " + line);
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST(Seams, ModulesIncludeOnlyWhatTheyLinkTo) {
+  const auto deps = module_deps();
+  // The parse found the rooms and the direction DESIGN.md gives them.
+  for (const char* room : {"core", "world", "run", "client", "host", "driver", "simulate",
+                           "explore", "app"}) {
+    ASSERT_TRUE(deps.count(room)) << "no locksim_module(" << room << ") in sim/CMakeLists.txt";
+  }
+  EXPECT_TRUE(deps.at("host").count("client"));
+  EXPECT_TRUE(deps.at("driver").count("host"));
+  for (const auto& [low, high] : std::vector<std::pair<std::string, std::string>>{
+           {"client", "host"}, {"client", "driver"}, {"host", "driver"}, {"run", "client"},
+           {"driver", "simulate"}, {"simulate", "driver"}, {"simulate", "host"},
+           {"world", "simulate"}, {"world", "driver"}}) {
+    EXPECT_FALSE(deps.at(low).count(high)) << "sim/" << low << " depends on sim/" << high;
+  }
+  const std::vector<std::string> found = includes_outside_deps();
+  EXPECT_TRUE(found.empty()) << "include what the module's DEPS name (sim/CMakeLists.txt):"
+                             << lines(found);
+}

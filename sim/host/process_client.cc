@@ -1,6 +1,6 @@
 // process_client.cc: ProcessClient, the harness of a client run as a worker process: the run's
 // calls as the worker's requests, their outcomes recorded, the worker's events taken.
-#include "sim/driver/process_client.h"
+#include "sim/host/process_client.h"
 
 #include <unistd.h>
 
@@ -10,14 +10,14 @@
 
 #include "sim/core/assert.h"
 #include "sim/client/resource.h"
-#include "sim/driver/worker_codec.h"
-#include "sim/driver/worker_protocol.h"
+#include "sim/host/worker_codec.h"
+#include "sim/host/worker_protocol.h"
 #include "sim/history/transfer.h"
 #include "sim/lock/registry.h"
 #include "sim/scenario/loader.h"
 #include "sim/topology/topology.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 namespace {
 
 nlohmann::json resource_of(const RunContext& run) {
@@ -394,4 +394,4 @@ void ProcessClient::resource_write(const std::string& record_id) {
   record_.end_write(terms, record_id, *value, ok ? nullptr : &failure, nullptr);
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

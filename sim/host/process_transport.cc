@@ -1,6 +1,6 @@
 // process_transport.cc: the pipes to a worker process: spawning it, writing requests, reading its
 // lines, waiting for a reply within a time limit, and telling when the worker broke.
-#include "sim/driver/process_transport.h"
+#include "sim/host/process_transport.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,9 +16,9 @@
 #include <iterator>
 #include <utility>
 
-#include "sim/driver/worker_protocol.h"
+#include "sim/host/worker_protocol.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 namespace {
 
 // write_all: the whole line, or false if the worker's end is closed.
@@ -313,4 +313,4 @@ void ProcessTransport::thaw() {
   frozen_ = false;
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

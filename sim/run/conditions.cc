@@ -1,6 +1,6 @@
-#include "sim/driver/conditions.h"
+#include "sim/run/conditions.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 namespace {
 
 bool is_key_condition(const Condition& condition) {
@@ -90,4 +90,4 @@ std::string describe_conditions(const std::vector<Condition>& conditions) {
   return text;
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

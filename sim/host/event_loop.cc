@@ -6,7 +6,7 @@
 // on the loop. The waking wait strategies send the commands of sim/client/wait.h (BLPOP on a
 // "notify" waiter's connection, SUBSCRIBE on a "pubsub" subscriber's, the release's signal) on
 // asynchronous connections of the client's own, under the rules their thread forms keep.
-#include "sim/driver/event_loop.h"
+#include "sim/host/event_loop.h"
 
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
@@ -22,13 +22,13 @@
 #include <set>
 
 #include "sim/core/assert.h"
-#include "sim/driver/client.h"
+#include "sim/host/client.h"
 #include "sim/client/wait.h"
-#include "sim/driver/workload.h"
+#include "sim/client/workload.h"
 #include "sim/lock/variant.h"
 #include "sim/redis/script.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 namespace {
 
 // After the run stops, clients still waiting for a reply get this long before the loop ends
@@ -826,4 +826,4 @@ void EventLoopWorkload::on_tick(int /*fd*/, short /*what*/, void* self) {
   }
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

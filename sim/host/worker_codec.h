@@ -1,4 +1,4 @@
-// worker_codec.h (internal to driver/): the one codec of a call's outcome across the worker
+// worker_codec.h (internal to the hosts): the one codec of a call's outcome across the worker
 // protocol (worker_protocol.h). `locksim worker` encodes the client's own outcomes (sim/client/
 // record.h) as reply lines; the harness decodes every worker's lines, locksim's or an adapter's,
 // back into the same outcomes and records them through its ClientRecord. Nothing turns a reply
@@ -13,7 +13,7 @@
 
 #include "sim/client/record.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 // failure_to_json / failure_from_json: "result" ("fail", or "info" when it may have taken
 // effect), "error" (a history error word) and "message". A missing or unknown error word reads
@@ -41,4 +41,4 @@ ExtendOutcome extend_from_json(const nlohmann::json& reply);
 // with_id: `body` as the reply to `request` (its "id").
 nlohmann::json with_id(const nlohmann::json& request, nlohmann::json body);
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

@@ -1,14 +1,14 @@
-// conditions.h (internal to driver/): waiting on the observable conditions of scripted steps.
+// conditions.h: waiting on the observable conditions of scripted steps.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "sim/driver/run_context.h"
+#include "sim/run/run_context.h"
 #include "sim/redis/connection.h"
 #include "sim/scenario/scenario.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 // wait_for_conditions: true once every condition holds; false after max_ns or when the run
 // stops. Client-state changes are notified; key conditions are polled every 2 ms through
@@ -19,4 +19,4 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
 // describe_conditions: "inside B and key_absent lock", for notes.
 std::string describe_conditions(const std::vector<Condition>& conditions);
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

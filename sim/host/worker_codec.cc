@@ -1,11 +1,11 @@
-#include "sim/driver/worker_codec.h"
+#include "sim/host/worker_codec.h"
 
 #include <string>
 #include <vector>
 
 #include "sim/history/utf8.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 nlohmann::json failure_to_json(const CallFailure& failure) {
   return {{"result", failure.maybe ? "info" : "fail"},
@@ -114,4 +114,4 @@ nlohmann::json with_id(const nlohmann::json& request, nlohmann::json body) {
   return body;
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

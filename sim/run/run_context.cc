@@ -1,4 +1,4 @@
-#include "sim/driver/run_context.h"
+#include "sim/run/run_context.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include "sim/lock/variant.h"
 #include "sim/topology/topology.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 namespace {
 
 // with_harness: the plan's clients, then the harness's and the nemesis's reserved names.
@@ -131,4 +131,4 @@ std::vector<std::string> RunContext::take_notes() {
   return std::move(notes_);
 }
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

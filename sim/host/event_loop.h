@@ -1,4 +1,4 @@
-// event_loop.h (internal to driver/): the event-loop client mode of workloads.
+// event_loop.h: the event-loop client mode of workloads.
 //
 // With "clients_run_as": "event_loop" every client of a workload is the one coroutine client
 // (workload_client, acquire_loop) on its own asynchronous hiredis connection, and one libevent
@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "sim/driver/run_context.h"
+#include "sim/run/run_context.h"
 
 struct event_base;
 struct event;
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 // event_loop_refusal: why `request` cannot run in the event-loop client mode, or "" if it can
 // (the variant must send one command per acquire attempt and per release).
@@ -60,4 +60,4 @@ class EventLoopWorkload {
   Nanos stop_seen_ns_ = -1;  // when the loop first saw should_stop()
 };
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

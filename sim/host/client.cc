@@ -1,15 +1,15 @@
-#include "sim/driver/client.h"
+#include "sim/host/client.h"
 
 #include <algorithm>
 
 #include "sim/client/acquire.h"
 #include "sim/core/assert.h"
-#include "sim/driver/conditions.h"
+#include "sim/run/conditions.h"
 #include "sim/client/resource.h"
 #include "sim/fault/fault.h"
 #include "sim/topology/topology.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 namespace {
 
 // ClientCrashed: thrown from a checkpoint to stop the client in the middle of a variant call,
@@ -368,4 +368,32 @@ void ThreadClient::resource_write(const std::string& record_id) {
                     write.refused ? &write.refusal : nullptr);
 }
 
-}  // namespace locksim::driver_internal
+Task<AcquireStatus> BlockingWorkloadHost::acquire(std::string logical_key, std::int64_t timeout_ms,
+                                                  Nanos intended_ns) {
+  co_return client_.acquire(logical_key, timeout_ms, nullptr, intended_ns);
+}
+
+Task<bool> BlockingWorkloadHost::release() { co_return client_.release(); }
+
+void BlockingWorkloadHost::lose_next_reply() {
+  run_.nemesis().lose_next_reply(static_cast<std::size_t>(client_.index()), run_.call_links());
+}
+
+void BlockingWorkloadHost::pause_holder() {
+  run_.nemesis().pause(static_cast<std::size_t>(client_.index()));
+}
+
+void BlockingWorkloadHost::resume_holder() {
+  run_.nemesis().resume(static_cast<std::size_t>(client_.index()));
+}
+
+void run_workload_client(RunContext& run, DriverClient& client) {
+  if (client.runs_own_workload()) {
+    client.run_own_workload();
+    return;
+  }
+  BlockingWorkloadHost host(run, client);
+  run_inline(workload_client(run, host, static_cast<std::size_t>(client.index())));
+}
+
+}  // namespace locksim::host

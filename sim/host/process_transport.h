@@ -1,4 +1,4 @@
-// process_transport.h (internal to driver/): ProcessTransport, the pipes to one worker process
+// process_transport.h (internal to the hosts): ProcessTransport, the pipes to one worker process
 // (worker_protocol.h): it spawns the worker, writes its requests, reads its lines on a reader
 // thread, waits for a reply within a time limit, and tells when the worker broke (it exited in
 // the middle of a request, stayed silent too long, or printed a line that is not a message of
@@ -29,7 +29,7 @@
 
 #include "sim/core/clock.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 // kWorkerPatienceMs: how long a worker may stay silent on one request (plus an acquire's own
 // timeout) before it counts as hung. A library's own retries (redlock: about 2 s) and a command
@@ -120,4 +120,4 @@ class ProcessTransport {
   std::string garbage_;  // the first line that was not a JSON object
 };
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

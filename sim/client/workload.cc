@@ -3,7 +3,7 @@
 // cycle (before the acquire, after an unanswered one, inside, before the release) and does its
 // own injection through the host (sim/fault/drawn/<word>.cc): a crash ends the client, a lost
 // iteration or a pause holds it inside, a lost reply is armed before the acquire.
-#include "sim/driver/workload.h"
+#include "sim/client/workload.h"
 
 #include <algorithm>
 #include <memory>
@@ -11,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/driver/runners.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 namespace {
 
 // drawn_cycle: kind i's view of the client's cycle, if the cycle drew it. (A function, not a
@@ -114,32 +113,4 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
   }
 }
 
-Task<AcquireStatus> BlockingWorkloadHost::acquire(std::string logical_key, std::int64_t timeout_ms,
-                                                  Nanos intended_ns) {
-  co_return client_.acquire(logical_key, timeout_ms, nullptr, intended_ns);
-}
-
-Task<bool> BlockingWorkloadHost::release() { co_return client_.release(); }
-
-void BlockingWorkloadHost::lose_next_reply() {
-  run_.nemesis().lose_next_reply(static_cast<std::size_t>(client_.index()), run_.call_links());
-}
-
-void BlockingWorkloadHost::pause_holder() {
-  run_.nemesis().pause(static_cast<std::size_t>(client_.index()));
-}
-
-void BlockingWorkloadHost::resume_holder() {
-  run_.nemesis().resume(static_cast<std::size_t>(client_.index()));
-}
-
-void run_workload_client(RunContext& run, DriverClient& client) {
-  if (client.runs_own_workload()) {
-    client.run_own_workload();
-    return;
-  }
-  BlockingWorkloadHost host(run, client);
-  run_inline(workload_client(run, host, static_cast<std::size_t>(client.index())));
-}
-
-}  // namespace locksim::driver_internal
+}  // namespace locksim

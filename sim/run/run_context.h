@@ -1,4 +1,4 @@
-// run_context.h (internal to driver/): the state one run shares between its client threads.
+// run_context.h: RunContext, the state one run shares between its driver, hosts and clients.
 #pragma once
 
 #include <atomic>
@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "sim/core/clock.h"
-#include "sim/driver/driver.h"
+#include "sim/run/request.h"
 #include "sim/history/recorder.h"
 #include "sim/nemesis/nemesis.h"
 #include "sim/plan/plan.h"
 
-namespace locksim::driver_internal {
+namespace locksim {
 
 // RunContext: the clock, recorder, bounds and notes of one run. Thread-safe where noted.
 class RunContext {
@@ -150,4 +150,4 @@ class RunContext {
   std::vector<std::string> notes_;
 };
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim

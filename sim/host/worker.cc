@@ -17,14 +17,13 @@
 
 #include "sim/client/acquire.h"
 #include "sim/core/clock.h"
-#include "sim/driver/client.h"
+#include "sim/host/client.h"
 #include "sim/client/resource.h"
-#include "sim/driver/run_context.h"
-#include "sim/driver/runners.h"
+#include "sim/run/run_context.h"
 #include "sim/client/wait.h"
 #include "sim/client/watchdog.h"
-#include "sim/driver/worker_codec.h"
-#include "sim/driver/worker_protocol.h"
+#include "sim/host/worker_codec.h"
+#include "sim/host/worker_protocol.h"
 #include "sim/history/transfer.h"
 #include "sim/history/utf8.h"
 #include "sim/lock/registry.h"
@@ -106,7 +105,7 @@ bool read_line(std::string& line) {
 }
 
 nlohmann::json failure(const nlohmann::json& request, const RedisResult& error) {
-  return driver_internal::with_id(request, driver_internal::failure_to_json(failure_of(error)));
+  return host::with_id(request, host::failure_to_json(failure_of(error)));
 }
 
 nlohmann::json reply(const nlohmann::json& request, std::string_view result) {
@@ -130,15 +129,15 @@ class Worker {
         client_(std::move(client)),
         rng_(seed),
         lock_(std::move(lock)),
-        connection_(endpoint_, driver_internal::client_connection(lock_)),
+        connection_(endpoint_, host::client_connection(lock_)),
         wait_(make_wait_strategy(lock_.wait, dial_hiredis(endpoint_),
-                                 rng_.fork(driver_internal::kWaitStream), clock_.base())),
+                                 rng_.fork(host::kWaitStream), clock_.base())),
         renewal_(variant, clock_.base(), os_threads(),
                  [dial = dial_hiredis(endpoint_),
-                  options = driver_internal::client_connection(lock_)] { return dial(options); }) {
+                  options = host::client_connection(lock_)] { return dial(options); }) {
     if (!variant.multi_server()) return;
     // As a thread client's; a node down at the start is not an error.
-    const auto timeout = driver_internal::node_timeout(lock_.ttl_ms);
+    const auto timeout = host::node_timeout(lock_.ttl_ms);
     for (const Endpoint& server : servers) {
       nodes_.push_back(
           std::make_unique<HiredisConnection>(server, ConnectionOptions{timeout, timeout}));
@@ -266,8 +265,8 @@ class Worker {
     }
     // The worker never stops of itself (the harness ends it), so an acquire that did not get the
     // lock gave up.
-    return driver_internal::with_id(request,
-                                    driver_internal::acquire_to_json(outcome_of(end), received));
+    return host::with_id(request,
+                                    host::acquire_to_json(outcome_of(end), received));
   }
 
   // start_renewal: the watchdog of the lock just acquired; its events go to the harness.
@@ -280,7 +279,7 @@ class Worker {
           {{"event", "extend"}, {"phase", "invoke"}, {"monotonic_ns", clock_.base().now_ns()}});
     };
     hooks.completed = [this](const ExtendResult& result) {
-      nlohmann::json event = driver_internal::extend_to_json(outcome_of(result));
+      nlohmann::json event = host::extend_to_json(outcome_of(result));
       event["event"] = "extend";
       out_.write(event);
     };
@@ -304,7 +303,7 @@ class Worker {
       connection_.reconnect();
     }
     if (result.outcome == ReleaseResult::Outcome::kReleased) wait_->on_release(connection_, key);
-    return driver_internal::with_id(request, driver_internal::release_to_json(outcome_of(result)));
+    return host::with_id(request, host::release_to_json(outcome_of(result)));
   }
 
   nlohmann::json extend(const nlohmann::json& request) {
@@ -313,7 +312,7 @@ class Worker {
         variant_.extend(context(request), request.at("key").get<std::string>(),
                         request.at("token").get<std::string>(),
                         request.at("ttl_ms").get<std::int64_t>());
-    return driver_internal::with_id(request, driver_internal::extend_to_json(outcome_of(result)));
+    return host::with_id(request, host::extend_to_json(outcome_of(result)));
   }
 
   // resource: the kind and key of a read or write request's resource (nullopt: a kind the
@@ -386,7 +385,7 @@ class Worker {
 // run's progress, and a sign of life).
 class StdinWatch {
  public:
-  StdinWatch(Output& out, driver_internal::RunContext& run, StopSignal& stop)
+  StdinWatch(Output& out, RunContext& run, StopSignal& stop)
       : out_(out), run_(run), stop_(stop), wake_(::eventfd(0, EFD_CLOEXEC)) {
     thread_ = std::thread([this] { watch(); });
   }
@@ -431,7 +430,7 @@ class StdinWatch {
   }
 
   Output& out_;
-  driver_internal::RunContext& run_;
+  RunContext& run_;
   StopSignal& stop_;
   int wake_;
   std::thread thread_;
@@ -466,10 +465,10 @@ nlohmann::json run_workload(const nlohmann::json& request, const nlohmann::json&
                                false,
                                {}};
   const Plan plan = compile_plan(scenario, run_request.seed);
-  driver_internal::RunContext run(run_request, plan);
+  RunContext run(run_request, plan);
   run.start_clock_at(request.at("origin_ns").get<Nanos>());
   {
-    driver_internal::ThreadClient client(run, static_cast<int>(index));
+    host::ThreadClient client(run, static_cast<int>(index));
     run.nemesis().attach(index, &client, {});
     if (const std::string error = client.connect(); !error.empty()) {
       nlohmann::json failed = reply(request, "fail");
@@ -478,7 +477,7 @@ nlohmann::json run_workload(const nlohmann::json& request, const nlohmann::json&
       return failed;
     }
     StdinWatch watch(out, run, stop);
-    driver_internal::run_workload_client(run, client);
+    host::run_workload_client(run, client);
   }  // the client and its renewal thread are gone: nothing records any more
   const bool crashed = run.crashed.at(index);
   const std::int64_t cycles = run.cycles_done.load();

@@ -1,4 +1,4 @@
-// client.h (internal to driver/): DriverClient, the Jepsen "client": one lock variant on one
+// client.h: DriverClient, the Jepsen "client": one lock variant on one
 // connection, with every call recorded in this client's log at the conservative points, and
 // ThreadClient, the client run as a thread of locksim (ProcessClient, process_client.h, runs it
 // as a worker process).
@@ -17,14 +17,15 @@
 #include "sim/client/acquire.h"
 #include "sim/client/record.h"
 #include "sim/core/random.h"
-#include "sim/driver/run_context.h"
+#include "sim/run/run_context.h"
 #include "sim/client/wait.h"
 #include "sim/client/watchdog.h"
+#include "sim/client/workload.h"
 #include "sim/lock/variant.h"
 #include "sim/nemesis/nemesis.h"
 #include "sim/redis/connection.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 // kWaitStream: the wait strategy's random stream (jitter), forked from the client's own.
 inline constexpr std::uint64_t kWaitStream = 0x77616974;  // "wait"
@@ -188,4 +189,35 @@ class ThreadClient final : public DriverClient {
   Watchdog watchdog_;
 };
 
-}  // namespace locksim::driver_internal
+// BlockingWorkloadHost: a DriverClient as a WorkloadHost: every call returns when it is done.
+class BlockingWorkloadHost final : public WorkloadHost {
+ public:
+  BlockingWorkloadHost(RunContext& run, DriverClient& client) : run_(run), client_(client) {}
+
+  Task<AcquireStatus> acquire(std::string logical_key, std::int64_t timeout_ms,
+                              Nanos intended_ns) override;
+  Task<bool> release() override;
+  Ask<bool> sleep(Nanos duration) override { return Ask<bool>(run_.pause(duration)); }
+  void crash() override { client_.crash(); }
+  void record_work(std::int64_t planned_ms) override { client_.record_work(planned_ms); }
+  void resource_read(const std::string& record_id) override { client_.resource_read(record_id); }
+  void resource_write(const std::string& record_id) override {
+    client_.resource_write(record_id);
+  }
+  void lose_lock() override { client_.lose_lock(); }
+  void lose_next_reply() override;
+  void pause_holder() override;
+  void resume_holder() override;
+  void note(const std::string& line) override { run_.note(line); }
+
+ private:
+  RunContext& run_;
+  DriverClient& client_;
+};
+
+// run_workload_client: loops acquire -> work -> release -> rest for the workload's cycles
+// (workload_client on a BlockingWorkloadHost), or lets a client that runs its own workload (a
+// worker process) run it.
+void run_workload_client(RunContext& run, DriverClient& client);
+
+}  // namespace locksim::host

@@ -1,4 +1,4 @@
-// process_client.h (internal to driver/): ProcessClient, a client run as a `locksim worker`
+// process_client.h: ProcessClient, a client run as a `locksim worker`
 // process behind the worker protocol (worker_protocol.h): the harness that turns the run's calls
 // into the worker's requests and records their outcomes; the pipes to the worker are its
 // ProcessTransport (process_transport.h).
@@ -25,10 +25,10 @@
 #include <optional>
 #include <string>
 
-#include "sim/driver/client.h"
-#include "sim/driver/process_transport.h"
+#include "sim/host/client.h"
+#include "sim/host/process_transport.h"
 
-namespace locksim::driver_internal {
+namespace locksim::host {
 
 class ProcessClient final : public DriverClient {
  public:
@@ -90,4 +90,4 @@ class ProcessClient final : public DriverClient {
   ProcessTransport transport_;
 };
 
-}  // namespace locksim::driver_internal
+}  // namespace locksim::host

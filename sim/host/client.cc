@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/client/acquire.h"
+#include "sim/client/release.h"
 #include "sim/core/assert.h"
 #include "sim/run/conditions.h"
 #include "sim/client/resource.h"
@@ -10,23 +11,11 @@
 #include "sim/topology/topology.h"
 
 namespace locksim::host {
-namespace {
 
 // ClientCrashed: thrown from a checkpoint to stop the client in the middle of a variant call,
-// as a process dying between two commands would. Variants let it propagate.
+// as a process dying between two commands would. Variants let it propagate. (Not in an anonymous
+// namespace: a coroutine that catches it keeps it in its frame.)
 struct ClientCrashed {};
-
-}  // namespace
-
-namespace {
-
-// needs_reconnect: after an I/O error the hiredis context is never reused.
-bool needs_reconnect(const RedisResult& result) {
-  return result.error == RedisErrorKind::kTimeout || result.error == RedisErrorKind::kClosed ||
-         result.error == RedisErrorKind::kProtocol;
-}
-
-}  // namespace
 
 std::chrono::milliseconds node_timeout(std::int64_t ttl_ms) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 1000));
@@ -264,30 +253,48 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   return AcquireStatus::kAcquired;
 }
 
+// ThreadClient::Release: the release's host on the client's own thread: it blocks, so
+// release_call and carry_out_release run inline; a crash fault thrown at one of the variant's
+// checkpoints ends the client.
+class ThreadClient::Release final : public ReleaseHost, public ReleaseIo {
+ public:
+  Release(ThreadClient& client, CallFaults* faults) : client_(client), faults_(faults) {}
+
+  Task<void> end_renewal() override {
+    client_.stop_renewal();
+    co_return;
+  }
+  void outside() override { client_.set_state(false, false); }
+  Task<std::optional<ReleaseOutcome>> release_with(std::string token) override {
+    client_.refresh_links();
+    try {
+      const ReleaseResult result = co_await carry_out_release(
+          *this, client_.lock_key(client_.record_.held_key()), std::move(token));
+      co_return outcome_of(result);
+    } catch (const ClientCrashed&) {
+      client_.crash();
+      co_return std::nullopt;
+    }
+  }
+
+  Task<ReleaseResult> send_release(const std::string& key, const std::string& token) override {
+    co_return client_.run_.request().variant.release(client_.context(faults_), key, token);
+  }
+  void reconnect() override { client_.connection_->reconnect(); }
+  Task<void> signal_release(const std::string& key) override {
+    client_.wait_->on_release(*client_.connection_, key);
+    co_return;
+  }
+
+ private:
+  ThreadClient& client_;
+  CallFaults* faults_;
+};
+
 bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   LOCKSIM_ASSERT(holding() && !crashed());
-  const LockVariant& variant = run_.request().variant;
-  stop_renewal();
-  record_.exit();
-  set_state(false, false);
-  const std::string token = record_.invoke_release(unsaved_token);
-  refresh_links();
-  const std::string& full_key = lock_key(record_.held_key());
-  ReleaseResult result;
-  try {
-    result = variant.release(context(faults), full_key, token);
-  } catch (const ClientCrashed&) {
-    crash();
-    return false;
-  }
-  record_.end_release(outcome_of(result));
-  if (result.outcome == ReleaseResult::Outcome::kError && needs_reconnect(result.error)) {
-    connection_->reconnect();
-  }
-  if (result.outcome == ReleaseResult::Outcome::kReleased) {
-    wait_->on_release(*connection_, full_key);
-  }
-  return true;
+  Release host(*this, faults);
+  return run_inline(release_call(host, record_, unsaved_token));
 }
 
 void ThreadClient::crash() {

@@ -169,6 +169,7 @@ class ThreadClient final : public DriverClient {
 
  private:
   class Host;
+  class Release;
   LockContext context(CallFaults* faults);
   // refresh_links: before a call: follows a new primary of the topology (a failover), and
   // reconnects node connections that broke (a multi-server variant).

@@ -23,6 +23,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/host/client.h"
+#include "sim/client/release.h"
 #include "sim/client/wait.h"
 #include "sim/client/workload.h"
 #include "sim/lock/variant.h"
@@ -84,7 +85,10 @@ std::string event_loop_refusal(const RunRequest& request) {
 
 // LoopClient: one workload client on the loop: the host of workload_client() and of its
 // acquire_loop(), answering their asks when a reply or a timer arrives.
-class LoopClient final : public WorkloadHost, public AcquireHost {
+class LoopClient final : public WorkloadHost,
+                         public AcquireHost,
+                         public ReleaseHost,
+                         public ReleaseIo {
  public:
   LoopClient(EventLoopWorkload& owner, int index)
       : owner_(owner),
@@ -170,23 +174,26 @@ class LoopClient final : public WorkloadHost, public AcquireHost {
     co_return status;
   }
 
-  Task<bool> release() override {
+  Task<bool> release() override { return release_call(*this, record_, false); }
+
+  // ReleaseHost and ReleaseIo: the release on this client's connection, answered when its reply
+  // arrives.
+  Task<void> end_renewal() override {
     co_await stop_renewal();  // as a client thread joins its watchdog: an extension ends first
-    record_.exit();
-    const std::string token = record_.invoke_release();
-    const OneCommand release = *variant_.release_command(full_key_, token);
-    const RedisResult reply = co_await command(release);
-    const ReleaseResult result = variant_.read_release(reply);
-    record_.end_release(outcome_of(result));
-    if (result.outcome == ReleaseResult::Outcome::kReleased) {
-      // The waking strategies' signal (WaitStrategy::on_release on a thread); its reply means
-      // nothing.
-      if (std::optional<OneCommand> signal =
-              release_signal(run_.scenario().lock.wait, full_key_)) {
-        co_await command(*std::move(signal));
-      }
+  }
+  Task<std::optional<ReleaseOutcome>> release_with(std::string token) override {
+    co_return outcome_of(co_await carry_out_release(*this, full_key_, std::move(token)));
+  }
+  Task<ReleaseResult> send_release(const std::string& key, const std::string& token) override {
+    co_return variant_.read_release(co_await command(*variant_.release_command(key, token)));
+  }
+  // reconnect: nothing to do: a connection that failed is dropped by its callbacks and opened
+  // again by the next command (send_argv).
+  void reconnect() override {}
+  Task<void> signal_release(const std::string& key) override {
+    if (std::optional<OneCommand> signal = release_signal(run_.scenario().lock.wait, key)) {
+      co_await command(*std::move(signal));
     }
-    co_return true;
   }
 
   Ask<bool> sleep(Nanos duration) override {

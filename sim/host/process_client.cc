@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/core/assert.h"
+#include "sim/client/release.h"
 #include "sim/client/resource.h"
 #include "sim/host/worker_codec.h"
 #include "sim/host/worker_protocol.h"
@@ -232,25 +233,41 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
   return AcquireStatus::kAcquired;
 }
 
+// ProcessClient::Release: the release's host in the harness: the worker process carries the
+// release out (and stops its own renewal); a worker that died during it ends the client.
+class ProcessClient::Release final : public ReleaseHost {
+ public:
+  Release(ProcessClient& client, CallFaults* faults) : client_(client), faults_(faults) {}
+
+  void outside() override { client_.set_state(false, false); }
+  Task<std::optional<ReleaseOutcome>> release_with(std::string token) override {
+    nlohmann::json request = {{"op", "release"},
+                              {"key", client_.run_.full_key(client_.record_.held_key())},
+                              {"token", std::move(token)}};
+    add_faults(request, faults_, true);
+    const Reply reply = client_.call(std::move(request), faults_);
+    if (reply.worker_died) {
+      client_.crash();
+      crash_point_ = reply.crash_point;
+      co_return std::nullopt;
+    }
+    co_return release_from_json(reply.message);
+  }
+  // crash_point: the worker died at the crash point a step asked for.
+  bool crash_point() const { return crash_point_; }
+
+ private:
+  ProcessClient& client_;
+  CallFaults* faults_;
+  bool crash_point_ = false;
+};
+
 bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
   LOCKSIM_ASSERT((holding() || release_pending()) && !crashed());
-  // exit before the release request is sent (the conservative point); a retry of a cancelled
-  // release has left already.
-  if (holding()) {
-    record_.exit();
-    set_state(false, false);
-  }
-  const std::string token = record_.invoke_release(unsaved_token);
-  nlohmann::json request = {
-      {"op", "release"}, {"key", run_.full_key(record_.held_key())}, {"token", token}};
-  add_faults(request, faults, true);
-  const Reply reply = call(std::move(request), faults);
-  if (reply.worker_died) {
-    crash();
-    return !reply.crash_point;
-  }
-  record_.end_release(release_from_json(reply.message));
-  return true;
+  Release host(*this, faults);
+  // A worker that died of itself (not at the step's crash point) ended the release as far as the
+  // step is concerned.
+  return run_inline(release_call(host, record_, unsaved_token)) || !host.crash_point();
 }
 
 void ProcessClient::extend(CallFaults* faults) {

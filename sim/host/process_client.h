@@ -57,6 +57,7 @@ class ProcessClient final : public DriverClient {
   pid_t pid() const { return transport_.pid(); }
 
  private:
+  class Release;
   using Reply = ProcessTransport::Reply;
   // call: sends `request` and waits for its reply; handles "at" events of checkpoints (a pause
   // waits for its conditions, then the worker is told to continue).

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "sim/client/acquire.h"
+#include "sim/client/release.h"
 #include "sim/core/clock.h"
 #include "sim/host/client.h"
 #include "sim/client/resource.h"
@@ -110,11 +111,6 @@ nlohmann::json failure(const nlohmann::json& request, const RedisResult& error) 
 
 nlohmann::json reply(const nlohmann::json& request, std::string_view result) {
   return {{"id", request.value("id", 0)}, {"result", result}};
-}
-
-bool needs_reconnect(const RedisResult& result) {
-  return result.error == RedisErrorKind::kTimeout || result.error == RedisErrorKind::kClosed ||
-         result.error == RedisErrorKind::kProtocol;
 }
 
 // Worker: the state of one worker process after `connect`.
@@ -293,16 +289,32 @@ class Worker {
                    std::move(hooks));
   }
 
+  // ReleaseOnWorker: carry_out_release's host for one release request: the worker's own
+  // connection and wait strategy; it records nothing (the harness does).
+  class ReleaseOnWorker final : public ReleaseIo {
+   public:
+    ReleaseOnWorker(Worker& worker, const nlohmann::json& request)
+        : worker_(worker), request_(request) {}
+    Task<ReleaseResult> send_release(const std::string& key, const std::string& token) override {
+      co_return worker_.variant_.release(worker_.context(request_), key, token);
+    }
+    void reconnect() override { worker_.connection_.reconnect(); }
+    Task<void> signal_release(const std::string& key) override {
+      worker_.wait_->on_release(worker_.connection_, key);
+      co_return;
+    }
+
+   private:
+    Worker& worker_;
+    const nlohmann::json& request_;
+  };
+
   nlohmann::json release(const nlohmann::json& request) {
     renewal_.stop();
     if (connection_.broken()) connection_.reconnect();
-    const std::string key = request.at("key").get<std::string>();
-    const ReleaseResult result =
-        variant_.release(context(request), key, request.at("token").get<std::string>());
-    if (result.outcome == ReleaseResult::Outcome::kError && needs_reconnect(result.error)) {
-      connection_.reconnect();
-    }
-    if (result.outcome == ReleaseResult::Outcome::kReleased) wait_->on_release(connection_, key);
+    ReleaseOnWorker io(*this, request);
+    const ReleaseResult result = run_inline(carry_out_release(
+        io, request.at("key").get<std::string>(), request.at("token").get<std::string>()));
     return host::with_id(request, host::release_to_json(outcome_of(result)));
   }
 

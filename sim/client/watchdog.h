@@ -1,5 +1,6 @@
-// watchdog.h (sim/client): Watchdog, the renewal of a held lock (Docs B and D), written
-// once for every host that runs a client's calls itself (a thread of locksim, `locksim worker`).
+// watchdog.h (sim/client): Watchdog, the renewal of a held lock (renewal_loop, renewal.h) on a
+// thread of its own, for the hosts that block (a thread of locksim, `locksim worker`; the event
+// loop runs renewal_loop on its loop).
 //
 // While started, it extends the lease on a thread of its own over a connection of its own. Each
 // extension falls due a renewal period after the previous one returned: a deadline, so a stall
@@ -66,6 +67,7 @@ class Watchdog {
   void thaw();
 
  private:
+  class Host;  // renewal_loop's host (sim/client/renewal.h)
   void renew(const Lease& lease, const Hooks& hooks);
 
   const LockVariant& variant_;

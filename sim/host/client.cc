@@ -17,6 +17,16 @@ namespace locksim::host {
 // namespace: a coroutine that catches it keeps it in its frame.)
 struct ClientCrashed {};
 
+void record_renewal_end(RunContext& run, RenewalRecord& record, int index,
+                        const std::string& logical_key, const ExtendResult& result) {
+  record.end(logical_key, outcome_of(result));
+  {
+    std::lock_guard<std::mutex> state(run.mutex);
+    ++run.renewals[static_cast<std::size_t>(index)];
+  }
+  run.notify_changed();
+}
+
 std::chrono::milliseconds node_timeout(std::int64_t ttl_ms) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 1000));
 }
@@ -337,12 +347,7 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
   Watchdog::Hooks hooks;
   hooks.invoke = [this, logical_key, token] { renewal_record_->invoke(logical_key, token); };
   hooks.completed = [this, logical_key](const ExtendResult& result) {
-    renewal_record_->end(logical_key, outcome_of(result));
-    {
-      std::lock_guard<std::mutex> state(run_.mutex);
-      ++run_.renewals[static_cast<std::size_t>(index_)];
-    }
-    run_.notify_changed();
+    record_renewal_end(run_, *renewal_record_, index_, logical_key, result);
   };
   // Bounded by the hold: stop_renewal() ends it, and so does the run's stop.
   hooks.stop = [this] { return run_.should_stop(); };

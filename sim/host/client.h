@@ -35,6 +35,11 @@ ClientTerms client_record_terms(const RunContext& run);
 // resource_terms: the run's protected resource, as a client records its reads and writes.
 ClientRecord::ResourceTerms resource_terms(const RunContext& run);
 
+// record_renewal_end: an extension of client `index`'s renewal returned `result`: recorded in
+// its renewal's log, and counted for the run's conditions (a step may wait for renewals).
+void record_renewal_end(RunContext& run, RenewalRecord& record, int index,
+                        const std::string& logical_key, const ExtendResult& result);
+
 // CallFaults: what to do at a variant's checkpoints during one call.
 struct CallFaults {
   std::string crash_at;  // crash when the variant reaches this point

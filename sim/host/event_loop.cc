@@ -24,6 +24,7 @@
 #include "sim/core/assert.h"
 #include "sim/host/client.h"
 #include "sim/client/release.h"
+#include "sim/client/renewal.h"
 #include "sim/client/wait.h"
 #include "sim/client/workload.h"
 #include "sim/lock/variant.h"
@@ -87,6 +88,7 @@ std::string event_loop_refusal(const RunRequest& request) {
 // acquire_loop(), answering their asks when a reply or a timer arrives.
 class LoopClient final : public WorkloadHost,
                          public AcquireHost,
+                         public RenewalHost,
                          public ReleaseHost,
                          public ReleaseIo {
  public:
@@ -207,9 +209,8 @@ class LoopClient final : public WorkloadHost,
   void crash() override {
     // A dead process renews nothing; an extension under way is never answered to it (its
     // invocation stays open in the history: it may or may not have happened).
-    renewing_on_ = false;
-    if (renew_timer_ != nullptr) event_del(renew_timer_);
     drop_extension_ = extending_;
+    end_renewal_wait();
     record_.crash();
     // The server sees the connection close, as it would when a process dies.
     if (context_ != nullptr) redisAsyncDisconnect(context_);
@@ -230,53 +231,85 @@ class LoopClient final : public WorkloadHost,
   void pause_holder() override { refused("a drawn fault that needs the nemesis"); }
   void resume_holder() override { refused("a drawn fault that needs the nemesis"); }
 
-  // --- renewal (the Watchdog's rules, sim/client/watchdog.h) ------------------------------------
+  // --- renewal (renewal_loop, sim/client/renewal.h, as the Watchdog runs it on a thread) -------
   //
-  // While the lock is held, an extension falls due a renewal period after the previous one
-  // returned (the first: a period after the grant); it is sent on a connection of the client's
-  // own (the Watchdog's), so that it never waits behind the client's own commands.
+  // While the lock is held, renewal_loop runs on the loop: its waits are a timer, its
+  // extensions go on a connection of the client's own (the Watchdog's), so that they never wait
+  // behind the client's own commands.
 
   void start_renewal(const std::string& logical_key, std::string token) {
     LOCKSIM_ASSERT(run_.scenario().lock.renew_period_ms > 0);
     renew_logical_key_ = logical_key;
     renew_token_ = std::move(token);
     renewing_on_ = true;
-    schedule_renewal();
+    renewal_task_ = renew();
+    renewal_task_.start();
   }
 
-  void schedule_renewal() {
-    const timeval period = to_timeval(ms_to_ns(run_.scenario().lock.renew_period_ms));
-    event_add(renew_timer_, &period);
+  Task<void> renew() {
+    co_await renewal_loop(*this, ms_to_ns(run_.scenario().lock.renew_period_ms));
+    if (Slot<bool>* stopped = std::exchange(renewal_stopped_, nullptr)) {
+      stopped->complete(true);
+      check_done();
+    }
   }
 
   // stop_renewal: no extension is sent from now on; done once the one under way (if any) ended.
   Ask<bool> stop_renewal() {
+    end_renewal_wait();
+    if (!renewal_task_.valid() || renewal_task_.done()) return Ask<bool>(true);
+    return Ask<bool>::later([this](Slot<bool>& slot) { renewal_stopped_ = &slot; });
+  }
+
+  // end_renewal_wait: the renewal goes no further; a wait for its next extension ends now.
+  void end_renewal_wait() {
     renewing_on_ = false;
     if (renew_timer_ != nullptr) event_del(renew_timer_);
-    if (!extending_) return Ask<bool>(true);
-    return Ask<bool>::later([this](Slot<bool>& slot) { renewal_stopped_ = &slot; });
+    if (Slot<bool>* due = std::exchange(renewal_due_, nullptr)) due->complete(false);
+  }
+
+  // RenewalHost
+  Ask<bool> until(Nanos due_ns) override {
+    if (!renewing_on_ || run_.should_stop()) return Ask<bool>(false);  // the run's stop ends it
+    return Ask<bool>::later([this, due_ns](Slot<bool>& slot) {
+      renewal_due_ = &slot;
+      const timeval wait = to_timeval(std::max<Nanos>(0, due_ns - now()));
+      event_add(renew_timer_, &wait);
+    });
   }
 
   static void on_renew_timer(int /*fd*/, short /*what*/, void* self) {
     auto* client = static_cast<LoopClient*>(self);
-    if (!client->renewing_on_ || client->run_.should_stop()) return;  // the run's stop ends it
-    client->extend();
+    if (Slot<bool>* due = std::exchange(client->renewal_due_, nullptr)) {
+      due->complete(client->renewing_on_ && !client->run_.should_stop());
+    }
   }
 
-  void extend() {
-    const std::string full_key = run_.full_key(renew_logical_key_);
-    const OneCommand command =
-        *variant_.extend_command(full_key, renew_token_, run_.scenario().lock.ttl_ms);
+  void invoked() override {
     renewal_record_->invoke(renew_logical_key_, renew_token_);
     extending_ = true;
+  }
+
+  Task<ExtendResult> extend() override {
+    const OneCommand command = *variant_.extend_command(
+        run_.full_key(renew_logical_key_), renew_token_, run_.scenario().lock.ttl_ms);
     if (renewer_ == nullptr) renewer_ = open_side();
     // A script is sent by its source: the renewer is opened per need, and EVAL needs no cache.
     std::vector<std::string> argv = {"EVAL", command.script->source(),
                                      std::to_string(command.keys)};
     for (std::size_t i = 0; i < command.argv.size(); ++i) argv.emplace_back(command.argv[i]);
+    // Sent before the task waits: its reply comes from the loop (on_extended), never at once.
     if (renewer_ == nullptr || !command_on(renewer_, argv, &LoopClient::on_extended)) {
-      return extended(closed_result(renewer_));
+      co_return variant_.read_extend(closed_result(renewer_));
     }
+    co_return variant_.read_extend(co_await Ask<RedisResult>::later(
+        [this](Slot<RedisResult>& slot) { extension_reply_ = &slot; }));
+  }
+
+  void completed(const ExtendResult& result) override {
+    extending_ = false;
+    if (std::exchange(drop_extension_, false)) return;  // the client died meanwhile: see crash()
+    record_renewal_end(run_, *renewal_record_, index_, renew_logical_key_, result);
   }
 
   static void on_extended(redisAsyncContext* context, void* reply, void* self) {
@@ -288,18 +321,8 @@ class LoopClient final : public WorkloadHost,
 
   // extended: the extension under way returned `reply`.
   void extended(RedisResult reply) {
-    extending_ = false;
-    if (std::exchange(drop_extension_, false)) return;  // the client died meanwhile: see crash()
-    renewal_record_->end(renew_logical_key_, outcome_of(variant_.read_extend(std::move(reply))));
-    {
-      std::lock_guard<std::mutex> state(run_.mutex);
-      ++run_.renewals[static_cast<std::size_t>(index_)];
-    }
-    run_.notify_changed();
-    if (renewing_on_) return schedule_renewal();
-    if (Slot<bool>* stopped = std::exchange(renewal_stopped_, nullptr)) {
-      stopped->complete(true);
-      check_done();
+    if (Slot<RedisResult>* slot = std::exchange(extension_reply_, nullptr)) {
+      slot->complete(std::move(reply));
     }
   }
 
@@ -728,7 +751,10 @@ class LoopClient final : public WorkloadHost,
   bool renewing_on_ = false;
   bool extending_ = false;
   bool drop_extension_ = false;  // the extension under way outlived its client (crash())
-  Slot<bool>* renewal_stopped_ = nullptr;
+  Slot<bool>* renewal_due_ = nullptr;             // renewal_loop waits for its next extension
+  Slot<RedisResult>* extension_reply_ = nullptr;  // ... or for its extension's reply
+  Slot<bool>* renewal_stopped_ = nullptr;         // a release waits for the renewal's end
+  Task<void> renewal_task_;                       // renew(), while the lock is held
 
   std::string full_key_;
 };

@@ -79,8 +79,9 @@ class DrawnFaultHost {
   virtual Ask<bool> sleep(Nanos duration) = 0;
   // crash: the client dies inside the critical section; its connections close.
   virtual void crash() = 0;
-  // lose_lock: Doc D's lost iteration: records a lose_lock fault event and stops renewing.
-  virtual void lose_lock() = 0;
+  // lose_lock: Doc D's lost iteration: stops renewing (an extension under way ends first) and
+  // records a lose_lock fault event.
+  virtual Task<void> lose_lock() = 0;
   // lose_next_reply: the nemesis drops the reply of the client's next command on its link.
   virtual void lose_next_reply() = 0;
   // pause_holder, resume_holder: the nemesis freezes the client (SIGSTOP for a process, its

@@ -210,7 +210,10 @@ class BlockingWorkloadHost final : public WorkloadHost {
   void resource_write(const std::string& record_id) override {
     client_.resource_write(record_id);
   }
-  void lose_lock() override { client_.lose_lock(); }
+  Task<void> lose_lock() override {
+    client_.lose_lock();
+    co_return;
+  }
   void lose_next_reply() override;
   void pause_holder() override;
   void resume_holder() override;

@@ -216,6 +216,13 @@ class LoopClient final : public WorkloadHost,
     if (context_ != nullptr) redisAsyncDisconnect(context_);
   }
 
+  // lose_lock: as a client thread: the renewal ends (an extension under way first), then the
+  // lost iteration is recorded.
+  Task<void> lose_lock() override {
+    co_await stop_renewal();
+    record_.lose_lock();
+  }
+
   void record_work(std::int64_t planned_ms) override {
     record_.work(planned_ms);
   }
@@ -226,7 +233,6 @@ class LoopClient final : public WorkloadHost,
   // every drawn fault kind of the workload whether one loop can host it).
   void resource_read(const std::string& /*record_id*/) override { refused("a resource"); }
   void resource_write(const std::string& /*record_id*/) override { refused("a resource"); }
-  void lose_lock() override { refused("a drawn fault that needs renewal"); }
   void lose_next_reply() override { refused("a drawn fault that needs the nemesis"); }
   void pause_holder() override { refused("a drawn fault that needs the nemesis"); }
   void resume_holder() override { refused("a drawn fault that needs the nemesis"); }

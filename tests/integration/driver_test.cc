@@ -779,6 +779,45 @@ TEST(DriverExecutors, RenewalRunsOnEveryExecutor) {
   judged_ok(simulated(scenario, "lua_owner_renew", 5), "lua_owner_renew on the simulator");
 }
 
+// A lost iteration (Doc D's drawn "lose") runs on every host: each holder of lua_owner_renew stops
+// renewing its 300 ms lease at once and stays inside 900 ms instead of working. Every client
+// records one lose_lock per cycle, none of its extensions is sent between a lose_lock and its
+// release, and the lease expires inside the hold while the other client polls: it takes the
+// lock (mutex_violation) on threads, the event loop (until 2026-11-29 it refused the kind),
+// worker processes and the simulator.
+TEST(DriverExecutors, LoseRunsOnEveryExecutor) {
+  const std::string lock = R"({"ttl_ms": 300, "renew_period_ms": 100,
+      "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}})";
+  const std::string body = R"(, "clients": 2, "cycles": 2, "lose_probability": 1,
+      "lose_sleep_ms": 900)";
+  const Scenario scenario = workload("lua_owner_renew", body, lock);
+  const auto judged = [](const Judged& j, const std::string& what) {
+    EXPECT_EQ(j.result.verdict, Verdict::kMutexViolation) << what;
+    EXPECT_EQ(j.result.stats.acquires_ok, 4) << what;
+    const History& h = j.outcome.history;
+    std::map<std::string, int> lost;       // lose_lock events by client
+    std::map<std::string, bool> renewing;  // by client: no lose_lock since its last release
+    for (const Event& e : h.events) {
+      const std::string& client = h.clients[static_cast<std::size_t>(e.client)];
+      if (e.f == Op::kFault && e.fault().kind == FaultKind::kLoseLock) {
+        ++lost[client];
+        renewing[client] = false;
+      } else if (e.f == Op::kRelease && e.type == EventType::kInvoke) {
+        renewing[client] = true;
+      } else if (e.f == Op::kExtend && e.type == EventType::kInvoke) {
+        EXPECT_NE(renewing.count(client) != 0 && !renewing[client], true)
+            << what << ": " << client << " extended after its lose_lock";
+      }
+    }
+    EXPECT_EQ(lost, (std::map<std::string, int>{{"c0", 2}, {"c1", 2}})) << what;
+  };
+  for (const Executor executor : kExecutors) {
+    judged(run(on(executor, scenario), "lua_owner_renew", 9),
+           "lua_owner_renew on " + std::string(to_string(executor)));
+  }
+  judged(simulated(scenario, "lua_owner_renew", 9), "lua_owner_renew on the simulator");
+}
+
 // ByClient: a sequence per client name.
 using ByClient = std::map<std::string, std::vector<std::string>>;
 

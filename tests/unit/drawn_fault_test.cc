@@ -58,7 +58,10 @@ class RecordingHost final : public DrawnFaultHost {
     return Ask<bool>(true);
   }
   void crash() override { calls.emplace_back("crash"); }
-  void lose_lock() override { calls.emplace_back("lose_lock"); }
+  Task<void> lose_lock() override {
+    calls.emplace_back("lose_lock");
+    co_return;
+  }
   void lose_next_reply() override { calls.emplace_back("lose_next_reply"); }
   void pause_holder() override { calls.emplace_back("pause_holder"); }
   void resume_holder() override { calls.emplace_back("resume_holder"); }
@@ -181,9 +184,8 @@ TEST(DrawnFaultKinds, LoseStopsRenewingAndSleepsThreeLeasesInsteadOfWorking) {
   EXPECT_EQ(written(*lose->with_lock_ttl(2000000))["lose_sleep_ms"], 3600000);  // capped
   EXPECT_EQ(completed->estimated_inside_ms(), 1500.0);
   EXPECT_EQ(inject(*completed, 1, true), (std::vector<std::string>{"lose_lock", "sleep 3000 ms"}));
-  EXPECT_EQ(completed->event_loop_refusal(" (why)"),
-            "$.workload.lose_probability: expected 0: the event loop's renewal cannot lose an "
-            "iteration (why)");
+  // One loop can lose an iteration: it ends the renewal it runs (lose_lock).
+  EXPECT_EQ(completed->event_loop_refusal(" (why)"), "");
 }
 
 TEST(DrawnFaultKinds, PauseFreezesTheHolderForItsDraw) {

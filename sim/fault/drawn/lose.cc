@@ -9,8 +9,8 @@
 // The kind's own code is this file and its row in sim/fault/drawn_fault.cc, but it needs more: the
 // client verb lose_lock (DrawnFaultHost::lose_lock, sim/fault/drawn_fault.h), which every host of
 // the workload client implements (the thread client stops its renewal, the process client asks
-// its worker to with the worker protocol's stop_renewal op; the event loop, whose renewal is a
-// timer of its own, refuses the kind before the run), and the fault kind lose_lock that the client records (sim/fault/fault.h and
+// its worker to with the worker protocol's stop_renewal op, the event loop ends the renewal it
+// runs on its loop), and the fault kind lose_lock that the client records (sim/fault/fault.h and
 // fault.cc).
 #include <algorithm>
 #include <cstdint>
@@ -42,19 +42,12 @@ class Lose final : public DrawnFault {
     return std::make_shared<Lose>(probability(), std::min(3 * ttl_ms, json::kMaxDurationMs));
   }
 
-  std::string event_loop_refusal(std::string_view why) const override {
-    if (!on()) return "";
-    return "$.workload.lose_probability: expected 0: the event loop's renewal cannot lose an "
-           "iteration" +
-           std::string(why);
-  }
-
   double estimated_inside_ms() const override {
     return probability() * static_cast<double>(sleep_ms_);
   }
 
   Task<void> inside(DrawnFaultHost& host, DrawnCycle /*cycle*/) const override {
-    host.lose_lock();
+    co_await host.lose_lock();
     co_await host.sleep(ms_to_ns(sleep_ms_));
   }
 

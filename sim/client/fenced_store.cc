@@ -25,10 +25,23 @@ const Script& write_script() {
 
 }  // namespace
 
+OneCommand fenced_store_write_command(const std::string& key, std::int64_t value,
+                                      std::int64_t fencing) {
+  const std::string highest = key + ":highest_fencing";
+  const std::string value_word = std::to_string(value);
+  const std::string fencing_word = std::to_string(fencing);
+  return OneCommand{.script = &write_script(),
+                    .argv = OneCommand::words({key, highest, value_word, fencing_word}),
+                    .keys = 2};
+}
+
 RedisResult fenced_store_write(Connection& connection, const std::string& key, std::int64_t value,
                                std::int64_t fencing) {
-  RedisResult result = write_script().run(connection, {key, key + ":highest_fencing"},
-                                          {std::to_string(value), std::to_string(fencing)});
+  return fenced_store_write_reply(
+      run_one(connection, fenced_store_write_command(key, value, fencing)));
+}
+
+RedisResult fenced_store_write_reply(RedisResult result) {
   if (result.ok() && !result.reply.is_integer(1) && !result.reply.is_integer(0)) {
     result.error = RedisErrorKind::kUnexpectedReply;
     result.message = "script fenced_counter.write answered outside 1 (written) or 0 (refused)";

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/lock/variant.h"
 #include "sim/redis/connection.h"
 
 namespace locksim {
@@ -28,5 +29,10 @@ namespace locksim {
 // they must stay below 2^53 (INCR counters do, by far).
 RedisResult fenced_store_write(Connection& connection, const std::string& key, std::int64_t value,
                                std::int64_t fencing);
+// fenced_store_write_command, fenced_store_write_reply: the same as one command (the script, by
+// EVALSHA) and what its reply says, for a host that sends its own commands (the event loop).
+OneCommand fenced_store_write_command(const std::string& key, std::int64_t value,
+                                      std::int64_t fencing);
+RedisResult fenced_store_write_reply(RedisResult result);
 
 }  // namespace locksim

@@ -1,6 +1,7 @@
 #include "sim/client/resource.h"
 
 #include <charconv>
+#include <utility>
 
 #include "sim/client/fenced_store.h"
 
@@ -27,15 +28,25 @@ std::optional<ResourceConfig::Kind> resource_kind_of(std::string_view word) {
   return std::nullopt;
 }
 
-ResourceRead read_resource(Connection& connection, ResourceConfig::Kind kind,
-                           const std::string& key, const std::string& record_id) {
-  const bool counter =
-      kind == ResourceConfig::Kind::kCounter || kind == ResourceConfig::Kind::kFencedCounter;
+namespace {
+
+bool counts(ResourceConfig::Kind kind) {
+  return kind == ResourceConfig::Kind::kCounter || kind == ResourceConfig::Kind::kFencedCounter;
+}
+
+}  // namespace
+
+OneCommand resource_read_command(ResourceConfig::Kind kind, const std::string& key,
+                                 const std::string& record_id) {
+  return OneCommand{.argv = counts(kind) ? OneCommand::words({"GET", key})
+                                         : OneCommand::words({"HEXISTS", key, record_id})};
+}
+
+ResourceRead resource_read_reply(ResourceConfig::Kind kind, RedisResult result) {
   ResourceRead read;
-  read.result =
-      counter ? connection.command({"GET", key}) : connection.command({"HEXISTS", key, record_id});
+  read.result = std::move(result);
   if (!read.result.ok()) return read;
-  if (!counter) {
+  if (!counts(kind)) {
     read.value = read.result.reply.integer;
   } else if (!read.result.reply.is_nil()) {
     const std::string& text = read.result.reply.str;
@@ -49,28 +60,51 @@ ResourceRead read_resource(Connection& connection, ResourceConfig::Kind kind,
   return read;
 }
 
+ResourceRead read_resource(Connection& connection, ResourceConfig::Kind kind,
+                           const std::string& key, const std::string& record_id) {
+  return resource_read_reply(kind, run_one(connection, resource_read_command(kind, key, record_id)));
+}
+
+OneCommand resource_write_command(ResourceConfig::Kind kind, const std::string& key,
+                                  const std::string& record_id, std::int64_t value,
+                                  const std::string& writer, std::int64_t fencing) {
+  switch (kind) {
+    case ResourceConfig::Kind::kFencedCounter:
+      return fenced_store_write_command(key, value, fencing);
+    case ResourceConfig::Kind::kCounter: {
+      const std::string word = std::to_string(value);
+      return OneCommand{.argv = OneCommand::words({"SET", key, word})};
+    }
+    case ResourceConfig::Kind::kFindOrCreate:
+    case ResourceConfig::Kind::kNone:
+      break;
+  }
+  return OneCommand{.argv = OneCommand::words({"HSET", key, record_id, writer})};
+}
+
+ResourceWrite resource_write_reply(ResourceConfig::Kind kind, RedisResult result,
+                                   std::int64_t fencing) {
+  ResourceWrite write;
+  if (kind != ResourceConfig::Kind::kFencedCounter) {
+    write.result = std::move(result);
+    return write;
+  }
+  write.result = fenced_store_write_reply(std::move(result));
+  write.refused = write.result.ok() && write.result.reply.is_integer(0);
+  if (write.refused) {
+    write.refusal = "fencing number " + std::to_string(fencing) +
+                    " is lower than one the store has accepted";
+  }
+  return write;
+}
+
 ResourceWrite write_resource(Connection& connection, ResourceConfig::Kind kind,
                              const std::string& key, const std::string& record_id,
                              std::int64_t value, const std::string& writer, std::int64_t fencing) {
-  ResourceWrite write;
-  switch (kind) {
-    case ResourceConfig::Kind::kFencedCounter:
-      write.result = fenced_store_write(connection, key, value, fencing);
-      write.refused = write.result.ok() && write.result.reply.is_integer(0);
-      if (write.refused) {
-        write.refusal = "fencing number " + std::to_string(fencing) +
-                        " is lower than one the store has accepted";
-      }
-      break;
-    case ResourceConfig::Kind::kCounter:
-      write.result = connection.command({"SET", key, std::to_string(value)});
-      break;
-    case ResourceConfig::Kind::kFindOrCreate:
-    case ResourceConfig::Kind::kNone:
-      write.result = connection.command({"HSET", key, record_id, writer});
-      break;
-  }
-  return write;
+  return resource_write_reply(
+      kind,
+      run_one(connection, resource_write_command(kind, key, record_id, value, writer, fencing)),
+      fencing);
 }
 
 }  // namespace locksim

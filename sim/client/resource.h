@@ -1,5 +1,6 @@
 // resource.h (sim/client): the commands of a scenario's protected resource, written once
-// for every host that runs a client's calls itself (a thread of locksim, `locksim worker`): a
+// for every host that runs a client's calls itself (a thread of locksim, `locksim worker`, the
+// event loop, which sends the one-command forms below): a
 // read (the stock count, or whether a record exists) and a write (a sale, a record created, a
 // sale at the fenced store), with what came of them as data. The host records the events.
 //
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/lock/variant.h"
 #include "sim/redis/connection.h"
 #include "sim/scenario/scenario.h"
 
@@ -45,5 +47,16 @@ struct ResourceWrite {
 ResourceWrite write_resource(Connection& connection, ResourceConfig::Kind kind,
                              const std::string& key, const std::string& record_id,
                              std::int64_t value, const std::string& writer, std::int64_t fencing);
+
+// The same as one command each and what its reply says, for a host that sends its own commands
+// (the event loop): read_resource is resource_read_reply(run_one(resource_read_command(...))).
+OneCommand resource_read_command(ResourceConfig::Kind kind, const std::string& key,
+                                 const std::string& record_id);
+ResourceRead resource_read_reply(ResourceConfig::Kind kind, RedisResult result);
+OneCommand resource_write_command(ResourceConfig::Kind kind, const std::string& key,
+                                  const std::string& record_id, std::int64_t value,
+                                  const std::string& writer, std::int64_t fencing);
+ResourceWrite resource_write_reply(ResourceConfig::Kind kind, RedisResult result,
+                                   std::int64_t fencing);
 
 }  // namespace locksim

@@ -71,7 +71,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
     if (status == AcquireStatus::kAcquired) {
       const bool resource = scenario.resource.kind != ResourceConfig::Kind::kNone;
       const std::string record_id = std::to_string(cycle % std::max(1, scenario.resource.ids));
-      if (resource) host.resource_read(record_id);
+      if (resource) co_await host.resource_read(record_id);
       // The time inside: the work, unless a kind drawn instead of it takes its place (a lost
       // iteration); a kind beside it (a pause) runs first, and the work recorded includes it.
       bool works = true;
@@ -90,7 +90,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
         }
       }
       if (works && next.work_ms > 0) co_await host.sleep(ms_to_ns(next.work_ms));
-      if (resource) host.resource_write(record_id);
+      if (resource) co_await host.resource_write(record_id);
       bool gone = false;
       for (std::size_t i = 0; i < faults.size() && !gone; ++i) {
         if (const auto at = drawn_cycle(next, name, cycle, i))

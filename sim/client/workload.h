@@ -37,8 +37,8 @@ class WorkloadHost : public DrawnFaultHost {
 
   // The resource of a workload; a host that cannot honour it, or a drawn fault, is refused
   // before the run (event_loop_refusal, executor_refusal).
-  virtual void resource_read(const std::string& record_id) = 0;
-  virtual void resource_write(const std::string& record_id) = 0;
+  virtual Task<void> resource_read(std::string record_id) = 0;
+  virtual Task<void> resource_write(std::string record_id) = 0;
 };
 
 // workload_client: client `index`'s whole workload on `host`.

@@ -6,7 +6,7 @@
 #include "sim/client/release.h"
 #include "sim/core/assert.h"
 #include "sim/run/conditions.h"
-#include "sim/client/resource.h"
+#include "sim/client/resource_call.h"
 #include "sim/fault/fault.h"
 #include "sim/topology/topology.h"
 
@@ -356,28 +356,37 @@ void ThreadClient::start_renewal(const std::string& logical_key, const std::stri
 
 void ThreadClient::stop_renewal() { watchdog_.stop(); }
 
+// ThreadClient::Resource: the resource's host on the client's own connection: it blocks.
+class ThreadClient::Resource final : public ResourceHost {
+ public:
+  explicit Resource(ThreadClient& client)
+      : client_(client),
+        resource_(client.run_.scenario().resource),
+        key_(client.run_.full_key(resource_.name)) {}
+  Task<ResourceReadOutcome> read_resource(const std::string& record_id) override {
+    co_return outcome_of(locksim::read_resource(*client_.connection_, resource_.kind, key_,
+                                                record_id));
+  }
+  Task<ResourceWriteOutcome> write_resource(const std::string& record_id, std::int64_t value,
+                                            std::int64_t fencing) override {
+    co_return outcome_of(locksim::write_resource(*client_.connection_, resource_.kind, key_,
+                                                 record_id, value, client_.name_, fencing));
+  }
+
+ private:
+  ThreadClient& client_;
+  const ResourceConfig& resource_;
+  const std::string key_;
+};
+
 void ThreadClient::resource_read(const std::string& record_id) {
-  const ResourceConfig& resource = run_.scenario().resource;
-  const ResourceRead read =
-      read_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id);
-  const CallFailure failure = failure_of(read.result);
-  record_.end_read(resource_terms(run_), record_id, read.result.ok() ? nullptr : &failure,
-                   read.value);
+  Resource host(*this);
+  run_inline(resource_read_call(host, record_, resource_terms(run_), record_id));
 }
 
 void ThreadClient::resource_write(const std::string& record_id) {
-  const ResourceConfig& resource = run_.scenario().resource;
-  const ClientRecord::ResourceTerms terms = resource_terms(run_);
-  const std::optional<std::int64_t> value = record_.write_value(terms);
-  if (!value) return;
-  // A fenced store is shown the fencing number of the grant this client holds (-1: none).
-  const ResourceWrite write =
-      write_resource(*connection_, resource.kind, run_.full_key(resource.name), record_id, *value,
-                     name_, record_.held_fencing());
-  const CallFailure failure = failure_of(write.result);
-  record_.end_write(terms, record_id, *value,
-                    write.refused || write.result.ok() ? nullptr : &failure,
-                    write.refused ? &write.refusal : nullptr);
+  Resource host(*this);
+  run_inline(resource_write_call(host, record_, resource_terms(run_), record_id));
 }
 
 Task<AcquireStatus> BlockingWorkloadHost::acquire(std::string logical_key, std::int64_t timeout_ms,

@@ -175,6 +175,7 @@ class ThreadClient final : public DriverClient {
  private:
   class Host;
   class Release;
+  class Resource;
   LockContext context(CallFaults* faults);
   // refresh_links: before a call: follows a new primary of the topology (a failover), and
   // reconnects node connections that broke (a multi-server variant).
@@ -206,9 +207,13 @@ class BlockingWorkloadHost final : public WorkloadHost {
   Ask<bool> sleep(Nanos duration) override { return Ask<bool>(run_.pause(duration)); }
   void crash() override { client_.crash(); }
   void record_work(std::int64_t planned_ms) override { client_.record_work(planned_ms); }
-  void resource_read(const std::string& record_id) override { client_.resource_read(record_id); }
-  void resource_write(const std::string& record_id) override {
+  Task<void> resource_read(std::string record_id) override {
+    client_.resource_read(record_id);
+    co_return;
+  }
+  Task<void> resource_write(std::string record_id) override {
     client_.resource_write(record_id);
+    co_return;
   }
   Task<void> lose_lock() override {
     client_.lose_lock();

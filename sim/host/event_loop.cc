@@ -25,6 +25,7 @@
 #include "sim/host/client.h"
 #include "sim/client/release.h"
 #include "sim/client/renewal.h"
+#include "sim/client/resource_call.h"
 #include "sim/client/wait.h"
 #include "sim/client/workload.h"
 #include "sim/lock/variant.h"
@@ -89,6 +90,7 @@ std::string event_loop_refusal(const RunRequest& request) {
 class LoopClient final : public WorkloadHost,
                          public AcquireHost,
                          public RenewalHost,
+                         public ResourceHost,
                          public ReleaseHost,
                          public ReleaseIo {
  public:
@@ -231,8 +233,28 @@ class LoopClient final : public WorkloadHost,
 
   // Refused before the run (event_loop_refusal, and the loader's executor_refusal, which asks
   // every drawn fault kind of the workload whether one loop can host it).
-  void resource_read(const std::string& /*record_id*/) override { refused("a resource"); }
-  void resource_write(const std::string& /*record_id*/) override { refused("a resource"); }
+  Task<void> resource_read(std::string record_id) override {
+    co_await resource_read_call(*this, record_, resource_terms(run_), std::move(record_id));
+  }
+  Task<void> resource_write(std::string record_id) override {
+    co_await resource_write_call(*this, record_, resource_terms(run_), std::move(record_id));
+  }
+
+  // ResourceHost: the resource's commands on this client's connection.
+  Task<ResourceReadOutcome> read_resource(const std::string& record_id) override {
+    const ResourceConfig& resource = run_.scenario().resource;
+    const RedisResult reply = co_await command(
+        resource_read_command(resource.kind, run_.full_key(resource.name), record_id));
+    co_return outcome_of(resource_read_reply(resource.kind, reply));
+  }
+  Task<ResourceWriteOutcome> write_resource(const std::string& record_id, std::int64_t value,
+                                            std::int64_t fencing) override {
+    const ResourceConfig& resource = run_.scenario().resource;
+    const RedisResult reply = co_await command(
+        resource_write_command(resource.kind, run_.full_key(resource.name), record_id, value,
+                               run_.scenario().clients[static_cast<std::size_t>(index_)], fencing));
+    co_return outcome_of(resource_write_reply(resource.kind, reply, fencing));
+  }
   void lose_next_reply() override { refused("a drawn fault that needs the nemesis"); }
   void pause_holder() override { refused("a drawn fault that needs the nemesis"); }
   void resume_holder() override { refused("a drawn fault that needs the nemesis"); }

@@ -10,7 +10,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/client/release.h"
-#include "sim/client/resource.h"
+#include "sim/client/resource_call.h"
 #include "sim/host/worker_codec.h"
 #include "sim/host/worker_protocol.h"
 #include "sim/history/transfer.h"
@@ -385,30 +385,43 @@ void ProcessClient::lose_lock() {
   record_.lose_lock();
 }
 
+// ProcessClient::Resource: the resource's host in the harness: the worker process reads and
+// writes, and its reply is decoded (worker_codec.h).
+class ProcessClient::Resource final : public ResourceHost {
+ public:
+  Resource(ProcessClient& client, const ClientRecord::ResourceTerms& terms)
+      : client_(client), terms_(terms) {}
+  Task<ResourceReadOutcome> read_resource(const std::string& record_id) override {
+    nlohmann::json request = {{"op", "read"}, {"resource", resource_of(client_.run_)}};
+    if (!terms_.counts) request["record"] = record_id;
+    const Reply reply = client_.call(std::move(request), nullptr);
+    co_return read_from_json(reply.worker_died ? nlohmann::json() : reply.message);
+  }
+  Task<ResourceWriteOutcome> write_resource(const std::string& record_id, std::int64_t value,
+                                            std::int64_t fencing) override {
+    nlohmann::json request = {{"op", "write"}, {"resource", resource_of(client_.run_)},
+                              {"value", value}};
+    if (!terms_.counts) request["record"] = record_id;
+    if (terms_.fenced) request["fencing"] = fencing;  // the number of the grant held (-1: none)
+    const Reply reply = client_.call(std::move(request), nullptr);
+    co_return write_from_json(reply.worker_died ? nlohmann::json() : reply.message);
+  }
+
+ private:
+  ProcessClient& client_;
+  const ClientRecord::ResourceTerms& terms_;
+};
+
 void ProcessClient::resource_read(const std::string& record_id) {
   const ClientRecord::ResourceTerms terms = resource_terms(run_);
-  nlohmann::json request = {{"op", "read"}, {"resource", resource_of(run_)}};
-  if (!terms.counts) request["record"] = record_id;
-  const Reply reply = call(std::move(request), nullptr);
-  const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
-  // Recorded when the reply arrived, as every completion is.
-  const CallFailure failure = failure_from_json(reply.message);
-  record_.end_read(terms, record_id, ok ? nullptr : &failure,
-                   ok ? reply.message.value("value", std::int64_t{0}) : -1);
+  Resource host(*this, terms);
+  run_inline(resource_read_call(host, record_, terms, record_id));
 }
 
 void ProcessClient::resource_write(const std::string& record_id) {
   const ClientRecord::ResourceTerms terms = resource_terms(run_);
-  const std::optional<std::int64_t> value = record_.write_value(terms);
-  if (!value) return;
-  nlohmann::json request = {{"op", "write"}, {"resource", resource_of(run_)}, {"value", *value}};
-  if (!terms.counts) request["record"] = record_id;
-  // The number of the grant held (-1: none).
-  if (terms.fenced) request["fencing"] = record_.held_fencing();
-  const Reply reply = call(std::move(request), nullptr);
-  const bool ok = !reply.worker_died && reply.message.value("result", "") == "ok";
-  const CallFailure failure = failure_from_json(reply.message);
-  record_.end_write(terms, record_id, *value, ok ? nullptr : &failure, nullptr);
+  Resource host(*this, terms);
+  run_inline(resource_write_call(host, record_, terms, record_id));
 }
 
 }  // namespace locksim::host

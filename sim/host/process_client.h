@@ -58,6 +58,7 @@ class ProcessClient final : public DriverClient {
 
  private:
   class Release;
+  class Resource;
   using Reply = ProcessTransport::Reply;
   // call: sends `request` and waits for its reply; handles "at" events of checkpoints (a pause
   // waits for its conditions, then the worker is told to continue).

@@ -351,10 +351,7 @@ class Worker {
     if (connection_.broken()) connection_.reconnect();
     const ResourceRead read = read_resource(
         connection_, kind, key, request.value("record", std::string()));
-    if (!read.result.ok()) return failure(request, read.result);
-    nlohmann::json ok = reply(request, "ok");
-    ok["value"] = read.value;
-    return ok;
+    return host::with_id(request, host::read_to_json(outcome_of(read)));
   }
 
   nlohmann::json write(const nlohmann::json& request) {
@@ -368,14 +365,7 @@ class Worker {
         connection_, kind, key, request.value("record", std::string()),
         counts ? request.at("value").get<std::int64_t>() : 1, client_,
         request.value("fencing", std::int64_t{-1}));
-    if (!write.result.ok()) return failure(request, write.result);
-    if (write.refused) {
-      nlohmann::json refused = reply(request, "fail");
-      refused["error"] = to_string(ErrorKind::kFenced);
-      refused["message"] = write.refusal;
-      return refused;
-    }
-    return reply(request, "ok");
+    return host::with_id(request, host::write_to_json(outcome_of(write)));
   }
 
   Output& out_;

@@ -109,6 +109,42 @@ ExtendOutcome extend_from_json(const nlohmann::json& reply) {
   return outcome;
 }
 
+nlohmann::json read_to_json(const ResourceReadOutcome& outcome) {
+  if (outcome.failure) return failure_to_json(*outcome.failure);
+  return {{"result", "ok"}, {"value", outcome.value}};
+}
+
+ResourceReadOutcome read_from_json(const nlohmann::json& reply) {
+  if (!reply.is_object() || reply.value("result", "") != "ok") {
+    return {.failure = failure_from_json(reply), .value = 0};
+  }
+  const auto value = reply.find("value");
+  if (value == reply.end()) return {.failure = std::nullopt, .value = 0};
+  if (!value->is_number_integer()) {
+    return {.failure = CallFailure{false, ErrorKind::kProtocol,
+                                   "a read's \"value\" is not an integer"},
+            .value = 0};
+  }
+  return {.failure = std::nullopt, .value = value->get<std::int64_t>()};
+}
+
+nlohmann::json write_to_json(const ResourceWriteOutcome& outcome) {
+  if (outcome.refusal) {
+    return failure_to_json(CallFailure{false, ErrorKind::kFenced, *outcome.refusal});
+  }
+  if (outcome.failure) return failure_to_json(*outcome.failure);
+  return {{"result", "ok"}};
+}
+
+ResourceWriteOutcome write_from_json(const nlohmann::json& reply) {
+  if (reply.is_object() && reply.value("result", "") == "ok") return {};
+  const CallFailure failure = failure_from_json(reply);
+  if (!failure.maybe && failure.error == ErrorKind::kFenced) {
+    return {.failure = std::nullopt, .refusal = failure.message};
+  }
+  return {.failure = failure, .refusal = std::nullopt};
+}
+
 nlohmann::json with_id(const nlohmann::json& request, nlohmann::json body) {
   body["id"] = request.value("id", 0);
   return body;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/client/record.h"
+#include "sim/client/resource_call.h"
 
 namespace locksim::host {
 
@@ -37,6 +38,14 @@ ReleaseOutcome release_from_json(const nlohmann::json& reply);
 // extend: ok {extended: 0|1} (anything else reads as a reply outside the contract).
 nlohmann::json extend_to_json(const ExtendOutcome& outcome);
 ExtendOutcome extend_from_json(const nlohmann::json& reply);
+
+// resource read: ok {value} (an integer; anything else reads as a reply outside the contract).
+nlohmann::json read_to_json(const ResourceReadOutcome& outcome);
+ResourceReadOutcome read_from_json(const nlohmann::json& reply);
+
+// resource write: ok; a fenced store's refusal is fail {error "fenced", message: why}.
+nlohmann::json write_to_json(const ResourceWriteOutcome& outcome);
+ResourceWriteOutcome write_from_json(const nlohmann::json& reply);
 
 // with_id: `body` as the reply to `request` (its "id").
 nlohmann::json with_id(const nlohmann::json& request, nlohmann::json body);

@@ -19,9 +19,6 @@ std::string event_loop_refusal(const Scenario& scenario) {
   for (const std::shared_ptr<const DrawnFault>& fault : scenario.workload->drawn_faults) {
     if (std::string refusal = fault->event_loop_refusal(why); !refusal.empty()) return refusal;
   }
-  if (scenario.resource.kind != ResourceConfig::Kind::kNone) {
-    return "$.resource: not supported" + why;
-  }
   return "";
 }
 

@@ -818,6 +818,60 @@ TEST(DriverExecutors, LoseRunsOnEveryExecutor) {
   judged(simulated(scenario, "lua_owner_renew", 9), "lua_owner_renew on the simulator");
 }
 
+// The protected resource runs on every host: each client of a workload reads it inside and, as
+// the application logic says, sells one of the stock (a counter; a fenced counter, shown
+// lua_owner_fenced's fencing numbers) or creates a record it did not find, and the event loop
+// sends the same commands on its connection (until 2026-11-29 it refused a resource). The stock
+// never runs out, so every cycle of a counter reads and writes and the counts of every event type
+// per client are the threads'; the records are created once each, whoever creates them. No host
+// corrupts the resource or shows a violation.
+TEST(DriverExecutors, ResourceRunsOnEveryExecutor) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"lua_owner", R"({"kind": "counter", "name": "stock", "initial": 100000})"},
+      {"lua_owner_fenced", R"({"kind": "fenced_counter", "name": "stock", "initial": 100000})"},
+      {"lua_owner", R"({"kind": "find_or_create", "name": "projects", "ids": 3})"}};
+  for (const auto& [name, resource] : cases) {
+    const std::string text = R"({"name": "r", "source": {"doc": "none", "claim": "test"},
+      "variants": [")" + name + R"("],
+      "lock": {"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}},
+      "resource": )" + resource + R"(,
+      "workload": {"work_ms": {"min": 0, "max": 1}, "clients": 4, "cycles": 30},
+      "expect": {")" + name + R"(": {"verdict": "ok", "resource": "intact"}}})";
+    const Scenario scenario = parse_scenario(nlohmann::json::parse(text), "inline.json",
+                                             variant_names());
+    const bool counts_stock = scenario.resource.kind != ResourceConfig::Kind::kFindOrCreate;
+    // per_op: events of each (client, op, type); for records, of each (op, type) over all.
+    const auto per_op = [counts_stock](const History& h) {
+      Counts c = counts(h);
+      if (counts_stock) return c;
+      Counts all;
+      for (const auto& [key, n] : c) all[{"", std::get<1>(key), std::get<2>(key)}] += n;
+      return all;
+    };
+    std::optional<Counts> on_threads;
+    const auto judged = [&](const Judged& j, const std::string& what) {
+      EXPECT_EQ(j.result.verdict, Verdict::kOk) << what;
+      EXPECT_EQ(j.result.stats.acquires_ok, 120) << what;
+      int reads = 0;
+      int writes = 0;
+      for (const Event& e : j.outcome.history.events) {
+        if (e.type != EventType::kOk) continue;
+        reads += e.f == Op::kRead ? 1 : 0;
+        writes += e.f == Op::kWrite ? 1 : 0;
+      }
+      EXPECT_EQ(reads, 120) << what;
+      EXPECT_EQ(writes, counts_stock ? 120 : 3) << what;
+      if (!on_threads) on_threads = per_op(j.outcome.history);  // kExecutors starts with threads
+      EXPECT_EQ(per_op(j.outcome.history), *on_threads) << what;
+    };
+    for (const Executor executor : kExecutors) {
+      judged(run(on(executor, scenario), name, 4),
+             name + " with a " + resource + " on " + std::string(to_string(executor)));
+    }
+    judged(simulated(scenario, name, 4), name + " with a " + resource + " on the simulator");
+  }
+}
+
 // ByClient: a sequence per client name.
 using ByClient = std::map<std::string, std::vector<std::string>>;
 
@@ -1104,10 +1158,11 @@ TEST(DriverEventLoop, RefusesWhatItCannotRun) {
       << refused.harness_error;
   EXPECT_TRUE(refused.history.events.empty());
   try {
-    on(Executor::kEventLoop, workload("lua_owner", R"(, "clients": 2, "lose_probability": 0.5)"));
-    ADD_FAILURE() << "a lost lock (renewal) in the event-loop mode was accepted";
+    on(Executor::kEventLoop,
+       workload("lua_owner", R"(, "clients": 2, "pause_probability": 0.5, "pause_ms": 10)"));
+    ADD_FAILURE() << "a paused holder (the nemesis) in the event-loop mode was accepted";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("$.workload.lose_probability"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("$.workload.pause_probability"), std::string::npos)
         << error.what();
   }
 }

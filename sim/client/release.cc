@@ -18,6 +18,13 @@ Task<bool> release_call(ReleaseHost& host, ClientRecord& record, bool unsaved_to
   co_return true;
 }
 
+Task<void> extend_call(ExtendHost& host, ClientRecord& record) {
+  record.invoke_extend();
+  const std::optional<ExtendOutcome> outcome =
+      co_await host.extend_with(record.held_key(), record.held_token());
+  if (outcome) record.end_extend(*outcome);
+}
+
 bool needs_reconnect(const RedisResult& result) {
   return result.error == RedisErrorKind::kTimeout || result.error == RedisErrorKind::kClosed ||
          result.error == RedisErrorKind::kProtocol;

@@ -1,4 +1,5 @@
-// release.h: a release, written once for every host, in two layers.
+// release.h: a release, written once for every host, in two layers; and a scenario's extend step,
+// recorded the same way (extend_call).
 //
 // release_call is the release a client records: it stops renewing, leaves the critical section
 // (exit, before anything is sent: the conservative point), invokes the release with the token
@@ -44,6 +45,18 @@ class ReleaseHost {
 // by a cancelled one, which has left already); true once its end is recorded, false if the
 // client crashed during it.
 Task<bool> release_call(ReleaseHost& host, ClientRecord& record, bool unsaved_token);
+
+// ExtendHost: what a recorded extension (a scenario's extend step) asks of its host.
+class ExtendHost {
+ public:
+  virtual ~ExtendHost() = default;
+  // extend_with: the extension of the lease held (its key and token), sent now; its outcome once
+  // it ended, or nullopt if the client crashed during it (the host has recorded the crash).
+  virtual Task<std::optional<ExtendOutcome>> extend_with(std::string key, std::string token) = 0;
+};
+
+// extend_call: one recorded extension of the lease `record` holds.
+Task<void> extend_call(ExtendHost& host, ClientRecord& record);
 
 // ReleaseIo: what carry_out_release asks of the host that talks to the server.
 class ReleaseIo {

@@ -68,10 +68,6 @@ const std::string& DriverClient::lock_key(const std::string& logical) {
   return lock_key_full_;
 }
 
-void DriverClient::extend(CallFaults* /*faults*/) {
-  // The loader sends extend steps to client processes only (ProcessClient overrides this).
-  LOCKSIM_ASSERT(!"an extend step reached a client that is not a process");
-}
 
 void DriverClient::record_work(std::int64_t planned_ms) {
   record_.work(planned_ms);
@@ -300,6 +296,37 @@ class ThreadClient::Release final : public ReleaseHost, public ReleaseIo {
   ThreadClient& client_;
   CallFaults* faults_;
 };
+
+// ThreadClient::Extend: an extend step's host on the client's own thread (it blocks).
+class ThreadClient::Extend final : public ExtendHost {
+ public:
+  Extend(ThreadClient& client, CallFaults* faults) : client_(client), faults_(faults) {}
+  Task<std::optional<ExtendOutcome>> extend_with(std::string key, std::string token) override {
+    client_.refresh_links();
+    try {
+      const ExtendResult result =
+          client_.run_.request().variant.extend(client_.context(faults_), client_.lock_key(key),
+                                                token, client_.run_.scenario().lock.ttl_ms);
+      if (result.outcome == ExtendResult::Outcome::kError && needs_reconnect(result.error)) {
+        client_.connection_->reconnect();
+      }
+      co_return outcome_of(result);
+    } catch (const ClientCrashed&) {
+      client_.crash();
+      co_return std::nullopt;
+    }
+  }
+
+ private:
+  ThreadClient& client_;
+  CallFaults* faults_;
+};
+
+void ThreadClient::extend(CallFaults* faults) {
+  LOCKSIM_ASSERT(holding() && !crashed());
+  Extend host(*this, faults);
+  run_inline(extend_call(host, record_));
+}
 
 bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
   LOCKSIM_ASSERT(holding() && !crashed());

@@ -87,9 +87,8 @@ class DriverClient : public FaultTarget {
   // a crash fault fired inside the release. Requires holding().
   virtual bool release(bool unsaved_token = false, CallFaults* faults = nullptr) = 0;
   // extend: one extension of the lease held, a scenario's extend step: records the extend
-  // invoke and its completion. Client processes only (the worker protocol's extend; the loader
-  // refuses an extend step on any other executor). Requires holding().
-  virtual void extend(CallFaults* faults);
+  // invoke and its completion (extend_call, sim/client/release.h). Requires holding().
+  virtual void extend(CallFaults* faults) = 0;
   // release_pending: the client's last release was cancelled before its reply: it no longer
   // counts as holding, but may try the release again (what an application does after a
   // cancelled release, redis/redis-py#3847).
@@ -161,6 +160,7 @@ class ThreadClient final : public DriverClient {
   AcquireStatus acquire(const std::string& logical_key, std::int64_t timeout_ms,
                         CallFaults* faults = nullptr, Nanos intended_ns = -1) override;
   bool release(bool unsaved_token = false, CallFaults* faults = nullptr) override;
+  void extend(CallFaults* faults) override;
   void crash() override;
   void lose_lock() override;
   void resource_read(const std::string& record_id) override;
@@ -176,6 +176,7 @@ class ThreadClient final : public DriverClient {
   class Host;
   class Release;
   class Resource;
+  class Extend;
   LockContext context(CallFaults* faults);
   // refresh_links: before a call: follows a new primary of the topology (a failover), and
   // reconnects node connections that broke (a multi-server variant).

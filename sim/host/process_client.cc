@@ -270,20 +270,33 @@ bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
   return run_inline(release_call(host, record_, unsaved_token)) || !host.crash_point();
 }
 
+// ProcessClient::Extend: an extend step's host in the harness: the worker extends.
+class ProcessClient::Extend final : public ExtendHost {
+ public:
+  Extend(ProcessClient& client, CallFaults* faults) : client_(client), faults_(faults) {}
+  Task<std::optional<ExtendOutcome>> extend_with(std::string key, std::string token) override {
+    nlohmann::json request = {{"op", "extend"},
+                              {"key", client_.run_.full_key(key)},
+                              {"token", std::move(token)},
+                              {"ttl_ms", client_.run_.scenario().lock.ttl_ms}};
+    add_faults(request, faults_, false);
+    const Reply reply = client_.call(std::move(request), faults_);
+    if (reply.worker_died) {
+      client_.crash();
+      co_return std::nullopt;
+    }
+    co_return extend_from_json(reply.message);
+  }
+
+ private:
+  ProcessClient& client_;
+  CallFaults* faults_;
+};
+
 void ProcessClient::extend(CallFaults* faults) {
   LOCKSIM_ASSERT(holding() && !crashed());
-  record_.invoke_extend();
-  nlohmann::json request = {{"op", "extend"},
-                            {"key", run_.full_key(record_.held_key())},
-                            {"token", record_.held_token()},
-                            {"ttl_ms", run_.scenario().lock.ttl_ms}};
-  add_faults(request, faults, false);
-  const Reply reply = call(std::move(request), faults);
-  if (reply.worker_died) {
-    crash();
-    return;
-  }
-  record_.end_extend(extend_from_json(reply.message));
+  Extend host(*this, faults);
+  run_inline(extend_call(host, record_));
 }
 
 void ProcessClient::crash() {

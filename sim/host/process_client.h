@@ -58,6 +58,7 @@ class ProcessClient final : public DriverClient {
 
  private:
   class Release;
+  class Extend;
   class Resource;
   using Reply = ProcessTransport::Reply;
   // call: sends `request` and waits for its reply; handles "at" events of checkpoints (a pause

@@ -48,12 +48,8 @@ Executor parse_executor(const JsonReader& root, const std::optional<JsonReader>&
 std::string executor_refusal(const Scenario& scenario, Executor executor) {
   if (executor == Executor::kEventLoop) return event_loop_refusal(scenario);
   if (executor == Executor::kProcesses) return "";
-  // An extend step and a cancellation are the worker protocol's ("extend", "cancel_after_ms").
+  // A cancellation is the worker protocol's ("cancel_after_ms"), asked of a library's adapter.
   for (const Step& step : scenario.steps) {
-    if (step.action == Step::Action::kExtend) {
-      return step.json_path + ": an \"extend\" step runs only in client processes; write " +
-             "\"clients_run_as\": \"processes\"";
-    }
     if (step.cancel_after_ms >= 0) {
       return step.json_path + ".cancel_after_ms: a cancellation is asked of a library's adapter, " +
              "in client processes only; write \"clients_run_as\": \"processes\"";

@@ -146,7 +146,7 @@ expect_code "a library that cannot cancel is bad input" 2 $? "$WORK/cancel-sync.
 expect_grep "it quotes why libraries.json says it cannot" 'lib:redis-py cannot cancel a call (libraries.json: "none: redis-py.s Lock is a blocking call' "$WORK/cancel-sync.out"
 sed 's/"clients_run_as": "processes"/"clients_run_as": "threads"/' "$SOURCE/scenarios/cancelled-extend.json" >"$WORK/cancel-threads.json"
 "$LOCKSIM" run "$WORK/cancel-threads.json" --out "$WORK/out-cancel-threads" >"$WORK/cancel-threads.out" 2>&1
-expect_code "an extend step on threads is bad input" 2 $? "$WORK/cancel-threads.out"
-expect_grep "it says extend steps run in processes" 'an "extend" step runs only in client processes' "$WORK/cancel-threads.out"
+expect_code "a cancelled extend on threads is bad input" 2 $? "$WORK/cancel-threads.out"
+expect_grep "it says a cancellation runs in processes" 'cancel_after_ms: a cancellation is asked of a library.s adapter, in client processes only' "$WORK/cancel-threads.out"
 
 finish

@@ -872,6 +872,44 @@ TEST(DriverExecutors, ResourceRunsOnEveryExecutor) {
   }
 }
 
+// An extend step runs on every host that runs scripted steps (extend_call): threads, worker
+// processes and the simulator record the same events. A extends its 3 s lease twice inside a
+// 0.5 s hold (its renewal, due 2.999 s after the grant, never fires), and B, polling, gets the lock
+// only after A's release. Until 2026-11-29 an extend step ran in client processes only.
+TEST(DriverExecutors, ExtendStepsRunOnEveryScriptedExecutor) {
+  const Scenario scenario = parse_scenario(nlohmann::json::parse(R"({
+    "name": "e", "source": {"doc": "none", "claim": "test"}, "variants": ["lua_owner_renew"],
+    "lock": {"ttl_ms": 3000, "renew_period_ms": 2999, "acquire_timeout_ms": 10000,
+             "wait": {"interval_ms": 5}},
+    "clients": ["A", "B"],
+    "steps": [
+      {"client": "A", "do": "acquire"},
+      {"client": "B", "do": "acquire", "wait_for": {"inside": "A"}},
+      {"client": "A", "do": "work", "work_ms": 200},
+      {"client": "A", "do": "extend"},
+      {"client": "A", "do": "work", "work_ms": 200},
+      {"client": "A", "do": "extend"},
+      {"client": "A", "do": "work", "work_ms": 100},
+      {"client": "A", "do": "release"},
+      {"client": "B", "do": "release", "wait_for": {"inside": "B"}}],
+    "expect": {"lua_owner_renew": "ok"}})"),
+                                           "inline.json", variant_names());
+  std::optional<Counts> on_threads;
+  const auto judged = [&](const Judged& j, const std::string& what) {
+    EXPECT_EQ(j.result.verdict, Verdict::kOk) << what;
+    EXPECT_EQ(j.result.stats.acquires_ok, 2) << what;
+    EXPECT_EQ(j.result.stats.extends_ok, 2) << what;
+    EXPECT_EQ(j.result.stats.extends_failed, 0) << what;
+    if (!on_threads) on_threads = counts(j.outcome.history);
+    EXPECT_EQ(counts(j.outcome.history), *on_threads) << what;
+  };
+  for (const Executor executor : {Executor::kThreads, Executor::kProcesses}) {
+    judged(run(on(executor, scenario), "lua_owner_renew", 2),
+           "extend steps on " + std::string(to_string(executor)));
+  }
+  judged(simulated(scenario, "lua_owner_renew", 2), "extend steps on the simulator");
+}
+
 // ByClient: a sequence per client name.
 using ByClient = std::map<std::string, std::vector<std::string>>;
 

@@ -273,6 +273,7 @@ TEST(ScenarioLoaderTest, CancellationsLoadOnCallsInClientProcesses) {
   json on_threads = document;
   on_threads["clients_run_as"] = "threads";
   on_threads["steps"][0].erase("cancel_after_ms");
+  on_threads["steps"][1].erase("cancel_after_ms");
   on_threads["steps"][5].erase("cancel_after_ms");
   EXPECT_EQ(parse_scenario(on_threads, kFile, kVariants).executor, Executor::kThreads);
   expect_contains(error_after(document, [](json& d) { d["steps"][4]["cancel_after_ms"] = 5; }),

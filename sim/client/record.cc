@@ -234,8 +234,8 @@ void ClientRecord::crash() {
   holding_ = false;
 }
 
-void ClientRecord::lose_lock() {
-  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = FaultKind::kLoseLock;
+void ClientRecord::fault(FaultKind kind) {
+  log_.record(EventType::kInfo, Op::kFault, held_key_).fault().kind = kind;
 }
 
 void ClientRecord::work(std::int64_t planned_ms) {

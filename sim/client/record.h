@@ -122,8 +122,9 @@ class ClientRecord {
     crashed_ = true;
     holding_ = false;
   }
-  // lose_lock: Doc D's lost iteration (a fault event).
-  void lose_lock();
+  // fault: a fault event of `kind` the client itself knows of (Doc D's lost iteration), at the
+  // key it holds.
+  void fault(FaultKind kind);
   // work: the client works inside for `planned_ms`.
   void work(std::int64_t planned_ms);
 

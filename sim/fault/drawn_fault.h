@@ -38,6 +38,7 @@
 #include "sim/core/clock.h"
 #include "sim/core/random.h"
 #include "sim/core/task.h"
+#include "sim/fault/fault.h"
 #include "sim/json/json_reader.h"
 
 namespace locksim {
@@ -79,9 +80,12 @@ class DrawnFaultHost {
   virtual Ask<bool> sleep(Nanos duration) = 0;
   // crash: the client dies inside the critical section; its connections close.
   virtual void crash() = 0;
-  // lose_lock: Doc D's lost iteration: stops renewing (an extension under way ends first) and
-  // records a lose_lock fault event.
-  virtual Task<void> lose_lock() = 0;
+  // end_renewal: the client stops renewing the lease it holds (an extension under way ends
+  // first); nothing is recorded.
+  virtual Task<void> end_renewal() = 0;
+  // record_fault: the client records a fault event of `kind` (an instant the client itself knows
+  // of, such as Doc D's lost iteration) at the key it holds.
+  virtual void record_fault(FaultKind kind) = 0;
   // lose_next_reply: the nemesis drops the reply of the client's next command on its link.
   virtual void lose_next_reply() = 0;
   // pause_holder, resume_holder: the nemesis freezes the client (SIGSTOP for a process, its

@@ -354,11 +354,6 @@ void ThreadClient::thaw() {
   watchdog_.thaw();
 }
 
-void ThreadClient::lose_lock() {
-  stop_renewal();
-  record_.lose_lock();
-}
-
 void ThreadClient::start_renewal(const std::string& logical_key, const std::string& token) {
   LOCKSIM_ASSERT(renewal_record_.has_value());
   const LockConfig& config = run_.scenario().lock;

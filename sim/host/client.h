@@ -95,8 +95,10 @@ class DriverClient : public FaultTarget {
   bool release_pending() const { return record_.release_pending(); }
   // crash: the client dies without releasing (a process: SIGKILL); its connections close.
   virtual void crash() = 0;
-  // lose_lock: Doc D's lost iteration: records a fault event and stops renewing while inside.
-  virtual void lose_lock() = 0;
+  // end_renewal: stops renewing the lease held (an extension under way ends first).
+  virtual void end_renewal() = 0;
+  // record_fault: records a fault event the client itself knows of (ClientRecord::fault).
+  void record_fault(FaultKind kind) { record_.fault(kind); }
   // resource_read / resource_write: one read or write of the scenario's protected resource,
   // recorded as read/write events. A write sells one unit (counter, fenced_counter, if the last
   // read was > 0) or creates `record_id` (find_or_create, if the last read found it absent). A
@@ -162,7 +164,7 @@ class ThreadClient final : public DriverClient {
   bool release(bool unsaved_token = false, CallFaults* faults = nullptr) override;
   void extend(CallFaults* faults) override;
   void crash() override;
-  void lose_lock() override;
+  void end_renewal() override { stop_renewal(); }
   void resource_read(const std::string& record_id) override;
   void resource_write(const std::string& record_id) override;
 
@@ -216,10 +218,11 @@ class BlockingWorkloadHost final : public WorkloadHost {
     client_.resource_write(record_id);
     co_return;
   }
-  Task<void> lose_lock() override {
-    client_.lose_lock();
+  Task<void> end_renewal() override {
+    client_.end_renewal();
     co_return;
   }
+  void record_fault(FaultKind kind) override { client_.record_fault(kind); }
   void lose_next_reply() override;
   void pause_holder() override;
   void resume_holder() override;

@@ -181,7 +181,7 @@ class LoopClient final : public WorkloadHost,
   Task<bool> release() override { return release_call(*this, record_, false); }
 
   // ReleaseHost and ReleaseIo: the release on this client's connection, answered when its reply
-  // arrives.
+  // arrives. end_renewal is also DrawnFaultHost's (a lost iteration ends the renewal).
   Task<void> end_renewal() override {
     co_await stop_renewal();  // as a client thread joins its watchdog: an extension ends first
   }
@@ -218,12 +218,8 @@ class LoopClient final : public WorkloadHost,
     if (context_ != nullptr) redisAsyncDisconnect(context_);
   }
 
-  // lose_lock: as a client thread: the renewal ends (an extension under way first), then the
-  // lost iteration is recorded.
-  Task<void> lose_lock() override {
-    co_await stop_renewal();
-    record_.lose_lock();
-  }
+  // (end_renewal, which a drawn fault asks for too, is the release's: see ReleaseHost below.)
+  void record_fault(FaultKind kind) override { record_.fault(kind); }
 
   void record_work(std::int64_t planned_ms) override {
     record_.work(planned_ms);

@@ -393,10 +393,7 @@ void ProcessClient::freeze() { transport_.freeze(); }
 
 void ProcessClient::thaw() { transport_.thaw(); }
 
-void ProcessClient::lose_lock() {
-  (void)call({{"op", "stop_renewal"}}, nullptr);
-  record_.lose_lock();
-}
+void ProcessClient::end_renewal() { (void)call({{"op", "stop_renewal"}}, nullptr); }
 
 // ProcessClient::Resource: the resource's host in the harness: the worker process reads and
 // writes, and its reply is decoded (worker_codec.h).

@@ -41,7 +41,7 @@ class ProcessClient final : public DriverClient {
   bool release(bool unsaved_token = false, CallFaults* faults = nullptr) override;
   void extend(CallFaults* faults) override;
   void crash() override;
-  void lose_lock() override;
+  void end_renewal() override;
   void resource_read(const std::string& record_id) override;
   void resource_write(const std::string& record_id) override;
 

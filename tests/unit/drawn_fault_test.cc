@@ -58,9 +58,12 @@ class RecordingHost final : public DrawnFaultHost {
     return Ask<bool>(true);
   }
   void crash() override { calls.emplace_back("crash"); }
-  Task<void> lose_lock() override {
-    calls.emplace_back("lose_lock");
+  Task<void> end_renewal() override {
+    calls.emplace_back("end_renewal");
     co_return;
+  }
+  void record_fault(FaultKind kind) override {
+    calls.emplace_back("record_fault " + std::string(traits(kind).word));
   }
   void lose_next_reply() override { calls.emplace_back("lose_next_reply"); }
   void pause_holder() override { calls.emplace_back("pause_holder"); }
@@ -183,7 +186,7 @@ TEST(DrawnFaultKinds, LoseStopsRenewingAndSleepsThreeLeasesInsteadOfWorking) {
   EXPECT_EQ(completed->with_lock_ttl(5), nullptr);  // a given sleep stays
   EXPECT_EQ(written(*lose->with_lock_ttl(2000000))["lose_sleep_ms"], 3600000);  // capped
   EXPECT_EQ(completed->estimated_inside_ms(), 1500.0);
-  EXPECT_EQ(inject(*completed, 1, true), (std::vector<std::string>{"lose_lock", "sleep 3000 ms"}));
+  EXPECT_EQ(inject(*completed, 1, true), (std::vector<std::string>{"end_renewal", "record_fault lose_lock", "sleep 3000 ms"}));
   // One loop can lose an iteration: it ends the renewal it runs (lose_lock).
   EXPECT_EQ(completed->event_loop_refusal(" (why)"), "");
 }

@@ -6,12 +6,12 @@
 //
 //   "workload": {"lose_probability": 0.1, "lose_sleep_ms": 3000, ...}
 //
-// The kind's own code is this file and its row in sim/fault/drawn_fault.cc, but it needs more: the
-// client verb lose_lock (DrawnFaultHost::lose_lock, sim/fault/drawn_fault.h), which every host of
-// the workload client implements (the thread client stops its renewal, the process client asks
-// its worker to with the worker protocol's stop_renewal op, the event loop ends the renewal it
-// runs on its loop), and the fault kind lose_lock that the client records (sim/fault/fault.h and
-// fault.cc).
+// The kind's own code is this file and its row in sim/fault/drawn_fault.cc, and the fault kind
+// lose_lock that the client records (sim/fault/fault.h and fault.cc). It acts through two of the
+// host's primitives (DrawnFaultHost, sim/fault/drawn_fault.h), which every host of the workload
+// client already has: end_renewal (the thread client stops its watchdog, the process client asks
+// its worker to with the worker protocol's stop_renewal op, the event loop ends the renewal it runs
+// on its loop) and record_fault.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -47,7 +47,8 @@ class Lose final : public DrawnFault {
   }
 
   Task<void> inside(DrawnFaultHost& host, DrawnCycle /*cycle*/) const override {
-    co_await host.lose_lock();
+    co_await host.end_renewal();
+    host.record_fault(FaultKind::kLoseLock);
     co_await host.sleep(ms_to_ns(sleep_ms_));
   }
 

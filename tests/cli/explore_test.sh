@@ -42,21 +42,22 @@ while read -r variant faults signature; do
   # confirmation runs); where they differ the simulator is wrong, and explore says so.
   shrunk=$(grep -c "^Shrunk " "$out.out")
   compared=$(grep -c "^  the real server and the simulator agree" "$out.out")
-  if [[ -n ${LOCKSIM_SANITIZER:-} ]]; then
-    # Under a sanitizer locksim runs 5 to 20 times slower than any machine the simulator's timing
-    # profiles draw, so a real run may show a race the simulator never schedules there. What the
-    # simulator shows under every seed the real server must still show: only a difference made
-    # of "only the real server showed" lines is the sanitizer's slowness.
-    slower=$(awk '
-      /^  the real server and the simulator differ/ {if (d && !bad) n++; d = 1; bad = 0; next}
-      d && /^    only the real server showed / {next}
-      d && /^    the real server did not always show / {bad = 1; next}
-      d {if (!bad) n++; d = 0}
-      END {if (d && !bad) n++; print n + 0}' "$out.out")
-    compared=$((compared + slower))
-  fi
+  # A loaded machine (CI runs four tests at once on two cores) or a sanitizer (5 to 20 times
+  # slower) runs the real clients slower than any machine the simulator's timing profiles draw,
+  # so a real run may take a path the simulator never schedules: a pause whose condition came too
+  # late ends at its max_ms, and get_then_del's shrunk idle_hold then also showed its stale
+  # release on the real server (2 of 4 runs under two busy loops, with this build and the one
+  # before; never on a quiet machine). What the simulator shows under every seed the real server
+  # must still show: only a difference made of "only the real server showed" lines is slowness.
+  slower=$(awk '
+    /^  the real server and the simulator differ/ {if (d && !bad) n++; d = 1; bad = 0; next}
+    d && /^    only the real server showed / {next}
+    d && /^    the real server did not always show / {bad = 1; next}
+    d {if (!bad) n++; d = 0}
+    END {if (d && !bad) n++; print n + 0}' "$out.out")
+  compared=$((compared + slower))
   if [[ $shrunk -gt 0 && $compared -eq $shrunk ]]; then
-    pass "$variant: all $shrunk minimal scenarios agree on both backends"
+    pass "$variant: all $shrunk minimal scenarios agree on both backends (or the real server, slower, showed more)"
   else
     fail "$variant: $compared of $shrunk minimal scenarios agree on both backends"
     grep -B12 -A3 "^  the real server and the simulator differ" "$out.out" | sed 's/^/    /'

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "bench/ratio_reporter.h"
+#include "sim/explore/exercise.h"
 #include "sim/explore/schedule.h"
 #include "sim/explore/search.h"
 #include "sim/lock/registry.h"
@@ -68,6 +69,34 @@ void BM_OneScheduleParsed(benchmark::State& state) {
   one_schedule(state, three_clients_two_cycles());
 }
 BENCHMARK(BM_OneScheduleParsed)->Unit(benchmark::kMicrosecond);
+
+// BM_DrawExercise: drawing one exercise of lua_owner (as explore draws each seed), and
+// BM_DrawnSchedule the whole of a drawn schedule: drawn, prepared for the simulator, run and
+// judged.
+void BM_DrawExercise(benchmark::State& state) {
+  const LockVariant& lock = *find_variant("lua_owner");
+  std::uint64_t seed = 0;
+  for (auto _ : state) {
+    PreparedSchedule prepared =
+        prepare_schedule(draw_exercise(lock, ExerciseOptions{}, seed++), lock);
+    benchmark::DoNotOptimize(prepared.scenario);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DrawExercise)->Unit(benchmark::kMicrosecond);
+
+void BM_DrawnSchedule(benchmark::State& state) {
+  const LockVariant& lock = *find_variant("lua_owner");
+  std::uint64_t seed = 0;
+  for (auto _ : state) {
+    const ScheduleRun run = run_schedule(
+        prepare_schedule(draw_exercise(lock, ExerciseOptions{}, seed), lock), lock, seed, false);
+    ++seed;
+    benchmark::DoNotOptimize(run.signatures);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DrawnSchedule)->Unit(benchmark::kMicrosecond);
 
 constexpr std::uint64_t kSchedules = 200;
 

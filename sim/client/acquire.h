@@ -58,6 +58,9 @@ struct AcquireEnd {
   AcquireAttempt attempt;  // kAcquired, kError: the last attempt
   int attempts = 0;        // attempts made
   Nanos sent_ns = -1;      // kAcquired: when the granting attempt was sent (host clock)
+  // busy_ns: when the first busy answer was read (host clock): from then on the client certainly
+  // waited (a lock with a queue has queued it); -1: never answered busy.
+  Nanos busy_ns = -1;
 };
 
 // acquire_loop: attempts until granted, an error, `deadline_ns` (host clock) or the run's stop

@@ -53,6 +53,7 @@ CallFailure failure_of(const RedisResult& error) {
 AcquireOutcome outcome_of(const AcquireEnd& end) {
   AcquireOutcome outcome;
   outcome.attempts = end.attempts;
+  outcome.busy_ns = end.busy_ns;
   const AcquireAttempt& attempt = end.attempt;
   switch (end.kind) {
     case AcquireEnd::Kind::kAcquired:
@@ -117,6 +118,16 @@ Nanos ClientRecord::invoke_acquire(const std::string& logical_key, Nanos intende
   return invoke.time_ns;
 }
 
+namespace {
+
+// queued_at: since when an acquire that ends at `end_ns` certainly waited: its first busy answer,
+// or, never answered busy, its end (it never certainly waited).
+Nanos queued_at(const AcquireOutcome& outcome, Nanos end_ns) {
+  return outcome.busy_ns >= 0 ? std::min(outcome.busy_ns, end_ns) : end_ns;
+}
+
+}  // namespace
+
 AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
   const std::string& key = acquiring_key_;
   if (!outcome.granted) {
@@ -124,6 +135,7 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
         log_.record(outcome.failure.maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, key);
     fail(failed, outcome.failure);
     failed.acquire().attempts = outcome.attempts;
+    set_queued_ns(failed, queued_at(outcome, failed.time_ns));
     if (outcome.failure.maybe) return AcquireStatus::kIndeterminate;
     return outcome.failure.error == ErrorKind::kStopped ? AcquireStatus::kStopped
                                                         : AcquireStatus::kFailed;
@@ -132,6 +144,7 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
   Event& ok = log_.record(EventType::kOk, Op::kAcquire, key);
   ok.token = log_.intern(outcome.token);
   ok.acquire().attempts = outcome.attempts;
+  set_queued_ns(ok, queued_at(outcome, ok.time_ns));
   // When the granting attempt was sent: never after its reply was read.
   if (outcome.sent_ns >= 0) ok.acquire().sent_ns = std::min(outcome.sent_ns, ok.time_ns);
   ok.acquire().fencing = outcome.fencing;

@@ -54,6 +54,7 @@ struct AcquireOutcome {
   std::int64_t validity_ms = -1;  // a quorum lock's validity; -1: none
   std::vector<int> granted_on;    // a multi-server lock's granting servers (indices)
   Nanos sent_ns = -1;             // when the granting attempt was sent (the run's clock); -1
+  Nanos busy_ns = -1;             // when the first busy answer was read (the run's clock); -1
 };
 // outcome_of: an acquire loop's end (a gave-up or stopped acquire fails with kGaveUp, kStopped).
 AcquireOutcome outcome_of(const AcquireEnd& end);

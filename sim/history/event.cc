@@ -45,6 +45,25 @@ const Facts& facts_of(const Event& event) {
 
 static_assert(sizeof(Event) <= 72, "keep events compact: memory per event is budgeted");
 
+Nanos queued_ns(const Event& event) {
+  const AcquireFacts& facts = facts_of<AcquireFacts>(event);
+  const std::uint32_t kept = static_cast<std::uint32_t>(facts.queued[0]) |
+                             static_cast<std::uint32_t>(facts.queued[1]) << 8 |
+                             static_cast<std::uint32_t>(facts.queued[2]) << 16;
+  if (kept == 0) return -1;
+  return event.time_ns - static_cast<Nanos>(kept - 1) * 1000;
+}
+
+void set_queued_ns(Event& event, Nanos queued_ns) {
+  constexpr std::uint32_t kMost = (1U << 24) - 2;  // in whole microseconds before the event
+  const Nanos before_us = std::max<Nanos>(0, event.time_ns - queued_ns) / 1000;  // rounded later
+  const std::uint32_t kept = static_cast<std::uint32_t>(std::min<Nanos>(before_us, kMost)) + 1;
+  AcquireFacts& facts = event.acquire();
+  facts.queued[0] = static_cast<std::uint8_t>(kept & 0xff);
+  facts.queued[1] = static_cast<std::uint8_t>((kept >> 8) & 0xff);
+  facts.queued[2] = static_cast<std::uint8_t>((kept >> 16) & 0xff);
+}
+
 std::string_view to_string(EventType type) { return kTypeNames[static_cast<std::size_t>(type)]; }
 std::string_view to_string(Op op) { return kOpNames[static_cast<std::size_t>(op)]; }
 std::string_view to_string(ErrorKind kind) { return kErrorNames[static_cast<std::size_t>(kind)]; }

@@ -129,8 +129,18 @@ struct AcquireFacts {
   std::int64_t fencing = -1;   // ok: the fencing number the grant carried; -1: none
   std::int32_t attempts = -1;  // ok, fail, info: attempts made
   std::int32_t validity_ms = -1;  // ok: the lease the lock promises if not ttl_ms; -1: ttl_ms
-  ServerGrant granted;            // ok of a multi-server lock: the servers that granted it
+  // ok of a multi-server lock: the servers that granted it (its tail padding holds `queued`).
+  [[no_unique_address]] ServerGrant granted;
+  // queued: ok, fail, info: since when it certainly waited (its first busy answer was read; a lock
+  // with a queue had queued it), or its end if it never did: how many whole microseconds before
+  // the event, plus one, in the grant's padding (0: not said; read it with queued_ns). At most
+  // 16.7 s before: an earlier one is kept as 16.7 s, later than it was, never earlier.
+  std::uint8_t queued[3] = {0, 0, 0};
 };
+// queued_ns: since when the acquire ending with `event` certainly waited (AcquireFacts::queued);
+// -1: not said. set_queued_ns: keeps `queued_ns` (<= the event's time) in it.
+Nanos queued_ns(const struct Event& event);
+void set_queued_ns(struct Event& event, Nanos queued_ns);
 // ScheduleFacts (f == kAcquire, type invoke).
 struct ScheduleFacts {
   // Open-loop contention studies: when the acquire was due by the client's schedule, at or

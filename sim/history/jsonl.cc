@@ -43,6 +43,7 @@ void append_event(std::string& out, const History& history, const Event& event, 
   if (const auto* acquire = std::get_if<AcquireFacts>(&event.facts)) {
     if (acquire->attempts >= 0) line.number("attempts", acquire->attempts);
     if (acquire->sent_ns >= 0) line.number("sent_ns", acquire->sent_ns);
+    if (const Nanos queued = queued_ns(event); queued >= 0) line.number("queued_ns", queued);
     if (acquire->fencing >= 0) line.number("fencing", acquire->fencing);
     if (acquire->validity_ms >= 0) line.number("validity_ms", acquire->validity_ms);
     if (acquire->granted.of > 0) {
@@ -287,6 +288,7 @@ class Reader {
     AcquireFacts& facts = event.acquire();
     if (j.contains("attempts")) facts.attempts = small(j, "attempts");
     if (j.contains("sent_ns")) facts.sent_ns = big(j, "sent_ns");
+    if (j.contains("queued_ns")) set_queued_ns(event, big(j, "queued_ns"));
     if (j.contains("fencing")) facts.fencing = big(j, "fencing");
     if (j.contains("validity_ms")) facts.validity_ms = small(j, "validity_ms");
     if (j.contains("granted_on")) {

@@ -27,6 +27,7 @@ nlohmann::json acquire_to_json(const AcquireOutcome& outcome, Nanos received_ns)
   if (!outcome.granted) {
     reply = failure_to_json(outcome.failure);
     reply["attempts"] = outcome.attempts;
+    if (outcome.busy_ns >= 0) reply["busy_after_ns"] = outcome.busy_ns - received_ns;
     return reply;
   }
   reply = {{"result", "ok"}, {"token", outcome.token}, {"attempts", outcome.attempts}};
@@ -36,6 +37,7 @@ nlohmann::json acquire_to_json(const AcquireOutcome& outcome, Nanos received_ns)
   // A duration, not an instant: the harness adds it to its own invoke time, which came before
   // the request arrived here, so the lease start it derives is never too late.
   if (outcome.sent_ns >= 0) reply["sent_after_ns"] = outcome.sent_ns - received_ns;
+  if (outcome.busy_ns >= 0) reply["busy_after_ns"] = outcome.busy_ns - received_ns;
   return reply;
 }
 
@@ -43,6 +45,10 @@ AcquireOutcome acquire_from_json(const nlohmann::json& reply, Nanos invoke_ns,
                                  std::size_t servers) {
   AcquireOutcome outcome;
   outcome.attempts = reply.value("attempts", std::int32_t{-1});
+  // Durations, as sent_after_ns: added to the harness's own invoke time.
+  if (const auto after = reply.value("busy_after_ns", std::int64_t{-1}); after >= 0) {
+    outcome.busy_ns = invoke_ns + after;
+  }
   if (reply.value("result", "") != "ok") {
     outcome.failure = failure_from_json(reply);
     return outcome;

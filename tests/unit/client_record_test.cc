@@ -87,6 +87,7 @@ std::vector<std::string> record_life(const Life& life, bool through_codec) {
   for (std::size_t i = 0; i < history.events.size(); ++i) {
     nlohmann::json line =
         nlohmann::json::parse(event_to_json_line(history, history.events[i], i));
+    line.erase("queued_ns");  // an instant too (ClientRecord.TheWorkerCodecCarriesWhenItWaited)
     line.erase("time_ns");
     line.erase("sent_ns");
     lines.push_back(line.dump());
@@ -133,6 +134,24 @@ Life every_outcome() {
   life.extends.push_back(extend_failed(CallFailure{false, ErrorKind::kReplyError, "ERR x"}));
   life.extends.push_back(extended(1));
   return life;
+}
+
+// Proves the worker protocol carries when an acquire was first answered busy, as a duration from
+// the request (as sent_after_ns), so the harness records it on its own clock, granted or not.
+TEST(ClientRecord, TheWorkerCodecCarriesWhenItWaited) {
+  for (const bool granted : {true, false}) {
+    AcquireOutcome outcome;
+    outcome.granted = granted;
+    outcome.token = "t";
+    outcome.attempts = 4;
+    if (!granted) outcome.failure = CallFailure{false, ErrorKind::kGaveUp, {}};
+    outcome.busy_ns = 5'000'300;  // the worker's clock: 300 ns after it received the request
+    const AcquireOutcome decoded =
+        acquire_from_json(acquire_to_json(outcome, 5'000'000), 70'000'000, 3);
+    EXPECT_EQ(decoded.busy_ns, 70'000'300) << granted;
+    outcome.busy_ns = -1;
+    EXPECT_EQ(acquire_from_json(acquire_to_json(outcome, 5'000'000), 70'000'000, 3).busy_ns, -1);
+  }
 }
 
 TEST(ClientRecord, TheWorkerCodecCarriesEveryOutcomeAsRecordedInProcess) {

@@ -127,6 +127,9 @@ struct CheckOptions {
   // barging: look for grants that barged past an earlier waiter (the scenario's check.barging;
   // for a lock that is not fair, barging is how it works, so only scenarios about fairness ask).
   bool barging = false;
+  // queue_timeout_ns: how long a queue keeps a waiter's place after its last try (the scenario's
+  // lock.queue_timeout_ms); 0: no place is kept between two acquires.
+  Nanos queue_timeout_ns = 0;
   // renew_period_ms: the renewal period of a lock that renews (the scenario's lock), for the
   // unplanned_stall finding; 0: not known, no such finding.
   std::int64_t renew_period_ms = 0;

@@ -34,6 +34,18 @@ void check_idle_holds(const History& history, const KeyTimeline& timeline, Check
 // check_lease_overruns: holders that left after their lease had certainly run out.
 void check_lease_overruns(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
+// server_faults_between: the server faults that can make a server forget a lock (the kinds whose
+// traits say forgets_key: a restart, a promotion, a clock jump) recorded in (from_ns, to_ns], in
+// words, and the last one's time.
+// `held_on` (server names, empty: any server) keeps only the faults of the servers the earlier
+// grant was on: a server that never held the key forgets nothing.
+struct LostLock {
+  std::string words;
+  Nanos at_ns = -1;
+};
+LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns,
+                               const std::vector<std::string>& held_on = {});
+
 // check_barging: grants that went to a client while another had been waiting longer, over every
 // key (only with options.barging).
 void check_barging(const History& history, const CheckOptions& options, CheckResult& result);

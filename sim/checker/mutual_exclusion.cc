@@ -12,26 +12,9 @@
 #include "sim/checker/window_index.h"
 
 namespace locksim::checker_internal {
-namespace {
 
-std::string lease_phrase(const History& history, const WindowRecord& window) {
-  std::string text = client_name(history, window.client) + "'s lease (ttl " +
-                     std::to_string(window.ttl_ms) + " ms";
-  if (window.renewed_ns >= 0) text += ", last renewed at " + format_ms(window.renewed_ns);
-  return text + ")";
-}
-
-// server_faults_between: the server faults that can make a server forget a lock (the kinds whose
-// traits say forgets_key: a restart, a promotion, a clock jump) recorded in (from_ns, to_ns], in
-// words, and the last one's time.
-// `held_on` (server names, empty: any server) keeps only the faults of the servers the earlier
-// grant was on: a server that never held the key forgets nothing.
-struct LostLock {
-  std::string words;
-  Nanos at_ns = -1;
-};
 LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns,
-                               const std::vector<std::string>& held_on = {}) {
+                               const std::vector<std::string>& held_on) {
   LostLock lost;
   for (const Event& event : history.events) {
     if (event.time_ns > to_ns) break;
@@ -62,6 +45,15 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
     lost.at_ns = event.time_ns;
   }
   return lost;
+}
+
+namespace {
+
+std::string lease_phrase(const History& history, const WindowRecord& window) {
+  std::string text = client_name(history, window.client) + "'s lease (ttl " +
+                     std::to_string(window.ttl_ms) + " ms";
+  if (window.renewed_ns >= 0) text += ", last renewed at " + format_ms(window.renewed_ns);
+  return text + ")";
 }
 
 // grant_of: the servers a multi-server acquire was granted by, from its ok event (none for a
@@ -148,16 +140,22 @@ bool deleted_own_key(const History& history, const KeyTimeline& timeline,
   // deleted only those (Redlock seed 408321: A granted on five, B on the three where A's keys had
   // expired, then A's release deleted 2, its own on the other two; seed 518114: a clock jump on
   // the one server both held, A's release deleted 1 of its two others). Not when a server fault
-  // since the releaser's grant may have taken its keys there.
+  // since the releaser's grant may have taken its keys there: only the servers without one count
+  // (Redlock seed 13512 of the swarm: clock jumps on three servers let C in, A's release then
+  // deleted 1, its own key on n3, while n4, its other own server, had been killed and restarted).
   if (victim_servers.of > 0 && release.granted.of > 0 && release.grant_sent_ns >= 0) {
-    const ServerGrant only_its{.on = release.granted.on & ~victim_servers.on,
-                               .of = release.granted.of};
-    if (only_its.on != 0 && release.deleted <= std::popcount(only_its.on) &&
-        server_faults_between(history, release.grant_sent_ns - 1, release.ok_ns,
-                              history.granted_servers(only_its))
-                .at_ns < 0) {
-      return true;
+    const std::uint32_t only_its = release.granted.on & ~victim_servers.on;
+    std::uint32_t kept = 0;  // of them, the servers no fault made forget the releaser's key
+    for (std::uint32_t rest = only_its; rest != 0; rest &= rest - 1) {
+      const std::uint32_t bit = rest & (~rest + 1);
+      const ServerGrant one{.on = bit, .of = release.granted.of};
+      if (server_faults_between(history, release.grant_sent_ns - 1, release.ok_ns,
+                                history.granted_servers(one))
+              .at_ns < 0) {
+        kept |= bit;
+      }
     }
+    if (kept != 0 && release.deleted <= std::popcount(kept)) return true;
   }
   if (release.grant_sent_ns < 0 || release.invoke_ns > victim.acquire_ok_ns ||
       victim.acquire_ok_ns >= release.key_end_lower_ns) {

@@ -70,16 +70,17 @@ void BM_OneScheduleParsed(benchmark::State& state) {
 }
 BENCHMARK(BM_OneScheduleParsed)->Unit(benchmark::kMicrosecond);
 
-// BM_DrawExercise: drawing one exercise of lua_owner (as explore draws each seed), and
-// BM_DrawnSchedule the whole of a drawn schedule: drawn, prepared for the simulator, run and
-// judged.
+// BM_DrawExercise: drawing one exercise of lua_owner in memory (as explore draws each seed), and
+// BM_DrawnSchedule the whole of a drawn schedule as explore runs it: drawn, run and judged (no JSON
+// written or parsed); BM_DrawnScheduleAsJson the same schedule written as a document and parsed
+// again before it runs (what a drawn schedule cost before it was drawn in memory).
 void BM_DrawExercise(benchmark::State& state) {
   const LockVariant& lock = *find_variant("lua_owner");
+  ExerciseDrawer drawer(lock, ExerciseOptions{});
   std::uint64_t seed = 0;
   for (auto _ : state) {
-    PreparedSchedule prepared =
-        prepare_schedule(draw_exercise(lock, ExerciseOptions{}, seed++), lock);
-    benchmark::DoNotOptimize(prepared.scenario);
+    const Exercise& exercise = drawer.draw(seed++);
+    benchmark::DoNotOptimize(exercise.scenario.steps.data());
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -87,16 +88,31 @@ BENCHMARK(BM_DrawExercise)->Unit(benchmark::kMicrosecond);
 
 void BM_DrawnSchedule(benchmark::State& state) {
   const LockVariant& lock = *find_variant("lua_owner");
+  ExerciseDrawer drawer(lock, ExerciseOptions{});
   std::uint64_t seed = 0;
   for (auto _ : state) {
-    const ScheduleRun run = run_schedule(
-        prepare_schedule(draw_exercise(lock, ExerciseOptions{}, seed), lock), lock, seed, false);
+    const ScheduleRun run = run_schedule(drawer.draw(seed).scenario, lock, seed, false);
     ++seed;
+    if (!run.error.empty()) state.SkipWithError(run.error.c_str());
     benchmark::DoNotOptimize(run.signatures);
   }
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DrawnSchedule)->Unit(benchmark::kMicrosecond);
+
+void BM_DrawnScheduleAsJson(benchmark::State& state) {
+  const LockVariant& lock = *find_variant("lua_owner");
+  ExerciseDrawer drawer(lock, ExerciseOptions{});
+  std::uint64_t seed = 0;
+  for (auto _ : state) {
+    const Json document = drawer.document(drawer.draw(seed));
+    const ScheduleRun run = run_schedule(prepare_schedule(document, lock), lock, seed, false);
+    ++seed;
+    benchmark::DoNotOptimize(run.signatures);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DrawnScheduleAsJson)->Unit(benchmark::kMicrosecond);
 
 constexpr std::uint64_t kSchedules = 200;
 

@@ -102,10 +102,11 @@ struct ExploreOptions {
   std::optional<std::uint64_t> replay_seed;  // --seed: one schedule, replayed and written
   int clients = 3;
   int cycles = 2;
-  int max_faults = 1;
+  int max_faults = 2;
   std::int64_t ttl_ms = 100;
-  std::vector<std::string> faults = {"crash", "checkpoint", "pause",   "overrun",    "lost_reply",
-                                     "delay", "partition",  "restart", "clock_jump", "node_down"};
+  std::vector<std::string> faults = {"crash",      "checkpoint", "pause",       "overrun",
+                                     "lost_reply", "delay",      "partition",   "restart",
+                                     "clock_jump", "node_down",  "dead_waiter", "cut_waiter"};
   bool shrink = true;
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";

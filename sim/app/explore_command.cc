@@ -41,7 +41,7 @@ std::string replay_command(const ExploreOptions& options, std::uint64_t seed) {
     command += " --clients " + std::to_string(options.clients);
   if (options.scenario.empty() && options.cycles != 2)
     command += " --cycles " + std::to_string(options.cycles);
-  if (options.scenario.empty() && options.max_faults != 1)
+  if (options.scenario.empty() && options.max_faults != ExploreOptions{}.max_faults)
     command += " --max-faults " + std::to_string(options.max_faults);
   if (options.scenario.empty() && options.ttl_ms != 100)
     command += " --ttl-ms " + std::to_string(options.ttl_ms);
@@ -512,8 +512,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       const std::optional<ExerciseFault> fault = exercise_fault_from(word);
       if (!fault) {
         std::string menu;
-        for (int f = 0; f <= static_cast<int>(ExerciseFault::kNodeDown); ++f) {
-          menu += (f ? ", " : "") + std::string(to_string(static_cast<ExerciseFault>(f)));
+        for (const ExerciseFault f : all_exercise_faults()) {
+          menu += (menu.empty() ? "" : ", ") + std::string(to_string(f));
         }
         throw InputError("--faults " + word + ": unknown fault; the menu is " + menu);
       }
@@ -524,16 +524,21 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     const auto applies = [&](ExerciseFault fault) {
       if (fault == ExerciseFault::kNodeDown) return target.variant->multi_server();
       if (fault == ExerciseFault::kCheckpoint) return !target.variant->checkpoints().empty();
+      if (fault == ExerciseFault::kDeadWaiter || fault == ExerciseFault::kCutWaiter) {
+        return target.variant->queues();
+      }
       return true;
     };
     if (options.scenario.empty() && !target.exercise.faults.empty() &&
         std::none_of(target.exercise.faults.begin(), target.exercise.faults.end(), applies)) {
-      throw InputError("--faults: none of " + std::string(options.faults.size() == 1 ? "it" : "them") +
-                       " applies to " + options.variant + " (node_down kills a node of a " +
-                       "multi-server lock; checkpoint needs a lock whose calls have checkpoints, " +
-                       "and " + options.variant + (target.variant->multi_server() ? " is" : " is not") +
-                       " multi-server, with " +
-                       std::to_string(target.variant->checkpoints().size()) + " checkpoint(s))");
+      throw InputError(
+          "--faults: none of " + std::string(options.faults.size() == 1 ? "it" : "them") +
+          " applies to " + options.variant + " (node_down kills a node of a " +
+          "multi-server lock, checkpoint needs a lock whose calls have checkpoints, " +
+          "dead_waiter and cut_waiter a lock with a queue of waiters; " + options.variant +
+          (target.variant->multi_server() ? " is" : " is not") + " multi-server, has " +
+          std::to_string(target.variant->checkpoints().size()) + " checkpoint(s)" +
+          (target.variant->queues() ? " and a queue)" : " and no queue)"));
     }
     target.exercise.max_clients = options.clients;
     target.exercise.max_cycles = options.cycles;
@@ -611,19 +616,23 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     print_no_finding(summary);
     return exit_without_own_finding(summary);
   }
-  // Each finding judged against the reference of the lock's kind, first in the schedule it was
-  // found in (its first seed and the seeds after it): the lock's own, or a limit of every lease.
+  // Each finding judged against the reference of the lock's kind, first in the schedules it was
+  // found in (the least few seeds that showed it, each with the seeds after it): the lock's own,
+  // or a limit of every lease.
   std::vector<JudgedFinding> judged;
   for (const auto& [signature, found] : summary.findings) {
     if (stop.requested()) break;
-    std::vector<std::uint64_t> seeds;
-    for (int i = 0; i < kSeedsPerCandidate; ++i) {
-      seeds.push_back(found.first_seed + static_cast<std::uint64_t>(i));
+    std::vector<ScenarioSeeds> where;
+    const std::vector<std::uint64_t> found_in =
+        found.seeds.empty() ? std::vector<std::uint64_t>{found.first_seed} : found.seeds;
+    for (const std::uint64_t schedule : found_in) {
+      std::vector<std::uint64_t> seeds;
+      for (int i = 0; i < kSeedsPerCandidate; ++i) {
+        seeds.push_back(schedule + static_cast<std::uint64_t>(i));
+      }
+      where.push_back(ScenarioSeeds{exercise_document(target, schedule), seeds});
     }
-    judged.push_back(
-        {signature, found,
-         judge_finding(*target.variant, signature,
-                       {ScenarioSeeds{exercise_document(target, found.first_seed), seeds}})});
+    judged.push_back({signature, found, judge_finding(*target.variant, signature, where)});
   }
   if (!options.json_path.empty() && summary.schedules > 0 &&
       (!stop.requested() || written_in_place(options.json_path))) {

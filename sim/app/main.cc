@@ -178,10 +178,13 @@ int main(int argc, char** argv) {
   CLI::App* explore_cmd = app.add_subcommand(
       "explore",
       "Explore a lock on the simulator (docs/simulator.md): run many schedules (each seed draws a\n"
-      "small scripted scenario: 2-3 clients, 1-2 cycles, their steps interleaved, at most one\n"
-      "fault from a menu: crash, crash or pause at a checkpoint, pause, work past the lease,\n"
-      "a lost reply, a delayed release, a partition, a server restart without persistence, a\n"
-      "server clock jump, a Redlock node down), judge each with the checker, list each finding\n"
+      "small scripted scenario: 2-3 clients, 1-2 cycles, their steps interleaved; a swarm of\n"
+      "the fault menu on, each kind one fault or several aimed at one window (a majority of\n"
+      "Redlock's nodes), at most --max-faults of them: crash, crash or pause at a checkpoint,\n"
+      "pause, work past the lease, a lost reply, a delayed release, a partition, a server\n"
+      "restart without persistence, a server clock jump, a Redlock node down, a queued waiter\n"
+      "that dies or is cut off; a lock with a queue gets waiters that queue while it is held\n"
+      "and is checked for barging), judge each with the checker, list each finding\n"
       "with the first seed that shows it, shrink it to a minimal scripted scenario (written to\n"
       "OUT), say on how many of 16 fresh seeds it shows (fewer than 16: it hangs on a race) and,\n"
       "with --confirm N, run it N times on real redis-servers. A lock that uses what the\n"
@@ -226,7 +229,8 @@ int main(int argc, char** argv) {
                    "The fault menu (comma-separated): crash, checkpoint, pause, overrun,\n"
                    "lost_reply, delay, partition, restart (a server restarts without\n"
                    "persistence), clock_jump (a server's clock jumps ahead), node_down\n"
-                   "(Redlock: a node killed)")
+                   "(Redlock: a node killed), dead_waiter, cut_waiter (a lock with a queue:\n"
+                   "a waiter queued while the lock is held dies, or is cut off)")
       ->delimiter(',')
       ->capture_default_str();
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");

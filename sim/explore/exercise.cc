@@ -4,22 +4,33 @@
 #include <array>
 #include <utility>
 
-#include "sim/core/random.h"
+#include "sim/core/error.h"
+#include "sim/explore/schedule.h"
+#include "sim/fault/server_fault.h"
+#include "sim/json/json_reader.h"
+#include "sim/scenario/scenario_parts.h"
 
 namespace locksim {
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 10> kFaultWords = {
-    "crash", "checkpoint", "pause",   "overrun",    "lost_reply",
-    "delay", "partition",  "restart", "clock_jump", "node_down"};
+constexpr std::array<std::string_view, 12> kFaultWords = {
+    "crash",     "checkpoint", "pause",      "overrun",   "lost_reply",  "delay",
+    "partition", "restart",    "clock_jump", "node_down", "dead_waiter", "cut_waiter"};
 
-std::string client_name(int index) { return std::string(1, static_cast<char>('A' + index)); }
+constexpr int kNodes = 5;     // a multi-server lock runs on Redlock's five servers
+constexpr int kMajority = 3;  // of them
 
-// Cycle: one client's acquire -> work -> release, and the fault drawn for it (if any).
-struct Cycle {
+std::string exercise_client_name(int index) {
+  return std::string(1, static_cast<char>('A' + index));
+}
+
+// ExerciseCycle: one client's acquire -> work -> release, and the fault drawn for it (if any).
+struct ExerciseCycle {
   std::optional<ExerciseFault> fault;
+  bool several = false;       // the fault is aimed at several nodes (a majority)
+  bool queue_behind = false;  // a lock with a queue: the acquire waits until another is inside
 };
 
 }  // namespace
@@ -35,193 +46,402 @@ std::optional<ExerciseFault> exercise_fault_from(std::string_view word) {
   return std::nullopt;
 }
 
-Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, std::uint64_t seed) {
-  Rng rng(seed);
-  const std::int64_t ttl = options.ttl_ms;
-  const int clients = static_cast<int>(rng.uniform(2, std::max(2, options.max_clients)));
-  std::vector<std::vector<Cycle>> cycles(static_cast<std::size_t>(clients));
-  for (auto& mine : cycles) {
-    mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
-  }
-  // The menu: what this variant can be given (a checkpoint fault needs a checkpoint).
-  const std::vector<LockVariant::CheckpointSite> sites = variant.checkpoints();
+std::set<ExerciseFault> all_exercise_faults() {
+  std::set<ExerciseFault> all;
+  for (std::size_t i = 0; i < kFaultWords.size(); ++i) all.insert(static_cast<ExerciseFault>(i));
+  return all;
+}
+
+std::uint64_t Choices::raw() {
+  const std::uint64_t value = drawn_.size() < prefix_.size() ? prefix_[drawn_.size()] : rng_.next();
+  drawn_.push_back(value);
+  return value;
+}
+
+std::int64_t Choices::uniform(std::int64_t low, std::int64_t high) {
+  LOCKSIM_ASSERT(low <= high);
+  const auto span = static_cast<std::uint64_t>(high - low) + 1;
+  return low + static_cast<std::int64_t>(raw() % span);
+}
+
+bool Choices::chance(double probability) {
+  return static_cast<double>(raw() >> 11) * 0x1.0p-53 < probability;
+}
+
+struct ExerciseDrawer::State {
+  const LockVariant& variant;
+  ExerciseOptions options;
+  std::vector<LockVariant::CheckpointSite> sites;
   std::vector<ExerciseFault> menu;
-  const bool nodes = variant.multi_server();
-  for (const ExerciseFault fault : options.faults) {
-    if (fault == ExerciseFault::kCheckpoint && sites.empty()) continue;
-    if (fault == ExerciseFault::kNodeDown && !nodes) continue;
-    menu.push_back(fault);
-  }
-  // A multi-server lock runs on Redlock's five servers; a lock whose grant waits for a replica
-  // (WAIT) on a primary with one ("primary_replica": server faults hit "primary"), where alone
-  // every acquire is refused; a one-server lock on a topology of its own ("single", its server
-  // "n1") only when a server fault is drawn.
-  const bool replica = variant.needs_replica();
-  const std::string one_server = replica ? "primary" : "n1";
-  bool server_faults = nodes || replica;
-  // A node is killed (or restarted) once per schedule: the first one not taken yet, from a drawn
-  // start; "" when all five were.
-  std::set<std::string> killed;
-  const auto server_name = [&](bool kills) {
-    if (!nodes) return std::string(kills && !killed.insert(one_server).second ? "" : one_server);
-    const std::int64_t first = rng.uniform(1, 5);
-    for (std::int64_t i = 0; i < 5; ++i) {
-      const std::string name = "n" + std::to_string((first - 1 + i) % 5 + 1);
-      if (!kills || killed.insert(name).second) return name;
-    }
-    return std::string();
-  };
-  const int fault_count =
-      menu.empty() ? 0 : static_cast<int>(rng.uniform(0, std::max(0, options.max_faults)));
-  for (int f = 0; f < fault_count; ++f) {
-    auto& mine = cycles[static_cast<std::size_t>(rng.uniform(0, clients - 1))];
-    Cycle& cycle =
-        mine[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(mine.size()) - 1))];
-    cycle.fault =
-        menu[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(menu.size()) - 1))];
+  bool nodes = false;    // a multi-server lock: on "redlock_5"
+  bool replica = false;  // its grant waits for a replica: on "primary_replica"
+  bool queues = false;   // it keeps a queue of waiters
+  std::string one_server;
+  // The scenario around the steps, parsed once: without a topology, and with the one a server
+  // fault needs.
+  Exercise plain;
+  Exercise with_servers;
+  std::shared_ptr<const ServerFault> kill;
+  std::shared_ptr<const ServerFault> restart;
+  std::map<std::int64_t, std::shared_ptr<const ServerFault>> jumps;  // by jump_ms
+
+  State(const LockVariant& lock, const ExerciseOptions& chosen) : variant(lock), options(chosen) {}
+
+  std::string topology_name() const {
+    return nodes ? "redlock_5" : replica ? "primary_replica" : "single";
   }
 
-  // Each client's steps, in its own order; a client that dies does nothing after.
-  std::vector<std::vector<Json>> queues(static_cast<std::size_t>(clients));
+  // header: the document of an exercise without its name, description, clients and steps.
+  Json header(bool servers) const {
+    const std::int64_t ttl = options.ttl_ms;
+    const std::string name(variant.name());
+    Json lock = {{"ttl_ms", ttl},
+                 {"acquire_timeout_ms", 10 * ttl},
+                 // A lost reply costs the caller this long (it may have acquired meanwhile).
+                 {"reply_timeout_ms", 2 * ttl},
+                 {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}};
+    Json document = {{"source", {{"doc", "none"}, {"claim", "explored"}}},
+                     {"variants", {name}},
+                     {"lock", std::move(lock)},
+                     {"expect", {{name, "any"}}}};
+    if (queues) {
+      // A waiter keeps its place for 5 TTLs without trying again: longer than a lost reply
+      // (2 TTLs) or a pause inside the acquire (3 TTLs) costs a live waiter, so only a dead or
+      // cut-off one loses it. A lock held by nobody alive for 7 TTLs is stuck: past the queue's
+      // timeout, so a queue that never drops a dead waiter is a deadlock, and one that does is not.
+      document["lock"]["queue_timeout_ms"] = 5 * ttl;
+      document["check"] = {{"barging", true}, {"stuck_ms", 7 * ttl}};
+    }
+    if (servers) document["topology"] = topology_name();
+    return document;
+  }
+
+  void prepare(Exercise& exercise, bool servers) {
+    Json document = header(servers);
+    document["name"] = "explore";
+    document["clients"] = {"A", "B"};
+    document["steps"] = Json::array({{{"client", "A"}, {"do", "acquire"}}});
+    exercise.scenario = parse_schedule(document, variant);
+    exercise.scenario.steps.clear();
+  }
+
+  std::shared_ptr<const ServerFault> server_fault(std::string_view word, const Json& step) const {
+    const ServerFaultType* type = server_fault_type(word);
+    LOCKSIM_ASSERT(type != nullptr);
+    const std::string file = "explore";
+    return type->parse(json::JsonReader(step, "$.steps[0]", file));
+  }
+
+  std::shared_ptr<const ServerFault> jump(std::int64_t jump_ms) {
+    auto& cached = jumps[jump_ms];
+    if (!cached) cached = server_fault("clock_jump", Json{{"jump_ms", jump_ms}});
+    return cached;
+  }
+
+  const Exercise& draw(Choices& choices, std::uint64_t seed);
+};
+
+ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions& options)
+    : state_(std::make_unique<State>(variant, options)) {
+  State& s = *state_;
+  s.sites = variant.checkpoints();
+  s.nodes = variant.multi_server();
+  s.replica = variant.needs_replica();
+  s.queues = variant.queues();
+  s.one_server = s.replica ? "primary" : "n1";
+  // The menu: what this variant can be given (a checkpoint fault needs a checkpoint, a node down
+  // several nodes, a waiter's fault a queue).
+  for (const ExerciseFault fault : options.faults) {
+    if (fault == ExerciseFault::kCheckpoint && s.sites.empty()) continue;
+    if (fault == ExerciseFault::kNodeDown && !s.nodes) continue;
+    if ((fault == ExerciseFault::kDeadWaiter || fault == ExerciseFault::kCutWaiter) && !s.queues) {
+      continue;
+    }
+    s.menu.push_back(fault);
+  }
+  if (!s.nodes && !s.replica) s.prepare(s.plain, false);
+  s.prepare(s.with_servers, true);
+  s.kill = s.server_fault("kill_server", Json::object());
+  s.restart = s.server_fault("restart_server", Json::object());
+}
+
+ExerciseDrawer::~ExerciseDrawer() = default;
+
+const Exercise& ExerciseDrawer::draw(std::uint64_t seed) {
+  Choices choices(seed);
+  return draw(choices, seed);
+}
+
+const Exercise& ExerciseDrawer::draw(Choices& choices, std::uint64_t seed) {
+  return state_->draw(choices, seed);
+}
+
+const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
+  const std::int64_t ttl = options.ttl_ms;
+  const int clients = static_cast<int>(rng.uniform(2, std::max(2, options.max_clients)));
+  std::vector<std::vector<ExerciseCycle>> cycles(static_cast<std::size_t>(clients));
+  for (auto& mine : cycles) {
+    mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
+    if (queues) {
+      for (ExerciseCycle& cycle : mine) cycle.queue_behind = rng.chance(0.5);
+    }
+  }
+  // The swarm: which kinds are on in this schedule, and how hard each is.
+  std::vector<ExerciseFault> on;
+  std::vector<bool> several;
+  for (const ExerciseFault fault : menu) {
+    if (!rng.chance(0.5)) continue;
+    on.push_back(fault);
+    several.push_back(rng.chance(0.5));
+  }
+  std::set<std::string> words;
+  bool any_fault = false;
+  const auto note = [&](std::string word) {
+    words.insert(std::move(word));
+    any_fault = true;
+  };
+  words.insert("swarm: " + std::to_string(on.size()) + " kind" + (on.size() == 1 ? "" : "s") +
+               " on");
+  const int fault_count =
+      on.empty() ? 0 : static_cast<int>(rng.uniform(0, std::max(0, options.max_faults)));
+  for (int f = 0; f < fault_count; ++f) {
+    auto& mine = cycles[static_cast<std::size_t>(rng.uniform(0, clients - 1))];
+    ExerciseCycle& cycle =
+        mine[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(mine.size()) - 1))];
+    const auto kind =
+        static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(on.size()) - 1));
+    cycle.fault = on[kind];
+    cycle.several = several[kind];
+  }
+
+  bool server_faults = nodes || replica;
+  bool shifts_clock = false;
+  // A node is killed (or restarted) once per schedule: `count` nodes not taken yet, from a drawn
+  // start; fewer (or none) when the others were.
+  std::set<std::string> killed;
+  int nodes_down = 0;  // killed for good (node_down)
+  const auto servers_for = [&](bool kills, int count) {
+    std::vector<std::string> names;
+    if (!nodes) {
+      if (!kills || killed.insert(one_server).second) names.push_back(one_server);
+      return names;
+    }
+    const std::int64_t first = rng.uniform(1, kNodes);
+    for (std::int64_t i = 0; i < kNodes && static_cast<int>(names.size()) < count; ++i) {
+      std::string name = "n" + std::to_string((first - 1 + i) % kNodes + 1);
+      if (!kills || killed.insert(name).second) names.push_back(std::move(name));
+    }
+    return names;
+  };
+  const auto client_step = [](Step::Action action, const std::string& name) {
+    Step step;
+    step.action = action;
+    step.client = name;
+    return step;
+  };
+  const auto server_step = [](const std::string& server, std::shared_ptr<const ServerFault> fault) {
+    Step step;
+    step.action = Step::Action::kServerFault;
+    step.server = server;
+    step.server_fault = std::move(fault);
+    return step;
+  };
+  const auto inside = [](const std::string& name) {
+    return std::vector<Condition>{Condition{Condition::Kind::kInside, name, 0}};
+  };
+  // aimed: the word of a fault aimed at a majority of the nodes.
+  const auto aimed = [&](ExerciseFault fault, std::size_t count) {
+    std::string word(to_string(fault));
+    if (nodes && count >= static_cast<std::size_t>(kMajority)) word += " on a majority";
+    return word;
+  };
+
+  // Each client's steps, in its own order; a client that dies does nothing after. `queue_behind`
+  // marks an acquire that waits until another client is inside (set once the order is drawn).
+  std::vector<std::vector<Step>> queues_of(static_cast<std::size_t>(clients));
+  std::vector<std::vector<bool>> behind_of(static_cast<std::size_t>(clients));
   for (int c = 0; c < clients; ++c) {
-    const std::string name = client_name(c);
-    const std::string other = client_name((c + 1) % clients);
-    for (const Cycle& cycle : cycles[static_cast<std::size_t>(c)]) {
-      Json acquire = {{"client", name}, {"do", "acquire"}};
-      Json release = {{"client", name}, {"do", "release"}};
-      Json middle = {{"client", name}, {"do", "work"}, {"work_ms", rng.uniform(0, ttl / 2)}};
+    const std::string name = exercise_client_name(c);
+    const std::string other = exercise_client_name((c + 1) % clients);
+    auto& queue = queues_of[static_cast<std::size_t>(c)];
+    auto& behind = behind_of[static_cast<std::size_t>(c)];
+    const auto push = [&](Step step, bool waits_behind = false) {
+      queue.push_back(std::move(step));
+      behind.push_back(waits_behind);
+    };
+    for (const ExerciseCycle& cycle : cycles[static_cast<std::size_t>(c)]) {
+      Step acquire = client_step(Step::Action::kAcquire, name);
+      Step release = client_step(Step::Action::kRelease, name);
+      Step middle = client_step(Step::Action::kWork, name);
+      middle.work_ms = rng.uniform(0, ttl / 2);
       bool dies = false;
       if (cycle.fault == ExerciseFault::kCheckpoint) {
         const auto& site = sites[static_cast<std::size_t>(
             rng.uniform(0, static_cast<std::int64_t>(sites.size()) - 1))];
-        Json& call = site.in_acquire ? acquire : release;
+        Step& call = site.in_acquire ? acquire : release;
         if (rng.chance(0.5)) {
-          call["crash_at"] = std::string(site.point);
+          call.crash_at = std::string(site.point);
+          note("crash at " + call.crash_at);
           dies = true;
         } else {
-          call["pause_at"] = {{"point", std::string(site.point)},
-                              {"until", {{"inside", other}}},
-                              {"max_ms", rng.uniform(ttl, 3 * ttl)}};
+          call.pause_at = std::string(site.point);
+          call.pause_until = inside(other);
+          call.pause_max_ms = rng.uniform(ttl, 3 * ttl);
+          note("pause at " + call.pause_at);
         }
       } else if (cycle.fault == ExerciseFault::kPause) {
-        middle = {{"client", name}, {"do", "pause"}, {"pause_ms", rng.uniform(ttl, 3 * ttl)}};
+        middle = client_step(Step::Action::kPause, name);
+        middle.work_ms = rng.uniform(ttl, 3 * ttl);
+        note("pause");
       } else if (cycle.fault == ExerciseFault::kOverrun) {
-        middle["work_ms"] = rng.uniform(ttl, 3 * ttl);
+        middle.work_ms = rng.uniform(ttl, 3 * ttl);
+        note("overrun");
       } else if (cycle.fault == ExerciseFault::kLostReply) {
-        (rng.chance(0.5) ? acquire : release)["lose_reply"] = true;
+        (rng.chance(0.5) ? acquire : release).link_fault = LinkFault::kLoseReply;
+        note("lost_reply");
       } else if (cycle.fault == ExerciseFault::kDelay) {
-        release["delay"] = {{"until", {{"inside", other}}}, {"max_ms", rng.uniform(ttl, 3 * ttl)}};
+        note("delay");
+        release.link_fault = LinkFault::kDelay;
+        release.delay_until = inside(other);
+        release.delay_max_ms = rng.uniform(ttl, 3 * ttl);
       } else if (cycle.fault == ExerciseFault::kPartition) {
-        middle = {{"client", name},
-                  {"do", "partition"},
-                  {"partition_ms", rng.uniform(ttl, 3 * ttl)},
-                  {"mode", rng.chance(0.5) ? "hold" : "reset"}};
+        middle = client_step(Step::Action::kPartition, name);
+        middle.work_ms = rng.uniform(ttl, 3 * ttl);
+        middle.partition_reset = rng.chance(0.5);
+        if (nodes && cycle.several) {
+          // Cut from a majority of the nodes that granted it: it can neither release nor extend
+          // there, while the others can still grant a majority once its keys expire.
+          middle.link_servers = servers_for(false, kMajority);
+        }
+        note(aimed(ExerciseFault::kPartition,
+                   middle.link_servers.empty() ? 1 : middle.link_servers.size()));
+      } else if (cycle.fault == ExerciseFault::kDeadWaiter ||
+                 cycle.fault == ExerciseFault::kCutWaiter) {
+        // A waiter that tries once while another holds the lock (so it is queued), then dies or
+        // is cut off: a queue must drop it after its timeout.
+        Step tries = client_step(Step::Action::kAcquire, name);
+        tries.acquire_timeout_ms = 0;
+        push(std::move(tries), true);
+        note(std::string(to_string(*cycle.fault)));
+        if (cycle.fault == ExerciseFault::kDeadWaiter) {
+          push(client_step(Step::Action::kCrash, name));
+          break;
+        }
+        Step cut = client_step(Step::Action::kPartition, name);
+        cut.work_ms = rng.uniform(ttl, 6 * ttl);
+        cut.partition_reset = rng.chance(0.5);
+        push(std::move(cut));
       }
-      // Moved, not copied (a Json object copy is a tree of allocations; explore draws thousands
-      // of these a second).
-      auto& queue = queues[static_cast<std::size_t>(c)];
-      const bool dies_in_acquire = dies && acquire.contains("crash_at");
-      queue.push_back(std::move(acquire));
+      const bool dies_in_acquire = dies && !acquire.crash_at.empty();
+      push(std::move(acquire), cycle.queue_behind);
       if (dies_in_acquire) break;
       // A server fault comes after the acquire, before the work: while the holder is inside.
+      const int spread = nodes && cycle.several ? kMajority : 1;
       if (cycle.fault == ExerciseFault::kRestart) {
-        if (const std::string server = server_name(true); !server.empty()) {
-          queue.push_back({{"do", "kill_server"}, {"server", server}});
-          queue.push_back({{"do", "restart_server"}, {"server", server}});
+        const std::vector<std::string> hit = servers_for(true, spread);
+        for (const std::string& server : hit) {
+          push(server_step(server, kill));
+          push(server_step(server, restart));
           server_faults = true;
         }
+        if (!hit.empty()) note(aimed(ExerciseFault::kRestart, hit.size()));
       } else if (cycle.fault == ExerciseFault::kClockJump) {
-        queue.push_back({{"do", "clock_jump"},
-                         {"server", server_name(false)},
-                         {"jump_ms", rng.uniform(ttl, 3 * ttl)}});
+        const std::vector<std::string> hit = servers_for(false, spread);
+        const std::int64_t jump_ms = rng.uniform(ttl, 3 * ttl);
+        for (const std::string& server : hit) push(server_step(server, jump(jump_ms)));
         server_faults = true;
+        shifts_clock = true;
+        note(aimed(ExerciseFault::kClockJump, hit.size()));
       } else if (cycle.fault == ExerciseFault::kNodeDown) {
-        if (const std::string server = server_name(true); !server.empty()) {
-          queue.push_back({{"do", "kill_server"}, {"server", server}});
-        }
+        // Several: two nodes; one: a node; never more than a minority down for good in all (with
+        // a majority down nobody can take the lock or free it: a liveness limit, nothing more).
+        const int room = kNodes - kMajority - nodes_down;
+        const std::vector<std::string> hit =
+            room > 0 ? servers_for(true, std::min(room, cycle.several ? 2 : 1))
+                     : std::vector<std::string>{};
+        nodes_down += static_cast<int>(hit.size());
+        for (const std::string& server : hit) push(server_step(server, kill));
+        if (!hit.empty()) note(hit.size() > 1 ? "node_down on two nodes" : "node_down");
       }
-      queue.push_back(std::move(middle));
+      push(std::move(middle));
       if (cycle.fault == ExerciseFault::kCrash) {
-        queue.push_back({{"client", name}, {"do", "crash"}});
+        note("crash");
+        push(client_step(Step::Action::kCrash, name));
         break;
       }
-      queue.push_back(std::move(release));
+      push(std::move(release));
       if (dies) break;
     }
   }
-  // Interleaved in a drawn order, each client's steps in its own.
-  Json steps = Json::array();
-  std::vector<std::size_t> next(queues.size(), 0);
+  // Interleaved in a drawn order, each client's steps in its own; an acquire marked to queue
+  // behind waits until the lock is held.
+  Exercise& exercise = server_faults ? with_servers : plain;
+  std::vector<Step>& steps = exercise.scenario.steps;
+  steps.clear();
+  std::vector<std::size_t> next(queues_of.size(), 0);
+  std::vector<std::size_t> ready;
+  bool queued_behind = false;
   while (true) {
-    std::vector<std::size_t> ready;
-    for (std::size_t c = 0; c < queues.size(); ++c) {
-      if (next[c] < queues[c].size()) ready.push_back(c);
+    ready.clear();
+    for (std::size_t c = 0; c < queues_of.size(); ++c) {
+      if (next[c] < queues_of[c].size()) ready.push_back(c);
     }
     if (ready.empty()) break;
     const std::size_t c = ready[static_cast<std::size_t>(
         rng.uniform(0, static_cast<std::int64_t>(ready.size()) - 1))];
-    steps.push_back(std::move(queues[c][next[c]++]));
+    const std::size_t i = next[c]++;
+    Step& step = queues_of[c][i];
+    if (behind_of[c][i]) {
+      // Asked while the lock is held (by whoever holds it: a wait for one client could wait for
+      // a client that waits for the holder, whose release comes later), so a queue queues it.
+      step.wait_for = {Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0}};
+      step.wait_max_ms = 2 * ttl;
+      queued_behind = true;
+    }
+    const std::size_t n = steps.size();
+    step.id = "step-" + std::to_string(n + 1);
+    step.json_path = "$.steps[" + std::to_string(n) + "]";
+    steps.push_back(std::move(step));
   }
+  if (queued_behind) words.insert("waiter queued while held");
 
-  Json names = Json::array();
-  for (int c = 0; c < clients; ++c) names.push_back(client_name(c));
-  const std::string variant_name(variant.name());
-  Json document =
-      Json{{"name", "explore-" + std::to_string(seed)},
-           {"description", "A schedule drawn by locksim explore from seed " + std::to_string(seed) +
-                               ": " + std::to_string(clients) +
-                               " clients, their cycles interleaved, at most " +
-                               std::to_string(options.max_faults) + " fault(s) from the menu."},
-           {"source", {{"doc", "none"}, {"claim", "explored"}}},
-           {"variants", {variant_name}},
-           {"lock",
-            {{"ttl_ms", ttl},
-             {"acquire_timeout_ms", 10 * ttl},
-             // A lost reply costs the caller this long (it may have acquired meanwhile).
-             {"reply_timeout_ms", 2 * ttl},
-             {"wait", {{"strategy", "poll"}, {"interval_ms", 5}}}}},
-           {"clients", std::move(names)},
-           {"steps", std::move(steps)},
-           {"expect", {{variant_name, "any"}}}};
-  if (server_faults) {
-    document["topology"] = nodes ? "redlock_5" : replica ? "primary_replica" : "single";
+  Scenario& scenario = exercise.scenario;
+  scenario.name = "explore-" + std::to_string(seed);
+  scenario.clients.clear();
+  for (int c = 0; c < clients; ++c) scenario.clients.push_back(exercise_client_name(c));
+  if (scenario.topology) scenario.topology->clock_shift = shifts_clock;
+  exercise.seed = seed;
+  exercise.any_fault = any_fault;
+  exercise.faults.assign(words.begin(), words.end());
+  return exercise;
+}
+
+Json ExerciseDrawer::document(const Exercise& exercise) const {
+  const State& s = *state_;
+  const Scenario& scenario = exercise.scenario;
+  Json document = s.header(scenario.topology.has_value());
+  document["name"] = scenario.name;
+  std::string faults;
+  for (const std::string& word : exercise.faults) faults += (faults.empty() ? "" : ", ") + word;
+  document["description"] = "A schedule drawn by locksim explore from seed " +
+                            std::to_string(exercise.seed) + ": " +
+                            std::to_string(scenario.clients.size()) +
+                            " clients, their cycles interleaved; " + faults + ".";
+  document["clients"] = scenario.clients;
+  Json steps = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
+  for (Json& step : steps) {
+    // What the parser fills in by itself is left out, so the scenario reads as a person wrote it
+    // (nothing refers to a step's id).
+    step.erase("id");
+    if (step.value("unsaved_token", true) == false) step.erase("unsaved_token");
   }
+  document["steps"] = std::move(steps);
   return document;
 }
 
-std::vector<std::string> faults_in(const Json& document) {
-  std::set<std::string> found;
-  const std::int64_t ttl = document.at("lock").at("ttl_ms").get<std::int64_t>();
-  for (const Json& step : document.at("steps")) {
-    const std::string action = step.at("do").get<std::string>();
-    if (action == "crash") found.insert("crash");
-    if (action == "pause") found.insert("pause");
-    if (action == "partition") found.insert("partition");
-    if (step.contains("lose_reply")) found.insert("lost_reply");
-    if (step.contains("delay")) found.insert("delay");
-    if (action == "work" && step.contains("work_ms") &&
-        step.at("work_ms").get<std::int64_t>() >= ttl) {
-      found.insert("overrun");
-    }
-    if (action == "restart_server") found.insert("restart");
-    if (action == "clock_jump") found.insert("clock_jump");
-    if (action == "kill_server" && document.value("topology", "") == "redlock_5") {
-      // A node killed and not restarted (a restart is its own fault).
-      const Json server = step.at("server");
-      const auto& all = document.at("steps");
-      if (std::none_of(all.begin(), all.end(), [&](const Json& other) {
-            return other.at("do") == "restart_server" && other.value("server", Json()) == server;
-          })) {
-        found.insert("node_down");
-      }
-    }
-    if (step.contains("crash_at"))
-      found.insert("crash at " + step.at("crash_at").get<std::string>());
-    if (step.contains("pause_at")) {
-      found.insert("pause at " + step.at("pause_at").at("point").get<std::string>());
-    }
-  }
-  return {found.begin(), found.end()};
+Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, std::uint64_t seed) {
+  ExerciseDrawer drawer(variant, options);
+  return drawer.document(drawer.draw(seed));
 }
 
 std::set<std::string> signatures(const CheckResult& result) {

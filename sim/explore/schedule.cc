@@ -49,12 +49,21 @@ ScheduleRun run_schedule(const Json& document, const LockVariant& variant, std::
 
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
                          std::uint64_t seed, bool words, const StopSignal* interrupt) {
-  ScheduleRun run;
   if (!prepared.error.empty()) {
+    ScheduleRun run;
     run.error = prepared.error;
     return run;
   }
-  const Scenario& scenario = prepared.scenario;
+  return run_schedule(prepared.scenario, variant, seed, words, interrupt);
+}
+
+ScheduleRun run_schedule(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                         bool words, const StopSignal* interrupt) {
+  ScheduleRun run;
+  if (const std::string why = simulator_refusal(scenario, variant); !why.empty()) {
+    run.error = "the simulator cannot run it: " + why;
+    return run;
+  }
   StopSignal stop;
   SimulatedRun simulated =
       run_simulated(scenario, variant, seed, stop,

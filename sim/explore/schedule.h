@@ -64,6 +64,10 @@ PreparedSchedule prepare_schedule(const nlohmann::json& document, const LockVari
 ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& variant,
                          std::uint64_t seed, bool words = true,
                          const StopSignal* interrupt = nullptr);
+// run_schedule: a scenario drawn in memory (an Exercise's, exercise.h) on the simulator with
+// `seed`, judged; refused as prepare_schedule refuses a document the simulator cannot run.
+ScheduleRun run_schedule(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                         bool words = true, const StopSignal* interrupt = nullptr);
 // run_schedule: `document` on the simulator with `seed`, judged.
 ScheduleRun run_schedule(const nlohmann::json& document, const LockVariant& variant,
                          std::uint64_t seed, bool words = true);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sim/core/clock.h"
+#include "sim/core/error.h"
 #include "sim/explore/exercise.h"
 
 namespace locksim {
@@ -36,20 +37,29 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   const auto worker = [&] {
     // A given scenario is parsed once per worker; a drawn exercise is a new document each seed.
     std::optional<PreparedSchedule> given;
-    if (target.scenario) given = prepare_schedule(*target.scenario, *target.variant);
+    std::optional<ExerciseDrawer> drawer;
+    if (target.scenario) {
+      given = prepare_schedule(*target.scenario, *target.variant);
+    } else {
+      try {
+        drawer.emplace(*target.variant, target.exercise);
+      } catch (const InputError& e) {
+        // The lock cannot be drawn a schedule (the loader refuses it): every seed says why.
+        given = PreparedSchedule{Scenario{}, e.what()};
+      }
+    }
     while (!stop.requested() && clock.now_ns() < deadline) {
       const std::uint64_t n = next.fetch_add(1);
       if (n >= budget.schedules) break;
       const std::uint64_t seed = budget.first_seed + n;
-      std::vector<std::string> faults;
+      const Exercise* exercise = nullptr;
       ScheduleRun run;
       if (given) {
         run = run_schedule(*given, *target.variant, seed, false, &stop);
       } else {
-        const Json document = exercise_document(target, seed);
-        run = run_schedule(prepare_schedule(document, *target.variant), *target.variant, seed,
-                           false, &stop);
-        faults = faults_in(document);
+        // Drawn in memory and run: no document is written or parsed for it.
+        exercise = &drawer->draw(seed);
+        run = run_schedule(exercise->scenario, *target.variant, seed, false, &stop);
       }
       std::lock_guard<std::mutex> lock(mutex);
       ++summary.schedules;
@@ -75,6 +85,9 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         ExploreFinding& found = summary.findings[signature];
         found.first_seed = found.schedules == 0 ? seed : std::min(found.first_seed, seed);
         ++found.schedules;
+        // The least kJudgedSeeds seeds, whichever worker ran them.
+        found.seeds.insert(std::lower_bound(found.seeds.begin(), found.seeds.end(), seed), seed);
+        if (found.seeds.size() > kJudgedSeeds) found.seeds.pop_back();
       }
       if (run.verdict == "unknown") {
         // An indeterminate call could hide a violation: not an ok, whatever else it showed.
@@ -82,8 +95,10 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
             summary.unknown == 0 ? seed : std::min(summary.unknown_first_seed, seed);
         ++summary.unknown;
       }
-      for (const std::string& fault : faults) ++summary.exercised[fault];
-      if (faults.empty() && !target.scenario) ++summary.with_no_fault;
+      if (exercise != nullptr) {
+        for (const std::string& fault : exercise->faults) ++summary.exercised[fault];
+        if (!exercise->any_fault) ++summary.with_no_fault;
+      }
       done.fetch_add(1);
     }
   };

@@ -30,7 +30,12 @@ struct ExploreBudget {
 struct ExploreFinding {
   std::uint64_t schedules = 0;  // schedules that showed it
   std::uint64_t first_seed = 0;
+  // seeds: the least seeds that showed it (at most kJudgedSeeds, first_seed first): a finding is
+  // judged against the reference in each of their schedules, not in the first alone, whose
+  // timing may be the lock's own (a lease that ran out by one command's latency).
+  std::vector<std::uint64_t> seeds;
 };
+inline constexpr std::size_t kJudgedSeeds = 4;
 struct ExploreSummary {
   std::uint64_t schedules = 0;  // run
   std::uint64_t last_seed = 0;  // the highest seed run (seeds first_seed..last_seed were all run)

@@ -130,8 +130,12 @@ fi
 # Drawn schedules of a multi-server lock run on five servers, with the server faults of the menu.
 "$LOCKSIM" explore --variant redlock --faults restart,clock_jump,node_down --max-faults 2 \
   --schedules 300 --no-shrink --no-progress --out "$WORK/redlock-drawn" >"$WORK/redlock-drawn.out" 2>&1
-expect_grep "redlock: drawn schedules restart servers, jump clocks and kill nodes" \
-  "Exercised: clock_jump ([0-9]*) node_down ([0-9]*) restart ([0-9]*)" "$WORK/redlock-drawn.out"
+expect_grep "redlock: drawn schedules restart servers, jump clocks and kill nodes, one or a majority" \
+  "Exercised: clock_jump ([0-9]*) clock_jump on a majority ([0-9]*) node_down ([0-9]*) node_down on two nodes ([0-9]*) restart ([0-9]*) restart on a majority ([0-9]*)" \
+  "$WORK/redlock-drawn.out"
+expect_grep "redlock: the swarm draws which kinds are on" \
+  "swarm: 0 kinds on ([0-9]*) swarm: 1 kind on ([0-9]*) swarm: 2 kinds on ([0-9]*) swarm: 3 kinds on ([0-9]*)" \
+  "$WORK/redlock-drawn.out"
 if grep -q "could not run" "$WORK/redlock-drawn.out"; then
   fail "redlock: some drawn schedule could not run"; grep "could not run" "$WORK/redlock-drawn.out" | head -3
 else

@@ -389,19 +389,25 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     if (ready.empty()) break;
     const std::size_t c = ready[static_cast<std::size_t>(
         rng.uniform(0, static_cast<std::int64_t>(ready.size()) - 1))];
-    const std::size_t i = next[c]++;
-    Step& step = queues_of[c][i];
-    if (behind_of[c][i]) {
-      // Asked while the lock is held (by whoever holds it: a wait for one client could wait for
-      // a client that waits for the holder, whose release comes later), so a queue queues it.
-      step.wait_for = {Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0}};
-      step.wait_max_ms = 2 * ttl;
-      queued_behind = true;
-    }
-    const std::size_t n = steps.size();
-    step.id = "step-" + std::to_string(n + 1);
-    step.json_path = "$.steps[" + std::to_string(n) + "]";
-    steps.push_back(std::move(step));
+    // A server fault follows its holder's acquire at once: it is aimed at that holder's window,
+    // which another client's step in between (an acquire that waits for the lock) would delay.
+    const bool after_acquire = queues_of[c][next[c]].action == Step::Action::kAcquire;
+    do {
+      const std::size_t i = next[c]++;
+      Step& step = queues_of[c][i];
+      if (behind_of[c][i]) {
+        // Asked while the lock is held (by whoever holds it: a wait for one client could wait for
+        // a client that waits for the holder, whose release comes later), so a queue queues it.
+        step.wait_for = {Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0}};
+        step.wait_max_ms = 2 * ttl;
+        queued_behind = true;
+      }
+      const std::size_t n = steps.size();
+      step.id = "step-" + std::to_string(n + 1);
+      step.json_path = "$.steps[" + std::to_string(n) + "]";
+      steps.push_back(std::move(step));
+    } while (after_acquire && next[c] < queues_of[c].size() &&
+             queues_of[c][next[c]].action == Step::Action::kServerFault);
   }
   if (queued_behind) words.insert("waiter queued while held");
 

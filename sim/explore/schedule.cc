@@ -79,6 +79,7 @@ ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& va
       run.words.push_back(f.words);
     }
   }
+  run.coverage = schedule_coverage(scenario, simulated.outcome.history, variant);
   run.history = std::move(simulated.outcome.history);
   return run;
 }

@@ -1,7 +1,8 @@
 // explore_bench: schedules per second of `locksim explore` on the simulator: one schedule (a
 // 3-client, 2-cycle lua_owner scenario with one crash, run through the driver, its fibers, the
-// model and the checker), and whole explorations with 1 and 2 workers, with their ratio printed
-// at the end (near 2 on 2 idle cores means the workers share nothing).
+// model and the checker), its coverage read from its history, and whole explorations with 1 and 2
+// workers, with their ratio printed at the end (near 2 on 2 idle cores means the workers share
+// nothing).
 //
 //   build/bench/explore_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 
 #include "bench/ratio_reporter.h"
+#include "sim/explore/coverage.h"
 #include "sim/explore/exercise.h"
 #include "sim/explore/schedule.h"
 #include "sim/explore/search.h"
@@ -113,6 +115,22 @@ void BM_DrawnScheduleAsJson(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DrawnScheduleAsJson)->Unit(benchmark::kMicrosecond);
+
+// BM_Coverage: a schedule's coverage read from its history (as run_schedule does for every
+// schedule): the bench schedule's, 3 clients, 2 cycles, one crash.
+void BM_Coverage(benchmark::State& state) {
+  const LockVariant& lock = *find_variant("lua_owner");
+  const PreparedSchedule prepared = prepare_schedule(three_clients_two_cycles(), lock);
+  const ScheduleRun run = run_schedule(prepared, lock, 1, false);
+  if (!run.error.empty()) state.SkipWithError(run.error.c_str());
+  for (auto _ : state) {
+    const Coverage covered = schedule_coverage(prepared.scenario, run.history, lock);
+    benchmark::DoNotOptimize(covered);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["events"] = static_cast<double>(run.history.events.size());
+}
+BENCHMARK(BM_Coverage)->Unit(benchmark::kMicrosecond);
 
 constexpr std::uint64_t kSchedules = 200;
 

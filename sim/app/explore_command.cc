@@ -14,6 +14,7 @@
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/explore/confirm.h"
+#include "sim/explore/coverage.h"
 #include "sim/explore/exercise.h"
 #include "sim/explore/judge.h"
 #include "sim/explore/schedule.h"
@@ -161,6 +162,56 @@ struct JudgedFinding {
   Judgement judgement;
 };
 
+// coverage_json: a summary's "coverage": the words of the menu, sorted, and the schedules that
+// covered each item, by its words.
+Json coverage_json(const CoverageCounts& coverage) {
+  std::set<std::string> menu;
+  coverage.menu.for_each(
+      [&](CoverageItem item) { menu.insert(coverage_word(item, coverage.points)); });
+  Json schedules = Json::object();
+  coverage.covered().for_each([&](CoverageItem item) {
+    schedules[coverage_word(item, coverage.points)] = coverage.schedules[item];
+  });
+  return {{"menu", menu}, {"schedules", schedules}};
+}
+
+// print_items: `label` and its items, wrapped at 100 columns; nothing for no items.
+void print_items(const std::string& label, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  std::string line = "  " + label + ":";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string item = " " + items[i] + (i + 1 < items.size() ? "," : "");
+    if (line.size() + item.size() > 100) {
+      std::cout << line << "\n";
+      line = "   ";
+    }
+    line += item;
+  }
+  std::cout << line << "\n";
+}
+
+// print_coverage: the "Covered:" section: each item some schedule covered, with how many did
+// (faults, then races), and the items of the menu none covered: the holes.
+void print_coverage(const CoverageCounts& coverage) {
+  const Coverage covered = coverage.covered();
+  std::vector<std::string> faults;
+  std::vector<std::string> races;
+  std::vector<std::string> holes;
+  covered.for_each([&](CoverageItem item) {
+    (item >= kAcquireAcquire ? races : faults)
+        .push_back(coverage_word(item, coverage.points) + " (" +
+                   std::to_string(coverage.schedules[item]) + ")");
+  });
+  coverage.menu.without(covered).for_each(
+      [&](CoverageItem item) { holes.push_back(coverage_word(item, coverage.points)); });
+  std::cout << "Covered (schedules that covered each item; " << coverage.menu.count() - holes.size()
+            << " of the menu's " << coverage.menu.count()
+            << "):" << (faults.empty() && races.empty() ? " nothing\n" : "\n");
+  print_items("faults", faults);
+  print_items("races", races);
+  print_items("not covered", holes);
+}
+
 // summary_json: the --json file: the settings, the seeds run, and what was found; `limits`: the
 // signatures judged limits of every lease (a finding absent from `judged` was not judged, and
 // counts as the lock's own).
@@ -175,15 +226,17 @@ Json summary_json(const Json& settings, const ExploreSummary& summary,
   }
   Json seeds = Json::array();
   for (const auto& [first, last] : ranges) seeds.push_back({first, last});
-  return {{"locksim_explore", 1},
-          {"settings", settings},
-          {"seeds", seeds},
-          {"schedules", summary.schedules},
-          {"findings", findings},
-          {"exercised", summary.exercised},
-          {"with_no_fault", summary.with_no_fault},
-          {"could_not_run", summary.could_not_run},
-          {"harness_errors", summary.harness_errors}};
+  Json written = {{"locksim_explore", 1},
+                  {"settings", settings},
+                  {"seeds", seeds},
+                  {"schedules", summary.schedules},
+                  {"findings", findings},
+                  {"exercised", summary.exercised},
+                  {"with_no_fault", summary.with_no_fault},
+                  {"could_not_run", summary.could_not_run},
+                  {"harness_errors", summary.harness_errors}};
+  if (summary.coverage) written["coverage"] = coverage_json(*summary.coverage);
+  return written;
 }
 
 void write_summary(const ExploreOptions& options, const ExploreSummary& summary,
@@ -297,6 +350,37 @@ bool add_within(std::uint64_t& sum, std::uint64_t count) {
   return true;
 }
 
+// add_coverage: a summary's "coverage" added to `total`: its menu joined, its counts summed (each
+// at most the file's `schedules`); a word that names no item is an InputError naming its path.
+void add_coverage(CoverageCounts& total, const json::JsonReader& coverage,
+                  std::uint64_t schedules) {
+  const auto item_of = [&](const json::JsonReader& at, const std::string& word) {
+    const std::optional<CoverageItem> item = coverage_item(word, total.points);
+    if (!item) {
+      at.fail("\"" + word.substr(0, 60) +
+              "\" is not a coverage item (\"<fault> @ <place>\", acquire/acquire, " +
+              "release/acquire, extend/acquire or release/expiry)");
+    }
+    return *item;
+  };
+  for (const json::JsonReader& word : coverage.member("menu").elements(false)) {
+    total.menu.add(item_of(word, word.string()));
+  }
+  const json::JsonReader counts = coverage.member("schedules");
+  for (const std::string& word : counts.keys()) {
+    const json::JsonReader count = counts.member(word);
+    const CoverageItem item = item_of(count, word);
+    const std::uint64_t n = unsigned_count(count);
+    if (n > schedules) {
+      count.fail(std::to_string(n) + " is more than the file's " + std::to_string(schedules) +
+                 " schedules");
+    }
+    if (!add_within(total.schedules[item], n)) {
+      count.fail("the sum over the summaries does not fit a count");
+    }
+  }
+}
+
 // merge: --merge: the summaries of shards added up (counts summed, the least first seed).
 int merge(const ExploreOptions& options) {
   Json settings;
@@ -305,6 +389,8 @@ int merge(const ExploreOptions& options) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   std::vector<std::string> range_files;
   std::map<std::string, bool> limits;  // by signature
+  total.coverage = CoverageCounts{};
+  std::string without_coverage;  // the first summary written without coverage: none is known
   try {
     for (const std::string& file : options.merge_files) {
       const Json doc = json::read_json_file(file, json::kScenarioFileLimits, "explore summary");
@@ -377,6 +463,12 @@ int merge(const ExploreOptions& options) {
         if (const auto harness_errors = root.optional_member("harness_errors")) {  // likewise
           add(total.harness_errors, at_most_schedules(*harness_errors), *harness_errors);
         }
+        if (const auto coverage = root.optional_member("coverage")) {
+          if (total.coverage) add_coverage(*total.coverage, *coverage, schedules);
+        } else if (without_coverage.empty()) {
+          without_coverage = file;  // a summary of a locksim that did not count coverage
+          total.coverage.reset();
+        }
         const json::JsonReader exercised = root.member("exercised");
         for (const std::string& fault : exercised.keys()) {
           add(total.exercised[fault], at_most_schedules(exercised.member(fault)),
@@ -426,6 +518,12 @@ int merge(const ExploreOptions& options) {
     for (const auto& [fault, count] : total.exercised)
       std::cout << " " << fault << " (" << count << ")";
     std::cout << "; no fault (" << total.with_no_fault << ")\n";
+  }
+  if (total.coverage) {
+    print_coverage(*total.coverage);
+  } else {
+    std::cout << "Covered: not known (" << without_coverage
+              << " has no \"coverage\": a locksim that did not count it wrote it)\n";
   }
   if (total.could_not_run > 0) print_could_not_run(total);
   if (total.harness_errors > 0) {
@@ -612,6 +710,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       std::cout << "  (" << options.variant << " has no checkpoint: every call is one command)\n";
     }
   }
+  if (summary.coverage) print_coverage(*summary.coverage);
   if (summary.findings.empty()) {
     print_no_finding(summary);
     return exit_without_own_finding(summary);

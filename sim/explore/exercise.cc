@@ -450,6 +450,41 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
   return drawer.document(drawer.draw(seed));
 }
 
+std::vector<std::string> faults_in(const Json& document) {
+  std::set<std::string> found;
+  const std::int64_t ttl = document.at("lock").at("ttl_ms").get<std::int64_t>();
+  for (const Json& step : document.at("steps")) {
+    const std::string action = step.at("do").get<std::string>();
+    if (action == "crash") found.insert("crash");
+    if (action == "pause") found.insert("pause");
+    if (action == "partition") found.insert("partition");
+    if (step.contains("lose_reply")) found.insert("lost_reply");
+    if (step.contains("delay")) found.insert("delay");
+    if (action == "work" && step.contains("work_ms") &&
+        step.at("work_ms").get<std::int64_t>() >= ttl) {
+      found.insert("overrun");
+    }
+    if (action == "restart_server") found.insert("restart");
+    if (action == "clock_jump") found.insert("clock_jump");
+    if (action == "kill_server" && document.value("topology", "") == "redlock_5") {
+      // A node killed and not restarted (a restart is its own fault).
+      const Json server = step.at("server");
+      const auto& all = document.at("steps");
+      if (std::none_of(all.begin(), all.end(), [&](const Json& other) {
+            return other.at("do") == "restart_server" && other.value("server", Json()) == server;
+          })) {
+        found.insert("node_down");
+      }
+    }
+    if (step.contains("crash_at"))
+      found.insert("crash at " + step.at("crash_at").get<std::string>());
+    if (step.contains("pause_at")) {
+      found.insert("pause at " + step.at("pause_at").at("point").get<std::string>());
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
 std::set<std::string> signatures(const CheckResult& result) {
   std::set<std::string> found;
   for (const Finding& f : result.findings) {

@@ -143,6 +143,10 @@ class ExerciseDrawer {
 nlohmann::json draw_exercise(const LockVariant& variant, const ExerciseOptions& options,
                              std::uint64_t seed);
 
+// faults_in: the menu faults a scenario document's steps use (for a scenario explore is given:
+// what it exercises).
+std::vector<std::string> faults_in(const nlohmann::json& document);
+
 // signatures: what a run showed that explore reports, one word each: a finding whose verdict is
 // not ok ("mutex_violation (stale_release)", "deadlock"), and the verdict-neutral findings that
 // are a lock's own bug (idle_hold, stale_release, stolen_renewal, barging). Sorted, unique.

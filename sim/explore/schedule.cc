@@ -88,6 +88,7 @@ ScheduleRun run_schedule(const Scenario& scenario, const LockVariant& variant, s
       run.words.push_back(f.words);
     }
   }
+  run.coverage = schedule_coverage(scenario, simulated.outcome.history, variant);
   run.history = std::move(simulated.outcome.history);
   return run;
 }

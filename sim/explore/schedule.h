@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/core/stop.h"
+#include "sim/explore/coverage.h"
 #include "sim/explore/exercise.h"
 #include "sim/history/event.h"
 #include "sim/lock/variant.h"
@@ -47,6 +48,7 @@ struct ScheduleRun {
   std::string verdict;             // the verdict word
   std::vector<std::string> words;  // the findings in words
   History history;
+  Coverage coverage;  // what the schedule covered (coverage.h); empty if it did not run
   std::string error;  // the document is not a valid scenario, or the run could not run
   // cut_short: `error` is a harness error: the run did not end by itself (it passed its bounds, or
   // stalled: simulated_bounds, sim/simulate/sim_runtime.h), naming its seed.

@@ -32,6 +32,7 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   std::mutex mutex;  // guards summary
   ExploreSummary summary;
   summary.last_seed = budget.first_seed;
+  summary.coverage = coverage_counts_for(target);
   // Each seed's result is folded in at once (memory does not grow with the schedules); the first
   // seed of a finding is the least seed that showed it, whichever worker ran it.
   const auto worker = [&] {
@@ -95,6 +96,7 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
             summary.unknown == 0 ? seed : std::min(summary.unknown_first_seed, seed);
         ++summary.unknown;
       }
+      summary.coverage->add(run.coverage);
       if (exercise != nullptr) {
         for (const std::string& fault : exercise->faults) ++summary.exercised[fault];
         if (!exercise->any_fault) ++summary.with_no_fault;

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/stop.h"
+#include "sim/explore/coverage.h"
 #include "sim/explore/schedule.h"
 
 namespace locksim {
@@ -43,6 +45,9 @@ struct ExploreSummary {
   std::map<std::string, ExploreFinding> findings;  // by signature
   std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
   std::uint64_t with_no_fault = 0;
+  // coverage: how many of the judged schedules covered each item (coverage.h), and the menu;
+  // none in a merge of summaries written without it.
+  std::optional<CoverageCounts> coverage;
   // unknown: schedules whose verdict was unknown (an indeterminate call could hide a violation):
   // judged, but never counted as ok; the least seed of them.
   std::uint64_t unknown = 0;

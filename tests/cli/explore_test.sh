@@ -5,7 +5,8 @@
 # redis-server (and Redlock's lost lock, from the catalogue's scenario, on five servers), and `locksim run --backend sim` of that scenario with a seed explore names shows
 # what it expects; a correct lock has no finding of its own under every fault of the menu, only
 # the limits every lease has, printed apart (exit 0); --seed replays one schedule exactly; two shards run by GNU parallel and
-# added up by --merge equal one unsharded run; bad input is a usage error (exit 2).
+# added up by --merge equal one unsharded run, their coverage the sum of theirs; bad input is a
+# usage error (exit 2).
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -199,13 +200,47 @@ expect_code "the merge finds what the shards found" 1 $? "$WORK/merge.out"
 if /usr/bin/python3 - "$WORK/whole.json" "$WORK/merged.json" <<'PY'
 import json, sys
 whole, merged = (json.load(open(p)) for p in sys.argv[1:3])
-keys = ["settings", "seeds", "schedules", "findings", "exercised", "with_no_fault"]
+keys = ["settings", "seeds", "schedules", "findings", "exercised", "with_no_fault", "coverage"]
 sys.exit(0 if all(whole[k] == merged[k] for k in keys) and whole["findings"] else 1)
 PY
 then
-  pass "the merge of two shards equals one unsharded run (counts, first seeds, exercised)"
+  pass "the merge of two shards equals one unsharded run (counts, first seeds, exercised, coverage)"
 else
   fail "the merge differs from the unsharded run"; cat "$WORK/whole.json" "$WORK/merged.json"
+fi
+# Coverage: the merged counts are the shards' sums, item by item, and are printed with the holes.
+if /usr/bin/python3 - "$WORK/shard1.json" "$WORK/shard2.json" "$WORK/merged.json" <<'PY'
+import json, sys
+one, two, merged = (json.load(open(p))["coverage"] for p in sys.argv[1:4])
+items = set(one["schedules"]) | set(two["schedules"])
+summed = {i: one["schedules"].get(i, 0) + two["schedules"].get(i, 0) for i in items}
+sys.exit(0 if summed == merged["schedules"] and "crash @ inside" in summed
+         and merged["menu"] == one["menu"] else 1)
+PY
+then
+  pass "the merged coverage is the sum of the shards' coverage"
+else
+  fail "the merged coverage is not the shards' sum"; cat "$WORK/shard1.json" "$WORK/merged.json"
+fi
+expect_grep "the merge prints what was covered" "^Covered (.* of the menu's [0-9]*):" "$WORK/merge.out"
+expect_grep "and what was not" "^  not covered: " "$WORK/merge.out"
+# A summary written without coverage still merges; the coverage of the whole is then unknown.
+/usr/bin/python3 - "$WORK/shard2.json" "$WORK/uncovered.json" <<'PY'
+import json, sys
+shard = json.load(open(sys.argv[1]))
+del shard["coverage"]
+json.dump(shard, open(sys.argv[2], "w"))
+PY
+"$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/uncovered.json" --json "$WORK/unknown.json" \
+  >"$WORK/uncovered.out" 2>&1
+expect_code "a summary without coverage merges" 1 $? "$WORK/uncovered.out"
+expect_grep "it says coverage is not known" "^Covered: not known (.*uncovered.json" \
+  "$WORK/uncovered.out"
+if /usr/bin/python3 -c 'import json, sys; sys.exit("coverage" in json.load(open(sys.argv[1])))' \
+  "$WORK/unknown.json"; then
+  pass "the merged summary claims no coverage"
+else
+  fail "the merged summary claims coverage it does not know"
 fi
 "$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/shard1.json" >"$WORK/overlap.out" 2>&1
 expect_code "merging a shard twice" 2 $? "$WORK/overlap.out"

@@ -108,6 +108,7 @@ struct ExploreOptions {
                                      "lost_reply", "delay",      "partition",   "restart",
                                      "clock_jump", "node_down",  "dead_waiter", "cut_waiter"};
   bool shrink = true;
+  bool steer = false;  // --steer: steer drawn schedules toward what is not covered yet
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";
   ProgressMode progress = ProgressMode::kTerminal;

@@ -259,6 +259,28 @@ std::size_t own_count(const std::vector<JudgedFinding>& judged) {
 
 // print_judged: the findings under two headings: the lock's own (what its reference does not
 // show in the same scenario) and the limits every lock of its kind has, with what would help.
+// finding_replay: how to run a finding's first schedule again: its --seed, or, for a steered
+// variation (which its seed does not draw), its document, written under OUT.
+std::string finding_replay(const ExploreOptions& options, const ExploreFinding& found) {
+  const auto steered = found.steered.find(found.first_seed);
+  if (steered == found.steered.end()) return replay_command(options, found.first_seed);
+  const fs::path file =
+      fs::path(options.out_dir) / ("steered-" + std::to_string(found.first_seed) + ".json");
+  std::error_code error;
+  fs::create_directories(file.parent_path(), error);
+  write_file_atomically(file, steered->second.dump(2) + "\n");
+  return reproducer_command(options, file) + " --backend sim --seed " +
+         std::to_string(found.first_seed) + " (a steered variation)";
+}
+
+// found_document: the document of schedule `seed` of a finding: drawn from its seed, or the
+// steered variation that ran.
+nlohmann::json found_document(const ExploreTarget& target, const ExploreFinding& found,
+                              std::uint64_t seed) {
+  const auto steered = found.steered.find(seed);
+  return steered != found.steered.end() ? steered->second : exercise_document(target, seed);
+}
+
 void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding>& judged) {
   const std::string reference = judged.empty() ? "" : judged.front().judgement.reference;
   const std::size_t own = own_count(judged);
@@ -271,9 +293,8 @@ void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding
   for (const JudgedFinding& f : judged) {
     if (f.judgement.limit) continue;
     std::cout << "  " << f.signature << ": " << f.found.schedules << " schedule(s), first seed "
-              << f.found.first_seed
-              << "\n      replay: " << replay_command(options, f.found.first_seed) << "\n      "
-              << f.judgement.why << "\n";
+              << f.found.first_seed << "\n      replay: " << finding_replay(options, f.found)
+              << "\n      " << f.judgement.why << "\n";
   }
   if (own == judged.size()) return;
   std::cout << "Limits every lock of its kind has (" << reference
@@ -282,8 +303,8 @@ void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding
   for (const JudgedFinding& f : judged) {
     if (!f.judgement.limit) continue;
     std::cout << "  " << f.signature << ": " << f.found.schedules << " schedule(s), first seed "
-              << f.found.first_seed
-              << "\n      replay: " << replay_command(options, f.found.first_seed) << "\n";
+              << f.found.first_seed << "\n      replay: " << finding_replay(options, f.found)
+              << "\n";
     if (const std::string help = limit_help(f.signature); !help.empty()) {
       std::cout << "      what helps: " << help << "\n";
     }
@@ -671,9 +692,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
   ProgressLine progress(options.progress);
   const TimeLeft time_left;
   progress.show(exploration_progress(options, 0, 0), /*milestone=*/true);
+  ExploreBudget budget{options.first_seed, options.schedules, options.seconds, options.jobs};
+  budget.steer = options.steer;
   const ExploreSummary summary = explore(
-      target, ExploreBudget{options.first_seed, options.schedules, options.seconds, options.jobs},
-      stop, [&](std::uint64_t done) {
+      target, budget, stop, [&](std::uint64_t done) {
         progress.show(exploration_progress(options, done, time_left.seconds()));
       });
   progress.clear();
@@ -705,6 +727,11 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     for (const auto& [fault, count] : summary.exercised)
       std::cout << " " << fault << " (" << count << ")";
     std::cout << "; no fault (" << summary.with_no_fault << ")\n";
+    if (options.steer) {
+      std::cout << "Steered: " << summary.kept
+                << " schedule(s) kept for covering something new; " << summary.variations
+                << " variation(s) of them (their findings are written, not replayed by --seed)\n";
+    }
     if (target.exercise.faults.count(ExerciseFault::kCheckpoint) &&
         target.variant->checkpoints().empty()) {
       std::cout << "  (" << options.variant << " has no checkpoint: every call is one command)\n";
@@ -729,7 +756,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       for (int i = 0; i < kSeedsPerCandidate; ++i) {
         seeds.push_back(schedule + static_cast<std::uint64_t>(i));
       }
-      where.push_back(ScenarioSeeds{exercise_document(target, schedule), seeds});
+      where.push_back(ScenarioSeeds{found_document(target, found, schedule), seeds});
     }
     judged.push_back({signature, found, judge_finding(*target.variant, signature, where)});
   }
@@ -760,10 +787,12 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                       std::to_string(&finding - judged.data() + 1) + " of " +
                       std::to_string(judged.size()) + ")",
                   /*milestone=*/true);
-    ShrinkResult minimal = target.scenario
-                                     ? shrink(exercise_document(target, finding.found.first_seed),
-                                              *target.variant, signature, finding.found.first_seed)
-                                     : shrink_robustly(target, signature, finding.found.first_seed);
+    const bool steered = finding.found.steered.count(finding.found.first_seed) > 0;
+    ShrinkResult minimal =
+        target.scenario || steered
+            ? shrink(found_document(target, finding.found, finding.found.first_seed),
+                     *target.variant, signature, finding.found.first_seed)
+            : shrink_robustly(target, signature, finding.found.first_seed);
     progress.clear();
     const std::uint64_t seed = minimal.seed;
     if (minimal.seeds.empty()) {

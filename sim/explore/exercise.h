@@ -31,6 +31,7 @@
 //   nlohmann::json doc = drawer.document(exercise); // the same scenario, written
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -99,6 +100,8 @@ class Choices {
   bool chance(double probability);
   // drawn: every raw draw so far, in order (the prefix's where it reached).
   const std::vector<std::uint64_t>& drawn() const { return drawn_; }
+  // replayed: how many draws came from the prefix.
+  std::size_t replayed() const { return std::min(prefix_.size(), drawn_.size()); }
 
  private:
   std::uint64_t raw();

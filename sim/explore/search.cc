@@ -12,12 +12,16 @@
 
 #include "sim/core/clock.h"
 #include "sim/core/error.h"
+#include "sim/core/random.h"
 #include "sim/explore/exercise.h"
 
 namespace locksim {
 namespace {
 
 using Json = nlohmann::json;
+
+// seed_varied: whether `choices` replayed a mutated prefix (a variation), not only its seed.
+bool seed_varied(const Choices& choices) { return choices.replayed() > 0; }
 
 }  // namespace
 
@@ -33,6 +37,14 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   ExploreSummary summary;
   summary.last_seed = budget.first_seed;
   summary.coverage = coverage_counts_for(target);
+  // Steering: the choices of the schedules that covered something new, and all that was covered.
+  struct Kept {
+    std::vector<std::uint64_t> choices;
+    Coverage covered;
+  };
+  std::vector<Kept> corpus;
+  Coverage seen;
+  const bool steer = budget.steer && !target.scenario;
   // Each seed's result is folded in at once (memory does not grow with the schedules); the first
   // seed of a finding is the least seed that showed it, whichever worker ran it.
   const auto worker = [&] {
@@ -55,14 +67,64 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       const std::uint64_t seed = budget.first_seed + n;
       const Exercise* exercise = nullptr;
       ScheduleRun run;
+      bool variation = false;  // a steered variation of a kept schedule
+      std::vector<std::uint64_t> drawn_choices;
       if (given) {
         run = run_schedule(*given, *target.variant, seed, false, &stop);
       } else {
-        // Drawn in memory and run: no document is written or parsed for it.
-        exercise = &drawer->draw(seed);
+        // Drawn in memory and run: no document is written or parsed for it. Steered, every
+        // other schedule varies a kept one: a few of its choices drawn anew, from this seed.
+        std::optional<Choices> choices;
+        if (steer && n % 2 == 1) {
+          std::vector<std::uint64_t> parent;
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!corpus.empty()) {
+              // A kept schedule is drawn as often as the rarest item it covered is rare: the
+              // variations go where the search has been least (AFL's rare-branch energy).
+              std::vector<double> weights;
+              double total = 0;
+              for (const Kept& kept : corpus) {
+                double rarest = 0;
+                kept.covered.for_each([&](CoverageItem item) {
+                  const std::uint64_t times = summary.coverage->schedules[item];
+                  rarest = std::max(rarest, 1.0 / static_cast<double>(std::max<std::uint64_t>(times, 1)));
+                });
+                weights.push_back(rarest);
+                total += rarest;
+              }
+              Rng pick(seed ^ 0x5bd1e995u);
+              double at = static_cast<double>(pick.next() >> 11) * 0x1.0p-53 * total;
+              std::size_t chosen = 0;
+              while (chosen + 1 < weights.size() && at >= weights[chosen]) at -= weights[chosen++];
+              parent = corpus[chosen].choices;
+            }
+          }
+          if (!parent.empty()) {
+            Rng mutate(seed ^ 0x9e3779b97f4a7c15ULL);
+            const std::int64_t changes = mutate.uniform(1, 3);
+            for (std::int64_t c = 0; c < changes; ++c) {
+              parent[static_cast<std::size_t>(
+                  mutate.uniform(0, static_cast<std::int64_t>(parent.size()) - 1))] = mutate.next();
+            }
+            choices.emplace(seed, std::move(parent));
+          }
+        }
+        if (!choices) choices.emplace(seed);
+        exercise = &drawer->draw(*choices, seed);
         run = run_schedule(exercise->scenario, *target.variant, seed, false, &stop);
+        variation = steer && n % 2 == 1 && choices->drawn().size() > 0 && seed_varied(*choices);
+        if (steer) drawn_choices = choices->drawn();
       }
       std::lock_guard<std::mutex> lock(mutex);
+      if (steer && exercise != nullptr && run.error.empty()) {
+        if (variation) ++summary.variations;
+        if (run.coverage.without(seen).any()) {
+          seen |= run.coverage;
+          corpus.push_back(Kept{std::move(drawn_choices), run.coverage});
+          ++summary.kept;
+        }
+      }
       ++summary.schedules;
       if (run.cut_short) {
         // A schedule that did not end is the harness's error: counted apart, never judged.
@@ -88,7 +150,11 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         ++found.schedules;
         // The least kJudgedSeeds seeds, whichever worker ran them.
         found.seeds.insert(std::lower_bound(found.seeds.begin(), found.seeds.end(), seed), seed);
-        if (found.seeds.size() > kJudgedSeeds) found.seeds.pop_back();
+        if (variation) found.steered[seed] = drawer->document(*exercise);
+        if (found.seeds.size() > kJudgedSeeds) {
+          found.steered.erase(found.seeds.back());
+          found.seeds.pop_back();
+        }
       }
       if (run.verdict == "unknown") {
         // An indeterminate call could hide a violation: not an ok, whatever else it showed.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,13 @@ struct ExploreBudget {
   std::uint64_t schedules = 1000;  // at most this many seeds, first_seed onwards
   double seconds = 0;              // > 0: stop after this long too (wall time)
   int jobs = 1;
+  // steer: steer drawn schedules toward what is not covered yet: every schedule that covered an
+  // item no schedule before it had is kept (its choices), and every other schedule is a variation
+  // of a kept one (some of its choices drawn anew), as a coverage-guided fuzzer mutates its input.
+  // What a variation shows is written (ExploreFinding::steered), since its seed alone does not
+  // draw it; which schedules are kept depends on the order they end, so with several workers a
+  // steered exploration is not repeated exactly.
+  bool steer = false;
 };
 
 struct ExploreFinding {
@@ -36,6 +44,9 @@ struct ExploreFinding {
   // judged against the reference in each of their schedules, not in the first alone, whose
   // timing may be the lock's own (a lease that ran out by one command's latency).
   std::vector<std::uint64_t> seeds;
+  // steered: the seeds of `seeds` whose schedule was a steered variation (ExploreBudget::steer),
+  // with its document: what ran, which `--seed` would not draw.
+  std::map<std::uint64_t, nlohmann::json> steered;
 };
 inline constexpr std::size_t kJudgedSeeds = 4;
 struct ExploreSummary {
@@ -45,6 +56,8 @@ struct ExploreSummary {
   std::map<std::string, ExploreFinding> findings;  // by signature
   std::map<std::string, std::uint64_t> exercised;  // fault -> schedules that had it
   std::uint64_t with_no_fault = 0;
+  std::uint64_t variations = 0;  // steered: schedules that were variations of a kept one
+  std::uint64_t kept = 0;        // steered: schedules kept for covering something new
   // coverage: how many of the judged schedules covered each item (coverage.h), and the menu;
   // none in a merge of summaries written without it.
   std::optional<CoverageCounts> coverage;

@@ -4,6 +4,7 @@
 // a shrunk scenario is minimal (removing any one step loses the finding).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -264,6 +265,35 @@ ExploreSummary explore_quietly(const std::string& name, std::set<ExerciseFault> 
   target.exercise.faults = std::move(faults);
   StopSignal stop;
   return explore(target, ExploreBudget{0, schedules, 0, jobs}, stop);
+}
+
+// Proves steering's mechanics: schedules that covered something new are kept, every other one is
+// a variation of a kept one, and a finding first shown by a variation carries the document that
+// ran, which shows it again under its seed (a variation's seed alone does not draw it).
+TEST(Explore, SteeringKeepsNewCoverageAndWritesItsVariations) {
+  ExploreTarget target;
+  target.variant = &variant("get_then_del");
+  ExploreBudget budget{0, 600, 0, 1};
+  budget.steer = true;
+  StopSignal stop;
+  const ExploreSummary summary = explore(target, budget, stop);
+  EXPECT_GT(summary.kept, 3U);
+  EXPECT_GT(summary.variations, 200U);
+  ASSERT_FALSE(summary.findings.empty());
+  int steered = 0;
+  for (const auto& [signature, found] : summary.findings) {
+    for (const auto& [seed, document] : found.steered) {
+      EXPECT_TRUE(std::count(found.seeds.begin(), found.seeds.end(), seed)) << seed;
+      const ScheduleRun run = run_schedule(document, variant("get_then_del"), seed, false);
+      EXPECT_TRUE(run.signatures.count(signature)) << signature << " seed " << seed;
+      ++steered;
+    }
+  }
+  EXPECT_GT(steered, 0);
+  // Without --steer no schedule is a variation.
+  const ExploreSummary plain = explore(target, ExploreBudget{0, 600, 0, 1}, stop);
+  EXPECT_EQ(plain.variations, 0U);
+  for (const auto& [signature, found] : plain.findings) EXPECT_TRUE(found.steered.empty());
 }
 
 TEST(Explore, ACorrectLockShowsNothingUnderCrashes) {

@@ -77,6 +77,18 @@ AcquireOutcome outcome_of(const AcquireEnd& end) {
   return outcome;
 }
 
+AcquireOutcome outcome_of(AcquireEnd&& end) {
+  // Taken out first, so that the copy below copies nothing of them.
+  std::string token = std::move(end.attempt.token);
+  std::vector<int> granted_on = std::move(end.attempt.granted_on);
+  AcquireOutcome outcome = outcome_of(std::as_const(end));
+  if (outcome.granted) {
+    outcome.token = std::move(token);
+    outcome.granted_on = std::move(granted_on);
+  }
+  return outcome;
+}
+
 ReleaseOutcome outcome_of(const ReleaseResult& result) {
   ReleaseOutcome outcome;
   if (result.outcome == ReleaseResult::Outcome::kError) {

@@ -58,6 +58,8 @@ struct AcquireOutcome {
 };
 // outcome_of: an acquire loop's end (a gave-up or stopped acquire fails with kGaveUp, kStopped).
 AcquireOutcome outcome_of(const AcquireEnd& end);
+// outcome_of: the same from an end that is not read again: its token and servers are moved.
+AcquireOutcome outcome_of(AcquireEnd&& end);
 
 // ReleaseOutcome: how a release ended. `deleted` < 0 on a success: the reply did not say what the
 // release did (recorded info, as a reply outside the contract).

@@ -11,8 +11,9 @@ Task<bool> release_call(ReleaseHost& host, ClientRecord& record, bool unsaved_to
     record.exit();
     host.outside();
   }
-  const std::string token = record.invoke_release(unsaved_token);
-  const std::optional<ReleaseOutcome> outcome = co_await host.release_with(token);
+  // Moved into the release: nothing here reads it again.
+  std::string token = record.invoke_release(unsaved_token);
+  const std::optional<ReleaseOutcome> outcome = co_await host.release_with(std::move(token));
   if (!outcome) co_return false;
   record.end_release(*outcome);
   co_return true;

@@ -75,7 +75,12 @@ template <class T>
 struct Promise : PromiseBase {
   std::optional<T> value;
   Task<T> get_return_object();
-  void return_value(T v) { value = std::move(v); }
+  // return_value: the result built in place from what co_return names (a braced list makes a T),
+  // one move fewer than taking it by value: an acquire attempt's result comes back at every poll.
+  template <class U = T>
+  void return_value(U&& v) {
+    value.emplace(std::forward<U>(v));
+  }
   T take() {
     rethrow_if_failed();
     LOCKSIM_ASSERT(value.has_value());

@@ -249,10 +249,9 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
     crash();
     return AcquireStatus::kCrashed;
   }
-  const AcquireStatus status = record_.end_acquire(outcome_of(end));
-  if (end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error)) {
-    connection_->reconnect();  // never reuse a connection after an I/O error
-  }
+  const bool reconnect = end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error);
+  const AcquireStatus status = record_.end_acquire(outcome_of(std::move(end)));
+  if (reconnect) connection_->reconnect();  // never reuse a connection after an I/O error
   if (status != AcquireStatus::kAcquired) return status;
   set_state(true, false);
   if (run_.request().variant.renews()) start_renewal(logical_key, record_.held_token());

@@ -92,12 +92,12 @@ Reply run_client_command(ServerState& server, ClientState& client,
   if (spec == nullptr) return unknown_command(argv);
   if (!arity_ok(*spec, argv.size())) return arity_error(spec->name);
   // processCommand refuses a command that may grow memory before READONLY and the pub/sub check.
-  if (server.options.maxmemory_bytes != 0 &&
+  // Over maxmemory is asked first: it is nearly always false, and a script's flags cost a lookup.
+  if (over_maxmemory(server) &&
       ((spec->flags & kDenyOom) != 0 ||
        ((spec->handler == cmd_eval || spec->handler == cmd_evalsha ||
          spec->handler == cmd_eval_ro || spec->handler == cmd_evalsha_ro) &&
-        script_denies_oom(server, argv))) &&
-      over_maxmemory(server)) {
+        script_denies_oom(server, argv)))) {
     return oom_error();
   }
   if (server.replica && (spec->flags & kWrite) != 0) return read_only_replica();

@@ -101,11 +101,24 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
             }
           }
           if (!parent.empty()) {
+            // One to three changes, most of them late in the draws (durations, the order of the
+            // steps) where they keep what came before: a nudge moves one choice to the next value
+            // (uniform takes its raw draw modulo the span), a redraw replaces it, a cut draws
+            // everything after it anew from this seed.
             Rng mutate(seed ^ 0x9e3779b97f4a7c15ULL);
             const std::int64_t changes = mutate.uniform(1, 3);
-            for (std::int64_t c = 0; c < changes; ++c) {
-              parent[static_cast<std::size_t>(
-                  mutate.uniform(0, static_cast<std::int64_t>(parent.size()) - 1))] = mutate.next();
+            for (std::int64_t c = 0; c < changes && !parent.empty(); ++c) {
+              const auto last = static_cast<std::int64_t>(parent.size()) - 1;
+              const auto at = static_cast<std::size_t>(
+                  mutate.chance(0.75) ? mutate.uniform(last / 2, last) : mutate.uniform(0, last));
+              const std::int64_t how = mutate.uniform(0, 9);
+              if (how < 5) {
+                parent[at] += mutate.chance(0.5) ? 1 : static_cast<std::uint64_t>(-1);
+              } else if (how < 9) {
+                parent[at] = mutate.next();
+              } else {
+                parent.resize(at);
+              }
             }
             choices.emplace(seed, std::move(parent));
           }

@@ -162,6 +162,14 @@ void print_ratios(const RatioReporter::Times& times) {
     std::printf("one schedule: %.0f us, %.0f schedules/s on one core\n", schedule_us,
                 1e6 / schedule_us);
   }
+  const double drawn_us = get("BM_DrawnSchedule");
+  const double as_json_us = get("BM_DrawnScheduleAsJson");
+  if (drawn_us > 0 && schedule_us > 0 && as_json_us > 0) {
+    std::printf(
+        "drawn schedule (lua_owner, in memory): %.1f us, %.0f schedules/s on one core; %.2fx the "
+        "bench schedule's rate, %.2fx the same drawn as JSON and parsed (%.1f us)\n",
+        drawn_us, 1e6 / drawn_us, schedule_us / drawn_us, as_json_us / drawn_us, as_json_us);
+  }
   if (one > 0 && two > 0) {
     std::printf("explore, %llu schedules: 1 worker %.1f ms, 2 workers %.1f ms: speed-up %.2fx\n",
                 static_cast<unsigned long long>(kSchedules), one, two, one / two);

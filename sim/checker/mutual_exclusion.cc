@@ -214,8 +214,15 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
     // that grant's SET (its own key, then): a doubt. When the earlier holder's lease had
     // certainly run out before the later one got in, the lease explains the overlap without it
     // (Redlock seed 13626: a five-server release that took 36 ms).
+    // So is a release during which a server fault made a key vanish where it was deleting: what
+    // it deleted there (its own key before the fault, or another's after) is not known (Redlock
+    // seed 173643 of the swarm: a clock jump on n1 while C's release of n1 and n5 was in flight).
     const bool under_way_at_grant = last->invoke_ns < earlier.acquire_ok_ns;
-    if (under_way_at_grant && earlier.lease_end_lower_ns <= later.start_ns) continue;
+    const bool faulted_meanwhile =
+        server_faults_between(history, last->invoke_ns, last->ok_ns).at_ns >= 0;
+    if ((under_way_at_grant || faulted_meanwhile) && earlier.lease_end_lower_ns <= later.start_ns) {
+      continue;
+    }
     return &*last;
   }
   return nullptr;

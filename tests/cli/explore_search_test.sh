@@ -25,12 +25,6 @@ in_section() {
 }
 # first_seed OUTPUT SIGNATURE: the first seed explore names for SIGNATURE.
 first_seed() { grep -m1 "^  $2: " "$1" | sed -n 's/.*first seed \([0-9]*\).*/\1/p'; }
-# in_shrink OUTPUT SIGNATURE REGEX: a line of the shrink of SIGNATURE matches REGEX.
-in_shrink() {
-  awk -v sig="Shrunk $2 (" -v re="$3" 'index($0, sig) == 1 {on = 1; next} /^Shrunk / {on = 0}
-                                       on && $0 ~ re {found = 1} END {exit !found}' "$1"
-}
-confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
 # distinct_servers FILE ACTION: how many distinct servers the steps of scenario FILE do ACTION to.
 distinct_servers() {
   python3 -c 'import json, sys

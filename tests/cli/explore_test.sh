@@ -14,13 +14,6 @@ WORK=$(mktemp -d /tmp/locksim-explore-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/lib.sh"
 
-# in_shrink OUTPUT SIGNATURE REGEX: a line of the shrink of SIGNATURE matches REGEX.
-in_shrink() {
-  awk -v sig="Shrunk $2 (" -v re="$3" 'index($0, sig) == 1 {on = 1; next} /^Shrunk / {on = 0}
-                                       on && $0 ~ re {found = 1} END {exit !found}' "$1"
-}
-# confirmed OUTPUT SIGNATURE: the shrink of SIGNATURE was confirmed on a real server.
-confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
 
 # --- the failing built-ins: found, shrunk, confirmed --------------------------------------------
 while read -r variant faults signature; do

@@ -36,6 +36,13 @@ signal_run() {  # signal_run SIGNAL PID OUT_DIR: signals a running `locksim run`
     fi
   fi
 }
+# in_shrink OUTPUT SIGNATURE REGEX: a line of explore's shrink of SIGNATURE in OUTPUT matches REGEX.
+in_shrink() {
+  awk -v sig="Shrunk $2 (" -v re="$3" 'index($0, sig) == 1 {on = 1; next} /^Shrunk / {on = 0}
+                                       on && $0 ~ re {found = 1} END {exit !found}' "$1"
+}
+# confirmed OUTPUT SIGNATURE: explore's shrink of SIGNATURE was confirmed on a real server.
+confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
 finish() {  # prints the tally; fails the script if anything failed
   echo "passed: $passed, failed: $failed"
   [[ $failed -eq 0 ]]

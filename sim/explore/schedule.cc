@@ -17,6 +17,13 @@ using Json = nlohmann::json;
 
 }  // namespace
 
+namespace {
+// run_runnable: `scenario`, which the simulator can run (simulator_refusal said nothing), run
+// under `seed` and judged.
+ScheduleRun run_runnable(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                         bool words, const StopSignal* interrupt);
+}  // namespace
+
 Scenario parse_schedule(const Json& document, const LockVariant& variant) {
   // Run, never written: the document itself is what explore writes (a shrunk scenario, a replay).
   return parse_scenario(document, document.value("name", "explore"), {std::string(variant.name())},
@@ -54,16 +61,25 @@ ScheduleRun run_schedule(const PreparedSchedule& prepared, const LockVariant& va
     run.error = prepared.error;
     return run;
   }
-  return run_schedule(prepared.scenario, variant, seed, words, interrupt);
+  // prepare_schedule already asked the simulator whether it can run it.
+  return run_runnable(prepared.scenario, variant, seed, words, interrupt);
 }
 
 ScheduleRun run_schedule(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
                          bool words, const StopSignal* interrupt) {
-  ScheduleRun run;
   if (const std::string why = simulator_refusal(scenario, variant); !why.empty()) {
+    ScheduleRun run;
     run.error = "the simulator cannot run it: " + why;
     return run;
   }
+  return run_runnable(scenario, variant, seed, words, interrupt);
+}
+
+namespace {
+
+ScheduleRun run_runnable(const Scenario& scenario, const LockVariant& variant, std::uint64_t seed,
+                         bool words, const StopSignal* interrupt) {
+  ScheduleRun run;
   StopSignal stop;
   SimulatedRun simulated =
       run_simulated(scenario, variant, seed, stop,
@@ -92,5 +108,7 @@ ScheduleRun run_schedule(const Scenario& scenario, const LockVariant& variant, s
   run.history = std::move(simulated.outcome.history);
   return run;
 }
+
+}  // namespace
 
 }  // namespace locksim

@@ -20,9 +20,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// seed_varied: whether `choices` replayed a mutated prefix (a variation), not only its seed.
-bool seed_varied(const Choices& choices) { return choices.replayed() > 0; }
-
 }  // namespace
 
 ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget, StopSignal& stop,
@@ -126,7 +123,7 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         if (!choices) choices.emplace(seed);
         exercise = &drawer->draw(*choices, seed);
         run = run_schedule(exercise->scenario, *target.variant, seed, false, &stop);
-        variation = steer && n % 2 == 1 && choices->drawn().size() > 0 && seed_varied(*choices);
+        variation = choices->replayed() > 0;  // a kept schedule's choices, changed
         if (steer) drawn_choices = choices->drawn();
       }
       std::lock_guard<std::mutex> lock(mutex);

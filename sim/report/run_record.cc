@@ -104,6 +104,7 @@ std::string describe_observation(const CheckResult& result) {
   if (!result.resource_intact()) text += ", corrupted";
   if (result.count(FindingKind::kStolenRenewal) > 0) text += ", stolen renewal";
   if (result.count(FindingKind::kIdleHold) > 0) text += ", idle hold";
+  if (result.count(FindingKind::kBarging) > 0) text += ", barging";
   // What kept the resource intact although the windows overlapped: a fenced store said no.
   if (result.stats.stale_writes_rejected > 0) text += ", stale write rejected";
   return text;

@@ -63,7 +63,8 @@ CheckOptions check_options(const Scenario& scenario);
 
 // describe_expectation: "mutex_violation (lease_expired, stale_release)" or "ok".
 std::string describe_expectation(const Expectation& expected);
-// describe_observation: the same form for what was observed.
+// describe_observation: the same form for what was observed, with what the verdict does not say
+// (a corrupted resource, a stolen renewal, an idle hold, barging past a waiter).
 std::string describe_observation(const CheckResult& result);
 
 }  // namespace locksim

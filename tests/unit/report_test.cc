@@ -110,6 +110,12 @@ TEST(Expectation, VerdictAndExactCauses) {
   CheckResult fenced = r;
   fenced.stats.stale_writes_rejected = 1;
   EXPECT_EQ(describe_observation(fenced), "mutex_violation (lease_expired), stale write rejected");
+  // Barging changes no verdict: the observation names it, so a user sees why a fair lock failed.
+  CheckResult barged = r;
+  barged.findings.push_back(Finding{.kind = FindingKind::kBarging, .cause = "", .key = "lock",
+                                    .clients = {2, 1}, .from_ns = 0, .to_ns = 1, .amount = 0,
+                                    .record = "", .words = "C barged past B"});
+  EXPECT_EQ(describe_observation(barged), "mutex_violation (lease_expired), barging");
 }
 
 VariantRun judged_run() {

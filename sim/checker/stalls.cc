@@ -157,7 +157,10 @@ void check_stalled_waiters(const History& history, const std::vector<FaultWindow
     const Nanos sent_ns = e.type == EventType::kOk && e.acquire().sent_ns >= 0
                               ? e.acquire().sent_ns
                               : e.time_ns;
-    if (invoke_ns >= 0 && attempts >= 1 && sent_ns > invoke_ns) {
+    // Kept: a wait long enough to be judged, or one with the pace of several attempts to judge
+    // others by (a run's other acquires cost no memory here).
+    if (invoke_ns >= 0 && attempts >= 1 && sent_ns > invoke_ns &&
+        (attempts >= 2 || sent_ns - invoke_ns >= options.stuck_threshold_ns)) {
       waits.push_back(AcquireWait{e.client, e.key, &e, invoke_ns, sent_ns, attempts});
     }
     invoke_ns = -1;

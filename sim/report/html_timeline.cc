@@ -537,7 +537,8 @@ class Timeline {
     return {"ok", "res-ok"};
   }
 
-  // collect_calls: every call of a drawn client, from its invoke to its completion; a call still
+  // collect_calls: every call of a drawn client (the first kMaxTimelineMarks and one more), from
+  // its invoke to its completion; a call still
   // open at the end of the history runs to it (no answer); enter, exit, read and write are
   // single moments; work runs until the client's next event, at most as long as it meant to
   // (a step that works "until" something plans its longest).
@@ -557,6 +558,18 @@ class Timeline {
                           e.f == Op::kWrite || e.f == Op::kWork;
       if (!paired && !single) continue;
       const auto slot = std::make_pair(e.client, e.f);
+      // Only the first kMaxTimelineMarks calls are drawn (and one more says that more were left
+      // out): once they are collected, a call not yet begun is not collected, so the report needs
+      // no memory per call of a long run.
+      if (calls.size() > kMaxTimelineMarks) {
+        const auto previous = open.find(slot);
+        if (previous != open.end() && paired && e.type == EventType::kInvoke) {
+          calls[previous->second].reply = "no answer recorded";
+          open.erase(previous);
+        }
+        if (open.empty() && working.empty()) break;
+        if (!open.contains(slot)) continue;
+      }
       if (paired && e.type == EventType::kInvoke) {
         Call call;
         call.client = e.client;

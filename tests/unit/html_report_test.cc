@@ -181,6 +181,32 @@ TEST(RunReport, DrawsEveryCallFromInvokeToCompletionColouredByItsResult) {
   EXPECT_NE(page.find("<button type=\"button\" data-zoom=\"in\""), std::string::npos);
 }
 
+// Proves a long run draws its first kMaxTimelineMarks calls whole (an acquire answered after the
+// cap still has its completion), says the rest were left out, and draws none of them.
+TEST(RunReport, ALongRunDrawsItsFirstCallsAndSaysTheRestWereLeftOut) {
+  History h;
+  h.clients = {"A", "B"};
+  // B's acquire is asked first and answered last; A acquires and releases 2,000 times.
+  h.events.push_back(event(h, 0, 1, EventType::kInvoke, Op::kAcquire, 100));
+  Nanos t = 1;
+  for (int i = 0; i < 2000; ++i) {
+    h.events.push_back(event(h, t++, 0, EventType::kInvoke, Op::kAcquire, 100));
+    h.events.push_back(event(h, t++, 0, EventType::kOk, Op::kAcquire, 100));
+    h.events.push_back(event(h, t++, 0, EventType::kInvoke, Op::kRelease));
+    h.events.push_back(event(h, t++, 0, EventType::kOk, Op::kRelease));
+  }
+  h.events.push_back(event(h, t++, 1, EventType::kOk, Op::kAcquire, 100));
+  const VariantRun run = judged(std::move(h), Verdict::kOk);
+  const std::string page = run_report_html(scenario(), {run}, RunInfo{});
+  EXPECT_EQ(count(page, "<rect class=\"op "), kMaxTimelineMarks);
+  // B's acquire is the first call: drawn to its grant, after every other call.
+  EXPECT_EQ(count(page, "data-op=\"acquire\" data-client=\"B\" data-result=\"ok\""), 1u);
+  EXPECT_EQ(count(page, "data-op=\"acquire\" data-client=\"A\""), kMaxTimelineMarks / 2);
+  EXPECT_EQ(count(page, "data-op=\"release\" data-client=\"A\""), kMaxTimelineMarks / 2 - 1);
+  EXPECT_NE(page.find("calls after the first " + std::to_string(kMaxTimelineMarks)),
+            std::string::npos);
+}
+
 TEST(RunReport, DrawsTheKeysOwnerUntilItsTtlRunsOut) {
   // A's grant stands from 1 ms until its 100 ms TTL runs out; B's from 150 to 250 ms.
   const VariantRun run = judged(overlapping(), Verdict::kMutexViolation);

@@ -840,11 +840,14 @@ const std::string_view kTimelineScript = R"js(
         var w = x1 - x0;
         var min = m.min > 0 ? m.min * upp : 1;
         if (w < min) {
-          // Widened about its middle, but kept inside the plot when the interval is.
+          // Widened about its middle, but kept inside the plot when the interval is, and whole
+          // in view wherever some of the interval is (a sliver at the plot's edge, or one that
+          // runs past the end of the history, is not clipped to a few pixels).
+          var inView = x0 < self.right && x1 > self.left;
           x0 -= (min - Math.max(w, 0)) / 2;
           w = min;
-          if (x1 <= self.right) x0 = Math.min(x0, self.right - w);
-          if (m.t0 >= self.from && x0 < self.left) x0 = self.left;
+          if (inView || x1 <= self.right) x0 = Math.min(x0, self.right - w);
+          if (inView || (m.t0 >= self.from && x0 < self.left)) x0 = Math.max(x0, self.left);
         }
         var l = Math.max(x0, lo);
         var r = Math.min(x0 + w, hi);

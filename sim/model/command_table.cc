@@ -242,7 +242,7 @@ constexpr CommandSpec kCommands[] = {
     {"zrangebylex", -4, 0, nullptr},
     {"zrangebyscore", -4, 0, cmd_zrangebyscore},
     {"zrangestore", -5, kWrite | kDenyOom, nullptr},
-    {"zrank", 3, 0, nullptr},
+    {"zrank", 3, 0, cmd_zrank},
     {"zrem", -3, kWrite, cmd_zrem},
     {"zremrangebylex", 4, kWrite, nullptr},
     {"zremrangebyrank", 4, kWrite, nullptr},

@@ -277,6 +277,18 @@ Reply cmd_zcount(CommandContext& ctx) {
   return integer_reply(count);
 }
 
+// cmd_zrank: the member's 0-based rank in (score, member) order, nil for no member or no key
+// (Redis 7.0: no WITHSCORE, so three arguments exactly).
+Reply cmd_zrank(CommandContext& ctx) {
+  bool wrong = false;
+  const SortedSetValue* zset = find_zset(ctx, ctx.argv[1], wrong);
+  if (zset == nullptr) return wrong ? wrong_type() : nil_reply();
+  const double* score = zset->score(ctx.argv[2]);
+  if (score == nullptr) return nil_reply();
+  const auto at = zset->order.find(std::make_pair(*score, std::string(ctx.argv[2])));
+  return integer_reply(static_cast<std::int64_t>(std::distance(zset->order.begin(), at)));
+}
+
 Reply cmd_zrange(CommandContext& ctx) { return zrange_generic(ctx, RangeType::kAuto, true); }
 
 Reply cmd_zrangebyscore(CommandContext& ctx) {

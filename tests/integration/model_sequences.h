@@ -393,7 +393,7 @@ class Generator {
   }
 
   std::vector<std::string> zset_command() {
-    switch (rng_.uniform(0, 9)) {
+    switch (rng_.uniform(0, 10)) {
       case 0:
       case 1: {
         std::vector<std::string> argv = {"ZADD", key()};
@@ -432,6 +432,8 @@ class Generator {
         if (chance(0.3)) argv.insert(argv.end(), {"LIMIT", index(), index()});
         return argv;
       }
+      case 8:
+        return {"ZRANK", key(), element()};
       default:
         return {"ZREMRANGEBYSCORE", key(), score_bound(), score_bound()};
     }

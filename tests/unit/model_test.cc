@@ -213,6 +213,10 @@ TEST_F(ModelTest, ListsAndSortedSets) {
   EXPECT_EQ(run({"ZADD", "z", "0.1", "a"}), ":0");
   EXPECT_EQ(run({"ZSCORE", "z", "a"}), "\"0.10000000000000001\"");
   EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "(1", "+inf"}), "[\"b\"]");
+  EXPECT_EQ(run({"ZRANK", "z", "b"}), ":2");
+  EXPECT_EQ(run({"ZRANK", "z", "a"}), ":0");
+  EXPECT_EQ(run({"ZRANK", "z", "nobody"}), "(nil)");
+  EXPECT_EQ(run({"ZRANK", "nokey", "a"}), "(nil)");
   EXPECT_EQ(run({"ZREMRANGEBYSCORE", "z", "-inf", "1"}), ":2");
   EXPECT_EQ(run({"ZADD", "z", "x", "a"}), "-ERR value is not a valid float");
   EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "a", "1"}), "-ERR min or max is not a float");

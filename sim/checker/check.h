@@ -25,8 +25,12 @@
 //     earlier holder's enter and the later's, letting the later one in), "lease_expired" (the
 //     earlier holder's lease ran out before the later acquire completed, while it still worked,
 //     or the later holder's own lease may have run out during its acquire, before the earlier
-//     grant: its SET may have come first), "lock_lost" (a server fault made a server forget a key) or
-//     "racy_acquire" (neither: both acquires succeeded on a held lock).
+//     grant: its SET may have come first), "lock_lost" (a server fault made a server forget a key)
+//     or "racy_acquire" (neither: both acquires succeeded on a held lock). A semaphore
+//     (History::permits > 1): a window that starts while at least the permits other clients are
+//     inside; clients = the holders inside, then the one that entered; cause "lease_expired"
+//     (fewer than the permits still had a running lease), "client_clock" (a client_clock fault
+//     came before: a client's own clock ran off the others'), "lock_lost" or "racy_acquire".
 //   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
 //     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units. Judged
 //     from the writes that took effect (ok): a write a fenced store rejected changed nothing.
@@ -58,17 +62,18 @@
 //   stale_release, stale_write, stolen_renewal, recovery, idle_hold [no verdict]: facts a reader
 //     needs. stale_release: a release deleted a key after its lease ran out while another client
 //     was inside (clients = {releaser, victim}), the victim's key granted after the releaser's own
-//     grant (one granted before had lost its key then; docs/outputs.md has the rule); stale_write: a write to the resource by a client
-//     whose grant of the lock had been superseded by another client's (a higher fencing number
-//     or, without numbers, a later grant) before the write (clients = {writer, newer holder};
-//     interval = [newer grant, write]); cause "accepted" (it took effect: the harm, if any, is a
-//     resource_corrupted finding) or "rejected" (a fenced store refused it); stolen_renewal: an
-//     extend succeeded while another client, which acquired after the extender, was inside
-//     (clients = {extender, holder}), that grant answered before the extend was sent or the
-//     extender's own key certainly expired by then: it prolonged someone else's lock; recovery: a crash inside
-//     and when the key was next acquired (clients = {crashed, next}; interval = [crash, next
-//     enter] or to_ns = -1); idle_hold: a release that deleted nothing while its own lease ran
-//     (Doc C's unsaved token) left the key held by nobody (interval = the idle time).
+//     grant (one granted before had lost its key then; docs/outputs.md has the rule); stale_write:
+//     a write to the resource by a client whose grant of the lock had been superseded by another
+//     client's (a higher fencing number or, without numbers, a later grant) before the write
+//     (clients = {writer, newer holder}; interval = [newer grant, write]); cause "accepted" (it
+//     took effect: the harm, if any, is a resource_corrupted finding) or "rejected" (a fenced store
+//     refused it); stolen_renewal: an extend succeeded while another client, which acquired after
+//     the extender, was inside (clients = {extender, holder}), that grant answered before the
+//     extend was sent or the extender's own key certainly expired by then: it prolonged someone
+//     else's lock; recovery: a crash inside and when the key was next acquired (clients = {crashed,
+//     next}; interval = [crash, next enter] or to_ns = -1); idle_hold: a release that deleted
+//     nothing while its own lease ran (Doc C's unsaved token) left the key held by nobody (interval
+//     = the idle time).
 //   lease_overrun [no verdict]: a holder left after its lease had certainly run out (the latest
 //     lease end, renewals counted, before its exit); clients = {holder}; interval = [lease end,
 //     exit]; cause "faulted" (a fault was aimed at it inside the window) or "slow". The lock did

@@ -163,6 +163,20 @@ bool explained_by_a_fault(const KeyTimeline& timeline, const std::vector<FaultWi
   });
 }
 
+// evicted_in_overflow: a semaphore's holder whose permit another client's acquire may have
+// removed: an overflow of the semaphore (a violation naming the holder) came while it held, so
+// its release finding nothing left no permit held (zset_semaphore's client clocks: C's clean-up
+// removed A's live permit, and A's release then removed nothing).
+bool evicted_in_overflow(const History& history, const KeyTimeline& timeline,
+                         const CheckResult& result, const IdleRelease& idle) {
+  if (history.permits <= 1) return false;
+  return std::any_of(result.findings.begin(), result.findings.end(), [&](const Finding& f) {
+    return f.kind == FindingKind::kMutexViolation && f.key == timeline.key &&
+           f.from_ns <= idle.invoke_ns &&
+           std::find(f.clients.begin(), f.clients.end(), idle.client) != f.clients.end();
+  });
+}
+
 }  // namespace
 
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result) {
@@ -171,6 +185,7 @@ void check_idle_holds(const History& history, const KeyTimeline& timeline, Check
       timeline.idle_releases.empty() ? std::vector<FaultWindow>{} : fault_windows(history);
   for (const IdleRelease& idle : timeline.idle_releases) {
     if (deleted_by_someone_else(timeline, idle)) continue;
+    if (evicted_in_overflow(history, timeline, result, idle)) continue;
     if (explained_by_a_fault(timeline, faults, idle)) continue;
     const auto next =
         std::lower_bound(windows.begin(), windows.end(), idle.invoke_ns,

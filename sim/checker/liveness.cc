@@ -26,9 +26,16 @@ struct Stretch {
 };
 
 // CoverIndex: the union of possible holds, and the longest uncovered stretch of any interval.
+// For a semaphore of `permits` permits, a moment is covered while at least that many holds
+// possibly stood: a waiter kept out while fewer held it was stuck.
 class CoverIndex {
  public:
-  explicit CoverIndex(const std::vector<PossibleHold>& holds) {
+  CoverIndex(const std::vector<PossibleHold>& holds, int permits) {
+    if (permits > 1) {
+      cover_by_depth(holds, permits);
+      build_gap_table();
+      return;
+    }
     std::vector<Interval> sorted;
     sorted.reserve(holds.size());
     for (const PossibleHold& hold : holds) sorted.push_back({hold.start_ns, hold.end_ns});
@@ -71,6 +78,29 @@ class CoverIndex {
   }
 
  private:
+  // cover_by_depth: the stretches in which at least `permits` holds stood (a start counts before
+  // an end at the same instant, so holds that touch keep the stretch whole).
+  void cover_by_depth(const std::vector<PossibleHold>& holds, int permits) {
+    std::vector<std::pair<Nanos, int>> edges;
+    edges.reserve(2 * holds.size());
+    for (const PossibleHold& hold : holds) {
+      edges.emplace_back(hold.start_ns, -1);  // -1 sorts first: a start
+      edges.emplace_back(hold.end_ns, 1);
+    }
+    std::sort(edges.begin(), edges.end());
+    int depth = 0;
+    for (const auto& [t, edge] : edges) {
+      const bool covered = depth >= permits;
+      depth -= edge;
+      if (!covered && depth >= permits) {
+        if (!union_.empty() && t <= union_.back().end_ns) continue;  // it touches the last one
+        union_.push_back({t, t});
+      } else if (covered && depth < permits) {
+        union_.back().end_ns = t;
+      }
+    }
+  }
+
   Nanos gap_length(std::size_t g) const { return union_[g + 1].start_ns - union_[g].end_ns; }
 
   void build_gap_table() {
@@ -160,7 +190,7 @@ void find_deadlocks(const History& history, const KeyTimeline& timeline,
     waits.push_back(Wait{granted.client, granted.invoke_ns, granted.sent_ns, true, granted.ok_ns});
   }
   if (waits.empty()) return;
-  const CoverIndex cover(timeline.possible_holds);
+  const CoverIndex cover(timeline.possible_holds, history.permits);
   std::vector<PossibleHold> by_end;  // built only when a deadlock needs explaining
   for (const Wait& wait : waits) {
     const Stretch stuck = cover.longest_uncovered(wait.from_ns, wait.to_ns);

@@ -1,6 +1,7 @@
 // Mutual exclusion: a sweep over one key's windows sorted by start. The active list holds the
 // windows still open at the current start; on a correct history it never holds more than one, so
-// the sweep is linear after the sort.
+// the sweep is linear after the sort. A semaphore (history.permits > 1) is held to its permits
+// instead: find_overflows.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -427,6 +428,112 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
       static_cast<std::int64_t>(std::count(in_violation.begin(), in_violation.end(), true));
 }
 
+// client_clock_before: the first client_clock fault recorded before `to_ns` (a client whose own
+// clock ran off the others'), or nullptr.
+const Event* client_clock_before(const History& history, Nanos to_ns) {
+  for (const Event& e : history.events) {
+    if (e.time_ns > to_ns) break;
+    if (e.f == Op::kFault && e.fault().kind == FaultKind::kClientClock) return &e;
+  }
+  return nullptr;
+}
+
+// make_overflow: the violation of a semaphore of history.permits permits that `later` entered
+// while `holders` (one window per other client, at least the permits) were inside. Its cause:
+// "lease_expired" when the holders whose leases still ran were fewer than the permits (a permit
+// freed by its lease, the limit of every lease); else "client_clock" when a client's own clock
+// ran off the others' before it (a semaphore timed by its clients' clocks: its own bug); else
+// "lock_lost" when a server fault may have made the server forget permits; else "racy_acquire".
+Finding make_overflow(const History& history, const KeyTimeline& timeline,
+                      const std::vector<const WindowRecord*>& holders, const WindowRecord& later) {
+  Finding v;
+  v.kind = FindingKind::kMutexViolation;
+  v.key = timeline.key;
+  v.from_ns = later.start_ns;
+  v.to_ns = later.end_ns;
+  Nanos earliest_sent_ns = later.acquire_sent_ns;
+  std::string inside;
+  std::vector<const WindowRecord*> expired;
+  for (const WindowRecord* w : holders) {
+    v.clients.push_back(w->client);
+    v.to_ns = std::min(v.to_ns, w->end_ns);
+    earliest_sent_ns = std::min(earliest_sent_ns, w->acquire_sent_ns);
+    inside += (inside.empty() ? "" : ", ") + client_name(history, w->client) + " (since " +
+              format_ms(w->start_ns) + ")";
+    if (w->lease_end_lower_ns <= later.start_ns) expired.push_back(w);
+  }
+  v.clients.push_back(later.client);
+  const std::string y = client_name(history, later.client);
+  const std::string permits = std::to_string(history.permits);
+  std::string text = y + " acquired " + timeline.key + " at " + format_ms(later.start_ns) +
+                     " while " + std::to_string(holders.size()) + " holders were inside, " +
+                     inside + ": " + std::to_string(holders.size() + 1) + " holders of a " +
+                     permits + "-permit semaphore, overlap " + format_ms(v.to_ns - v.from_ns) +
+                     ". ";
+  if (holders.size() - expired.size() < static_cast<std::size_t>(history.permits)) {
+    v.cause = "lease_expired";
+    const WindowRecord& w = *expired.front();
+    text += client_name(history, w.client) + "'s permit's lease (ttl " + std::to_string(w.ttl_ms) +
+            " ms) ran out at " + format_ms(w.lease_end_ns) + " while " +
+            client_name(history, w.client) + " was still working: its permit was free again.";
+  } else if (const Event* clock = client_clock_before(history, later.start_ns)) {
+    v.cause = "client_clock";
+    const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
+    text += "Every holder's lease still ran, but " + client_name(history, target) +
+            "'s own clock ran off the others' (client_clocks): a semaphore that times its "
+            "permits with its clients' clocks counts live permits as expired (a clock ahead) or "
+            "ranks a new one before them (a clock behind).";
+  } else if (const LostLock lost = server_faults_between(history, earliest_sent_ns, later.start_ns);
+             lost.at_ns >= 0) {
+    v.cause = "lock_lost";
+    text += "Every holder's lease still ran, but " + lost.words + ".";
+  } else {
+    v.cause = "racy_acquire";
+    text += "Every holder's lease still ran: the semaphore granted more permits than it has.";
+  }
+  v.words = std::move(text);
+  return v;
+}
+
+// find_overflows: a semaphore's mutual exclusion: never more holders than its permits. A sweep
+// over the key's windows by start; a violation when a window starts while at least the permits
+// other clients are inside (one finding per such entry).
+void find_overflows(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+  const std::vector<WindowRecord>& windows = timeline.windows;
+  std::vector<std::size_t> active;
+  std::vector<bool> in_violation;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const WindowRecord& later = windows[i];
+    std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
+    std::vector<const WindowRecord*> holders;  // the latest window of each other client inside
+    for (std::size_t a : active) {
+      if (windows[a].client == later.client) continue;
+      const auto same = std::find_if(holders.begin(), holders.end(), [&](const WindowRecord* w) {
+        return w->client == windows[a].client;
+      });
+      if (same == holders.end())
+        holders.push_back(&windows[a]);
+      else
+        *same = &windows[a];
+    }
+    if (holders.size() >= static_cast<std::size_t>(history.permits)) {
+      result.findings.push_back(make_overflow(history, timeline, holders, later));
+      if (std::none_of(holders.begin(), holders.end(),
+                       [](const WindowRecord* w) { return w->faulted; })) {
+        ++result.violations_outside_faults;
+      }
+      if (in_violation.empty()) in_violation.resize(windows.size(), false);
+      in_violation[i] = true;
+      for (const WindowRecord* w : holders) {
+        in_violation[static_cast<std::size_t>(w - windows.data())] = true;
+      }
+    }
+    active.push_back(i);
+  }
+  result.stats.holds_in_violation +=
+      static_cast<std::int64_t>(std::count(in_violation.begin(), in_violation.end(), true));
+}
+
 void find_stale_releases(const History& history, const KeyTimeline& timeline, CheckResult& result) {
   if (timeline.foreign_deletes.empty()) return;
   const WindowIndex index(timeline.windows);
@@ -495,6 +602,12 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
 
 void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
                             CheckResult& result) {
+  // A semaphore's holders overlap by design, and each releases its own permit: only their count
+  // is judged.
+  if (history.permits > 1) {
+    find_overflows(history, timeline, result);
+    return;
+  }
   find_overlaps(history, timeline, result);
   find_stale_releases(history, timeline, result);
 }

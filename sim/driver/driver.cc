@@ -155,6 +155,11 @@ History take_history(RunContext& run) {
   if (const Topology* topology = run.request().topology; topology != nullptr) {
     for (std::size_t i = 0; i < topology->size(); ++i) history.servers.push_back(topology->name(i));
   }
+  // A semaphore admits lock.permits holders; a mutex one, whatever the scenario says.
+  static_assert(kMaxLockPermits == kMaxPermits);
+  if (run.request().variant.semaphore()) {
+    history.permits = static_cast<int>(run.scenario().lock.permits);
+  }
   return history;
 }
 
@@ -402,6 +407,9 @@ class ScenarioRun {
     // Time 0 is when the clients start, not when the first was spawned: starting eight adapter
     // processes can take seconds, which a time-bounded workload must not lose.
     run_.start_clock();
+    for (std::size_t i = 0; i < scenario_.clients.size(); ++i) {
+      if (scenario_.clock_offset_ms(scenario_.clients[i]) != 0) run_.nemesis().client_clock(i);
+    }
     {
       std::lock_guard<std::mutex> lock(run_.mutex);
       started_ = true;

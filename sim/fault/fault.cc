@@ -16,7 +16,7 @@ namespace {
 
 // One row per kind; a trait not named is false. A kill opens the outage, not the `down` window
 // that starts with it, so that one kill is one outage.
-constexpr std::array<FaultTraits, 14> kFaultKinds = {{
+constexpr std::array<FaultTraits, 15> kFaultKinds = {{
     {.kind = FaultKind::kPause, .word = "pause", .window = true},
     {.kind = FaultKind::kPartition, .word = "partition", .window = true},
     {.kind = FaultKind::kLoseReply, .word = "lose_reply"},
@@ -34,6 +34,7 @@ constexpr std::array<FaultTraits, 14> kFaultKinds = {{
     {.kind = FaultKind::kReplicationCut, .word = "replication_cut", .window = true},
     {.kind = FaultKind::kPromote, .word = "promote", .forgets_key = true, .opens_outage = true},
     {.kind = FaultKind::kFailover, .word = "failover", .forgets_key = true, .opens_outage = true},
+    {.kind = FaultKind::kClientClock, .word = "client_clock"},
 }};
 
 // The table is indexed by the enumerator: each row must sit at its own kind's place.

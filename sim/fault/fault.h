@@ -43,6 +43,8 @@ enum class FaultKind : std::uint8_t {
   kReplicationCut,  // window: the replica's link to its primary is cut
   kPromote,         // instant: REPLICAOF NO ONE on a replica
   kFailover,        // instant: Sentinel promoted another server (the event names it)
+  // Aimed at a client again (the event's `target`), recorded as the run starts:
+  kClientClock,  // instant: the client's own clock runs off the others' (scenario client_clocks)
 };
 
 // FaultPhase: where a fault event stands in its fault window.

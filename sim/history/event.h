@@ -35,6 +35,8 @@ namespace locksim {
 // 5: a multi-server acquire's ok names the servers that granted it (`granted_on`, `granted_of`;
 //    before, its message said "granted by n1, n2, n4 of 5"), and the header lists the servers.
 inline constexpr int kHistorySchemaVersion = 5;
+// kMaxPermits: the most permits a semaphore may have (lock.permits, a history's "permits").
+inline constexpr int kMaxPermits = 1000;
 
 enum class EventType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
 
@@ -265,6 +267,9 @@ struct History {
   std::vector<std::string> clients;                 // client names; Event::client indexes this
   std::vector<std::string> keys = {std::string()};  // Event::key indexes this; 0 is "no key"
   std::vector<std::string> servers;  // the topology's server names; ServerGrant bits index this
+  // permits: how many holders the lock admits at once: 1 for a mutex, lock.permits for a
+  // semaphore (LockVariant::semaphore); the checker allows that many overlapping holds.
+  int permits = 1;
   StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 

@@ -124,6 +124,16 @@ class Reader {
     if (j.contains("servers")) {
       for (const auto& server : j.at("servers")) server_index(server.get<std::string>(), "servers");
     }
+    if (j.contains("permits")) {
+      const auto& permits = j.at("permits");
+      if (!permits.is_number_integer() || permits.get<std::int64_t>() < 1 ||
+          permits.get<std::int64_t>() > kMaxPermits) {
+        bad_line(path_, line_number,
+                 "$.permits: expected the lock's permits, 1 to " + std::to_string(kMaxPermits) +
+                     ", got " + permits.dump());
+      }
+      history_.permits = static_cast<int>(permits.get<std::int64_t>());
+    }
     schema_ = static_cast<int>(schema.get<std::int64_t>());
   }
 
@@ -445,6 +455,7 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
     header.number("history_schema", kHistorySchemaVersion);
     header.raw("clients", json_strings(history.clients));
     if (!history.servers.empty()) header.raw("servers", json_strings(history.servers));
+    if (history.permits != 1) header.number("permits", history.permits);
     header.close();
     buffer += '\n';
   }

@@ -167,7 +167,9 @@ LockContext ThreadClient::context(CallFaults* faults) {
                       .clock = run_.clock().base(),
                       .waiter_id = name_,
                       .queue_timeout_ms = run_.scenario().lock.queue_timeout_ms,
-                      .nodes = node_pointers_};
+                      .nodes = node_pointers_,
+                      .permits = run_.scenario().lock.permits,
+                      .clock_offset_ms = run_.scenario().clock_offset_ms(name_)};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {

@@ -96,6 +96,9 @@ std::string ProcessClient::connect() {
       {"variant", run_.request().variant.name()},
       {"seed", run_.plan().clients().at(static_cast<std::size_t>(index_)).seed},
       {"lock", lock_to_json(lock)}};
+  if (const std::int64_t offset_ms = run_.scenario().clock_offset_ms(name_); offset_ms != 0) {
+    connect["clock_offset_ms"] = offset_ms;
+  }
   if (run_.request().variant.multi_server() && run_.request().topology != nullptr) {
     // A quorum over every server of the topology, each through the client's link to it.
     connect["servers"] = nlohmann::json::array();

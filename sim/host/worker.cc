@@ -168,6 +168,9 @@ class Worker {
             {"message", "unknown op \"" + op + "\""}};
   }
 
+  // set_clock_offset_ms: how far this client's own clock runs ahead (connect's clock_offset_ms).
+  void set_clock_offset_ms(std::int64_t offset_ms) { clock_offset_ms_ = offset_ms; }
+
  private:
   // context: a LockContext whose checkpoints act on the request's crash_at and pause_at.
   LockContext context(const nlohmann::json& request) {
@@ -179,7 +182,9 @@ class Worker {
                         .clock = clock_.base(),
                         .waiter_id = client_,
                         .queue_timeout_ms = lock_.queue_timeout_ms,
-                        .nodes = node_pointers_};
+                        .nodes = node_pointers_,
+                        .permits = lock_.permits,
+                        .clock_offset_ms = clock_offset_ms_};
     const std::string crash_at = request.value("crash_at", "");
     const std::string pause_at = request.value("pause_at", "");
     if (crash_at.empty() && pause_at.empty()) return context;
@@ -375,6 +380,7 @@ class Worker {
   std::string client_;
   Rng rng_;
   LockConfig lock_;
+  std::int64_t clock_offset_ms_ = 0;
   HiredisConnection connection_;
   std::vector<std::unique_ptr<Connection>> nodes_;  // a multi-server variant's, by server
   std::vector<Connection*> node_pointers_;
@@ -521,6 +527,7 @@ nlohmann::json lock_to_json(const LockConfig& lock) {
           {"reply_timeout_ms", lock.reply_timeout_ms},
           {"renew_period_ms", lock.renew_period_ms},
           {"queue_timeout_ms", lock.queue_timeout_ms},
+          {"permits", lock.permits},
           {"wait",
            {{"strategy", wait.strategy},
             {"interval_ms", wait.interval_ms},
@@ -538,6 +545,7 @@ LockConfig lock_from_json(const nlohmann::json& j) {
   lock.reply_timeout_ms = j.value("reply_timeout_ms", LockConfig{}.reply_timeout_ms);
   lock.renew_period_ms = j.at("renew_period_ms").get<std::int64_t>();
   lock.queue_timeout_ms = j.at("queue_timeout_ms").get<std::int64_t>();
+  lock.permits = j.value("permits", std::int64_t{1});
   const nlohmann::json& wait = j.at("wait");
   lock.wait.strategy = wait.at("strategy").get<std::string>();
   lock.wait.interval_ms = wait.at("interval_ms").get<std::int64_t>();
@@ -593,6 +601,7 @@ int run_worker() {
                                           request.at("client").get<std::string>(),
                                           request.at("seed").get<std::uint64_t>(),
                                           lock_from_json(request.at("lock")));
+        worker->set_clock_offset_ms(request.value("clock_offset_ms", std::int64_t{0}));
         const RedisResult* error = worker->connect_error();
         out.write(error != nullptr ? failure(request, *error) : reply(request, "ok"));
       } else if (worker == nullptr) {

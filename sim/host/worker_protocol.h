@@ -11,7 +11,8 @@
 // "op":
 //   hello                                  -> {"protocol":1,"worker":"locksim","version":"..."}
 //   connect  {redis, client, variant, seed, lock:{ttl_ms, renew_period_ms, queue_timeout_ms,
-//             wait:{strategy, interval_ms, initial_ms, factor, max_ms, jitter, fallback_ms}}}
+//             [permits,] wait:{strategy, interval_ms, initial_ms, factor, max_ms, jitter,
+//             fallback_ms}}[, clock_offset_ms]}
 //   acquire  {key, ttl_ms, timeout_ms[, crash_at][, pause_at]}
 //                                          -> ok {token, attempts[, fencing][, sent_after_ns]}
 //   release  {key, token[, crash_at][, pause_at]}   -> ok {deleted}

@@ -92,5 +92,7 @@ const LockVariant& lua_fair_queue_variant();
 const LockVariant& lua_owner_fenced_variant();
 const LockVariant& redlock_variant();
 const LockVariant& lua_owner_wait_variant();
+const LockVariant& zset_semaphore_variant();
+const LockVariant& zset_semaphore_server_variant();
 
 }  // namespace locksim::lock_detail

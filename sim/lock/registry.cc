@@ -82,6 +82,8 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::lua_owner_fenced_variant(),
       &lock_detail::redlock_variant(),
       &lock_detail::lua_owner_wait_variant(),
+      &lock_detail::zset_semaphore_variant(),
+      &lock_detail::zset_semaphore_server_variant(),
   };
   return variants;
 }
@@ -114,6 +116,7 @@ std::vector<std::string> variant_names() {
 namespace locksim {
 
 std::string reference_of(const LockVariant& variant) {
+  if (variant.semaphore()) return "zset_semaphore_server";
   if (variant.multi_server()) return "redlock";
   if (variant.queues()) return "lua_fair_queue";
   if (variant.renews()) return "lua_owner_renew";

@@ -62,6 +62,14 @@ struct LockContext {
   // command timeout (a node that does not answer in time counts as not granting); empty for
   // the others, which use `connection` (the topology's primary).
   std::span<Connection* const> nodes = {};
+  // permits: how many holders a semaphore admits at once (lock.permits); a mutex ignores it.
+  std::int64_t permits = 1;
+  // clock_offset_ms: how far this client's own clock runs ahead of the run's (negative: behind),
+  // for a variant that times permits with the client's clock (zset_semaphore): the scenario's
+  // client_clocks. The run's clock itself is never moved.
+  std::int64_t clock_offset_ms = 0;
+  // client_now_ms: the time this client's clock shows, in milliseconds of the run's clock.
+  std::int64_t client_now_ms() const { return clock.now_ns() / 1000000 + clock_offset_ms; }
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {
@@ -166,6 +174,11 @@ class LockVariant {
   // queues: whether the variant keeps a queue of waiters and promises them their turn (a fair
   // lock): barging past a waiter is then its own bug, and its reference is lua_fair_queue.
   virtual bool queues() const { return false; }
+  // semaphore: whether the variant is a counting semaphore of lock.permits permits
+  // (LockContext::permits): up to that many clients hold the key at once, each with a lease of
+  // its own; the checker then counts holders against the permits. Its reference is
+  // zset_semaphore_server.
+  virtual bool semaphore() const { return false; }
   // needs_replica: whether the variant's grant waits for a replica's acknowledgement (WAIT), so
   // that it can only be taken on a primary with a replica; on a lone server every acquire is
   // refused by design.

@@ -31,6 +31,11 @@ void Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
   }
 }
 
+void Nemesis::client_clock(std::size_t client) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  record(FaultKind::kClientClock, client, FaultPhase::kInstant);
+}
+
 void Nemesis::pause(std::size_t client) {
   // Targets are attached before the run; freezing waits for a renewal under way to end, which
   // must not hold the nemesis's lock (a simulated run's fibers share one thread).

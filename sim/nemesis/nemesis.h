@@ -68,6 +68,10 @@ class Nemesis {
   // one, to the run's server); none: direct links, no link faults.
   void attach(std::size_t client, FaultTarget* target, std::vector<Link*> links);
 
+  // client_clock: an instant "client_clock" aimed at `client`, whose own clock runs off the
+  // others' for the whole run (the scenario's client_clocks), recorded as the run starts.
+  void client_clock(std::size_t client);
+
   // pause / resume: a window in which `client` is frozen.
   void pause(std::size_t client);
   void resume(std::size_t client);

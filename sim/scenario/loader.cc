@@ -55,6 +55,7 @@ const std::vector<std::string>& lock_properties() {
 
 namespace {
 
+using scenario_internal::closest_match;
 using scenario_internal::describe;
 using scenario_internal::join;
 using scenario_internal::JsonReader;
@@ -65,10 +66,9 @@ using scenario_internal::SweepValue;
 
 // Every top-level key; "sweep" and "sweep_point" are checked against the form in parse_one.
 const std::vector<std::string> kTopLevelKeys = {
-    "name",     "description", "source",      "variants",      "lock",
-    "resource", "clients",     "steps",       "workload",      "expect",
-    "check",    "sweep",       "sweep_point", "time_limit_ms", "shows",
-    "clients_run_as", "topology"};
+    "name",        "description",   "source",   "variants",       "lock",     "resource",
+    "clients",     "steps",         "workload", "expect",         "check",    "sweep",
+    "sweep_point", "time_limit_ms", "shows",    "clients_run_as", "topology", "client_clocks"};
 
 // An expanded sweep point is named "<name>-ttl-x<value>" or "<name>-<parameter>-<value>", so its
 // name may be longer than the 64 characters of a name written by hand, and may contain the
@@ -103,6 +103,25 @@ std::vector<std::string> parse_variants(const JsonReader& node,
   return variants;
 }
 
+// parse_client_clocks: {"<client>": {"offset_ms": ms}} for clients of the scenario, each offset
+// within a duration either way (a client's clock ahead of the others, or behind).
+std::map<std::string, std::int64_t> parse_client_clocks(const JsonReader& node,
+                                                        const std::vector<std::string>& clients) {
+  std::map<std::string, std::int64_t> offsets;
+  for (const std::string& name : node.keys()) {
+    const JsonReader client = node.member(name);
+    if (std::find(clients.begin(), clients.end(), name) == clients.end()) {
+      const auto close = closest_match(name, clients);
+      client.fail("unknown client \"" + name + "\"" +
+                  (close ? " (did you mean \"" + *close + "\"?)" : std::string()) +
+                  "; clients: " + join(clients));
+    }
+    client.expect_object({"offset_ms"});
+    offsets[name] = client.member("offset_ms").duration_ms(-kMaxDurationMs, kMaxDurationMs);
+  }
+  return offsets;
+}
+
 nlohmann::json resolved_document(const Scenario& scenario) {
   nlohmann::json document = {
       {"name", scenario.name},
@@ -121,6 +140,9 @@ nlohmann::json resolved_document(const Scenario& scenario) {
     document["resource"] = scenario_internal::resolved_resource(scenario.resource);
   }
   if (!scenario.shows.empty()) document["shows"] = scenario.shows;
+  for (const auto& [name, offset_ms] : scenario.client_clock_offset_ms) {
+    document["client_clocks"][name] = {{"offset_ms", offset_ms}};
+  }
   if (scenario.scripted()) {
     document["clients"] = scenario.clients;
     document["steps"] = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
@@ -252,6 +274,9 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     if (step.server_fault != nullptr && step.server_fault->type().shifts_clock) {
       scenario.topology->clock_shift = true;
     }
+  }
+  if (const auto clocks = root.optional_member("client_clocks")) {
+    scenario.client_clock_offset_ms = parse_client_clocks(*clocks, scenario.clients);
   }
   const std::optional<JsonReader> client_mode =
       has_workload ? root.member("workload").optional_member("client_mode") : std::nullopt;

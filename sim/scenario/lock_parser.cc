@@ -130,7 +130,7 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
   LockConfig lock;
   if (node) {
     node->expect_object({"key", "ttl_ms", "acquire_timeout_ms", "reply_timeout_ms", "wait",
-                         "renew_period_ms", "queue_timeout_ms"});
+                         "renew_period_ms", "queue_timeout_ms", "permits"});
     if (const auto key = node->optional_member("key")) {
       lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . -");
     }
@@ -147,6 +147,9 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
       lock.reply_timeout_ms = reply->duration_ms(1, kMaxReplyTimeoutMs);
     }
     if (const auto wait = node->optional_member("wait")) lock.wait = parse_wait(*wait);
+    if (const auto permits = node->optional_member("permits")) {
+      lock.permits = permits->count(1, kMaxLockPermits, "permits");
+    }
   }
   if (sweep_ttl) lock.ttl_ms = sweep_ttl->ttl_ms;
 
@@ -183,13 +186,16 @@ LockConfig parse_lock(const std::optional<JsonReader>& node,
 }
 
 nlohmann::json resolved_lock(const LockConfig& lock) {
-  return {{"key", lock.key},
-          {"ttl_ms", lock.ttl_ms},
-          {"acquire_timeout_ms", lock.acquire_timeout_ms},
-          {"reply_timeout_ms", lock.reply_timeout_ms},
-          {"wait", resolved_wait(lock.wait)},
-          {"renew_period_ms", lock.renew_period_ms},
-          {"queue_timeout_ms", lock.queue_timeout_ms}};
+  nlohmann::json resolved = {{"key", lock.key},
+                             {"ttl_ms", lock.ttl_ms},
+                             {"acquire_timeout_ms", lock.acquire_timeout_ms},
+                             {"reply_timeout_ms", lock.reply_timeout_ms},
+                             {"wait", resolved_wait(lock.wait)},
+                             {"renew_period_ms", lock.renew_period_ms},
+                             {"queue_timeout_ms", lock.queue_timeout_ms}};
+  // Only a semaphore's: a mutex's resolved lock stays as it was.
+  if (lock.permits != 1) resolved["permits"] = lock.permits;
+  return resolved;
 }
 
 std::int64_t longest_pause_ms(const WaitConfig& wait) {

@@ -67,7 +67,14 @@ struct LockConfig {
   // for queue_timeout_ms, 1..3600000. The loader fills in the default, max(ttl_ms, 3 x the wait
   // strategy's longest pause); 0 only in a LockConfig nobody loaded.
   std::int64_t queue_timeout_ms = 0;
+  // permits: how many holders a semaphore admits at once (LockVariant::semaphore), 1 to
+  // kMaxLockPermits; a mutex variant ignores it and is held to one holder.
+  std::int64_t permits = 1;
 };
+
+// kMaxLockPermits: the most lock.permits; a history's own bound (kMaxPermits, sim/history) is
+// the same number (the driver asserts it).
+inline constexpr std::int64_t kMaxLockPermits = 1000;
 
 // ResourceConfig: a protected resource touched inside the critical section ("resource" in JSON).
 struct ResourceConfig {
@@ -334,6 +341,10 @@ struct Scenario {
   std::optional<TopologySpec> topology;
   std::map<std::string, Expectation> expect;  // by variant name; every variant has one
   CheckConfig check;
+  // client_clocks: by client name, how far that client's own clock runs ahead of the others'
+  // (negative: behind), in ms ("client_clocks": {"C": {"offset_ms": 3000}}); only a variant that
+  // times permits with the client's clock reads it (zset_semaphore). Absent: 0.
+  std::map<std::string, std::int64_t> client_clock_offset_ms;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
   // executor ("clients_run_as"): kThreads (default) runs the clients inside locksim;
   // kProcesses runs each as a `locksim worker` process (the worker protocol), so a pause is a
@@ -351,6 +362,11 @@ struct Scenario {
   std::vector<std::string> notes;
 
   bool scripted() const { return !workload.has_value(); }
+  // clock_offset_ms: `client`'s clock offset (client_clocks), 0 if none.
+  std::int64_t clock_offset_ms(const std::string& client) const {
+    const auto found = client_clock_offset_ms.find(client);
+    return found == client_clock_offset_ms.end() ? 0 : found->second;
+  }
   // link_faults: whether some step or the workload faults a client's link (needs the proxy).
   bool link_faults() const;
   // server_faults: whether some step restarts, pauses, fails over or shifts the clock of a

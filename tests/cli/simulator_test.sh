@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # simulator_test.sh LOCKSIM SOURCE_DIR: `locksim run --backend sim` end to end, as a user drives it.
 # Proves: the catalogue runs on the simulator with every outcome it can run as expected (Redlock's
-# servers and a primary with its replica included) and every other one skipped with its reason; no redis-server is started; one seed gives the same
+# servers, a primary with its replica and a client whose own clock runs ahead included) and every other one skipped with its reason; no redis-server is started; one seed gives the same
 # history.jsonl byte for byte, another seed another schedule; `check` re-judges a simulated run;
 # a client refused while a server restarts tries again and is granted the forgotten lock
 # (lock_lost, as on a real server), and explore's restart fault shows lock_lost as a limit of
@@ -37,6 +37,11 @@ expect_grep "a persisting server is skipped with the reason" \
 expect_grep "Redlock's five servers run, a clock jump loses the lock" \
   "redlock-clock-jump / redlock .*expected mutex_violation (lock_lost) .*observed mutex_violation (lock_lost) .*ok" \
   "$WORK/cat.out"
+expect_grep "a semaphore whose client's clock runs ahead overflows its permits" \
+  "semaphore-client-clock-ahead / zset_semaphore .*observed mutex_violation (client_clock) .*ok" \
+  "$WORK/cat.out"
+expect_grep "the semaphore timed by the server holds to its permits" \
+  "semaphore-client-clock-behind / zset_semaphore_server .*observed ok .*ok" "$WORK/cat.out"
 expect_grep "a failover after a lost acknowledgement runs on a replica" \
   "failover-loses-lock / lua_owner .*observed mutex_violation.*ok" "$WORK/cat.out"
 expect_grep "a violation is found on the simulator" \

@@ -31,7 +31,7 @@ TEST(FaultKind, WordsAreTheHistorysWords) {
             (std::vector<std::string>{"pause", "partition", "lose_reply", "delay", "lose_lock",
                                       "drop_commands", "kill_server", "down", "restart_server",
                                       "pause_server", "clock_jump", "replication_cut", "promote",
-                                      "failover"}));
+                                      "failover", "client_clock"}));
 }
 
 // Proves every kind has a distinct, non-empty word that reads back to it, each row sits at its own

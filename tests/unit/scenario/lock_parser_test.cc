@@ -231,5 +231,47 @@ TEST(ScenarioLoaderTest, QueueTimeoutDefaultsFromTtlAndWaitAndMustOutlastTwoPaus
       {"$.lock.queue_timeout_ms: expected a duration in ms between 1 and 3600000, got 0"});
 }
 
+// Proves lock.permits is read (1 by default, kept out of a mutex's resolved lock), and a count
+// out of 1..1000 is refused at its path; client_clocks gives each named client its offset either
+// way and refuses an unknown client (with a suggestion) or a missing offset.
+TEST(ScenarioLoaderTest, PermitsAndClientClocks) {
+  json document = scripted_document();
+  const Scenario plain = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(plain.lock.permits, 1);
+  EXPECT_FALSE(plain.resolved["lock"].contains("permits"));
+  EXPECT_EQ(plain.clock_offset_ms("A"), 0);
+  EXPECT_FALSE(plain.resolved.contains("client_clocks"));
+
+  document["lock"]["permits"] = 3;
+  document["client_clocks"] = json::parse(R"({"B": {"offset_ms": -2500}})");
+  const Scenario semaphore = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(semaphore.lock.permits, 3);
+  EXPECT_EQ(semaphore.resolved["lock"]["permits"], 3);
+  EXPECT_EQ(semaphore.clock_offset_ms("B"), -2500);
+  EXPECT_EQ(semaphore.clock_offset_ms("A"), 0);
+  EXPECT_EQ(parse_scenario(semaphore.resolved, kFile, kVariants).resolved, semaphore.resolved);
+
+  expect_contains(error_after(scripted_document(), [](json& d) { d["lock"]["permits"] = 0; }),
+                  {kFile, "$.lock.permits", "1", "1000"});
+  expect_contains(error_after(scripted_document(), [](json& d) { d["lock"]["permits"] = 1001; }),
+                  {kFile, "$.lock.permits"});
+  expect_contains(
+      error_after(scripted_document(),
+                  [](json& d) { d["client_clocks"] = json::parse(R"({"b": {"offset_ms": 10}})"); }),
+      {kFile,
+       "$.client_clocks.b: unknown client \"b\" (did you mean \"B\"?); "
+       "clients: A, B"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["client_clocks"] = {{"A", json::object()}};
+                              }),
+                  {kFile, "$.client_clocks.A", "offset_ms"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["client_clocks"] = {{"A", {{"offset_ms", 3600001}}}};
+                              }),
+                  {kFile, "$.client_clocks.A.offset_ms"});
+}
+
 }  // namespace
 }  // namespace locksim

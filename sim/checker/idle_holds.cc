@@ -169,7 +169,7 @@ bool explained_by_a_fault(const KeyTimeline& timeline, const std::vector<FaultWi
 // removed A's live permit, and A's release then removed nothing).
 bool evicted_in_overflow(const History& history, const KeyTimeline& timeline,
                          const CheckResult& result, const IdleRelease& idle) {
-  if (history.permits <= 1) return false;
+  if (!history.semaphore()) return false;
   return std::any_of(result.findings.begin(), result.findings.end(), [&](const Finding& f) {
     return f.kind == FindingKind::kMutexViolation && f.key == timeline.key &&
            f.from_ns <= idle.invoke_ns &&

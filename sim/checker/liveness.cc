@@ -190,7 +190,7 @@ void find_deadlocks(const History& history, const KeyTimeline& timeline,
     waits.push_back(Wait{granted.client, granted.invoke_ns, granted.sent_ns, true, granted.ok_ns});
   }
   if (waits.empty()) return;
-  const CoverIndex cover(timeline.possible_holds, history.permits);
+  const CoverIndex cover(timeline.possible_holds, history.holders());
   std::vector<PossibleHold> by_end;  // built only when a deadlock needs explaining
   for (const Wait& wait : waits) {
     const Stretch stuck = cover.longest_uncovered(wait.from_ns, wait.to_ns);

@@ -1,6 +1,6 @@
 // Mutual exclusion: a sweep over one key's windows sorted by start. The active list holds the
 // windows still open at the current start; on a correct history it never holds more than one, so
-// the sweep is linear after the sort. A semaphore (history.permits > 1) is held to its permits
+// the sweep is linear after the sort. A semaphore (History::semaphore) is held to its permits
 // instead: find_overflows.
 #include <algorithm>
 #include <bit>
@@ -604,7 +604,7 @@ void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
                             CheckResult& result) {
   // A semaphore's holders overlap by design, and each releases its own permit: only their count
   // is judged.
-  if (history.permits > 1) {
+  if (history.semaphore()) {
     find_overflows(history, timeline, result);
     return;
   }

@@ -155,7 +155,8 @@ History take_history(RunContext& run) {
   if (const Topology* topology = run.request().topology; topology != nullptr) {
     for (std::size_t i = 0; i < topology->size(); ++i) history.servers.push_back(topology->name(i));
   }
-  // A semaphore admits lock.permits holders; a mutex one, whatever the scenario says.
+  // A semaphore admits lock.permits holders; a mutex one, whatever the scenario says (and is
+  // judged as a mutex: permits 0).
   static_assert(kMaxLockPermits == kMaxPermits);
   if (run.request().variant.semaphore()) {
     history.permits = static_cast<int>(run.scenario().lock.permits);

@@ -267,9 +267,13 @@ struct History {
   std::vector<std::string> clients;                 // client names; Event::client indexes this
   std::vector<std::string> keys = {std::string()};  // Event::key indexes this; 0 is "no key"
   std::vector<std::string> servers;  // the topology's server names; ServerGrant bits index this
-  // permits: how many holders the lock admits at once: 1 for a mutex, lock.permits for a
-  // semaphore (LockVariant::semaphore); the checker allows that many overlapping holds.
-  int permits = 1;
+  // permits: 0 for a mutex; for a semaphore (LockVariant::semaphore), its lock.permits, 1 to
+  // kMaxPermits: the checker then allows that many overlapping holds and no release of a permit
+  // is taken for a delete of the key (each removes its own).
+  int permits = 0;
+  bool semaphore() const { return permits > 0; }
+  // holders: how many may hold a key at once.
+  int holders() const { return permits > 0 ? permits : 1; }
   StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 

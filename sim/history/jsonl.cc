@@ -455,7 +455,7 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
     header.number("history_schema", kHistorySchemaVersion);
     header.raw("clients", json_strings(history.clients));
     if (!history.servers.empty()) header.raw("servers", json_strings(history.servers));
-    if (history.permits != 1) header.number("permits", history.permits);
+    if (history.semaphore()) header.number("permits", history.permits);
     header.close();
     buffer += '\n';
   }

@@ -36,10 +36,13 @@ return 0
 )lua";
 
 // KEYS[1] = the semaphore, ARGV[1] = token, ARGV[2] = ttl_ms, ARGV[3] = permits. Returns 1 or 0.
+// A member scored s expires once the server's millisecond is past s, as a key set with PX does
+// (expired when the clock's millisecond is greater than its end): TIME is cut to the millisecond,
+// so removing scores up to `now` itself would end a lease up to a millisecond early.
 constexpr const char* kServerTimedAcquireSource = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])

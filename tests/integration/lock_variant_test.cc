@@ -696,6 +696,8 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_owner_fenced",
       "redlock",
       "lua_owner_wait",
+      "zset_semaphore",
+      "zset_semaphore_server",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());

@@ -22,8 +22,8 @@ constexpr std::size_t kMaxTemplates = 32;
 constexpr std::size_t kMaxTemplateCharacters = 256;
 constexpr std::size_t kMaxSummaryCharacters = 200;
 
-const std::vector<std::string> kPlaceholders = {"key",   "token",  "ttl_ms",
-                                                "ttl_s", "waiter", "queue_timeout_ms"};
+const std::vector<std::string> kPlaceholders = {
+    "key", "token", "ttl_ms", "ttl_s", "waiter", "queue_timeout_ms", "permits", "now_ms"};
 constexpr std::string_view kPlaceholderList =
     "{key}, {token}, {ttl_ms}, {ttl_s}, {waiter} or {queue_timeout_ms}";
 
@@ -125,6 +125,7 @@ class ScriptedLuaLock final : public LockVariant {
   bool uses_ttl() const override { return spec_.uses_ttl; }
   bool queues() const override { return spec_.queues; }
   bool renews() const override { return spec_.extend.has_value(); }
+  bool semaphore() const override { return spec_.semaphore; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
@@ -199,8 +200,9 @@ class ScriptedLuaLock final : public LockVariant {
     std::vector<std::string> out;
     out.reserve(templates.size());
     for (const std::string& t : templates) {
-      out.push_back(
-          expand_placeholders(t, key, token, ttl_ms, context.waiter_id, context.queue_timeout_ms));
+      out.push_back(expand_placeholders(t, key, token, ttl_ms, context.waiter_id,
+                                        context.queue_timeout_ms, context.permits,
+                                        context.client_now_ms()));
     }
     return out;
   }
@@ -215,7 +217,8 @@ class ScriptedLuaLock final : public LockVariant {
 
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
                                 std::int64_t ttl_ms, std::string_view waiter,
-                                std::int64_t queue_timeout_ms) {
+                                std::int64_t queue_timeout_ms, std::int64_t permits,
+                                std::int64_t now_ms) {
   std::string out;
   out.reserve(text.size() + key.size() + token.size());
   std::size_t i = 0;
@@ -241,6 +244,10 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
       out.append(waiter);
     } else if (name == "queue_timeout_ms") {
       out.append(std::to_string(queue_timeout_ms));
+    } else if (name == "permits") {
+      out.append(std::to_string(permits));
+    } else if (name == "now_ms") {
+      out.append(std::to_string(now_ms));
     } else {
       out.append(text.substr(open, close - open + 1));  // not a placeholder: as written
     }
@@ -269,8 +276,8 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   const nlohmann::json document =
       json::read_json_file(path, json::kVariantFileLimits, "variant file");
   const JsonReader root(document, "$", spec.file);
-  root.expect_object(
-      {"name", "summary", "like", "uses_ttl", "owner_check", "acquire", "release", "extend"});
+  root.expect_object({"name", "summary", "like", "kind", "uses_ttl", "owner_check", "acquire",
+                      "release", "extend"});
   const JsonReader name = root.member("name");
   spec.name = name.matching(
       kName, "a variant name: a lowercase letter, then up to 31 lowercase letters, digits or '_'");
@@ -299,6 +306,12 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
     spec.owner_check = owner_check->boolean();
   }
   spec.queues = mentions(spec.acquire, "{waiter}");
+  if (const auto kind = root.optional_member("kind")) {
+    spec.semaphore = kind->one_of({"mutex", "semaphore"}, "kind", "kinds") == "semaphore";
+  }
+  if (spec.semaphore && spec.extend) {
+    root.member("extend").fail("a semaphore (\"kind\": \"semaphore\") does not renew here yet");
+  }
   if (spec.summary.empty()) {
     spec.summary = "user Lua lock from " + spec.file + "; judged as " + reference_variant(spec);
   }
@@ -307,6 +320,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 
 std::string reference_variant(const ScriptVariantSpec& spec) {
   if (!spec.like.empty()) return spec.like;
+  if (spec.semaphore) return "zset_semaphore_server";
   if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
   if (spec.owner_check && spec.uses_ttl && spec.queues) return "lua_fair_queue";
   if (spec.owner_check && spec.uses_ttl) return "lua_owner";

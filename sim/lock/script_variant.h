@@ -4,7 +4,9 @@
 // which makes the driver renew the lease), and how each script's KEYS and ARGV are filled from
 // placeholders: {key} (the lock's Redis key), {token} (a fresh random token per acquisition),
 // {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up), {waiter} (the client's
-// stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks. Replies
+// stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks,
+// {permits} (lock.permits) and {now_ms} (the client's own clock) for a semaphore
+// ("kind": "semaphore"). Replies
 // are read as:
 //   acquire: 1 or status OK = acquired; 0 or nil = busy;
 //   release: an integer = keys deleted (0 = refused);  extend: 1 = extended, 0 = not held.
@@ -52,6 +54,9 @@ struct ScriptVariantSpec {
   bool owner_check = true;
   // queues: the lock keeps a queue of waiters (its acquire passes {waiter}).
   bool queues = false;
+  // semaphore: "kind": "semaphore": a counting semaphore of lock.permits permits (its scripts
+  // read {permits}); judged by the checker as one, against zset_semaphore_server.
+  bool semaphore = false;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -64,16 +69,19 @@ struct ScriptVariantSpec {
 ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
                                       const std::vector<std::string>& known_variants);
 
-// expand_placeholders: `text` with {key}, {token}, {ttl_ms}, {ttl_s}, {waiter} and
-// {queue_timeout_ms} filled in ({ttl_s} is the lease in whole seconds, rounded up). Anything
-// else, including a '{' without its '}', is copied as written; linear in the size of the result
-// for any input.
+// expand_placeholders: `text` with {key}, {token}, {ttl_ms}, {ttl_s}, {waiter},
+// {queue_timeout_ms}, {permits} (lock.permits) and {now_ms} (the client's own clock, in ms:
+// LockContext::client_now_ms) filled in ({ttl_s} is the lease in whole seconds, rounded up).
+// Anything else, including a '{' without its '}', is copied as written; linear in the size of the
+// result for any input.
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
                                 std::int64_t ttl_ms, std::string_view waiter = {},
-                                std::int64_t queue_timeout_ms = 0);
+                                std::int64_t queue_timeout_ms = 0, std::int64_t permits = 1,
+                                std::int64_t now_ms = 0);
 
 // reference_variant: the built-in a user lock is judged against: `like` if given, else from what
-// it declares: renewal + owner check + TTL -> lua_owner_renew; owner check + TTL + a queue
+// it declares: a semaphore -> zset_semaphore_server; renewal + owner check + TTL ->
+// lua_owner_renew; owner check + TTL + a queue
 // (`queues`) -> lua_fair_queue; owner check + TTL -> lua_owner;
 // TTL -> set_nx_ex; no TTL -> naive.
 std::string reference_variant(const ScriptVariantSpec& spec);

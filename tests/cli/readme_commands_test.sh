@@ -174,11 +174,11 @@ run_printed() {
     ln -sfn fixture "$WORK/reports/contention/latest"
     how=" (on the checked-in study: no study ran)"
   fi
-  local out="$WORK/cmd-$n.out" code
+  local out="$WORK/cmd-$n.out" code started=$SECONDS
   (cd "$WORK" && timeout -s TERM 600 bash -c "$command" </dev/null >"$out" 2>&1)
   code=$?
   if [[ " $allowed " == *" $code "* ]]; then
-    pass "$where: $command$how (exit $code)"
+    pass "$where: $command$how (exit $code, $((SECONDS - started)) s)"
   else
     fail "$where: $command$how: exit $code, expected ${allowed// / or }"
     sed 's/^/    /' "$out" | tail -n 40

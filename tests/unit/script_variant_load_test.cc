@@ -89,8 +89,8 @@ TEST_F(VariantFileTest, DeclarationsAndReferenceFollowThePlaceholders) {
   };
   const std::vector<Case> cases = {
       {R"(["{token}", "{ttl_ms}"])", R"(["{token}"])", "", true, true, "lua_owner"},
-      {R"(["{token}", "{ttl_s}"])", R"(["{token}"])",
-       R"(, "extend": {"script": "return 1"})", true, true, "lua_owner_renew"},
+      {R"(["{token}", "{ttl_s}"])", R"(["{token}"])", R"(, "extend": {"script": "return 1"})", true,
+       true, "lua_owner_renew"},
       {R"(["{token}", "{ttl_ms}"])", R"([])", "", true, false, "set_nx_ex"},
       {R"(["{token}"])", R"(["{token}"])", "", false, true, "naive"},
       {R"(["1"])", R"([])", R"(, "extend": {"script": "return 1"})", false, false, "naive"},
@@ -103,6 +103,11 @@ TEST_F(VariantFileTest, DeclarationsAndReferenceFollowThePlaceholders) {
       {R"(["{token}", "{ttl_ms}", "{waiter}", "{queue_timeout_ms}"])", R"(["{token}"])", "", true,
        true, "lua_fair_queue"},
       {R"(["{token}", "{waiter}"])", R"(["{token}"])", "", false, true, "naive"},
+      // A semaphore is judged as the semaphore timed by the server.
+      {R"(["{token}", "{ttl_ms}", "{permits}", "{now_ms}"])", R"(["{token}"])",
+       R"(, "kind": "semaphore")", true, true, "zset_semaphore_server"},
+      {R"(["{token}", "{ttl_ms}"])", R"(["{token}"])", R"(, "kind": "mutex")", true, true,
+       "lua_owner"},
   };
   for (const Case& c : cases) {
     const std::string text = R"({"name": "x", "acquire": {"script": "r", "args": )" +
@@ -143,6 +148,12 @@ TEST_F(VariantFileTest, UnknownKeysAndWrongTypesNameTheirPath) {
                {"$.like: unknown variant \"lua_ownr\" (did you mean \"lua_owner\"?)"});
   expect_error(R"({"name": "Bad-Name", "acquire": {"script": "r"}, "release": {"script": "r"}})",
                {"$.name: expected a variant name"});
+  expect_error(R"({"name": "x", "kind": "semafore", "acquire": {"script": "r"},
+                   "release": {"script": "r"}})",
+               {"$.kind: unknown kind \"semafore\" (did you mean \"semaphore\"?)"});
+  expect_error(R"({"name": "x", "kind": "semaphore", "acquire": {"script": "r"},
+                   "release": {"script": "r"}, "extend": {"script": "r"}})",
+               {"$.extend: a semaphore"});
 }
 
 // A '{' without its '}' is refused at load (it made fill() loop forever); unknown placeholders get
@@ -201,6 +212,8 @@ TEST(ExpandPlaceholders, FillsKnownOnesAndAlwaysEnds) {
   EXPECT_EQ(expand_placeholders("{key}:{token}:{ttl_ms}:{ttl_s}", "k", "t", 1500), "k:t:1500:2");
   EXPECT_EQ(expand_placeholders("{key}:queue {waiter} {queue_timeout_ms}", "k", "t", 1, "c3", 400),
             "k:queue c3 400");
+  EXPECT_EQ(expand_placeholders("{key} {permits} {now_ms}", "k", "t", 1, "c3", 400, 3, 1234567),
+            "k 3 1234567");
   EXPECT_EQ(expand_placeholders("{other}", "k", "t", 1), "{other}");
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(expand_placeholders("{token", "k", "t", 1), "{token");

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# semaphore_test.sh LOCKSIM SOURCE_DIR: a user's semaphore ("kind": "semaphore" in its variant
+# file) is judged as a semaphore, against zset_semaphore_server, in the semaphore scenarios, on a
+# real server and on the simulator.
+# Proves: a semaphore that times its permits with its clients' clocks (tests/cli/
+# user_semaphore_clocks.json: clean-up by the client's {now_ms}, ZCARD against {permits}) gets
+# mutex_violation (client_clock) where C's clock runs ahead (run exits 1, its row NO), and passes
+# the clock-behind and crash scenarios (its ZCARD refuses a permit scored in the past); one timed
+# by the server (user_semaphore_server.json) passes all three; the same rows on the simulator.
+set -uo pipefail
+LOCKSIM=$1
+SOURCE=$2
+WORK=$(mktemp -d /tmp/locksim-semaphore-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+for backend in real sim; do
+  args=()
+  [[ $backend == sim ]] && args=(--backend sim --seed 7)
+  "$LOCKSIM" run "$SOURCE"/scenarios/semaphore-*.json "${args[@]}" \
+    --variant-file "$SOURCE/tests/cli/user_semaphore_clocks.json" \
+    --variant-file "$SOURCE/tests/cli/user_semaphore_server.json" \
+    --out "$WORK/$backend" --no-progress >"$WORK/$backend.out" 2>&1
+  expect_code "$backend: a user semaphore that trusts client clocks fails one scenario" 1 $? \
+    "$WORK/$backend.out"
+  expect_grep "$backend: the clock ahead lets a third holder into two permits" \
+    "semaphore-client-clock-ahead \+user_clock_semaphore \+ok, no finding of its own \+mutex_violation (client_clock) \+NO" \
+    "$WORK/$backend.out"
+  expect_grep "$backend: a clock behind is refused by its count" \
+    "semaphore-client-clock-behind \+user_clock_semaphore \+ok, no finding of its own \+ok \+yes" \
+    "$WORK/$backend.out"
+  expect_grep "$backend: a crashed holder's permit lapses" \
+    "semaphore-crash-holding-permit \+user_clock_semaphore \+ok, no finding of its own \+ok \+yes" \
+    "$WORK/$backend.out"
+  for scenario in semaphore-client-clock-ahead semaphore-client-clock-behind \
+                  semaphore-crash-holding-permit; do
+    expect_grep "$backend: the semaphore timed by the server survives $scenario" \
+      "$scenario \+user_server_semaphore \+ok, no finding of its own \+ok \+yes" "$WORK/$backend.out"
+  done
+  expect_grep "$backend: only that row differs" "1 of 12 scenario x variant outcomes differ" \
+    "$WORK/$backend.out"
+done
+finish

@@ -104,9 +104,9 @@ struct ExploreOptions {
   int cycles = 2;
   int max_faults = 2;
   std::int64_t ttl_ms = 100;
-  std::vector<std::string> faults = {"crash",      "checkpoint", "pause",       "overrun",
-                                     "lost_reply", "delay",      "partition",   "restart",
-                                     "clock_jump", "node_down",  "dead_waiter", "cut_waiter"};
+  std::vector<std::string> faults = {
+      "crash",   "checkpoint", "pause",     "overrun",     "lost_reply", "delay",       "partition",
+      "restart", "clock_jump", "node_down", "dead_waiter", "cut_waiter", "client_clock"};
   bool shrink = true;
   bool steer = false;  // --steer: steer drawn schedules toward what is not covered yet
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server

@@ -646,6 +646,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       if (fault == ExerciseFault::kDeadWaiter || fault == ExerciseFault::kCutWaiter) {
         return target.variant->queues();
       }
+      if (fault == ExerciseFault::kClientClock) return target.variant->semaphore();
       return true;
     };
     if (options.scenario.empty() && !target.exercise.faults.empty() &&
@@ -654,10 +655,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
           "--faults: none of " + std::string(options.faults.size() == 1 ? "it" : "them") +
           " applies to " + options.variant + " (node_down kills a node of a " +
           "multi-server lock, checkpoint needs a lock whose calls have checkpoints, " +
-          "dead_waiter and cut_waiter a lock with a queue of waiters; " + options.variant +
-          (target.variant->multi_server() ? " is" : " is not") + " multi-server, has " +
-          std::to_string(target.variant->checkpoints().size()) + " checkpoint(s)" +
-          (target.variant->queues() ? " and a queue)" : " and no queue)"));
+          "dead_waiter and cut_waiter a lock with a queue of waiters, client_clock a " +
+          "semaphore; " + options.variant + (target.variant->multi_server() ? " is" : " is not") +
+          " multi-server, has " + std::to_string(target.variant->checkpoints().size()) +
+          " checkpoint(s)" + (target.variant->queues() ? " and a queue)" : " and no queue)"));
     }
     target.exercise.max_clients = options.clients;
     target.exercise.max_cycles = options.cycles;

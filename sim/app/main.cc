@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
                    "lost_reply, delay, partition, restart (a server restarts without\n"
                    "persistence), clock_jump (a server's clock jumps ahead), node_down\n"
                    "(Redlock: a node killed), dead_waiter, cut_waiter (a lock with a queue:\n"
-                   "a waiter queued while the lock is held dies, or is cut off)")
+                   "a waiter queued while the lock is held dies, or is cut off), client_clock\n"
+                   "(a semaphore: a client's own clock runs ahead or behind)")
       ->delimiter(',')
       ->capture_default_str();
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");

@@ -164,12 +164,17 @@ bool explained_by_a_fault(const KeyTimeline& timeline, const std::vector<FaultWi
 }
 
 // evicted_in_overflow: a semaphore's holder whose permit another client's acquire may have
-// removed: an overflow of the semaphore (a violation naming the holder) came while it held, so
-// its release finding nothing left no permit held (zset_semaphore's client clocks: C's clean-up
-// removed A's live permit, and A's release then removed nothing).
+// removed: an overflow of the semaphore (a violation naming the holder) came while it held, or a
+// client's own clock ran off the others' before its release (its clean-up removes live permits),
+// so its release finding nothing left no permit held (zset_semaphore's client clocks: C's
+// clean-up removed A's live permit, and A's release then removed nothing).
 bool evicted_in_overflow(const History& history, const KeyTimeline& timeline,
                          const CheckResult& result, const IdleRelease& idle) {
   if (!history.semaphore()) return false;
+  for (const Event& e : history.events) {
+    if (e.time_ns > idle.invoke_ns) break;
+    if (e.f == Op::kFault && e.fault().kind == FaultKind::kClientClock) return true;
+  }
   return std::any_of(result.findings.begin(), result.findings.end(), [&](const Finding& f) {
     return f.kind == FindingKind::kMutexViolation && f.key == timeline.key &&
            f.from_ns <= idle.invoke_ns &&

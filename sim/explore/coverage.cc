@@ -381,6 +381,9 @@ Coverage coverage_menu(const LockVariant& variant, const std::set<ExerciseFault>
       case ExerciseFault::kCutWaiter:
         if (variant.queues()) at(FaultKind::kPartition, {kOutside});
         break;
+      case ExerciseFault::kClientClock:  // recorded as the run starts, before anyone holds
+        if (variant.semaphore()) at(FaultKind::kClientClock, {kOutside});
+        break;
     }
   }
   menu.add(kAcquireAcquire);

@@ -15,9 +15,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 12> kFaultWords = {
-    "crash",     "checkpoint", "pause",      "overrun",   "lost_reply",  "delay",
-    "partition", "restart",    "clock_jump", "node_down", "dead_waiter", "cut_waiter"};
+constexpr std::array<std::string_view, 13> kFaultWords = {
+    "crash",   "checkpoint", "pause",     "overrun",     "lost_reply", "delay",       "partition",
+    "restart", "clock_jump", "node_down", "dead_waiter", "cut_waiter", "client_clock"};
 
 constexpr int kNodes = 5;     // a multi-server lock runs on Redlock's five servers
 constexpr int kMajority = 3;  // of them
@@ -76,6 +76,7 @@ struct ExerciseDrawer::State {
   bool nodes = false;    // a multi-server lock: on "redlock_5"
   bool replica = false;  // its grant waits for a replica: on "primary_replica"
   bool queues = false;   // it keeps a queue of waiters
+  bool semaphore = false;  // a semaphore: permits and client clocks are drawn
   std::string one_server;
   // The scenario around the steps, parsed once: without a topology, and with the one a server
   // fault needs.
@@ -148,6 +149,7 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
   s.nodes = variant.multi_server();
   s.replica = variant.needs_replica();
   s.queues = variant.queues();
+  s.semaphore = variant.semaphore();
   s.one_server = s.replica ? "primary" : "n1";
   // The menu: what this variant can be given (a checkpoint fault needs a checkpoint, a node down
   // several nodes, a waiter's fault a queue).
@@ -157,6 +159,7 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
     if ((fault == ExerciseFault::kDeadWaiter || fault == ExerciseFault::kCutWaiter) && !s.queues) {
       continue;
     }
+    if (fault == ExerciseFault::kClientClock && !s.semaphore) continue;
     s.menu.push_back(fault);
   }
   if (!s.nodes && !s.replica) s.prepare(s.plain, false);
@@ -182,10 +185,13 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   std::vector<std::vector<ExerciseCycle>> cycles(static_cast<std::size_t>(clients));
   for (auto& mine : cycles) {
     mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
-    if (queues) {
+    if (queues || semaphore) {
       for (ExerciseCycle& cycle : mine) cycle.queue_behind = rng.chance(0.5);
     }
   }
+  // A semaphore of 1 to (clients - 1) permits, so that a holder too many can be there.
+  const std::int64_t permits = semaphore ? rng.uniform(1, std::max(1, clients - 1)) : 1;
+  std::map<std::string, std::int64_t> clock_offsets;
   // The swarm: which kinds are on in this schedule, and how hard each is.
   std::vector<ExerciseFault> on;
   std::vector<bool> several;
@@ -315,6 +321,11 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         }
         note(aimed(ExerciseFault::kPartition,
                    middle.link_servers.empty() ? 1 : middle.link_servers.size()));
+      } else if (cycle.fault == ExerciseFault::kClientClock) {
+        // The client's own clock, for the whole run: ahead or behind by one to three leases.
+        const bool ahead = rng.chance(0.5);
+        clock_offsets[name] = (ahead ? 1 : -1) * rng.uniform(ttl, 3 * ttl);
+        note(ahead ? "client_clock ahead" : "client_clock behind");
       } else if (cycle.fault == ExerciseFault::kDeadWaiter ||
                  cycle.fault == ExerciseFault::kCutWaiter) {
         // A waiter that tries once while another holds the lock (so it is queued), then dies or
@@ -416,6 +427,8 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   scenario.clients.clear();
   for (int c = 0; c < clients; ++c) scenario.clients.push_back(exercise_client_name(c));
   if (scenario.topology) scenario.topology->clock_shift = shifts_clock;
+  scenario.lock.permits = permits;
+  scenario.client_clock_offset_ms = std::move(clock_offsets);
   exercise.seed = seed;
   exercise.any_fault = any_fault;
   exercise.faults.assign(words.begin(), words.end());
@@ -434,6 +447,10 @@ Json ExerciseDrawer::document(const Exercise& exercise) const {
                             std::to_string(scenario.clients.size()) +
                             " clients, their cycles interleaved; " + faults + ".";
   document["clients"] = scenario.clients;
+  if (scenario.lock.permits != 1) document["lock"]["permits"] = scenario.lock.permits;
+  for (const auto& [name, offset_ms] : scenario.client_clock_offset_ms) {
+    document["client_clocks"][name] = {{"offset_ms", offset_ms}};
+  }
   Json steps = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
   for (Json& step : steps) {
     // What the parser fills in by itself is left out, so the scenario reads as a person wrote it
@@ -453,6 +470,7 @@ Json draw_exercise(const LockVariant& variant, const ExerciseOptions& options, s
 std::vector<std::string> faults_in(const Json& document) {
   std::set<std::string> found;
   const std::int64_t ttl = document.at("lock").at("ttl_ms").get<std::int64_t>();
+  if (document.contains("client_clocks")) found.insert("client_clock");
   for (const Json& step : document.at("steps")) {
     const std::string action = step.at("do").get<std::string>();
     if (action == "crash") found.insert("crash");

@@ -51,22 +51,23 @@ namespace locksim {
 
 // ExerciseFault: a kind of fault in the menu.
 enum class ExerciseFault {
-  kCrash,       // the holder crashes inside its critical section instead of releasing
-  kCheckpoint,  // a crash or a pause (until another client is inside) at a variant checkpoint
-  kPause,       // the holder is paused (a GC or VM stall) for one to three TTLs
-  kOverrun,     // the holder works one to three TTLs (longer than its lease)
-  kLostReply,   // the reply of the acquire or of the release is lost (the command ran)
-  kDelay,       // the release is delayed on the link until another client is inside
-  kPartition,   // the holder's link is cut for one to three TTLs (held, or reset); several: from
-                // a majority of a multi-server lock's nodes
-  kRestart,     // while the holder works, a server restarts without persistence (forgets keys);
-                // several: a majority of a multi-server lock's nodes
-  kClockJump,   // while the holder works, a server's clock jumps one to three TTLs ahead;
-                // several: on a majority of a multi-server lock's nodes
-  kNodeDown,    // a multi-server lock (Redlock): a node is killed while the holder works
-  kDeadWaiter,  // a lock with a queue: a waiter tries once while the lock is held, and dies
-  kCutWaiter,   // a lock with a queue: a waiter tries once while the lock is held, is cut off
-                // for one to six TTLs, then tries again
+  kCrash,        // the holder crashes inside its critical section instead of releasing
+  kCheckpoint,   // a crash or a pause (until another client is inside) at a variant checkpoint
+  kPause,        // the holder is paused (a GC or VM stall) for one to three TTLs
+  kOverrun,      // the holder works one to three TTLs (longer than its lease)
+  kLostReply,    // the reply of the acquire or of the release is lost (the command ran)
+  kDelay,        // the release is delayed on the link until another client is inside
+  kPartition,    // the holder's link is cut for one to three TTLs (held, or reset); several: from
+                 // a majority of a multi-server lock's nodes
+  kRestart,      // while the holder works, a server restarts without persistence (forgets keys);
+                 // several: a majority of a multi-server lock's nodes
+  kClockJump,    // while the holder works, a server's clock jumps one to three TTLs ahead;
+                 // several: on a majority of a multi-server lock's nodes
+  kNodeDown,     // a multi-server lock (Redlock): a node is killed while the holder works
+  kDeadWaiter,   // a lock with a queue: a waiter tries once while the lock is held, and dies
+  kCutWaiter,    // a lock with a queue: a waiter tries once while the lock is held, is cut off
+                 // for one to six TTLs, then tries again
+  kClientClock,  // a semaphore: a client's own clock runs one to three TTLs ahead or behind
 };
 std::string_view to_string(ExerciseFault fault);
 // exercise_fault_from: the fault named `word` ("crash", "checkpoint", "pause", "overrun",

@@ -84,6 +84,10 @@ Json without_client(const Json& document, const std::string& client) {
     if (!mentions(step, client)) steps.push_back(step);
   }
   result["steps"] = steps;
+  if (result.contains("client_clocks")) {
+    result["client_clocks"].erase(client);
+    if (result["client_clocks"].empty()) result.erase("client_clocks");
+  }
   return result;
 }
 
@@ -195,6 +199,20 @@ ShrinkResult shrink(const Json& document, const LockVariant& variant, const std:
       if (shrinker.holds(candidate)) {
         current = std::move(candidate);
         changed = true;
+      }
+    }
+    // A client's own clock set right (a client_clock fault gone).
+    if (current.contains("client_clocks")) {
+      std::vector<std::string> names;
+      for (const auto& item : current.at("client_clocks").items()) names.push_back(item.key());
+      for (const std::string& name : names) {
+        Json candidate = current;
+        candidate["client_clocks"].erase(name);
+        if (candidate["client_clocks"].empty()) candidate.erase("client_clocks");
+        if (shrinker.holds(candidate)) {
+          current = std::move(candidate);
+          changed = true;
+        }
       }
     }
     // Fewer faults inside calls.

@@ -6,7 +6,9 @@
 # user_semaphore_clocks.json: clean-up by the client's {now_ms}, ZCARD against {permits}) gets
 # mutex_violation (client_clock) where C's clock runs ahead (run exits 1, its row NO), and passes
 # the clock-behind and crash scenarios (its ZCARD refuses a permit scored in the past); one timed
-# by the server (user_semaphore_server.json) passes all three; the same rows on the simulator.
+# by the server (user_semaphore_server.json) passes all three; the same rows on the simulator;
+# explore (client clocks drawn) finds the first lock's overflow as its own, shrunk and confirmed
+# on a real redis-server.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -40,4 +42,25 @@ for backend in real sim; do
   expect_grep "$backend: only that row differs" "1 of 12 scenario x variant outcomes differ" \
     "$WORK/$backend.out"
 done
+
+# explore draws a semaphore's permits and its clients' own clocks: the clock-timed user lock's
+# third holder is found as its own (zset_semaphore_server does not show it), shrunk, and
+# confirmed on a real redis-server.
+timeout 120 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_semaphore_clocks.json" \
+  --variant user_clock_semaphore --faults client_clock --time 10s -j 2 --confirm 2 \
+  --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
+expect_code "explore finds the clock-timed semaphore's bug" 1 $? "$WORK/explore.out"
+expect_grep "the client's clock is drawn" "client_clock \(ahead\|behind\)" "$WORK/explore.out"
+if in_shrink "$WORK/explore.out" "mutex_violation (client_clock)" "Its own: zset_semaphore_server does not show it"; then
+  pass "the client_clock overflow is the lock's own"
+else
+  fail "the client_clock overflow is not judged its own:"; sed 's/^/    /' "$WORK/explore.out"
+fi
+if confirmed "$WORK/explore.out" "mutex_violation (client_clock)"; then
+  pass "the client_clock overflow is confirmed on a real server"
+else
+  fail "the client_clock overflow is not confirmed:"; sed 's/^/    /' "$WORK/explore.out"
+fi
+expect_grep "its minimal scenario gives the client's clock" '"client_clocks"' \
+  "$WORK/explored/explore-user-clock-semaphore-mutex-violation-client-clock.json"
 finish

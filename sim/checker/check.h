@@ -29,9 +29,9 @@
 //     or "racy_acquire" (neither: both acquires succeeded on a held lock). A semaphore
 //     (History::semaphore(), of History::permits): a window that starts while at least the permits
 //     other clients are inside; clients = the holders inside, then the one that entered; cause
-//     "lease_expired" (fewer than the permits still had a running lease), "client_clock" (a
-//     client_clock fault came before: a client's own clock ran off the others'), "lock_lost" or
-//     "racy_acquire".
+//     "lease_expired" (fewer than the permits still had a running lease), "lock_lost",
+//     "client_clock" (a client_clock fault came before: a client's own clock ran off the others')
+//     or "racy_acquire", the first that explains it.
 //   resource_corrupted [resource_corrupted]: the protected resource was corrupted; cause
 //     "oversell", "lost_update" or "duplicate" (record = the record id); amount = units. Judged
 //     from the writes that took effect (ok): a write a fenced store rejected changed nothing.

@@ -441,9 +441,10 @@ const Event* client_clock_before(const History& history, Nanos to_ns) {
 // make_overflow: the violation of a semaphore of history.permits permits that `later` entered
 // while `holders` (one window per other client, at least the permits) were inside. Its cause:
 // "lease_expired" when the holders whose leases still ran were fewer than the permits (a permit
-// freed by its lease, the limit of every lease); else "client_clock" when a client's own clock
-// ran off the others' before it (a semaphore timed by its clients' clocks: its own bug); else
-// "lock_lost" when a server fault may have made the server forget permits; else "racy_acquire".
+// freed by its lease, the limit of every lease); else "lock_lost" when a server fault may have
+// made the server forget permits; else "client_clock" when a client's own clock ran off the
+// others' before it (a semaphore timed by its clients' clocks: its own bug); else
+// "racy_acquire".
 Finding make_overflow(const History& history, const KeyTimeline& timeline,
                       const std::vector<const WindowRecord*>& holders, const WindowRecord& later) {
   Finding v;
@@ -476,6 +477,13 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
     text += client_name(history, w.client) + "'s permit's lease (ttl " + std::to_string(w.ttl_ms) +
             " ms) ran out at " + format_ms(w.lease_end_ns) + " while " +
             client_name(history, w.client) + " was still working: its permit was free again.";
+  } else if (const LostLock lost = server_faults_between(history, earliest_sent_ns, later.start_ns);
+             lost.at_ns >= 0) {
+    // Before a client's clock: a server that forgot permits explains the overflow whatever the
+    // semaphore times them by (zset_semaphore_server seed 912: a clock jump on n1 between A's
+    // grant and C's, with A's own clock offset too).
+    v.cause = "lock_lost";
+    text += "Every holder's lease still ran, but " + lost.words + ".";
   } else if (const Event* clock = client_clock_before(history, later.start_ns)) {
     v.cause = "client_clock";
     const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
@@ -483,10 +491,6 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
             "'s own clock ran off the others' (client_clocks): a semaphore that times its "
             "permits with its clients' clocks counts live permits as expired (a clock ahead) or "
             "ranks a new one before them (a clock behind).";
-  } else if (const LostLock lost = server_faults_between(history, earliest_sent_ns, later.start_ns);
-             lost.at_ns >= 0) {
-    v.cause = "lock_lost";
-    text += "Every holder's lease still ran, but " + lost.words + ".";
   } else {
     v.cause = "racy_acquire";
     text += "Every holder's lease still ran: the semaphore granted more permits than it has.";

@@ -105,6 +105,18 @@ TEST(Semaphore, AClientClockBeforeTheOverflowIsItsCause) {
       << violations(r)[0]->words;
 }
 
+// Proves a server fault between the grants explains an overflow before a client's clock does:
+// a server that forgot permits is the limit of every lease, whatever the semaphore times them by
+// (zset_semaphore_server seed 912: a clock jump with A's clock offset too).
+TEST(Semaphore, AServerFaultBeforeTheOverflowIsALostLockNotAClientClock) {
+  HistoryBuilder builder = three_holders();
+  builder.nemesis(ms(0), kNemesis, A, FaultKind::kClientClock, FaultPhase::kInstant)
+      .server_fault(ms(15), kNemesis, FaultKind::kClockJump, "n1");
+  const CheckResult r = check(with_permits(builder.build(), 2));
+  ASSERT_EQ(violations(r).size(), 1u);
+  EXPECT_EQ(violations(r)[0]->cause, "lock_lost");
+}
+
 // Proves a permit whose lease ran out while its holder worked explains the overflow (the limit
 // of every lease), even with a client clock fault in the history.
 TEST(Semaphore, AnExpiredPermitIsTheLimitOfItsLease) {

@@ -469,6 +469,31 @@ TEST(Shrink, ADurationAtTheEdgeOfTheFindingKeepsAMargin) {
   EXPECT_LT(pause_ms, 224) << shrunk.document.dump();  // and shrunk
 }
 
+// Proves the cap of a wait for a condition is not shrunk: A's pause at after_get lasts until B is
+// inside (about 100 ms here, when A's lease runs out), capped at 300 ms; halving the cap to what
+// the simulator's quick timing needs (get_then_del's 160 ms) ended the pause before B got in on a
+// loaded real server, and the minimal scenario then did not show its stale release there.
+TEST(Shrink, TheCapOfAWaitForAConditionIsNotShrunk) {
+  const Json paused = Json::parse(R"({
+    "name": "capped", "source": {"doc": "none", "claim": "a capped pause"},
+    "variants": ["get_then_del"], "clients": ["A", "B"],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "steps": [{"client": "A", "do": "acquire"}, {"client": "B", "do": "acquire"},
+              {"client": "A", "do": "release",
+               "pause_at": {"point": "after_get", "until": {"inside": "B"}, "max_ms": 300}},
+              {"client": "B", "do": "work", "work_ms": 40}, {"client": "B", "do": "release"}],
+    "expect": {"get_then_del": "any"}})");
+  const std::string signature = "stale_release";
+  ASSERT_GT(run_schedule(paused, variant("get_then_del"), 0).signatures.count(signature), 0U);
+  const ShrinkResult shrunk = shrink(paused, variant("get_then_del"), signature, 0);
+  std::int64_t cap_ms = -1;
+  for (const Json& step : shrunk.document.at("steps")) {
+    if (step.contains("pause_at")) cap_ms = step.at("pause_at").at("max_ms").get<std::int64_t>();
+  }
+  EXPECT_EQ(cap_ms, 300) << shrunk.document.dump();
+}
+
 // Proves the simulator's timing decides a race between two waiting clients both ways across seeds
 // (its timing profiles, the drawn lateness of every sleep), and that the shrinker measures such a
 // finding as racy on fresh seeds (fresh_shown < fresh_runs) rather than calling it certain from

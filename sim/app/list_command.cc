@@ -76,7 +76,8 @@ int list_command(const ListOptions& options) {
                                  {"summary", v->summary()},
                                  {"ttl", v->uses_ttl()},
                                  {"renews", v->renews()},
-                                 {"multi_server", v->multi_server()}});
+                                 {"multi_server", v->multi_server()},
+                                 {"semaphore", v->semaphore()}});
     }
     doc["user_variants"] = nlohmann::ordered_json::array();
     for (const UserVariant& user : users) {
@@ -111,9 +112,12 @@ int list_command(const ListOptions& options) {
     return kExitOk;
   }
 
+  // The names' column is as wide as the longest name (zset_semaphore_server) and a space.
+  std::size_t width = 20;
+  for (const LockVariant* variant : built_in) width = std::max(width, variant->name().size() + 2);
   std::cout << "Variants (built in):\n";
   for (const LockVariant* variant : built_in) {
-    std::cout << "  " << padded(std::string(variant->name()), 20) << variant->summary() << "\n";
+    std::cout << "  " << padded(std::string(variant->name()), width) << variant->summary() << "\n";
   }
   if (!users.empty()) {
     std::cout << "\nYour locks (--variant-file):\n";

@@ -43,6 +43,9 @@ struct LostLock {
   std::string words;
   Nanos at_ns = -1;
 };
+// client_clock_before: the first client_clock fault recorded at or before `to_ns` (a client whose
+// own clock ran off the others'), or nullptr.
+const Event* client_clock_before(const History& history, Nanos to_ns);
 LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns,
                                const std::vector<std::string>& held_on = {});
 

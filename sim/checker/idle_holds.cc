@@ -171,10 +171,7 @@ bool explained_by_a_fault(const KeyTimeline& timeline, const std::vector<FaultWi
 bool evicted_in_overflow(const History& history, const KeyTimeline& timeline,
                          const CheckResult& result, const IdleRelease& idle) {
   if (!history.semaphore()) return false;
-  for (const Event& e : history.events) {
-    if (e.time_ns > idle.invoke_ns) break;
-    if (e.f == Op::kFault && e.fault().kind == FaultKind::kClientClock) return true;
-  }
+  if (client_clock_before(history, idle.invoke_ns) != nullptr) return true;
   return std::any_of(result.findings.begin(), result.findings.end(), [&](const Finding& f) {
     return f.kind == FindingKind::kMutexViolation && f.key == timeline.key &&
            f.from_ns <= idle.invoke_ns &&

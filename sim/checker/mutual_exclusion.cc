@@ -428,16 +428,6 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
       static_cast<std::int64_t>(std::count(in_violation.begin(), in_violation.end(), true));
 }
 
-// client_clock_before: the first client_clock fault recorded before `to_ns` (a client whose own
-// clock ran off the others'), or nullptr.
-const Event* client_clock_before(const History& history, Nanos to_ns) {
-  for (const Event& e : history.events) {
-    if (e.time_ns > to_ns) break;
-    if (e.f == Op::kFault && e.fault().kind == FaultKind::kClientClock) return &e;
-  }
-  return nullptr;
-}
-
 // make_overflow: the violation of a semaphore of history.permits permits that `later` entered
 // while `holders` (one window per other client, at least the permits) were inside. Its cause:
 // "lease_expired" when the holders whose leases still ran were fewer than the permits (a permit
@@ -603,6 +593,16 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
 }
 
 }  // namespace
+
+// client_clock_before: the first client_clock fault recorded before `to_ns` (a client whose own
+// clock ran off the others'), or nullptr.
+const Event* client_clock_before(const History& history, Nanos to_ns) {
+  for (const Event& e : history.events) {
+    if (e.time_ns > to_ns) break;
+    if (e.f == Op::kFault && e.fault().kind == FaultKind::kClientClock) return &e;
+  }
+  return nullptr;
+}
 
 void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
                             CheckResult& result) {

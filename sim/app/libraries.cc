@@ -143,6 +143,11 @@ std::string library_refusal(const Scenario& scenario) {
       return step.json_path + " stops inside a call (crash_at/pause_at), which a library's API "
              "has no checkpoint for";
     }
+    if (step.finally_release) {
+      return step.json_path +
+             " releases a lock its client may not hold (finally), which a "
+             "library's lock object cannot be asked to do";
+    }
     if (step.unsaved_token) {
       return step.json_path + " releases with a token never saved (Doc C), which a library keeps "
              "for itself";

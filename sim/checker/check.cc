@@ -18,6 +18,27 @@ std::vector<std::string> CheckResult::causes() const {
   return {distinct.begin(), distinct.end()};
 }
 
+bool is_own_cause(std::string_view cause) {
+  return cause == "stale_release" || cause == "racy_acquire" || cause == "client_clock" ||
+         cause == "early_release";
+}
+
+bool is_own_finding(const Finding& finding) {
+  switch (finding.kind) {
+    case FindingKind::kStaleRelease:
+    case FindingKind::kStolenRenewal:
+    case FindingKind::kIdleHold:
+    case FindingKind::kBarging:
+      return true;
+    case FindingKind::kMutexViolation:
+      return is_own_cause(finding.cause);
+    case FindingKind::kDeadlock:
+      return finding.cause == "nested_refused";
+    default:
+      return false;
+  }
+}
+
 std::vector<const Finding*> CheckResult::of(FindingKind kind) const {
   std::vector<const Finding*> found;
   for (const Finding& finding : findings) {
@@ -48,6 +69,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     check_mutual_exclusion(history, timeline, result);
     check_liveness(history, timeline, options, result);
     check_idle_holds(history, timeline, result);
+    check_reentrancy(history, timeline, result);
     check_lease_overruns(history, timeline, result);
     check_indeterminacy(history, timeline, result);
     check_renewals(history, timeline, result);

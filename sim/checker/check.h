@@ -221,6 +221,15 @@ struct Finding {
   std::string words;        // one or two sentences with names and ms, for people
 };
 
+// is_own_cause: whether a mutual-exclusion violation's cause is a lock's own bug whatever the
+// fault ("stale_release", "racy_acquire", "client_clock", "early_release"), rather than a limit
+// every lease has ("lease_expired", "lock_lost").
+bool is_own_cause(std::string_view cause);
+// is_own_finding: whether a finding is a lock's own bug whatever the fault: a stale release, a
+// stolen renewal, an idle hold, barging, a violation of an own cause, or a reentrant lock's owner
+// refused by its own lock ("nested_refused").
+bool is_own_finding(const Finding& finding);
+
 // CheckStats: counts and acquire latency, for summaries and contention tables.
 struct CheckStats {
   std::int64_t events = 0;

@@ -21,6 +21,10 @@ void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
 void check_liveness(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result);
 
+// check_reentrancy: a reentrant lock's nested acquires refused while their owner held the lock
+// (deadlocks of its own, "nested_refused"); nothing for another lock.
+void check_reentrancy(const History& history, const KeyTimeline& timeline, CheckResult& result);
+
 // check_indeterminacy: indeterminate acquires whose possible window overlaps another hold.
 void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result);
 

@@ -309,6 +309,20 @@ std::string cancelled_extend(const History& history, const KeyTimeline& timeline
   return text;
 }
 
+// early_free_before: the last inner release of `earlier`'s reentrant hold that deleted the key
+// before `later` entered (the lock freed with holds left), or nullptr.
+const EarlyFree* early_free_before(const KeyTimeline& timeline, const WindowRecord& earlier,
+                                   const WindowRecord& later) {
+  const EarlyFree* found = nullptr;
+  for (const EarlyFree& free : timeline.early_frees) {
+    if (free.client == earlier.client && free.invoke_ns >= earlier.start_ns &&
+        free.invoke_ns < later.start_ns) {
+      found = &free;
+    }
+  }
+  return found;
+}
+
 Finding make_violation(const History& history, const KeyTimeline& timeline,
                        const WindowRecord& earlier, const WindowRecord& later) {
   Finding v;
@@ -326,14 +340,23 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
                      window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
                      format_ms(v.to_ns - v.from_ns) + ". ";
 
-  if (const ForeignDelete* stale = stale_release_between(history, timeline, earlier, later)) {
+  if (const EarlyFree* free = early_free_before(timeline, earlier, later)) {
+    v.cause = "early_release";
+    text += x + "'s release at " + format_ms(free->invoke_ns) + " undid one of its " +
+            std::to_string(free->depth) + " holds and deleted the lock: a reentrant lock is " +
+            "freed only when its owner's last hold is released, and " + x +
+            " was still inside, so " + y + " got in.";
+  } else if (const ForeignDelete* stale =
+                 stale_release_between(history, timeline, earlier, later)) {
     v.cause = "stale_release";
     v.clients.push_back(stale->client);
     const std::string z = client_name(history, stale->client);
     const bool late_delete = stale->lease_ran_out && stale->lease_end_ns > stale->invoke_ns;
-    const std::string why = late_delete ? "returned at " + format_ms(stale->ok_ns) +
-                                              ", after its own lease had run out (from " +
-                                              format_ms(stale->lease_end_ns) + " on)"
+    const bool held_nothing = stale->grant_sent_ns < 0 && !late_delete && stale->newer_holder >= 0;
+    const std::string why = held_nothing  ? "made while " + z + " held nothing"
+                            : late_delete ? "returned at " + format_ms(stale->ok_ns) +
+                                                ", after its own lease had run out (from " +
+                                                format_ms(stale->lease_end_ns) + " on)"
                             : stale->lease_ran_out
                                 ? "made after its own lease had run out (from " +
                                       format_ms(stale->lease_end_ns) + " on)"
@@ -386,8 +409,8 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     text += y + "'s acquire, sent at " + format_ms(later.acquire_sent_ns) +
             ", may have been granted before " + x + "'s (answered at " +
             format_ms(earlier.acquire_ok_ns) + "), but " + lost_first.words + ".";
-  } else if (const ForeignDelete* late = unanswered_release_before(history, timeline, earlier,
-                                                                    later)) {
+  } else if (const ForeignDelete* late =
+                 unanswered_release_before(history, timeline, earlier, later)) {
     v.cause = "stale_release";
     v.clients.push_back(late->client);
     const std::string z = client_name(history, late->client);

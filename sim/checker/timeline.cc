@@ -28,6 +28,8 @@ struct ClientKeyState {
   StringId token = 0;
   ServerGrant granted;        // the servers of the last successful acquire (multi-server locks)
   Nanos enter_ns = -1;        // >= 0 while inside
+  int depth = 0;              // a reentrant lock's holds while inside (nested acquires add one)
+  Nanos inner_invoke_ns = -1;  // a reentrant lock's inner release in flight
   Nanos naive_start_ns = -1;  // the naive log window in progress: the successful acquire's invoke
   // The possible hold in progress: from the first acquire that may have succeeded.
   Nanos hold_start_ns = -1;
@@ -188,6 +190,24 @@ class TimelineBuilder {
     const Nanos t = event.time_ns;
     const Nanos invoke_ns = s.acquire_invoke_ns >= 0 ? s.acquire_invoke_ns : t;
     if (event.type != EventType::kInvoke) ++timeline(key).acquires_completed;
+    // A reentrant lock's nested acquire (its client inside): granted, one hold more (its lease
+    // restarts, as below); refused, the owner was kept out by its own lock. Either way no waiter
+    // of the lock's.
+    const bool nested = history_->reentrant && s.enter_ns >= 0;
+    if (nested && event.type == EventType::kOk) ++s.depth;
+    if (nested && event.type == EventType::kFail) {
+      if (event.error == ErrorKind::kGaveUp || event.error == ErrorKind::kNone) {
+        timeline(key).nested_refusals.push_back(
+            NestedRefusal{.client = event.client,
+                          .invoke_ns = invoke_ns,
+                          .fail_ns = t,
+                          .held_since_ns = s.enter_ns,
+                          .lease_end_lower_ns = s.acquired ? s.lease_end_lower_ns : kNever,
+                          .depth = s.depth});
+      }
+      s.acquire_invoke_ns = -1;
+      return;
+    }
     switch (event.type) {
       case EventType::kInvoke:
         s.acquire_invoke_ns = t;
@@ -262,6 +282,7 @@ class TimelineBuilder {
       s.renewed_ns = -1;
     }
     s.enter_ns = event.time_ns;
+    s.depth = 1;
     KeyState& k = key_states_[static_cast<std::size_t>(key)];
     k.last_enter_client = event.client;
     k.last_enter_ns = event.time_ns;
@@ -342,8 +363,30 @@ class TimelineBuilder {
     return own_key_end_ns <= at_ns;
   }
 
+  // on_inner_release: a reentrant lock's release while its client is still inside: one hold of
+  // several undone, the hold goes on. One that deleted the key freed the lock early.
+  void on_inner_release(const Event& event, int key, ClientKeyState& s) {
+    if (event.type == EventType::kInvoke) {
+      s.inner_invoke_ns = event.time_ns;
+      return;
+    }
+    const Nanos invoke_ns = s.inner_invoke_ns >= 0 ? s.inner_invoke_ns : event.time_ns;
+    s.inner_invoke_ns = -1;
+    if (event.type == EventType::kOk && event.release().deleted >= 1) {
+      timeline(key).early_frees.push_back(EarlyFree{.client = event.client,
+                                                    .invoke_ns = invoke_ns,
+                                                    .ok_ns = event.time_ns,
+                                                    .depth = s.depth});
+    }
+    s.depth = std::max(1, s.depth - 1);
+  }
+
   void on_release(const Event& event, int key, ClientKeyState& s) {
     const Nanos t = event.time_ns;
+    if (history_->reentrant && s.enter_ns >= 0) {
+      on_inner_release(event, key, s);
+      return;
+    }
     if (event.type == EventType::kInvoke) {
       const KeyState& k = key_states_[static_cast<std::size_t>(key)];
       s.releasing = true;
@@ -448,6 +491,7 @@ class TimelineBuilder {
         .token = s.token,
     });
     s.enter_ns = -1;
+    s.depth = 0;
     --key_states_[static_cast<std::size_t>(key)].inside;
   }
 

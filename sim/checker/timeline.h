@@ -168,6 +168,26 @@ struct IdleRelease {
   Nanos lease_end_ns = 0;
 };
 
+// EarlyFree: an inner release of a reentrant lock (its client still inside, holds left) that
+// deleted the key: the lock was freed before its owner's depth reached zero.
+struct EarlyFree {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos ok_ns = 0;
+  int depth = 0;  // the client's holds before the release
+};
+
+// NestedRefusal: a reentrant lock's nested acquire (its client inside) that was answered busy
+// until it gave up, or at its single try.
+struct NestedRefusal {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos fail_ns = 0;
+  Nanos held_since_ns = 0;            // the client's enter
+  Nanos lease_end_lower_ns = kNever;  // the earliest its lease can have run out, at the invoke
+  int depth = 0;                      // the client's holds at the invoke
+};
+
 // NaiveWindow: [acquire invoke of a successful acquire, completion of the next release], or the
 // crash or end of history: what logs written around lock()/unlock() calls would call a hold.
 struct NaiveWindow {
@@ -196,6 +216,9 @@ struct KeyTimeline {
   std::vector<MaybeAcquire> maybe_acquires;
   std::vector<IdleRelease> idle_releases;  // in the order they completed
   std::vector<NaiveWindow> naive_windows;  // in the order they ended
+  // A reentrant lock's (History::reentrant), in the order they completed:
+  std::vector<EarlyFree> early_frees;
+  std::vector<NestedRefusal> nested_refusals;
 };
 
 struct Timelines {

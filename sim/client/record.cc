@@ -121,7 +121,8 @@ void ClientRecord::fail(Event& event, const CallFailure& failure) {
 }
 
 Nanos ClientRecord::invoke_acquire(const std::string& logical_key, Nanos intended_ns) {
-  LOCKSIM_ASSERT(!holding_ && !crashed_);
+  LOCKSIM_ASSERT(!crashed_ && (!holding_ || logical_key == held_key_));
+  nested_ = holding_;
   acquiring_key_ = logical_key;
   release_pending_ = false;  // a new acquire gives up a release that was never finished
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
@@ -165,7 +166,13 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
     ok.acquire().granted = server_grant(outcome.granted_on, terms_.servers);
   }
   if (terms_.uses_ttl) ok.ttl_ms = clamp32(terms_.ttl_ms);
+  if (nested_) {
+    // A reentrant lock's nested acquire: the client is inside already, one hold deeper.
+    ++depth_;
+    return AcquireStatus::kAcquired;
+  }
   log_.record(EventType::kOk, Op::kEnter, key);
+  depth_ = 1;
   holding_ = true;
   held_key_ = key;
   held_token_ = outcome.token;
@@ -188,8 +195,18 @@ void ClientRecord::exit() {
   holding_ = false;
 }
 
+void ClientRecord::prepare_unheld_release(const std::string& logical_key) {
+  LOCKSIM_ASSERT(!holding_ && !release_pending_ && !crashed_);
+  held_key_ = logical_key;
+  held_token_.clear();
+  unheld_release_ = true;
+}
+
 std::string ClientRecord::invoke_release(bool unsaved_token) {
-  LOCKSIM_ASSERT(!holding_ && !crashed_);
+  // Inside still only for an inner release of a reentrant lock (a hold of several).
+  LOCKSIM_ASSERT((!holding_ || depth_ > 1) && !crashed_);
+  inner_release_ = holding_;
+  unheld_release_ = false;
   release_pending_ = false;
   // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
   std::string token = unsaved_token ? std::string() : held_token_;
@@ -211,8 +228,15 @@ void ClientRecord::end_release(const ReleaseOutcome& outcome) {
                                 Op::kRelease, held_key_);
     fail(failed, outcome.failure);
     // A cancelled release may be tried again, with the same lock, as an application would.
-    release_pending_ = outcome.failure.error == ErrorKind::kCancelled;
+    release_pending_ = outcome.failure.error == ErrorKind::kCancelled && !inner_release_;
   }
+  if (inner_release_) {
+    // One hold of several undone (whatever the reply: the caller goes on as if it were).
+    inner_release_ = false;
+    --depth_;
+    return;
+  }
+  depth_ = 0;
   if (!release_pending_) {
     held_token_.clear();
     held_fencing_ = -1;
@@ -257,6 +281,7 @@ void ClientRecord::crash() {
   log_.record(EventType::kInfo, Op::kCrash, held_key_);
   crashed_ = true;
   holding_ = false;
+  depth_ = 0;
 }
 
 void ClientRecord::fault(FaultKind kind) {

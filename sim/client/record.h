@@ -94,9 +94,11 @@ class ClientRecord {
   ClientRecord(ClientLog& log, ClientTerms terms) : log_(log), terms_(terms) {}
 
   // invoke_acquire: the acquire's invoke (`intended_ns` >= 0: when an open-loop schedule had it
-  // due); returns its instant (a deadline counts from it).
+  // due); returns its instant (a deadline counts from it). A client that holds the lock may
+  // acquire it again only if the lock is reentrant (the caller's to know): a nested acquire.
   Nanos invoke_acquire(const std::string& logical_key, Nanos intended_ns = -1);
-  // end_acquire: its completion; granted, also enter, and the client holds the lock.
+  // end_acquire: its completion; granted, also enter, and the client holds the lock; a nested
+  // acquire granted records no enter (the client is inside already) and holds one more.
   AcquireStatus end_acquire(const AcquireOutcome& outcome);
   // crashed_in_acquire: the client died during the acquire (crash() follows); `waiting`: after
   // a busy answer, so it holds nothing: the acquire fails "crashed". Otherwise the acquire stays
@@ -104,13 +106,19 @@ class ClientRecord {
   void crashed_in_acquire(bool waiting, int attempts = -1);
 
   // exit: the client leaves the critical section, before its release is sent (the conservative
-  // point); nothing if it does not hold (a retry of a cancelled release has left already).
+  // point); nothing if it does not hold (a retry of a cancelled release has left already). Not
+  // called for an inner release (depth() > 1): the client stays inside.
   void exit();
-  // invoke_release: the release's invoke, after exit(); returns the token to send (with
-  // `unsaved_token`, Doc C's bug, one that was never saved: "").
+  // prepare_unheld_release: the next release is one by a client that holds nothing (a `finally`
+  // that unlocks after a failed acquire): of `logical_key`, with no token ("").
+  void prepare_unheld_release(const std::string& logical_key);
+  bool unheld_release() const { return unheld_release_; }
+  // invoke_release: the release's invoke, after exit() (or, inner, still inside); returns the
+  // token to send (with `unsaved_token`, Doc C's bug, one that was never saved: "").
   std::string invoke_release(bool unsaved_token = false);
-  // end_release: its completion. A cancelled release leaves release_pending() (it may be tried
-  // again); otherwise the client holds nothing.
+  // end_release: its completion. An inner release leaves the client inside, one hold fewer; a
+  // cancelled release leaves release_pending() (it may be tried again); otherwise the client
+  // holds nothing.
   void end_release(const ReleaseOutcome& outcome);
 
   // invoke_extend / end_extend: one extension of the lease held (a scenario's extend step).
@@ -147,6 +155,8 @@ class ClientRecord {
                  const CallFailure* failure, const std::string* refusal);
 
   bool holding() const { return holding_; }
+  // depth: how many holds the client has (a reentrant lock's nested acquires count one each).
+  int depth() const { return depth_; }
   bool crashed() const { return crashed_; }
   bool release_pending() const { return release_pending_; }
   const std::string& held_key() const { return held_key_; }
@@ -163,6 +173,10 @@ class ClientRecord {
   bool holding_ = false;
   bool crashed_ = false;
   bool release_pending_ = false;
+  int depth_ = 0;                // holds (1 once acquired; more with nested acquires)
+  bool nested_ = false;          // the acquire under way is a nested one
+  bool inner_release_ = false;   // the release under way leaves holds behind
+  bool unheld_release_ = false;  // the next release is by a client that holds nothing
   std::string held_key_;
   std::string held_token_;
   std::int64_t held_fencing_ = -1;

@@ -5,9 +5,11 @@
 namespace locksim {
 
 Task<bool> release_call(ReleaseHost& host, ClientRecord& record, bool unsaved_token) {
-  co_await host.end_renewal();
+  // An inner release of a reentrant lock leaves the client inside, still renewing.
+  const bool inner = record.depth() > 1;
+  if (!inner) co_await host.end_renewal();
   // A retry of a cancelled release has left already.
-  if (record.holding()) {
+  if (record.holding() && !inner) {
     record.exit();
     host.outside();
   }

@@ -161,6 +161,7 @@ History take_history(RunContext& run) {
   if (run.request().variant.semaphore()) {
     history.permits = static_cast<int>(run.scenario().lock.permits);
   }
+  history.reentrant = run.request().variant.reentrant();
   return history;
 }
 

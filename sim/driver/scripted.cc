@@ -273,7 +273,8 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
   }
   switch (step.action) {
     case Step::Action::kAcquire: {
-      if (client.holding()) {
+      const bool nested = client.holding() && run.request().variant.reentrant();
+      if (client.holding() && !nested) {
         run.note(who + ": skipped, " + client.name() + " already holds the lock");
         return;
       }
@@ -282,7 +283,9 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
       CallFaults faults = faults_of(step);
       LinkFaultScope link(run, client, step);
       const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms, &faults);
-      if (status == AcquireStatus::kFailed) {
+      if (status == AcquireStatus::kFailed && nested) {
+        run.note(who + ": a nested acquire of " + scenario.lock.key + " by its holder was refused");
+      } else if (status == AcquireStatus::kFailed) {
         run.note(who + ": could not acquire " + scenario.lock.key +
                  (timeout_ms == 0 ? std::string(": it was held at its single try")
                                   : " within " + std::to_string(timeout_ms) + " ms"));
@@ -301,13 +304,16 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
     }
     case Step::Action::kRelease: {
       // A client whose release was cancelled may try it again.
-      if (!client.holding() && !client.release_pending()) {
+      const bool unheld = !client.holding() && !client.release_pending();
+      if (unheld && !step.finally_release) {
         run.note(who + ": release skipped, " + client.name() + " does not hold the lock");
         return;
       }
       CallFaults faults = faults_of(step);
       LinkFaultScope link(run, client, step);
-      if (!client.release(step.unsaved_token, &faults)) {
+      if (unheld && !client.release_unheld(scenario.lock.key, &faults)) {
+        run.note(who + ": crashed at " + step.crash_at + " inside the release");
+      } else if (!unheld && !client.release(step.unsaved_token, &faults)) {
         run.note(who + ": crashed at " + step.crash_at + " inside the release");
       }
       after_call(run, client, step, faults, who);

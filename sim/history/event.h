@@ -274,6 +274,10 @@ struct History {
   bool semaphore() const { return permits > 0; }
   // holders: how many may hold a key at once.
   int holders() const { return permits > 0 ? permits : 1; }
+  // reentrant: the lock is reentrant (LockVariant::reentrant): a client inside may acquire it
+  // again (an acquire ok with no enter after it) and release a hold while inside (an inner
+  // release); the checker holds it to its depth (sim/checker/reentrancy.cc).
+  bool reentrant = false;
   StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 

@@ -134,6 +134,14 @@ class Reader {
       }
       history_.permits = static_cast<int>(permits.get<std::int64_t>());
     }
+    if (j.contains("reentrant")) {
+      const auto& reentrant = j.at("reentrant");
+      if (!reentrant.is_boolean()) {
+        bad_line(path_, line_number,
+                 "$.reentrant: expected true or false, got " + reentrant.dump());
+      }
+      history_.reentrant = reentrant.get<bool>();
+    }
     schema_ = static_cast<int>(schema.get<std::int64_t>());
   }
 
@@ -456,6 +464,7 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
     header.raw("clients", json_strings(history.clients));
     if (!history.servers.empty()) header.raw("servers", json_strings(history.servers));
     if (history.semaphore()) header.number("permits", history.permits);
+    if (history.reentrant) header.raw("reentrant", "true");
     header.close();
     buffer += '\n';
   }

@@ -169,7 +169,8 @@ LockContext ThreadClient::context(CallFaults* faults) {
                       .queue_timeout_ms = run_.scenario().lock.queue_timeout_ms,
                       .nodes = node_pointers_,
                       .permits = run_.scenario().lock.permits,
-                      .clock_offset_ms = run_.scenario().clock_offset_ms(name_)};
+                      .clock_offset_ms = run_.scenario().clock_offset_ms(name_),
+                      .ttl_ms = run_.scenario().lock.ttl_ms};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {
@@ -235,7 +236,8 @@ class ThreadClient::Host final : public AcquireHost {
 
 AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                     CallFaults* faults, Nanos intended_ns) {
-  LOCKSIM_ASSERT(!holding() && !crashed());
+  LOCKSIM_ASSERT((!holding() || run_.request().variant.reentrant()) && !crashed());
+  const bool nested = holding();
   const std::string& key = lock_key(logical_key);
   const LockContext lock_context = context(faults);
   const Nanos deadline = record_.invoke_acquire(logical_key, intended_ns) + ms_to_ns(timeout_ms);
@@ -254,7 +256,7 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   const bool reconnect = end.kind == AcquireEnd::Kind::kError && needs_reconnect(end.attempt.error);
   const AcquireStatus status = record_.end_acquire(outcome_of(std::move(end)));
   if (reconnect) connection_->reconnect();  // never reuse a connection after an I/O error
-  if (status != AcquireStatus::kAcquired) return status;
+  if (status != AcquireStatus::kAcquired || nested) return status;
   set_state(true, false);
   if (run_.request().variant.renews()) start_renewal(logical_key, record_.held_token());
   return AcquireStatus::kAcquired;
@@ -330,7 +332,7 @@ void ThreadClient::extend(CallFaults* faults) {
 }
 
 bool ThreadClient::release(bool unsaved_token, CallFaults* faults) {
-  LOCKSIM_ASSERT(holding() && !crashed());
+  LOCKSIM_ASSERT((holding() || record_.unheld_release()) && !crashed());
   Release host(*this, faults);
   return run_inline(release_call(host, record_, unsaved_token));
 }

@@ -86,6 +86,13 @@ class DriverClient : public FaultTarget {
   // `unsaved_token` the variant is given a token that was never saved (Doc C). Returns false if
   // a crash fault fired inside the release. Requires holding().
   virtual bool release(bool unsaved_token = false, CallFaults* faults = nullptr) = 0;
+  // release_unheld: a release by a client that holds nothing (of `logical_key`, with no token):
+  // the `finally { unlock() }` after an acquire that failed. A reentrant lock releases as the
+  // client (its owner id), whatever it holds.
+  bool release_unheld(const std::string& logical_key, CallFaults* faults = nullptr) {
+    record_.prepare_unheld_release(logical_key);
+    return release(false, faults);
+  }
   // extend: one extension of the lease held, a scenario's extend step: records the extend
   // invoke and its completion (extend_call, sim/client/release.h). Requires holding().
   virtual void extend(CallFaults* faults) = 0;
@@ -121,6 +128,8 @@ class DriverClient : public FaultTarget {
   virtual void run_own_workload() {}
 
   bool holding() const { return record_.holding(); }
+  // depth: the holds of a reentrant lock (nested acquires); 1 for any other lock held.
+  int depth() const { return record_.depth(); }
   bool crashed() const { return record_.crashed(); }
   const std::string& name() const { return name_; }
   int index() const { return index_; }

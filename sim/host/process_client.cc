@@ -203,8 +203,9 @@ void add_faults(nlohmann::json& request, const CallFaults* faults, bool checkpoi
 
 AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                      CallFaults* faults, Nanos intended_ns) {
-  LOCKSIM_ASSERT(!holding() && !crashed());
   const LockVariant& variant = run_.request().variant;
+  LOCKSIM_ASSERT((!holding() || variant.reentrant()) && !crashed());
+  const bool nested = holding();
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
   const Nanos invoke_ns = record_.invoke_acquire(logical_key, intended_ns);
   nlohmann::json request = {{"op", "acquire"},
@@ -227,7 +228,7 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
   const Topology* topology = run_.request().topology;
   const AcquireStatus status = record_.end_acquire(
       acquire_from_json(reply.message, invoke_ns, topology != nullptr ? topology->size() : 0));
-  if (status != AcquireStatus::kAcquired) return status;
+  if (status != AcquireStatus::kAcquired || nested) return status;
   if (variant.renews()) {
     std::lock_guard<std::mutex> lock(renewal_mutex_);
     renewal_token_ = record_.held_token();
@@ -266,7 +267,7 @@ class ProcessClient::Release final : public ReleaseHost {
 };
 
 bool ProcessClient::release(bool unsaved_token, CallFaults* faults) {
-  LOCKSIM_ASSERT((holding() || release_pending()) && !crashed());
+  LOCKSIM_ASSERT((holding() || release_pending() || record_.unheld_release()) && !crashed());
   Release host(*this, faults);
   // A worker that died of itself (not at the step's crash point) ended the release as far as the
   // step is concerned.

@@ -126,6 +126,7 @@ class ScriptedLuaLock final : public LockVariant {
   bool queues() const override { return spec_.queues; }
   bool renews() const override { return spec_.extend.has_value(); }
   bool semaphore() const override { return spec_.semaphore; }
+  bool reentrant() const override { return spec_.reentrant; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
@@ -152,10 +153,10 @@ class ScriptedLuaLock final : public LockVariant {
 
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const override {
-    const std::int64_t no_ttl = 0;
-    RedisResult result =
-        release_.run(context.connection, expand(spec_.release.keys, context, key, token, no_ttl),
-                     expand(spec_.release.args, context, key, token, no_ttl));
+    // {ttl_ms} in a release is the lock's TTL (a reentrant lock's inner release resets it).
+    RedisResult result = release_.run(
+        context.connection, expand(spec_.release.keys, context, key, token, context.ttl_ms),
+        expand(spec_.release.args, context, key, token, context.ttl_ms));
     ReleaseResult release;
     if (result.ok() && lock_detail::is_deleted_count(result.reply)) {
       release.deleted = result.reply.integer;
@@ -307,10 +308,29 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   }
   spec.queues = mentions(spec.acquire, "{waiter}");
   if (const auto kind = root.optional_member("kind")) {
-    spec.semaphore = kind->one_of({"mutex", "semaphore"}, "kind", "kinds") == "semaphore";
+    const std::string word = kind->one_of({"mutex", "semaphore", "reentrant"}, "kind", "kinds");
+    spec.semaphore = word == "semaphore";
+    spec.reentrant = word == "reentrant";
   }
   if (spec.semaphore && spec.extend) {
     root.member("extend").fail("a semaphore (\"kind\": \"semaphore\") does not renew here yet");
+  }
+  if (spec.reentrant) {
+    // Its owner is the client ({waiter}), not a queue; its release checks the owner if it reads
+    // {waiter} (or the token).
+    spec.queues = false;
+    if (!mentions(spec.acquire, "{waiter}")) {
+      root.member("acquire").fail(
+          "a reentrant lock (\"kind\": \"reentrant\") knows its owner by {waiter} (the client): "
+          "expected {waiter} in its keys or args");
+    }
+    if (spec.extend) {
+      root.member("extend").fail(
+          "a reentrant lock (\"kind\": \"reentrant\") does not renew here yet");
+    }
+    if (!root.optional_member("owner_check")) {
+      spec.owner_check = mentions(spec.release, "{waiter}") || mentions(spec.release, "{token}");
+    }
   }
   if (spec.summary.empty()) {
     spec.summary = "user Lua lock from " + spec.file + "; judged as " + reference_variant(spec);
@@ -321,6 +341,7 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 std::string reference_variant(const ScriptVariantSpec& spec) {
   if (!spec.like.empty()) return spec.like;
   if (spec.semaphore) return "zset_semaphore_server";
+  if (spec.reentrant) return "hash_reentrant";
   if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
   if (spec.owner_check && spec.uses_ttl && spec.queues) return "lua_fair_queue";
   if (spec.owner_check && spec.uses_ttl) return "lua_owner";

@@ -6,7 +6,8 @@
 // {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up), {waiter} (the client's
 // stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks,
 // {permits} (lock.permits) and {now_ms} (the client's own clock) for a semaphore
-// ("kind": "semaphore"). Replies
+// ("kind": "semaphore"); a reentrant lock ("kind": "reentrant") is owned by {waiter}. In a
+// release, {ttl_ms} is the lock's TTL. Replies
 // are read as:
 //   acquire: 1 or status OK = acquired; 0 or nil = busy;
 //   release: an integer = keys deleted (0 = refused);  extend: 1 = extended, 0 = not held.
@@ -57,6 +58,10 @@ struct ScriptVariantSpec {
   // semaphore: "kind": "semaphore": a counting semaphore of lock.permits permits (its scripts
   // read {permits}); judged by the checker as one, against zset_semaphore_server.
   bool semaphore = false;
+  // reentrant: "kind": "reentrant": the client ({waiter}) owns the lock and may acquire it again
+  // while it holds it; each release undoes one hold (release replies: 1 the lock was freed, 0 a
+  // hold undone or refused). Judged against hash_reentrant.
+  bool reentrant = false;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -80,8 +85,8 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
                                 std::int64_t now_ms = 0);
 
 // reference_variant: the built-in a user lock is judged against: `like` if given, else from what
-// it declares: a semaphore -> zset_semaphore_server; renewal + owner check + TTL ->
-// lua_owner_renew; owner check + TTL + a queue
+// it declares: a semaphore -> zset_semaphore_server; a reentrant lock -> hash_reentrant; renewal +
+// owner check + TTL -> lua_owner_renew; owner check + TTL + a queue
 // (`queues`) -> lua_fair_queue; owner check + TTL -> lua_owner;
 // TTL -> set_nx_ex; no TTL -> naive.
 std::string reference_variant(const ScriptVariantSpec& spec);

@@ -70,6 +70,9 @@ struct LockContext {
   std::int64_t clock_offset_ms = 0;
   // client_now_ms: the time this client's clock shows, in milliseconds of the run's clock.
   std::int64_t client_now_ms() const { return clock.now_ns() / 1000000 + clock_offset_ms; }
+  // ttl_ms: the lock's lease (lock.ttl_ms), for a release that resets the lease while holds
+  // remain (a reentrant lock's inner release); 0 where no host set it.
+  std::int64_t ttl_ms = 0;
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {
@@ -179,6 +182,12 @@ class LockVariant {
   // its own; the checker then counts holders against the permits. Its reference is
   // zset_semaphore_server.
   virtual bool semaphore() const { return false; }
+  // reentrant: whether the lock is reentrant: its owner is the client (LockContext::waiter_id),
+  // not one acquire's token; an acquire by the client that holds it succeeds at once and adds a
+  // hold, each release takes one away, and the lock is freed when the last is gone, and only
+  // then. Its release may answer 0 for an inner release (a hold undone, the lock still held).
+  // Its reference is hash_reentrant.
+  virtual bool reentrant() const { return false; }
   // needs_replica: whether the variant's grant waits for a replica's acknowledgement (WAIT), so
   // that it can only be taken on a primary with a replica; on a lone server every acquire is
   // refused by design.

@@ -65,12 +65,7 @@ bool matches_expectation(const Expectation& expected, const CheckResult& result,
 std::vector<std::string> own_findings(const CheckResult& result) {
   std::set<std::string> own;
   for (const Finding& f : result.findings) {
-    const bool bug =
-        f.kind == FindingKind::kStaleRelease || f.kind == FindingKind::kStolenRenewal ||
-        f.kind == FindingKind::kIdleHold || f.kind == FindingKind::kBarging ||
-        (f.kind == FindingKind::kMutexViolation &&
-         (f.cause == "stale_release" || f.cause == "racy_acquire" || f.cause == "client_clock"));
-    if (bug) own.insert(finding_signature(f));
+    if (is_own_finding(f)) own.insert(finding_signature(f));
   }
   return {own.begin(), own.end()};
 }

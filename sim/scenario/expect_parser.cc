@@ -13,7 +13,7 @@ namespace {
 const std::vector<std::string> kVerdictWords = {
     "ok", "mutex_violation", "deadlock", "resource_corrupted", "error", "unknown", "any"};
 const std::vector<std::string> kCauses = {"lease_expired", "stale_release", "racy_acquire",
-                                          "lock_lost", "client_clock"};
+                                          "lock_lost",     "client_clock",  "early_release"};
 
 // set_verdict: a word from kVerdictWords into `expectation`.
 void set_verdict(const JsonReader& node, Expectation& expectation) {

@@ -196,6 +196,9 @@ struct Step {
   std::vector<Condition> pause_until;
   std::int64_t pause_max_ms = 0;
   bool unsaved_token = false;   // kRelease: release with a token that was never saved (Doc C)
+  // kRelease ("finally"): release even if the client holds nothing, as a `finally { unlock() }`
+  // after an acquire that failed does: with no token (a reentrant lock: as the client).
+  bool finally_release = false;
   // kAcquire, kRelease, kExtend: the caller cancels the call if it has not ended after this many
   // ms (an asyncio task cancelled by a timeout); -1: never. Only a library whose adapter offers
   // cancellation (libraries.json "cancel") runs such a step; the call ends `info cancelled`.

@@ -34,7 +34,7 @@ const std::vector<ActionSpec>& action_specs() {
        {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers", "cancel_after_ms"}},
       {"release",
        Step::Action::kRelease,
-       {"crash_at", "pause_at", "unsaved_token", "lose_reply", "delay", "servers",
+       {"crash_at", "pause_at", "unsaved_token", "finally", "lose_reply", "delay", "servers",
         "cancel_after_ms"}},
       {"extend", Step::Action::kExtend, {"lose_reply", "delay", "servers", "cancel_after_ms"}},
       {"work", Step::Action::kWork, {"work_ms", "until", "max_ms"}},
@@ -491,6 +491,9 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       if (const auto unsaved = node.optional_member("unsaved_token")) {
         step.unsaved_token = unsaved->boolean();
       }
+      if (const auto finally = node.optional_member("finally")) {
+        step.finally_release = finally->boolean();
+      }
       break;
     case Step::Action::kExtend:
       parse_link_fault(node, names, step);
@@ -611,6 +614,7 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
         break;
       case Step::Action::kRelease:
         entry["unsaved_token"] = step.unsaved_token;
+        if (step.finally_release) entry["finally"] = true;
         break;
       case Step::Action::kExtend:
         break;

@@ -27,7 +27,7 @@ using test::HistoryBuilder;
 using test::ms;
 using test::violations;
 
-constexpr int kNemesis = 3;
+constexpr int kSemaphoreNemesis = 3;
 
 // with_permits: `history` as a semaphore of `permits` permits would record it.
 History with_permits(History history, int permits) {
@@ -97,7 +97,7 @@ TEST(Semaphore, AOnePermitSemaphoresReleaseIsNoStaleRelease) {
 // semaphore trusted its clients' clocks (the lock's own bug).
 TEST(Semaphore, AClientClockBeforeTheOverflowIsItsCause) {
   HistoryBuilder builder = three_holders();
-  builder.nemesis(ms(0), kNemesis, C, FaultKind::kClientClock, FaultPhase::kInstant);
+  builder.nemesis(ms(0), kSemaphoreNemesis, C, FaultKind::kClientClock, FaultPhase::kInstant);
   const CheckResult r = check(with_permits(builder.build(), 2));
   ASSERT_EQ(violations(r).size(), 1u);
   EXPECT_EQ(violations(r)[0]->cause, "client_clock");
@@ -110,8 +110,8 @@ TEST(Semaphore, AClientClockBeforeTheOverflowIsItsCause) {
 // (zset_semaphore_server seed 912: a clock jump with A's clock offset too).
 TEST(Semaphore, AServerFaultBeforeTheOverflowIsALostLockNotAClientClock) {
   HistoryBuilder builder = three_holders();
-  builder.nemesis(ms(0), kNemesis, A, FaultKind::kClientClock, FaultPhase::kInstant)
-      .server_fault(ms(15), kNemesis, FaultKind::kClockJump, "n1");
+  builder.nemesis(ms(0), kSemaphoreNemesis, A, FaultKind::kClientClock, FaultPhase::kInstant)
+      .server_fault(ms(15), kSemaphoreNemesis, FaultKind::kClockJump, "n1");
   const CheckResult r = check(with_permits(builder.build(), 2));
   ASSERT_EQ(violations(r).size(), 1u);
   EXPECT_EQ(violations(r)[0]->cause, "lock_lost");
@@ -125,7 +125,7 @@ TEST(Semaphore, AnExpiredPermitIsTheLimitOfItsLease) {
       .hold(A, ms(0), ms(1), ms(200), ms(201), 10)  // A's lease ran out at 11 ms
       .hold(B, ms(10), ms(11), ms(200), ms(202), 1000)
       .hold(C, ms(20), ms(21), ms(200), ms(203), 1000)
-      .nemesis(ms(0), kNemesis, C, FaultKind::kClientClock, FaultPhase::kInstant);
+      .nemesis(ms(0), kSemaphoreNemesis, C, FaultKind::kClientClock, FaultPhase::kInstant);
   const CheckResult r = check(with_permits(builder.build(), 2));
   ASSERT_EQ(violations(r).size(), 1u);
   EXPECT_EQ(violations(r)[0]->cause, "lease_expired");

@@ -30,12 +30,17 @@ namespace locksim {
 namespace fs = std::filesystem;
 namespace {
 
+// PropertyKind: the kind of lock a property is about (a semaphore's count, a reentrant lock's
+// depth); kAny: every lock's. A property of another kind than the lock's gets no line.
+enum class PropertyKind { kAny, kSemaphore, kReentrant };
+
 struct Property {
   const char* name;
   const char* words;
   bool needs_renewal;
   bool needs_queue;     // only for a lock that keeps a queue of waiters
   const char* failure;  // what a failing run shows, in words; nullptr: its verdict says it
+  PropertyKind kind = PropertyKind::kAny;
 };
 
 // The order of the table; the names are lock_properties().
@@ -53,7 +58,23 @@ const Property kProperties[] = {
      "the holder's release deleted nothing while its lease ran: the lock sat idle"},
     {"fair_no_barging", "fair: no barging past a waiter", false, true,
      "a newcomer got the lock while a client that asked earlier still waited"},
+    {"holders_within_permits", "no more holders than permits, whatever the clients' clocks", false,
+     false, nullptr, PropertyKind::kSemaphore},
+    {"reentrant_nested_acquire", "lets its owner in again, and nobody else until its last release",
+     false, false, nullptr, PropertyKind::kReentrant},
 };
+
+// kind_of: the kind of the user's lock, as its variant file declares it.
+PropertyKind kind_of(const ScriptVariantSpec& spec) {
+  if (spec.semaphore) return PropertyKind::kSemaphore;
+  if (spec.reentrant) return PropertyKind::kReentrant;
+  return PropertyKind::kAny;
+}
+
+// about: whether property `p` is about a lock of `kind`.
+bool about(const Property& p, PropertyKind kind) {
+  return p.kind == PropertyKind::kAny || p.kind == kind;
+}
 
 bool decided(const RunRow& row) { return !row.undecided && row.observed != Verdict::kUnknown; }
 
@@ -330,7 +351,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
         const auto* p = std::find_if(std::begin(kProperties), std::end(kProperties),
                                      [&](const Property& q) { return n == q.name; });
         return p != std::end(kProperties) && (renews || !p->needs_renewal) &&
-               (queues || !p->needs_queue);
+               (queues || !p->needs_queue) && about(*p, kind_of(user.spec));
       });
       if (!applies) continue;
       if (std::find(s.variants.begin(), s.variants.end(), reference) == s.variants.end()) continue;
@@ -348,8 +369,10 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     std::cout << "locksim audit: " << user.name << " (" << user.spec.file << ") against "
               << reference << "; declares: " << (user.spec.uses_ttl ? "TTL" : "no TTL") << ", "
               << (user.spec.owner_check ? "owner-checked release" : "release without owner check")
-              << ", " << (renews ? "renewal" : "no renewal") << (queues ? ", a queue" : "") << "; "
-              << scenarios.size() << " scenario(s)" << std::endl;
+              << ", " << (renews ? "renewal" : "no renewal") << (queues ? ", a queue" : "")
+              << (user.spec.semaphore ? ", a semaphore" : "")
+              << (user.spec.reentrant ? ", reentrant" : "") << "; " << scenarios.size()
+              << " scenario(s)" << std::endl;
     // First the simulator (seconds), then the real server.
     std::optional<Line> explored;
     std::vector<std::string> limits;
@@ -378,6 +401,7 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     std::vector<Line> lines;
     if (explored) lines.push_back(*explored);
     for (const Property& p : kProperties) {
+      if (!about(p, kind_of(user.spec))) continue;
       if (p.needs_renewal && !renews) {
         lines.push_back({&p, "n/a", "the lock has no extend script", ""});
         continue;

@@ -29,6 +29,7 @@ bool is_own_finding(const Finding& finding) {
     case FindingKind::kStolenRenewal:
     case FindingKind::kIdleHold:
     case FindingKind::kBarging:
+    case FindingKind::kEarlyRelease:
       return true;
     case FindingKind::kMutexViolation:
       return is_own_cause(finding.cause);

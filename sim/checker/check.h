@@ -197,6 +197,9 @@ enum class FindingKind : std::uint8_t {
   kLeaseOverrun,
   kBarging,
   kUnplannedStall,
+  // A reentrant lock freed by an inner release, its owner still inside with holds left (reported;
+  // a violation it let in has the cause early_release).
+  kEarlyRelease,
 };
 
 // to_string: the kind's word in results.json ("mutex_violation", "stolen_renewal").
@@ -226,8 +229,8 @@ struct Finding {
 // every lease has ("lease_expired", "lock_lost").
 bool is_own_cause(std::string_view cause);
 // is_own_finding: whether a finding is a lock's own bug whatever the fault: a stale release, a
-// stolen renewal, an idle hold, barging, a violation of an own cause, or a reentrant lock's owner
-// refused by its own lock ("nested_refused").
+// stolen renewal, an idle hold, barging, an early release, a violation of an own cause, or a
+// reentrant lock's owner refused by its own lock ("nested_refused").
 bool is_own_finding(const Finding& finding);
 
 // CheckStats: counts and acquire latency, for summaries and contention tables.

@@ -15,7 +15,7 @@ struct KindInfo {
   std::string_view label;  // the heading of the kind in every report
 };
 
-constexpr std::array<KindInfo, 18> kKinds = {{
+constexpr std::array<KindInfo, 19> kKinds = {{
     {FindingKind::kMutexViolation, "mutex_violation", Verdict::kMutexViolation,
      "Mutual exclusion violated"},
     {FindingKind::kResourceCorrupted, "resource_corrupted", Verdict::kResourceCorrupted,
@@ -37,6 +37,7 @@ constexpr std::array<KindInfo, 18> kKinds = {{
     {FindingKind::kBarging, "barging", Verdict::kOk, "Barged past a waiter"},
     {FindingKind::kUnplannedStall, "unplanned_stall", Verdict::kOk,
      "The machine stalled (no fault planned)"},
+    {FindingKind::kEarlyRelease, "early_release", Verdict::kOk, "Reentrant lock freed early"},
 }};
 
 const KindInfo& info(FindingKind kind) { return kKinds[static_cast<std::size_t>(kind)]; }

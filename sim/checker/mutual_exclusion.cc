@@ -309,12 +309,12 @@ std::string cancelled_extend(const History& history, const KeyTimeline& timeline
   return text;
 }
 
-// early_free_before: the last inner release of `earlier`'s reentrant hold that deleted the key
-// before `later` entered (the lock freed with holds left), or nullptr.
-const EarlyFree* early_free_before(const KeyTimeline& timeline, const WindowRecord& earlier,
+// inner_free_before: the last inner release of `earlier`'s reentrant hold that deleted the key
+// before `later` entered, or nullptr.
+const EarlyFree* inner_free_before(const KeyTimeline& timeline, const WindowRecord& earlier,
                                    const WindowRecord& later) {
   const EarlyFree* found = nullptr;
-  for (const EarlyFree& free : timeline.early_frees) {
+  for (const EarlyFree& free : timeline.inner_frees) {
     if (free.client == earlier.client && free.invoke_ns >= earlier.start_ns &&
         free.invoke_ns < later.start_ns) {
       found = &free;
@@ -340,12 +340,24 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
                      window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
                      format_ms(v.to_ns - v.from_ns) + ". ";
 
-  if (const EarlyFree* free = early_free_before(timeline, earlier, later)) {
+  const EarlyFree* inner_free = inner_free_before(timeline, earlier, later);
+  if (inner_free != nullptr && inner_free->early) {
     v.cause = "early_release";
-    text += x + "'s release at " + format_ms(free->invoke_ns) + " undid one of its " +
-            std::to_string(free->depth) + " holds and deleted the lock: a reentrant lock is " +
-            "freed only when its owner's last hold is released, and " + x +
+    text += x + "'s release at " + format_ms(inner_free->invoke_ns) + " undid one of its " +
+            std::to_string(inner_free->depth) + " holds and deleted the lock: a reentrant lock " +
+            "is freed only when its owner's last hold is released, and " + x +
             " was still inside, so " + y + " got in.";
+  } else if (inner_free != nullptr && *earlier.regrant_cause != '\0') {
+    // The hold the inner release freed was the only one the server counted: the client's key
+    // had been lost before its nested acquire granted the lock afresh.
+    v.cause = earlier.regrant_cause;
+    const bool lost = v.cause == "lock_lost";
+    text += x + "'s key " + (lost ? "may have been forgotten by a server" : "may have expired") +
+            " from " + format_ms(earlier.regrant_lost_ns) + " on, so its nested acquire at " +
+            format_ms(earlier.acquire_ok_ns) + " took the lock afresh, one hold deep; " + x +
+            "'s release at " + format_ms(inner_free->invoke_ns) +
+            " of what it counted as an inner hold freed the lock while " + x +
+            " was still inside, and let " + y + " in.";
   } else if (const ForeignDelete* stale =
                  stale_release_between(history, timeline, earlier, later)) {
     v.cause = "stale_release";

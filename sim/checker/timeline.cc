@@ -29,6 +29,16 @@ struct ClientKeyState {
   ServerGrant granted;        // the servers of the last successful acquire (multi-server locks)
   Nanos enter_ns = -1;        // >= 0 while inside
   int depth = 0;              // a reentrant lock's holds while inside (nested acquires add one)
+  bool freed_early = false;   // an inner release of this hold deleted the key (inner_frees)
+  // A hold a reentrant lock's nested acquire granted afresh (its key had expired, or a server
+  // had forgotten it): why ("lease_expired", "lock_lost"; "" for any other hold) and from when.
+  const char* regrant_cause = "";
+  Nanos regrant_lost_ns = -1;
+  // A reentrant lock's: the latest lease end of a hold whose release went unanswered (its key may
+  // have lived on), and whether the current hold was granted while it may have: then the server
+  // may count the old hold too, and a release that deletes nothing is no idle hold.
+  Nanos unknown_release_lease_end_ns = -1;
+  bool count_uncertain = false;
   Nanos inner_invoke_ns = -1;  // a reentrant lock's inner release in flight
   Nanos naive_start_ns = -1;  // the naive log window in progress: the successful acquire's invoke
   // The possible hold in progress: from the first acquire that may have succeeded.
@@ -91,6 +101,9 @@ class TimelineBuilder {
       if (event.f == Op::kCrash) {
         crash(event.client, event.time_ns);
         continue;
+      }
+      if (event.f == Op::kFault && traits(event.fault().kind).forgets_key) {
+        last_key_loss_ns_ = event.time_ns;
       }
       if (event.f == Op::kFault) {
         // A nemesis fault counts for the client it was aimed at.
@@ -194,9 +207,41 @@ class TimelineBuilder {
     // restarts, as below); refused, the owner was kept out by its own lock. Either way no waiter
     // of the lock's.
     const bool nested = history_->reentrant && s.enter_ns >= 0;
-    if (nested && event.type == EventType::kOk) ++s.depth;
+    // The holds the server counts are the client's only while its key lived on since its last
+    // grant: a nested acquire sent after its lease may have run out, or after a server may have
+    // forgotten the key, found the lock free (or another's) and made a new grant of one hold.
+    const bool unbroken =
+        nested && (s.lease_end_lower_ns == kNever || invoke_ns < s.lease_end_lower_ns) &&
+        last_key_loss_ns_ < s.ok_sent_ns && !others_entered_since(key, event.client, s);
+    bool regranted = false;
+    if (nested && event.type == EventType::kOk) {
+      // It may have run as late as its reply (a millisecond kept for the server's expiry).
+      regranted = (s.lease_end_lower_ns != kNever && t + ms_to_ns(1) >= s.lease_end_lower_ns) ||
+                  last_key_loss_ns_ >= s.ok_sent_ns;
+      if (event.acquire().attempts > 1 && unbroken) {
+        // Answered busy before it got in: refused while its owner held it, until then.
+        timeline(key).nested_refusals.push_back(
+            NestedRefusal{.client = event.client,
+                          .invoke_ns = invoke_ns,
+                          .fail_ns = t,
+                          .granted = true,
+                          .held_since_ns = s.enter_ns,
+                          .lease_end_lower_ns = s.acquired ? s.lease_end_lower_ns : kNever,
+                          .depth = s.depth});
+      }
+      if (regranted) {
+        // A new grant, not a hold more: the hold before it ended with its key (a window of its
+        // own, so a client that got in meanwhile overlaps it), and a new one starts here.
+        close_window(event.client, key, s, t, HoldWindow::End::kExit);
+        s.regrant_cause = last_key_loss_ns_ >= s.ok_sent_ns ? "lock_lost" : "lease_expired";
+        s.regrant_lost_ns =
+            last_key_loss_ns_ >= s.ok_sent_ns ? last_key_loss_ns_ : s.lease_end_lower_ns;
+      } else {
+        ++s.depth;
+      }
+    }
     if (nested && event.type == EventType::kFail) {
-      if (event.error == ErrorKind::kGaveUp || event.error == ErrorKind::kNone) {
+      if (unbroken && (event.error == ErrorKind::kGaveUp || event.error == ErrorKind::kNone)) {
         timeline(key).nested_refusals.push_back(
             NestedRefusal{.client = event.client,
                           .invoke_ns = invoke_ns,
@@ -242,6 +287,12 @@ class TimelineBuilder {
               .client = event.client, .invoke_ns = invoke_ns, .sent_ns = sent_ns, .ok_ns = t});
         }
         open_hold(s, sent_ns >= 0 ? sent_ns : invoke_ns, s.lease_end_ns, ttl_ms);
+        if (regranted) on_enter(event, key, s);  // the new hold a reentrant lock granted afresh
+        if (history_->reentrant && !nested) {
+          // (A millisecond kept for the server's whole-millisecond expiry.)
+          s.count_uncertain = s.unknown_release_lease_end_ns >= 0 &&
+                              s.unknown_release_lease_end_ns + ms_to_ns(1) > s.ok_sent_ns;
+        }
         break;
       }
       case EventType::kFail:
@@ -283,6 +334,7 @@ class TimelineBuilder {
     }
     s.enter_ns = event.time_ns;
     s.depth = 1;
+    s.freed_early = false;
     KeyState& k = key_states_[static_cast<std::size_t>(key)];
     k.last_enter_client = event.client;
     k.last_enter_ns = event.time_ns;
@@ -363,6 +415,12 @@ class TimelineBuilder {
     return own_key_end_ns <= at_ns;
   }
 
+  // others_entered_since: another client entered `key` after `s`'s last grant.
+  bool others_entered_since(int key, int client, const ClientKeyState& s) const {
+    const KeyState& k = key_states_[static_cast<std::size_t>(key)];
+    return k.last_enter_client >= 0 && k.last_enter_client != client && k.last_enter_ns > s.ok_ns;
+  }
+
   // on_inner_release: a reentrant lock's release while its client is still inside: one hold of
   // several undone, the hold goes on. One that deleted the key freed the lock early.
   void on_inner_release(const Event& event, int key, ClientKeyState& s) {
@@ -372,11 +430,30 @@ class TimelineBuilder {
     }
     const Nanos invoke_ns = s.inner_invoke_ns >= 0 ? s.inner_invoke_ns : event.time_ns;
     s.inner_invoke_ns = -1;
+    // Freed early only if the server still counted this hold's holds (the key lived on since the
+    // last grant, and nobody else got in): else the holds it counted were fewer.
+    const bool unbroken = (s.lease_end_lower_ns == kNever || invoke_ns < s.lease_end_lower_ns) &&
+                          last_key_loss_ns_ < s.ok_sent_ns &&
+                          !others_entered_since(key, event.client, s);
     if (event.type == EventType::kOk && event.release().deleted >= 1) {
-      timeline(key).early_frees.push_back(EarlyFree{.client = event.client,
+      // Early if the server counted more than this hold; else a hold granted afresh (regrant) was
+      // its only one, and its release freed the lock as it should.
+      timeline(key).inner_frees.push_back(EarlyFree{.client = event.client,
                                                     .invoke_ns = invoke_ns,
                                                     .ok_ns = event.time_ns,
-                                                    .depth = s.depth});
+                                                    .depth = s.depth,
+                                                    .early = s.depth > 1 && unbroken});
+      s.freed_early = true;
+    }
+    if (event.type == EventType::kOk && event.release().deleted == 0 && s.acquired) {
+      // A reentrant lock's release that leaves holds resets the lease (its contract, as
+      // Redisson's unlock does): the key may live until a TTL from the reply, and certainly
+      // until a TTL from the invoke if the release ran before the lease could have ended.
+      s.lease_end_ns = std::max(s.lease_end_ns, lease_end(event.time_ns, s.ok_ttl_ms));
+      if (s.lease_end_lower_ns != kNever && event.time_ns < s.lease_end_lower_ns) {
+        s.lease_end_lower_ns = std::max(s.lease_end_lower_ns, lease_end(invoke_ns, s.ok_ttl_ms));
+      }
+      s.hold_lease_end_ns = std::max(s.hold_lease_end_ns, s.lease_end_ns);
     }
     s.depth = std::max(1, s.depth - 1);
   }
@@ -414,8 +491,10 @@ class TimelineBuilder {
     // whole-millisecond expiry: a release that came later may have found the key expired.
     const bool inside_lease =
         s.release_lease_end_lower_ns != kNever && t + ms_to_ns(1) < s.release_lease_end_lower_ns;
+    // (A reentrant hold whose inner release deleted the key has nothing left to delete: its lock
+    // was freed early, not left idle.)
     if (event.type == EventType::kOk && deleted == 0 && s.acquired && inside_lease &&
-        !s.release_others_inside) {
+        !s.release_others_inside && !s.freed_early && !s.count_uncertain) {
       // It deleted nothing while its own lease ran and nobody else was inside: the key is still
       // held (by a token nobody will present) until the lease runs out.
       how = HoldEnd::kIdle;
@@ -424,6 +503,11 @@ class TimelineBuilder {
                                                         .invoke_ns = s.release_invoke_ns,
                                                         .ok_ns = t,
                                                         .lease_end_ns = s.release_lease_end_ns});
+    } else if (event.type == EventType::kOk && deleted == 0 && s.count_uncertain) {
+      // A hold the server may have counted with an older one: the key may live on, its lease
+      // reset by this release, for the client's next hold too.
+      s.unknown_release_lease_end_ns =
+          std::max(s.unknown_release_lease_end_ns, lease_end(t, s.ok_ttl_ms));
     } else if (event.type == EventType::kOk && deleted >= 1) {
       how = HoldEnd::kReleased;
       // The lease is also judged at the completion: a release that checks ownership and then
@@ -442,6 +526,9 @@ class TimelineBuilder {
     } else if (event.type == EventType::kInfo ||
                (event.type == EventType::kFail && is_indeterminate(event.error))) {
       how = HoldEnd::kReleaseUnknown;
+      if (s.acquired) {
+        s.unknown_release_lease_end_ns = std::max(s.unknown_release_lease_end_ns, s.lease_end_ns);
+      }
       timeline(key).unanswered_releases.push_back(release_of(event.client, s, kNever));
       // Deleted or not: the key may still be there until every lease behind it has run out (a
       // lost request never deleted it), and is gone then (no extension in flight can have set a
@@ -489,7 +576,11 @@ class TimelineBuilder {
         .end = end,
         .faulted = fault != faults.end() && *fault <= end_ns,
         .token = s.token,
+        .regrant_cause = s.regrant_cause,
+        .regrant_lost_ns = s.regrant_lost_ns,
     });
+    s.regrant_cause = "";
+    s.regrant_lost_ns = -1;
     s.enter_ns = -1;
     s.depth = 0;
     --key_states_[static_cast<std::size_t>(key)].inside;
@@ -614,6 +705,8 @@ class TimelineBuilder {
   std::vector<std::vector<ClientKeyState>> states_;  // [key][client]
   std::vector<std::vector<int>> client_keys_;        // [client]: keys the client touched
   std::vector<std::vector<Nanos>> fault_times_;      // [client]: its fault events, in time order
+  // last_key_loss_ns_: the latest fault so far that can make a server forget a key (forgets_key).
+  Nanos last_key_loss_ns_ = -1;
 };
 
 }  // namespace

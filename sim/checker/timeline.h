@@ -45,6 +45,12 @@ struct WindowRecord {
   HoldWindow::End end = HoldWindow::End::kExit;
   bool faulted = false;  // the client recorded a fault event inside the window
   StringId token = 0;
+  // A reentrant lock's window opened by a nested acquire that granted the lock afresh (the
+  // client's hold before it had lost its key): why it had ("lease_expired", "lock_lost"; "" for
+  // every other window) and from when. The server counts one hold, so the client's next inner
+  // release frees the lock.
+  const char* regrant_cause = "";
+  Nanos regrant_lost_ns = -1;
 };
 
 // ForeignDelete: a release that deleted a key (count >= 1) although its client was no longer the
@@ -168,21 +174,26 @@ struct IdleRelease {
   Nanos lease_end_ns = 0;
 };
 
-// EarlyFree: an inner release of a reentrant lock (its client still inside, holds left) that
-// deleted the key: the lock was freed before its owner's depth reached zero.
+// EarlyFree: an inner release of a reentrant lock (its client still inside) that deleted the key.
+// `early`: the server still counted more than one hold of the client's (its key lived on since
+// its last grant), so the lock was freed before its owner's depth reached zero: the lock's bug.
+// Otherwise the hold it released was the only one left (a nested acquire had granted the lock
+// afresh after the key was lost).
 struct EarlyFree {
   int client = -1;
   Nanos invoke_ns = 0;
   Nanos ok_ns = 0;
-  int depth = 0;  // the client's holds before the release
+  int depth = 0;  // the client's holds before the release, as the server counted them
+  bool early = false;
 };
 
-// NestedRefusal: a reentrant lock's nested acquire (its client inside) that was answered busy
-// until it gave up, or at its single try.
+// NestedRefusal: a reentrant lock's nested acquire (its client inside) that was answered busy:
+// until it gave up, at its single try, or before it was granted after all (`granted`).
 struct NestedRefusal {
   int client = -1;
   Nanos invoke_ns = 0;
-  Nanos fail_ns = 0;
+  Nanos fail_ns = 0;  // when it gave up, or was granted
+  bool granted = false;
   Nanos held_since_ns = 0;            // the client's enter
   Nanos lease_end_lower_ns = kNever;  // the earliest its lease can have run out, at the invoke
   int depth = 0;                      // the client's holds at the invoke
@@ -217,7 +228,7 @@ struct KeyTimeline {
   std::vector<IdleRelease> idle_releases;  // in the order they completed
   std::vector<NaiveWindow> naive_windows;  // in the order they ended
   // A reentrant lock's (History::reentrant), in the order they completed:
-  std::vector<EarlyFree> early_frees;
+  std::vector<EarlyFree> inner_frees;
   std::vector<NestedRefusal> nested_refusals;
 };
 

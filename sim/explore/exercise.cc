@@ -31,6 +31,11 @@ struct ExerciseCycle {
   std::optional<ExerciseFault> fault;
   bool several = false;       // the fault is aimed at several nodes (a majority)
   bool queue_behind = false;  // a lock with a queue: the acquire waits until another is inside
+  // A reentrant lock's: the holder acquires again inside and releases that hold before its work
+  // (nested); before the cycle, the client tries once while the lock is held and then releases
+  // all the same, as a `finally` after a failed tryLock does (finally_try).
+  bool nested = false;
+  bool finally_try = false;
 };
 
 }  // namespace
@@ -77,6 +82,7 @@ struct ExerciseDrawer::State {
   bool replica = false;  // its grant waits for a replica: on "primary_replica"
   bool queues = false;   // it keeps a queue of waiters
   bool semaphore = false;  // a semaphore: permits and client clocks are drawn
+  bool reentrant = false;  // a reentrant lock: nested acquires and finally releases are drawn
   std::string one_server;
   // The scenario around the steps, parsed once: without a topology, and with the one a server
   // fault needs.
@@ -150,6 +156,7 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
   s.replica = variant.needs_replica();
   s.queues = variant.queues();
   s.semaphore = variant.semaphore();
+  s.reentrant = variant.reentrant();
   s.one_server = s.replica ? "primary" : "n1";
   // The menu: what this variant can be given (a checkpoint fault needs a checkpoint, a node down
   // several nodes, a waiter's fault a queue).
@@ -187,6 +194,12 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
     if (queues || semaphore) {
       for (ExerciseCycle& cycle : mine) cycle.queue_behind = rng.chance(0.5);
+    }
+    if (reentrant) {
+      for (ExerciseCycle& cycle : mine) {
+        cycle.nested = rng.chance(0.5);
+        cycle.finally_try = rng.chance(0.25);
+      }
     }
   }
   // A semaphore of 1 to (clients - 1) permits, so that a holder too many can be there.
@@ -343,9 +356,30 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         cut.partition_reset = rng.chance(0.5);
         push(std::move(cut));
       }
+      if (cycle.finally_try) {
+        // Tried once while the lock is held, then released all the same (a finally block).
+        Step tries = client_step(Step::Action::kAcquire, name);
+        tries.acquire_timeout_ms = 0;
+        push(std::move(tries), true);
+        Step unlock = client_step(Step::Action::kRelease, name);
+        unlock.finally_release = true;
+        push(std::move(unlock));
+        words.insert("finally release");
+      }
       const bool dies_in_acquire = dies && !acquire.crash_at.empty();
       push(std::move(acquire), cycle.queue_behind);
       if (dies_in_acquire) break;
+      if (cycle.nested) {
+        // A nested call: the holder takes the lock again, works a little, and releases that hold.
+        Step again = client_step(Step::Action::kAcquire, name);
+        again.acquire_timeout_ms = 0;
+        push(std::move(again));
+        Step inner = client_step(Step::Action::kWork, name);
+        inner.work_ms = rng.uniform(0, ttl / 4);
+        push(std::move(inner));
+        push(client_step(Step::Action::kRelease, name));
+        words.insert("nested acquire");
+      }
       // A server fault comes after the acquire, before the work: while the holder is inside.
       const int spread = nodes && cycle.several ? kMajority : 1;
       if (cycle.fault == ExerciseFault::kRestart) {

@@ -101,6 +101,7 @@ std::string describe_observation(const CheckResult& result) {
   if (result.count(FindingKind::kStolenRenewal) > 0) text += ", stolen renewal";
   if (result.count(FindingKind::kIdleHold) > 0) text += ", idle hold";
   if (result.count(FindingKind::kBarging) > 0) text += ", barging";
+  if (result.count(FindingKind::kEarlyRelease) > 0) text += ", early release";
   // What kept the resource intact although the windows overlapped: a fenced store said no.
   if (result.stats.stale_writes_rejected > 0) text += ", stale write rejected";
   return text;

@@ -47,9 +47,10 @@ bool Scenario::changes_primary() const {
 
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
-      "exclusive_without_faults",  "survives_crash",       "refuses_stale_release",
-      "renewal_keeps_live_holder", "renewal_never_steals", "recovers_after_ttl",
-      "survives_dead_waiter",      "release_frees_lock",   "fair_no_barging"};
+      "exclusive_without_faults",  "survives_crash",          "refuses_stale_release",
+      "renewal_keeps_live_holder", "renewal_never_steals",    "recovers_after_ttl",
+      "survives_dead_waiter",      "release_frees_lock",      "fair_no_barging",
+      "holders_within_permits",    "reentrant_nested_acquire"};
   return properties;
 }
 

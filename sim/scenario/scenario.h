@@ -325,6 +325,10 @@ struct Source {
 //   release_frees_lock         the holder's release, within its lease, frees the lock for the next
 //   fair_no_barging            a queueing lock: a newcomer never gets the lock while a client that
 //                              asked earlier still waits for it
+//   holders_within_permits     a semaphore: never more holders than permits, whatever the
+//                              clients' own clocks say
+//   reentrant_nested_acquire   a reentrant lock: its owner gets in again at once, and nobody else
+//                              until the owner's last hold is released
 const std::vector<std::string>& lock_properties();
 
 struct Scenario {

@@ -64,6 +64,17 @@ TEST(Reentrant, ANestedAcquireRefusedWhileHeldIsTheOwnersDeadlock) {
                        "11.0 ms, while A itself held the lock"))
       << deadlocks(r)[0]->words;
 
+  // Granted only after busy answers (its own lease ran out meanwhile): refused all the same.
+  HistoryBuilder waited;
+  waited.acquire_invoke(ms(0), A, kTtlMs).acquire_ok(ms(1), A, kTtlMs);
+  nested_acquire(waited, A, ms(10), ms(1005));
+  waited.last().acquire().attempts = 4;
+  waited.release(ms(1050), ms(1051), A, 0);
+  const CheckResult w = check(reentrant(waited.build()));
+  ASSERT_EQ(deadlocks(w).size(), 1u);
+  EXPECT_TRUE(contains(deadlocks(w)[0]->words, "was refused and got in only at 1005.0 ms"))
+      << deadlocks(w)[0]->words;
+
   HistoryBuilder late;
   late.acquire_invoke(ms(0), A, kTtlMs).acquire_ok(ms(1), A, kTtlMs);
   late.acquire_invoke(ms(1500), A, kTtlMs).acquire_end(ms(1501), A, EventType::kFail);
@@ -88,6 +99,25 @@ TEST(Reentrant, AnInnerReleaseThatFreesTheLockIsAnEarlyRelease) {
   EXPECT_TRUE(contains(violations(r)[0]->words,
                        "A's release at 20.0 ms undid one of its 2 holds and deleted the lock"))
       << violations(r)[0]->words;
+  // The early release is reported as such, and A's outer release, which found the lock gone,
+  // left nothing idle.
+  EXPECT_EQ(r.count(FindingKind::kEarlyRelease), 1u);
+  EXPECT_EQ(r.count(FindingKind::kIdleHold), 0u);
+}
+
+// Proves an early release nobody came in through is still reported (the lock's own), with no
+// verdict and no idle hold after it.
+TEST(Reentrant, AnEarlyReleaseNobodyUsedIsReported) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, kTtlMs).acquire_ok(ms(1), A, kTtlMs);
+  nested_acquire(builder, A, ms(5), ms(6));
+  inner_release(builder, A, ms(20), ms(21), 1);
+  builder.release(ms(100), ms(101), A, 0);
+  const CheckResult r = check(reentrant(builder.build()));
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  ASSERT_EQ(r.count(FindingKind::kEarlyRelease), 1u);
+  EXPECT_TRUE(is_own_finding(*r.of(FindingKind::kEarlyRelease)[0]));
+  EXPECT_EQ(r.count(FindingKind::kIdleHold), 0u);
 }
 
 // Proves an inner release that undid a hold (deleted nothing, the owner still inside) is neither

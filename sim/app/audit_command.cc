@@ -58,9 +58,9 @@ const Property kProperties[] = {
      "the holder's release deleted nothing while its lease ran: the lock sat idle"},
     {"fair_no_barging", "fair: no barging past a waiter", false, true,
      "a newcomer got the lock while a client that asked earlier still waited"},
-    {"holders_within_permits", "no more holders than permits, whatever the clients' clocks", false,
+    {"holders_within_permits", "never more holders than permits", false,
      false, nullptr, PropertyKind::kSemaphore},
-    {"reentrant_nested_acquire", "lets its owner in again, and nobody else until its last release",
+    {"reentrant_nested_acquire", "reentrant: owner in again, others kept out",
      false, false, nullptr, PropertyKind::kReentrant},
 };
 
@@ -453,9 +453,12 @@ int audit_command(const AuditOptions& options, StopSignal& stop) {
     for (const Line& line : lines) {
       no = no || line.answer == "NO";
       undecided = undecided || line.answer == "UNDECIDED";
-      table << "  " << line.property->words
-            << std::string(44 - std::string(line.property->words).size(), ' ') << line.answer
-            << std::string(11 - line.answer.size(), ' ') << line.detail << "\n";
+      // Columns of 44 and 11 characters, a space at least between them.
+      const std::size_t words = std::string_view(line.property->words).size();
+      table << "  " << line.property->words << std::string(words < 44 ? 44 - words : 1, ' ')
+            << line.answer
+            << std::string(line.answer.size() < 11 ? 11 - line.answer.size() : 1, ' ')
+            << line.detail << "\n";
       if (!line.link.empty()) table << std::string(57, ' ') << line.link << "\n";
       md << "| " << line.property->words << " | " << line.answer << " | " << line.detail << " | "
          << (line.link.empty() ? std::string()

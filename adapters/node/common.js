@@ -3,7 +3,8 @@
 // sim/host/worker_protocol.h), the plain ioredis client, the resource ops (read, write and the
 // fenced store's script) and the mapping of errors to the protocol's words. An adapter hands
 // run() its hello fields and makeWorker(request, ctx), whose object answers acquire, release,
-// extend (optional: without it "this library has no extend") and stopRenewal.
+// extend (optional: without it "this library has no extend") and stopRenewal. A connect's
+// clock_offset_ms shifts Date.now for the process (setClientClock).
 
 const fs = require('fs');
 const path = require('path');
@@ -30,6 +31,18 @@ end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `;
+
+// The machine's time of day, before any client clock offset (setClientClock).
+const machineDateNow = Date.now;
+
+// setClientClock: this process is one client whose own clock runs offsetMs ahead of the run's
+// (negative: behind): connect's clock_offset_ms, the scenario's client_clocks. Date.now is where
+// the node libraries read the time of day (redis-semaphore's permit scores, redis-lock's expiry
+// value, redlock's validity), so it is the one shifted, for the whole process; a library that
+// only subtracts two readings sees no difference. Timers and the monotonic clock are left alone.
+function setClientClock(offsetMs) {
+  Date.now = offsetMs === 0 ? machineDateNow : () => machineDateNow() + offsetMs;
+}
 
 // The per-command bound, as locksim's own connections have (sim/redis/connection.h).
 const COMMAND_TIMEOUT_MS = 2000;
@@ -217,7 +230,12 @@ async function run({ hello, variants, makeWorker }) {
       if (!names.includes(req.variant)) {
         return fail(`unknown variant "${req.variant}"; this adapter has ${names.join(', ')}`);
       }
+      const offset = req.clock_offset_ms ?? 0;
+      if (!Number.isInteger(offset)) {
+        throw new ProtocolError('malformed "connect" request: clock_offset_ms must be an integer');
+      }
       await close();
+      setClientClock(offset);
       const next = { client: String(req.client ?? ''), variant: req.variant, lock: req.lock, clients: [] };
       next.connect = async (endpoint) => {
         const client = await connect(endpoint);

@@ -6,6 +6,7 @@
 
 #include "sim/json/file.h"
 #include "sim/json/json_reader.h"
+#include "sim/lock/registry.h"
 
 namespace locksim {
 namespace {
@@ -41,6 +42,7 @@ class LibraryVariant final : public LockVariant {
   bool uses_ttl() const override { return spec_.uses_ttl; }
   bool renews() const override { return spec_.renews; }
   bool multi_server() const override { return spec_.quorum; }
+  bool semaphore() const override { return spec_.semaphore; }
   bool in_process() const override { return false; }
   std::string stored_key(const std::string& key) const override {
     return library_key(spec_.lock_key, key);
@@ -110,8 +112,8 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "quorum", "lock_key", "runtime_check", "install", "reported_in",
-                         "cancel"});
+                         "renews", "quorum", "kind", "lock_key", "runtime_check", "install",
+                         "reported_in", "cancel"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -128,6 +130,18 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     if (const auto uses_ttl = entry.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
     if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
     if (const auto quorum = entry.optional_member("quorum")) spec.quorum = quorum->boolean();
+    if (const auto kind = entry.optional_member("kind")) {
+      spec.semaphore = kind->one_of({"mutex", "semaphore"}, "kind", "kinds") == "semaphore";
+    }
+    // A semaphore's verdicts count holders against its permits, a mutex's allow one: a library
+    // joins the scenarios of its "like" with that built-in's expectations, so both are one kind.
+    if (const LockVariant* like = find_variant(spec.like);
+        like != nullptr && like->semaphore() != spec.semaphore) {
+      entry.member("like").fail("\"" + spec.like + "\" is a " +
+                                (like->semaphore() ? "semaphore" : "mutex") + " and \"" +
+                                spec.name + "\" a " + (spec.semaphore ? "semaphore" : "mutex") +
+                                " (\"kind\"): a library is judged like a built-in of its own kind");
+    }
     if (const auto cancel = entry.optional_member("cancel")) {
       spec.cancel = cancel->non_empty_string(kMaxField);
     }

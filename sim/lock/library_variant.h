@@ -19,7 +19,10 @@
 // the library keeps its lock ("mutex:{key}"), for the run's ACL user and the key conditions of
 // scripted steps; "quorum": true says the library takes its lock over every server of a topology
 // (its adapter gets connect's "servers"), like the built-in redlock; "cancel" says how its adapter
-// cancels a call (the hello's "cancel"), for scenarios with "cancel_after_ms".
+// cancels a call (the hello's "cancel"), for scenarios with "cancel_after_ms"; "kind":
+// "semaphore" says the library is a counting semaphore of lock.permits permits (connect's
+// "lock" carries them), judged as one (LockVariant::semaphore), and its "like" must be a
+// semaphore too ("mutex", the default, a mutex).
 //
 //   const auto specs = load_library_manifest(adapters_dir() / "libraries.json");  // InputError
 //   register_variant(make_library_variant(specs[0]));
@@ -49,6 +52,9 @@ struct LibrarySpec {
   // "quorum": true: the library takes its lock over every server of a topology itself (Redlock);
   // connect then carries "servers", and it joins the multi-server scenarios of its "like".
   bool quorum = false;
+  // "kind": "semaphore": a counting semaphore of lock.permits permits (LockVariant::semaphore);
+  // false: a mutex ("kind": "mutex", or no kind).
+  bool semaphore = false;
   // "cancel": how the adapter cancels a call a scenario cancels ("cancel_after_ms"), in words
   // (redis-py asyncio: "Task.cancel ..."), or "none: " and why the library cannot be cancelled
   // (a blocking call, a promise); empty: not said. See cancels().

@@ -43,9 +43,13 @@ ADAPTERS = [
     dict(name="redlock", cmd=[NODE, "adapters/node-redlock/adapter.js"],
          plain="lib:redlock", renew="lib:redlock-using", key="{key}", extend=True,
          owner_check=True),
+    # Its Semaphore and MultiSemaphore (2 of 2 x lock.permits per acquire) keep a sorted set at
+    # "semaphore:<key>", one member per permit taken.
     dict(name="redis-semaphore", cmd=[NODE, "adapters/node-redis-semaphore/adapter.js"],
          plain="lib:redis-semaphore-norefresh", renew="lib:redis-semaphore", key="mutex:{key}",
-         extend=False, owner_check=True),
+         extend=False, owner_check=True,
+         semaphores={"lib:redis-semaphore-semaphore": 1, "lib:redis-semaphore-multi": 2},
+         semaphore_key="semaphore:{key}"),
     dict(name="redis-lock", cmd=[NODE, "adapters/node-redis-lock/adapter.js"],
          plain="lib:redis-lock", renew=None, key="lock.{key}", extend=False, owner_check=False),
     dict(name="redlock4", cmd=[NODE, "adapters/node-redlock4/adapter.js"],
@@ -285,13 +289,14 @@ class Suite:
         self.open.append(adapter)
         return adapter
 
-    def connected(self, variant=None, client="A", ttl_ms=1000, endpoint=None):
+    def connected(self, variant=None, client="A", ttl_ms=1000, endpoint=None, permits=1,
+                  **extra):
         adapter = self.start()
         reply, _ = adapter.call("connect", redis=endpoint or self.endpoint, client=client,
                                 variant=variant or self.spec["plain"], seed=7,
                                 lock=dict(ttl_ms=ttl_ms, renew_period_ms=max(1, ttl_ms // 3),
-                                          queue_timeout_ms=ttl_ms,
-                                          wait=dict(strategy="poll", interval_ms=10)))
+                                          queue_timeout_ms=ttl_ms, permits=permits,
+                                          wait=dict(strategy="poll", interval_ms=10)), **extra)
         check(reply.get("result") == "ok", "connect", reply)
         return adapter
 
@@ -601,6 +606,53 @@ class Suite:
         check(reply.get("result") == "fail" and reply.get("error") == "reply_error" and
               "NOPERM" in reply.get("message", ""), "NOPERM is reported", reply)
 
+    def test_semaphore(self):
+        # A semaphore of two permits (connect's lock.permits): two holders at once, a third
+        # refused until one of them releases, a release that removes its own permits only; and a
+        # client whose own clock runs 10 s ahead (connect's clock_offset_ms, a lease of 5 s)
+        # removes the live holders' permits as expired and takes one itself: the library times
+        # its permits with Date.now on the client.
+        for variant, taken in sorted(self.spec.get("semaphores", {}).items()):
+            key = self.key("sem-" + variant[4:])
+            stored = self.spec["semaphore_key"].format(key=key)
+            a, b, c = (self.connected(variant, client=name, permits=2) for name in "ABC")
+            first, _ = self.acquire(a, key, ttl_ms=5000)
+            second, _ = self.acquire(b, key, ttl_ms=5000)
+            check(self.admin("ZCARD", stored) == 2 * taken, variant + ": two holders' members")
+            refused, events = c.call("acquire", key=key, ttl_ms=5000, timeout_ms=200, timeout=6)
+            check(refused.get("result") == "fail" and refused.get("error") == "gave_up",
+                  variant + ": a third holder gives up", refused)
+            check([e for e in events if e.get("event") == "busy"] == [{"event": "busy"}],
+                  variant + ": one busy event", events)
+            released = self.release(a, key, first["token"])
+            check(released.get("deleted") == 1, variant + ": release removes A's permit", released)
+            third, _ = self.acquire(c, key, ttl_ms=5000)
+            check(self.admin("ZCARD", stored) == 2 * taken, variant + ": C took A's place")
+            for adapter, grant in ((b, second), (c, third)):
+                check(self.release(adapter, key, grant["token"]).get("deleted") == 1,
+                      variant + ": release")
+            check(self.admin("EXISTS", stored) == 0, variant + ": no permit left")
+
+            first, _ = self.acquire(a, key, ttl_ms=5000)
+            second, _ = self.acquire(b, key, ttl_ms=5000)
+            ahead = self.connected(variant, client="D", permits=2, clock_offset_ms=10000)
+            taken_over, _ = self.acquire(ahead, key, ttl_ms=5000, timeout_ms=0)
+            self.observed[variant + ": a client clock 10 s ahead, 2 of 2 permits held"] = taken_over
+            check(self.admin("ZCARD", stored) == taken, variant + ": only D's members are left")
+            stale = self.release(a, key, first["token"])
+            check(stale.get("deleted") == 0, variant + ": A's permit was taken from it", stale)
+            self.release(b, key, second["token"])
+            self.release(ahead, key, taken_over["token"])
+            check(self.admin("EXISTS", stored) == 0, variant + ": no permit left at the end")
+        if self.spec.get("semaphores"):
+            bad = self.start()
+            reply, _ = bad.call("connect", redis=self.endpoint, client="E", variant=self.spec["plain"],
+                                seed=1, clock_offset_ms="10000",
+                                lock=dict(ttl_ms=1000, renew_period_ms=333, queue_timeout_ms=1000,
+                                          wait=dict(strategy="poll", interval_ms=10)))
+            check(reply.get("error") == "protocol" and "clock_offset_ms" in reply.get("message", ""),
+                  "a clock offset that is no integer is refused", reply)
+
     def test_renewal(self):
         if not self.spec["renew"]:
             self.observed["renewal"] = "none"
@@ -721,6 +773,7 @@ def main():
         admin("ACL", "SETUSER", USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               "~mutex:" + PREFIX + "*", "~lock." + PREFIX + "*",
               "~@simple-redis-mutex:lock-" + PREFIX + "*", "~lock_" + PREFIX + "*",
+              "~semaphore:" + PREFIX + "*",
               "~b'_tooz'_" + PREFIX + "*", *rules)
         admin("ACL", "SETUSER", NARROW_USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               *rules)

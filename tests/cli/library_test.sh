@@ -10,7 +10,8 @@
 # its own (lib:redlock-quorum: connect's "servers") keeps one node's kill within its quorum, and
 # blocks itself with the grants of a failed attempt, where the built-in unlocks them; and calls
 # cancelled by their caller (redis-py asyncio) are recorded and named, and asked only of a library
-# whose adapter cancels.
+# whose adapter cancels; and redis-semaphore's Semaphore and MultiSemaphore are judged as
+# semaphores, their permits timed by the client's own (shifted) clock.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -110,6 +111,37 @@ expect_no_grep "B never gets the lock from the library" '"client":"B","type":"ok
   "$WORK/quorum/redlock-retry-self-blocking/latest/lib:redlock-quorum/history.jsonl"
 expect_grep "B gets it from the built-in" '"client":"B","type":"ok","f":"acquire".*"granted_on":\["n3","n4","n5"\],"granted_of":5' \
   "$WORK/quorum/redlock-retry-self-blocking/latest/redlock/history.jsonl"
+# --- semaphores: redis-semaphore's Semaphore and MultiSemaphore ("kind": "semaphore") -----------
+# Judged as semaphores of the scenarios' two permits (history.jsonl's permits), like
+# zset_semaphore: the library times its permits with the client's Date.now, which the adapter
+# shifts by the client's clock_offset_ms, so C's clock 3 s ahead removes A's and B's permits and
+# lets C in (three holders of two permits); 3 s behind, C's ZCARD is refused (ok, reported),
+# but given a free permit (semaphore_clock_behind_free_permit.json) C scores it 3 s in the past
+# and B's clean-up removes it while C works: three holders again; a crashed holder's permit
+# lapses with its lease.
+timeout 300 "$LOCKSIM" run "$SOURCE"/scenarios/semaphore-*.json \
+  "$SOURCE/tests/cli/semaphore_clock_behind_free_permit.json" \
+  --library redis-semaphore-semaphore --library redis-semaphore-multi \
+  --out "$WORK/semaphore" --no-progress >"$WORK/semaphore.out" 2>"$WORK/semaphore.err"
+expect_code "the semaphore rows run the semaphore scenarios as expected" 0 $? "$WORK/semaphore.out"
+for lib in lib:redis-semaphore-semaphore lib:redis-semaphore-multi; do
+  expect_grep "$lib: a client clock ahead takes live permits" \
+    "semaphore-client-clock-ahead *$lib *mutex_violation (client_clock) *mutex_violation (client_clock) *yes" \
+    "$WORK/semaphore.out"
+  expect_grep "$lib: a client clock behind is refused by the count" \
+    "semaphore-client-clock-behind *$lib *any *ok *yes" "$WORK/semaphore.out"
+  expect_grep "$lib: a client clock behind given a free permit loses it to the next client" \
+    "semaphore-clock-behind-free-permit *$lib *mutex_violation (client_clock) *mutex_violation (client_clock) *yes" \
+    "$WORK/semaphore.out"
+  expect_grep "$lib: a crashed holder's permit lapses" \
+    "semaphore-crash-holding-permit *$lib *ok *ok *yes" "$WORK/semaphore.out"
+  expect_grep "$lib: its history counts two permits" '"permits":2' \
+    "$WORK/semaphore/semaphore-client-clock-ahead/latest/$lib/history.jsonl"
+  expect_grep "$lib: A's permit was gone when A released" \
+    '"client":"A","type":"ok","f":"release","key":"lock","deleted":0' \
+    "$WORK/semaphore/semaphore-client-clock-ahead/latest/$lib/history.jsonl"
+done
+
 # --- cancellation: calls cancelled by their caller (redis-py asyncio: Task.cancel) -------------
 "$LOCKSIM" run "$SOURCE/scenarios/cancelled-release.json" "$SOURCE/scenarios/cancelled-acquire-executed.json" \
   "$SOURCE/scenarios/cancelled-extend.json" --out "$WORK/out-cancel" --no-progress >"$WORK/cancel.out" 2>&1

@@ -1,7 +1,8 @@
 // script_variant_load_test: a --variant-file is read by the one strict JSON reader (no Redis
 // needed): unknown keys with did-you-mean and paths, wrong types, placeholders (unknown and
 // unclosed), caps on scripts and templates, hostile files; and filling placeholders is bounded.
-// And a library's lock_key template: the key it stores and the prefix a run grants and cleans.
+// And a library's lock_key template: the key it stores and the prefix a run grants and cleans;
+// and its kind: a semaphore is judged as one, like a built-in semaphore only.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "sim/core/error.h"
 #include "sim/lock/library_variant.h"
+#include "sim/lock/registry.h"
 #include "sim/lock/script_variant.h"
 
 namespace locksim {
@@ -246,6 +248,44 @@ TEST(LibraryVariantKeys, StoredKeyAndPrefixFollowTheTemplate) {
   spec.lock_key = "{key}";
   const auto plain = make_library_variant(spec);
   EXPECT_EQ(plain->stored_prefix("locksim:r:"), "locksim:r:");
+}
+
+// A library's "kind": "semaphore" makes its variant a semaphore (the checker counts its holders
+// against lock.permits), and a library is judged like a built-in of its own kind: a semaphore
+// like a mutex, or a mutex like a semaphore, is refused at its "like".
+TEST_F(VariantFileTest, LibraryKindIsItsReferenceKind) {
+  const auto manifest = [](const std::string& like, const std::string& kind) {
+    return R"({"libraries": [{"name": "lib:sem", "adapter": "sem", "command": ["/bin/true"],
+               "summary": "a semaphore", "like": ")" +
+           like + "\"" + (kind.empty() ? "" : R"(, "kind": ")" + kind + "\"") + "}]}";
+  };
+  const auto load = [&](const std::string& like, const std::string& kind) {
+    return load_library_manifest(write(manifest(like, kind)), variant_names());
+  };
+  const std::vector<LibrarySpec> semaphore = load("zset_semaphore", "semaphore");
+  ASSERT_EQ(semaphore.size(), 1u);
+  EXPECT_TRUE(make_library_variant(semaphore[0])->semaphore());
+  EXPECT_FALSE(make_library_variant(load("lua_owner", "mutex")[0])->semaphore());
+  EXPECT_FALSE(make_library_variant(load("lua_owner", "")[0])->semaphore());
+  const auto error_of_manifest = [&](const std::string& like, const std::string& kind) {
+    try {
+      load(like, kind);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  const std::string mutex_like = error_of_manifest("lua_owner", "semaphore");
+  EXPECT_NE(mutex_like.find("$.libraries[0].like"), std::string::npos) << mutex_like;
+  EXPECT_NE(mutex_like.find("\"lua_owner\" is a mutex and \"lib:sem\" a semaphore"),
+            std::string::npos)
+      << mutex_like;
+  const std::string semaphore_like = error_of_manifest("zset_semaphore_server", "");
+  EXPECT_NE(semaphore_like.find("\"zset_semaphore_server\" is a semaphore and \"lib:sem\" a mutex"),
+            std::string::npos)
+      << semaphore_like;
+  const std::string unknown = error_of_manifest("zset_semaphore", "counting");
+  EXPECT_NE(unknown.find("$.libraries[0].kind"), std::string::npos) << unknown;
 }
 
 }  // namespace

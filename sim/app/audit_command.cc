@@ -32,7 +32,7 @@ namespace {
 
 // PropertyKind: the kind of lock a property is about (a semaphore's count, a reentrant lock's
 // depth); kAny: every lock's. A property of another kind than the lock's gets no line.
-enum class PropertyKind { kAny, kSemaphore, kReentrant };
+enum class PropertyKind { kAny, kSemaphore, kReentrant, kReadWrite };
 
 struct Property {
   const char* name;
@@ -58,16 +58,19 @@ const Property kProperties[] = {
      "the holder's release deleted nothing while its lease ran: the lock sat idle"},
     {"fair_no_barging", "fair: no barging past a waiter", false, true,
      "a newcomer got the lock while a client that asked earlier still waited"},
-    {"holders_within_permits", "never more holders than permits", false,
-     false, nullptr, PropertyKind::kSemaphore},
-    {"reentrant_nested_acquire", "reentrant: owner in again, others kept out",
-     false, false, nullptr, PropertyKind::kReentrant},
+    {"holders_within_permits", "never more holders than permits", false, false, nullptr,
+     PropertyKind::kSemaphore},
+    {"writer_not_starved", "a waiting writer is not starved by readers", false, false, nullptr,
+     PropertyKind::kReadWrite},
+    {"reentrant_nested_acquire", "reentrant: owner in again, others kept out", false, false,
+     nullptr, PropertyKind::kReentrant},
 };
 
 // kind_of: the kind of the user's lock, as its variant file declares it.
 PropertyKind kind_of(const ScriptVariantSpec& spec) {
   if (spec.semaphore) return PropertyKind::kSemaphore;
   if (spec.reentrant) return PropertyKind::kReentrant;
+  if (spec.read_write) return PropertyKind::kReadWrite;
   return PropertyKind::kAny;
 }
 

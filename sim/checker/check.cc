@@ -34,7 +34,7 @@ bool is_own_finding(const Finding& finding) {
     case FindingKind::kMutexViolation:
       return is_own_cause(finding.cause);
     case FindingKind::kDeadlock:
-      return finding.cause == "nested_refused";
+      return finding.cause == "nested_refused" || finding.cause == "writer_starved";
     default:
       return false;
   }
@@ -71,6 +71,7 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     check_liveness(history, timeline, options, result);
     check_idle_holds(history, timeline, result);
     check_reentrancy(history, timeline, result);
+    check_read_write(history, timeline, options, result);
     check_lease_overruns(history, timeline, result);
     check_indeterminacy(history, timeline, result);
     check_renewals(history, timeline, result);

@@ -139,6 +139,9 @@ struct CheckOptions {
   // renew_period_ms: the renewal period of a lock that renews (the scenario's lock), for the
   // unplanned_stall finding; 0: not known, no such finding.
   std::int64_t renew_period_ms = 0;
+  // writer_wait_ns: a read-write lock's writer kept waiting longer than this while readers got
+  // in after it asked is starved (the scenario's check.writer_wait_ms).
+  Nanos writer_wait_ns = ms_to_ns(500);
   // words: false lets a checker leave a finding's words empty (its kind, clients, key and times
   // are the same): explore's search reads only the kinds of thousands of schedules, and a crash's
   // recovery, found in most of them, took a tenth of the checker's time to put in words.
@@ -230,7 +233,8 @@ struct Finding {
 bool is_own_cause(std::string_view cause);
 // is_own_finding: whether a finding is a lock's own bug whatever the fault: a stale release, a
 // stolen renewal, an idle hold, barging, an early release, a violation of an own cause, or a
-// reentrant lock's owner refused by its own lock ("nested_refused").
+// reentrant lock's owner refused by its own lock ("nested_refused"), or a read-write lock's writer
+// starved by readers ("writer_starved"); a refused upgrade is a limit of every read-write lock.
 bool is_own_finding(const Finding& finding);
 
 // CheckStats: counts and acquire latency, for summaries and contention tables.

@@ -25,6 +25,11 @@ void check_liveness(const History& history, const KeyTimeline& timeline,
 // (deadlocks of its own, "nested_refused"); nothing for another lock.
 void check_reentrancy(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
+// check_read_write: a read-write lock's writers starved by readers ("writer_starved") and its
+// refused upgrades ("upgrade_deadlock"), both deadlocks; nothing for another lock.
+void check_read_write(const History& history, const KeyTimeline& timeline,
+                      const CheckOptions& options, CheckResult& result);
+
 // check_indeterminacy: indeterminate acquires whose possible window overlaps another hold.
 void check_indeterminacy(const History& history, const KeyTimeline& timeline, CheckResult& result);
 

@@ -452,6 +452,7 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
     std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;
+      if (windows[a].read && later.read) continue;  // a read-write lock's readers share it
       result.findings.push_back(make_violation(history, timeline, windows[a], later));
       if (!windows[a].faulted) ++result.violations_outside_faults;
       if (in_violation.empty()) in_violation.resize(windows.size(), false);

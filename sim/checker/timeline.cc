@@ -29,6 +29,7 @@ struct ClientKeyState {
   ServerGrant granted;        // the servers of the last successful acquire (multi-server locks)
   Nanos enter_ns = -1;        // >= 0 while inside
   int depth = 0;              // a reentrant lock's holds while inside (nested acquires add one)
+  bool hold_read = false;     // a read-write lock's hold is a read one (no write grant in it)
   bool freed_early = false;   // an inner release of this hold deleted the key (inner_frees)
   // A hold a reentrant lock's nested acquire granted afresh (its key had expired, or a server
   // had forgotten it): why ("lease_expired", "lock_lost"; "" for any other hold) and from when.
@@ -206,6 +207,7 @@ class TimelineBuilder {
     // A reentrant lock's nested acquire (its client inside): granted, one hold more (its lease
     // restarts, as below); refused, the owner was kept out by its own lock. Either way no waiter
     // of the lock's.
+    if (history_->read_write && on_read_write_acquire(event, key, s, invoke_ns)) return;
     const bool nested = history_->reentrant && s.enter_ns >= 0;
     // The holds the server counts are the client's only while its key lived on since its last
     // grant: a nested acquire sent after its lease may have run out, or after a server may have
@@ -421,11 +423,51 @@ class TimelineBuilder {
     return k.last_enter_client >= 0 && k.last_enter_client != client && k.last_enter_ns > s.ok_ns;
   }
 
+  // on_read_write_acquire: what only a read-write lock's acquire tells; true when the event is
+  // taken care of (a holder's acquire: a second hold or an upgrade).
+  bool on_read_write_acquire(const Event& event, int key, ClientKeyState& s, Nanos invoke_ns) {
+    const Nanos t = event.time_ns;
+    if (event.type == EventType::kInvoke) return false;
+    if (s.enter_ns < 0) {
+      // Not a holder's: a write acquire is a writer that may have waited for readers.
+      if (event.mode != LockMode::kRead &&
+          (event.type == EventType::kOk || event.type == EventType::kFail)) {
+        const Nanos queued = queued_ns(event);
+        timeline(key).write_waits.push_back(WriteWait{.client = event.client,
+                                                      .asked_ns = queued >= 0 ? queued : t,
+                                                      .end_ns = t,
+                                                      .granted = event.type == EventType::kOk});
+      }
+      if (event.type == EventType::kOk) s.hold_read = event.mode == LockMode::kRead;
+      return false;
+    }
+    if (event.type == EventType::kOk) {
+      // A second hold inside: one hold more; a write one makes the hold exclusive.
+      ++timeline(key).acquires_ok;
+      ++s.depth;
+      if (event.mode != LockMode::kRead) s.hold_read = false;
+    } else if (event.type == EventType::kFail && event.mode != LockMode::kRead && s.hold_read &&
+               (event.error == ErrorKind::kGaveUp || event.error == ErrorKind::kNone)) {
+      timeline(key).upgrade_refusals.push_back(UpgradeRefusal{.client = event.client,
+                                                              .invoke_ns = invoke_ns,
+                                                              .fail_ns = t,
+                                                              .held_since_ns = s.enter_ns});
+    }
+    s.acquire_invoke_ns = -1;
+    return true;
+  }
+
   // on_inner_release: a reentrant lock's release while its client is still inside: one hold of
   // several undone, the hold goes on. One that deleted the key freed the lock early.
   void on_inner_release(const Event& event, int key, ClientKeyState& s) {
     if (event.type == EventType::kInvoke) {
       s.inner_invoke_ns = event.time_ns;
+      return;
+    }
+    if (!history_->reentrant) {
+      // A read-write lock's second hold released: the hold goes on.
+      s.inner_invoke_ns = -1;
+      s.depth = std::max(1, s.depth - 1);
       return;
     }
     const Nanos invoke_ns = s.inner_invoke_ns >= 0 ? s.inner_invoke_ns : event.time_ns;
@@ -460,7 +502,7 @@ class TimelineBuilder {
 
   void on_release(const Event& event, int key, ClientKeyState& s) {
     const Nanos t = event.time_ns;
-    if (history_->reentrant && s.enter_ns >= 0) {
+    if ((history_->reentrant || history_->read_write) && s.enter_ns >= 0) {
       on_inner_release(event, key, s);
       return;
     }
@@ -492,9 +534,11 @@ class TimelineBuilder {
     const bool inside_lease =
         s.release_lease_end_lower_ns != kNever && t + ms_to_ns(1) < s.release_lease_end_lower_ns;
     // (A reentrant hold whose inner release deleted the key has nothing left to delete: its lock
-    // was freed early, not left idle.)
+    // was freed early, not left idle. A read-write lock's read hold frees the lock only with the
+    // last reader, whose release may still be on its way.)
     if (event.type == EventType::kOk && deleted == 0 && s.acquired && inside_lease &&
-        !s.release_others_inside && !s.freed_early && !s.count_uncertain) {
+        !s.release_others_inside && !s.freed_early && !s.count_uncertain &&
+        !(history_->read_write && s.hold_read)) {
       // It deleted nothing while its own lease ran and nobody else was inside: the key is still
       // held (by a token nobody will present) until the lease runs out.
       how = HoldEnd::kIdle;
@@ -578,6 +622,7 @@ class TimelineBuilder {
         .token = s.token,
         .regrant_cause = s.regrant_cause,
         .regrant_lost_ns = s.regrant_lost_ns,
+        .read = history_->read_write && s.hold_read,
     });
     s.regrant_cause = "";
     s.regrant_lost_ns = -1;

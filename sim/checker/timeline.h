@@ -51,6 +51,9 @@ struct WindowRecord {
   // release frees the lock.
   const char* regrant_cause = "";
   Nanos regrant_lost_ns = -1;
+  // read: a read-write lock's read hold (every grant of the window was a read one): read windows
+  // may overlap each other.
+  bool read = false;
 };
 
 // ForeignDelete: a release that deleted a key (count >= 1) although its client was no longer the
@@ -199,6 +202,24 @@ struct NestedRefusal {
   int depth = 0;                      // the client's holds at the invoke
 };
 
+// UpgradeRefusal: a read-write lock's holder of a read hold whose acquire of the write lock was
+// refused until it gave up (it waited for every read hold, its own included).
+struct UpgradeRefusal {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos fail_ns = 0;
+  Nanos held_since_ns = 0;
+};
+
+// WriteWait: a read-write lock's acquire of a write hold (not by a holder), from its first busy
+// answer (since when it certainly waited; its end if never) to its end.
+struct WriteWait {
+  int client = -1;
+  Nanos asked_ns = 0;
+  Nanos end_ns = 0;
+  bool granted = false;
+};
+
 // NaiveWindow: [acquire invoke of a successful acquire, completion of the next release], or the
 // crash or end of history: what logs written around lock()/unlock() calls would call a hold.
 struct NaiveWindow {
@@ -230,6 +251,9 @@ struct KeyTimeline {
   // A reentrant lock's (History::reentrant), in the order they completed:
   std::vector<EarlyFree> inner_frees;
   std::vector<NestedRefusal> nested_refusals;
+  // A read-write lock's (History::read_write), in the order they completed:
+  std::vector<UpgradeRefusal> upgrade_refusals;
+  std::vector<WriteWait> write_waits;
 };
 
 struct Timelines {

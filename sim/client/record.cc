@@ -126,6 +126,7 @@ Nanos ClientRecord::invoke_acquire(const std::string& logical_key, Nanos intende
   acquiring_key_ = logical_key;
   release_pending_ = false;  // a new acquire gives up a release that was never finished
   Event& invoke = log_.record(EventType::kInvoke, Op::kAcquire, logical_key);
+  invoke.mode = acquire_mode_;
   if (terms_.uses_ttl) invoke.ttl_ms = clamp32(terms_.ttl_ms);
   if (intended_ns >= 0) invoke.schedule().intended_ns = std::min(intended_ns, invoke.time_ns);
   return invoke.time_ns;
@@ -146,6 +147,7 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
   if (!outcome.granted) {
     Event& failed =
         log_.record(outcome.failure.maybe ? EventType::kInfo : EventType::kFail, Op::kAcquire, key);
+    failed.mode = acquire_mode_;
     fail(failed, outcome.failure);
     failed.acquire().attempts = outcome.attempts;
     set_queued_ns(failed, queued_at(outcome, failed.time_ns));
@@ -155,6 +157,7 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
   }
   // ok first, then enter: both after the reply was read (the conservative point).
   Event& ok = log_.record(EventType::kOk, Op::kAcquire, key);
+  ok.mode = acquire_mode_;
   ok.token = log_.intern(outcome.token);
   ok.acquire().attempts = outcome.attempts;
   set_queued_ns(ok, queued_at(outcome, ok.time_ns));
@@ -167,12 +170,15 @@ AcquireStatus ClientRecord::end_acquire(const AcquireOutcome& outcome) {
   }
   if (terms_.uses_ttl) ok.ttl_ms = clamp32(terms_.ttl_ms);
   if (nested_) {
-    // A reentrant lock's nested acquire: the client is inside already, one hold deeper.
+    // A nested acquire (a reentrant lock's, or a read-write lock's second hold): the client is
+    // inside already, one hold deeper.
     ++depth_;
+    nested_tokens_.push_back(outcome.token);
     return AcquireStatus::kAcquired;
   }
   log_.record(EventType::kOk, Op::kEnter, key);
   depth_ = 1;
+  nested_tokens_.clear();
   holding_ = true;
   held_key_ = key;
   held_token_ = outcome.token;
@@ -209,7 +215,10 @@ std::string ClientRecord::invoke_release(bool unsaved_token) {
   unheld_release_ = false;
   release_pending_ = false;
   // Doc C's bug: the value stored at acquire time was never kept, so the release sends another.
-  std::string token = unsaved_token ? std::string() : held_token_;
+  // An inner release releases the latest hold (a reentrant lock's tokens are all its owner's).
+  const std::string& held =
+      inner_release_ && !nested_tokens_.empty() ? nested_tokens_.back() : held_token_;
+  std::string token = unsaved_token ? std::string() : held;
   log_.record(EventType::kInvoke, Op::kRelease, held_key_).token = log_.intern(token);
   return token;
 }
@@ -234,6 +243,7 @@ void ClientRecord::end_release(const ReleaseOutcome& outcome) {
     // One hold of several undone (whatever the reply: the caller goes on as if it were).
     inner_release_ = false;
     --depth_;
+    if (!nested_tokens_.empty()) nested_tokens_.pop_back();
     return;
   }
   depth_ = 0;

@@ -154,6 +154,10 @@ class ClientRecord {
   void end_write(const ResourceTerms& resource, const std::string& record_id, std::int64_t value,
                  const CallFailure* failure, const std::string* refusal);
 
+  // set_acquire_mode: what the next acquires ask for (a read-write lock's read or write hold;
+  // kExclusive for every other lock), recorded on their invoke and end.
+  void set_acquire_mode(LockMode mode) { acquire_mode_ = mode; }
+  LockMode acquire_mode() const { return acquire_mode_; }
   bool holding() const { return holding_; }
   // depth: how many holds the client has (a reentrant lock's nested acquires count one each).
   int depth() const { return depth_; }
@@ -174,6 +178,9 @@ class ClientRecord {
   bool crashed_ = false;
   bool release_pending_ = false;
   int depth_ = 0;                // holds (1 once acquired; more with nested acquires)
+  // The tokens of the nested grants, latest last: an inner release releases the latest hold.
+  std::vector<std::string> nested_tokens_;
+  LockMode acquire_mode_ = LockMode::kExclusive;
   bool nested_ = false;          // the acquire under way is a nested one
   bool inner_release_ = false;   // the release under way leaves holds behind
   bool unheld_release_ = false;  // the next release is by a client that holds nothing

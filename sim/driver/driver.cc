@@ -162,6 +162,7 @@ History take_history(RunContext& run) {
     history.permits = static_cast<int>(run.scenario().lock.permits);
   }
   history.reentrant = run.request().variant.reentrant();
+  history.read_write = run.request().variant.read_write();
   return history;
 }
 

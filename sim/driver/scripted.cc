@@ -273,7 +273,9 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
   }
   switch (step.action) {
     case Step::Action::kAcquire: {
-      const bool nested = client.holding() && run.request().variant.reentrant();
+      const LockVariant& variant = run.request().variant;
+      // A read-write lock's client that holds it may ask again (a second hold, or an upgrade).
+      const bool nested = client.holding() && (variant.reentrant() || variant.read_write());
       if (client.holding() && !nested) {
         run.note(who + ": skipped, " + client.name() + " already holds the lock");
         return;
@@ -282,6 +284,7 @@ void execute(RunContext& run, DriverClient& client, const Step& step) {
           step.acquire_timeout_ms.value_or(scenario.lock.acquire_timeout_ms);
       CallFaults faults = faults_of(step);
       LinkFaultScope link(run, client, step);
+      client.set_acquire_mode(variant.read_write() ? step.mode : LockMode::kExclusive);
       const AcquireStatus status = client.acquire(scenario.lock.key, timeout_ms, &faults);
       if (status == AcquireStatus::kFailed && nested) {
         run.note(who + ": a nested acquire of " + scenario.lock.key + " by its holder was refused");

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/core/lock_mode.h"
 #include "sim/fault/fault.h"
 
 namespace locksim {
@@ -195,6 +196,7 @@ struct Event {
   EventType type = EventType::kInfo;
   Op f = Op::kAcquire;
   ErrorKind error = ErrorKind::kNone;  // fail/info of a call: why
+  LockMode mode = LockMode::kExclusive;  // acquire of a read-write lock: read or write
   KeyId key = 0;                       // the lock key (or resource) without the run prefix
   StringId token = 0;                  // acquire ok, release invoke, extend invoke: lock token
   StringId message = 0;                // the error's or harness event's detail in words
@@ -278,6 +280,10 @@ struct History {
   // again (an acquire ok with no enter after it) and release a hold while inside (an inner
   // release); the checker holds it to its depth (sim/checker/reentrancy.cc).
   bool reentrant = false;
+  // read_write: the lock is a read-write lock (LockVariant::read_write): its acquires say their
+  // mode; read holds may overlap each other, a write hold nothing; a writer kept waiting while
+  // readers entered after it asked is starved (sim/checker/read_write.cc).
+  bool read_write = false;
   StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 

@@ -40,6 +40,7 @@ void append_event(std::string& out, const History& history, const Event& event, 
   if (event.key != 0) line.text("key", history.key_name(event));
   if (event.token != 0) line.text("token", history.token(event));
   if (event.ttl_ms >= 0) line.number("ttl_ms", event.ttl_ms);
+  if (event.mode != LockMode::kExclusive) line.text("mode", to_string(event.mode));
   if (const auto* acquire = std::get_if<AcquireFacts>(&event.facts)) {
     if (acquire->attempts >= 0) line.number("attempts", acquire->attempts);
     if (acquire->sent_ns >= 0) line.number("sent_ns", acquire->sent_ns);
@@ -133,6 +134,14 @@ class Reader {
                      ", got " + permits.dump());
       }
       history_.permits = static_cast<int>(permits.get<std::int64_t>());
+    }
+    if (j.contains("read_write")) {
+      const auto& read_write = j.at("read_write");
+      if (!read_write.is_boolean()) {
+        bad_line(path_, line_number,
+                 "$.read_write: expected true or false, got " + read_write.dump());
+      }
+      history_.read_write = read_write.get<bool>();
     }
     if (j.contains("reentrant")) {
       const auto& reentrant = j.at("reentrant");
@@ -247,6 +256,7 @@ class Reader {
     if (j.contains("message")) event.message = string_id(j.at("message").get<std::string>());
     switch (event.f) {
       case Op::kAcquire:
+        acquire_mode(j, event, line_number);
         if (event.type == EventType::kInvoke) {
           if (j.contains("intended_ns")) event.schedule().intended_ns = big(j, "intended_ns");
         } else {
@@ -300,6 +310,18 @@ class Reader {
       default:
         break;
     }
+  }
+
+  void acquire_mode(const nlohmann::json& j, Event& event, std::size_t line_number) {
+    if (!j.contains("mode")) return;
+    const nlohmann::json& word = j.at("mode");
+    const auto mode =
+        lock_mode_from_string(word.is_string() ? word.get<std::string>() : std::string());
+    if (!mode) {
+      bad_line(path_, line_number,
+               "$.mode: expected \"read\", \"write\" or \"exclusive\", got " + word.dump());
+    }
+    event.mode = *mode;
   }
 
   void acquire_fields(const nlohmann::json& j, Event& event) {
@@ -465,6 +487,7 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
     if (!history.servers.empty()) header.raw("servers", json_strings(history.servers));
     if (history.semaphore()) header.number("permits", history.permits);
     if (history.reentrant) header.raw("reentrant", "true");
+    if (history.read_write) header.raw("read_write", "true");
     header.close();
     buffer += '\n';
   }

@@ -170,7 +170,8 @@ LockContext ThreadClient::context(CallFaults* faults) {
                       .nodes = node_pointers_,
                       .permits = run_.scenario().lock.permits,
                       .clock_offset_ms = run_.scenario().clock_offset_ms(name_),
-                      .ttl_ms = run_.scenario().lock.ttl_ms};
+                      .ttl_ms = run_.scenario().lock.ttl_ms,
+                      .read = record_.acquire_mode() == LockMode::kRead};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {
@@ -236,7 +237,9 @@ class ThreadClient::Host final : public AcquireHost {
 
 AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                     CallFaults* faults, Nanos intended_ns) {
-  LOCKSIM_ASSERT((!holding() || run_.request().variant.reentrant()) && !crashed());
+  LOCKSIM_ASSERT(
+      (!holding() || run_.request().variant.reentrant() || run_.request().variant.read_write()) &&
+      !crashed());
   const bool nested = holding();
   const std::string& key = lock_key(logical_key);
   const LockContext lock_context = context(faults);

@@ -127,6 +127,9 @@ class DriverClient : public FaultTarget {
   virtual bool runs_own_workload() const { return false; }
   virtual void run_own_workload() {}
 
+  // set_acquire_mode: what the client's next acquires ask for (a read-write lock's read or
+  // write hold; kExclusive for every other lock).
+  void set_acquire_mode(LockMode mode) { record_.set_acquire_mode(mode); }
   bool holding() const { return record_.holding(); }
   // depth: the holds of a reentrant lock (nested acquires); 1 for any other lock held.
   int depth() const { return record_.depth(); }

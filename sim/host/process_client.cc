@@ -204,7 +204,7 @@ void add_faults(nlohmann::json& request, const CallFaults* faults, bool checkpoi
 AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_t timeout_ms,
                                      CallFaults* faults, Nanos intended_ns) {
   const LockVariant& variant = run_.request().variant;
-  LOCKSIM_ASSERT((!holding() || variant.reentrant()) && !crashed());
+  LOCKSIM_ASSERT((!holding() || variant.reentrant() || variant.read_write()) && !crashed());
   const bool nested = holding();
   const std::int64_t ttl_ms = run_.scenario().lock.ttl_ms;
   const Nanos invoke_ns = record_.invoke_acquire(logical_key, intended_ns);
@@ -213,6 +213,7 @@ AcquireStatus ProcessClient::acquire(const std::string& logical_key, std::int64_
                             {"ttl_ms", ttl_ms},
                             {"timeout_ms", timeout_ms}};
   add_faults(request, faults, true);
+  if (record_.acquire_mode() == LockMode::kRead) request["mode"] = "read";
   if (variant.renews()) {
     std::lock_guard<std::mutex> lock(renewal_mutex_);
     renewal_key_ = logical_key;

@@ -185,7 +185,8 @@ class Worker {
                         .nodes = node_pointers_,
                         .permits = lock_.permits,
                         .clock_offset_ms = clock_offset_ms_,
-                        .ttl_ms = lock_.ttl_ms};
+                        .ttl_ms = lock_.ttl_ms,
+                        .read = request.value("mode", "") == "read"};
     const std::string crash_at = request.value("crash_at", "");
     const std::string pause_at = request.value("pause_at", "");
     if (crash_at.empty() && pause_at.empty()) return context;

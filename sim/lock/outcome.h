@@ -96,5 +96,7 @@ const LockVariant& zset_semaphore_variant();
 const LockVariant& zset_semaphore_server_variant();
 const LockVariant& hash_reentrant_variant();
 const LockVariant& reentrant_counter_variant();
+const LockVariant& rw_lock_variant();
+const LockVariant& rw_lock_fair_variant();
 
 }  // namespace locksim::lock_detail

@@ -86,6 +86,8 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::zset_semaphore_server_variant(),
       &lock_detail::hash_reentrant_variant(),
       &lock_detail::reentrant_counter_variant(),
+      &lock_detail::rw_lock_variant(),
+      &lock_detail::rw_lock_fair_variant(),
   };
   return variants;
 }
@@ -120,6 +122,7 @@ namespace locksim {
 std::string reference_of(const LockVariant& variant) {
   if (variant.semaphore()) return "zset_semaphore_server";
   if (variant.reentrant()) return "hash_reentrant";
+  if (variant.read_write()) return "rw_lock_fair";
   if (variant.multi_server()) return "redlock";
   if (variant.queues()) return "lua_fair_queue";
   if (variant.renews()) return "lua_owner_renew";

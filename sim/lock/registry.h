@@ -25,9 +25,10 @@ void register_variant(std::unique_ptr<const LockVariant> variant);
 
 // reference_of: the correct built-in of the same kind as `variant`, against which a finding is
 // judged the lock's own or a limit every lock of that kind has: zset_semaphore_server for a
-// semaphore, hash_reentrant for a reentrant lock, redlock for a multi-server lock,
-// lua_fair_queue for one that keeps a queue of waiters, lua_owner_renew for a renewing one, and
-// lua_owner for a plain lease lock (docs/simulator.md, "Own findings and limits").
+// semaphore, hash_reentrant for a reentrant lock, rw_lock_fair for a read-write lock, redlock for a
+// multi-server lock, lua_fair_queue for one that keeps a queue of waiters, lua_owner_renew for a
+// renewing one, and lua_owner for a plain lease lock (docs/simulator.md, "Own findings and
+// limits").
 std::string reference_of(const LockVariant& variant);
 
 }  // namespace locksim

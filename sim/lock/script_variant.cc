@@ -23,7 +23,7 @@ constexpr std::size_t kMaxTemplateCharacters = 256;
 constexpr std::size_t kMaxSummaryCharacters = 200;
 
 const std::vector<std::string> kPlaceholders = {
-    "key", "token", "ttl_ms", "ttl_s", "waiter", "queue_timeout_ms", "permits", "now_ms"};
+    "key", "token", "ttl_ms", "ttl_s", "waiter", "queue_timeout_ms", "permits", "now_ms", "mode"};
 constexpr std::string_view kPlaceholderList =
     "{key}, {token}, {ttl_ms}, {ttl_s}, {waiter} or {queue_timeout_ms}";
 
@@ -127,6 +127,7 @@ class ScriptedLuaLock final : public LockVariant {
   bool renews() const override { return spec_.extend.has_value(); }
   bool semaphore() const override { return spec_.semaphore; }
   bool reentrant() const override { return spec_.reentrant; }
+  bool read_write() const override { return spec_.read_write; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
@@ -203,7 +204,7 @@ class ScriptedLuaLock final : public LockVariant {
     for (const std::string& t : templates) {
       out.push_back(expand_placeholders(t, key, token, ttl_ms, context.waiter_id,
                                         context.queue_timeout_ms, context.permits,
-                                        context.client_now_ms()));
+                                        context.client_now_ms(), context.read ? "read" : "write"));
     }
     return out;
   }
@@ -219,7 +220,7 @@ class ScriptedLuaLock final : public LockVariant {
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
                                 std::int64_t ttl_ms, std::string_view waiter,
                                 std::int64_t queue_timeout_ms, std::int64_t permits,
-                                std::int64_t now_ms) {
+                                std::int64_t now_ms, std::string_view mode) {
   std::string out;
   out.reserve(text.size() + key.size() + token.size());
   std::size_t i = 0;
@@ -249,6 +250,8 @@ std::string expand_placeholders(std::string_view text, std::string_view key, std
       out.append(std::to_string(permits));
     } else if (name == "now_ms") {
       out.append(std::to_string(now_ms));
+    } else if (name == "mode") {
+      out.append(mode);
     } else {
       out.append(text.substr(open, close - open + 1));  // not a placeholder: as written
     }
@@ -308,12 +311,25 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
   }
   spec.queues = mentions(spec.acquire, "{waiter}");
   if (const auto kind = root.optional_member("kind")) {
-    const std::string word = kind->one_of({"mutex", "semaphore", "reentrant"}, "kind", "kinds");
+    const std::string word =
+        kind->one_of({"mutex", "semaphore", "reentrant", "read_write"}, "kind", "kinds");
     spec.semaphore = word == "semaphore";
     spec.reentrant = word == "reentrant";
+    spec.read_write = word == "read_write";
   }
   if (spec.semaphore && spec.extend) {
     root.member("extend").fail("a semaphore (\"kind\": \"semaphore\") does not renew here yet");
+  }
+  if (spec.read_write) {
+    if (!mentions(spec.acquire, "{mode}")) {
+      root.member("acquire").fail(
+          "a read-write lock (\"kind\": \"read_write\") is asked for a read or a write hold by "
+          "{mode} (\"read\" or \"write\"): expected {mode} in its keys or args");
+    }
+    if (spec.extend) {
+      root.member("extend").fail(
+          "a read-write lock (\"kind\": \"read_write\") does not renew here yet");
+    }
   }
   if (spec.reentrant) {
     // Its owner is the client ({waiter}), not a queue; its release checks the owner if it reads
@@ -342,6 +358,7 @@ std::string reference_variant(const ScriptVariantSpec& spec) {
   if (!spec.like.empty()) return spec.like;
   if (spec.semaphore) return "zset_semaphore_server";
   if (spec.reentrant) return "hash_reentrant";
+  if (spec.read_write) return "rw_lock_fair";
   if (spec.extend && spec.owner_check && spec.uses_ttl) return "lua_owner_renew";
   if (spec.owner_check && spec.uses_ttl && spec.queues) return "lua_fair_queue";
   if (spec.owner_check && spec.uses_ttl) return "lua_owner";

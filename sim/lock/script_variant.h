@@ -6,7 +6,8 @@
 // {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up), {waiter} (the client's
 // stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks,
 // {permits} (lock.permits) and {now_ms} (the client's own clock) for a semaphore
-// ("kind": "semaphore"); a reentrant lock ("kind": "reentrant") is owned by {waiter}. In a
+// ("kind": "semaphore"); a reentrant lock ("kind": "reentrant") is owned by {waiter}; a
+// read-write lock ("kind": "read_write") is asked for a read or write hold by {mode}. In a
 // release, {ttl_ms} is the lock's TTL. Replies
 // are read as:
 //   acquire: 1 or status OK = acquired; 0 or nil = busy;
@@ -62,6 +63,9 @@ struct ScriptVariantSpec {
   // while it holds it; each release undoes one hold (release replies: 1 the lock was freed, 0 a
   // hold undone or refused). Judged against hash_reentrant.
   bool reentrant = false;
+  // read_write: "kind": "read_write": a read-write lock whose acquire reads {mode} ("read" or
+  // "write") and whose read holds share the lock. Judged against rw_lock_fair.
+  bool read_write = false;
   ScriptCall acquire;
   ScriptCall release;
   std::optional<ScriptCall> extend;  // present: the variant renews
@@ -82,10 +86,11 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
 std::string expand_placeholders(std::string_view text, std::string_view key, std::string_view token,
                                 std::int64_t ttl_ms, std::string_view waiter = {},
                                 std::int64_t queue_timeout_ms = 0, std::int64_t permits = 1,
-                                std::int64_t now_ms = 0);
+                                std::int64_t now_ms = 0, std::string_view mode = "write");
 
 // reference_variant: the built-in a user lock is judged against: `like` if given, else from what
-// it declares: a semaphore -> zset_semaphore_server; a reentrant lock -> hash_reentrant; renewal +
+// it declares: a semaphore -> zset_semaphore_server; a reentrant lock -> hash_reentrant; a
+// read-write lock -> rw_lock_fair; renewal +
 // owner check + TTL -> lua_owner_renew; owner check + TTL + a queue
 // (`queues`) -> lua_fair_queue; owner check + TTL -> lua_owner;
 // TTL -> set_nx_ex; no TTL -> naive.

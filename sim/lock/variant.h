@@ -73,6 +73,8 @@ struct LockContext {
   // ttl_ms: the lock's lease (lock.ttl_ms), for a release that resets the lease while holds
   // remain (a reentrant lock's inner release); 0 where no host set it.
   std::int64_t ttl_ms = 0;
+  // read: a read-write lock's acquire asks for a read hold (false: a write hold); others ignore it.
+  bool read = false;
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {
@@ -188,6 +190,10 @@ class LockVariant {
   // then. Its release may answer 0 for an inner release (a hold undone, the lock still held).
   // Its reference is hash_reentrant.
   virtual bool reentrant() const { return false; }
+  // read_write: whether the lock is a read-write lock: an acquire asks for a read hold
+  // (LockContext::read) or a write hold; read holds share the lock, a write hold excludes
+  // everyone. Its reference is rw_lock_fair.
+  virtual bool read_write() const { return false; }
   // needs_replica: whether the variant's grant waits for a replica's acknowledgement (WAIT), so
   // that it can only be taken on a primary with a replica; on a lone server every acquire is
   // refused by design.

@@ -111,6 +111,7 @@ CheckOptions check_options(const Scenario& scenario) {
   CheckOptions options;
   options.stuck_threshold_ns = ms_to_ns(scenario.check.stuck_ms);
   options.barging = scenario.check.barging;
+  options.writer_wait_ns = ms_to_ns(scenario.check.writer_wait_ms);
   options.queue_timeout_ns = ms_to_ns(scenario.lock.queue_timeout_ms);
   options.renew_period_ms = scenario.lock.renew_period_ms;
   switch (scenario.resource.kind) {

@@ -47,10 +47,10 @@ bool Scenario::changes_primary() const {
 
 const std::vector<std::string>& lock_properties() {
   static const std::vector<std::string> properties = {
-      "exclusive_without_faults",  "survives_crash",          "refuses_stale_release",
-      "renewal_keeps_live_holder", "renewal_never_steals",    "recovers_after_ttl",
-      "survives_dead_waiter",      "release_frees_lock",      "fair_no_barging",
-      "holders_within_permits",    "reentrant_nested_acquire"};
+      "exclusive_without_faults",  "survives_crash",           "refuses_stale_release",
+      "renewal_keeps_live_holder", "renewal_never_steals",     "recovers_after_ttl",
+      "survives_dead_waiter",      "release_frees_lock",       "fair_no_barging",
+      "holders_within_permits",    "reentrant_nested_acquire", "writer_not_starved"};
   return properties;
 }
 
@@ -123,6 +123,13 @@ std::map<std::string, std::int64_t> parse_client_clocks(const JsonReader& node,
   return offsets;
 }
 
+nlohmann::json resolved_check(const CheckConfig& check) {
+  nlohmann::json resolved = {{"stuck_ms", check.stuck_ms}};
+  if (check.barging) resolved["barging"] = true;
+  if (check.writer_wait_ms != check.stuck_ms) resolved["writer_wait_ms"] = check.writer_wait_ms;
+  return resolved;
+}
+
 nlohmann::json resolved_document(const Scenario& scenario) {
   nlohmann::json document = {
       {"name", scenario.name},
@@ -130,9 +137,7 @@ nlohmann::json resolved_document(const Scenario& scenario) {
       {"source", {{"doc", scenario.source.doc}, {"claim", scenario.source.claim}}},
       {"variants", scenario.variants},
       {"lock", scenario_internal::resolved_lock(scenario.lock)},
-      {"check", scenario.check.barging
-                    ? nlohmann::json{{"stuck_ms", scenario.check.stuck_ms}, {"barging", true}}
-                    : nlohmann::json{{"stuck_ms", scenario.check.stuck_ms}}},
+      {"check", resolved_check(scenario.check)},
       {"time_limit_ms", scenario.time_limit_ms},
       {"clients_run_as", std::string(to_string(scenario.executor))},
       {"expect", scenario_internal::resolved_expect(scenario.expect)},
@@ -293,14 +298,18 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
                                       scenario.resource.kind != ResourceConfig::Kind::kNone, sweep);
   scenario.check.stuck_ms = scenario_internal::default_stuck_ms(scenario.lock.wait);
   if (const auto check = root.optional_member("check")) {
-    check->expect_object({"stuck_ms", "barging"});
+    check->expect_object({"stuck_ms", "barging", "writer_wait_ms"});
     if (const auto stuck = check->optional_member("stuck_ms")) {
       scenario.check.stuck_ms = stuck->duration_ms(1, kMaxDurationMs);
+    }
+    if (const auto writer = check->optional_member("writer_wait_ms")) {
+      scenario.check.writer_wait_ms = writer->duration_ms(1, kMaxDurationMs);
     }
     if (const auto barging = check->optional_member("barging")) {
       scenario.check.barging = barging->boolean();
     }
   }
+  if (scenario.check.writer_wait_ms == 0) scenario.check.writer_wait_ms = scenario.check.stuck_ms;
   if (const auto limit = root.optional_member("time_limit_ms")) {
     scenario.time_limit_ms = limit->duration_ms(1000, kMaxDurationMs);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/core/lock_mode.h"
 #include "sim/core/verdict.h"
 #include "sim/fault/drawn_fault.h"
 #include "sim/fault/fault.h"
@@ -187,6 +188,9 @@ struct Step {
   std::vector<Condition> wait_for;   // before the step starts: all must hold
   std::int64_t wait_max_ms = 10000;  // bound on wait_for; the step starts anyway after it
   std::optional<std::int64_t> acquire_timeout_ms;  // kAcquire: overrides lock.acquire_timeout_ms
+  // kAcquire ("mode": "read" or "write"): what a read-write lock's acquire asks for; every other
+  // lock's acquire is exclusive whatever it says. Default: write.
+  LockMode mode = LockMode::kWrite;
   // kAcquire, kRelease: crash inside the variant's call at this checkpoint (e.g. "after_setnx",
   // "after_get"); if the variant has no such checkpoint, crash right after the call returns.
   std::string crash_at;
@@ -304,6 +308,9 @@ struct CheckConfig {
   // barging ("barging", default false): report grants that barged past an earlier waiter (the
   // finding `barging`), for scenarios about a fair lock.
   bool barging = false;
+  // writer_wait_ms: a read-write lock's writer kept waiting longer than this while readers got
+  // in after it asked is starved (a deadlock, cause writer_starved). Default: stuck_ms.
+  std::int64_t writer_wait_ms = 0;
 };
 
 // Source: the document and claim the scenario reproduces ("source" in JSON).
@@ -329,6 +336,8 @@ struct Source {
 //                              clients' own clocks say
 //   reentrant_nested_acquire   a reentrant lock: its owner gets in again at once, and nobody else
 //                              until the owner's last hold is released
+//   writer_not_starved         a read-write lock: a waiting writer is not kept out past the
+//                              scenario's bound by readers that come after it
 const std::vector<std::string>& lock_properties();
 
 struct Scenario {

@@ -31,7 +31,8 @@ const std::vector<ActionSpec>& action_specs() {
   static const std::vector<ActionSpec> specs = {
       {"acquire",
        Step::Action::kAcquire,
-       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers", "cancel_after_ms"}},
+       {"timeout_ms", "crash_at", "pause_at", "lose_reply", "delay", "servers", "cancel_after_ms",
+        "mode"}},
       {"release",
        Step::Action::kRelease,
        {"crash_at", "pause_at", "unsaved_token", "finally", "lose_reply", "delay", "servers",
@@ -478,6 +479,10 @@ Step parse_step(const JsonReader& node, const ScriptNames& names, const Resource
       if (const auto timeout = node.optional_member("timeout_ms")) {
         step.acquire_timeout_ms = timeout->duration_ms(0, kMaxDurationMs);
       }
+      if (const auto mode = node.optional_member("mode")) {
+        step.mode = mode->one_of({"read", "write"}, "mode", "allowed") == "read" ? LockMode::kRead
+                                                                                 : LockMode::kWrite;
+      }
       parse_fault_point(node, names, step);
       parse_link_fault(node, names, step);
       parse_link_servers(node, names, step);
@@ -611,6 +616,7 @@ nlohmann::json resolved_steps(const std::vector<Step>& steps, const ResourceConf
     switch (step.action) {
       case Step::Action::kAcquire:
         if (step.acquire_timeout_ms) entry["timeout_ms"] = *step.acquire_timeout_ms;
+        if (step.mode == LockMode::kRead) entry["mode"] = "read";
         break;
       case Step::Action::kRelease:
         entry["unsaved_token"] = step.unsaved_token;

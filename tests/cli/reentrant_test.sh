@@ -45,7 +45,8 @@ done
 
 # audit: the early release fails the reentrant property, the correct lock has it.
 timeout 240 "$LOCKSIM" audit "$SOURCE/tests/cli/user_reentrant_release_all.json" \
-  "$SOURCE/tests/cli/user_reentrant_hash.json" --explore 200 --out "$WORK/audit" --no-progress \
+  "$SOURCE/tests/cli/user_reentrant_hash.json" --scenarios "$SOURCE/scenarios" --explore 200 \
+  --out "$WORK/audit" --no-progress \
   >"$WORK/audit.out" 2>&1
 expect_code "audit says a property fails" 1 $? "$WORK/audit.out"
 expect_grep "audit: the early release fails the reentrant property" \

@@ -1,0 +1,77 @@
+// check_read_write: what a read-write lock owes beyond exclusion (mutual_exclusion.cc lets read
+// holds overlap each other): a writer is not starved by readers, and the deadlock of an upgrade.
+//
+// writer_starved: a writer that waited longer than the scenario's bound (check.writer_wait_ms),
+// from its first busy answer, while readers got in after it had asked: the lock let readers barge
+// past a waiting writer (reader preference), the lock's own. upgrade_deadlock: a holder of a read
+// hold asked for the write lock and was refused until it gave up: the write lock waits for every
+// read hold, the asker's own included (two readers that both upgrade wait on each other). Every
+// read-write lock that does not upgrade has it: a limit of the kind.
+#include <string>
+#include <vector>
+
+#include "sim/checker/checkers.h"
+#include "sim/checker/explain.h"
+
+namespace locksim::checker_internal {
+
+void check_read_write(const History& history, const KeyTimeline& timeline,
+                      const CheckOptions& options, CheckResult& result) {
+  if (!history.read_write) return;
+  for (const WriteWait& wait : timeline.write_waits) {
+    if (wait.end_ns - wait.asked_ns <= options.writer_wait_ns) continue;
+    std::vector<const WindowRecord*> barged;
+    for (const WindowRecord& window : timeline.windows) {
+      if (window.start_ns >= wait.end_ns) break;
+      if (window.read && window.client != wait.client && window.start_ns > wait.asked_ns) {
+        barged.push_back(&window);
+      }
+    }
+    if (barged.empty()) continue;
+    const std::string who = client_name(history, wait.client);
+    std::string readers;
+    for (std::size_t i = 0; i < barged.size() && i < 4; ++i) {
+      readers += (i == 0 ? "" : ", ") + client_name(history, barged[i]->client) + " at " +
+                 format_ms(barged[i]->start_ns);
+    }
+    if (barged.size() > 4) readers += ", ...";
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kDeadlock,
+        .cause = "writer_starved",
+        .key = timeline.key,
+        .clients = {wait.client},
+        .from_ns = wait.asked_ns,
+        .to_ns = wait.end_ns,
+        .amount = static_cast<std::int64_t>(barged.size()),
+        .record = "",
+        .words = who + " waited for the write lock of " + timeline.key + " from " +
+                 format_ms(wait.asked_ns) + " (its first busy answer) and " +
+                 (wait.granted ? "got it only at " : "gave up at ") + format_ms(wait.end_ns) +
+                 ", " + format_ms(wait.end_ns - wait.asked_ns) + ", longer than the scenario's " +
+                 format_ms(options.writer_wait_ns) + ", while readers got in " +
+                 std::to_string(barged.size()) + (barged.size() == 1 ? " time" : " times") +
+                 " after it had asked (" + readers + "): a stream of readers starved the writer.",
+    });
+  }
+  for (const UpgradeRefusal& refusal : timeline.upgrade_refusals) {
+    const std::string who = client_name(history, refusal.client);
+    result.findings.push_back(Finding{
+        .kind = FindingKind::kDeadlock,
+        .cause = "upgrade_deadlock",
+        .key = timeline.key,
+        .clients = {refusal.client},
+        .from_ns = refusal.invoke_ns,
+        .to_ns = refusal.fail_ns,
+        .amount = 0,
+        .record = "",
+        .words = who + " asked for the write lock of " + timeline.key + " at " +
+                 format_ms(refusal.invoke_ns) + " while holding a read hold (since " +
+                 format_ms(refusal.held_since_ns) + ") and was refused until it gave up at " +
+                 format_ms(refusal.fail_ns) + ": the write lock waits for every read hold, " + who +
+                 "'s own included (an upgrade deadlock; a read hold is released before the "
+                 "write lock is asked for).",
+    });
+  }
+}
+
+}  // namespace locksim::checker_internal

@@ -577,7 +577,8 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
     // Inside at t: entered at or before t and not yet left, holding a key the release may have
     // deleted (deleted_own_key).
     const int victim = index.find(t, t + 1, [&](const WindowRecord& w) {
-      return w.client != release.client && !deleted_own_key(history, timeline, release, w);
+      return w.client != release.client && !(release.read && w.read) &&
+             !deleted_own_key(history, timeline, release, w);
     });
     if (victim < 0) continue;
     const WindowRecord& window = timeline.windows[static_cast<std::size_t>(victim)];

@@ -63,6 +63,11 @@ struct KeyState {
   int last_enter_client = -1;
   Nanos last_enter_ns = -1;
   int inside = 0;
+  // A read-write lock's: whether the last enter was a read hold's, and the earliest the key can
+  // have expired by the read grants so far (each resets the whole key's lease): a reader's own
+  // lease is the key's, which later readers keep alive.
+  bool last_enter_read = false;
+  Nanos read_lease_end_lower_ns = -1;
 };
 
 Nanos lease_end(Nanos from_ns, std::int64_t ttl_ms) {
@@ -86,6 +91,7 @@ ForeignDelete release_of(int client, const ClientKeyState& s, Nanos ok_ns) {
       .lease_end_ns = s.lease_end_lower_ns,
       .lease_ran_out = true,
       .newer_holder = s.release_newer_holder,
+      .read = s.hold_read,
   };
 }
 
@@ -340,6 +346,10 @@ class TimelineBuilder {
     KeyState& k = key_states_[static_cast<std::size_t>(key)];
     k.last_enter_client = event.client;
     k.last_enter_ns = event.time_ns;
+    k.last_enter_read = history_->read_write && s.hold_read;
+    if (k.last_enter_read) {
+      k.read_lease_end_lower_ns = std::max(k.read_lease_end_lower_ns, s.lease_end_lower_ns);
+    }
     ++k.inside;
   }
 
@@ -415,6 +425,16 @@ class TimelineBuilder {
     const Nanos own_key_end_ns =
         std::max({lease_end(s.ok_ns, s.ok_ttl_ms), s.lease_end_ns, s.hold_lease_end_ns});
     return own_key_end_ns <= at_ns;
+  }
+
+  // shared: `s` is a read-write lock's read hold.
+  bool shared(const ClientKeyState& s) const { return history_->read_write && s.hold_read; }
+  // lease_lower: the earliest `s`'s key can have expired: its own lease, or for a read hold the
+  // key's, which every read grant resets.
+  Nanos lease_lower(int key, const ClientKeyState& s) const {
+    if (!shared(s)) return s.lease_end_lower_ns;
+    return std::max(s.lease_end_lower_ns,
+                    key_states_[static_cast<std::size_t>(key)].read_lease_end_lower_ns);
   }
 
   // others_entered_since: another client entered `key` after `s`'s last grant.
@@ -510,10 +530,11 @@ class TimelineBuilder {
       const KeyState& k = key_states_[static_cast<std::size_t>(key)];
       s.releasing = true;
       s.release_invoke_ns = t;
-      s.release_lease_ran_out = s.acquired && s.lease_end_lower_ns <= t;
-      const bool someone_else_entered = k.last_enter_client >= 0 &&
-                                        k.last_enter_client != event.client &&
-                                        (!s.acquired || k.last_enter_ns > s.ok_ns);
+      s.release_lease_ran_out = s.acquired && lease_lower(key, s) <= t;
+      // A read hold shares the lock with the readers who came after it: only a writer took over.
+      const bool someone_else_entered =
+          k.last_enter_client >= 0 && k.last_enter_client != event.client &&
+          (!s.acquired || k.last_enter_ns > s.ok_ns) && !(shared(s) && k.last_enter_read);
       s.release_newer_holder = someone_else_entered ? k.last_enter_client : -1;
       snapshot_release(key, s);
       return;
@@ -521,7 +542,7 @@ class TimelineBuilder {
     if (!s.releasing) {
       // A completion without its invoke: judge it at the completion.
       s.release_invoke_ns = t;
-      s.release_lease_ran_out = s.acquired && s.lease_end_lower_ns <= t;
+      s.release_lease_ran_out = s.acquired && lease_lower(key, s) <= t;
       s.release_newer_holder = -1;
       snapshot_release(key, s);
     }
@@ -560,7 +581,7 @@ class TimelineBuilder {
       // next holder routinely enters before the releaser has read its reply.
       // Judged by the earliest the lease can have ended: a release that deleted a key after that
       // may have deleted someone else's (it only becomes a finding with a victim inside).
-      const bool ran_out_by_completion = s.acquired && s.lease_end_lower_ns <= t;
+      const bool ran_out_by_completion = s.acquired && lease_lower(key, s) <= t;
       if (s.release_lease_ran_out || ran_out_by_completion || s.release_newer_holder >= 0) {
         ForeignDelete release = release_of(event.client, s, t);
         release.lease_ran_out = s.release_lease_ran_out || ran_out_by_completion;

@@ -90,6 +90,9 @@ struct ForeignDelete {
   // answered counts as deleting on every server (kAllDeleted).
   static constexpr std::int32_t kAllDeleted = 1 << 30;
   std::int32_t deleted = kAllDeleted;
+  // read: the releaser held a read-write lock's read hold: it deletes the key only as the last
+  // reader, so a reader inside is no victim of it (a writer is).
+  bool read = false;
 };
 
 // granted_before: a grant answered at `other_ok_ns` certainly happened before a grant whose

@@ -36,6 +36,7 @@ struct ExerciseCycle {
   // all the same, as a `finally` after a failed tryLock does (finally_try).
   bool nested = false;
   bool finally_try = false;
+  bool read = false;  // a read-write lock's: the cycle takes a read hold (else a write hold)
 };
 
 }  // namespace
@@ -83,6 +84,7 @@ struct ExerciseDrawer::State {
   bool queues = false;   // it keeps a queue of waiters
   bool semaphore = false;  // a semaphore: permits and client clocks are drawn
   bool reentrant = false;  // a reentrant lock: nested acquires and finally releases are drawn
+  bool read_write = false;  // a read-write lock: each cycle's hold is drawn read or write
   std::string one_server;
   // The scenario around the steps, parsed once: without a topology, and with the one a server
   // fault needs.
@@ -157,6 +159,7 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
   s.queues = variant.queues();
   s.semaphore = variant.semaphore();
   s.reentrant = variant.reentrant();
+  s.read_write = variant.read_write();
   s.one_server = s.replica ? "primary" : "n1";
   // The menu: what this variant can be given (a checkpoint fault needs a checkpoint, a node down
   // several nodes, a waiter's fault a queue).
@@ -192,8 +195,11 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   std::vector<std::vector<ExerciseCycle>> cycles(static_cast<std::size_t>(clients));
   for (auto& mine : cycles) {
     mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
-    if (queues || semaphore) {
+    if (queues || semaphore || read_write) {
       for (ExerciseCycle& cycle : mine) cycle.queue_behind = rng.chance(0.5);
+    }
+    if (read_write) {
+      for (ExerciseCycle& cycle : mine) cycle.read = rng.chance(0.5);
     }
     if (reentrant) {
       for (ExerciseCycle& cycle : mine) {
@@ -290,6 +296,10 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     };
     for (const ExerciseCycle& cycle : cycles[static_cast<std::size_t>(c)]) {
       Step acquire = client_step(Step::Action::kAcquire, name);
+      if (cycle.read) {
+        acquire.mode = LockMode::kRead;
+        words.insert("read hold");
+      }
       Step release = client_step(Step::Action::kRelease, name);
       Step middle = client_step(Step::Action::kWork, name);
       middle.work_ms = rng.uniform(0, ttl / 2);

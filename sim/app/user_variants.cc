@@ -30,8 +30,8 @@ namespace {
 // show no finding that is a lock's own bug: a green row with a red "Stale release" under it was
 // an ok that was not earned.
 const std::set<std::string> kCorrectReferences = {
-    "lua_owner", "lua_owner_renew",       "lua_fair_queue",
-    "redlock",   "zset_semaphore_server", "hash_reentrant"};
+    "lua_owner",      "lua_owner_renew", "lua_fair_queue", "redlock", "zset_semaphore_server",
+    "hash_reentrant", "rw_lock_fair"};
 
 // expects_own: whether an expectation itself expects a lock's own bug (a built-in's failure).
 bool expects_own(const Expectation& e) {

@@ -77,7 +77,9 @@ int list_command(const ListOptions& options) {
                                  {"ttl", v->uses_ttl()},
                                  {"renews", v->renews()},
                                  {"multi_server", v->multi_server()},
-                                 {"semaphore", v->semaphore()}});
+                                 {"semaphore", v->semaphore()},
+                                 {"reentrant", v->reentrant()},
+                                 {"read_write", v->read_write()}});
     }
     doc["user_variants"] = nlohmann::ordered_json::array();
     for (const UserVariant& user : users) {

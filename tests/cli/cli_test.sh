@@ -74,6 +74,10 @@ if not all(isinstance(l["installed"], bool) for l in doc["libraries"]):
 names = {v["name"] for v in doc["variants"]}
 if not {"naive", "lua_owner", "redlock", "lua_fair_queue"} <= names or any(n.startswith("lib:") for n in names):
     problems.append("built-in variants: %s" % sorted(names))
+kinds = {v["name"]: (v["semaphore"], v["reentrant"], v["read_write"]) for v in doc["variants"]}
+if kinds.get("zset_semaphore_server") != (True, False, False) or kinds.get("hash_reentrant") != (False, True, False) \
+        or kinds.get("rw_lock_fair") != (False, False, True) or kinds.get("lua_owner") != (False, False, False):
+    problems.append("the kinds of the variants: %s" % kinds)
 files = glob.glob(os.path.join(source, "scenarios", "*.json"))
 if len(doc["scenarios"]) < len(files) - 1 or not any(s["name"] == "stale-release" for s in doc["scenarios"]):
     problems.append("scenarios: %d for %d files" % (len(doc["scenarios"]), len(files)))

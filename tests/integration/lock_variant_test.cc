@@ -681,6 +681,63 @@ TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
 }
 
 // The registry lists the thirteen variants in a stable order and finds each by name only.
+// Proves hash_reentrant lets its owner in again, counts the holds, refuses another client and
+// another client's release, resets the lease on an inner release, and frees the lock with the
+// last release only; reentrant_counter's release takes a hold off the owner's count for anyone.
+TEST_F(VariantTest, HashReentrantCountsItsOwnersHolds) {
+  const LockVariant& v = variant("hash_reentrant");
+  EXPECT_TRUE(v.reentrant());
+  const std::string lock = key("lock");
+  LockContext a = context_as("A", 0);
+  a.ttl_ms = kTtlMs;
+  LockContext b = context_as("B", 0);
+  b.ttl_ms = kTtlMs;
+  ASSERT_EQ(v.try_acquire(a, lock, kTtlMs).outcome, Acquire::kAcquired);
+  ASSERT_EQ(v.try_acquire(a, lock, kTtlMs).outcome, Acquire::kAcquired);  // nested
+  EXPECT_EQ(conn().command({"HGET", lock, "owner:A"}).reply.str, "2");
+  EXPECT_EQ(v.try_acquire(b, lock, kTtlMs).outcome, Acquire::kBusy);
+  EXPECT_EQ(v.release(b, lock, "").deleted, 0);  // not B's: refused
+  EXPECT_EQ(conn().command({"HGET", lock, "owner:A"}).reply.str, "2");
+  conn().command({"PEXPIRE", lock, "1000"});
+  EXPECT_EQ(v.release(a, lock, "").deleted, 0);  // inner: one hold left, lease reset
+  EXPECT_GT(pttl(lock), 1000);
+  EXPECT_EQ(v.try_acquire(b, lock, kTtlMs).outcome, Acquire::kBusy);
+  EXPECT_EQ(v.release(a, lock, "").deleted, 1);  // the last hold frees it
+  EXPECT_FALSE(exists(lock));
+  EXPECT_EQ(v.try_acquire(b, lock, kTtlMs).outcome, Acquire::kAcquired);
+
+  const LockVariant& bug = variant("reentrant_counter");
+  const std::string other = key("other");
+  ASSERT_EQ(bug.try_acquire(a, other, kTtlMs).outcome, Acquire::kAcquired);
+  EXPECT_EQ(bug.try_acquire(b, other, kTtlMs).outcome, Acquire::kBusy);
+  EXPECT_EQ(bug.release(b, other, "").deleted, 1);  // B's release frees A's lock: the bug
+  EXPECT_FALSE(exists(other));
+}
+
+// Proves rw_lock lets readers share and keeps a writer out while anyone reads, and rw_lock_fair
+// keeps a new reader out once a writer has asked.
+TEST_F(VariantTest, ReadWriteLocksShareReadsAndPreferWritersWhenFair) {
+  for (const char* name : {"rw_lock", "rw_lock_fair"}) {
+    const LockVariant& v = variant(name);
+    EXPECT_TRUE(v.read_write());
+    const std::string lock = key(std::string("rw-") + name);
+    LockContext reader = context();
+    reader.read = true;
+    const AcquireAttempt r1 = v.try_acquire(reader, lock, kTtlMs);
+    ASSERT_EQ(r1.outcome, Acquire::kAcquired) << name;
+    const AcquireAttempt r2 = v.try_acquire(reader, lock, kTtlMs);
+    ASSERT_EQ(r2.outcome, Acquire::kAcquired) << name;
+    EXPECT_EQ(v.try_acquire(context(), lock, kTtlMs).outcome, Acquire::kBusy) << name;
+    // After a writer asked: the fair lock keeps a third reader out, the other lets it in.
+    const Acquire third = v.try_acquire(reader, lock, kTtlMs).outcome;
+    EXPECT_EQ(third, std::string(name) == "rw_lock_fair" ? Acquire::kBusy : Acquire::kAcquired)
+        << name;
+    EXPECT_EQ(v.release(reader, lock, r1.token).deleted, 0) << name;  // r2 still reads
+    EXPECT_EQ(v.release(reader, lock, r2.token).deleted, third == Acquire::kBusy ? 1 : 0)
+        << name;
+  }
+}
+
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -698,6 +755,10 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_owner_wait",
       "zset_semaphore",
       "zset_semaphore_server",
+      "hash_reentrant",
+      "reentrant_counter",
+      "rw_lock",
+      "rw_lock_fair",
   };
   EXPECT_EQ(variant_names(), expected);
   ASSERT_EQ(all_variants().size(), expected.size());

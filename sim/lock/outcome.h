@@ -94,5 +94,6 @@ const LockVariant& redlock_variant();
 const LockVariant& lua_owner_wait_variant();
 const LockVariant& zset_semaphore_variant();
 const LockVariant& zset_semaphore_server_variant();
+const LockVariant& fair_semaphore_variant();
 
 }  // namespace locksim::lock_detail

@@ -39,7 +39,7 @@ for backend in real sim; do
     expect_grep "$backend: the semaphore timed by the server survives $scenario" \
       "$scenario \+user_server_semaphore \+ok, no finding of its own \+ok \+yes" "$WORK/$backend.out"
   done
-  expect_grep "$backend: only that row differs" "1 of 12 scenario x variant outcomes differ" \
+  expect_grep "$backend: only that row differs" "1 of 15 scenario x variant outcomes differ" \
     "$WORK/$backend.out"
 done
 

@@ -169,7 +169,9 @@ LockContext ThreadClient::context(CallFaults* faults) {
                       .queue_timeout_ms = run_.scenario().lock.queue_timeout_ms,
                       .nodes = node_pointers_,
                       .permits = run_.scenario().lock.permits,
-                      .clock_offset_ms = run_.scenario().clock_offset_ms(name_)};
+                      .clock_offset_ms = run_.scenario().clock_offset_ms(name_),
+                      .clock_drift_ms_per_s = run_.scenario().clock_drift_ms_per_s(name_),
+                      .clock_drift_origin_ns = run_.clock().at(0)};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {
     context.checkpoint = [this, faults](std::string_view point, CallState state) {
       if (point == faults->crash_at) {

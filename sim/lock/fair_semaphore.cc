@@ -35,10 +35,13 @@ namespace {
 //
 // The clean-up removes the permits that timed out by the client's clock from the timeout set,
 // then keeps in the owner set only the members still in the timeout set (ZINTERSTORE with the
-// timeout set's weight 0: each keeps its number).
+// timeout set's weight 0: each keeps its number). Timed out is strictly older than a lease: the
+// book's clock is float seconds, where a score exactly one lease old never occurs, but at whole
+// milliseconds it is common, and that permit's lease has up to a millisecond left (explore found
+// the inclusive bound letting a client in beside a holder whose lease still ran).
 constexpr const char* kFairSemaphoreAcquireSource = R"lua(
 local now = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3])))
 redis.call('ZINTERSTORE', KEYS[2], 2, KEYS[2], KEYS[1], 'WEIGHTS', 1, 0)
 local number = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])

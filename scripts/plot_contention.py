@@ -7,6 +7,8 @@ or reports/contention/latest directory holding contention.json)
 Writes, per study, into REPORT_DIR:
   <study>-throughput.png   acquisitions/s against clients, a line per variant/strategy, with the
                            limit the round trip allows (dashed)
+A study that sweeps a semaphore's permits at one client count is drawn against the permits
+instead (and with several client counts, a line per permit count).
   <study>-latency.png      p50 and p99 acquire latency against clients (log scale)
   <study>-cdf.png          the acquire latency CDF at the largest client count
   <study>-fairness.png     Jain's index and the barging rate against clients
@@ -23,11 +25,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def permits_of(p):
+    return p.get("permits", 1)
+
+
 def median_points(points):
-    """Per (variant, strategy, clients), the repetition with the median throughput."""
+    """Per (variant, strategy, permits, clients), the repetition with the median throughput."""
     groups = {}
     for p in points:
-        groups.setdefault((p["variant"], p["strategy"], p["clients"]), []).append(p)
+        groups.setdefault((p["variant"], p["strategy"], permits_of(p), p["clients"]),
+                          []).append(p)
     out = []
     for group in groups.values():
         group.sort(key=lambda p: p["throughput_per_s"])
@@ -35,13 +42,30 @@ def median_points(points):
     return out
 
 
-def series(points):
-    """{"variant / strategy": [points sorted by clients]}"""
+def x_axis(points):
+    """What the plots run along: "permits" for a study that sweeps a semaphore's permits at one
+    client count, else "clients"."""
+    permits = {permits_of(p) for p in points}
+    clients = {p["clients"] for p in points}
+    return "permits" if len(permits) > 1 and len(clients) == 1 else "clients"
+
+
+def x_of(p, axis):
+    return permits_of(p) if axis == "permits" else p["clients"]
+
+
+def series(points, axis="clients"):
+    """{"variant / strategy": [points sorted along the axis]}; with permits swept along clients,
+    a line per permit count ("variant / strategy / 2 permits")."""
+    by_permits = axis == "clients" and len({permits_of(p) for p in points}) > 1
     lines = {}
     for p in median_points(points):
-        lines.setdefault(f'{p["variant"]} / {p["strategy"]}', []).append(p)
+        label = f'{p["variant"]} / {p["strategy"]}'
+        if by_permits:
+            label += f" / {permits_of(p)} permits"
+        lines.setdefault(label, []).append(p)
     for line in lines.values():
-        line.sort(key=lambda p: p["clients"])
+        line.sort(key=lambda p: x_of(p, axis))
     return lines
 
 
@@ -72,21 +96,22 @@ def place_legend(ax, fontsize=8):
 
 def plot_study(directory, study):
     name = study["name"]
-    lines = series(study["points"])
+    axis = x_axis(study["points"])
+    lines = series(study["points"], axis)
     if not lines:
         return []
     written = []
-    clients_axis = sorted({p["clients"] for p in study["points"]})
+    x_values = sorted({x_of(p, axis) for p in study["points"]})
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in lines.items():
-        xs = [p["clients"] for p in points]
+        xs = [x_of(p, axis) for p in points]
         line, = ax.plot(xs, [p["throughput_per_s"] for p in points], marker="o", label=label)
         ax.plot(xs, [p["limit_per_s"] for p in points], linestyle="--", color=line.get_color(),
                 alpha=0.5)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
-    ax.set_xlabel("clients")
+    ax.set_xticks(x_values, [str(c) for c in x_values])
+    ax.set_xlabel(axis)
     ax.set_ylabel("acquisitions / s")
     ax.set_title(f"{name}: throughput (dashed: the round-trip limit)")
     place_legend(ax)
@@ -94,43 +119,43 @@ def plot_study(directory, study):
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in lines.items():
-        xs = [p["clients"] for p in points]
+        xs = [x_of(p, axis) for p in points]
         line, = ax.plot(xs, [p["latency"]["p50_ns"] / 1e6 for p in points], marker="o",
                         label=f"{label} p50")
         ax.plot(xs, [p["latency"]["p99_ns"] / 1e6 for p in points], marker="^", linestyle=":",
                 color=line.get_color(), label=f"{label} p99")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
-    ax.set_xlabel("clients")
+    ax.set_xticks(x_values, [str(c) for c in x_values])
+    ax.set_xlabel(axis)
     ax.set_ylabel("acquire latency (ms)")
     ax.set_title(f"{name}: acquire latency")
     place_legend(ax, fontsize=7)
     written.append(save(fig, os.path.join(directory, f"{name}-latency.png")))
 
-    top = max(clients_axis)
+    top = max(x_values)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in lines.items():
-        at_top = [p for p in points if p["clients"] == top and p["latency"]["count"] > 0]
+        at_top = [p for p in points if x_of(p, axis) == top and p["latency"]["count"] > 0]
         if at_top:
             xs, ys = cdf(at_top[0]["latency"])
             ax.step(xs, ys, where="post", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("acquire latency (ms)")
     ax.set_ylabel("fraction of acquisitions")
-    ax.set_title(f"{name}: latency CDF at {top} clients")
+    ax.set_title(f"{name}: latency CDF at {top} {axis}")
     place_legend(ax)
     written.append(save(fig, os.path.join(directory, f"{name}-cdf.png")))
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     for label, points in lines.items():
-        xs = [p["clients"] for p in points]
+        xs = [x_of(p, axis) for p in points]
         left.plot(xs, [p["jain"] for p in points], marker="o", label=label)
         right.plot(xs, [p["barging_rate"] for p in points], marker="o", label=label)
     for ax, title in ((left, "Jain's index (1 = even)"), (right, "barging rate")):
         ax.set_xscale("log", base=2)
-        ax.set_xticks(clients_axis, [str(c) for c in clients_axis])
-        ax.set_xlabel("clients")
+        ax.set_xticks(x_values, [str(c) for c in x_values])
+        ax.set_xlabel(axis)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{name}: {title}")
     place_legend(right)
@@ -138,7 +163,7 @@ def plot_study(directory, study):
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in lines.items():
-        at_top = [p for p in points if p["clients"] == top and p["handoff_gap"]["count"] > 0]
+        at_top = [p for p in points if x_of(p, axis) == top and p["handoff_gap"]["count"] > 0]
         if at_top:
             buckets = at_top[0]["handoff_gap"]["buckets"]
             ax.step([b[0] / 1e6 for b in buckets], [b[1] for b in buckets], where="mid",
@@ -146,7 +171,7 @@ def plot_study(directory, study):
     ax.set_xscale("log")
     ax.set_xlabel("handoff gap (ms): exit to the next enter while someone waited")
     ax.set_ylabel("handoffs")
-    ax.set_title(f"{name}: handoff gap at {top} clients")
+    ax.set_title(f"{name}: handoff gap at {top} {axis}")
     if ax.get_legend_handles_labels()[0]:
         place_legend(ax)
     else:

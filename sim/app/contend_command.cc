@@ -179,6 +179,21 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             clients_run_as_refusal(point.scenario, *find_variant(point.variant));
         if (!why.empty()) throw InputError(study.file + ": $.clients_run_as: " + why);
       }
+      // Permits are a semaphore's: a mutex would run the same point once per count.
+      if (study.permits != std::vector<int>{1}) {
+        for (const std::string& v : study.variants) {
+          if (find_variant(v)->semaphore()) continue;
+          std::string semaphores;
+          for (const LockVariant* each : all_variants()) {
+            if (each->semaphore())
+              semaphores += (semaphores.empty() ? "" : ", ") + std::string(each->name());
+          }
+          throw InputError(study.file +
+                           ": $.permits: expected only semaphore variants when "
+                           "permits are swept, but \"" +
+                           v + "\" is a mutex (semaphores: " + semaphores + ")");
+        }
+      }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
     if (!options.junit_path.empty()) {
@@ -295,9 +310,11 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           }
           ++done;
           const std::string point_id = make_run_id(seed + done, 0);
-          const std::string label = "[" + std::to_string(done) + "/" + std::to_string(total) +
-                                    "] " + study.name + " " + point.variant + " " +
-                                    point.strategy + " c=" + std::to_string(point.clients);
+          const std::string label =
+              "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + study.name + " " +
+              point.variant + " " + point.strategy +
+              (study.permits != std::vector<int>{1} ? " p=" + std::to_string(point.permits) : "") +
+              " c=" + std::to_string(point.clients);
           show_point(label, done, 0, /*milestone=*/true);
           const LockVariant& variant = *find_variant(point.variant);
           const LibrarySpec* library = library_spec(variant);
@@ -336,6 +353,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           p.strategy = point.strategy;
           p.clients = point.clients;
           p.keys = point.keys;
+          p.permits = point.permits;
           p.repetition = repetition;
           p.arrival_per_s = w.arrival_per_s;
           p.mean_work_ms = static_cast<double>(w.work_ms.min_ms + w.work_ms.max_ms) / 2;
@@ -355,13 +373,13 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           }
           p.limit_per_s = limit_per_s(rtt_ns, report.limit.round_trips_for(point.variant),
                                       point.clients, point.keys, p.mean_work_ms, p.mean_rest_ms,
-                                      p.arrival_per_s, report.limit.server_ops_per_s);
+                                      p.arrival_per_s, report.limit.server_ops_per_s, p.permits);
           p.latency_floor_ns = rtt_ns;
           const ContentionMetrics& m = p.metrics;
           char line[256];
           std::snprintf(line, sizeof line,
                         "%7.0f acq/s (%.2f of limit)  p50 %s ms  p99 %s ms  gap p50/p99 %s/%s ms  "
-                        "jain %.3f  barging %.2f  ",
+                        "jain %.3f  barging %.2f  inside %.2f/%d  ",
                         m.throughput_per_s,
                         p.limit_per_s > 0 ? m.throughput_per_s / p.limit_per_s : 0.0,
                         ms_text(static_cast<double>(m.latency_ns.percentile(50))).c_str(),
@@ -372,7 +390,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                         m.contended_handoffs > 0
                             ? ms_text(static_cast<double>(m.handoff_gap_ns.percentile(99))).c_str()
                             : "-",
-                        m.jain, m.barging_rate);
+                        m.jain, m.barging_rate, m.mean_holders, m.most_holders);
           std::cout << pad(label, 44) << line << (p.decided ? p.observed : "UNDECIDED " + p.observed)
                     << std::endl;
           if (outcome.interrupted) interrupted = true;
@@ -390,8 +408,10 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             // point that could not decide an error.
             JunitCase c;
             c.classname = "locksim.contend." + study.name;
-            c.name = point.variant + " " + point.strategy + " c=" + std::to_string(point.clients) +
-                     " k=" + std::to_string(point.keys) +
+            c.name = point.variant + " " + point.strategy +
+                     (study.permits != std::vector<int>{1} ? " p=" + std::to_string(point.permits)
+                                                           : "") +
+                     " c=" + std::to_string(point.clients) + " k=" + std::to_string(point.keys) +
                      (study.repetitions > 1 ? " #" + std::to_string(repetition) : "");
             c.seconds = point_seconds;
             c.output = "throughput " + std::to_string(static_cast<long>(m.throughput_per_s)) +

@@ -53,7 +53,10 @@ struct LostLock {
   Nanos at_ns = -1;
 };
 // client_clock_before: the first client_clock fault recorded at or before `to_ns` (a client whose
-// own clock ran off the others'), or nullptr.
+// own clock ran off the others'), or nullptr. A clock that drifts has its fault at time 0 as an
+// offset does, though it is still in sync there: it is off from the next instant on, and what
+// matters is that it was off before `to_ns`, not at it (a permit scored by a clock that was off
+// stays in the set, and an offset and a drift that cancel out later do not take it back).
 const Event* client_clock_before(const History& history, Nanos to_ns);
 LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_ns,
                                const std::vector<std::string>& held_on = {});

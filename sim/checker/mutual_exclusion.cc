@@ -513,8 +513,13 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
   } else if (const Event* clock = client_clock_before(history, later.start_ns)) {
     v.cause = "client_clock";
     const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
+    // The event says how the clock ran off ("drift +500 ms/s from time 0") when it was recorded
+    // with its words.
+    const std::string how =
+        clock->message != 0 ? ": " + std::string(history.message(*clock)) : std::string();
     text += "Every holder's lease still ran, but " + client_name(history, target) +
-            "'s own clock ran off the others' (client_clocks): a semaphore that times its "
+            "'s own clock ran off the others' (client_clocks" + how +
+            "): a semaphore that times its "
             "permits with its clients' clocks counts live permits as expired (a clock ahead) or "
             "ranks a new one before them (a clock behind).";
   } else {

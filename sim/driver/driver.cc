@@ -24,6 +24,24 @@ using host::DriverClient;
 using host::ProcessClient;
 using host::ThreadClient;
 
+// client_clock_words: how client `index`'s own clock runs off the others', for its client_clock
+// event: "offset +3000 ms", "drift +500 ms/s", or both.
+std::string client_clock_words(const Scenario& scenario, std::size_t index) {
+  const std::string& name = scenario.clients[index];
+  const auto signed_text = [](std::int64_t value) {
+    return (value > 0 ? "+" : "") + std::to_string(value);
+  };
+  std::string words;
+  if (const std::int64_t offset_ms = scenario.clock_offset_ms(name); offset_ms != 0) {
+    words = "offset " + signed_text(offset_ms) + " ms";
+  }
+  if (const std::int64_t drift = scenario.clock_drift_ms_per_s(name); drift != 0) {
+    words += (words.empty() ? "" : ", ") + std::string("drift ") + signed_text(drift) +
+             " ms/s from time 0";
+  }
+  return words;
+}
+
 // delete_run_keys: removes every key under the run's prefix (and nothing else), over a connection
 // of the run's runtime. Bounded by the number of SCAN rounds so a huge foreign keyspace cannot
 // keep it busy forever.
@@ -411,7 +429,9 @@ class ScenarioRun {
     // processes can take seconds, which a time-bounded workload must not lose.
     run_.start_clock();
     for (std::size_t i = 0; i < scenario_.clients.size(); ++i) {
-      if (scenario_.clock_offset_ms(scenario_.clients[i]) != 0) run_.nemesis().client_clock(i);
+      if (scenario_.clock_runs_off(scenario_.clients[i])) {
+        run_.nemesis().client_clock(i, client_clock_words(scenario_, i));
+      }
     }
     {
       std::lock_guard<std::mutex> lock(run_.mutex);

@@ -170,6 +170,8 @@ LockContext ThreadClient::context(CallFaults* faults) {
                       .nodes = node_pointers_,
                       .permits = run_.scenario().lock.permits,
                       .clock_offset_ms = run_.scenario().clock_offset_ms(name_),
+                      .clock_drift_ms_per_s = run_.scenario().clock_drift_ms_per_s(name_),
+                      .clock_drift_origin_ns = run_.clock().at(0),
                       .ttl_ms = run_.scenario().lock.ttl_ms,
                       .read = record_.acquire_mode() == LockMode::kRead};
   if (faults && (!faults->crash_at.empty() || !faults->pause_at.empty())) {

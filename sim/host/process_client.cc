@@ -99,6 +99,9 @@ std::string ProcessClient::connect() {
   if (const std::int64_t offset_ms = run_.scenario().clock_offset_ms(name_); offset_ms != 0) {
     connect["clock_offset_ms"] = offset_ms;
   }
+  if (const std::int64_t drift = run_.scenario().clock_drift_ms_per_s(name_); drift != 0) {
+    connect["clock_drift_ms_per_s"] = drift;
+  }
   if (run_.request().variant.multi_server() && run_.request().topology != nullptr) {
     // A quorum over every server of the topology, each through the client's link to it.
     connect["servers"] = nlohmann::json::array();
@@ -133,6 +136,11 @@ ProcessClient::Reply ProcessClient::call(nlohmann::json request, CallFaults* fau
   // A worker that stays silent this long (not counting while the nemesis has it stopped, nor an
   // acquire's own wait for the lock) has hung: a broken worker, not a lock that blocks.
   const std::string op = request.value("op", "");
+  // A drifting clock counts from the run's time 0, which is set once every client is connected:
+  // each later request tells the worker where it is on the monotonic clock they share.
+  if (op != "hello" && op != "connect" && run_.scenario().clock_drift_ms_per_s(name_) != 0) {
+    request["clock_origin_ns"] = run_.clock().at(0);
+  }
   Nanos patience = ms_to_ns(kWorkerPatienceMs);
   if (op == "acquire") patience += ms_to_ns(request.value("timeout_ms", std::int64_t{0}));
   const bool workload = op == "workload";

@@ -170,6 +170,9 @@ class Worker {
 
   // set_clock_offset_ms: how far this client's own clock runs ahead (connect's clock_offset_ms).
   void set_clock_offset_ms(std::int64_t offset_ms) { clock_offset_ms_ = offset_ms; }
+  // set_clock_drift_ms_per_s: how many ms this client's own clock gains each second of the run
+  // (connect's clock_drift_ms_per_s), from the run's time 0 that later requests carry.
+  void set_clock_drift_ms_per_s(std::int64_t drift) { clock_drift_ms_per_s_ = drift; }
 
  private:
   // context: a LockContext whose checkpoints act on the request's crash_at and pause_at.
@@ -185,6 +188,8 @@ class Worker {
                         .nodes = node_pointers_,
                         .permits = lock_.permits,
                         .clock_offset_ms = clock_offset_ms_,
+                        .clock_drift_ms_per_s = clock_drift_ms_per_s_,
+                        .clock_drift_origin_ns = request.value("clock_origin_ns", Nanos{0}),
                         .ttl_ms = lock_.ttl_ms,
                         .read = request.value("mode", "") == "read"};
     const std::string crash_at = request.value("crash_at", "");
@@ -383,6 +388,7 @@ class Worker {
   Rng rng_;
   LockConfig lock_;
   std::int64_t clock_offset_ms_ = 0;
+  std::int64_t clock_drift_ms_per_s_ = 0;
   HiredisConnection connection_;
   std::vector<std::unique_ptr<Connection>> nodes_;  // a multi-server variant's, by server
   std::vector<Connection*> node_pointers_;
@@ -604,6 +610,7 @@ int run_worker() {
                                           request.at("seed").get<std::uint64_t>(),
                                           lock_from_json(request.at("lock")));
         worker->set_clock_offset_ms(request.value("clock_offset_ms", std::int64_t{0}));
+        worker->set_clock_drift_ms_per_s(request.value("clock_drift_ms_per_s", std::int64_t{0}));
         const RedisResult* error = worker->connect_error();
         out.write(error != nullptr ? failure(request, *error) : reply(request, "ok"));
       } else if (worker == nullptr) {

@@ -12,7 +12,7 @@
 //   hello                                  -> {"protocol":1,"worker":"locksim","version":"..."}
 //   connect  {redis, client, variant, seed, lock:{ttl_ms, renew_period_ms, queue_timeout_ms,
 //             [permits,] wait:{strategy, interval_ms, initial_ms, factor, max_ms, jitter,
-//             fallback_ms}}[, clock_offset_ms]}
+//             fallback_ms}}[, clock_offset_ms][, clock_drift_ms_per_s]}
 //   acquire  {key, ttl_ms, timeout_ms[, crash_at][, pause_at]}
 //                                          -> ok {token, attempts[, fencing][, sent_after_ns]}
 //   release  {key, token[, crash_at][, pause_at]}   -> ok {deleted}
@@ -27,6 +27,9 @@
 //        thread client runs, on the run's clock (time 0 = origin_ns on the monotonic clock), and
 //        leaves its history in the file `history` (sim/history/transfer.h)
 //   stop                                   (no reply: ends a running workload at its next cycle)
+// A client whose own clock drifts (connect's clock_drift_ms_per_s) gets "clock_origin_ns" on every
+// request after connect: the run's time 0 on the monotonic clock, from which its clock drifts (time
+// 0 is set only once every client is connected).
 // Every reply has "id" and "result": "ok", "fail" (it did not happen: "error" and "message") or
 // "info" (it may or may not have happened: a timeout, a closed connection). "error" is one of the
 // history's error words (gave_up, timeout, closed, refused, protocol, reply_error,

@@ -94,6 +94,7 @@ const LockVariant& redlock_variant();
 const LockVariant& lua_owner_wait_variant();
 const LockVariant& zset_semaphore_variant();
 const LockVariant& zset_semaphore_server_variant();
+const LockVariant& fair_semaphore_variant();
 const LockVariant& hash_reentrant_variant();
 const LockVariant& reentrant_counter_variant();
 const LockVariant& rw_lock_variant();

@@ -84,6 +84,7 @@ std::vector<const LockVariant*>& registry() {
       &lock_detail::lua_owner_wait_variant(),
       &lock_detail::zset_semaphore_variant(),
       &lock_detail::zset_semaphore_server_variant(),
+      &lock_detail::fair_semaphore_variant(),
       &lock_detail::hash_reentrant_variant(),
       &lock_detail::reentrant_counter_variant(),
       &lock_detail::rw_lock_variant(),

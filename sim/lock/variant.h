@@ -16,6 +16,7 @@
 //   if (a.outcome == AcquireAttempt::Outcome::kAcquired) v.release(context, key, a.token);
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -68,8 +69,18 @@ struct LockContext {
   // for a variant that times permits with the client's clock (zset_semaphore): the scenario's
   // client_clocks. The run's clock itself is never moved.
   std::int64_t clock_offset_ms = 0;
-  // client_now_ms: the time this client's clock shows, in milliseconds of the run's clock.
-  std::int64_t client_now_ms() const { return clock.now_ns() / 1000000 + clock_offset_ms; }
+  // clock_drift_ms_per_s: how many ms this client's own clock gains each second of `clock` since
+  // clock_drift_origin_ns (negative: loses), the scenario's client_clocks; and that origin, the
+  // instant of `clock` at which the drift is still 0 (the run's time 0).
+  std::int64_t clock_drift_ms_per_s = 0;
+  Nanos clock_drift_origin_ns = 0;
+  // client_now_ms: the time this client's clock shows, in milliseconds of the run's clock: the
+  // run's time, plus its offset, plus its drift times the seconds since the origin.
+  std::int64_t client_now_ms() const {
+    const Nanos now_ns = clock.now_ns();
+    const Nanos since_ns = std::max<Nanos>(0, now_ns - clock_drift_origin_ns);
+    return now_ns / 1000000 + clock_offset_ms + clock_drift_ms_per_s * since_ns / 1000000000;
+  }
   // ttl_ms: the lock's lease (lock.ttl_ms), for a release that resets the lease while holds
   // remain (a reentrant lock's inner release); 0 where no host set it.
   std::int64_t ttl_ms = 0;

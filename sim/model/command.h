@@ -172,6 +172,7 @@ LOCKSIM_MODEL_COMMAND(zrank)
 LOCKSIM_MODEL_COMMAND(zrange)
 LOCKSIM_MODEL_COMMAND(zrangebyscore)
 LOCKSIM_MODEL_COMMAND(zremrangebyscore)
+LOCKSIM_MODEL_COMMAND(zinterstore)
 // server, pub/sub, scripting
 LOCKSIM_MODEL_COMMAND(ping)
 LOCKSIM_MODEL_COMMAND(echo)

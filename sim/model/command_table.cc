@@ -231,7 +231,7 @@ constexpr CommandSpec kCommands[] = {
     {"zincrby", 4, kWrite | kDenyOom, nullptr},
     {"zinter", -3, 0, nullptr},
     {"zintercard", -3, 0, nullptr},
-    {"zinterstore", -4, kWrite | kDenyOom, nullptr},
+    {"zinterstore", -4, kWrite | kDenyOom, cmd_zinterstore},
     {"zlexcount", 4, 0, nullptr},
     {"zmpop", -4, kWrite, nullptr},
     {"zmscore", -3, 0, nullptr},

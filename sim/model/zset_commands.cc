@@ -1,9 +1,11 @@
 // Sorted-set commands, after Redis 7.0.15's src/t_zset.c. Members are ordered by score, then
 // by their bytes; scores are answered as "%.17g" (addReplyDouble).
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "sim/model/command.h"
 #include "sim/model/numbers.h"
@@ -311,6 +313,116 @@ Reply cmd_zremrangebyscore(CommandContext& ctx) {
   if (zset->size() == 0) ctx.keys().erase(ctx.argv[1]);
   if (!doomed.empty()) ctx.propagate_as_sent();
   return integer_reply(static_cast<std::int64_t>(doomed.size()));
+}
+
+}  // namespace locksim::model_detail
+
+namespace locksim::model_detail {
+namespace {
+
+// InterSource: one input of ZINTERSTORE (zsetopsrc): the live sorted set, or none, and its
+// weight.
+struct InterSource {
+  const SortedSetValue* zset = nullptr;
+  double weight = 1.0;
+  std::size_t size() const { return zset == nullptr ? 0 : zset->size(); }
+};
+
+// aggregate_into: zunionInterAggregate. A sum that is NaN (inf + -inf) is 0.
+void aggregate_into(double& target, double value, std::string_view aggregate) {
+  if (aggregate == "sum") {
+    target += value;
+    if (std::isnan(target)) target = 0.0;
+  } else if (aggregate == "min") {
+    target = value < target ? value : target;
+  } else {
+    target = value > target ? value : target;
+  }
+}
+
+}  // namespace
+
+// cmd_zinterstore: zunionInterDiffGenericCommand for SET_OP_INTER with a destination. The model
+// has no sets, so every input that is not a sorted set is of the wrong type. The inputs are
+// ordered by size (glibc's qsort is a stable merge sort) and the smallest is walked, as Redis
+// does: the order decides which product of a weight and a score comes first, and so what a NaN
+// (0 x inf) becomes.
+Reply cmd_zinterstore(CommandContext& ctx) {
+  const std::size_t argc = ctx.argv.size();
+  std::int64_t count = 0;
+  if (!parse_integer(ctx.argv[2], count)) return not_an_integer();
+  if (count < 1) {
+    return error_reply("ERR at least 1 input key is needed for 'zinterstore' command");
+  }
+  if (count > static_cast<std::int64_t>(argc - 3)) return syntax_error();
+  const auto inputs = static_cast<std::size_t>(count);
+  std::vector<InterSource> sources(inputs);
+  for (std::size_t i = 0; i < inputs; ++i) {
+    bool wrong = false;
+    sources[i].zset = find_zset(ctx, ctx.argv[3 + i], wrong);
+    if (wrong) return wrong_type();
+  }
+  std::string aggregate = "sum";
+  for (std::size_t j = 3 + inputs; j < argc;) {
+    const std::string_view option = ctx.argv[j].substr(0, ctx.argv[j].find('\0'));
+    const std::size_t remaining = argc - j;
+    if (remaining >= inputs + 1 && equals_ignoring_case(option, "weights")) {
+      ++j;
+      for (std::size_t i = 0; i < inputs; ++i, ++j) {
+        if (!parse_double(ctx.argv[j], sources[i].weight)) {
+          return error_reply("ERR weight value is not a float");
+        }
+      }
+    } else if (remaining >= 2 && equals_ignoring_case(option, "aggregate")) {
+      const std::string_view how = ctx.argv[j + 1].substr(0, ctx.argv[j + 1].find('\0'));
+      if (equals_ignoring_case(how, "sum")) {
+        aggregate = "sum";
+      } else if (equals_ignoring_case(how, "min")) {
+        aggregate = "min";
+      } else if (equals_ignoring_case(how, "max")) {
+        aggregate = "max";
+      } else {
+        return syntax_error();
+      }
+      j += 2;
+    } else {
+      return syntax_error();
+    }
+  }
+  std::stable_sort(sources.begin(), sources.end(),
+                   [](const InterSource& a, const InterSource& b) { return a.size() < b.size(); });
+  SortedSetValue result;
+  if (sources[0].size() > 0) {
+    for (const auto& [member_score, member] : sources[0].zset->order) {
+      double score = sources[0].weight * member_score;
+      if (std::isnan(score)) score = 0;
+      std::size_t j = 1;
+      for (; j < inputs; ++j) {
+        if (sources[j].zset == sources[0].zset) {
+          aggregate_into(score, member_score * sources[j].weight, aggregate);
+        } else if (const double* found =
+                       sources[j].zset == nullptr ? nullptr : sources[j].zset->score(member);
+                   found != nullptr) {
+          aggregate_into(score, *found * sources[j].weight, aggregate);
+        } else {
+          break;
+        }
+      }
+      if (j == inputs) result.set(member, score);
+    }
+  }
+  const std::string_view destination = ctx.argv[1];
+  if (result.size() > 0) {
+    const auto size = static_cast<std::int64_t>(result.size());
+    ctx.keys().put(destination, std::move(result), kNoExpiry);
+    ctx.propagate_as_sent();
+    return integer_reply(size);
+  }
+  if (ctx.find(destination) != nullptr) {
+    ctx.keys().erase(destination);
+    ctx.propagate_as_sent();
+  }
+  return integer_reply(0);
 }
 
 }  // namespace locksim::model_detail

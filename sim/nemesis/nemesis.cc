@@ -14,8 +14,8 @@ void Nemesis::attach(std::size_t client, FaultTarget* target, std::vector<Link*>
   clients_[client] = Attached{target, std::move(links)};
 }
 
-void Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
-                     const std::vector<std::size_t>& servers) {
+Event& Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
+                       const std::vector<std::size_t>& servers) {
   // Requires mutex_: the log has one writer at a time.
   LOCKSIM_ASSERT(traits(kind).window == (phase != FaultPhase::kInstant));
   Event& event = log_.record(EventType::kInfo, Op::kFault, "");
@@ -29,11 +29,13 @@ void Nemesis::record(FaultKind kind, std::size_t client, FaultPhase phase,
     }
     event.fault().server = log_.intern(names);
   }
+  return event;
 }
 
-void Nemesis::client_clock(std::size_t client) {
+void Nemesis::client_clock(std::size_t client, std::string_view words) {
   std::lock_guard<std::mutex> lock(mutex_);
-  record(FaultKind::kClientClock, client, FaultPhase::kInstant);
+  Event& event = record(FaultKind::kClientClock, client, FaultPhase::kInstant);
+  if (!words.empty()) event.message = log_.intern(words);
 }
 
 void Nemesis::pause(std::size_t client) {

@@ -69,8 +69,9 @@ class Nemesis {
   void attach(std::size_t client, FaultTarget* target, std::vector<Link*> links);
 
   // client_clock: an instant "client_clock" aimed at `client`, whose own clock runs off the
-  // others' for the whole run (the scenario's client_clocks), recorded as the run starts.
-  void client_clock(std::size_t client);
+  // others' for the whole run (the scenario's client_clocks: an offset, a drift or both),
+  // recorded as the run starts; `words` (the event's message) says how ("drift +500 ms/s").
+  void client_clock(std::size_t client, std::string_view words = {});
 
   // pause / resume: a window in which `client` is frozen.
   void pause(std::size_t client);
@@ -123,8 +124,8 @@ class Nemesis {
   };
   // record: `servers` (link indices) are named in the event when given on a topology.
   // Each asserts that `phase` suits `kind` (a window's start or end, or an instant).
-  void record(FaultKind kind, std::size_t client, FaultPhase phase,
-              const std::vector<std::size_t>& servers = {});
+  Event& record(FaultKind kind, std::size_t client, FaultPhase phase,
+                const std::vector<std::size_t>& servers = {});
   // record_server: the events of one server fault, in order, under one lock.
   void record_server(std::size_t server,
                      std::initializer_list<std::pair<FaultKind, FaultPhase>> events);

@@ -63,22 +63,23 @@ double ContentionLimit::round_trips_for(const std::string& variant) const {
 }
 
 double limit_per_s(double rtt_ns, double round_trips, int clients, int keys, double work_ms,
-                   double rest_ms, double arrival_per_s, double server_ops_per_s) {
+                   double rest_ms, double arrival_per_s, double server_ops_per_s, int permits) {
   const double rtt_s = rtt_ns / 1e9;
   const double work_s = work_ms / 1e3;
   double per_client = 1.0 / (round_trips * rtt_s + work_s + (arrival_per_s > 0 ? 0 : rest_ms / 1e3));
   if (arrival_per_s > 0) per_client = std::min(per_client, arrival_per_s);
   const double per_key = 1.0 / (work_s + 2 * rtt_s);
-  double limit = std::min(clients * per_client, keys * per_key);
+  double limit = std::min(clients * per_client, keys * permits * per_key);
   if (server_ops_per_s > 0) limit = std::min(limit, server_ops_per_s / round_trips);
   return limit;
 }
 
 std::vector<std::size_t> median_repetitions(const std::vector<ContentionPoint>& points) {
-  std::map<std::tuple<std::string, std::string, int>, std::vector<std::size_t>> groups;
-  std::vector<std::tuple<std::string, std::string, int>> order;
+  std::map<std::tuple<std::string, std::string, int, int>, std::vector<std::size_t>> groups;
+  std::vector<std::tuple<std::string, std::string, int, int>> order;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto key = std::make_tuple(points[i].variant, points[i].strategy, points[i].clients);
+    const auto key = std::make_tuple(points[i].variant, points[i].strategy, points[i].permits,
+                                     points[i].clients);
     if (groups.find(key) == groups.end()) order.push_back(key);
     groups[key].push_back(i);
   }
@@ -115,6 +116,7 @@ nlohmann::json contention_json(const ContentionReport& report) {
           {"strategy", p.strategy},
           {"clients", p.clients},
           {"keys", p.keys},
+          {"permits", p.permits},
           {"repetition", p.repetition},
           {"arrival_per_s", p.arrival_per_s},
           {"verdict", p.verdict},
@@ -130,6 +132,8 @@ nlohmann::json contention_json(const ContentionReport& report) {
           {"barges", m.barges},
           {"barging_rate", m.barging_rate},
           {"utilisation", m.utilisation},
+          {"most_holders", m.most_holders},
+          {"mean_holders", m.mean_holders},
           {"acquisitions_per_client", m.acquisitions_per_client},
           {"jain", m.jain},
           {"max_min_share", m.max_min_share},
@@ -142,10 +146,10 @@ nlohmann::json contention_json(const ContentionReport& report) {
           {"limit_per_s", p.limit_per_s},
           {"throughput_over_limit", p.limit_per_s > 0 ? m.throughput_per_s / p.limit_per_s : 0},
           {"latency_floor_ns", p.latency_floor_ns},
-          {"p50_over_floor", p.latency_floor_ns > 0
-                                 ? static_cast<double>(m.latency_ns.percentile(50)) /
-                                       p.latency_floor_ns
-                                 : 0},
+          {"p50_over_floor",
+           p.latency_floor_ns > 0
+               ? static_cast<double>(m.latency_ns.percentile(50)) / p.latency_floor_ns
+               : 0},
       });
     }
     studies.push_back({{"name", study.name},
@@ -215,18 +219,24 @@ std::string contention_markdown(const ContentionReport& report) {
         variants.push_back(study.points[i].variant);
       }
     }
+    // A study that sweeps a semaphore's permits shows them, and how many clients were inside at
+    // once (the mean over the window and the most), measured from the history.
+    const bool by_permits = s.contains("permits");
     for (const std::string& variant : variants) {
       md << "### " << variant << "\n\n"
-         << "| strategy | clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
+         << "| strategy | " << (by_permits ? "permits | " : "")
+         << "clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
             "gap p50 ms | gap p99 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
-            "verdict |\n"
-         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+         << (by_permits ? "inside mean | inside most | " : "") << "verdict |\n"
+         << "|---|" << (by_permits ? "---:|" : "")
+         << "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+         << (by_permits ? "---:|---:|" : "") << "---|\n";
       for (const std::size_t i : medians) {
         const ContentionPoint& p = study.points[i];
         if (p.variant != variant) continue;
         const ContentionMetrics& m = p.metrics;
-        md << "| " << p.strategy << " | " << p.clients << " | "
-           << format("%.0f", m.throughput_per_s) << " | "
+        md << "| " << p.strategy << " | " << (by_permits ? std::to_string(p.permits) + " | " : "")
+           << p.clients << " | " << format("%.0f", m.throughput_per_s) << " | "
            << (p.limit_per_s > 0 ? format("%.2f", m.throughput_per_s / p.limit_per_s) : "-")
            << " | " << ms(static_cast<double>(m.latency_ns.percentile(50))) << " | "
            << ms(static_cast<double>(m.latency_ns.percentile(99))) << " | "
@@ -246,7 +256,11 @@ std::string contention_markdown(const ContentionReport& report) {
            << (p.commands_per_acquisition >= 0 ? format("%.2f", p.commands_per_acquisition) : "-")
            << " | "
            << (p.cpu_us_per_acquisition >= 0 ? format("%.1f", p.cpu_us_per_acquisition) : "-")
-           << " | " << (p.decided ? p.observed : p.observed + " (undecided)") << " |\n";
+           << " | "
+           << (by_permits
+                   ? format("%.2f", m.mean_holders) + " | " + std::to_string(m.most_holders) + " | "
+                   : "")
+           << (p.decided ? p.observed : p.observed + " (undecided)") << " |\n";
       }
       md << "\n";
     }
@@ -268,7 +282,17 @@ std::string contention_markdown(const ContentionReport& report) {
         "acquisitions per client (1 = even); *barging* the share of contended handoffs won by "
         "the client that had just released; *wasted/acq* busy answers per acquisition; "
         "*cmds/acq* and *CPU us/acq* Redis commands and server CPU time (INFO commandstats and "
-        "INFO cpu deltas over the whole run, harness PINGs and INFO excluded) per acquisition.\n";
+        "INFO cpu deltas over the whole run, harness PINGs and INFO excluded) per acquisition";
+  const bool any_permits = std::any_of(
+      report.studies.begin(), report.studies.end(),
+      [](const ContentionStudyReport& study) { return study.resolved.contains("permits"); });
+  if (any_permits) {
+    md << "; *permits* a semaphore's permit count; *inside mean* and *inside most* how many "
+          "clients were inside at once, on average over the measured window and at the most "
+          "(from the history's enter and exit events; a limit of the permits that the lock "
+          "itself keeps, never more without a violation)";
+  }
+  md << ".\n";
   return md.str();
 }
 

@@ -38,6 +38,7 @@ struct ContentionPoint {
   std::string strategy;
   int clients = 0;
   int keys = 0;
+  int permits = 1;  // a semaphore's lock.permits at this point; 1 for a mutex
   int repetition = 1;
   double arrival_per_s = 0;  // open loop: per client; 0 closed loop
   double mean_work_ms = 0;
@@ -73,13 +74,15 @@ struct ContentionReport {
 // limit_per_s: acquisitions per second the round trip allows: each client needs at least
 // `round_trips` round trips plus its work and rest per cycle (or its arrival rate, open loop), and
 // each key at least the work plus a handoff of two round trips (release, then acquire; a wake-up
-// at best free); and, when `server_ops_per_s` > 0, the server at most server_ops_per_s /
-// round_trips cycles per second.
+// at best free), once per permit (a semaphore's `permits` holders hand over side by side); and,
+// when `server_ops_per_s` > 0, the server at most server_ops_per_s / round_trips cycles per
+// second.
 double limit_per_s(double rtt_ns, double round_trips, int clients, int keys, double work_ms,
-                   double rest_ms, double arrival_per_s, double server_ops_per_s = 0);
+                   double rest_ms, double arrival_per_s, double server_ops_per_s = 0,
+                   int permits = 1);
 
-// median_repetition: of the points with the same variant, strategy and clients, the index of the
-// one whose throughput is the median (the lower middle for an even count).
+// median_repetition: of the points with the same variant, strategy, permits and clients, the index
+// of the one whose throughput is the median (the lower middle for an even count).
 std::vector<std::size_t> median_repetitions(const std::vector<ContentionPoint>& points);
 
 nlohmann::json contention_json(const ContentionReport& report);

@@ -104,11 +104,12 @@ std::vector<std::string> parse_variants(const JsonReader& node,
   return variants;
 }
 
-// parse_client_clocks: {"<client>": {"offset_ms": ms}} for clients of the scenario, each offset
-// within a duration either way (a client's clock ahead of the others, or behind).
-std::map<std::string, std::int64_t> parse_client_clocks(const JsonReader& node,
-                                                        const std::vector<std::string>& clients) {
-  std::map<std::string, std::int64_t> offsets;
+// parse_client_clocks: {"<client>": {"offset_ms": ms, "drift_ms_per_s": ms}} for clients of the
+// scenario, at least one of the two each: an offset within a duration either way (a client's
+// clock ahead of the others, or behind) and a drift within kMaxClockDriftMsPerS either way (a
+// clock that gains, or loses, that much each second of the run).
+void parse_client_clocks(const JsonReader& node, Scenario& scenario) {
+  const std::vector<std::string>& clients = scenario.clients;
   for (const std::string& name : node.keys()) {
     const JsonReader client = node.member(name);
     if (std::find(clients.begin(), clients.end(), name) == clients.end()) {
@@ -117,10 +118,22 @@ std::map<std::string, std::int64_t> parse_client_clocks(const JsonReader& node,
                   (close ? " (did you mean \"" + *close + "\"?)" : std::string()) +
                   "; clients: " + join(clients));
     }
-    client.expect_object({"offset_ms"});
-    offsets[name] = client.member("offset_ms").duration_ms(-kMaxDurationMs, kMaxDurationMs);
+    client.expect_object({"offset_ms", "drift_ms_per_s"});
+    const auto offset = client.optional_member("offset_ms");
+    const auto drift = client.optional_member("drift_ms_per_s");
+    if (!offset && !drift) {
+      client.fail(
+          "expected \"offset_ms\" (ms the client's clock runs ahead, negative: behind) or "
+          "\"drift_ms_per_s\" (ms it gains each second of the run, negative: loses), or both");
+    }
+    if (offset) {
+      scenario.client_clock_offset_ms[name] = offset->duration_ms(-kMaxDurationMs, kMaxDurationMs);
+    }
+    if (drift) {
+      scenario.client_clock_drift_ms_per_s[name] = drift->count(
+          -kMaxClockDriftMsPerS, kMaxClockDriftMsPerS, "a drift in ms per second of the run");
+    }
   }
-  return offsets;
 }
 
 nlohmann::json resolved_check(const CheckConfig& check) {
@@ -148,6 +161,9 @@ nlohmann::json resolved_document(const Scenario& scenario) {
   if (!scenario.shows.empty()) document["shows"] = scenario.shows;
   for (const auto& [name, offset_ms] : scenario.client_clock_offset_ms) {
     document["client_clocks"][name] = {{"offset_ms", offset_ms}};
+  }
+  for (const auto& [name, drift_ms_per_s] : scenario.client_clock_drift_ms_per_s) {
+    document["client_clocks"][name]["drift_ms_per_s"] = drift_ms_per_s;
   }
   if (scenario.scripted()) {
     document["clients"] = scenario.clients;
@@ -282,7 +298,7 @@ Scenario parse_one(const JsonReader& root, const std::vector<std::string>& known
     }
   }
   if (const auto clocks = root.optional_member("client_clocks")) {
-    scenario.client_clock_offset_ms = parse_client_clocks(*clocks, scenario.clients);
+    parse_client_clocks(*clocks, scenario);
   }
   const std::optional<JsonReader> client_mode =
       has_workload ? root.member("workload").optional_member("client_mode") : std::nullopt;

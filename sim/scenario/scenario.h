@@ -77,6 +77,10 @@ struct LockConfig {
 // the same number (the driver asserts it).
 inline constexpr std::int64_t kMaxLockPermits = 1000;
 
+// kMaxClockDriftMsPerS: the largest drift of a client's own clock either way (client_clocks'
+// drift_ms_per_s): at 1000 ms/s a clock runs at twice the others' speed, or stands still.
+inline constexpr std::int64_t kMaxClockDriftMsPerS = 1000;
+
 // ResourceConfig: a protected resource touched inside the critical section ("resource" in JSON).
 struct ResourceConfig {
   enum class Kind {
@@ -361,6 +365,11 @@ struct Scenario {
   // (negative: behind), in ms ("client_clocks": {"C": {"offset_ms": 3000}}); only a variant that
   // times permits with the client's clock reads it (zset_semaphore). Absent: 0.
   std::map<std::string, std::int64_t> client_clock_offset_ms;
+  // client_clock_drift_ms_per_s: by client name, how many ms that client's own clock gains each
+  // second of the run (negative: loses), counted from the run's time 0, where only its offset
+  // separates it from the others' ("client_clocks": {"C": {"drift_ms_per_s": 500}}); within
+  // kMaxClockDriftMsPerS either way. Absent: 0.
+  std::map<std::string, std::int64_t> client_clock_drift_ms_per_s;
   std::int64_t time_limit_ms = 60000;  // a run is stopped (verdict unknown) after this
   // executor ("clients_run_as"): kThreads (default) runs the clients inside locksim;
   // kProcesses runs each as a `locksim worker` process (the worker protocol), so a pause is a
@@ -382,6 +391,16 @@ struct Scenario {
   std::int64_t clock_offset_ms(const std::string& client) const {
     const auto found = client_clock_offset_ms.find(client);
     return found == client_clock_offset_ms.end() ? 0 : found->second;
+  }
+  // clock_drift_ms_per_s: `client`'s clock drift (client_clocks), 0 if none.
+  std::int64_t clock_drift_ms_per_s(const std::string& client) const {
+    const auto found = client_clock_drift_ms_per_s.find(client);
+    return found == client_clock_drift_ms_per_s.end() ? 0 : found->second;
+  }
+  // clock_runs_off: whether `client`'s own clock is set apart from the others' (an offset or a
+  // drift): the run records a client_clock fault for it.
+  bool clock_runs_off(const std::string& client) const {
+    return clock_offset_ms(client) != 0 || clock_drift_ms_per_s(client) != 0;
   }
   // link_faults: whether some step or the workload faults a client's link (needs the proxy).
   bool link_faults() const;

@@ -1,11 +1,11 @@
 // study.h: contention studies, the input of `locksim contend`.
 //
 // A study file (scenarios/contention/*.json) names lock variants, wait strategies and client
-// counts; every combination is a *point*, run as a time-bounded workload (warm-up, then a
-// measured window) and repeated `repetitions` times. load_studies validates the file as strictly
-// as a scenario (every error names the file, the JSON path and what was expected) and expands it
-// into one Scenario per point, which the driver runs like any other and the checker judges like
-// any other (a correct lock must get `ok`).
+// counts (and, for semaphores, permit counts); every combination is a *point*, run as a
+// time-bounded workload (warm-up, then a measured window) and repeated `repetitions` times.
+// load_studies validates the file as strictly as a scenario (every error names the file, the JSON
+// path and what was expected) and expands it into one Scenario per point, which the driver runs
+// like any other and the checker judges like any other (a correct lock must get `ok`).
 //
 //   std::vector<Study> studies = load_studies({"scenarios/contention"}, variant_names());
 #pragma once
@@ -24,6 +24,7 @@ struct StudyPoint {
   std::string strategy;  // the strategy's label ("poll-1ms", "notify")
   int clients = 1;
   int keys = 1;
+  int permits = 1;    // lock.permits of a semaphore's point; 1 for a mutex
   Scenario scenario;  // the workload that runs this point
 };
 
@@ -34,6 +35,9 @@ struct Study {
   std::vector<std::string> variants;
   std::vector<std::string> strategies;  // labels, in the listed order
   std::vector<int> clients;
+  // permits: the permit counts to sweep ("permits": [1, 2, 4]); {1} when not given. More than
+  // one, or one above 1, is for semaphore variants only (`locksim contend` refuses a mutex).
+  std::vector<int> permits = {1};
   std::string keys;  // "1", "per_client" or a number, as given
   std::int64_t warmup_ms = 200;
   std::int64_t duration_ms = 1000;
@@ -43,7 +47,7 @@ struct Study {
   RangeMs rest_ms{0, 0};
   // executor ("clients_run_as"): what runs every point's clients; a library needs kProcesses.
   Executor executor = Executor::kThreads;
-  std::vector<StudyPoint> points;  // variant x strategy x clients, in that nesting
+  std::vector<StudyPoint> points;  // variant x strategy x permits x clients, in that nesting
   nlohmann::json resolved;         // the study with every default filled in
   std::vector<std::string> notes;  // as Scenario::notes: a deprecated spelling, by file and field
 };

@@ -47,10 +47,9 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                   const std::vector<std::string>& known_variants) {
   static const std::regex kName("[a-z0-9][a-z0-9-]{0,47}");
   const JsonReader root(document, "$", file);
-  root.expect_object({"name", "description", "variants", "strategies", "clients", "keys",
-                      "work_ms", "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms",
-                      "duration_ms", "repetitions", "arrival_per_s", "clients_run_as",
-                      "client_mode"});
+  root.expect_object({"name", "description", "variants", "strategies", "clients", "keys", "work_ms",
+                      "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms", "duration_ms",
+                      "repetitions", "arrival_per_s", "clients_run_as", "client_mode", "permits"});
   Study study;
   study.file = file;
   study.name = root.member("name").matching(
@@ -128,6 +127,18 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
       study.clients.push_back(n);
     }
   }
+  const auto permits = root.optional_member("permits");
+  if (permits) {
+    study.permits.clear();
+    for (const JsonReader& p : permits->elements(true)) {
+      const auto n = static_cast<int>(p.count(1, kMaxLockPermits, "a number of permits"));
+      if (!study.permits.empty() && n <= study.permits.back()) {
+        p.fail("permit counts must increase, got " + std::to_string(n) + " after " +
+               std::to_string(study.permits.back()));
+      }
+      study.permits.push_back(n);
+    }
+  }
   int fixed_keys = 1;
   study.keys = "1";
   if (const auto keys = root.optional_member("keys")) {
@@ -165,7 +176,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     }
   }
   const auto points = static_cast<std::int64_t>(study.variants.size() * waits.size() *
-                                                study.clients.size());
+                                                study.permits.size() * study.clients.size());
   if (points * study.repetitions > kMaxPoints) {
     root.fail(std::to_string(points) + " points x " + std::to_string(study.repetitions) +
               " repetitions is more than " + std::to_string(kMaxPoints) + " runs");
@@ -182,42 +193,48 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     const bool library = variant.rfind("lib:", 0) == 0;
     for (std::size_t s = 0; s < (library ? 1 : waits.size()); ++s) {
       const std::string label = library ? "library" : study.strategies[s];
-      for (const int clients : study.clients) {
-        const int keys = fixed_keys == 0 ? clients : fixed_keys;
-        nlohmann::json workload = workload_extra;
-        workload["clients"] = clients;
-        workload["keys"] = keys;
-        workload["cycles"] = 1000000;
-        workload["warmup_ms"] = study.warmup_ms;
-        workload["duration_ms"] = study.duration_ms;
-        if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
-        std::string name = study.name + "-" + variant + "-" + label + "-c" +
-                           std::to_string(clients);
-        std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
-        std::replace(name.begin(), name.end(), ':', '-');
-        name = name.substr(0, 64);
-        if (name.back() == '-') name.back() = '0';
-        nlohmann::json doc = {
-            {"name", name},
-            {"description", study.description},
-            {"source", {{"doc", "none"}, {"claim", "contention study " + study.name}}},
-            {"variants", {variant}},
-            {"lock",
-             {{"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}}},
-            {"workload", workload},
-            {"time_limit_ms", time_limit_ms},
-            {"clients_run_as", run_as},
-            {"expect", {{variant, "ok"}}}};
-        Scenario scenario;
-        try {
-          scenario = parse_scenario(doc, file, known_variants);
-        } catch (const InputError& e) {
-          std::string message = e.what();
-          const std::string from = file + ": $.workload";
-          if (message.rfind(from, 0) == 0) message = file + ": $" + message.substr(from.size());
-          throw InputError(message);
+      for (const int permit_count : study.permits) {
+        for (const int clients : study.clients) {
+          const int keys = fixed_keys == 0 ? clients : fixed_keys;
+          nlohmann::json workload = workload_extra;
+          workload["clients"] = clients;
+          workload["keys"] = keys;
+          workload["cycles"] = 1000000;
+          workload["warmup_ms"] = study.warmup_ms;
+          workload["duration_ms"] = study.duration_ms;
+          if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
+          std::string name = study.name + "-" + variant + "-" + label +
+                             (permits ? "-p" + std::to_string(permit_count) : "") + "-c" +
+                             std::to_string(clients);
+          std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
+          std::replace(name.begin(), name.end(), ':', '-');
+          name = name.substr(0, 64);
+          if (name.back() == '-') name.back() = '0';
+          nlohmann::json lock = {
+              {"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}};
+          if (permit_count > 1) lock["permits"] = permit_count;
+          nlohmann::json doc = {
+              {"name", name},
+              {"description", study.description},
+              {"source", {{"doc", "none"}, {"claim", "contention study " + study.name}}},
+              {"variants", {variant}},
+              {"lock", lock},
+              {"workload", workload},
+              {"time_limit_ms", time_limit_ms},
+              {"clients_run_as", run_as},
+              {"expect", {{variant, "ok"}}}};
+          Scenario scenario;
+          try {
+            scenario = parse_scenario(doc, file, known_variants);
+          } catch (const InputError& e) {
+            std::string message = e.what();
+            const std::string from = file + ": $.workload";
+            if (message.rfind(from, 0) == 0) message = file + ": $" + message.substr(from.size());
+            throw InputError(message);
+          }
+          study.points.push_back(
+              {variant, label, clients, keys, permit_count, std::move(scenario)});
         }
-        study.points.push_back({variant, label, clients, keys, std::move(scenario)});
       }
     }
   }
@@ -235,6 +252,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                     {"repetitions", study.repetitions},
                     {"arrival_per_s", study.arrival_per_s},
                     {"clients_run_as", run_as}};
+  if (permits) study.resolved["permits"] = study.permits;
   if (!study.points.empty()) {
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;

@@ -33,6 +33,8 @@ struct KeyState {
   bool contended_exit = false;  // someone else was waiting at the last exit
   Nanos held_ns = 0;            // inside the measured window
   bool used = false;
+  Nanos holders_since_ns = 0;  // when `inside` last changed
+  double holder_ns = 0;        // the integral of `inside` over the measured window
 };
 
 Nanos overlap(Nanos a, Nanos b, Nanos begin, Nanos end) {
@@ -53,8 +55,16 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
   std::int64_t wasted = 0;
   std::vector<std::int64_t> inside_key(clients, -1);  // the key each client is inside, -1: none
   const auto inside = [&](Nanos t) { return t >= begin_ns && t < end_ns; };
+  // count_holders: `k`'s holders up to `t`, before `inside` changes at `t`.
+  const auto count_holders = [&](KeyState& k, Nanos t) {
+    k.holder_ns += static_cast<double>(k.inside) *
+                   static_cast<double>(overlap(k.holders_since_ns, t, begin_ns, end_ns));
+    k.holders_since_ns = t;
+  };
+  bool window_open = false;  // the holders at the window's start are counted
   const auto leave = [&](KeyState& k, Nanos t) {
     if (k.inside == 0) return;
+    count_holders(k, t);
     if (--k.inside > 0) return;
     const Nanos held = overlap(k.busy_since_ns, t, begin_ns, end_ns);
     k.held_ns += held;
@@ -62,6 +72,10 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
   };
 
   for (const Event& e : history.events) {
+    if (!window_open && e.time_ns >= begin_ns) {
+      window_open = true;
+      for (const auto& [id, k] : keys) m.most_holders = std::max(m.most_holders, k.inside);
+    }
     if (e.client < 0 || static_cast<std::size_t>(e.client) >= clients) continue;
     const auto c = static_cast<std::size_t>(e.client);
     switch (e.f) {
@@ -102,7 +116,9 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
           if (k.last_exit_client == e.client) ++m.barges;
         }
         k.contended_exit = false;  // one handoff per exit
+        count_holders(k, e.time_ns);
         if (k.inside++ == 0) k.busy_since_ns = e.time_ns;
+        if (inside(e.time_ns)) m.most_holders = std::max(m.most_holders, k.inside);
         break;
       }
       case Op::kExit: {
@@ -139,8 +155,13 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
   // Windows still open at the end of the history are held until the window's end.
   int used_keys = 0;
   double held = 0;
+  if (!window_open) {
+    for (const auto& [id, k] : keys) m.most_holders = std::max(m.most_holders, k.inside);
+  }
+  double holder_ns = 0;
   for (auto& [id, k] : keys) {
     (void)id;
+    count_holders(k, end_ns);
     if (k.inside > 0) {
       const Nanos o = overlap(k.busy_since_ns, end_ns, begin_ns, end_ns);
       k.held_ns += o;
@@ -149,9 +170,11 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
     if (!k.used) continue;
     ++used_keys;
     held += static_cast<double>(k.held_ns);
+    holder_ns += k.holder_ns;
   }
   const double window = static_cast<double>(end_ns - begin_ns);
   m.utilisation = used_keys == 0 || window == 0 ? 0 : held / (window * used_keys);
+  m.mean_holders = used_keys == 0 || window == 0 ? 0 : holder_ns / (window * used_keys);
   m.throughput_per_s = m.seconds > 0 ? static_cast<double>(m.acquisitions) / m.seconds : 0;
   m.barging_rate = m.contended_handoffs > 0
                        ? static_cast<double>(m.barges) / static_cast<double>(m.contended_handoffs)

@@ -12,6 +12,11 @@
 //   barging            a contended handoff (as above) won by the client that just released.
 //   utilisation        per key, the share of the window some client was inside; averaged over
 //                      the keys used in the window.
+//   holders            per key, how many clients were inside at once: the most at any instant of
+//                      the window (most_holders) and the mean over the window (mean_holders: the
+//                      time inside summed over clients, over the window), the mean averaged over
+//                      the keys used. A mutex's are at most 1 (more only in a violation); a
+//                      semaphore's rise with its permits while clients wait for one.
 //   fairness           acquisitions per client (every client that invoked an acquire): Jain's
 //                      index (sum x)^2 / (n sum x^2), 1 = perfectly even; max/min share;
 //                      starved clients (none in the window while others got some); longest wait
@@ -42,6 +47,8 @@ struct ContentionMetrics {
   std::int64_t barges = 0;
   double barging_rate = 0;  // barges / contended_handoffs; 0 when there were none
   double utilisation = 0;   // 0..1
+  int most_holders = 0;     // the most clients inside one key at once in the window
+  double mean_holders = 0;  // clients inside a key on average over the window
   std::vector<std::int64_t> acquisitions_per_client;  // clients that invoked an acquire
   double jain = 0;           // 0 when nobody acquired
   double max_min_share = 0;  // max / min acquisitions per client; 0 when a client starved

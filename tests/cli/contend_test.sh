@@ -4,7 +4,8 @@
 # strategy x clients with its metrics) and contention.md (a table row per point), exit 0 for a
 # correct lock; a point where the lock fails (TTL shorter than the work) is reported with its
 # verdict and exits 1, never dropped; a bad study exits 2 naming the file and the JSON path, and
-# writes nothing; --help answers.
+# writes nothing; --help answers; a semaphore's study of two permit counts has a point and a row
+# per count, and more permits let more clients in at once (measured from the history).
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -70,7 +71,41 @@ bad "unknown variant" '{"name": "x", "variants": ["lua_ownr"], "strategies": [{"
 bad "bad work range" '{"name": "x", "variants": ["lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "work_ms": {"min": 5, "max": 1}}' '\$.work_ms: "min" (5) must not exceed "max" (1)'
 bad "event loop, multi-command variant" '{"name": "x", "variants": ["lua_owner", "get_then_del"], "strategies": [{"strategy": "poll"}], "clients": [1], "clients_run_as": "event_loop"}' '\$.clients_run_as: "event_loop" cannot run get_then_del: get_then_del needs several commands'
 bad "a library on threads" '{"name": "x", "variants": ["lua_owner", "lib:redis-py"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants: "lib:redis-py" is a lock library, whose clients are its adapter'"'"'s processes'
+bad "permits for a mutex" '{"name": "x", "variants": ["zset_semaphore_server", "lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "permits": [1, 2]}' '\$.permits: expected only semaphore variants when permits are swept, but "lua_owner" is a mutex (semaphores: zset_semaphore, zset_semaphore_server, fair_semaphore'
+bad "decreasing permits" '{"name": "x", "variants": ["zset_semaphore_server"], "strategies": [{"strategy": "poll"}], "clients": [1], "permits": [2, 1]}' '\$.permits\[1\]: permit counts must increase'
 if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
+
+# A semaphore's study sweeps its permits: a point and a table row per permit count, and with more
+# permits more of the six clients are inside at once, the most and the mean over the window, both
+# counted from the history's enter and exit events (no timing is asserted).
+cat >"$WORK/permits.json" <<'JSON'
+{"name": "permits", "variants": ["zset_semaphore_server"], "permits": [1, 3],
+ "strategies": [{"strategy": "poll", "interval_ms": 1}], "clients": [6],
+ "work_ms": 5, "warmup_ms": 100, "duration_ms": 500}
+JSON
+"$LOCKSIM" contend "$WORK/permits.json" --out "$WORK/permits-out" --seed 3 --rtt-samples 50 \
+  --no-plots >"$WORK/permits.out" 2>&1
+expect_code "a semaphore's permits study passes" 0 $?
+points="$WORK/permits-out/contention/latest/contention.json"
+permit_points='d["studies"][0]["points"]'
+if [[ $(json "$points" "[(p['permits'], p['clients'], p['verdict']) for p in $permit_points]") == \
+      "[(1, 6, 'ok'), (3, 6, 'ok')]" ]]; then
+  pass "one ok point per permit count"
+else
+  fail "permits points: $(json "$points" "[(p['permits'], p['clients'], p['verdict']) for p in $permit_points]")"
+fi
+holders=$(json "$points" "[(p['most_holders'], round(p['mean_holders'], 2)) for p in $permit_points]")
+if [[ $(json "$points" "(lambda p: p[0]['most_holders'] == 1 and 1 < p[1]['most_holders'] <= 3 and p[1]['mean_holders'] > p[0]['mean_holders'])($permit_points)") == True ]]; then
+  pass "more permits, more holders inside at once: $holders"
+else
+  fail "holders inside (most, mean) per permit count: $holders"
+fi
+expect_grep "contention.md has a row for 1 permit" "| poll-1ms | 1 | 6 |" \
+  "$WORK/permits-out/contention/latest/contention.md"
+expect_grep "contention.md has a row for 3 permits" "| poll-1ms | 3 | 6 |" \
+  "$WORK/permits-out/contention/latest/contention.md"
+expect_grep "the progress line names the permits" "permits zset_semaphore_server poll-1ms p=3 c=6" \
+  "$WORK/permits.out"
 
 # A library study: processes, one series per library labelled "library", beside lua_owner's
 # `locksim worker` processes. (A 400 ms window once ended with no acquisition of redis-py's on a

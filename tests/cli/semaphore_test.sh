@@ -4,9 +4,10 @@
 # real server and on the simulator.
 # Proves: a semaphore that times its permits with its clients' clocks (tests/cli/
 # user_semaphore_clocks.json: clean-up by the client's {now_ms}, ZCARD against {permits}) gets
-# mutex_violation (client_clock) where C's clock runs ahead (run exits 1, its row NO), and passes
-# the clock-behind and crash scenarios (its ZCARD refuses a permit scored in the past); one timed
-# by the server (user_semaphore_server.json) passes all three; the same rows on the simulator;
+# mutex_violation (client_clock) where C's clock runs ahead and where it drifts ahead from in sync
+# (run exits 1, those rows NO: its {now_ms} drifts too), and passes the clock-behind and crash
+# scenarios (its ZCARD refuses a permit scored in the past); one timed by the server
+# (user_semaphore_server.json) passes all four; the same rows on the simulator;
 # explore (client clocks drawn) finds the first lock's overflow as its own, shrunk and confirmed
 # on a real redis-server.
 set -uo pipefail
@@ -23,10 +24,13 @@ for backend in real sim; do
     --variant-file "$SOURCE/tests/cli/user_semaphore_clocks.json" \
     --variant-file "$SOURCE/tests/cli/user_semaphore_server.json" \
     --out "$WORK/$backend" --no-progress >"$WORK/$backend.out" 2>&1
-  expect_code "$backend: a user semaphore that trusts client clocks fails one scenario" 1 $? \
+  expect_code "$backend: a user semaphore that trusts client clocks fails two scenarios" 1 $? \
     "$WORK/$backend.out"
   expect_grep "$backend: the clock ahead lets a third holder into two permits" \
     "semaphore-client-clock-ahead \+user_clock_semaphore \+ok, no finding of its own \+mutex_violation (client_clock) \+NO" \
+    "$WORK/$backend.out"
+  expect_grep "$backend: a clock that drifts ahead lets a third holder in" \
+    "semaphore-client-clock-drift \+user_clock_semaphore \+ok, no finding of its own \+mutex_violation (client_clock) \+NO" \
     "$WORK/$backend.out"
   expect_grep "$backend: a clock behind is refused by its count" \
     "semaphore-client-clock-behind \+user_clock_semaphore \+ok, no finding of its own \+ok \+yes" \
@@ -35,11 +39,11 @@ for backend in real sim; do
     "semaphore-crash-holding-permit \+user_clock_semaphore \+ok, no finding of its own \+ok \+yes" \
     "$WORK/$backend.out"
   for scenario in semaphore-client-clock-ahead semaphore-client-clock-behind \
-                  semaphore-crash-holding-permit; do
+                  semaphore-client-clock-drift semaphore-crash-holding-permit; do
     expect_grep "$backend: the semaphore timed by the server survives $scenario" \
       "$scenario \+user_server_semaphore \+ok, no finding of its own \+ok \+yes" "$WORK/$backend.out"
   done
-  expect_grep "$backend: only that row differs" "1 of 12 scenario x variant outcomes differ" \
+  expect_grep "$backend: only those rows differ" "2 of 20 scenario x variant outcomes differ" \
     "$WORK/$backend.out"
 done
 

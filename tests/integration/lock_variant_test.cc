@@ -680,7 +680,7 @@ TEST_F(FairQueueTest, BusyAttemptQueuesWithDeadlineAndReachesQueued) {
   EXPECT_FALSE(exists(lock() + ":queue:deadlines"));
 }
 
-// The registry lists the thirteen variants in a stable order and finds each by name only.
+// The registry lists the built-in variants in a stable order and finds each by name only.
 // Proves hash_reentrant lets its owner in again, counts the holds, refuses another client and
 // another client's release, resets the lease on an inner release, and frees the lock with the
 // last release only; reentrant_counter's release takes a hold off the owner's count for anyone.
@@ -738,6 +738,76 @@ TEST_F(VariantTest, ReadWriteLocksShareReadsAndPreferWritersWhenFair) {
   }
 }
 
+// FairSemaphoreTest: fair_semaphore (Redis in Action 6.3.2) with 2 permits and 1 s leases, its
+// clients' clocks set apart through LockContext::clock_offset_ms.
+class FairSemaphoreTest : public VariantTest {
+ protected:
+  static constexpr std::int64_t kLeaseMs = 1000;
+  LockContext client(std::int64_t clock_offset_ms) {
+    LockContext with = context();
+    with.permits = 2;
+    with.clock_offset_ms = clock_offset_ms;
+    return with;
+  }
+  std::int64_t card(const std::string& k) { return conn().command({"ZCARD", k}).reply.integer; }
+};
+
+// A client whose clock runs 3 s behind is ranked by its number from the counter, after the two
+// live holders, and refused; the basic semaphore lets the same client in (its rank is its clock).
+TEST_F(FairSemaphoreTest, RanksANewPermitByTheCounterNotByTheClientsClock) {
+  for (const std::string name : {"fair_semaphore", "zset_semaphore"}) {
+    const LockVariant& v = variant(name);
+    const std::string lock = key(name);
+    ASSERT_EQ(v.try_acquire(client(0), lock, kLeaseMs).outcome, Acquire::kAcquired) << name;
+    ASSERT_EQ(v.try_acquire(client(0), lock, kLeaseMs).outcome, Acquire::kAcquired) << name;
+    const AcquireAttempt behind = v.try_acquire(client(-3000), lock, kLeaseMs);
+    if (name == "fair_semaphore") {
+      EXPECT_EQ(behind.outcome, Acquire::kBusy);
+      EXPECT_EQ(card(lock), 2);
+      EXPECT_EQ(card(lock + ":owner"), 2);
+      EXPECT_EQ(conn().command({"GET", lock + ":counter"}).reply.str, "3");
+    } else {
+      EXPECT_EQ(behind.outcome, Acquire::kAcquired) << "the basic semaphore's bug";
+    }
+  }
+}
+
+// A client whose clock runs 3 s ahead (three leases) times both live permits out by its clock,
+// removes them from the owner set too, and takes a permit: the limit the book names. The holders'
+// releases then free nothing, and the newcomer's frees its own permit from both sets.
+TEST_F(FairSemaphoreTest, AClockAheadByMoreThanALeaseTimesLiveHoldersOut) {
+  const LockVariant& v = variant("fair_semaphore");
+  const std::string lock = key("lock");
+  const AcquireAttempt a = v.try_acquire(client(0), lock, kLeaseMs);
+  const AcquireAttempt b = v.try_acquire(client(0), lock, kLeaseMs);
+  ASSERT_EQ(a.outcome, Acquire::kAcquired);
+  ASSERT_EQ(b.outcome, Acquire::kAcquired);
+  const AcquireAttempt ahead = v.try_acquire(client(3000), lock, kLeaseMs);
+  ASSERT_EQ(ahead.outcome, Acquire::kAcquired);
+  EXPECT_EQ(card(lock), 1);
+  EXPECT_EQ(card(lock + ":owner"), 1);
+  EXPECT_EQ(v.release(client(0), lock, a.token).outcome, Release::kNotHeld);
+  EXPECT_EQ(v.release(client(0), lock, b.token).outcome, Release::kNotHeld);
+  const ReleaseResult released = v.release(client(3000), lock, ahead.token);
+  EXPECT_EQ(released.outcome, Release::kReleased) << released.error.describe();
+  EXPECT_FALSE(exists(lock));
+  EXPECT_FALSE(exists(lock + ":owner"));
+}
+
+// A release removes only the releaser's own permit from both sets, whatever token it names.
+TEST_F(FairSemaphoreTest, ReleaseRemovesOnlyItsOwnPermit) {
+  const LockVariant& v = variant("fair_semaphore");
+  const std::string lock = key("lock");
+  const AcquireAttempt a = v.try_acquire(client(0), lock, kLeaseMs);
+  ASSERT_EQ(a.outcome, Acquire::kAcquired);
+  EXPECT_EQ(v.release(client(0), lock, std::string(kForeignToken)).outcome, Release::kNotHeld);
+  EXPECT_EQ(card(lock), 1);
+  EXPECT_EQ(card(lock + ":owner"), 1);
+  EXPECT_EQ(v.release(client(0), lock, a.token).outcome, Release::kReleased);
+  EXPECT_EQ(card(lock + ":owner"), 0);
+}
+
+// The registry lists every built-in variant in a stable order and finds each by name only.
 TEST(RegistryTest, FindsVariantsByName) {
   const std::vector<std::string> expected = {
       "naive",
@@ -755,6 +825,7 @@ TEST(RegistryTest, FindsVariantsByName) {
       "lua_owner_wait",
       "zset_semaphore",
       "zset_semaphore_server",
+      "fair_semaphore",
       "hash_reentrant",
       "reentrant_counter",
       "rw_lock",

@@ -375,6 +375,53 @@ TEST(ModelDifferentialFixed, ANegativeZeroScoreIsZero) {
   EXPECT_EQ(difference_on_one_client(commands), "");
 }
 
+// ZINTERSTORE answers and stores as Redis's: fair_semaphore's form (the destination among the
+// inputs, WEIGHTS 1 0), a NaN from 0 x inf that depends on which input is walked first (the
+// smallest), an empty result that deletes a destination of any type, a destination's TTL cleared,
+// and the errors in Redis's order (count, arity, type, options).
+TEST(ModelDifferentialFixed, ZinterstoreAsTheFairSemaphoreAndItsEdges) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"ZADD", "timeout", "100", "a", "200", "b", "300", "c"},
+      {"ZADD", "owner", "1", "a", "2", "b", "3", "c", "4", "gone"},
+      {"ZINTERSTORE", "owner", "2", "owner", "timeout", "WEIGHTS", "1", "0"},
+      {"ZRANGE", "owner", "0", "-1", "WITHSCORES"},
+      {"ZADD", "inf", "inf", "a", "-inf", "b", "5", "c"},
+      {"ZADD", "two", "1", "a", "2", "b"},
+      {"ZINTERSTORE", "d", "2", "inf", "two", "WEIGHTS", "0", "1"},
+      {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+      {"ZINTERSTORE", "d", "2", "two", "inf", "WEIGHTS", "1", "0"},
+      {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+      {"ZADD", "small", "inf", "a"},
+      {"ZINTERSTORE", "d", "2", "two", "small", "WEIGHTS", "1", "0"},
+      {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+      {"ZINTERSTORE", "d", "2", "inf", "inf", "AGGREGATE", "min", "weights", "1", "-1"},
+      {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+      {"ZINTERSTORE", "d", "3", "two", "inf", "two", "AGGREGATE", "MAX"},
+      {"ZRANGE", "d", "0", "-1", "WITHSCORES"},
+      {"SET", "str", "x", "PX", "100000"},
+      {"ZINTERSTORE", "str", "1", "two"},
+      {"PTTL", "str"},
+      {"TYPE", "str"},
+      {"SET", "str", "x"},
+      {"ZINTERSTORE", "str", "2", "two", "nokey"},
+      {"EXISTS", "str"},
+      {"ZINTERSTORE", "d", "0", "two"},
+      {"ZINTERSTORE", "d", "-1", "two"},
+      {"ZINTERSTORE", "d", "x", "two"},
+      {"ZINTERSTORE", "d", "3", "two", "inf"},
+      {"SET", "s", "v"},
+      {"ZINTERSTORE", "d", "2", "two", "s", "WEIGHTS", "x"},
+      {"ZINTERSTORE", "d", "2", "two", "inf", "WEIGHTS", "1"},
+      {"ZINTERSTORE", "d", "2", "two", "inf", "WEIGHTS", "1", "nan"},
+      {"ZINTERSTORE", "d", "1", "two", "AGGREGATE", "avg"},
+      {"ZINTERSTORE", "d", "1", "two", "AGGREGATE"},
+      {"ZINTERSTORE", "d", "1", "two", "WITHSCORES"},
+      {"EVAL", "return redis.call('ZINTERSTORE', KEYS[1], 1, KEYS[2])", "2", "e", "two"},
+      {},
+  };
+  EXPECT_EQ(difference_on_one_client(commands), "");
+}
+
 // "#!lua flags=" declares no flags (the script may write); an empty flag between commas is
 // refused, with Redis's words.
 TEST(ModelDifferentialFixed, AnEmptyShebangFlagListIsNoFlags) {

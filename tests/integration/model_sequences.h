@@ -393,7 +393,7 @@ class Generator {
   }
 
   std::vector<std::string> zset_command() {
-    switch (rng_.uniform(0, 10)) {
+    switch (rng_.uniform(0, 11)) {
       case 0:
       case 1: {
         std::vector<std::string> argv = {"ZADD", key()};
@@ -434,9 +434,35 @@ class Generator {
       }
       case 8:
         return {"ZRANK", key(), element()};
+      case 9:
+        return zinterstore_command();
       default:
         return {"ZREMRANGEBYSCORE", key(), score_bound(), score_bound()};
     }
+  }
+
+  // ZINTERSTORE: mostly as fair_semaphore sends it (the destination among its inputs, WEIGHTS),
+  // sometimes with counts, weights and options that do not fit.
+  std::vector<std::string> zinterstore_command() {
+    const auto inputs = rng_.uniform(1, 3);
+    std::vector<std::string> argv = {"ZINTERSTORE", key()};
+    argv.push_back(chance(0.9) ? std::to_string(inputs)
+                               : pick(std::vector<std::string>{"0", "-1", "x", "9"}));
+    for (std::int64_t i = 0; i < inputs; ++i)
+      argv.push_back(i == 0 && chance(0.5) ? argv[1] : key());
+    const auto weight = [&] {
+      return pick(std::vector<std::string>{"1", "0", "-1", "2.5", "inf", "-inf", "x", ""});
+    };
+    if (chance(0.6)) {
+      argv.push_back(chance(0.5) ? "WEIGHTS" : "weights");
+      const auto weights = chance(0.9) ? inputs : inputs + 1;
+      for (std::int64_t i = 0; i < weights; ++i) argv.push_back(weight());
+    }
+    if (chance(0.3)) {
+      argv.insert(argv.end(),
+                  {"AGGREGATE", pick(std::vector<std::string>{"SUM", "min", "MAX", "avg"})});
+    }
+    return argv;
   }
 
   std::vector<std::string> server_command() {

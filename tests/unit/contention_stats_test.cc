@@ -205,5 +205,29 @@ TEST(ContentionMetrics, OverlappingHoldsAreStillCounted) {
   EXPECT_NEAR(m.utilisation, 0.6, 1e-9);  // busy from 0 to 6 ms
 }
 
+// Holders, as a semaphore has them: A inside 0..4 ms, B 3..6, C 3.5..5: three at once at the
+// most, 8.5 ms inside over a 10 ms window (0.85 on average). A window from 4.5 ms starts with B
+// and C inside (its most is 2, counted though nobody enters in it) and holds 2 ms of holders in
+// 5.5 ms.
+TEST(ContentionMetrics, HoldersInsideAtOnce) {
+  HistoryBuilder b;
+  b.hold(A, ms(0), ms(0), ms(4), ms(4.1), 2);
+  b.hold(B, ms(1), ms(3), ms(6), ms(6.1), 2);
+  b.hold(C, ms(3.5), ms(3.5), ms(5), ms(5.1), 2);
+  const History history = b.build();
+  const ContentionMetrics whole = contention_metrics(history, 0, ms(10));
+  EXPECT_EQ(whole.most_holders, 3);
+  EXPECT_NEAR(whole.mean_holders, 0.85, 1e-9);
+  const ContentionMetrics late = contention_metrics(history, ms(4.5), ms(10));
+  EXPECT_EQ(late.most_holders, 2);
+  EXPECT_NEAR(late.mean_holders, 2.0 / 5.5, 1e-9);
+  // One holder at a time is 1 at the most, and the utilisation on average.
+  HistoryBuilder one;
+  one.hold(A, ms(0), ms(1), ms(3), ms(3.1)).hold(B, ms(0), ms(4), ms(6), ms(6.1));
+  const ContentionMetrics mutex = contention_metrics(one.build(), 0, ms(10));
+  EXPECT_EQ(mutex.most_holders, 1);
+  EXPECT_NEAR(mutex.mean_holders, mutex.utilisation, 1e-9);
+}
+
 }  // namespace
 }  // namespace locksim

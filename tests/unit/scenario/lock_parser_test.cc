@@ -273,5 +273,47 @@ TEST(ScenarioLoaderTest, PermitsAndClientClocks) {
                   {kFile, "$.client_clocks.A.offset_ms"});
 }
 
+// Proves client_clocks' drift_ms_per_s is read beside or without an offset, written back into the
+// resolved scenario (which loads again to itself), and refused at its path, with the range and
+// its unit, when it is out of -1000..1000 or not an integer; an entry with neither field says
+// both names.
+TEST(ScenarioLoaderTest, ClientClockDrift) {
+  json document = scripted_document();
+  document["client_clocks"] = json::parse(
+      R"({"A": {"drift_ms_per_s": 250}, "B": {"offset_ms": -40, "drift_ms_per_s": -1000}})");
+  const Scenario drifting = parse_scenario(document, kFile, kVariants);
+  EXPECT_EQ(drifting.clock_drift_ms_per_s("A"), 250);
+  EXPECT_EQ(drifting.clock_offset_ms("A"), 0);
+  EXPECT_EQ(drifting.clock_drift_ms_per_s("B"), -1000);
+  EXPECT_EQ(drifting.clock_offset_ms("B"), -40);
+  EXPECT_TRUE(drifting.clock_runs_off("A"));
+  EXPECT_EQ(drifting.resolved["client_clocks"]["A"], json::parse(R"({"drift_ms_per_s": 250})"));
+  EXPECT_EQ(parse_scenario(drifting.resolved, kFile, kVariants).resolved, drifting.resolved);
+  EXPECT_FALSE(parse_scenario(scripted_document(), kFile, kVariants).clock_runs_off("A"));
+
+  expect_contains(
+      error_after(scripted_document(),
+                  [](json& d) {
+                    d["client_clocks"] = {{"A", {{"drift_ms_per_s", 1001}}}};
+                  }),
+      {kFile, "$.client_clocks.A.drift_ms_per_s",
+       "expected a drift in ms per second of the run between -1000 and 1000, got 1001"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["client_clocks"] = {{"B", {{"drift_ms_per_s", 0.5}}}};
+                              }),
+                  {kFile, "$.client_clocks.B.drift_ms_per_s", "integer"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["client_clocks"] = {{"A", {{"drift_ms", 5}}}};
+                              }),
+                  {kFile, "$.client_clocks.A.drift_ms", "drift_ms_per_s"});
+  expect_contains(error_after(scripted_document(),
+                              [](json& d) {
+                                d["client_clocks"] = {{"A", json::object()}};
+                              }),
+                  {kFile, "$.client_clocks.A", "offset_ms", "drift_ms_per_s"});
+}
+
 }  // namespace
 }  // namespace locksim

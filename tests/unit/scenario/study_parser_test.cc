@@ -1,5 +1,5 @@
 // study_parser_test: a study's clients_run_as reaches every point, whatever its wait strategy;
-// its "client_mode" is a deprecated alias.
+// its "client_mode" is a deprecated alias; its permits are swept between strategies and clients.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +64,45 @@ TEST(StudyLoaderTest, ClientModeIsADeprecatedAlias) {
   } catch (const InputError& error) {
     expect_contains(error.what(), {kFile, "$.client_mode: \"processes\" conflicts with "
                                           "$.clients_run_as: \"threads\""});
+  }
+}
+
+// "permits" makes a point per permit count (between the strategy and the client counts), each
+// point's lock carrying its count; it is written back resolved, and absent it is 1 everywhere and
+// not in the resolved study; counts out of 1..1000 or not increasing are refused at their path.
+TEST(StudyLoaderTest, PermitsAreSweptPerPoint) {
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner", "set_nx_ex"], "clients": [2, 8],
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "permits": [1, 3]})");
+  const Study loaded = parse_study(study, kFile, kVariants);
+  EXPECT_EQ(loaded.permits, (std::vector<int>{1, 3}));
+  ASSERT_EQ(loaded.points.size(), 8u);  // 2 variants x 2 permit counts x 2 client counts
+  const std::vector<std::pair<int, int>> expected = {{1, 2}, {1, 8}, {3, 2}, {3, 8}};
+  for (std::size_t i = 0; i < loaded.points.size(); ++i) {
+    const StudyPoint& point = loaded.points[i];
+    EXPECT_EQ(std::make_pair(point.permits, point.clients), expected[i % 4]) << i;
+    EXPECT_EQ(point.scenario.lock.permits, point.permits) << i;
+  }
+  EXPECT_NE(loaded.points[0].scenario.name, loaded.points[2].scenario.name);
+  EXPECT_EQ(loaded.resolved["permits"], json::parse("[1, 3]"));
+
+  study.erase("permits");
+  const Study plain = parse_study(study, kFile, kVariants);
+  EXPECT_EQ(plain.permits, (std::vector<int>{1}));
+  EXPECT_FALSE(plain.resolved.contains("permits"));
+  for (const StudyPoint& point : plain.points) EXPECT_EQ(point.scenario.lock.permits, 1);
+
+  for (const auto& [permits, words] : std::vector<std::pair<const char*, std::vector<std::string>>>{
+           {"[0]", {kFile, "$.permits[0]", "a number of permits between 1 and 1000"}},
+           {"[2, 2]", {kFile, "$.permits[1]", "permit counts must increase"}},
+           {"[]", {kFile, "$.permits"}}}) {
+    study["permits"] = json::parse(permits);
+    try {
+      parse_study(study, kFile, kVariants);
+      ADD_FAILURE() << "permits " << permits << " accepted";
+    } catch (const InputError& error) {
+      for (const std::string& word : words) expect_contains(error.what(), {word});
+    }
   }
 }
 

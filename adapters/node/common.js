@@ -40,8 +40,24 @@ const machineDateNow = Date.now;
 // the node libraries read the time of day (redis-semaphore's permit scores, redis-lock's expiry
 // value, redlock's validity), so it is the one shifted, for the whole process; a library that
 // only subtracts two readings sees no difference. Timers and the monotonic clock are left alone.
-function setClientClock(offsetMs) {
-  Date.now = offsetMs === 0 ? machineDateNow : () => machineDateNow() + offsetMs;
+// A clock that drifts (connect's clock_drift_ms_per_s) gains driftMsPerS each second since the
+// run's time 0, which every request after connect carries as clock_origin_ns (an instant of the
+// machine's monotonic clock, process.hrtime's): before the first one, no drift.
+let clockOriginNs = null;
+function setClientClock(offsetMs, driftMsPerS = 0) {
+  clockOriginNs = null;
+  if (offsetMs === 0 && driftMsPerS === 0) {
+    Date.now = machineDateNow;
+    return;
+  }
+  Date.now = () => {
+    let drift = 0;
+    if (driftMsPerS !== 0 && clockOriginNs !== null) {
+      const since = Number(process.hrtime.bigint()) - clockOriginNs;
+      drift = Math.trunc((driftMsPerS * Math.max(0, since)) / 1e9);
+    }
+    return machineDateNow() + offsetMs + drift;
+  };
 }
 
 // The per-command bound, as locksim's own connections have (sim/redis/connection.h).
@@ -224,6 +240,7 @@ async function run({ hello, variants, makeWorker }) {
   async function handle(req) {
     const op = req.op;
     if (req.v !== 1) return fail('this adapter speaks protocol 1');
+    if (Number.isInteger(req.clock_origin_ns)) clockOriginNs = req.clock_origin_ns;
     if (op === 'hello') return { result: 'ok', protocol: 1, ...hello, variants };
     if (op === 'connect') {
       need(req, { 'redis.host': 'string', 'redis.port': 'number', variant: 'string', 'lock.ttl_ms': 'number' });
@@ -234,8 +251,12 @@ async function run({ hello, variants, makeWorker }) {
       if (!Number.isInteger(offset)) {
         throw new ProtocolError('malformed "connect" request: clock_offset_ms must be an integer');
       }
+      const drift = req.clock_drift_ms_per_s ?? 0;
+      if (!Number.isInteger(drift)) {
+        throw new ProtocolError('malformed "connect" request: clock_drift_ms_per_s must be an integer');
+      }
       await close();
-      setClientClock(offset);
+      setClientClock(offset, drift);
       const next = { client: String(req.client ?? ''), variant: req.variant, lock: req.lock, clients: [] };
       next.connect = async (endpoint) => {
         const client = await connect(endpoint);

@@ -133,6 +133,9 @@ for lib in lib:redis-semaphore-semaphore lib:redis-semaphore-multi; do
   expect_grep "$lib: a client clock behind given a free permit loses it to the next client" \
     "semaphore-clock-behind-free-permit *$lib *mutex_violation (client_clock) *mutex_violation (client_clock) *yes" \
     "$WORK/semaphore.out"
+  expect_grep "$lib: a client clock that drifts ahead takes live permits (Date.now drifts too)" \
+    "semaphore-client-clock-drift *$lib *mutex_violation (client_clock) *mutex_violation (client_clock) *yes" \
+    "$WORK/semaphore.out"
   expect_grep "$lib: a crashed holder's permit lapses" \
     "semaphore-crash-holding-permit *$lib *ok *ok *yes" "$WORK/semaphore.out"
   expect_grep "$lib: its history counts two permits" '"permits":2' \

@@ -190,6 +190,18 @@ bool lost_to_faults(const History& history, const WindowRecord& earlier,
   return true;
 }
 
+// forgotten_between: a server fault that forgets keys may have taken the earlier holder's key
+// before the later one entered: on a multi-server lock, on every server the two grants shared
+// (lost_to_faults); on one server, any such fault after the earlier grant was sent.
+bool forgotten_between(const History& history, const WindowRecord& earlier,
+                       const WindowRecord& later) {
+  if (grant_of(history, earlier).of > 0 || grant_of(history, later).of > 0) {
+    return lost_to_faults(history, earlier, later);
+  }
+  const Nanos from_ns = std::min(earlier.acquire_sent_ns, earlier.start_ns);
+  return server_faults_between(history, from_ns, later.start_ns).at_ns >= 0;
+}
+
 // stale_release_between: the latest deleting release by another client than the earlier holder
 // that was under way ([invoke, ok]) while the earlier holder was inside and invoked before the
 // later one entered; nullptr if none. The later holder's own release from an earlier hold counts:
@@ -211,6 +223,10 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
     if (last->client == earlier.client || deleted_own_key(history, timeline, *last, earlier)) {
       continue;
     }
+    // A read-write lock's reader deletes the key only as its last reader: a reader inside was
+    // granted after that delete, not deleted by it (rw_lock_fair seed 5337 of explore's reader
+    // streams: A's read lease ran out as C joined, A's release freed the key before C's grant).
+    if (last->read && earlier.read) continue;
     // A release already under way when the earlier holder was granted may have deleted before
     // that grant's SET (its own key, then): a doubt. When the earlier holder's lease had
     // certainly run out before the later one got in, the lease explains the overlap without it
@@ -221,7 +237,13 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
     const bool under_way_at_grant = last->invoke_ns < earlier.acquire_ok_ns;
     const bool faulted_meanwhile =
         server_faults_between(history, last->invoke_ns, last->ok_ns).at_ns >= 0;
-    if ((under_way_at_grant || faulted_meanwhile) && earlier.lease_end_lower_ns <= later.start_ns) {
+    // Likewise when a server fault may have made the server forget the earlier key before the
+    // later holder entered (rw_lock_fair seed 35338 of explore's reader streams: A's read lease
+    // could have run out as C was granted while A's release was under way, and a clock jump
+    // then let A in again).
+    if ((under_way_at_grant || faulted_meanwhile) &&
+        (earlier.lease_end_lower_ns <= later.start_ns ||
+         forgotten_between(history, earlier, later))) {
       continue;
     }
     return &*last;
@@ -611,7 +633,7 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
             return w.client != window.client && w.client != release.client &&
                    w.start_ns > window.start_ns && w.start_ns < window.end_ns &&
                    w.start_ns > release.invoke_ns && w.start_ns < window.lease_end_lower_ns &&
-                   !lost_to_faults(history, window, w);
+                   !forgotten_between(history, window, w);
           });
       if (!held_past_entry && !walked_in) continue;
     }

@@ -138,5 +138,102 @@ TEST(ReadWrite, AReadersReleaseThatFreesNothingIsNoIdleHold) {
   EXPECT_EQ(check_rw(read_write(writer.build())).count(FindingKind::kIdleHold), 1u);
 }
 
+// Proves a reader let in after a server forgot its keys (a restart without persistence, which
+// forgets a waiting writer's intent with them) does not count as barging past the writer: the
+// same history as AWriterKeptWaitingByLaterReadersIsStarved with n1 restarted before B got in.
+TEST(ReadWrite, AReaderLetInAfterTheServerForgotItsKeysStarvesNoWriter) {
+  const auto history = [](bool restart) {
+    HistoryBuilder builder({"A", "B", "C", "nemesis"});
+    builder.servers({"n1"});
+    hold_as(builder, A, LockMode::kRead, ms(1), ms(700), 0);
+    builder.acquire_invoke(ms(5), C, kRwTtlMs);
+    builder.last().mode = LockMode::kWrite;
+    if (restart) builder.server_fault(ms(200), 3, FaultKind::kRestartServer, "n1");
+    hold_as(builder, B, LockMode::kRead, ms(300), ms(900));
+    builder.acquire_ok(ms(901), C, kRwTtlMs);
+    builder.release(ms(950), ms(951), C);
+    History h = read_write(builder.build());
+    for (Event& e : h.events) {
+      if (e.client == C && e.f == Op::kAcquire && e.type == EventType::kOk) {
+        e.mode = LockMode::kWrite;
+        set_queued_ns(e, ms(6));
+      }
+    }
+    return h;
+  };
+  const CheckResult plain = check_rw(history(false));
+  ASSERT_EQ(deadlocks(plain).size(), 1u);
+  EXPECT_EQ(deadlocks(plain)[0]->cause, "writer_starved");
+  const CheckResult restarted = check_rw(history(true));
+  for (const Finding* f : deadlocks(restarted)) EXPECT_NE(f->cause, "writer_starved") << f->words;
+}
+
+// Proves a reader's release under way when another reader was granted is not what let a writer
+// in over that reader (a read-write lock's reader deletes the key only as its last reader, so the
+// other reader's grant came after the delete), while in a mutex's history the same release is
+// the stale release that did (explore's rw_lock_fair seed 5337).
+TEST(ReadWrite, AReadersReleaseDeletesNoOtherReadersHold) {
+  const auto history = [](bool rw) {
+    HistoryBuilder builder;
+    builder.acquire_invoke(0, A, 100);
+    builder.last().mode = LockMode::kRead;
+    builder.acquire_ok(ms(1), A, 100).sent_at(0);
+    builder.release(ms(100.5), ms(101.5), A, 1);
+    builder.acquire_invoke(ms(100.6), C, 100);
+    builder.last().mode = LockMode::kRead;
+    builder.acquire_ok(ms(100.9), C, 100).sent_at(ms(100.6));
+    builder.acquire_invoke(ms(104), B, 100).acquire_ok(ms(105), B, 100).sent_at(ms(104));
+    builder.release(ms(150), ms(151), C, 0);
+    builder.release(ms(160), ms(161), B, 1);
+    History h = builder.build();
+    h.read_write = rw;
+    for (Event& e : h.events) {
+      if (e.f == Op::kAcquire && e.type == EventType::kOk && e.client != B)
+        e.mode = LockMode::kRead;
+    }
+    return h;
+  };
+  const CheckResult mutex = check_rw(history(false));
+  bool stale = false;
+  for (const Finding* v : violations(mutex)) stale = stale || v->cause == "stale_release";
+  EXPECT_TRUE(stale);
+  const CheckResult rw = check_rw(history(true));
+  ASSERT_FALSE(violations(rw).empty());
+  for (const Finding* v : violations(rw)) {
+    EXPECT_NE(v->cause, "stale_release") << v->words;
+  }
+}
+
+// Proves a reader whose successful attempt was sent before the writer's first busy answer did
+// not get in past the writer, however late its reply came (it may have been granted before the
+// writer asked: explore's rw_lock_fair seed 1670), while one sent after did.
+TEST(ReadWrite, AReaderGrantedBeforeTheWriterAskedStarvesNoWriter) {
+  const auto history = [](Nanos reader_sent) {
+    HistoryBuilder builder;
+    hold_as(builder, A, LockMode::kRead, ms(1), ms(700), 0);
+    builder.acquire_invoke(ms(2), B, kRwTtlMs);
+    builder.last().mode = LockMode::kRead;
+    builder.acquire_invoke(ms(5), C, kRwTtlMs);
+    builder.last().mode = LockMode::kWrite;
+    builder.acquire_ok(ms(300), B, kRwTtlMs).sent_at(reader_sent);
+    builder.release(ms(900), ms(901), B, 1);
+    builder.acquire_ok(ms(902), C, kRwTtlMs);
+    builder.release(ms(950), ms(951), C);
+    History h = read_write(builder.build());
+    for (Event& e : h.events) {
+      if (e.f != Op::kAcquire || e.type != EventType::kOk) continue;
+      e.mode = e.client == C ? LockMode::kWrite : LockMode::kRead;
+      if (e.client == C) set_queued_ns(e, ms(6));
+    }
+    return h;
+  };
+  for (const Finding* f : deadlocks(check_rw(history(ms(4))))) {
+    EXPECT_NE(f->cause, "writer_starved") << f->words;
+  }
+  const CheckResult late = check_rw(history(ms(299)));
+  ASSERT_EQ(deadlocks(late).size(), 1u);
+  EXPECT_EQ(deadlocks(late)[0]->cause, "writer_starved");
+}
+
 }  // namespace
 }  // namespace locksim

@@ -7,8 +7,12 @@
 // out for as long as the stream lasts (writer starvation).
 //
 // rw_lock_fair is its fix with writer preference: a writer that finds the lock busy leaves its
-// intent in "<key>:writer" for a lease, and a reader does not get in while a writer's intent is
-// there (unless it is the writer itself). Readers then drain and the writer gets in.
+// intent in the hash "<key>:writer" (a field per waiting writer, the hash kept for a lease from
+// the last busy answer), and a reader does not get in while any writer's intent is there. Readers
+// then drain and a writer gets in, taking away its own intent only: another writer still waiting
+// keeps new readers out (explore's seed 8639 of the reader streams found the first version,
+// whose granted writer deleted every intent, letting a reader in past the next writer). A writer
+// that gives up leaves its intent until the lease runs out.
 //
 // Neither upgrades a read hold to a write one: a client that holds a read hold and asks for the
 // write lock waits for every read hold, its own included (two readers that both ask deadlock).
@@ -26,8 +30,10 @@
 namespace locksim::lock_detail {
 namespace {
 
-// KEYS[1] = the lock, KEYS[2] = the writer's intent; ARGV[1] = ttl_ms, ARGV[2] = token,
-// ARGV[3] = "read" or "write", ARGV[4] = 1: writer preference. Returns 1 (acquired) or 0 (busy).
+// KEYS[1] = the lock, KEYS[2] = the writers' intents; ARGV[1] = ttl_ms, ARGV[2] = token,
+// ARGV[3] = "read" or "write", ARGV[4] = 1: writer preference, ARGV[5] = the writer's own name
+// for its intent (the same over all the attempts of its acquire; each attempt's token is new).
+// Returns 1 (acquired) or 0 (busy).
 constexpr const char* kAcquireSource = R"lua(
 local mode = redis.call('HGET', KEYS[1], 'mode')
 if ARGV[3] == 'read' then
@@ -46,12 +52,13 @@ if mode == false then
   redis.call('HSET', KEYS[1], 'mode', 'write', ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   if ARGV[4] == '1' then
-    redis.call('DEL', KEYS[2])
+    redis.call('HDEL', KEYS[2], ARGV[5])
   end
   return 1
 end
 if ARGV[4] == '1' then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[5], 1)
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
 end
 return 0
 )lua";
@@ -99,7 +106,8 @@ class ReadWriteLock final : public LockVariant {
     RedisResult result =
         acquire_script().run(context.connection, {key, key + ":writer"},
                              {std::to_string(ttl_ms), token, context.read ? "read" : "write",
-                              writer_preference_ ? "1" : "0"});
+                              writer_preference_ ? "1" : "0",
+                              context.waiter_id.empty() ? token : std::string(context.waiter_id)});
     return flag_acquire_outcome(std::move(result), token, "EVALSHA rw_lock.acquire");
   }
 

@@ -738,6 +738,40 @@ TEST_F(VariantTest, ReadWriteLocksShareReadsAndPreferWritersWhenFair) {
   }
 }
 
+// Proves a writer of rw_lock_fair granted while another writer waits takes away its own intent
+// only: the other writer, answered busy on every attempt with a new token, still keeps a new
+// reader out once the first has written and gone (explore's seed 8639: a writer's grant deleted
+// every intent, and a reader got in past the next writer). The intent is the writer's name
+// (LockContext::waiter_id), the same over its attempts.
+TEST_F(VariantTest, AFairWritersGrantLeavesTheNextWritersIntent) {
+  const LockVariant& v = variant("rw_lock_fair");
+  const std::string lock = key("rw-two-writers");
+  LockContext reader = context();
+  reader.read = true;
+  reader.waiter_id = "R";
+  LockContext first = context();
+  first.waiter_id = "W1";
+  LockContext second = context();
+  second.waiter_id = "W2";
+  const AcquireAttempt read = v.try_acquire(reader, lock, kTtlMs);
+  ASSERT_EQ(read.outcome, Acquire::kAcquired);
+  ASSERT_EQ(v.try_acquire(first, lock, kTtlMs).outcome, Acquire::kBusy);
+  ASSERT_EQ(v.try_acquire(second, lock, kTtlMs).outcome, Acquire::kBusy);
+  ASSERT_EQ(v.try_acquire(first, lock, kTtlMs).outcome, Acquire::kBusy);
+  EXPECT_EQ(v.release(reader, lock, read.token).deleted, 1);
+  const AcquireAttempt written = v.try_acquire(first, lock, kTtlMs);
+  ASSERT_EQ(written.outcome, Acquire::kAcquired);
+  EXPECT_EQ(v.release(first, lock, written.token).deleted, 1);
+  EXPECT_EQ(v.try_acquire(reader, lock, kTtlMs).outcome, Acquire::kBusy) << "W2 still waits";
+  const AcquireAttempt next = v.try_acquire(second, lock, kTtlMs);
+  ASSERT_EQ(next.outcome, Acquire::kAcquired);
+  EXPECT_EQ(v.release(second, lock, next.token).deleted, 1);
+  // Both writers have written: no intent is left, and readers get in again.
+  const AcquireAttempt again = v.try_acquire(reader, lock, kTtlMs);
+  EXPECT_EQ(again.outcome, Acquire::kAcquired);
+  EXPECT_FALSE(exists(lock + ":writer"));
+}
+
 // FairSemaphoreTest: fair_semaphore (Redis in Action 6.3.2) with 2 permits and 1 s leases, its
 // clients' clocks set apart through LockContext::clock_offset_ms.
 class FairSemaphoreTest : public VariantTest {

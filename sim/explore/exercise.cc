@@ -121,6 +121,11 @@ struct ExerciseDrawer::State {
       document["lock"]["queue_timeout_ms"] = 5 * ttl;
       document["check"] = {{"barging", true}, {"stuck_ms", 7 * ttl}};
     }
+    if (read_write) {
+      // A writer kept out longer than a TTL while readers got in after it asked is starved: a
+      // reader stream lasts longer (see draw), a writer waiting behind a few holds does not.
+      document["check"]["writer_wait_ms"] = ttl;
+    }
     if (servers) document["topology"] = topology_name();
     return document;
   }
@@ -191,7 +196,13 @@ const Exercise& ExerciseDrawer::draw(Choices& choices, std::uint64_t seed) {
 
 const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   const std::int64_t ttl = options.ttl_ms;
-  const int clients = static_cast<int>(rng.uniform(2, std::max(2, options.max_clients)));
+  int clients = static_cast<int>(rng.uniform(2, std::max(2, options.max_clients)));
+  // A read-write lock's reader stream, in one schedule of two: A and B take read holds in turns,
+  // each entering while the other is inside, and C asks for the write lock while A reads. A lock
+  // that lets readers in past a waiting writer keeps C out for as long as the stream lasts (past
+  // the bound, check.writer_wait_ms: a TTL); one with writer preference lets C in once A leaves.
+  const bool reader_stream = read_write && rng.chance(0.5);
+  if (reader_stream) clients = std::max(clients, 3);
   std::vector<std::vector<ExerciseCycle>> cycles(static_cast<std::size_t>(clients));
   for (auto& mine : cycles) {
     mine.resize(static_cast<std::size_t>(rng.uniform(1, std::max(1, options.max_cycles))));
@@ -280,6 +291,57 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     if (nodes && count >= static_cast<std::size_t>(kMajority)) word += " on a majority";
     return word;
   };
+
+  // The reader stream's steps come first, in this order; its readers' acquires are named
+  // ("read-<i>": the next waits until the one before is done), the rest "step-<n>".
+  std::vector<Step> stream;
+  if (reader_stream) {
+    const std::int64_t relays = rng.uniform(4, 10);
+    // A reader stays at most a quarter TTL for the next to come in, then works; its hold ends
+    // within its lease (3/4 of a TTL) however the writer fares.
+    const std::int64_t hold_ms = rng.uniform(ttl / 4, ttl / 2);
+    const auto done = [&](std::size_t index) {
+      return std::vector<Condition>{Condition{Condition::Kind::kDone, stream[index].id, 0}};
+    };
+    Step first = client_step(Step::Action::kAcquire, "A");
+    first.mode = LockMode::kRead;
+    first.id = "read-0";
+    std::size_t last_in = stream.size();
+    stream.push_back(std::move(first));
+    Step writer = client_step(Step::Action::kAcquire, "C");
+    writer.wait_for = inside("A");
+    writer.wait_max_ms = 2 * ttl;
+    stream.push_back(std::move(writer));
+    Step writes = client_step(Step::Action::kWork, "C");
+    writes.work_ms = rng.uniform(0, ttl / 4);
+    stream.push_back(std::move(writes));
+    stream.push_back(client_step(Step::Action::kRelease, "C"));
+    for (std::int64_t i = 1; i <= relays; ++i) {
+      const std::string next = i % 2 == 1 ? "B" : "A";
+      const std::string prev = i % 2 == 1 ? "A" : "B";
+      Step in = client_step(Step::Action::kAcquire, next);
+      in.mode = LockMode::kRead;
+      in.id = "read-" + std::to_string(i);
+      in.wait_for = i == 1 ? inside("A") : done(last_in);
+      in.wait_max_ms = 2 * ttl;
+      last_in = stream.size();
+      stream.push_back(std::move(in));
+      Step stays = client_step(Step::Action::kWork, prev);
+      stays.until = inside(next);
+      stays.max_ms = ttl / 4;
+      stream.push_back(std::move(stays));
+      Step works = client_step(Step::Action::kWork, prev);
+      works.work_ms = hold_ms;
+      stream.push_back(std::move(works));
+      stream.push_back(client_step(Step::Action::kRelease, prev));
+    }
+    const std::string final_reader = relays % 2 == 1 ? "B" : "A";
+    Step works = client_step(Step::Action::kWork, final_reader);
+    works.work_ms = hold_ms;
+    stream.push_back(std::move(works));
+    stream.push_back(client_step(Step::Action::kRelease, final_reader));
+    words.insert("reader stream");
+  }
 
   // Each client's steps, in its own order; a client that dies does nothing after. `queue_behind`
   // marks an acquire that waits until another client is inside (set once the order is drawn).
@@ -433,6 +495,12 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   Exercise& exercise = server_faults ? with_servers : plain;
   std::vector<Step>& steps = exercise.scenario.steps;
   steps.clear();
+  for (Step& step : stream) {
+    const std::size_t n = steps.size();
+    if (step.id.empty()) step.id = "step-" + std::to_string(n + 1);
+    step.json_path = "$.steps[" + std::to_string(n) + "]";
+    steps.push_back(std::move(step));
+  }
   std::vector<std::size_t> next(queues_of.size(), 0);
   std::vector<std::size_t> ready;
   bool queued_behind = false;
@@ -498,8 +566,8 @@ Json ExerciseDrawer::document(const Exercise& exercise) const {
   Json steps = scenario_internal::resolved_steps(scenario.steps, scenario.resource);
   for (Json& step : steps) {
     // What the parser fills in by itself is left out, so the scenario reads as a person wrote it
-    // (nothing refers to a step's id).
-    step.erase("id");
+    // (only a reader stream's acquires are referred to, by the ids they keep).
+    if (step.value("id", std::string()).rfind("step-", 0) == 0) step.erase("id");
     if (step.value("unsaved_token", true) == false) step.erase("unsaved_token");
   }
   document["steps"] = std::move(steps);

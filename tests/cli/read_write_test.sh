@@ -75,6 +75,24 @@ else
   fail "the writer over readers is not confirmed:"; sed 's/^/    /' "$WORK/explore.out"
 fi
 
+# Reader preference in drawn schedules: a reader stream (two readers taking turns while a writer
+# asks) starves the writer past the bound explore sets (a TTL); the fair lock does not show it.
+name=user_rw_reader_pref
+timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
+  --time 8s -j 2 --confirm 2 --out "$WORK/explored-pref" --no-progress >"$WORK/explore-pref.out" 2>&1
+expect_code "explore finds the starved writer" 1 $? "$WORK/explore-pref.out"
+expect_grep "reader streams are drawn" "reader stream (" "$WORK/explore-pref.out"
+if in_shrink "$WORK/explore-pref.out" "deadlock (writer_starved)" "Its own: rw_lock_fair does not show it"; then
+  pass "the starved writer is the lock's own"
+else
+  fail "the starved writer is not judged its own:"; sed 's/^/    /' "$WORK/explore-pref.out"
+fi
+if confirmed "$WORK/explore-pref.out" "deadlock (writer_starved)"; then
+  pass "the starved writer is confirmed on a real server"
+else
+  fail "the starved writer is not confirmed:"; sed 's/^/    /' "$WORK/explore-pref.out"
+fi
+
 sed 's/{mode}/{token}/' "$SOURCE/tests/cli/user_rw_fair.json" >"$WORK/no_mode.json"
 "$LOCKSIM" run "$SOURCE/scenarios/rw-readers-share.json" --variant-file "$WORK/no_mode.json" \
   --out "$WORK/bad" --no-progress >"$WORK/bad.out" 2>&1

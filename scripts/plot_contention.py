@@ -8,7 +8,8 @@ Writes, per study, into REPORT_DIR:
   <study>-throughput.png   acquisitions/s against clients, a line per variant/strategy, with the
                            limit the round trip allows (dashed)
 A study that sweeps a semaphore's permits at one client count is drawn against the permits
-instead (and with several client counts, a line per permit count).
+instead (and with several client counts, a line per permit count); one that sweeps a read-write
+lock's read share, against the read share (linear), with the writers' p99 latency beside.
   <study>-latency.png      p50 and p99 acquire latency against clients (log scale)
   <study>-cdf.png          the acquire latency CDF at the largest client count
   <study>-fairness.png     Jain's index and the barging rate against clients
@@ -29,11 +30,16 @@ def permits_of(p):
     return p.get("permits", 1)
 
 
+def share_of(p):
+    return p.get("read_share", 0)
+
+
 def median_points(points):
-    """Per (variant, strategy, permits, clients), the repetition with the median throughput."""
+    """Per (variant, strategy, permits, read share, clients), the repetition with the median
+    throughput."""
     groups = {}
     for p in points:
-        groups.setdefault((p["variant"], p["strategy"], permits_of(p), p["clients"]),
+        groups.setdefault((p["variant"], p["strategy"], permits_of(p), share_of(p), p["clients"]),
                           []).append(p)
     out = []
     for group in groups.values():
@@ -44,25 +50,41 @@ def median_points(points):
 
 def x_axis(points):
     """What the plots run along: "permits" for a study that sweeps a semaphore's permits at one
-    client count, else "clients"."""
+    client count, "read share" for one that sweeps a read-write lock's read share, else
+    "clients"."""
     permits = {permits_of(p) for p in points}
+    shares = {share_of(p) for p in points}
     clients = {p["clients"] for p in points}
+    if len(clients) == 1 and len(shares) > 1:
+        return "read share"
     return "permits" if len(permits) > 1 and len(clients) == 1 else "clients"
 
 
 def x_of(p, axis):
+    if axis == "read share":
+        return share_of(p)
     return permits_of(p) if axis == "permits" else p["clients"]
+
+
+def set_x(ax, axis, x_values):
+    """Counts run along a log2 axis; a read share (0 to 1) along a linear one."""
+    if axis != "read share":
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(x_values, [str(c) for c in x_values])
 
 
 def series(points, axis="clients"):
     """{"variant / strategy": [points sorted along the axis]}; with permits swept along clients,
     a line per permit count ("variant / strategy / 2 permits")."""
     by_permits = axis == "clients" and len({permits_of(p) for p in points}) > 1
+    by_shares = axis != "read share" and len({share_of(p) for p in points}) > 1
     lines = {}
     for p in median_points(points):
         label = f'{p["variant"]} / {p["strategy"]}'
         if by_permits:
             label += f" / {permits_of(p)} permits"
+        if by_shares:
+            label += f" / read share {share_of(p):.2f}"
         lines.setdefault(label, []).append(p)
     for line in lines.values():
         line.sort(key=lambda p: x_of(p, axis))
@@ -109,8 +131,7 @@ def plot_study(directory, study):
         line, = ax.plot(xs, [p["throughput_per_s"] for p in points], marker="o", label=label)
         ax.plot(xs, [p["limit_per_s"] for p in points], linestyle="--", color=line.get_color(),
                 alpha=0.5)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(x_values, [str(c) for c in x_values])
+    set_x(ax, axis, x_values)
     ax.set_xlabel(axis)
     ax.set_ylabel("acquisitions / s")
     ax.set_title(f"{name}: throughput (dashed: the round-trip limit)")
@@ -124,9 +145,15 @@ def plot_study(directory, study):
                         label=f"{label} p50")
         ax.plot(xs, [p["latency"]["p99_ns"] / 1e6 for p in points], marker="^", linestyle=":",
                 color=line.get_color(), label=f"{label} p99")
-    ax.set_xscale("log", base=2)
+        # A read-write lock's writers apart (where any wrote): readers can starve them.
+        writes = [p for p in points if p.get("write_latency", {}).get("count", 0) > 0
+                  and share_of(p) > 0]
+        if writes:
+            ax.plot([x_of(p, axis) for p in writes],
+                    [p["write_latency"]["p99_ns"] / 1e6 for p in writes], marker="s",
+                    linestyle="-.", color=line.get_color(), label=f"{label} write p99")
     ax.set_yscale("log")
-    ax.set_xticks(x_values, [str(c) for c in x_values])
+    set_x(ax, axis, x_values)
     ax.set_xlabel(axis)
     ax.set_ylabel("acquire latency (ms)")
     ax.set_title(f"{name}: acquire latency")
@@ -153,8 +180,7 @@ def plot_study(directory, study):
         left.plot(xs, [p["jain"] for p in points], marker="o", label=label)
         right.plot(xs, [p["barging_rate"] for p in points], marker="o", label=label)
     for ax, title in ((left, "Jain's index (1 = even)"), (right, "barging rate")):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(x_values, [str(c) for c in x_values])
+        set_x(ax, axis, x_values)
         ax.set_xlabel(axis)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{name}: {title}")

@@ -39,6 +39,13 @@ namespace {
 
 Nanos elapsed_ns(Nanos since) { return real_clock().now_ns() - since; }
 
+// share_text: a read share as a point's label shows it ("0.90").
+std::string share_text(double share) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f", share);
+  return text;
+}
+
 // ServerCounters: what INFO says the server has done so far.
 struct ServerCounters {
   double calls = 0;        // commands, without the harness's INFO/PING/ACL/CLIENT/SCRIPT/...
@@ -194,6 +201,21 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                            v + "\" is a mutex (semaphores: " + semaphores + ")");
         }
       }
+      // A read share is a read-write lock's: any other lock takes every hold exclusively.
+      if (study.read_shares != std::vector<double>{0}) {
+        for (const std::string& v : study.variants) {
+          if (find_variant(v)->read_write()) continue;
+          std::string read_write;
+          for (const LockVariant* each : all_variants()) {
+            if (each->read_write())
+              read_write += (read_write.empty() ? "" : ", ") + std::string(each->name());
+          }
+          throw InputError(study.file +
+                           ": $.read_share: expected only read-write variants when a read share "
+                           "is swept, but \"" +
+                           v + "\" takes every hold exclusively (read-write: " + read_write + ")");
+        }
+      }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
     if (!options.junit_path.empty()) {
@@ -314,6 +336,8 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
               "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + study.name + " " +
               point.variant + " " + point.strategy +
               (study.permits != std::vector<int>{1} ? " p=" + std::to_string(point.permits) : "") +
+              (study.read_shares != std::vector<double>{0} ? " r=" + share_text(point.read_share)
+                                                           : "") +
               " c=" + std::to_string(point.clients);
           show_point(label, done, 0, /*milestone=*/true);
           const LockVariant& variant = *find_variant(point.variant);
@@ -354,6 +378,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           p.clients = point.clients;
           p.keys = point.keys;
           p.permits = point.permits;
+          p.read_share = point.read_share;
           p.repetition = repetition;
           p.arrival_per_s = w.arrival_per_s;
           p.mean_work_ms = static_cast<double>(w.work_ms.min_ms + w.work_ms.max_ms) / 2;
@@ -371,9 +396,10 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             p.commands_per_acquisition = (after.calls - before.calls) / n;
             p.cpu_us_per_acquisition = (after.cpu_seconds - before.cpu_seconds) * 1e6 / n;
           }
-          p.limit_per_s = limit_per_s(rtt_ns, report.limit.round_trips_for(point.variant),
-                                      point.clients, point.keys, p.mean_work_ms, p.mean_rest_ms,
-                                      p.arrival_per_s, report.limit.server_ops_per_s, p.permits);
+          p.limit_per_s =
+              limit_per_s(rtt_ns, report.limit.round_trips_for(point.variant), point.clients,
+                          point.keys, p.mean_work_ms, p.mean_rest_ms, p.arrival_per_s,
+                          report.limit.server_ops_per_s, p.permits, p.read_share);
           p.latency_floor_ns = rtt_ns;
           const ContentionMetrics& m = p.metrics;
           char line[256];
@@ -391,8 +417,14 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                             ? ms_text(static_cast<double>(m.handoff_gap_ns.percentile(99))).c_str()
                             : "-",
                         m.jain, m.barging_rate, m.mean_holders, m.most_holders);
-          std::cout << pad(label, 44) << line << (p.decided ? p.observed : "UNDECIDED " + p.observed)
-                    << std::endl;
+          // A read-write lock's writers apart: a writer kept out by readers shows here first.
+          const std::string writes =
+              variant.read_write() && m.write_acquisitions > 0
+                  ? "write p99 " + ms_text(static_cast<double>(m.write_latency_ns.percentile(99))) +
+                        " ms  "
+                  : "";
+          std::cout << pad(label, 44) << line << writes
+                    << (p.decided ? p.observed : "UNDECIDED " + p.observed) << std::endl;
           if (outcome.interrupted) interrupted = true;
           if (outcome.server_lost) {
             exit_code = kExitEnvironment;
@@ -408,11 +440,14 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             // point that could not decide an error.
             JunitCase c;
             c.classname = "locksim.contend." + study.name;
-            c.name = point.variant + " " + point.strategy +
-                     (study.permits != std::vector<int>{1} ? " p=" + std::to_string(point.permits)
-                                                           : "") +
-                     " c=" + std::to_string(point.clients) + " k=" + std::to_string(point.keys) +
-                     (study.repetitions > 1 ? " #" + std::to_string(repetition) : "");
+            c.name =
+                point.variant + " " + point.strategy +
+                (study.permits != std::vector<int>{1} ? " p=" + std::to_string(point.permits)
+                                                      : "") +
+                (study.read_shares != std::vector<double>{0} ? " r=" + share_text(point.read_share)
+                                                             : "") +
+                " c=" + std::to_string(point.clients) + " k=" + std::to_string(point.keys) +
+                (study.repetitions > 1 ? " #" + std::to_string(repetition) : "");
             c.seconds = point_seconds;
             c.output = "throughput " + std::to_string(static_cast<long>(m.throughput_per_s)) +
                        " acquisitions/s";

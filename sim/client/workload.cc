@@ -41,6 +41,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
   const auto interval_ns = open_loop ? static_cast<Nanos>(1e9 / workload.arrival_per_s) : 0;
   Nanos due_ns = plan.first_due_ns;
   const std::vector<std::shared_ptr<const DrawnFault>>& faults = workload.drawn_faults;
+  const bool read_write = run.request().variant.read_write();
   for (int cycle = 0; timed ? run.clock().now_ns() < end_ns : cycle < workload.cycles; ++cycle) {
     if (run.should_stop()) {
       run.stopped_early = true;
@@ -58,6 +59,7 @@ Task<void> workload_client(RunContext& run, WorkloadHost& host, std::size_t inde
       if (timed && due_ns >= end_ns) co_return;
     }
     const CyclePlan next = run.plan().cycle(index, cycle);
+    if (read_write) host.set_acquire_mode(next.read ? LockMode::kRead : LockMode::kExclusive);
     for (std::size_t i = 0; i < faults.size(); ++i) {
       if (const auto at = drawn_cycle(next, name, cycle, i)) faults[i]->before_acquire(host, *at);
     }

@@ -34,6 +34,8 @@ class WorkloadHost : public DrawnFaultHost {
                                       Nanos intended_ns) = 0;
   virtual Task<bool> release() = 0;
   virtual void record_work(std::int64_t planned_ms) = 0;
+  // set_acquire_mode: what the next acquires ask for (a read-write lock's read or write hold).
+  virtual void set_acquire_mode(LockMode mode) = 0;
 
   // The resource of a workload; a host that cannot honour it, or a drawn fault, is refused
   // before the run (event_loop_refusal, executor_refusal).

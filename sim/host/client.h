@@ -222,6 +222,7 @@ class BlockingWorkloadHost final : public WorkloadHost {
   Ask<bool> sleep(Nanos duration) override { return Ask<bool>(run_.pause(duration)); }
   void crash() override { client_.crash(); }
   void record_work(std::int64_t planned_ms) override { client_.record_work(planned_ms); }
+  void set_acquire_mode(LockMode mode) override { client_.set_acquire_mode(mode); }
   Task<void> resource_read(std::string record_id) override {
     client_.resource_read(record_id);
     co_return;

@@ -224,6 +224,9 @@ class LoopClient final : public WorkloadHost,
   void record_work(std::int64_t planned_ms) override {
     record_.work(planned_ms);
   }
+  // A read-write lock has no one-command form, so it never runs on the loop (event_loop_refusal);
+  // the mode is recorded all the same.
+  void set_acquire_mode(LockMode mode) override { record_.set_acquire_mode(mode); }
 
   void note(const std::string& line) override { run_.note(line); }
 

@@ -12,6 +12,7 @@ constexpr std::uint64_t kCycleStreams = 0x6379636c;   // "cycl": per-cycle draws
 constexpr std::uint64_t kPhaseStream = 0x70686173;    // "phas": open-loop first due times
 // "drwn": a drawn fault kind's own stream (DrawSlot::kOwnStream) is own_stream(kind) of this.
 constexpr std::uint64_t kDrawnFaultStreams = 0x6472776e;
+constexpr std::uint64_t kReadStreams = 0x72656164;  // "read": a cycle's read or write hold
 
 }  // namespace
 
@@ -63,6 +64,10 @@ CyclePlan Plan::cycle(std::size_t client, std::int64_t n) const {
     Rng own =
         Rng(seed_).fork(kDrawnFaultStreams).fork(own_stream(type)).fork(client).fork(cycle_stream);
     cycle.drawn[i] = faults[i]->draw(own);
+  }
+  if (workload.read_share > 0) {
+    Rng reads = Rng(seed_).fork(kReadStreams).fork(client).fork(cycle_stream);
+    cycle.read = reads.chance(workload.read_share);
   }
   // A kind drawn instead of the work (a lost iteration) leaves no room inside for another: the
   // cycle keeps no draw of a kind beside the work, nor of a second kind instead of it.

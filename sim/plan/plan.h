@@ -36,6 +36,7 @@ namespace locksim {
 struct CyclePlan {
   std::int64_t work_ms = 0;  // time inside the critical section
   std::int64_t rest_ms = 0;  // time outside afterwards (closed loop)
+  bool read = false;         // a read-write lock's read hold (Workload::read_share), else write
   // drawn: each drawn fault kind's draw for the cycle (DrawnFault::draw), in the order of
   // drawn_fault_types() and of Workload::drawn_faults; 0: the kind is not drawn this cycle. What
   // any other value means is the kind's own: 1 for a crash, a lost iteration or a lost reply, the

@@ -63,23 +63,28 @@ double ContentionLimit::round_trips_for(const std::string& variant) const {
 }
 
 double limit_per_s(double rtt_ns, double round_trips, int clients, int keys, double work_ms,
-                   double rest_ms, double arrival_per_s, double server_ops_per_s, int permits) {
+                   double rest_ms, double arrival_per_s, double server_ops_per_s, int permits,
+                   double read_share) {
   const double rtt_s = rtt_ns / 1e9;
   const double work_s = work_ms / 1e3;
   double per_client = 1.0 / (round_trips * rtt_s + work_s + (arrival_per_s > 0 ? 0 : rest_ms / 1e3));
   if (arrival_per_s > 0) per_client = std::min(per_client, arrival_per_s);
   const double per_key = 1.0 / (work_s + 2 * rtt_s);
-  double limit = std::min(clients * per_client, keys * permits * per_key);
+  // Only the write holds are exclusive: a share r of read holds lets a key serve 1 / (1 - r)
+  // times as many (all reads: the clients are the only bound).
+  double limit = clients * per_client;
+  if (read_share < 1) limit = std::min(limit, keys * permits * per_key / (1 - read_share));
   if (server_ops_per_s > 0) limit = std::min(limit, server_ops_per_s / round_trips);
   return limit;
 }
 
 std::vector<std::size_t> median_repetitions(const std::vector<ContentionPoint>& points) {
-  std::map<std::tuple<std::string, std::string, int, int>, std::vector<std::size_t>> groups;
-  std::vector<std::tuple<std::string, std::string, int, int>> order;
+  using Group = std::tuple<std::string, std::string, int, double, int>;
+  std::map<Group, std::vector<std::size_t>> groups;
+  std::vector<Group> order;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto key = std::make_tuple(points[i].variant, points[i].strategy, points[i].permits,
-                                     points[i].clients);
+                                     points[i].read_share, points[i].clients);
     if (groups.find(key) == groups.end()) order.push_back(key);
     groups[key].push_back(i);
   }
@@ -117,6 +122,7 @@ nlohmann::json contention_json(const ContentionReport& report) {
           {"clients", p.clients},
           {"keys", p.keys},
           {"permits", p.permits},
+          {"read_share", p.read_share},
           {"repetition", p.repetition},
           {"arrival_per_s", p.arrival_per_s},
           {"verdict", p.verdict},
@@ -127,6 +133,8 @@ nlohmann::json contention_json(const ContentionReport& report) {
           {"throughput_per_s", m.throughput_per_s},
           {"acquires_failed", m.acquires_failed},
           {"latency", histogram_json(m.latency_ns)},
+          {"write_acquisitions", m.write_acquisitions},
+          {"write_latency", histogram_json(m.write_latency_ns)},
           {"handoff_gap", histogram_json(m.handoff_gap_ns)},
           {"contended_handoffs", m.contended_handoffs},
           {"barges", m.barges},
@@ -222,21 +230,27 @@ std::string contention_markdown(const ContentionReport& report) {
     // A study that sweeps a semaphore's permits shows them, and how many clients were inside at
     // once (the mean over the window and the most), measured from the history.
     const bool by_permits = s.contains("permits");
+    // One that sweeps a read-write lock's read share shows it, and the writers' latency apart.
+    const bool by_reads = s.contains("read_share");
     for (const std::string& variant : variants) {
       md << "### " << variant << "\n\n"
-         << "| strategy | " << (by_permits ? "permits | " : "")
+         << "| strategy | " << (by_permits ? "permits | " : "") << (by_reads ? "read share | " : "")
          << "clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
             "gap p50 ms | gap p99 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
-         << (by_permits ? "inside mean | inside most | " : "") << "verdict |\n"
-         << "|---|" << (by_permits ? "---:|" : "")
+         << (by_permits ? "inside mean | inside most | " : "")
+         << (by_reads ? "write p50 ms | write p99 ms | inside mean | inside most | " : "")
+         << "verdict |\n"
+         << "|---|" << (by_permits ? "---:|" : "") << (by_reads ? "---:|" : "")
          << "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-         << (by_permits ? "---:|---:|" : "") << "---|\n";
+         << (by_permits ? "---:|---:|" : "") << (by_reads ? "---:|---:|---:|---:|" : "")
+         << "---|\n";
       for (const std::size_t i : medians) {
         const ContentionPoint& p = study.points[i];
         if (p.variant != variant) continue;
         const ContentionMetrics& m = p.metrics;
         md << "| " << p.strategy << " | " << (by_permits ? std::to_string(p.permits) + " | " : "")
-           << p.clients << " | " << format("%.0f", m.throughput_per_s) << " | "
+           << (by_reads ? format("%.2f", p.read_share) + " | " : "") << p.clients << " | "
+           << format("%.0f", m.throughput_per_s) << " | "
            << (p.limit_per_s > 0 ? format("%.2f", m.throughput_per_s / p.limit_per_s) : "-")
            << " | " << ms(static_cast<double>(m.latency_ns.percentile(50))) << " | "
            << ms(static_cast<double>(m.latency_ns.percentile(99))) << " | "
@@ -259,6 +273,14 @@ std::string contention_markdown(const ContentionReport& report) {
            << " | "
            << (by_permits
                    ? format("%.2f", m.mean_holders) + " | " + std::to_string(m.most_holders) + " | "
+                   : "")
+           << (by_reads
+                   ? (m.write_acquisitions > 0
+                          ? ms(static_cast<double>(m.write_latency_ns.percentile(50))) + " | " +
+                                ms(static_cast<double>(m.write_latency_ns.percentile(99)))
+                          : "- | -") +
+                         " | " + format("%.2f", m.mean_holders) + " | " +
+                         std::to_string(m.most_holders) + " | "
                    : "")
            << (p.decided ? p.observed : p.observed + " (undecided)") << " |\n";
       }
@@ -291,6 +313,17 @@ std::string contention_markdown(const ContentionReport& report) {
           "clients were inside at once, on average over the measured window and at the most "
           "(from the history's enter and exit events; a limit of the permits that the lock "
           "itself keeps, never more without a violation)";
+  }
+  const bool any_reads = std::any_of(
+      report.studies.begin(), report.studies.end(),
+      [](const ContentionStudyReport& study) { return study.resolved.contains("read_share"); });
+  if (any_reads) {
+    md << "; *read share* the share of a read-write lock's holds that were read holds (each "
+          "cycle drawn); *write p50/p99* the latency of the write holds' acquires alone (a "
+          "writer kept out by readers shows here first); *inside mean* and *inside most* how "
+          "many clients were inside at once, on average over the window and at the most "
+          "(readers share the lock); the limit counts only the write holds as exclusive: "
+          "keys / ((1 - read share) x (work + 2 x RTT))";
   }
   md << ".\n";
   return md.str();

@@ -39,6 +39,7 @@ struct ContentionPoint {
   int clients = 0;
   int keys = 0;
   int permits = 1;  // a semaphore's lock.permits at this point; 1 for a mutex
+  double read_share = 0;  // a read-write lock's share of read holds at this point
   int repetition = 1;
   double arrival_per_s = 0;  // open loop: per client; 0 closed loop
   double mean_work_ms = 0;
@@ -79,7 +80,7 @@ struct ContentionReport {
 // second.
 double limit_per_s(double rtt_ns, double round_trips, int clients, int keys, double work_ms,
                    double rest_ms, double arrival_per_s, double server_ops_per_s = 0,
-                   int permits = 1);
+                   int permits = 1, double read_share = 0);
 
 // median_repetition: of the points with the same variant, strategy, permits and clients, the index
 // of the one whose throughput is the median (the lower middle for an even count).

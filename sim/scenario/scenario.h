@@ -249,6 +249,10 @@ struct Workload {
   // schedule; a client behind schedule acquires at once and its latency counts from when the
   // acquire was due. There is no rest. 0: closed loop (acquire again after rest_ms).
   double arrival_per_s = 0;
+  // read_share: a read-write lock's: the share of cycles (0..1) that take a read hold, each cycle
+  // drawn from its client's own stream; the others take the write hold. A mutex (or any lock of
+  // another kind) takes every hold exclusively, as it does a scripted step's "mode".
+  double read_share = 0;
   // drawn_faults: the faults a cycle may draw (sim/fault/drawn_fault.h; their keys are each
   // kind's own, e.g. "crash_probability", "pause_probability" + "pause_ms"), one per kind of
   // drawn_fault_types() and in its order, each off unless its keys turn it on. Empty only in a

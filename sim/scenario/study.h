@@ -25,6 +25,7 @@ struct StudyPoint {
   int clients = 1;
   int keys = 1;
   int permits = 1;    // lock.permits of a semaphore's point; 1 for a mutex
+  double read_share = 0;  // a read-write lock's share of read holds (Workload::read_share)
   Scenario scenario;  // the workload that runs this point
 };
 
@@ -38,6 +39,9 @@ struct Study {
   // permits: the permit counts to sweep ("permits": [1, 2, 4]); {1} when not given. More than
   // one, or one above 1, is for semaphore variants only (`locksim contend` refuses a mutex).
   std::vector<int> permits = {1};
+  // read_shares: the shares of read holds to sweep ("read_share": [0, 0.5, 0.9]); {0} when not
+  // given. Anything else is for read-write variants only (`locksim contend` refuses the others).
+  std::vector<double> read_shares = {0};
   std::string keys;  // "1", "per_client" or a number, as given
   std::int64_t warmup_ms = 200;
   std::int64_t duration_ms = 1000;
@@ -47,7 +51,8 @@ struct Study {
   RangeMs rest_ms{0, 0};
   // executor ("clients_run_as"): what runs every point's clients; a library needs kProcesses.
   Executor executor = Executor::kThreads;
-  std::vector<StudyPoint> points;  // variant x strategy x permits x clients, in that nesting
+  std::vector<StudyPoint>
+      points;  // variant x strategy x permits x read share x clients, in that nesting
   nlohmann::json resolved;         // the study with every default filled in
   std::vector<std::string> notes;  // as Scenario::notes: a deprecated spelling, by file and field
 };

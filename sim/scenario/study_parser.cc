@@ -1,6 +1,7 @@
 // Contention studies: validated field by field, then expanded into one workload scenario per
 // point, which goes through the scenario parser (so a point is exactly what a user could write).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -49,7 +50,8 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
   const JsonReader root(document, "$", file);
   root.expect_object({"name", "description", "variants", "strategies", "clients", "keys", "work_ms",
                       "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms", "duration_ms",
-                      "repetitions", "arrival_per_s", "clients_run_as", "client_mode", "permits"});
+                      "repetitions", "arrival_per_s", "clients_run_as", "client_mode", "permits",
+                      "read_share"});
   Study study;
   study.file = file;
   study.name = root.member("name").matching(
@@ -139,6 +141,21 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
       study.permits.push_back(n);
     }
   }
+  const auto read_shares = root.optional_member("read_share");
+  if (read_shares) {
+    study.read_shares.clear();
+    for (const JsonReader& r : read_shares->elements(true)) {
+      const double share = r.number("a share of read holds");
+      if (!(share >= 0 && share <= 1)) {
+        r.fail("expected a share of read holds between 0 and 1, got " + describe(r.value()));
+      }
+      if (!study.read_shares.empty() && share <= study.read_shares.back()) {
+        r.fail("read shares must increase, got " + describe(r.value()) + " after " +
+               describe(nlohmann::json(study.read_shares.back())));
+      }
+      study.read_shares.push_back(share);
+    }
+  }
   int fixed_keys = 1;
   study.keys = "1";
   if (const auto keys = root.optional_member("keys")) {
@@ -175,8 +192,9 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
               describe(a->value()));
     }
   }
-  const auto points = static_cast<std::int64_t>(study.variants.size() * waits.size() *
-                                                study.permits.size() * study.clients.size());
+  const auto points =
+      static_cast<std::int64_t>(study.variants.size() * waits.size() * study.permits.size() *
+                                study.read_shares.size() * study.clients.size());
   if (points * study.repetitions > kMaxPoints) {
     root.fail(std::to_string(points) + " points x " + std::to_string(study.repetitions) +
               " repetitions is more than " + std::to_string(kMaxPoints) + " runs");
@@ -194,46 +212,51 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
     for (std::size_t s = 0; s < (library ? 1 : waits.size()); ++s) {
       const std::string label = library ? "library" : study.strategies[s];
       for (const int permit_count : study.permits) {
-        for (const int clients : study.clients) {
-          const int keys = fixed_keys == 0 ? clients : fixed_keys;
-          nlohmann::json workload = workload_extra;
-          workload["clients"] = clients;
-          workload["keys"] = keys;
-          workload["cycles"] = 1000000;
-          workload["warmup_ms"] = study.warmup_ms;
-          workload["duration_ms"] = study.duration_ms;
-          if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
-          std::string name = study.name + "-" + variant + "-" + label +
-                             (permits ? "-p" + std::to_string(permit_count) : "") + "-c" +
-                             std::to_string(clients);
-          std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
-          std::replace(name.begin(), name.end(), ':', '-');
-          name = name.substr(0, 64);
-          if (name.back() == '-') name.back() = '0';
-          nlohmann::json lock = {
-              {"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}};
-          if (permit_count > 1) lock["permits"] = permit_count;
-          nlohmann::json doc = {
-              {"name", name},
-              {"description", study.description},
-              {"source", {{"doc", "none"}, {"claim", "contention study " + study.name}}},
-              {"variants", {variant}},
-              {"lock", lock},
-              {"workload", workload},
-              {"time_limit_ms", time_limit_ms},
-              {"clients_run_as", run_as},
-              {"expect", {{variant, "ok"}}}};
-          Scenario scenario;
-          try {
-            scenario = parse_scenario(doc, file, known_variants);
-          } catch (const InputError& e) {
-            std::string message = e.what();
-            const std::string from = file + ": $.workload";
-            if (message.rfind(from, 0) == 0) message = file + ": $" + message.substr(from.size());
-            throw InputError(message);
+        for (const double read_share : study.read_shares) {
+          for (const int clients : study.clients) {
+            const int keys = fixed_keys == 0 ? clients : fixed_keys;
+            nlohmann::json workload = workload_extra;
+            workload["clients"] = clients;
+            workload["keys"] = keys;
+            workload["cycles"] = 1000000;
+            workload["warmup_ms"] = study.warmup_ms;
+            workload["duration_ms"] = study.duration_ms;
+            if (study.arrival_per_s > 0) workload["arrival_per_s"] = study.arrival_per_s;
+            if (read_share > 0) workload["read_share"] = read_share;
+            std::string name =
+                study.name + "-" + variant + "-" + label +
+                (permits ? "-p" + std::to_string(permit_count) : "") +
+                (read_shares ? "-r" + std::to_string(std::lround(read_share * 100)) : "") + "-c" +
+                std::to_string(clients);
+            std::replace(name.begin(), name.end(), '_', '-');  // scenario names have no '_'
+            std::replace(name.begin(), name.end(), ':', '-');
+            name = name.substr(0, 64);
+            if (name.back() == '-') name.back() = '0';
+            nlohmann::json lock = {
+                {"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}};
+            if (permit_count > 1) lock["permits"] = permit_count;
+            nlohmann::json doc = {
+                {"name", name},
+                {"description", study.description},
+                {"source", {{"doc", "none"}, {"claim", "contention study " + study.name}}},
+                {"variants", {variant}},
+                {"lock", lock},
+                {"workload", workload},
+                {"time_limit_ms", time_limit_ms},
+                {"clients_run_as", run_as},
+                {"expect", {{variant, "ok"}}}};
+            Scenario scenario;
+            try {
+              scenario = parse_scenario(doc, file, known_variants);
+            } catch (const InputError& e) {
+              std::string message = e.what();
+              const std::string from = file + ": $.workload";
+              if (message.rfind(from, 0) == 0) message = file + ": $" + message.substr(from.size());
+              throw InputError(message);
+            }
+            study.points.push_back(
+                {variant, label, clients, keys, permit_count, read_share, std::move(scenario)});
           }
-          study.points.push_back(
-              {variant, label, clients, keys, permit_count, std::move(scenario)});
         }
       }
     }
@@ -253,6 +276,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                     {"arrival_per_s", study.arrival_per_s},
                     {"clients_run_as", run_as}};
   if (permits) study.resolved["permits"] = study.permits;
+  if (read_shares) study.resolved["read_share"] = study.read_shares;
   if (!study.points.empty()) {
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;

@@ -16,9 +16,9 @@ RangeMs parse_range(const JsonReader& node) { return node.duration_range_ms(0, k
 
 Workload parse_workload(const JsonReader& node) {
   // The workload's own keys, then each drawn fault kind's.
-  std::vector<std::string> allowed = {"clients",     "cycles",        "keys",
-                                      "work_ms",     "rest_ms",       "warmup_ms",
-                                      "duration_ms", "arrival_per_s", "client_mode"};
+  std::vector<std::string> allowed = {"clients",     "cycles",    "keys",        "work_ms",
+                                      "rest_ms",     "warmup_ms", "duration_ms", "arrival_per_s",
+                                      "client_mode", "read_share"};
   for (const DrawnFaultType* type : drawn_fault_types()) {
     allowed.insert(allowed.end(), type->keys.begin(), type->keys.end());
   }
@@ -50,6 +50,13 @@ Workload parse_workload(const JsonReader& node) {
                  describe(rate->value()));
     }
   }
+  if (const auto share = node.optional_member("read_share")) {
+    workload.read_share = share->number("a share of read holds");
+    if (!(workload.read_share >= 0 && workload.read_share <= 1)) {
+      share->fail("expected a share of read holds between 0 and 1, got " +
+                  describe(share->value()));
+    }
+  }
   for (const DrawnFaultType* type : drawn_fault_types()) {
     workload.drawn_faults.push_back(type->parse(node));
   }
@@ -67,6 +74,7 @@ nlohmann::json resolved_workload(const Workload& workload) {
     resolved["duration_ms"] = workload.duration_ms;
   }
   if (workload.arrival_per_s > 0) resolved["arrival_per_s"] = workload.arrival_per_s;
+  if (workload.read_share > 0) resolved["read_share"] = workload.read_share;
   for (const std::shared_ptr<const DrawnFault>& fault : workload.drawn_faults) {
     fault->write(resolved);
   }

@@ -100,6 +100,10 @@ ContentionMetrics contention_metrics(const History& history, Nanos begin_ns, Nan
           ++m.acquisitions;
           ++per_client[c];
           m.latency_ns.record(waited);
+          if (history.read_write && e.mode != LockMode::kRead) {
+            ++m.write_acquisitions;
+            m.write_latency_ns.record(waited);
+          }
           if (attempts > 1) wasted += attempts - 1;
         } else {
           ++m.acquires_failed;

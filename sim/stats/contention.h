@@ -42,6 +42,10 @@ struct ContentionMetrics {
   double throughput_per_s = 0;
   std::int64_t acquires_failed = 0;  // gave up (acquire_timeout_ms) or failed in the window
   LogHistogram latency_ns;
+  // A read-write lock's (History::read_write): the acquisitions of the write hold and their
+  // latency; a reader's are the rest (acquisitions - write_acquisitions).
+  std::int64_t write_acquisitions = 0;
+  LogHistogram write_latency_ns;
   LogHistogram handoff_gap_ns;
   std::int64_t contended_handoffs = 0;
   std::int64_t barges = 0;

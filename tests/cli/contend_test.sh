@@ -73,6 +73,7 @@ bad "event loop, multi-command variant" '{"name": "x", "variants": ["lua_owner",
 bad "a library on threads" '{"name": "x", "variants": ["lua_owner", "lib:redis-py"], "strategies": [{"strategy": "poll"}], "clients": [1]}' '\$.variants: "lib:redis-py" is a lock library, whose clients are its adapter'"'"'s processes'
 bad "permits for a mutex" '{"name": "x", "variants": ["zset_semaphore_server", "lua_owner"], "strategies": [{"strategy": "poll"}], "clients": [1], "permits": [1, 2]}' '\$.permits: expected only semaphore variants when permits are swept, but "lua_owner" is a mutex (semaphores: zset_semaphore, zset_semaphore_server, fair_semaphore'
 bad "decreasing permits" '{"name": "x", "variants": ["zset_semaphore_server"], "strategies": [{"strategy": "poll"}], "clients": [1], "permits": [2, 1]}' '\$.permits\[1\]: permit counts must increase'
+bad "a read share above 1" '{"name": "x", "variants": ["rw_lock_fair"], "strategies": [{"strategy": "poll"}], "clients": [1], "read_share": [0, 1.5]}' '\$.read_share\[1\]: expected a share of read holds between 0 and 1, got 1.5'
 if [[ -e $WORK/bad-out ]]; then fail "a bad study wrote $WORK/bad-out"; else pass "a bad study writes nothing"; fi
 
 # A semaphore's study sweeps its permits: a point and a table row per permit count, and with more
@@ -106,6 +107,40 @@ expect_grep "contention.md has a row for 3 permits" "| poll-1ms | 3 | 6 |" \
   "$WORK/permits-out/contention/latest/contention.md"
 expect_grep "the progress line names the permits" "permits zset_semaphore_server poll-1ms p=3 c=6" \
   "$WORK/permits.out"
+
+# A read-write lock's study sweeps its read share: a point per share, each hold drawn read or
+# write. With writer preference (rw_lock_fair) readers share the lock (more holders inside at
+# once as the share grows) and every point is ok; the writers' latency is reported apart (how
+# long reader preference keeps a writer out depends on the machine's timing, so rw_lock's
+# starvation is the scenario rw-reader-stream-starves-writer's to show, not this test's). A mutex
+# in such a study is refused, naming the field.
+cat >"$WORK/reads.json" <<'JSON'
+{"name": "reads", "variants": ["rw_lock_fair"], "read_share": [0, 0.9],
+ "strategies": [{"strategy": "poll", "interval_ms": 1}], "clients": [6],
+ "work_ms": 5, "warmup_ms": 100, "duration_ms": 500}
+JSON
+"$LOCKSIM" contend "$WORK/reads.json" --out "$WORK/reads-out" --seed 3 --rtt-samples 50 \
+  --no-plots >"$WORK/reads.out" 2>&1
+expect_code "a read-write lock's read share study passes" 0 $?
+points="$WORK/reads-out/contention/latest/contention.json"
+read_points='d["studies"][0]["points"]'
+shares=$(json "$points" "[(p['read_share'], p['verdict'], p['most_holders'], p['write_acquisitions'] <= p['acquisitions'], p['write_latency']['count'] == p['write_acquisitions']) for p in $read_points]")
+if [[ $(json "$points" "(lambda p: [x['read_share'] for x in p] == [0, 0.9] and all(x['verdict'] == 'ok' for x in p) and p[0]['most_holders'] == 1 and p[1]['most_holders'] > 1 and p[0]['write_acquisitions'] == p[0]['acquisitions'] and p[1]['write_acquisitions'] < p[1]['acquisitions'])($read_points)") == True ]]; then
+  pass "read share 0: every hold a write, one inside; 0.9: readers share: $shares"
+else
+  fail "read share points (share, verdict, most inside, writes <= all, write latency count): $shares"
+fi
+expect_grep "contention.md has a row per read share" "| poll-1ms | 0.90 | 6 |" \
+  "$WORK/reads-out/contention/latest/contention.md"
+expect_grep "contention.md shows the writers' latency" "write p99 ms" \
+  "$WORK/reads-out/contention/latest/contention.md"
+expect_grep "the progress line names the read share" "reads rw_lock_fair poll-1ms r=0.90 c=6" \
+  "$WORK/reads.out"
+sed 's/"rw_lock_fair"/"lua_owner"/' "$WORK/reads.json" >"$WORK/reads-mutex.json"
+"$LOCKSIM" contend "$WORK/reads-mutex.json" --out "$WORK/reads-mutex-out" >"$WORK/reads-mutex.out" 2>&1
+expect_code "a read share for a mutex is refused" 2 $?
+expect_grep "the refusal names the field" 'reads-mutex.json: $.read_share: expected only read-write variants' \
+  "$WORK/reads-mutex.out"
 
 # A library study: processes, one series per library labelled "library", beside lua_owner's
 # `locksim worker` processes. (A 400 ms window once ended with no acquisition of redis-py's on a

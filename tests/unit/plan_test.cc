@@ -238,5 +238,31 @@ TEST(Plan, ClientsGetTheirKeysAndOpenLoopPhases) {
   EXPECT_EQ(seeds.size(), 4u);
 }
 
+// A read share draws each cycle's hold from a stream of its own: about that share of the cycles
+// read, none without it, all at 1, and no other draw of the cycle moves.
+TEST(Plan, AReadShareDrawsReadHoldsAndShiftsNoOtherDraw) {
+  const Scenario plain_scenario = workload("");
+  const Scenario half_scenario = workload(R"(, "read_share": 0.5)");
+  const Scenario all_scenario = workload(R"(, "read_share": 1)");
+  const Plan plain = compile_plan(plain_scenario, 7);
+  const Plan half = compile_plan(half_scenario, 7);
+  const Plan all = compile_plan(all_scenario, 7);
+  int reads = 0;
+  for (std::size_t c = 0; c < 3; ++c) {
+    for (std::int64_t n = 0; n < 50; ++n) {
+      const CyclePlan a = plain.cycle(c, n);
+      const CyclePlan b = half.cycle(c, n);
+      EXPECT_FALSE(a.read);
+      EXPECT_TRUE(all.cycle(c, n).read);
+      EXPECT_TRUE(same(a, b)) << c << " " << n;
+      EXPECT_EQ(b.read, half.cycle(c, n).read);
+      reads += b.read ? 1 : 0;
+    }
+  }
+  // 150 cycles at one half: far from none and from all (the binomial's 5 sigma is 31).
+  EXPECT_GT(reads, 40);
+  EXPECT_LT(reads, 110);
+}
+
 }  // namespace
 }  // namespace locksim

@@ -1,5 +1,6 @@
 // study_parser_test: a study's clients_run_as reaches every point, whatever its wait strategy;
-// its "client_mode" is a deprecated alias; its permits are swept between strategies and clients.
+// its "client_mode" is a deprecated alias; its permits and read shares are swept between strategies
+// and clients.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,40 @@ TEST(StudyLoaderTest, PermitsAreSweptPerPoint) {
     try {
       parse_study(study, kFile, kVariants);
       ADD_FAILURE() << "permits " << permits << " accepted";
+    } catch (const InputError& error) {
+      for (const std::string& word : words) expect_contains(error.what(), {word});
+    }
+  }
+}
+
+// "read_share" makes a point per share (between the permits and the client counts), each
+// point's workload carrying it; written back resolved; out of 0..1 or not increasing: refused.
+TEST(StudyLoaderTest, ReadSharesAreSweptPerPoint) {
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner"], "clients": [2, 8],
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "read_share": [0, 0.9]})");
+  const Study loaded = parse_study(study, kFile, kVariants);
+  EXPECT_EQ(loaded.read_shares, (std::vector<double>{0, 0.9}));
+  ASSERT_EQ(loaded.points.size(), 4u);
+  const std::vector<std::pair<double, int>> expected = {{0, 2}, {0, 8}, {0.9, 2}, {0.9, 8}};
+  for (std::size_t i = 0; i < loaded.points.size(); ++i) {
+    const StudyPoint& point = loaded.points[i];
+    EXPECT_EQ(std::make_pair(point.read_share, point.clients), expected[i]) << i;
+    EXPECT_EQ(point.scenario.workload->read_share, point.read_share) << i;
+  }
+  EXPECT_NE(loaded.points[0].scenario.name, loaded.points[2].scenario.name);
+  EXPECT_EQ(loaded.resolved["read_share"], json::parse("[0, 0.9]"));
+  study.erase("read_share");
+  EXPECT_FALSE(parse_study(study, kFile, kVariants).resolved.contains("read_share"));
+
+  for (const auto& [shares, words] : std::vector<std::pair<const char*, std::vector<std::string>>>{
+           {"[1.5]", {kFile, "$.read_share[0]", "a share of read holds between 0 and 1"}},
+           {"[0.5, 0.5]", {kFile, "$.read_share[1]", "read shares must increase"}},
+           {"[-0.1]", {kFile, "$.read_share[0]", "between 0 and 1"}}}) {
+    study["read_share"] = json::parse(shares);
+    try {
+      parse_study(study, kFile, kVariants);
+      ADD_FAILURE() << "read_share " << shares << " accepted";
     } catch (const InputError& error) {
       for (const std::string& word : words) expect_contains(error.what(), {word});
     }

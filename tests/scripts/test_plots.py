@@ -242,6 +242,27 @@ class ContentionPlots(unittest.TestCase):
         self.assertEqual([p["throughput_per_s"] for p in plot_contention.median_points(points)],
                          [200])
 
+    def test_a_read_share_study_runs_along_the_read_share(self):
+        """A study that sweeps a read-write lock's read share at one client count is drawn along
+        the share, a line per variant (the medians of its repetitions), and its shares are apart
+        in the median's groups."""
+        sys.path.insert(0, SCRIPTS)
+        import plot_contention  # noqa: E402
+        points = [{"variant": "v", "strategy": "s", "clients": 8, "read_share": share,
+                   "throughput_per_s": t}
+                  for share, t in ((0, 100), (0.5, 300), (0.5, 200), (0.5, 250), (0.9, 700))]
+        self.assertEqual(plot_contention.x_axis(points), "read share")
+        lines = plot_contention.series(points, "read share")
+        self.assertEqual(list(lines), ["v / s"])
+        self.assertEqual([(p["read_share"], p["throughput_per_s"]) for p in lines["v / s"]],
+                         [(0, 100), (0.5, 250), (0.9, 700)])
+        # Along the clients (two counts), a line per read share.
+        more = points + [dict(p, clients=4) for p in points]
+        self.assertEqual(plot_contention.x_axis(more), "clients")
+        self.assertEqual(sorted(plot_contention.series(more, "clients")),
+                         ["v / s / read share 0.00", "v / s / read share 0.50",
+                          "v / s / read share 0.90"])
+
     def test_bad_input_is_refused(self):
         """A directory without contention.json, or another schema, exits 2 naming the file."""
         os.remove(os.path.join(self.dir, "contention.json"))

@@ -542,8 +542,9 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
     text += "Every holder's lease still ran, but " + client_name(history, target) +
             "'s own clock ran off the others' (client_clocks" + how +
             "): a semaphore that times its "
-            "permits with its clients' clocks counts live permits as expired (a clock ahead) or "
-            "ranks a new one before them (a clock behind).";
+            "permits with its clients' clocks counts live permits as expired (a clock ahead, or "
+            "a permit its holder's clock behind scored in the past) or ranks a new one before "
+            "them (a clock behind).";
   } else {
     v.cause = "racy_acquire";
     text += "Every holder's lease still ran: the semaphore granted more permits than it has.";

@@ -6,7 +6,9 @@
 # user_semaphore_clocks.json: clean-up by the client's {now_ms}, ZCARD against {permits}) gets
 # mutex_violation (client_clock) where C's clock runs ahead and where it drifts ahead from in sync
 # (run exits 1, those rows NO: its {now_ms} drifts too), and passes the clock-behind and crash
-# scenarios (its ZCARD refuses a permit scored in the past); one timed by the server
+# scenarios (in clock-behind every permit is held when C asks, and its ZCARD counts them: C is
+# refused whatever its clock; with a free permit it is not, see
+# semaphore_clock_behind_free_permit.json and library_test.sh); one timed by the server
 # (user_semaphore_server.json) passes all four; the same rows on the simulator;
 # explore (client clocks drawn) finds the first lock's overflow as its own, shrunk and confirmed
 # on a real redis-server.

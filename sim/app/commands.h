@@ -109,6 +109,7 @@ struct ExploreOptions {
       "restart", "clock_jump", "node_down", "dead_waiter", "cut_waiter", "client_clock"};
   bool shrink = true;
   bool steer = false;  // --steer: steer drawn schedules toward what is not covered yet
+  bool first_own = false;  // --first-own: stop the search at the first finding of the lock's own
   int confirm_runs = 0;  // --confirm N: run each minimal scenario N times on a real redis-server
   std::string out_dir = "reports/explore";
   ProgressMode progress = ProgressMode::kTerminal;

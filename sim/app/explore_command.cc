@@ -695,6 +695,19 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
   progress.show(exploration_progress(options, 0, 0), /*milestone=*/true);
   ExploreBudget budget{options.first_seed, options.schedules, options.seconds, options.jobs};
   budget.steer = options.steer;
+  if (options.first_own) {
+    // The rule of the judgement below, on the one schedule that showed the signature first.
+    budget.own = [&](const std::string& signature, std::uint64_t seed, const Json* steered) {
+      ExploreFinding found;
+      found.first_seed = seed;
+      if (steered != nullptr) found.steered[seed] = *steered;
+      std::vector<std::uint64_t> seeds;
+      for (int i = 0; i < kSeedsPerCandidate; ++i) seeds.push_back(seed + static_cast<std::uint64_t>(i));
+      return !judge_finding(*target.variant, signature,
+                            {ScenarioSeeds{found_document(target, found, seed), seeds}})
+                  .limit;
+    };
+  }
   const ExploreSummary summary = explore(
       target, budget, stop, [&](std::uint64_t done) {
         progress.show(exploration_progress(options, done, time_left.seconds()));
@@ -706,7 +719,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                 static_cast<unsigned long long>(options.first_seed),
                 static_cast<unsigned long long>(summary.last_seed), summary.seconds,
                 summary.seconds > 0 ? static_cast<double>(summary.schedules) / summary.seconds : 0);
-  std::cout << rate << (summary.interrupted ? " (interrupted)" : "") << "\n";
+  std::cout << rate << (summary.interrupted ? " (interrupted)" : "")
+            << (summary.stopped_at_own ? " (stopped at the first finding of its own: --first-own)"
+                                       : "")
+            << "\n";
   // Written at once (an interrupted judgement loses nothing), and again with the judgements; a
   // FIFO or a device only once, with them (its reader takes the first file and goes).
   if (!options.json_path.empty() && summary.schedules > 0 &&

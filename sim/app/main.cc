@@ -240,6 +240,11 @@ int main(int argc, char** argv) {
                         "something new and draw every other schedule as a variation of a kept\n"
                         "one (a variation's finding is written under OUT: its seed alone does\n"
                         "not draw it; with -j above 1 not repeated exactly)");
+  explore_cmd->add_flag("--first-own", explore.first_own,
+                        "Stop drawing at the first finding of the lock's own (its reference\n"
+                        "does not show it in that schedule), then shrink and confirm what was\n"
+                        "found as usual: a quick answer to \"is my lock safe?\" (no finding of\n"
+                        "its own still searches the whole budget)");
   explore_cmd
       ->add_option("--confirm", explore.confirm_runs,
                    "Run each minimal scenario N times on a private redis-server and say\n"

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "sim/core/clock.h"
@@ -30,6 +31,8 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       budget.seconds > 0 ? started + static_cast<Nanos>(budget.seconds * 1e9) : INT64_MAX;
   std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> done{0};
+  std::atomic<bool> found_own{false};  // budget.own said yes: draw no more
+  std::set<std::string> asked;         // the signatures budget.own was asked about (under mutex)
   std::mutex mutex;  // guards summary
   ExploreSummary summary;
   summary.last_seed = budget.first_seed;
@@ -58,7 +61,7 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         given = PreparedSchedule{Scenario{}, e.what()};
       }
     }
-    while (!stop.requested() && clock.now_ns() < deadline) {
+    while (!stop.requested() && !found_own.load() && clock.now_ns() < deadline) {
       const std::uint64_t n = next.fetch_add(1);
       if (n >= budget.schedules) break;
       const std::uint64_t seed = budget.first_seed + n;
@@ -126,7 +129,7 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         variation = choices->replayed() > 0;  // a kept schedule's choices, changed
         if (steer) drawn_choices = choices->drawn();
       }
-      std::lock_guard<std::mutex> lock(mutex);
+      std::unique_lock<std::mutex> lock(mutex);
       if (steer && exercise != nullptr && run.error.empty()) {
         if (variation) ++summary.variations;
         if (run.coverage.without(seen).any()) {
@@ -164,6 +167,27 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
         if (found.seeds.size() > kJudgedSeeds) {
           found.steered.erase(found.seeds.back());
           found.seeds.pop_back();
+        }
+      }
+      if (budget.own) {
+        // Each signature asked about once, outside the lock (the reference runs meanwhile).
+        std::vector<std::string> fresh;
+        for (const std::string& signature : run.signatures) {
+          if (asked.insert(signature).second) fresh.push_back(signature);
+        }
+        if (!fresh.empty()) {
+          std::optional<Json> steered;
+          if (variation) steered = drawer->document(*exercise);
+          lock.unlock();
+          bool own = false;
+          for (const std::string& signature : fresh) {
+            if (!own) own = budget.own(signature, seed, steered ? &*steered : nullptr);
+          }
+          lock.lock();
+          if (own) {
+            summary.stopped_at_own = true;
+            found_own.store(true);
+          }
         }
       }
       if (run.verdict == "unknown") {

@@ -35,6 +35,13 @@ struct ExploreBudget {
   // draw it; which schedules are kept depends on the order they end, so with several workers a
   // steered exploration is not repeated exactly.
   bool steer = false;
+  // own: asked once for each signature a schedule shows first (never for a signature asked
+  // before), with the schedule's seed and, for a steered variation, the document that ran;
+  // true: the finding is the lock's own (its reference does not show it there), and the search
+  // stops drawing (ExploreSummary::stopped_at_own). Unset: the budget alone ends the search.
+  std::function<bool(const std::string& signature, std::uint64_t seed,
+                     const nlohmann::json* steered_document)>
+      own = {};
 };
 
 struct ExploreFinding {
@@ -76,6 +83,9 @@ struct ExploreSummary {
   std::uint64_t harness_errors = 0;
   std::vector<Error> harness_error_seeds;
   bool interrupted = false;
+  // stopped_at_own: ExploreBudget::own said a finding was the lock's own, and the search ended
+  // there: the seeds after it were not all run.
+  bool stopped_at_own = false;
 };
 // explore: runs seeds first_seed, first_seed + 1, ... until the budget is spent or `stop`;
 // `progress` (may be empty) is called about every 200 ms with the schedules run so far.

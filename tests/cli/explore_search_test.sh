@@ -39,7 +39,7 @@ while read -r variant faults signature; do
   out="$WORK/$variant"
   file="$SOURCE/tests/cli/$variant.json"
   "$LOCKSIM" explore --variant-file "$file" --variant "$variant" --faults "$faults" \
-    --schedules 20000 --time 10s -j 2 --confirm 2 --out "$out" --no-progress >"$out.out" 2>&1
+    --schedules 20000 --time 10s -j 2 --first-own --confirm 2 --out "$out" --no-progress >"$out.out" 2>&1
   expect_code "$variant: explore finds a finding of its own" 1 $? "$out.out"
   if in_section "$out.out" "Findings of $variant's own" "$signature"; then
     pass "$variant: $signature is its own (lua_fair_queue does not show it)"

@@ -156,6 +156,28 @@ expect_code "lua_owner under crashes: no finding" 0 $? "$WORK/correct.out"
 expect_grep "it says so" "No finding" "$WORK/correct.out"
 expect_grep "it says how fast" "schedules/s" "$WORK/correct.out"
 
+# --- --first-own: stop at the first finding of the lock's own ------------------------------------
+# get_then_del's stale release comes within a few dozen schedules: the search stops there (far
+# short of its budget), says so, and still shrinks what it found; limits never stop it, so
+# lua_owner (none of its own) runs its whole budget.
+"$LOCKSIM" explore --variant get_then_del --schedules 100000 -j 2 --first-own --no-progress \
+  --out "$WORK/first-own" >"$WORK/first-own.out" 2>&1
+expect_code "--first-own: get_then_del's own finding" 1 $? "$WORK/first-own.out"
+expect_grep "--first-own: it says it stopped there" "(stopped at the first finding of its own: --first-own)" \
+  "$WORK/first-own.out"
+ran=$(grep -o "^[0-9]* schedules (seeds" "$WORK/first-own.out" | awk '{print $1}')
+if [[ -n $ran && $ran -lt 100000 ]]; then
+  pass "--first-own: $ran of the 100000 schedules ran"
+else
+  fail "--first-own: ran '$ran' schedules"; sed 's/^/    /' "$WORK/first-own.out"
+fi
+expect_grep "--first-own: what it found is shrunk" "^Shrunk " "$WORK/first-own.out"
+"$LOCKSIM" explore --variant lua_owner --schedules 400 -j 2 --first-own --no-shrink --no-progress \
+  --out "$WORK/first-own-ok" >"$WORK/first-own-ok.out" 2>&1
+expect_code "--first-own: lua_owner, no finding of its own" 0 $? "$WORK/first-own-ok.out"
+expect_grep "--first-own: limits do not stop it (all 400 ran)" "^400 schedules (seeds 0..399)" \
+  "$WORK/first-own-ok.out"
+
 # --- replay: the first seed set_nx_ex's exploration named, twice ------------------------------
 first=$(grep -o "^  mutex_violation (stale_release): [0-9]* schedule(s), first seed [0-9]*" "$WORK/set_nx_ex.out" |
         awk '{print $NF}')

@@ -61,7 +61,7 @@ expect_grep "audit: the fair lock does not" \
 
 name=user_rw_write_over_read
 timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-  --time 8s -j 2 --confirm 2 --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
+  --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
 expect_code "explore finds the writer over readers" 1 $? "$WORK/explore.out"
 expect_grep "read holds are drawn" "read hold (" "$WORK/explore.out"
 if in_shrink "$WORK/explore.out" "mutex_violation (racy_acquire)" "Its own: rw_lock_fair does not show it"; then
@@ -79,7 +79,7 @@ fi
 # asks) starves the writer past the bound explore sets (a TTL); the fair lock does not show it.
 name=user_rw_reader_pref
 timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-  --time 8s -j 2 --confirm 2 --out "$WORK/explored-pref" --no-progress >"$WORK/explore-pref.out" 2>&1
+  --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-pref" --no-progress >"$WORK/explore-pref.out" 2>&1
 expect_code "explore finds the starved writer" 1 $? "$WORK/explore-pref.out"
 expect_grep "reader streams are drawn" "reader stream (" "$WORK/explore-pref.out"
 if in_shrink "$WORK/explore-pref.out" "deadlock (writer_starved)" "Its own: rw_lock_fair does not show it"; then

@@ -61,7 +61,7 @@ for lock in release_all:"mutex_violation (early_release)" mutex:"deadlock (neste
   name=user_reentrant_${lock%%:*}
   finding=${lock#*:}
   timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-    --time 8s -j 2 --confirm 2 --out "$WORK/explored-$name" --no-progress >"$WORK/$name.out" 2>&1
+    --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-$name" --no-progress >"$WORK/$name.out" 2>&1
   expect_code "explore finds $name's bug" 1 $? "$WORK/$name.out"
   expect_grep "$name: nested acquires are drawn" "nested acquire (" "$WORK/$name.out"
   if in_shrink "$WORK/$name.out" "$finding" "Its own: hash_reentrant does not show it"; then

@@ -39,6 +39,22 @@ namespace {
 
 Nanos elapsed_ns(Nanos since) { return real_clock().now_ns() - since; }
 
+// require_kind: every variant of `study` is of the kind `is` says; else bad input naming the
+// field, the first other variant and the variants of the kind ("$.permits: expected only
+// semaphore variants when permits are swept, but "lua_owner" is a mutex (semaphores: ...)").
+void require_kind(const Study& study, bool (LockVariant::*is)() const, const char* field,
+                  const char* expected, const char* other_words, const char* kind_words) {
+  for (const std::string& v : study.variants) {
+    if ((find_variant(v)->*is)()) continue;
+    std::string of_kind;
+    for (const LockVariant* each : all_variants()) {
+      if ((each->*is)()) of_kind += (of_kind.empty() ? "" : ", ") + std::string(each->name());
+    }
+    throw InputError(study.file + ": " + field + ": expected only " + expected + ", but \"" + v +
+                     "\" " + other_words + " (" + kind_words + ": " + of_kind + ")");
+  }
+}
+
 // share_text: a read share as a point's label shows it ("0.90").
 std::string share_text(double share) {
   char text[16];
@@ -186,35 +202,16 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             clients_run_as_refusal(point.scenario, *find_variant(point.variant));
         if (!why.empty()) throw InputError(study.file + ": $.clients_run_as: " + why);
       }
-      // Permits are a semaphore's: a mutex would run the same point once per count.
+      // Permits are a semaphore's: a mutex would run the same point once per count. A read
+      // share is a read-write lock's: any other lock takes every hold exclusively.
       if (study.permits != std::vector<int>{1}) {
-        for (const std::string& v : study.variants) {
-          if (find_variant(v)->semaphore()) continue;
-          std::string semaphores;
-          for (const LockVariant* each : all_variants()) {
-            if (each->semaphore())
-              semaphores += (semaphores.empty() ? "" : ", ") + std::string(each->name());
-          }
-          throw InputError(study.file +
-                           ": $.permits: expected only semaphore variants when "
-                           "permits are swept, but \"" +
-                           v + "\" is a mutex (semaphores: " + semaphores + ")");
-        }
+        require_kind(study, &LockVariant::semaphore, "$.permits",
+                     "semaphore variants when permits are swept", "is a mutex", "semaphores");
       }
-      // A read share is a read-write lock's: any other lock takes every hold exclusively.
       if (study.read_shares != std::vector<double>{0}) {
-        for (const std::string& v : study.variants) {
-          if (find_variant(v)->read_write()) continue;
-          std::string read_write;
-          for (const LockVariant* each : all_variants()) {
-            if (each->read_write())
-              read_write += (read_write.empty() ? "" : ", ") + std::string(each->name());
-          }
-          throw InputError(study.file +
-                           ": $.read_share: expected only read-write variants when a read share "
-                           "is swept, but \"" +
-                           v + "\" takes every hold exclusively (read-write: " + read_write + ")");
-        }
+        require_kind(study, &LockVariant::read_write, "$.read_share",
+                     "read-write variants when a read share is swept",
+                     "takes every hold exclusively", "read-write");
       }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);

@@ -101,28 +101,30 @@ function failure(err, extra = {}) {
   return { result, error, message, library_error: name, ...extra };
 }
 
-// connect: a ready ioredis client for an endpoint {host, port, username, password, db}.
-// Each command is sent at most once (no resend after a reconnect) and bounded in time; after a
-// timeout the connection is dropped and made anew, because ioredis would otherwise pair the
-// next command with the reply it is still owed (a lost reply shifts every later one).
-async function connect(endpoint) {
-  const client = new Redis({
+// redisOptions: the ioredis options of every node adapter's client for an endpoint {host, port,
+// username, password, db}: each command sent at most once (no resend after a reconnect) and
+// bounded in time, no ready check (its INFO is refused to locksim's per-run ACL user,
+// -@dangerous). For a library that makes its own ioredis clients from options (node-redisson).
+function redisOptions(endpoint) {
+  return {
     host: endpoint.host,
     port: endpoint.port,
     username: endpoint.username || undefined,
     password: endpoint.password || undefined,
     db: endpoint.db || 0,
-    lazyConnect: true,
     connectTimeout: COMMAND_TIMEOUT_MS,
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (times) => Math.min(times * 50, 500),
-    // The ready check runs INFO, which locksim's per-run ACL user may not (-@dangerous).
     enableReadyCheck: false,
-  });
-  let lastError = null; // every failure also reaches the command it broke, except at connect
-  client.on('error', (err) => (lastError = err));
+  };
+}
+
+// dropAfterTimeout: after a command of `client` timed out, its connection is dropped and made
+// anew, because ioredis would otherwise pair the next command with the reply it is still owed (a
+// lost reply shifts every later one).
+function dropAfterTimeout(client) {
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command, stream) => {
     const promise = send(command, stream);
@@ -131,6 +133,14 @@ async function connect(endpoint) {
     });
     return promise;
   };
+  return client;
+}
+
+// connect: a ready ioredis client for an endpoint (redisOptions, dropAfterTimeout).
+async function connect(endpoint) {
+  const client = dropAfterTimeout(new Redis({ ...redisOptions(endpoint), lazyConnect: true }));
+  let lastError = null; // every failure also reaches the command it broke, except at connect
+  client.on('error', (err) => (lastError = err));
   try {
     await client.connect();
     // Without the ready check, connect() resolves before AUTH is answered: a wrong password
@@ -323,4 +333,4 @@ async function run({ hello, variants, makeWorker }) {
   process.exit(0); // end of input; open connections and timers would keep node alive
 }
 
-module.exports = { lib, version, emit, fail, failure, errorName, run, ProtocolError, COMMAND_TIMEOUT_MS, boundedCommands };
+module.exports = { lib, version, emit, fail, failure, errorName, run, ProtocolError, COMMAND_TIMEOUT_MS, boundedCommands, redisOptions, dropAfterTimeout };

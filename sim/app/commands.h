@@ -220,8 +220,10 @@ bool runtime_installed(const LibrarySpec& spec);
 // missing_runtime: "" if every library's runtime check passes, else the message with the
 // install command (exit 3).
 std::string missing_runtime(const std::vector<LibrarySpec>& libraries);
-// library_refusal: why no library adapter can run `scenario` ("" if one can).
-std::string library_refusal(const Scenario& scenario);
+// library_refusal: why `library`'s adapter cannot run `scenario` ("" if it can). A release
+// by a client that may not hold the lock (a step's "finally") is asked only of a reentrant
+// library, whose lock is the client's and whose unlock may be called by anyone.
+std::string library_refusal(const Scenario& scenario, const LibrarySpec& library);
 // cancel_refusal: why `variant` (`spec`: its library, or null for a built-in or user lock) cannot
 // run `scenario`'s cancellations ("" if it can, or the scenario cancels nothing), naming the step.
 std::string cancel_refusal(const Scenario& scenario, const std::string& variant,

@@ -342,10 +342,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           std::optional<PrefixUser> user;
           if (!target->external()) {
             const std::string point_prefix = "locksim:" + point_id + ":";
-            std::vector<std::string> more;
-            if (variant.stored_prefix(point_prefix) != point_prefix) {
-              more.push_back(variant.stored_prefix(point_prefix));
-            }
+            const std::vector<std::string> more = library_prefixes(variant, point_prefix);
             user.emplace(
                 PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));
           }

@@ -129,7 +129,7 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
   return "";
 }
 
-std::string library_refusal(const Scenario& scenario) {
+std::string library_refusal(const Scenario& scenario, const LibrarySpec& library) {
   if (scenario.changes_primary()) {
     return "it moves the primary to another server (promote, failover), and an adapter connects "
            "to the primary of the start";
@@ -143,10 +143,11 @@ std::string library_refusal(const Scenario& scenario) {
       return step.json_path + " stops inside a call (crash_at/pause_at), which a library's API "
              "has no checkpoint for";
     }
-    if (step.finally_release) {
+    if (step.finally_release && !library.reentrant) {
       return step.json_path +
              " releases a lock its client may not hold (finally), which a "
-             "library's lock object cannot be asked to do";
+             "library's lock object cannot be asked to do (a reentrant library's can: its lock is "
+             "the client's)";
     }
     if (step.unsaved_token) {
       return step.json_path + " releases with a token never saved (Doc C), which a library keeps "
@@ -182,7 +183,7 @@ std::vector<std::string> add_library_variants(std::vector<Scenario>& scenarios,
       const auto& listed = scenario.variants;
       if (std::find(listed.begin(), listed.end(), spec.name) != listed.end()) continue;
       if (std::find(listed.begin(), listed.end(), spec.like) == listed.end()) continue;
-      if (const std::string why = library_refusal(scenario); !why.empty()) {
+      if (const std::string why = library_refusal(scenario, spec); !why.empty()) {
         skipped.push_back(spec.name + " skips " + scenario.name + ": " + why);
         continue;
       }

@@ -154,15 +154,16 @@ UnitRunner::UnitState UnitRunner::start_unit(const Unit& unit) const {
 // isolation is by key prefix only; a topology's servers are the scenario's own.
 std::optional<PrefixUser> UnitRunner::run_user_for(const UnitState& unit) const {
   if (setup_.external || unit.scenario.topology) return std::nullopt;
-  // A library that keeps its lock under a prefix of its own ("mutex:<key>") gets it too.
+  // A library that keeps its lock under a prefix of its own ("mutex:<key>"), or names other keys
+  // and channels after it (Redisson's), gets them too.
   const std::string prefix = "locksim:" + unit.info.run_id + ":";
-  std::vector<std::string> library_prefixes;
+  std::vector<std::string> more_prefixes;
   for (const std::string& v : unit.variants) {
-    const std::string stored = find_variant(v)->stored_prefix(prefix);
-    if (stored != prefix) library_prefixes.push_back(stored);
+    for (std::string& more : library_prefixes(*find_variant(v), prefix)) {
+      more_prefixes.push_back(std::move(more));
+    }
   }
-  return PrefixUser::create(setup_.endpoint, "locksim-" + unit.info.run_id, prefix,
-                            library_prefixes);
+  return PrefixUser::create(setup_.endpoint, "locksim-" + unit.info.run_id, prefix, more_prefixes);
 }
 
 // write_unit_reports: the unit's results.json, summary.md and report.html over the variants that

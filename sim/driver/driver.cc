@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/driver/runners.h"
 #include "sim/host/client.h"
 #include "sim/host/event_loop.h"
 #include "sim/host/process_client.h"
-#include "sim/driver/runners.h"
+#include "sim/lock/library_variant.h"
 #include "sim/proxy/link_proxy.h"
 #include "sim/topology/topology.h"
 
@@ -54,10 +55,12 @@ void delete_run_keys(Runtime& runtime, const RunRequest& request,
                     connection.last_error().describe());
     return;
   }
-  // A library may keep its lock under a prefix of its own ("mutex:<key>"): that too.
+  // A library may keep its lock under a prefix of its own ("mutex:<key>"), or name other keys
+  // after it (Redisson's unlock latches): those too.
   std::vector<std::string> prefixes = {request.key_prefix};
-  const std::string library_prefix = request.variant.stored_prefix(request.key_prefix);
-  if (library_prefix != request.key_prefix) prefixes.push_back(library_prefix);
+  for (std::string& more : library_prefixes(request.variant, request.key_prefix)) {
+    prefixes.push_back(std::move(more));
+  }
   for (const std::string& prefix : prefixes) {
     std::string cursor = "0";
     for (int round = 0; round < 100000; ++round) {

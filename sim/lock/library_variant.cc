@@ -1,6 +1,7 @@
 // A third-party lock library as a variant: what it declares and how to start its adapter.
 #include "sim/lock/library_variant.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 
@@ -43,6 +44,7 @@ class LibraryVariant final : public LockVariant {
   bool renews() const override { return spec_.renews; }
   bool multi_server() const override { return spec_.quorum; }
   bool semaphore() const override { return spec_.semaphore; }
+  bool reentrant() const override { return spec_.reentrant; }
   bool in_process() const override { return false; }
   std::string stored_key(const std::string& key) const override {
     return library_key(spec_.lock_key, key);
@@ -112,8 +114,8 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "quorum", "kind", "lock_key", "runtime_check", "install",
-                         "reported_in", "cancel"});
+                         "renews", "quorum", "kind", "lock_key", "other_keys", "runtime_check",
+                         "install", "reported_in", "cancel"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -131,15 +133,22 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
     if (const auto quorum = entry.optional_member("quorum")) spec.quorum = quorum->boolean();
     if (const auto kind = entry.optional_member("kind")) {
-      spec.semaphore = kind->one_of({"mutex", "semaphore"}, "kind", "kinds") == "semaphore";
+      const std::string named = kind->one_of({"mutex", "semaphore", "reentrant"}, "kind", "kinds");
+      spec.semaphore = named == "semaphore";
+      spec.reentrant = named == "reentrant";
     }
-    // A semaphore's verdicts count holders against its permits, a mutex's allow one: a library
-    // joins the scenarios of its "like" with that built-in's expectations, so both are one kind.
+    // A semaphore's verdicts count holders against its permits, a reentrant lock's count its
+    // owner's holds, a mutex's allow one hold: a library joins the scenarios of its "like" with
+    // that built-in's expectations, so both are one kind.
     if (const LockVariant* like = find_variant(spec.like);
-        like != nullptr && like->semaphore() != spec.semaphore) {
+        like != nullptr &&
+        (like->semaphore() != spec.semaphore || like->reentrant() != spec.reentrant)) {
+      const auto kind_of = [](bool semaphore, bool reentrant) {
+        return std::string(semaphore ? "semaphore" : reentrant ? "reentrant lock" : "mutex");
+      };
       entry.member("like").fail("\"" + spec.like + "\" is a " +
-                                (like->semaphore() ? "semaphore" : "mutex") + " and \"" +
-                                spec.name + "\" a " + (spec.semaphore ? "semaphore" : "mutex") +
+                                kind_of(like->semaphore(), like->reentrant()) + " and \"" +
+                                spec.name + "\" a " + kind_of(spec.semaphore, spec.reentrant) +
                                 " (\"kind\"): a library is judged like a built-in of its own kind");
     }
     if (const auto cancel = entry.optional_member("cancel")) {
@@ -149,6 +158,15 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
       spec.lock_key = lock_key->non_empty_string(kMaxField);
       if (spec.lock_key.find("{key}") == std::string::npos) {
         lock_key->fail("expected a template containing {key}");
+      }
+    }
+    if (const auto others = entry.optional_member("other_keys")) {
+      for (const JsonReader& other : others->elements(/*non_empty=*/true)) {
+        std::string key_template = other.non_empty_string(kMaxField);
+        if (key_template.find("{key}") == std::string::npos) {
+          other.fail("expected a template containing {key}");
+        }
+        spec.other_keys.push_back(std::move(key_template));
       }
     }
     if (const auto check = entry.optional_member("runtime_check")) {
@@ -165,6 +183,22 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     specs.push_back(std::move(spec));
   }
   return specs;
+}
+
+std::vector<std::string> library_prefixes(const LockVariant& variant, const std::string& prefix) {
+  std::vector<std::string> prefixes;
+  const auto add = [&](std::string more) {
+    if (more != prefix && std::find(prefixes.begin(), prefixes.end(), more) == prefixes.end()) {
+      prefixes.push_back(std::move(more));
+    }
+  };
+  add(variant.stored_prefix(prefix));
+  if (const LibrarySpec* spec = library_spec(variant)) {
+    for (const std::string& other : spec->other_keys) {
+      add(other.substr(0, other.find("{key}")) + prefix);
+    }
+  }
+  return prefixes;
 }
 
 std::unique_ptr<const LockVariant> make_library_variant(const LibrarySpec& spec) {

@@ -21,8 +21,11 @@
 // (its adapter gets connect's "servers"), like the built-in redlock; "cancel" says how its adapter
 // cancels a call (the hello's "cancel"), for scenarios with "cancel_after_ms"; "kind":
 // "semaphore" says the library is a counting semaphore of lock.permits permits (connect's
-// "lock" carries them), judged as one (LockVariant::semaphore), and its "like" must be a
-// semaphore too ("mutex", the default, a mutex).
+// "lock" carries them), judged as one (LockVariant::semaphore), "reentrant" that it is a
+// reentrant lock owned by the client (connect's "client"), judged by its depth
+// (LockVariant::reentrant); its "like" must be of the same kind ("mutex", the default, a mutex);
+// "other_keys" lists the other keys and channels the library names after the lock's key
+// (Redisson's "redisson_lock__channel:{{key}}"), which the run's ACL user is granted too.
 //
 //   const auto specs = load_library_manifest(adapters_dir() / "libraries.json");  // InputError
 //   register_variant(make_library_variant(specs[0]));
@@ -55,6 +58,8 @@ struct LibrarySpec {
   // "kind": "semaphore": a counting semaphore of lock.permits permits (LockVariant::semaphore);
   // false: a mutex ("kind": "mutex", or no kind).
   bool semaphore = false;
+  // "kind": "reentrant": a reentrant lock whose owner is the client (LockVariant::reentrant).
+  bool reentrant = false;
   // "cancel": how the adapter cancels a call a scenario cancels ("cancel_after_ms"), in words
   // (redis-py asyncio: "Task.cancel ..."), or "none: " and why the library cannot be cancelled
   // (a blocking call, a promise); empty: not said. See cancels().
@@ -62,6 +67,9 @@ struct LibrarySpec {
   // cancels: whether the adapter cancels calls ("cancel" given and not "none: ...").
   bool cancels() const { return !cancel.empty() && cancel.rfind("none:", 0) != 0; }
   std::string lock_key = "{key}";
+  // "other_keys": templates with {key} of the keys and channels the library uses beside the lock
+  // ("redisson_unlock_latch:{{key}}:"): granted to the run's ACL user and cleaned up after a run.
+  std::vector<std::string> other_keys;
   std::vector<std::string> command;        // {adapters} already replaced
   std::vector<std::string> runtime_check;  // exits 0 when the library's runtime is installed
   std::string install;                     // the command that installs a missing runtime
@@ -77,6 +85,12 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
 
 // library_key: where the library keeps the lock of `key` ("mutex:" + key for "mutex:{key}").
 std::string library_key(const std::string& lock_key_template, const std::string& key);
+
+// library_prefixes: the prefixes other than `prefix` under which `variant` keeps keys or
+// channels for the keys that start with `prefix` (its stored_prefix when that differs, and a
+// library's "other_keys"), for the run's ACL user and the cleanup after a run; empty for a
+// variant that keeps everything under `prefix`.
+std::vector<std::string> library_prefixes(const LockVariant& variant, const std::string& prefix);
 
 std::unique_ptr<const LockVariant> make_library_variant(const LibrarySpec& spec);
 

@@ -78,6 +78,14 @@ ADAPTERS = [
     dict(name="tooz", cmd=["/usr/bin/python3", "adapters/python-tooz/adapter.py"],
          plain="lib:tooz", renew="lib:tooz-heartbeat", key="b'_tooz'_{key}_lock", extend="own_ttl",
          owner_check=True, cancel="refused"),
+    # node-redisson's RLock: a reentrant lock, a hash at the key with a field per owner
+    # ("<redisson id>:<client>", the token) counting its holds; its unlock names a latch key and
+    # a channel after the key ("redisson_unlock_latch:{<key>}:<id>", "redisson_lock__channel:
+    # {<key>}"), which the run's ACL user is granted too (libraries.json's "other_keys").
+    dict(name="node-redisson", cmd=[NODE, "adapters/node-redisson/adapter.js"],
+         plain="lib:node-redisson", renew="lib:node-redisson-watchdog", key="{key}",
+         extend=False, owner_check=True, hash=True,
+         other_keys=["redisson_unlock_latch:{{key}}:", "redisson_lock__channel:{{key}}"]),
     # malkusch/lock: one number is the wait and the TTL - 1 s, in whole seconds (TTL >= 2 s).
     dict(name="malkusch-lock", cmd=["/usr/bin/php", "adapters/php-malkusch-lock/adapter.php"],
          plain="lib:malkusch-lock", renew=None, key="lock_{key}", extend=False, owner_check=True,
@@ -310,6 +318,8 @@ class Suite:
         """Whether the lock at key is token's: the string value, or a member of the sorted set."""
         if self.spec.get("zset"):
             return self.admin("ZSCORE", self.lock_key(key), token) is not None
+        if self.spec.get("hash"):
+            return self.admin("HEXISTS", self.lock_key(key), token) == 1
         return self.admin("GET", self.lock_key(key)) == token
 
     def take_over(self, key):
@@ -319,6 +329,10 @@ class Suite:
             now = self.admin("TIME")
             expiry = int(now[0]) * 1000 + int(now[1]) // 1000 + 5000
             self.admin("ZADD", self.lock_key(key), expiry, "someone-else", expiry, "__write__")
+            self.admin("PEXPIRE", self.lock_key(key), 5000)
+        elif self.spec.get("hash"):
+            self.admin("DEL", self.lock_key(key))
+            self.admin("HSET", self.lock_key(key), "someone-else", 1)
             self.admin("PEXPIRE", self.lock_key(key), 5000)
         else:
             self.admin("SET", self.lock_key(key), "someone-else", "PX", 5000)
@@ -596,6 +610,19 @@ class Suite:
     def test_key_outside_acl_pattern(self):
         # locksim's per-run user may touch only its prefix. A library that puts its own prefix
         # in front of the key (mutex:, lock.) is refused by such a user.
+        if self.spec.get("other_keys"):
+            # The lock is at the key, but the unlock script also names its latch key and its
+            # channel (KEYS[3], KEYS[2]) after it, outside the run's pattern: the narrow user
+            # takes the lock and cannot release it.
+            a = self.connected(endpoint=dict(self.endpoint, username=NARROW_USER))
+            key = self.key("k6")
+            self.acquire(a, key, ttl_ms=2000)
+            reply, _ = a.call("release", key=key, token="", timeout=8)
+            self.observed["release with the unlock's latch outside the per-run ACL pattern"] = reply
+            check(reply.get("result") == "fail" and reply.get("error") == "reply_error" and
+                  "NOPERM" in reply.get("message", ""), "NOPERM is reported", reply)
+            self.admin("DEL", self.lock_key(key))
+            return
         if self.spec["key"].startswith("{key}"):
             # The harness's key, or a suffix of it ("{key}:lock"): inside the run's pattern.
             self.observed["key"] = "the harness's key" if self.spec["key"] == "{key}" else self.spec["key"]
@@ -652,6 +679,57 @@ class Suite:
                                           wait=dict(strategy="poll", interval_ms=10)))
             check(reply.get("error") == "protocol" and "clock_offset_ms" in reply.get("message", ""),
                   "a clock offset that is no integer is refused", reply)
+
+    def test_reentrant(self):
+        # A reentrant lock is the client's: its acquire while it holds is a nested one (the
+        # same token, the hold counted), a release takes one hold away (deleted 0, the lease
+        # reset) and the last frees the lock (deleted 1); another client's release, holding
+        # nothing (a finally after a failed tryLock), is refused (deleted 0) and changes
+        # nothing; a waiter is woken by the last release's publish, not by its lease.
+        if not self.spec.get("hash"):
+            return
+        a, b = self.connected(client="A"), self.connected(client="B")
+        key = self.key("k-reentrant")
+        outer, _ = self.acquire(a, key, ttl_ms=3000)
+        nested, _ = self.acquire(a, key, ttl_ms=3000, timeout_ms=0)
+        check(nested.get("token") == outer["token"], "a nested acquire has the owner's token", nested)
+        check(self.admin("HGET", self.lock_key(key), outer["token"]) == "2", "two holds counted")
+        refused, _ = b.call("acquire", key=key, ttl_ms=3000, timeout_ms=0)
+        check(refused.get("result") == "fail" and refused.get("error") == "gave_up",
+              "another client is refused", refused)
+        foreign = self.release(b, key, "")
+        self.observed["release by a client that holds nothing"] = foreign
+        check(foreign.get("deleted") == 0 and foreign.get("library_error") == "RedissonLockError",
+              "another client's release is refused", foreign)
+        check(self.admin("HGET", self.lock_key(key), outer["token"]) == "2", "and undoes no hold")
+        self.admin("PEXPIRE", self.lock_key(key), 1000)
+        inner = self.release(a, key, outer["token"])
+        check(inner.get("deleted") == 0 and inner.get("inner") is True, "an inner release", inner)
+        check(self.admin("HGET", self.lock_key(key), outer["token"]) == "1", "one hold left")
+        check(self.admin("PTTL", self.lock_key(key)) > 2000, "the inner release reset the lease")
+        # B waits (5 s); A's last release after 0.3 s wakes it through the channel.
+        b.send_line(json.dumps(dict(v=1, id=500, op="acquire", key=key, ttl_ms=3000, timeout_ms=5000)))
+        time.sleep(0.3)
+        last = self.release(a, key, outer["token"])
+        check(last.get("deleted") == 1, "the last release frees the lock", last)
+        started = time.monotonic()
+        woken, _ = b.wait_reply(500, 8, "acquire")
+        check(woken.get("result") == "ok" and time.monotonic() - started < 1.0,
+              "the waiter is woken by the release", woken)
+        self.release(b, key, woken["token"])
+        check(self.admin("EXISTS", self.lock_key(key)) == 0, "the key is gone")
+        # node-redisson 1.0.4's tryLock gives up when one wait for the channel times out, and
+        # that wait is bounded by the lock's PTTL (RedissonLock.js, tryLock: SYMBOL_TIMEOUT ->
+        # return false): a waiter gives up when the holder's lease ends, with its own wait left,
+        # instead of taking the expired lock (Java Redisson tries again until its wait is spent).
+        self.acquire(a, key, ttl_ms=800)
+        started = time.monotonic()
+        late, _ = b.call("acquire", key=key, ttl_ms=3000, timeout_ms=4000, timeout=10)
+        waited = time.monotonic() - started
+        self.observed["a 4 s wait for a lock whose 800 ms lease runs out"] = dict(late, waited_s=round(waited, 2))
+        check(late.get("result") == "fail" and late.get("error") == "gave_up" and waited < 2.0,
+              "the waiter gives up when the lease ends (node-redisson's own bug)", late)
+        check(self.admin("EXISTS", self.lock_key(key)) == 0, "the lock it gave up on is free")
 
     def test_renewal(self):
         if not self.spec["renew"]:
@@ -773,7 +851,8 @@ def main():
         admin("ACL", "SETUSER", USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               "~mutex:" + PREFIX + "*", "~lock." + PREFIX + "*",
               "~@simple-redis-mutex:lock-" + PREFIX + "*", "~lock_" + PREFIX + "*",
-              "~semaphore:" + PREFIX + "*",
+              "~semaphore:" + PREFIX + "*", "~redisson_unlock_latch:{" + PREFIX + "*",
+              "~redisson_lock__channel:{" + PREFIX + "*",
               "~b'_tooz'_" + PREFIX + "*", *rules)
         admin("ACL", "SETUSER", NARROW_USER, "reset", "on", ">" + PASSWORD, "~" + PREFIX + "*",
               *rules)

@@ -11,7 +11,9 @@
 # blocks itself with the grants of a failed attempt, where the built-in unlocks them; and calls
 # cancelled by their caller (redis-py asyncio) are recorded and named, and asked only of a library
 # whose adapter cancels; and redis-semaphore's Semaphore and MultiSemaphore are judged as
-# semaphores, their permits timed by the client's own (shifted) clock.
+# semaphores, their permits timed by the client's own (shifted) clock; and node-redisson's RLock
+# is judged as a reentrant lock (its nested acquire, inner release and refused finally releases),
+# and its waiter gives up when the holder's lease ends.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -144,6 +146,52 @@ for lib in lib:redis-semaphore-semaphore lib:redis-semaphore-multi; do
     '"client":"A","type":"ok","f":"release","key":"lock","deleted":0' \
     "$WORK/semaphore/semaphore-client-clock-ahead/latest/$lib/history.jsonl"
 done
+
+# --- a reentrant library: node-redisson's RLock ("kind": "reentrant") -----------------------------
+# Judged by its owner's depth, like hash_reentrant: each client process is one Redisson clientId
+# (the client's name), so A's second acquire is a nested one (its token again) and A's first
+# release an inner one (deleted 0); B's releases after its failed try (finally: it holds nothing)
+# reach the library, which refuses them, so C stays out; without the rows (or with finally
+# releases refused to libraries) these lines are missing.
+timeout 300 "$LOCKSIM" run "$SOURCE"/scenarios/reentrant-*.json --library node-redisson \
+  --library node-redisson-watchdog --out "$WORK/reentrant" --no-progress \
+  >"$WORK/reentrant.out" 2>"$WORK/reentrant.err"
+expect_code "the node-redisson rows run the reentrant scenarios as expected" 0 $? "$WORK/reentrant.out"
+expect_no_grep "no node-redisson row skips a reentrant scenario" "skips reentrant" "$WORK/reentrant.out"
+for lib in lib:node-redisson lib:node-redisson-watchdog; do
+  for scenario in reentrant-nested-acquire reentrant-wrong-owner-release; do
+    expect_grep "$lib: $scenario is ok" "$scenario *$lib *ok *ok *yes" "$WORK/reentrant.out"
+  done
+  history=$WORK/reentrant/reentrant-nested-acquire/latest/$lib/history.jsonl
+  expect_grep "$lib: the history is a reentrant lock's" '"reentrant":true' "$history"
+  if [[ $(grep -c '"client":"A","type":"ok","f":"acquire".*"token":"[^"]*:A"' "$history") == 2 ]]; then
+    pass "$lib: A's nested acquire is granted with its own field (<redisson id>:A)"
+  else
+    fail "$lib: A's two acquires:"; grep '"f":"acquire"' "$history" | sed 's/^/    /'
+  fi
+  expect_grep "$lib: A's inner release undoes a hold" \
+    '"client":"A","type":"ok","f":"release","key":"lock","deleted":0' "$history"
+  history=$WORK/reentrant/reentrant-wrong-owner-release/latest/$lib/history.jsonl
+  if [[ $(grep -c '"client":"B","type":"ok","f":"release","key":"lock","deleted":0' "$history") == 2 ]]; then
+    pass "$lib: B's two finally releases reach the library and are refused"
+  else
+    fail "$lib: B's releases:"; grep '"client":"B"' "$history" | sed 's/^/    /'
+  fi
+done
+# node-redisson's waiter gives up when the holder's lease ends (its tryLock returns false when a
+# wait for the channel, bounded by the lock's PTTL, times out): in stale-release B's 4 s wait ends
+# at A's 500 ms lease, the lock free, so the overlap lua_owner shows never happens.
+sed 's/"lua_fair_queue"\]/"lua_fair_queue", "lib:node-redisson"]/; s/"expect": {/"expect": {"lib:node-redisson": "any",/' \
+  "$SOURCE/scenarios/stale-release.json" >"$WORK/redisson-stale.json"
+timeout 120 "$LOCKSIM" run "$WORK/redisson-stale.json" --variant lua_owner --variant lib:node-redisson \
+  --out "$WORK/redisson-stale" --no-progress >"$WORK/redisson-stale.out" 2>&1
+expect_code "stale-release with node-redisson runs" 0 $? "$WORK/redisson-stale.out"
+expect_grep "lua_owner's B takes the expired lock" \
+  "stale-release *lua_owner *mutex_violation (lease_expired) *mutex_violation (lease_expired) *yes" \
+  "$WORK/redisson-stale.out"
+expect_grep "node-redisson's B gives up at A's lease end, 3.5 s of its wait left" \
+  '"[4-9][0-9][0-9]\.[0-9] ms: B (step-3): could not acquire lock within 4000 ms"' \
+  "$WORK/redisson-stale/stale-release/latest/lib:node-redisson/results.json"
 
 # --- cancellation: calls cancelled by their caller (redis-py asyncio: Task.cancel) -------------
 "$LOCKSIM" run "$SOURCE/scenarios/cancelled-release.json" "$SOURCE/scenarios/cancelled-acquire-executed.json" \

@@ -2,7 +2,8 @@
 // needed): unknown keys with did-you-mean and paths, wrong types, placeholders (unknown and
 // unclosed), caps on scripts and templates, hostile files; and filling placeholders is bounded.
 // And a library's lock_key template: the key it stores and the prefix a run grants and cleans;
-// and its kind: a semaphore is judged as one, like a built-in semaphore only.
+// and its kind: a semaphore is judged as one, like a built-in semaphore only, and a reentrant
+// library as a reentrant lock, like a built-in reentrant lock only; and its other keys are granted.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -248,6 +249,35 @@ TEST(LibraryVariantKeys, StoredKeyAndPrefixFollowTheTemplate) {
   spec.lock_key = "{key}";
   const auto plain = make_library_variant(spec);
   EXPECT_EQ(plain->stored_prefix("locksim:r:"), "locksim:r:");
+  EXPECT_TRUE(library_prefixes(*plain, "locksim:r:").empty());
+  EXPECT_EQ(library_prefixes(*prefixed, "locksim:r:"),
+            std::vector<std::string>{"mutex:locksim:r:"});
+}
+
+// A library's "other_keys" (Redisson's pub/sub channel and unlock latch, named after the lock's
+// key inside a hash tag) become prefixes the run's ACL user is granted and its cleanup scans,
+// besides the lock's own; a template without {key} is refused at its path.
+TEST_F(VariantFileTest, LibraryOtherKeysArePrefixesOfTheRun) {
+  const auto manifest = [](const std::string& other) {
+    return R"({"libraries": [{"name": "lib:rl", "adapter": "rl", "command": ["/bin/true"],
+               "summary": "a reentrant lock", "like": "hash_reentrant", "kind": "reentrant",
+               "other_keys": [")" +
+           other + R"(", "redisson_unlock_latch:{{key}}:"]}]})";
+  };
+  const std::vector<LibrarySpec> specs =
+      load_library_manifest(write(manifest("redisson_lock__channel:{{key}}")), variant_names());
+  ASSERT_EQ(specs.size(), 1u);
+  const auto variant = make_library_variant(specs[0]);
+  EXPECT_EQ(library_prefixes(*variant, "locksim:r:"),
+            (std::vector<std::string>{"redisson_lock__channel:{locksim:r:",
+                                      "redisson_unlock_latch:{locksim:r:"}));
+  try {
+    load_library_manifest(write(manifest("redisson_lock__channel")), variant_names());
+    ADD_FAILURE() << "a template without {key} was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("$.libraries[0].other_keys[0]"), std::string::npos)
+        << error.what();
+  }
 }
 
 // A library's "kind": "semaphore" makes its variant a semaphore (the checker counts its holders
@@ -286,6 +316,22 @@ TEST_F(VariantFileTest, LibraryKindIsItsReferenceKind) {
       << semaphore_like;
   const std::string unknown = error_of_manifest("zset_semaphore", "counting");
   EXPECT_NE(unknown.find("$.libraries[0].kind"), std::string::npos) << unknown;
+
+  // A reentrant library (Redisson's RLock) is judged by its owner's depth, like hash_reentrant;
+  // like a mutex, or a mutex like a reentrant lock, is refused.
+  const auto reentrant = make_library_variant(load("hash_reentrant", "reentrant")[0]);
+  EXPECT_TRUE(reentrant->reentrant());
+  EXPECT_FALSE(reentrant->semaphore());
+  EXPECT_FALSE(make_library_variant(load("lua_owner", "")[0])->reentrant());
+  const std::string reentrant_like_mutex = error_of_manifest("lua_owner", "reentrant");
+  EXPECT_NE(reentrant_like_mutex.find("\"lua_owner\" is a mutex and \"lib:sem\" a reentrant lock"),
+            std::string::npos)
+      << reentrant_like_mutex;
+  const std::string mutex_like_reentrant = error_of_manifest("hash_reentrant", "mutex");
+  EXPECT_NE(
+      mutex_like_reentrant.find("\"hash_reentrant\" is a reentrant lock and \"lib:sem\" a mutex"),
+      std::string::npos)
+      << mutex_like_reentrant;
 }
 
 }  // namespace

@@ -237,8 +237,8 @@ int main(int argc, char** argv) {
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");
   explore_cmd->add_flag("--steer", explore.steer,
                         "Steer toward what is not covered yet: keep each schedule that covered\n"
-                        "something new (or covered it with fewer choices) and draw three\n"
-                        "schedules of four as variations of the kept ones of rare items (a\n"
+                        "something new (or covered it with fewer choices) and draw one\n"
+                        "schedule in two as a variation of the kept one of a rare item (a\n"
                         "variation's finding is written under OUT: its seed alone does not draw\n"
                         "it; with -j above 1 not repeated exactly)");
   explore_cmd

@@ -91,7 +91,9 @@ std::string describe_steps(const Json& document) {
 }
 
 // settings_json: what decides the schedules of a seed (shards must agree on it to be merged),
-// the build included: another build of locksim may draw a seed's schedule differently.
+// the build included: another build of locksim may draw a seed's schedule differently; and
+// whether the search was steered (--steer), under which a seed may run a variation of a kept
+// schedule instead of its own (a scenario file is never steered).
 Json settings_json(const ExploreOptions& options) {
   Json settings = {
       {"variant", options.variant}, {"scenario", options.scenario}, {"build", build_commit()}};
@@ -103,6 +105,7 @@ Json settings_json(const ExploreOptions& options) {
     std::set<std::string> faults(options.faults.begin(), options.faults.end());
     settings["faults"] = faults;
   }
+  settings["steer"] = options.steer && options.scenario.empty();
   return settings;
 }
 

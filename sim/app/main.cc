@@ -237,9 +237,10 @@ int main(int argc, char** argv) {
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");
   explore_cmd->add_flag("--steer", explore.steer,
                         "Steer toward what is not covered yet: keep each schedule that covered\n"
-                        "something new and draw every other schedule as a variation of a kept\n"
-                        "one (a variation's finding is written under OUT: its seed alone does\n"
-                        "not draw it; with -j above 1 not repeated exactly)");
+                        "something new (or covered it with fewer choices) and draw one\n"
+                        "schedule in two as a variation of the kept one of a rare item (a\n"
+                        "variation's finding is written under OUT: its seed alone does not draw\n"
+                        "it; with -j above 1 not repeated exactly)");
   explore_cmd->add_flag("--first-own", explore.first_own,
                         "Stop drawing at the first finding of the lock's own (its reference\n"
                         "does not show it in that schedule), then shrink and confirm what was\n"

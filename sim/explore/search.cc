@@ -37,13 +37,16 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
   ExploreSummary summary;
   summary.last_seed = budget.first_seed;
   summary.coverage = coverage_counts_for(target);
-  // Steering: the choices of the schedules that covered something new, and all that was covered.
-  struct Kept {
-    std::vector<std::uint64_t> choices;
-    Coverage covered;
+  // Steering: the choices of the schedules kept, and for each item the kept schedule that stands
+  // for it: the smallest (fewest choices) that covered it so far, as AFL keeps the smallest input
+  // for each edge (its "favored" entries). A small schedule is the one whose variations keep the
+  // item: fewer clients and steps around it for a change to disturb.
+  std::vector<std::vector<std::uint64_t>> corpus;
+  std::vector<int> favored(kCoverageItems, -1);  // item -> index in corpus, -1: not covered yet
+  const auto favors = [&](CoverageItem item, std::size_t choices) {
+    const int kept = favored[item];
+    return kept < 0 || corpus[static_cast<std::size_t>(kept)].size() > choices;
   };
-  std::vector<Kept> corpus;
-  Coverage seen;
   const bool steer = budget.steer && !target.scenario;
   // Each seed's result is folded in at once (memory does not grow with the schedules); the first
   // seed of a finding is the least seed that showed it, whichever worker ran it.
@@ -72,32 +75,38 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       if (given) {
         run = run_schedule(*given, *target.variant, seed, false, &stop);
       } else {
-        // Drawn in memory and run: no document is written or parsed for it. Steered, every
-        // other schedule varies a kept one: a few of its choices drawn anew, from this seed.
+        // Drawn in memory and run: no document is written or parsed for it. Steered, one
+        // schedule in two (by a draw from its seed, so the same seeds are varied however the
+        // budget ends) varies a kept one (a few of its choices drawn anew, from this seed); the
+        // other is drawn from its seed, so the search still finds what no kept one is near.
+        // Coverage cannot tell a kept schedule near a bug from one that is not (a lock and its
+        // buggy twin cover the same), so where it is not the variations only cost: one in two
+        // keeps that cost to about 2 explorations in 30 and finds a rare pair nearly as often as
+        // three in four did (docs/simulator.md, "Steering").
         std::optional<Choices> choices;
-        if (steer && n % 2 == 1) {
+        if (steer && Rng(seed ^ 0x1234567u).chance(0.5)) {
           std::vector<std::uint64_t> parent;
           {
             std::lock_guard<std::mutex> lock(mutex);
-            if (!corpus.empty()) {
-              // A kept schedule is drawn as often as the rarest item it covered is rare: the
-              // variations go where the search has been least (AFL's rare-branch energy).
-              std::vector<double> weights;
-              double total = 0;
-              for (const Kept& kept : corpus) {
-                double rarest = 0;
-                kept.covered.for_each([&](CoverageItem item) {
-                  const std::uint64_t times = summary.coverage->schedules[item];
-                  rarest = std::max(rarest, 1.0 / static_cast<double>(std::max<std::uint64_t>(times, 1)));
-                });
-                weights.push_back(rarest);
-                total += rarest;
-              }
+            // An item is varied as often as it is rare (AFL's rare-branch energy): the variations
+            // go where the search has been least, from the smallest schedule that got there.
+            std::vector<double> weights;
+            std::vector<int> parents;
+            double total = 0;
+            for (std::size_t item = 0; item < favored.size(); ++item) {
+              if (favored[item] < 0) continue;
+              const std::uint64_t times =
+                  std::max<std::uint64_t>(summary.coverage->schedules[item], 1);
+              weights.push_back(1.0 / static_cast<double>(times));
+              parents.push_back(favored[item]);
+              total += weights.back();
+            }
+            if (!parents.empty()) {
               Rng pick(seed ^ 0x5bd1e995u);
               double at = static_cast<double>(pick.next() >> 11) * 0x1.0p-53 * total;
               std::size_t chosen = 0;
               while (chosen + 1 < weights.size() && at >= weights[chosen]) at -= weights[chosen++];
-              parent = corpus[chosen].choices;
+              parent = corpus[static_cast<std::size_t>(parents[chosen])];
             }
           }
           if (!parent.empty()) {
@@ -132,9 +141,17 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreBudget& budget,
       std::unique_lock<std::mutex> lock(mutex);
       if (steer && exercise != nullptr && run.error.empty()) {
         if (variation) ++summary.variations;
-        if (run.coverage.without(seen).any()) {
-          seen |= run.coverage;
-          corpus.push_back(Kept{std::move(drawn_choices), run.coverage});
+        // Kept if it covered an item no schedule before it had, or with fewer choices than the
+        // one kept for it: it stands for each such item from now on.
+        bool keep = false;
+        run.coverage.for_each(
+            [&](CoverageItem item) { keep = keep || favors(item, drawn_choices.size()); });
+        if (keep) {
+          const int index = static_cast<int>(corpus.size());
+          run.coverage.for_each([&](CoverageItem item) {
+            if (favors(item, drawn_choices.size())) favored[item] = index;
+          });
+          corpus.push_back(std::move(drawn_choices));
           ++summary.kept;
         }
       }

@@ -28,9 +28,11 @@ struct ExploreBudget {
   std::uint64_t schedules = 1000;  // at most this many seeds, first_seed onwards
   double seconds = 0;              // > 0: stop after this long too (wall time)
   int jobs = 1;
-  // steer: steer drawn schedules toward what is not covered yet: every schedule that covered an
-  // item no schedule before it had is kept (its choices), and every other schedule is a variation
-  // of a kept one (some of its choices drawn anew), as a coverage-guided fuzzer mutates its input.
+  // steer: steer drawn schedules toward what is not covered yet: a schedule that covered an item
+  // no schedule before it had, or an item with fewer choices than the one kept for it, is kept
+  // (its choices; each item is stood for by its smallest), and one schedule in two (chosen by a
+  // draw from its seed) is a variation of the schedule of a rare item (some of its choices drawn
+  // anew), as a coverage-guided fuzzer mutates its input; the other is drawn from its seed.
   // What a variation shows is written (ExploreFinding::steered), since its seed alone does not
   // draw it; which schedules are kept depends on the order they end, so with several workers a
   // steered exploration is not repeated exactly.

@@ -275,6 +275,24 @@ PY
 "$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/elsewhere.json" >"$WORK/build.out" 2>&1
 expect_code "merging shards of two builds" 2 $? "$WORK/build.out"
 expect_grep "it names the build" '"build"' "$WORK/build.out"
+# Whether the search was steered is a setting: a steered shard runs variations in place of some of
+# its seeds' own schedules, so it is not merged with a plain one.
+"$LOCKSIM" explore --variant set_nx_ex --faults crash,pause --seeds 400..599 --no-shrink \
+  --no-progress --steer --out "$WORK/steered" --json "$WORK/steered.json" >/dev/null 2>&1
+if /usr/bin/python3 - "$WORK/steered.json" "$WORK/shard1.json" <<'PY'
+import json, sys
+steered, plain = (json.load(open(p))["settings"] for p in sys.argv[1:3])
+sys.exit(0 if steered.get("steer") is True and plain.get("steer") is False else 1)
+PY
+then
+  pass "the --json settings say whether the search was steered"
+else
+  fail "the --json settings do not say whether the search was steered"
+  cat "$WORK/steered.json" "$WORK/shard1.json"
+fi
+"$LOCKSIM" explore --merge "$WORK/shard1.json" "$WORK/steered.json" >"$WORK/steer-mix.out" 2>&1
+expect_code "merging a steered shard with a plain one" 2 $? "$WORK/steer-mix.out"
+expect_grep "it names the setting" '"steer":true' "$WORK/steer-mix.out"
 
 # --- bad input -----------------------------------------------------------------------------------
 "$LOCKSIM" explore --variant nope >"$WORK/bad1.out" 2>&1

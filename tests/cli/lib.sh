@@ -43,6 +43,9 @@ in_shrink() {
 }
 # confirmed OUTPUT SIGNATURE: explore's shrink of SIGNATURE was confirmed on a real server.
 confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
+# slow SECONDS: a bound on one command of a test, four times as long under a sanitizer
+# (./scripts/sanitize sets LOCKSIM_SANITIZER; sanitized programs run 5 to 20 times slower).
+slow() { if [[ -n ${LOCKSIM_SANITIZER:-} ]]; then echo $(($1 * 4)); else echo "$1"; fi; }
 finish() {  # prints the tally; fails the script if anything failed
   echo "passed: $passed, failed: $failed"
   [[ $failed -eq 0 ]]

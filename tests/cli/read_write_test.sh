@@ -48,7 +48,7 @@ done
 grep -q '"mode":"read"' "$WORK"/real/rw-readers-share/latest/rw_lock/history.jsonl &&
   pass "the history records a read acquire's mode" || fail "no \"mode\":\"read\" in the history"
 
-timeout 240 "$LOCKSIM" audit "$SOURCE/tests/cli/user_rw_reader_pref.json" \
+timeout "$(slow 240)" "$LOCKSIM" audit "$SOURCE/tests/cli/user_rw_reader_pref.json" \
   "$SOURCE/tests/cli/user_rw_fair.json" --scenarios "$SOURCE/scenarios" --explore 200 \
   --out "$WORK/audit" --no-progress >"$WORK/audit.out" 2>&1
 expect_code "audit says a property fails" 1 $? "$WORK/audit.out"
@@ -60,7 +60,7 @@ expect_grep "audit: the fair lock does not" \
   "$WORK/audit.out"
 
 name=user_rw_write_over_read
-timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
+timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
   --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
 expect_code "explore finds the writer over readers" 1 $? "$WORK/explore.out"
 expect_grep "read holds are drawn" "read hold (" "$WORK/explore.out"
@@ -78,7 +78,7 @@ fi
 # Reader preference in drawn schedules: a reader stream (two readers taking turns while a writer
 # asks) starves the writer past the bound explore sets (a TTL); the fair lock does not show it.
 name=user_rw_reader_pref
-timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
+timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
   --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-pref" --no-progress >"$WORK/explore-pref.out" 2>&1
 expect_code "explore finds the starved writer" 1 $? "$WORK/explore-pref.out"
 expect_grep "reader streams are drawn" "reader stream (" "$WORK/explore-pref.out"

@@ -44,7 +44,7 @@ for backend in real sim; do
 done
 
 # audit: the early release fails the reentrant property, the correct lock has it.
-timeout 240 "$LOCKSIM" audit "$SOURCE/tests/cli/user_reentrant_release_all.json" \
+timeout "$(slow 240)" "$LOCKSIM" audit "$SOURCE/tests/cli/user_reentrant_release_all.json" \
   "$SOURCE/tests/cli/user_reentrant_hash.json" --scenarios "$SOURCE/scenarios" --explore 200 \
   --out "$WORK/audit" --no-progress \
   >"$WORK/audit.out" 2>&1
@@ -60,7 +60,7 @@ expect_grep "audit: the correct lock has it" \
 for lock in release_all:"mutex_violation (early_release)" mutex:"deadlock (nested_refused)"; do
   name=user_reentrant_${lock%%:*}
   finding=${lock#*:}
-  timeout 150 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
+  timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
     --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-$name" --no-progress >"$WORK/$name.out" 2>&1
   expect_code "explore finds $name's bug" 1 $? "$WORK/$name.out"
   expect_grep "$name: nested acquires are drawn" "nested acquire (" "$WORK/$name.out"

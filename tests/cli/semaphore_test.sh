@@ -52,7 +52,7 @@ done
 # explore draws a semaphore's permits and its clients' own clocks: the clock-timed user lock's
 # third holder is found as its own (zset_semaphore_server does not show it), shrunk, and
 # confirmed on a real redis-server.
-timeout 120 "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_semaphore_clocks.json" \
+timeout "$(slow 120)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_semaphore_clocks.json" \
   --variant user_clock_semaphore --faults client_clock --time 10s -j 2 --first-own --confirm 2 \
   --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
 expect_code "explore finds the clock-timed semaphore's bug" 1 $? "$WORK/explore.out"

@@ -28,7 +28,8 @@ constexpr std::size_t kLargestClass = 16;  // 264 bytes
 constexpr std::size_t block_bytes(std::size_t size_class) { return 16 * size_class + 8; }
 
 constexpr std::size_t class_of_request(std::size_t size) {
-  return size <= 24 ? 1 : (size + 7) / 16;
+  const std::size_t size_class = (size + 7) / 16;
+  return size_class == 0 ? 1 : size_class;
 }
 
 struct FreeBlock {
@@ -65,22 +66,6 @@ struct SmallBlockKeeper {
   SmallBlockKeeper& operator=(const SmallBlockKeeper&) = delete;
 };
 
-void* allocate_block(std::size_t size) {
-  const std::size_t size_class = class_of_request(size);
-  if (size_class > kLargestClass) {
-    if (void* block = std::malloc(size)) return block;
-    throw std::bad_alloc();
-  }
-  SmallBlockLists& lists = small_block_lists;
-  if (FreeBlock* block = lists.heads[size_class]; block != nullptr && lists.on) {
-    lists.heads[size_class] = block->next;
-    lists.bytes -= block_bytes(size_class);
-    return block;
-  }
-  if (void* block = std::malloc(block_bytes(size_class))) return block;
-  throw std::bad_alloc();
-}
-
 void keep_or_free(void* block, std::size_t size_class) noexcept {
   SmallBlockLists& lists = small_block_lists;
   if (lists.on && size_class >= 1 && size_class <= kLargestClass &&
@@ -96,7 +81,21 @@ void keep_or_free(void* block, std::size_t size_class) noexcept {
 
 }  // namespace
 
-void* operator new(std::size_t size) { return allocate_block(size); }
+void* operator new(std::size_t size) {
+  if (size <= block_bytes(kLargestClass)) {
+    const std::size_t size_class = class_of_request(size);
+    // A list holds blocks only while the thread keeps them (give_back_small_blocks empties them).
+    SmallBlockLists& lists = small_block_lists;
+    if (FreeBlock* block = lists.heads[size_class]; block != nullptr) {
+      lists.heads[size_class] = block->next;
+      lists.bytes -= block_bytes(size_class);
+      return block;
+    }
+    size = block_bytes(size_class);
+  }
+  if (void* block = std::malloc(size)) return block;
+  throw std::bad_alloc();
+}
 
 void operator delete(void* block) noexcept {
   if (block == nullptr) return;
@@ -110,12 +109,14 @@ void operator delete(void* block) noexcept {
 
 void operator delete(void* block, std::size_t size) noexcept {
   if (block == nullptr) return;
-  keep_or_free(block, class_of_request(size));
+  keep_or_free(block, size <= block_bytes(kLargestClass) ? class_of_request(size) : 0);
 }
 
 namespace locksim {
 
 void keep_small_blocks() noexcept { thread_local SmallBlockKeeper keeper; }
+
+bool keeps_small_blocks() noexcept { return small_block_lists.on; }
 
 }  // namespace locksim
 
@@ -124,6 +125,8 @@ void keep_small_blocks() noexcept { thread_local SmallBlockKeeper keeper; }
 namespace locksim {
 
 void keep_small_blocks() noexcept {}
+
+bool keeps_small_blocks() noexcept { return false; }
 
 }  // namespace locksim
 

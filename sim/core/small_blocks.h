@@ -26,4 +26,8 @@ inline constexpr std::size_t kSmallBlockBytes = 256 * 1024;
 // gives them back to malloc when it exits. Idempotent; thread-safe (it concerns the caller only).
 void keep_small_blocks() noexcept;
 
+// keeps_small_blocks: whether this thread keeps them (after keep_small_blocks, and never under a
+// sanitizer).
+bool keeps_small_blocks() noexcept;
+
 }  // namespace locksim

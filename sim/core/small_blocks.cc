@@ -23,7 +23,7 @@ namespace {
 // A block of class k holds at least 16 k + 8 bytes: the sizes glibc's chunks give (24, 40, 56, ...
 // usable bytes), so asking malloc for a class's size takes the chunk a request of any size of the
 // class would have taken, and a block's class is read back from its usable size.
-constexpr std::size_t kLargestClass = 16;  // 264 bytes
+constexpr std::size_t kLargestClass = 64;  // 1032 bytes
 
 constexpr std::size_t block_bytes(std::size_t size_class) { return 16 * size_class + 8; }
 

@@ -9,7 +9,7 @@
 // per-thread cache keeps 7 blocks of a size; the rest go to its shared bins and come back through
 // its slow path (8-18% of explore's CPU time). This file replaces the global `operator new` and
 // `operator delete` so that a thread that asked for it keeps up to kSmallBlockBytes of freed
-// blocks of up to 256 bytes in lists of its own, one per 16-byte size, and serves its allocations
+// blocks of up to 1 KiB in lists of its own, one per 16-byte size, and serves its allocations
 // from them. Every other thread (a real run's clients, the proxy, the report) allocates as before:
 // one thread-local test per call. Blocks still come from and go back to malloc, so memory
 // allocated on one thread and freed on another is fine. Not compiled under AddressSanitizer or

@@ -8,6 +8,7 @@
 #include "sim/core/assert.h"
 #include "sim/core/error.h"
 #include "sim/core/random.h"
+#include "sim/core/small_blocks.h"
 #include "sim/scenario/loader.h"
 #include "sim/simulate/sim_topology.h"
 
@@ -64,6 +65,9 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
                            StopSignal& stop, const std::string& key_prefix,
                            const SimulationBounds& bounds) {
   LOCKSIM_ASSERT(simulator_refusal(scenario, variant).empty());
+  // A schedule allocates and frees a few hundred small blocks, most at its end: this thread keeps
+  // them for its next schedule (sim/core/small_blocks.h).
+  keep_small_blocks();
   // Client processes and an event loop run as threads here: every thread is a fiber, a pause
   // freezes the client (renewal included) as SIGSTOP does, a crash closes its connections.
   std::optional<Scenario> as_threads;

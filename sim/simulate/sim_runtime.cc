@@ -1,8 +1,8 @@
 #include "sim/simulate/sim_runtime.h"
 
-#include <cmath>
-
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <utility>
 
 #include "sim/core/assert.h"
@@ -83,14 +83,34 @@ SimTiming timing_of(std::uint64_t seed) {
 }
 
 std::string describe(const SimTiming& timing) {
-  const auto us = [](Nanos ns) { return std::to_string(ns / 1000); };
-  return std::string(timing.name) + " (hops " + us(timing.link.min_ns) + "-" +
-         us(timing.link.max_ns) + " µs, wake-ups " + us(timing.wake_min_ns) + "-" +
-         us(timing.wake_max_ns) + " µs" +
-         (timing.stall_one_in > 0 ? ", 1 in " + std::to_string(timing.stall_one_in) +
-                                        " up to " + us(timing.stall_max_ns) + " µs"
-                                  : std::string()) +
-         ")";
+  // Appended in place (each simulated run notes it: concatenated temporaries cost a few thousand
+  // instructions a schedule).
+  std::string text;
+  text.reserve(96);
+  const auto us = [&text](Nanos ns) {
+    char digits[24];
+    const std::to_chars_result end = std::to_chars(digits, digits + sizeof digits, ns / 1000);
+    text.append(digits, end.ptr);
+  };
+  text += timing.name;
+  text += " (hops ";
+  us(timing.link.min_ns);
+  text += '-';
+  us(timing.link.max_ns);
+  text += " µs, wake-ups ";
+  us(timing.wake_min_ns);
+  text += '-';
+  us(timing.wake_max_ns);
+  text += " µs";
+  if (timing.stall_one_in > 0) {
+    text += ", 1 in ";
+    text += std::to_string(timing.stall_one_in);
+    text += " up to ";
+    us(timing.stall_max_ns);
+    text += " µs";
+  }
+  text += ')';
+  return text;
 }
 
 SimRuntime::SimRuntime(Simulation& simulation, SimLinkLatency latency)

@@ -1,4 +1,5 @@
-// core_test: the seeded Rng, verdict words and precedence, and StopSignal's interruptible sleep.
+// core_test: the seeded Rng, verdict words and precedence, StopSignal's interruptible sleep, and
+// the small blocks a simulated run's thread keeps.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "sim/core/random.h"
+#include "sim/core/small_blocks.h"
 #include "sim/core/stop.h"
 #include "sim/core/verdict.h"
 
@@ -127,6 +129,25 @@ TEST(Verdict, WordsAndPrecedence) {
 }
 
 // A stop request wakes a long sleep at once and makes it report the stop.
+// A thread that keeps its small blocks serves the next request of a size from the last block of
+// that size it freed (sized or not), and never from a smaller one.
+TEST(SmallBlocks, AThreadThatKeepsThemServesAFreedBlockOfTheSameSize) {
+  std::thread([] {
+    keep_small_blocks();
+    if (!keeps_small_blocks()) GTEST_SKIP() << "a sanitizer build allocates as malloc does";
+    void* token = ::operator new(33);  // a 32-digit token's string: 40 usable bytes
+    ::operator delete(token, 33);
+    void* larger = ::operator new(41);  // needs 56: not the token's block
+    EXPECT_NE(larger, token);
+    void* same = ::operator new(40);
+    EXPECT_EQ(same, token);
+    ::operator delete(same);  // unsized: its class read back from its usable size
+    EXPECT_EQ(::operator new(25), token);
+    ::operator delete(token, 25);
+    ::operator delete(larger, 41);
+  }).join();
+}
+
 TEST(StopSignal, RequestInterruptsSleep) {
   StopSignal stop;
   EXPECT_TRUE(stop.sleep_for(std::chrono::milliseconds(1)));

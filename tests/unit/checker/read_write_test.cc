@@ -51,6 +51,29 @@ void hold_as(HistoryBuilder& builder, int client, LockMode mode, Nanos ok, Nanos
   builder.release(exit, exit + ms(1), client, deleted);
 }
 
+// kept_writer: A reads from 1 to 700 ms; C asks for the write lock at 5 ms (first busy answer at
+// 6 ms) and gets it at 901 ms; B reads from `second_reader_ok` to 900 ms; with `restart`, n1 is
+// restarted without persistence at 200 ms.
+History kept_writer(Nanos second_reader_ok, bool restart) {
+  HistoryBuilder builder({"A", "B", "C", "nemesis"});
+  builder.servers({"n1"});
+  hold_as(builder, A, LockMode::kRead, ms(1), ms(700), 0);
+  builder.acquire_invoke(ms(5), C, kRwTtlMs);
+  builder.last().mode = LockMode::kWrite;
+  if (restart) builder.server_fault(ms(200), 3, FaultKind::kRestartServer, "n1");
+  hold_as(builder, B, LockMode::kRead, second_reader_ok, ms(900));
+  builder.acquire_ok(ms(901), C, kRwTtlMs);
+  builder.release(ms(950), ms(951), C);
+  History h = read_write(builder.build());
+  for (Event& e : h.events) {
+    if (e.client == C && e.f == Op::kAcquire && e.type == EventType::kOk) {
+      e.mode = LockMode::kWrite;
+      set_queued_ns(e, ms(6));
+    }
+  }
+  return h;
+}
+
 // Proves two read holds may overlap, while a write hold overlapping a read hold is a violation,
 // and the same two reads are one in a history that is not a read-write lock's.
 TEST(ReadWrite, ReadersShareAWriterExcludes) {
@@ -73,23 +96,7 @@ TEST(ReadWrite, ReadersShareAWriterExcludes) {
 // starved (writer_starved, the lock's own), and that the same wait without a reader coming after
 // it, or within the bound, is not.
 TEST(ReadWrite, AWriterKeptWaitingByLaterReadersIsStarved) {
-  const auto history = [](Nanos second_reader_ok) {
-    HistoryBuilder builder;
-    hold_as(builder, A, LockMode::kRead, ms(1), ms(700), 0);
-    builder.acquire_invoke(ms(5), C, kRwTtlMs);
-    builder.last().mode = LockMode::kWrite;
-    hold_as(builder, B, LockMode::kRead, second_reader_ok, ms(900));
-    builder.acquire_ok(ms(901), C, kRwTtlMs);
-    builder.release(ms(950), ms(951), C);
-    History h = read_write(builder.build());
-    for (Event& e : h.events) {
-      if (e.client == C && e.f == Op::kAcquire && e.type == EventType::kOk) {
-        e.mode = LockMode::kWrite;
-        set_queued_ns(e, ms(6));
-      }
-    }
-    return h;
-  };
+  const auto history = [](Nanos second_reader_ok) { return kept_writer(second_reader_ok, false); };
   const CheckResult starved = check_rw(history(ms(300)));
   EXPECT_EQ(starved.verdict, Verdict::kDeadlock);
   ASSERT_EQ(deadlocks(starved).size(), 1u);
@@ -142,25 +149,7 @@ TEST(ReadWrite, AReadersReleaseThatFreesNothingIsNoIdleHold) {
 // forgets a waiting writer's intent with them) does not count as barging past the writer: the
 // same history as AWriterKeptWaitingByLaterReadersIsStarved with n1 restarted before B got in.
 TEST(ReadWrite, AReaderLetInAfterTheServerForgotItsKeysStarvesNoWriter) {
-  const auto history = [](bool restart) {
-    HistoryBuilder builder({"A", "B", "C", "nemesis"});
-    builder.servers({"n1"});
-    hold_as(builder, A, LockMode::kRead, ms(1), ms(700), 0);
-    builder.acquire_invoke(ms(5), C, kRwTtlMs);
-    builder.last().mode = LockMode::kWrite;
-    if (restart) builder.server_fault(ms(200), 3, FaultKind::kRestartServer, "n1");
-    hold_as(builder, B, LockMode::kRead, ms(300), ms(900));
-    builder.acquire_ok(ms(901), C, kRwTtlMs);
-    builder.release(ms(950), ms(951), C);
-    History h = read_write(builder.build());
-    for (Event& e : h.events) {
-      if (e.client == C && e.f == Op::kAcquire && e.type == EventType::kOk) {
-        e.mode = LockMode::kWrite;
-        set_queued_ns(e, ms(6));
-      }
-    }
-    return h;
-  };
+  const auto history = [](bool restart) { return kept_writer(ms(300), restart); };
   const CheckResult plain = check_rw(history(false));
   ASSERT_EQ(deadlocks(plain).size(), 1u);
   EXPECT_EQ(deadlocks(plain)[0]->cause, "writer_starved");

@@ -705,7 +705,9 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       found.first_seed = seed;
       if (steered != nullptr) found.steered[seed] = *steered;
       std::vector<std::uint64_t> seeds;
-      for (int i = 0; i < kSeedsPerCandidate; ++i) seeds.push_back(seed + static_cast<std::uint64_t>(i));
+      for (int i = 0; i < kSeedsPerCandidate; ++i) {
+        seeds.push_back(seed + static_cast<std::uint64_t>(i));
+      }
       return !judge_finding(*target.variant, signature,
                             {ScenarioSeeds{found_document(target, found, seed), seeds}})
                   .limit;

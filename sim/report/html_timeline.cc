@@ -948,7 +948,21 @@ const std::string_view kTimelineScript = R"js(
       if (e.ctrlKey || e.metaKey) {
         e.preventDefault();
         var factor = Math.min(5, Math.max(0.2, Math.exp(e.deltaY * scale * 0.002)));
-        self.zoom(factor, self.timeAt(e.clientX));
+        // Over a mark widened to its least width (a sliver at the plot's edge is also moved
+        // inside it), the pointer may be beside the mark's own interval: zoom at the nearest
+        // time of the interval, then pan so that the whole mark stays in view (a violation at
+        // the end of the run would otherwise be cut by the plot's edge as it zooms).
+        var at = self.timeAt(e.clientX);
+        var d = e.target && e.target.dataset;
+        var mark = d && d.t0 !== undefined && d.t1 !== undefined;
+        var t0 = mark ? parseFloat(d.t0) : 0;
+        var t1 = mark ? parseFloat(d.t1) : 0;
+        if (mark) at = Math.min(Math.max(at, t0), t1);
+        self.zoom(factor, at);
+        if (mark && t1 - t0 <= self.to - self.from) {
+          if (t1 > self.to) self.pan(t1 - self.to);
+          else if (t0 < self.from) self.pan(t0 - self.from);
+        }
       } else if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
         e.preventDefault();
         var px = (e.shiftKey && !e.deltaX ? e.deltaY : e.deltaX) * scale;

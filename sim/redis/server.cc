@@ -321,6 +321,10 @@ std::vector<std::string> RedisServer::command_line(int port) const {
       argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
       break;
   }
+  if (options.cluster_enabled) {
+    argv.insert(argv.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
+                             (directory_ / "nodes.conf").string()});
+  }
   if (options.replica_of) {
     argv.insert(argv.end(), {"--replicaof", options.replica_of->host,
                              std::to_string(options.replica_of->port)});

@@ -44,6 +44,9 @@ struct RedisServerOptions {
   Persistence persistence = Persistence::kNone;
   // replica_of: start as a replica of this endpoint (--replicaof).
   std::optional<Endpoint> replica_of;
+  // cluster_enabled: start in cluster mode (--cluster-enabled yes, its nodes.conf in the server's
+  // own directory): a node of no cluster yet, which answers CLUSTER commands (KEYSLOT, ...).
+  bool cluster_enabled = false;
   // clock_shift_library: set: the server runs with this LD_PRELOAD library
   // (liblocksim_clockshift.so), which adds the offset in <dir>/clock-shift to its wall clock;
   // shift_clock() sets it. (libfaketime cannot be preloaded into Debian's redis-server: its

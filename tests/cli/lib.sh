@@ -46,6 +46,28 @@ confirmed() { in_shrink "$1" "$2" "confirmed on a real redis-server: [1-9]"; }
 # slow SECONDS: a bound on one command of a test, four times as long under a sanitizer
 # (./scripts/sanitize sets LOCKSIM_SANITIZER; sanitized programs run 5 to 20 times slower).
 slow() { if [[ -n ${LOCKSIM_SANITIZER:-} ]]; then echo $(($1 * 4)); else echo "$1"; fi; }
+# explore_finds_own LOCK SIGNATURE REFERENCE DRAWN OUT: `explore` of the user lock LOCK
+# (tests/cli/LOCK.json) finds SIGNATURE, stopping at it (--first-own), with DRAWN among what it
+# exercised; REFERENCE does not show it (the lock's own); shrunk and confirmed on a real server.
+# Its output is OUT.out. Needs LOCKSIM and SOURCE.
+explore_finds_own() {
+  local lock=$1 signature=$2 reference=$3 drawn=$4 out=$5
+  timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$lock.json" \
+    --variant "$lock" --time 8s -j 2 --first-own --confirm 2 --out "$out" --no-progress \
+    >"$out.out" 2>&1
+  expect_code "explore finds $lock's $signature" 1 $? "$out.out"
+  expect_grep "$lock: $drawn is drawn" "$drawn (" "$out.out"
+  if in_shrink "$out.out" "$signature" "Its own: $reference does not show it"; then
+    pass "$lock: $signature is the lock's own"
+  else
+    fail "$lock: $signature is not judged its own:"; sed 's/^/    /' "$out.out"
+  fi
+  if confirmed "$out.out" "$signature"; then
+    pass "$lock: $signature is confirmed on a real server"
+  else
+    fail "$lock: $signature is not confirmed:"; sed 's/^/    /' "$out.out"
+  fi
+}
 finish() {  # prints the tally; fails the script if anything failed
   echo "passed: $passed, failed: $failed"
   [[ $failed -eq 0 ]]

@@ -59,39 +59,13 @@ expect_grep "audit: the fair lock does not" \
   "a waiting writer is not starved by readers  YES  *rw-reader-stream-starves-writer: ok" \
   "$WORK/audit.out"
 
-name=user_rw_write_over_read
-timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-  --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored" --no-progress >"$WORK/explore.out" 2>&1
-expect_code "explore finds the writer over readers" 1 $? "$WORK/explore.out"
-expect_grep "read holds are drawn" "read hold (" "$WORK/explore.out"
-if in_shrink "$WORK/explore.out" "mutex_violation (racy_acquire)" "Its own: rw_lock_fair does not show it"; then
-  pass "the writer over readers is the lock's own"
-else
-  fail "the writer over readers is not judged its own:"; sed 's/^/    /' "$WORK/explore.out"
-fi
-if confirmed "$WORK/explore.out" "mutex_violation (racy_acquire)"; then
-  pass "the writer over readers is confirmed on a real server"
-else
-  fail "the writer over readers is not confirmed:"; sed 's/^/    /' "$WORK/explore.out"
-fi
-
-# Reader preference in drawn schedules: a reader stream (two readers taking turns while a writer
-# asks) starves the writer past the bound explore sets (a TTL); the fair lock does not show it.
-name=user_rw_reader_pref
-timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-  --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-pref" --no-progress >"$WORK/explore-pref.out" 2>&1
-expect_code "explore finds the starved writer" 1 $? "$WORK/explore-pref.out"
-expect_grep "reader streams are drawn" "reader stream (" "$WORK/explore-pref.out"
-if in_shrink "$WORK/explore-pref.out" "deadlock (writer_starved)" "Its own: rw_lock_fair does not show it"; then
-  pass "the starved writer is the lock's own"
-else
-  fail "the starved writer is not judged its own:"; sed 's/^/    /' "$WORK/explore-pref.out"
-fi
-if confirmed "$WORK/explore-pref.out" "deadlock (writer_starved)"; then
-  pass "the starved writer is confirmed on a real server"
-else
-  fail "the starved writer is not confirmed:"; sed 's/^/    /' "$WORK/explore-pref.out"
-fi
+# A writer that ignores readers, and reader preference in drawn schedules: a reader stream (two
+# readers taking turns while a writer asks) starves the writer past the bound explore sets (a
+# TTL); the fair lock shows neither.
+explore_finds_own user_rw_write_over_read "mutex_violation (racy_acquire)" rw_lock_fair \
+  "read hold" "$WORK/explored"
+explore_finds_own user_rw_reader_pref "deadlock (writer_starved)" rw_lock_fair "reader stream" \
+  "$WORK/explored-pref"
 
 sed 's/{mode}/{token}/' "$SOURCE/tests/cli/user_rw_fair.json" >"$WORK/no_mode.json"
 "$LOCKSIM" run "$SOURCE/scenarios/rw-readers-share.json" --variant-file "$WORK/no_mode.json" \

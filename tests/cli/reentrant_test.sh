@@ -57,24 +57,10 @@ expect_grep "audit: the correct lock has it" \
 
 # explore draws nested acquires and finally releases: each broken lock's bug is its own, shrunk
 # and confirmed on a real server.
-for lock in release_all:"mutex_violation (early_release)" mutex:"deadlock (nested_refused)"; do
-  name=user_reentrant_${lock%%:*}
-  finding=${lock#*:}
-  timeout "$(slow 150)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/$name.json" --variant "$name" \
-    --time 8s -j 2 --first-own --confirm 2 --out "$WORK/explored-$name" --no-progress >"$WORK/$name.out" 2>&1
-  expect_code "explore finds $name's bug" 1 $? "$WORK/$name.out"
-  expect_grep "$name: nested acquires are drawn" "nested acquire (" "$WORK/$name.out"
-  if in_shrink "$WORK/$name.out" "$finding" "Its own: hash_reentrant does not show it"; then
-    pass "$name: $finding is the lock's own"
-  else
-    fail "$name: $finding is not judged its own:"; sed 's/^/    /' "$WORK/$name.out"
-  fi
-  if confirmed "$WORK/$name.out" "$finding"; then
-    pass "$name: $finding is confirmed on a real server"
-  else
-    fail "$name: $finding is not confirmed:"; sed 's/^/    /' "$WORK/$name.out"
-  fi
-done
+explore_finds_own user_reentrant_release_all "mutex_violation (early_release)" hash_reentrant \
+  "nested acquire" "$WORK/explored-release_all"
+explore_finds_own user_reentrant_mutex "deadlock (nested_refused)" hash_reentrant \
+  "nested acquire" "$WORK/explored-mutex"
 
 # A reentrant lock knows its owner by {waiter}: a file without it is refused, naming the field.
 sed 's/{waiter}/{token}/' "$SOURCE/tests/cli/user_reentrant_hash.json" >"$WORK/no_waiter.json"

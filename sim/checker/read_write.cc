@@ -8,6 +8,7 @@
 // holder of a read hold asked for the write lock and was refused until it gave up: the write lock
 // waits for every read hold, the asker's own included (two readers that both upgrade wait on each
 // other). Every read-write lock that does not upgrade has it: a limit of the kind.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ namespace locksim::checker_internal {
 void check_read_write(const History& history, const KeyTimeline& timeline,
                       const CheckOptions& options, CheckResult& result) {
   if (!history.read_write) return;
+  // When servers forgot their keys (server_faults_between's faults), read once: a wait may have
+  // many readers after it, and a workload many waits.
+  std::vector<Nanos> forgot;
+  for (const Event& event : history.events) {
+    if (event.f == Op::kFault && event.fault().server != 0 &&
+        traits(event.fault().kind).forgets_key) {
+      forgot.push_back(event.time_ns);
+    }
+  }
+  // forgotten: a fault in (from, to].
+  const auto forgotten = [&](Nanos from, Nanos to) {
+    const auto after = std::upper_bound(forgot.begin(), forgot.end(), from);
+    return after != forgot.end() && *after <= to;
+  };
   for (const WriteWait& wait : timeline.write_waits) {
     if (wait.end_ns - wait.asked_ns <= options.writer_wait_ns) continue;
     std::vector<const WindowRecord*> barged;
@@ -34,7 +49,7 @@ void check_read_write(const History& history, const KeyTimeline& timeline,
       // A server that forgot its keys after the writer asked (a restart without persistence, a
       // clock jump) forgot the writer's place with them: a reader let in after that was let in
       // by the fault, not past a waiting writer (the lock_lost limit, not the lock's own).
-      if (server_faults_between(history, wait.asked_ns, window.start_ns).at_ns >= 0) continue;
+      if (forgotten(wait.asked_ns, window.start_ns)) continue;
       barged.push_back(&window);
     }
     if (barged.empty()) continue;

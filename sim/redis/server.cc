@@ -277,6 +277,9 @@ RedisServer RedisServer::start(const RedisServerOptions& options) {
   std::string last_failure = "no attempt was made (port_attempts < 1)";
   for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
     const int port = pick_free_port();
+    // The cluster bus listens on a port of its own (by default the port + 10000, which for an
+    // ephemeral port may be taken or past 65535); a restart keeps both.
+    if (options.cluster_enabled) server.cluster_port_ = pick_free_port();
     try {
       server.launch(port);
       return server;
@@ -323,7 +326,16 @@ std::vector<std::string> RedisServer::command_line(int port) const {
   }
   if (options.cluster_enabled) {
     argv.insert(argv.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
-                             (directory_ / "nodes.conf").string()});
+                             (directory_ / "nodes.conf").string(), "--cluster-port",
+                             std::to_string(cluster_port_)});
+    if (options.cluster_announce_bus_port > 0) {
+      argv.insert(argv.end(), {"--cluster-announce-bus-port",
+                               std::to_string(options.cluster_announce_bus_port)});
+    }
+    if (options.cluster_node_timeout_ms > 0) {
+      argv.insert(argv.end(),
+                  {"--cluster-node-timeout", std::to_string(options.cluster_node_timeout_ms)});
+    }
   }
   if (options.replica_of) {
     argv.insert(argv.end(), {"--replicaof", options.replica_of->host,
@@ -452,6 +464,7 @@ bool RedisServer::set_frozen_clock_ns(std::int64_t unix_ns) {
 RedisServer::RedisServer(RedisServer&& other) noexcept
     : endpoint_(std::move(other.endpoint_)),
       pid_(std::exchange(other.pid_, -1)),
+      cluster_port_(other.cluster_port_),
       version_(std::move(other.version_)),
       directory_(std::exchange(other.directory_, {})),
       options_(std::move(other.options_)) {}
@@ -461,6 +474,7 @@ RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
     stop();
     endpoint_ = std::move(other.endpoint_);
     pid_ = std::exchange(other.pid_, -1);
+    cluster_port_ = other.cluster_port_;
     version_ = std::move(other.version_);
     directory_ = std::exchange(other.directory_, {});
     options_ = std::move(other.options_);

@@ -47,6 +47,12 @@ struct RedisServerOptions {
   // cluster_enabled: start in cluster mode (--cluster-enabled yes, its nodes.conf in the server's
   // own directory): a node of no cluster yet, which answers CLUSTER commands (KEYSLOT, ...).
   bool cluster_enabled = false;
+  // cluster_node_timeout_ms: --cluster-node-timeout (how long a node may not answer before the
+  // others count it failing); 0: Redis's default (15000).
+  std::int64_t cluster_node_timeout_ms = 0;
+  // cluster_announce_bus_port: --cluster-announce-bus-port (the bus port the node tells the
+  // others, a relay's in front of its own); 0: its own.
+  int cluster_announce_bus_port = 0;
   // clock_shift_library: set: the server runs with this LD_PRELOAD library
   // (liblocksim_clockshift.so), which adds the offset in <dir>/clock-shift to its wall clock;
   // shift_clock() sets it. (libfaketime cannot be preloaded into Debian's redis-server: its
@@ -82,6 +88,8 @@ class RedisServer {
 
   const Endpoint& endpoint() const { return endpoint_; }
   pid_t pid() const { return pid_; }
+  // cluster_port: the cluster bus's port (cluster_enabled), or 0.
+  int cluster_port() const { return cluster_port_; }
   // version: redis_version from INFO server, e.g. "7.0.15".
   const std::string& version() const { return version_; }
 
@@ -121,6 +129,7 @@ class RedisServer {
 
   Endpoint endpoint_;
   pid_t pid_ = -1;
+  int cluster_port_ = 0;
   std::string version_;
   std::filesystem::path directory_;
   RedisServerOptions options_;

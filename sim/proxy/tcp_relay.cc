@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "sim/core/clock.h"
 #include "sim/core/error.h"
@@ -54,11 +56,76 @@ bool forward(int from, int to) {
   return true;
 }
 
+// read_exactly: the first `bytes.size()` bytes of `fd`, waiting at most a second in all; false
+// if the connection ended or was too slow.
+bool read_exactly(int fd, std::span<unsigned char> bytes) {
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(1000);
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const Nanos left = deadline - clock.now_ns();
+    if (left <= 0) return false;
+    pollfd fds{fd, POLLIN, 0};
+    if (::poll(&fds, 1, static_cast<int>(ns_to_ms(left)) + 1) < 0 && errno != EINTR) return false;
+    if ((fds.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n <= 0) {
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      return false;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, std::span<const unsigned char> bytes) {
+  for (std::size_t sent = 0; sent < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + sent, bytes.size() - sent);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
 
+void TcpRelay::set_upstream(const Endpoint& upstream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  upstream_ = upstream;
+}
+
+bool TcpRelay::blocked(int sender) const {
+  return std::find(blocked_.begin(), blocked_.end(), sender) != blocked_.end();
+}
+
+void TcpRelay::block(int sender) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!blocked(sender)) blocked_.push_back(sender);
+  // Bounded: every pump of the sender looks at the list at least every kPollMs.
+  real_clock().wait_for(pumps_changed_, lock, ms_to_ns(2000), [this, sender] {
+    return std::find(live_senders_.begin(), live_senders_.end(), sender) == live_senders_.end();
+  });
+}
+
+void TcpRelay::unblock(int sender) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), sender), blocked_.end());
+}
+
 std::unique_ptr<TcpRelay> TcpRelay::start(const Endpoint& upstream) {
+  return start_identifying(upstream, 0, nullptr);
+}
+
+std::unique_ptr<TcpRelay> TcpRelay::start_identifying(const Endpoint& upstream, std::size_t peek,
+                                                      Identify identify) {
   std::unique_ptr<TcpRelay> relay(new TcpRelay());
   relay->upstream_ = upstream;
+  // Set before the acceptor starts, which reads them without the lock.
+  relay->peek_ = peek;
+  relay->identify_ = std::move(identify);
   relay->listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (relay->listen_fd_ < 0) throw EnvironmentError("cannot create a socket: " + errno_text(errno));
   sockaddr_in address{};
@@ -109,24 +176,45 @@ void TcpRelay::accept_loop() {
       ::close(client);
       continue;
     }
-    const int server = connect_upstream(upstream_);
-    if (server < 0) {
+    // An identifying relay reads who is connecting before it connects on.
+    std::vector<unsigned char> first(peek_);
+    int sender = -1;
+    if (identify_) {
+      if (!read_exactly(client, first)) {
+        ::close(client);
+        continue;
+      }
+      sender = identify_(first);
+    }
+    Endpoint upstream;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      upstream = upstream_;
+      if (blocked(sender)) {
+        ::close(client);
+        continue;
+      }
+    }
+    const int server = connect_upstream(upstream);
+    if (server < 0 || !write_all(server, first)) {
+      if (server >= 0) ::close(server);
       ::close(client);
       continue;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     ++live_pumps_;
-    threads_.emplace_back([this, client, server, generation = generation_] {
-      pump(client, server, generation);
+    live_senders_.push_back(sender);
+    threads_.emplace_back([this, client, server, generation = generation_, sender] {
+      pump(client, server, generation, sender);
     });
   }
 }
 
-void TcpRelay::pump(int client, int server, std::uint64_t generation) {
+void TcpRelay::pump(int client, int server, std::uint64_t generation, int sender) {
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_ || generation != generation_) break;
+      if (stopping_ || generation != generation_ || blocked(sender)) break;
     }
     std::array<pollfd, 2> fds{{{client, POLLIN, 0}, {server, POLLIN, 0}}};
     if (::poll(fds.data(), fds.size(), kPollMs) < 0 && errno != EINTR) break;
@@ -140,6 +228,7 @@ void TcpRelay::pump(int client, int server, std::uint64_t generation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     --live_pumps_;
+    live_senders_.erase(std::find(live_senders_.begin(), live_senders_.end(), sender));
   }
   pumps_changed_.notify_all();
 }

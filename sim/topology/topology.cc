@@ -114,6 +114,13 @@ RedisServerOptions ProcessTopology::options_of(std::size_t server) const {
           "clock_jump needs it (set LOCKSIM_CLOCK_SHIFT_LIBRARY to its path)");
     }
   }
+  if (spec_.cluster) {
+    // A cluster's replicas are made with CLUSTER REPLICATE once the cluster is formed.
+    options.cluster_enabled = true;
+    options.cluster_node_timeout_ms = spec_.cluster->node_timeout_ms;
+    options.cluster_announce_bus_port = bus_relays_[server]->port();
+    return options;
+  }
   if (!spec_.servers[server].replica_of.empty()) {
     const std::size_t primary = spec_.server_index(spec_.servers[server].replica_of);
     Endpoint relay;
@@ -125,19 +132,22 @@ RedisServerOptions ProcessTopology::options_of(std::size_t server) const {
   return options;
 }
 
-std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
+std::unique_ptr<Topology> Topology::start(const TopologySpec& spec, std::string_view anchor_key) {
   std::unique_ptr<ProcessTopology> topology(new ProcessTopology(spec));
   ProcessTopology& t = *topology;
   t.relays_.resize(spec.servers.size());
+  if (spec.cluster) t.start_bus_relays();
   t.on_keeper([&t, &spec] {
     // Primaries first, so a replica's relay has somewhere to go.
     t.servers_.reserve(spec.servers.size());
     std::vector<std::optional<RedisServer>> started(spec.servers.size());
     for (std::size_t i = 0; i < spec.servers.size(); ++i) {
-      if (spec.servers[i].replica_of.empty()) started[i] = RedisServer::start(t.options_of(i));
+      if (spec.servers[i].replica_of.empty() || spec.cluster) {
+        started[i] = RedisServer::start(t.options_of(i));
+      }
     }
     for (std::size_t i = 0; i < spec.servers.size(); ++i) {
-      if (spec.servers[i].replica_of.empty()) continue;
+      if (spec.servers[i].replica_of.empty() || spec.cluster) continue;
       const std::size_t primary = spec.server_index(spec.servers[i].replica_of);
       t.relays_[i] = TcpRelay::start(started[primary]->endpoint());
       started[i] = RedisServer::start(t.options_of(i));
@@ -151,6 +161,10 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec) {
       t.endpoints_.push_back(server.endpoint());
       t.pids_[t.endpoints_.size() - 1] = server.pid();
     }
+  }
+  if (spec.cluster) {
+    t.form_cluster(anchor_key);
+    return topology;
   }
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
     if (spec.servers[i].replica_of.empty()) continue;
@@ -206,6 +220,7 @@ ProcessTopology::~ProcessTopology() {
     // Stopping is best effort; the servers die with the keeper thread anyway (PDEATHSIG).
   }
   relays_.clear();
+  bus_relays_.clear();
   {
     std::lock_guard<std::mutex> lock(keeper_mutex_);
     keeper_stop_ = true;
@@ -280,8 +295,9 @@ std::vector<Topology::ProcessDeath> ProcessTopology::unplanned_deaths() {
 }
 
 bool Topology::independent() const {
-  return !spec_.sentinel && std::none_of(spec_.servers.begin(), spec_.servers.end(),
-                                         [](const ServerSpec& s) { return !s.replica_of.empty(); });
+  return !spec_.sentinel && !spec_.cluster &&
+         std::none_of(spec_.servers.begin(), spec_.servers.end(),
+                      [](const ServerSpec& s) { return !s.replica_of.empty(); });
 }
 
 std::size_t ProcessTopology::primary() const {
@@ -332,10 +348,14 @@ std::string ProcessTopology::restart(std::size_t server) {
     pids_[server] = pid;
     died_[server] = false;
   }
+  // A cluster's node rejoins by itself (its nodes.conf), as a replica if it was failed over.
+  if (spec_.cluster) {
+    if (std::string error = rejoin_cluster(server); !error.empty()) return error;
+  }
   // A former primary that comes back after a failover rejoins as a replica of the new primary,
   // as Sentinel would make it; returns once it is in sync.
   const std::size_t current = primary();
-  if (spec_.servers[server].replica_of.empty() && current != server &&
+  if (!spec_.cluster && spec_.servers[server].replica_of.empty() && current != server &&
       !spec_.servers[current].replica_of.empty()) {
     HiredisConnection connection(endpoint(server), ConnectionOptions{});
     const RedisResult rejoined = connection.command(
@@ -384,12 +404,14 @@ std::string ProcessTopology::jump_clock(std::size_t server, std::int64_t ahead_m
 
 std::string ProcessTopology::cut_replication(std::size_t replica) {
   const std::lock_guard<std::mutex> fault(faults_mutex_);
+  if (spec_.cluster) return cut_cluster_replication(replica);
   relays_[replica]->cut();
   return "";
 }
 
 std::string ProcessTopology::heal_replication(std::size_t replica) {
   const std::lock_guard<std::mutex> fault(faults_mutex_);
+  if (spec_.cluster) return heal_cluster_replication(replica);
   relays_[replica]->heal();
   return "";
 }
@@ -414,6 +436,7 @@ std::optional<Endpoint> ProcessTopology::sentinel_endpoint() const {
 
 std::string ProcessTopology::await_failover(std::int64_t max_ms,
                                             const std::function<bool()>& stop) {
+  if (spec_.cluster) return await_cluster_failover(max_ms, stop);
   if (!sentinel_) return "the topology has no Sentinel";
   HiredisConnection sentinel(sentinel_->endpoint(), ConnectionOptions{});
   const int old_port = primary_endpoint().port;

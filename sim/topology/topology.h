@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,7 +44,10 @@ class Topology {
  public:
   // start: a ProcessTopology: every server, in order; a replica once its primary answers, then
   // until it is in sync; Sentinel last, once it has seen the replicas. Throws EnvironmentError.
-  static std::unique_ptr<Topology> start(const TopologySpec& spec);
+  // A cluster's servers form one Redis Cluster (sim/topology/cluster.cc) whose first primary
+  // serves the slot of `anchor_key` (the run's lock key), and clients use that primary.
+  static std::unique_ptr<Topology> start(const TopologySpec& spec,
+                                         std::string_view anchor_key = {});
   virtual ~Topology() = default;
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
@@ -103,6 +107,46 @@ class Topology {
   // sentinel_endpoint: Sentinel's, if the topology has one.
   virtual std::optional<Endpoint> sentinel_endpoint() const = 0;
 
+  // serves_lock: whether `server` serves the lock's key as a primary now: the primary clients
+  // use; on a Redis Cluster, a primary whose own slot map names it for the lock's slot and whose
+  // cluster is ok (asked of the server: thread-safe, a few round trips).
+  virtual bool serves_lock(std::size_t server) const { return primary() == server; }
+
+  // A Redis Cluster's own faults; a topology that is none answers each with why not.
+  // cluster: the servers form a Redis Cluster (TopologySpec::cluster).
+  bool cluster() const { return spec_.cluster.has_value(); }
+  // cluster_failover: CLUSTER FAILOVER [FORCE|TAKEOVER] (`mode` "", "force" or "takeover") sent
+  // to `replica`, and waits (at most max_ms) until it serves its primary's slots; clients use it
+  // if that primary was theirs.
+  virtual std::string cluster_failover(std::size_t replica, std::string_view mode,
+                                       std::int64_t max_ms) {
+    (void)replica, (void)mode, (void)max_ms;
+    return "the topology is not a Redis Cluster";
+  }
+  // migrate_slot_start: the slot of the lock key starts migrating from primary `from` to
+  // primary `to` (CLUSTER SETSLOT IMPORTING on `to`, MIGRATING on `from`): keys stay on `from`,
+  // a command for a key `from` does not hold is answered ASK. migrate_slot_finish: its keys are
+  // moved (MIGRATE) and the slot given to `to` (SETSLOT NODE on every primary): MOVED from then.
+  virtual std::string migrate_slot_start(std::size_t from, std::size_t to) {
+    (void)from, (void)to;
+    return "the topology is not a Redis Cluster";
+  }
+  virtual std::string migrate_slot_finish(std::size_t from, std::size_t to) {
+    (void)from, (void)to;
+    return "the topology is not a Redis Cluster";
+  }
+  // isolate: the server's cluster bus is cut from every other node's, both ways, and so are
+  // the replication links between it and its replicas (or its primary): the rest of the cluster
+  // sees it fail while clients still reach it. rejoin heals both.
+  virtual std::string isolate(std::size_t server) {
+    (void)server;
+    return "the topology is not a Redis Cluster";
+  }
+  virtual std::string rejoin(std::size_t server) {
+    (void)server;
+    return "the topology is not a Redis Cluster";
+  }
+
  protected:
   explicit Topology(const TopologySpec& spec) : spec_(spec) {}
 
@@ -134,9 +178,38 @@ class ProcessTopology final : public Topology {
   std::string promote(std::size_t replica) override;
   std::string await_failover(std::int64_t max_ms, const std::function<bool()>& stop) override;
   std::optional<Endpoint> sentinel_endpoint() const override;
+  std::string cluster_failover(std::size_t replica, std::string_view mode,
+                               std::int64_t max_ms) override;
+  std::string migrate_slot_start(std::size_t from, std::size_t to) override;
+  std::string migrate_slot_finish(std::size_t from, std::size_t to) override;
+  bool serves_lock(std::size_t server) const override;
+  std::string isolate(std::size_t server) override;
+  std::string rejoin(std::size_t server) override;
 
  private:
   friend class Topology;
+  // The cluster's own (sim/topology/cluster.cc).
+  // form_cluster: the started servers made one cluster (slots, MEET, REPLICATE), and waited on
+  // until every node says the cluster is ok and every replica is in sync. EnvironmentError.
+  void form_cluster(std::string_view anchor_key);
+  // start_bus_relays: a relay per node, before the nodes (each announces its relay's port);
+  // form_cluster points them at the nodes' buses.
+  void start_bus_relays();
+  // cluster_owner: the server the cluster (as the live nodes say) names for the anchor slot, or
+  // nullopt; `why` says why not.
+  std::optional<std::size_t> cluster_owner(std::string& why) const;
+  // await_cluster_failover: waits until a server other than the primary of the moment serves
+  // the anchor slot and says the cluster is ok; it becomes the primary clients use.
+  std::string await_cluster_failover(std::int64_t max_ms, const std::function<bool()>& stop);
+  // cut_cluster_replication, heal_cluster_replication: a cluster replica's link to its primary
+  // (which goes to the primary's address from the cluster's node table, not through a relay):
+  // cut by a masterauth the primary refuses and the link closed, so the replica cannot come
+  // back until healed (masterauth cleared).
+  std::string cut_cluster_replication(std::size_t replica);
+  std::string heal_cluster_replication(std::size_t replica);
+  // rejoin_cluster: after a restart: waits until the server is back in the cluster (its state
+  // ok) and, if it came back as a replica, in sync.
+  std::string rejoin_cluster(std::size_t server);
   explicit ProcessTopology(const TopologySpec& spec);
   // on_keeper: runs `job` on the keeper thread and waits for it; rethrows what it threw.
   void on_keeper(const std::function<void()>& job);
@@ -150,6 +223,14 @@ class ProcessTopology final : public Topology {
   std::vector<Endpoint> endpoints_;
   std::vector<std::unique_ptr<TcpRelay>> relays_;  // by index; null for a primary
   std::optional<RedisServer> sentinel_;
+  std::vector<std::string> node_ids_;  // a cluster's: by index, CLUSTER MYID, written by start()
+  // bus_relays_: a cluster's: by index, the relay in front of each node's bus (the port it
+  // announces), which tells the connecting node by its messages' header, so isolate() can
+  // refuse one node's links only.
+  std::vector<std::unique_ptr<TcpRelay>> bus_relays_;
+  // partition_cuts_: a cluster's: by isolated server, the replicas whose links isolate() cut.
+  std::vector<std::vector<std::size_t>> partition_cuts_;  // guarded by faults_mutex_
+  std::uint16_t anchor_slot_ = 0;  // a cluster's: the slot of the run's lock key
   // faults_mutex_: taken by every fault for its whole length, so that faults from several
   // threads never interleave their steps on the servers (a pause between a restart's kill and
   // its start). A thread's lock: the simulator's topology (SimTopology) runs on one thread and

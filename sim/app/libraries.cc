@@ -130,6 +130,10 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
 }
 
 std::string library_refusal(const Scenario& scenario, const LibrarySpec& library) {
+  if (scenario.topology && scenario.topology->cluster) {
+    return "its topology is a Redis Cluster, and the adapters connect to one server (none has a "
+           "cluster client yet)";
+  }
   if (scenario.changes_primary()) {
     return "it moves the primary to another server (promote, failover), and an adapter connects "
            "to the primary of the start";

@@ -291,11 +291,13 @@ std::optional<RunOutcome> UnitRunner::run_attempt(const UnitState& unit,
   // A scenario with a topology gets servers of its own for each variant's run: its faults leave
   // them in no state for the next (the simulator models its own).
   std::unique_ptr<Topology> topology;
+  const std::string key_prefix = "locksim:" + unit.info.run_id + ":" + variant.name + ":";
   if (scenario.topology && !setup_.simulated) {
     board_.show(job,
                 variant.progress_label + " starting " + scenario.topology->name + " servers ...");
     try {
-      topology = Topology::start(*scenario.topology);
+      // A cluster's first primary serves the lock key's slot (sim/topology/cluster.cc).
+      topology = Topology::start(*scenario.topology, key_prefix + scenario.lock.key);
     } catch (const EnvironmentError&) {
       // Ctrl-C while the servers started (Sentinel takes seconds to see its replica): an
       // interruption, not an environment failure.
@@ -310,7 +312,7 @@ std::optional<RunOutcome> UnitRunner::run_attempt(const UnitState& unit,
                      variant.variant,
                      unit.run_seed,
                      run_endpoint,
-                     "locksim:" + unit.info.run_id + ":" + variant.name + ":",
+                     key_prefix,
                      setup_.stop,
                      [&](double fraction) {
                        // A scripted run's share of steps started says little (a step waits for

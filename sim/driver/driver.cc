@@ -311,6 +311,18 @@ class ScenarioRun {
       return "this runtime runs clients as threads only (this scenario needs " +
              std::string(processes_ ? "client processes" : "the event loop") + ")";
     }
+    if (request_.topology != nullptr && request_.topology->cluster()) {
+      // The slot-aware client is the thread client's (sim/redis/cluster_connection.h).
+      if (processes_ || event_loop_) {
+        return "a Redis Cluster topology runs its clients as threads (\"clients_run_as\": "
+               "\"threads\"): worker processes and the event loop have no slot-aware client yet";
+      }
+      if (plan_.proxied_links()) {
+        return "a client's link faults (partition, lose_reply, delay, drop_commands) need a proxy "
+               "in front of every node a redirection may name; a Redis Cluster topology has none "
+               "yet";
+      }
+    }
     if (request_.topology != nullptr) {
       if (processes_ && scenario_.changes_primary()) {
         return "client processes cannot follow a change of primary (a worker connects to the "

@@ -8,6 +8,7 @@
 // stalling the script, or a scenario could only pass by timing out. A client whose acquire is
 // merely in flight still holds later steps back, so the listed order of acquisitions is kept.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,9 +16,9 @@
 #include <vector>
 
 #include "sim/core/assert.h"
-#include "sim/run/conditions.h"
 #include "sim/driver/runners.h"
 #include "sim/fault/server_fault.h"
+#include "sim/run/conditions.h"
 #include "sim/topology/topology.h"
 
 namespace locksim::driver_internal {
@@ -226,7 +227,39 @@ class ScriptedServerFaultHost final : public ServerFaultHost {
   std::string wait_for_failover(std::int64_t max_ms) override {
     return nemesis_.failover(max_ms, [this] { return run_.should_stop(); });
   }
+  std::string cluster_failover(std::size_t replica, std::string_view mode,
+                               std::int64_t max_ms) override {
+    return nemesis_.cluster_failover(replica, mode, max_ms);
+  }
+  std::string migrate_slot_start(std::size_t from, std::size_t to) override {
+    return nemesis_.migrate_slot_start(from, to);
+  }
+  std::string migrate_slot_finish(std::size_t from, std::size_t to) override {
+    return nemesis_.migrate_slot_finish(from, to);
+  }
+  std::string partition(std::size_t server) override { return nemesis_.partition_server(server); }
+  std::string heal_partition(std::size_t server) override {
+    return nemesis_.heal_server_partition(server);
+  }
+  std::size_t server_index(std::string_view name) const override {
+    return run_.request().topology->spec().server_index(std::string(name));
+  }
   void hold_window(std::string_view doing) override {
+    // An `open` condition on the step holds while its window is held.
+    const auto index = static_cast<std::size_t>(&step_ - run_.scenario().steps.data());
+    LOCKSIM_ASSERT(index < run_.step_window_open.size());
+    const auto set_open = [this, index](bool open) {
+      {
+        std::lock_guard<std::mutex> lock(run_.mutex);
+        run_.step_window_open[index] = open;
+      }
+      run_.notify_changed();
+    };
+    set_open(true);
+    struct Close {
+      std::function<void()> close;
+      ~Close() { close(); }
+    } closing{[&set_open] { set_open(false); }};
     if (step_.until.empty()) {
       run_.pause(ms_to_ns(step_.work_ms));
       return;

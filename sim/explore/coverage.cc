@@ -15,7 +15,7 @@ namespace {
 
 constexpr Nanos kCoverageNever = std::numeric_limits<Nanos>::max();
 constexpr std::size_t kCoverageInlineClients = 8;
-static_assert(static_cast<std::size_t>(FaultKind::kClientClock) + 2 <= kCoverageKinds,
+static_assert(static_cast<std::size_t>(FaultKind::kServerPartition) + 2 <= kCoverageKinds,
               "every FaultKind, and crash, needs a kind slot of its own");
 
 constexpr std::array<std::string_view, 4> kCoveragePlaceWords = {"waiting", "inside", "releasing",

@@ -50,7 +50,7 @@ struct ExploreTarget;  // schedule.h
 // waiting, inside, releasing and outside, place 4 + i the variant's checkpoint i
 // (LockVariant::checkpoints order, or CoverageCounts::points). The races follow them.
 using CoverageItem = std::uint16_t;
-inline constexpr std::size_t kCoverageKinds = 16;
+inline constexpr std::size_t kCoverageKinds = 19;
 inline constexpr std::size_t kCoveragePlaces = 16;
 inline constexpr std::size_t kCoverageCheckpoints = kCoveragePlaces - 4;  // beyond: place words
 inline constexpr CoverageItem kAcquireAcquire = kCoverageKinds * kCoveragePlaces;

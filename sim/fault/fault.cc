@@ -16,7 +16,7 @@ namespace {
 
 // One row per kind; a trait not named is false. A kill opens the outage, not the `down` window
 // that starts with it, so that one kill is one outage.
-constexpr std::array<FaultTraits, 15> kFaultKinds = {{
+constexpr std::array<FaultTraits, 18> kFaultKinds = {{
     {.kind = FaultKind::kPause, .word = "pause", .window = true},
     {.kind = FaultKind::kPartition, .word = "partition", .window = true},
     {.kind = FaultKind::kLoseReply, .word = "lose_reply"},
@@ -35,6 +35,21 @@ constexpr std::array<FaultTraits, 15> kFaultKinds = {{
     {.kind = FaultKind::kPromote, .word = "promote", .forgets_key = true, .opens_outage = true},
     {.kind = FaultKind::kFailover, .word = "failover", .forgets_key = true, .opens_outage = true},
     {.kind = FaultKind::kClientClock, .word = "client_clock"},
+    // A manual failover's replica had every write of its primary (the default mode waits for
+    // it); FORCE and TAKEOVER do not wait, so a key may be missing.
+    {.kind = FaultKind::kClusterFailover,
+     .word = "cluster_failover",
+     .forgets_key = true,
+     .opens_outage = true},
+    // A migrating key moves with its TTL (MIGRATE); it is never lost.
+    {.kind = FaultKind::kSlotMigration, .word = "slot_migration", .window = true},
+    // A write the isolated primary took is lost if its replica is elected meanwhile; the
+    // isolated side stops taking writes once it counts the majority failing.
+    {.kind = FaultKind::kServerPartition,
+     .word = "server_partition",
+     .window = true,
+     .forgets_key = true,
+     .opens_outage = true},
 }};
 
 // The table is indexed by the enumerator: each row must sit at its own kind's place.

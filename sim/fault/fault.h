@@ -45,6 +45,11 @@ enum class FaultKind : std::uint8_t {
   kFailover,        // instant: Sentinel promoted another server (the event names it)
   // Aimed at a client again (the event's `target`), recorded as the run starts:
   kClientClock,  // instant: the client's own clock runs off the others' (scenario client_clocks)
+  // Aimed at a server of a Redis Cluster (the event's `server`):
+  kClusterFailover,  // instant: CLUSTER FAILOVER [FORCE|TAKEOVER] made the replica a primary
+  kSlotMigration,    // window: the lock key's slot migrates from the server to another primary
+  kServerPartition,  // window: the server is cut off from the rest of its cluster (clients still
+                     // reach it)
 };
 
 // FaultPhase: where a fault event stands in its fault window.

@@ -16,15 +16,19 @@ extern const ServerFaultType kServerFaultCutReplication;
 extern const ServerFaultType kServerFaultHealReplication;
 extern const ServerFaultType kServerFaultPromote;
 extern const ServerFaultType kServerFaultFailover;
+extern const ServerFaultType kServerFaultClusterFailover;
+extern const ServerFaultType kServerFaultMigrateSlot;
+extern const ServerFaultType kServerFaultPartitionServer;
 
 namespace {
 
 // The table's order is the order in which the scenario parser offers the words for "do" (after
 // the client actions, before the link faults) and lists them in its messages.
 constexpr std::array kServerFaultKinds = {
-    &kServerFaultKillServer, &kServerFaultRestartServer,  &kServerFaultPauseServer,
-    &kServerFaultClockJump,  &kServerFaultCutReplication, &kServerFaultHealReplication,
-    &kServerFaultPromote,    &kServerFaultFailover,
+    &kServerFaultKillServer,  &kServerFaultRestartServer,   &kServerFaultPauseServer,
+    &kServerFaultClockJump,   &kServerFaultCutReplication,  &kServerFaultHealReplication,
+    &kServerFaultPromote,     &kServerFaultFailover,        &kServerFaultClusterFailover,
+    &kServerFaultMigrateSlot, &kServerFaultPartitionServer,
 };
 
 }  // namespace
@@ -48,6 +52,14 @@ std::vector<std::string> server_fault_keys(const ServerFaultType& type) {
   }
   keys.insert(keys.end(), type.keys.begin(), type.keys.end());
   return keys;
+}
+
+void not_on_a_cluster(const json::JsonReader& step, const ServerFaultTopology& topology) {
+  if (!topology.cluster) return;
+  step.member("do").fail(
+      "\"" + step.member("do").string() +
+      "\" is not for a Redis Cluster, whose replicas are elected by the cluster: kill the "
+      "primary (\"kill_server\", then \"failover\"), or use \"cluster_failover\"");
 }
 
 }  // namespace locksim

@@ -67,6 +67,22 @@ class ServerFaultHost {
   // wait_for_failover: waits, at most `max_ms` or until the run stops, until Sentinel has
   // promoted another server ("failover", aimed at it).
   virtual std::string wait_for_failover(std::int64_t max_ms) = 0;
+  // cluster_failover: CLUSTER FAILOVER [FORCE|TAKEOVER] (`mode` "", "force", "takeover") on a
+  // replica of a Redis Cluster, waiting at most max_ms until it is a primary
+  // ("cluster_failover", aimed at it).
+  virtual std::string cluster_failover(std::size_t replica, std::string_view mode,
+                                       std::int64_t max_ms) = 0;
+  // migrate_slot_start, migrate_slot_finish: the lock key's slot starts migrating from primary
+  // `from` to primary `to`, and is moved (the window "slot_migration", aimed at `from`).
+  virtual std::string migrate_slot_start(std::size_t from, std::size_t to) = 0;
+  virtual std::string migrate_slot_finish(std::size_t from, std::size_t to) = 0;
+  // partition, heal_partition: the server is cut off from the rest of its cluster, and back
+  // (the window "server_partition").
+  virtual std::string partition(std::size_t server) = 0;
+  virtual std::string heal_partition(std::size_t server) = 0;
+  // server_index: the index of a server of the topology by its name (a kind's own key naming a
+  // second server, checked by its check_topology).
+  virtual std::size_t server_index(std::string_view name) const = 0;
   // hold_window: waits out the step's window (its duration key, or "until" at most "max_ms"); if
   // the window ran out without its conditions, notes "<doing> <the step's server> the full ...".
   virtual void hold_window(std::string_view doing) = 0;
@@ -110,7 +126,12 @@ struct ServerFaultServer {
 struct ServerFaultTopology {
   std::vector<ServerFaultServer> servers;
   bool sentinel = false;  // a redis-sentinel watches the first primary
+  bool cluster = false;   // the servers form a Redis Cluster
 };
+
+// not_on_a_cluster: a check_topology for a kind that sets a replica's role (REPLICAOF), which a
+// Redis Cluster's election decides: refused on a cluster, with what to use.
+void not_on_a_cluster(const json::JsonReader& step, const ServerFaultTopology& topology);
 
 // ServerFaultType: one kind: its word, its keys, its topology needs, its traits and its parser.
 struct ServerFaultType {

@@ -10,9 +10,9 @@ namespace locksim {
 namespace {
 
 constexpr std::array<std::string_view, 4> kTypeNames = {"invoke", "ok", "fail", "info"};
-constexpr std::array<std::string_view, 13> kOpNames = {
-    "acquire", "release", "extend", "enter",       "exit",       "crash",      "work",
-    "write",   "read",    "fault",  "stop",        "server_lost", "server_died"};
+constexpr std::array<std::string_view, 14> kOpNames = {
+    "acquire", "release", "extend", "enter", "exit",        "crash",       "work",
+    "write",   "read",    "fault",  "stop",  "server_lost", "server_died", "redirect"};
 constexpr std::array<std::string_view, 13> kErrorNames = {
     "none",        "gave_up",          "stopped", "timeout", "closed",    "refused", "protocol",
     "reply_error", "unexpected_reply", "crashed", "fenced",  "cancelled", "not_held"};
@@ -120,6 +120,7 @@ Event Event::make(EventType type, Op f) {
     case Op::kExit:
     case Op::kCrash:
     case Op::kServerLost:
+    case Op::kRedirect:
       break;
   }
   return event;

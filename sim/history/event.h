@@ -58,6 +58,9 @@ enum class Op : std::uint8_t {
   kServerLost,  // info (harness): the Redis server stopped answering; message says how
   kServerDied,  // info (harness): a process locksim started for the run's topology (a server or
                 // Sentinel) died without the scenario killing it; ServerFacts; message says how
+  // info: a client's command on a Redis Cluster was redirected (MOVED or ASK) and followed;
+  // message: "MOVED slot 5798 from 127.0.0.1:40001 to 127.0.0.1:40002" (cluster_connection.h).
+  kRedirect,
 };
 
 // ErrorKind: why a call did not succeed, as recorded (`error` in JSON).

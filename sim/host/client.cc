@@ -92,7 +92,8 @@ ThreadClient::ThreadClient(RunContext& run, int index)
 ThreadClient::~ThreadClient() { stop_renewal(); }
 
 std::string ThreadClient::connect() {
-  connection_.emplace(run_.connect(link_endpoint(), client_connection(run_.scenario().lock)));
+  connection_.emplace(
+      run_.connect(link_endpoint(), client_connection(run_.scenario().lock), &log_));
   if (connection_->broken()) return connection_->last_error().describe();
   const Topology* topology = run_.request().topology;
   if (topology != nullptr) primary_generation_ = topology->primary_generation();
@@ -131,7 +132,8 @@ void ThreadClient::refresh_links() {
   if (changed) {
     primary_generation_ = topology->primary_generation();
     // Replaced behind the same object: the call under way holds a reference to it.
-    connection_->replace(run_.connect(link_endpoint(), client_connection(run_.scenario().lock)));
+    connection_->replace(
+        run_.connect(link_endpoint(), client_connection(run_.scenario().lock), &log_));
   }
   if (connection_->broken()) connection_->reconnect();
   for (const auto& node : nodes_) {

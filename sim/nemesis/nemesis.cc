@@ -223,4 +223,40 @@ std::string Nemesis::failover(std::int64_t max_ms, const std::function<bool()>& 
   return "";
 }
 
+std::string Nemesis::cluster_failover(std::size_t replica, std::string_view mode,
+                                      std::int64_t max_ms) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->cluster_failover(replica, mode, max_ms);
+  if (error.empty()) record_server(replica, {{FaultKind::kClusterFailover, FaultPhase::kInstant}});
+  return error;
+}
+
+std::string Nemesis::migrate_slot_start(std::size_t from, std::size_t to) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  // Recorded first: a redirection a client follows from here on falls inside the window.
+  record_server(from, {{FaultKind::kSlotMigration, FaultPhase::kStart}});
+  return topology_->migrate_slot_start(from, to);
+}
+
+std::string Nemesis::migrate_slot_finish(std::size_t from, std::size_t to) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->migrate_slot_finish(from, to);
+  record_server(from, {{FaultKind::kSlotMigration, FaultPhase::kEnd}});
+  return error;
+}
+
+std::string Nemesis::partition_server(std::size_t server) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->isolate(server);
+  if (error.empty()) record_server(server, {{FaultKind::kServerPartition, FaultPhase::kStart}});
+  return error;
+}
+
+std::string Nemesis::heal_server_partition(std::size_t server) {
+  LOCKSIM_ASSERT(topology_ != nullptr);
+  const std::string error = topology_->rejoin(server);
+  record_server(server, {{FaultKind::kServerPartition, FaultPhase::kEnd}});
+  return error;
+}
+
 }  // namespace locksim

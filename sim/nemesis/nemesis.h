@@ -116,6 +116,14 @@ class Nemesis {
   // failover: waits for Sentinel's promotion, then records an instant "failover" aimed at the
   // server it promoted.
   std::string failover(std::int64_t max_ms, const std::function<bool()>& stop);
+  // cluster_failover: CLUSTER FAILOVER on a cluster's replica; an instant "cluster_failover".
+  std::string cluster_failover(std::size_t replica, std::string_view mode, std::int64_t max_ms);
+  // migrate_slot_start opens the window "slot_migration" (aimed at `from`); finish closes it.
+  std::string migrate_slot_start(std::size_t from, std::size_t to);
+  std::string migrate_slot_finish(std::size_t from, std::size_t to);
+  // partition_server opens the window "server_partition" (Topology::isolate); heal closes it.
+  std::string partition_server(std::size_t server);
+  std::string heal_server_partition(std::size_t server);
 
  private:
   struct Attached {

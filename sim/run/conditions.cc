@@ -1,15 +1,24 @@
 #include "sim/run/conditions.h"
 
+#include "sim/topology/topology.h"
+
 namespace locksim {
 namespace {
 
+// is_key_condition: a condition that asks the servers (outside the run's lock).
 bool is_key_condition(const Condition& condition) {
   return condition.kind == Condition::Kind::kKeyAbsent ||
-         condition.kind == Condition::Kind::kKeyPresent;
+         condition.kind == Condition::Kind::kKeyPresent ||
+         condition.kind == Condition::Kind::kPrimary;
 }
 
 // key_condition_holds: EXISTS on the observer connection; false if Redis did not answer.
 bool key_condition_holds(RunContext& run, Connection& observer, const Condition& condition) {
+  if (condition.kind == Condition::Kind::kPrimary) {
+    const Topology* topology = run.request().topology;
+    return topology != nullptr &&
+           topology->serves_lock(topology->spec().server_index(condition.argument));
+  }
   if (observer.broken()) observer.reconnect();
   // Where the lock of that key is kept: a library may prefix it ("mutex:<key>").
   const std::string key = run.request().variant.stored_key(run.full_key(condition.argument));
@@ -37,12 +46,20 @@ bool state_condition_holds(RunContext& run, const Condition& condition,
       }
       return false;
     }
+    case Condition::Kind::kOpen: {
+      const std::vector<Step>& steps = run.scenario().steps;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].id == condition.argument && run.step_window_open[i]) return true;
+      }
+      return false;
+    }
     case Condition::Kind::kRenewed: {
       const std::size_t c = run.client_index(condition.argument);
       return run.renewals.at(c) - renewals_before.at(c) >= condition.times;
     }
     case Condition::Kind::kKeyAbsent:
     case Condition::Kind::kKeyPresent:
+    case Condition::Kind::kPrimary:
       return true;  // checked outside the lock
   }
   return false;
@@ -79,8 +96,9 @@ bool wait_for_conditions(RunContext& run, Connection& observer,
 }
 
 std::string describe_conditions(const std::vector<Condition>& conditions) {
-  static constexpr const char* kNames[] = {"inside", "outside", "key_absent", "key_present",
-                                           "done",   "crashed", "renewed"};
+  static constexpr const char* kNames[] = {"inside",      "outside", "key_absent",
+                                           "key_present", "done",    "crashed",
+                                           "renewed",     "open",    "primary"};
   std::string text;
   for (const Condition& c : conditions) {
     if (!text.empty()) text += " and ";

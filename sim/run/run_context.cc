@@ -5,6 +5,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/lock/variant.h"
+#include "sim/redis/cluster_connection.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {
@@ -37,11 +38,33 @@ RunContext::RunContext(const RunRequest& request, const Plan& plan)
       link_endpoints_(plan.clients().size()) {
   step_started.assign(request.scenario.steps.size(), false);
   step_finished.assign(request.scenario.steps.size(), false);
+  step_window_open.assign(request.scenario.steps.size(), false);
   step_client.reserve(request.scenario.steps.size());
   for (const Step& step : request.scenario.steps) {
     step_client.push_back(Step::server_action(step.action) ? request.scenario.clients.size()
                                                            : client_index(step.client));
   }
+}
+
+std::unique_ptr<Connection> RunContext::connect(const Endpoint& endpoint,
+                                                const ConnectionOptions& options,
+                                                ClientLog* redirects) const {
+  const Topology* topology = request_.topology;
+  if (topology == nullptr || !topology->cluster()) return runtime_.connect(endpoint, options);
+  std::vector<Endpoint> seeds = {endpoint};
+  for (const Endpoint& server : topology->endpoints()) {
+    if (server.port != endpoint.port) seeds.push_back(server);
+  }
+  auto connection = std::make_unique<ClusterConnection>(
+      std::move(seeds),
+      [this, options](const Endpoint& node) { return runtime_.connect(node, options); });
+  if (redirects != nullptr) {
+    connection->on_redirect([redirects](const Redirection& redirection) {
+      const StringId words = redirects->intern(describe(redirection));
+      redirects->record(EventType::kInfo, Op::kRedirect, "").message = words;
+    });
+  }
+  return connection;
 }
 
 std::size_t RunContext::server_count() const {

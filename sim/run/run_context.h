@@ -26,11 +26,13 @@ class RunContext {
   const RunRequest& request() const { return request_; }
   // runtime: the run's clock, threads and connections (the machine's, or the simulator's).
   Runtime& runtime() const { return runtime_; }
-  // connect: a new connection in the run's runtime.
+  // connect: a new connection in the run's runtime. On a Redis Cluster topology, a slot-aware
+  // ClusterConnection (sim/redis/cluster_connection.h) that reads the slot map from `endpoint`
+  // or any server of the topology, and records each redirection it follows in `redirects`
+  // (when given: the client's own log) as an info event "redirect".
   std::unique_ptr<Connection> connect(const Endpoint& endpoint,
-                                      const ConnectionOptions& options = {}) const {
-    return runtime_.connect(endpoint, options);
-  }
+                                      const ConnectionOptions& options = {},
+                                      ClientLog* redirects = nullptr) const;
   // admin_connection: a connection for the harness's own looks (conditions, the resource's
   // set-up), to the admin endpoint.
   std::unique_ptr<Connection> admin_connection() const {
@@ -106,6 +108,9 @@ class RunContext {
   std::size_t steps_started = 0;    // steps [0, steps_started) have started
   std::vector<bool> step_started;
   std::vector<bool> step_finished;  // a `done` condition on a step id reads it
+  // step_window_open: a server fault step's window is open (its fault done, its window being
+  // held); an `open` condition reads it.
+  std::vector<bool> step_window_open;
   // step_client: by step, its client's index (the client count for a server action); read at
   // every turn, so looked up once. Never changes.
   std::vector<std::size_t> step_client;

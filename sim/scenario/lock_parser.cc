@@ -126,13 +126,14 @@ nlohmann::json resolved_wait(const WaitConfig& wait) {
 LockConfig parse_lock(const std::optional<JsonReader>& node,
                       const std::optional<SweepTtl>& sweep_ttl,
                       const std::vector<std::string>& variants) {
-  static const std::regex kKeyPattern("[A-Za-z0-9_:.-]{1,64}");
+  // Braces: a Redis Cluster hash tag ("{lock}"), which keeps a lock's own keys in one slot.
+  static const std::regex kKeyPattern("[A-Za-z0-9_:.{}-]{1,64}");
   LockConfig lock;
   if (node) {
     node->expect_object({"key", "ttl_ms", "acquire_timeout_ms", "reply_timeout_ms", "wait",
                          "renew_period_ms", "queue_timeout_ms", "permits"});
     if (const auto key = node->optional_member("key")) {
-      lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . -");
+      lock.key = key->matching(kKeyPattern, "a key of 1 to 64 letters, digits or _ : . - { }");
     }
     if (const auto ttl = node->optional_member("ttl_ms")) {
       if (sweep_ttl) {

@@ -113,6 +113,10 @@ struct Condition {
     kCrashed,     // "crashed": client name; the client has crashed
     kRenewed,     // "renewed": {"client", "times"}; the client's renewal has run (extend calls,
                   // whatever their outcome) at least `times` times since the wait began
+    kOpen,        // "open": step id of a server fault with a window; its fault is done and its
+                  // window is being held (a slot migrating, a server paused)
+    kPrimary,     // "primary": server name; the server serves the lock's key as a primary (on a
+                  // Redis Cluster: its own slot map says so and its cluster is ok)
   };
   Kind kind = Kind::kDone;
   std::string argument;  // the client, key or step id
@@ -133,6 +137,18 @@ struct ServerSpec {
   std::string replica_of;            // "": a primary; else the name of its primary
 };
 
+// ClusterSpec: a Redis Cluster topology's shape. Its servers are the primaries "p1".."pN" and
+// their replicas "r1".."rN" (the first replica of each), then "s1".."sN" (the second); the first
+// primary, p1, serves the slot of the run's lock key (lock.key with the run's prefix), so that
+// steps can name the lock's primary and its replica.
+struct ClusterSpec {
+  int primaries = 3;
+  int replicas_per_primary = 1;
+  // node_timeout_ms: cluster-node-timeout: how long a node may not answer before the others
+  // count it failing (and its replica is elected in its place).
+  std::int64_t node_timeout_ms = 1000;
+};
+
 // TopologySpec: the private servers a scenario runs on. Without one, every scenario of a
 // session shares one server (or --redis); with one, every run starts its own.
 struct TopologySpec {
@@ -141,6 +157,8 @@ struct TopologySpec {
   std::string name = "single";
   std::vector<ServerSpec> servers;
   bool sentinel = false;     // a redis-sentinel watches the first primary (quorum 1)
+  // cluster: the servers form a Redis Cluster (name "cluster", or {"cluster": {...}}).
+  std::optional<ClusterSpec> cluster;
   // clock_shift: some step's kind jumps a server's clock (ServerFaultType::shifts_clock,
   // clock_jump): the servers run with the shim.
   bool clock_shift = false;

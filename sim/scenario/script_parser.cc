@@ -151,7 +151,8 @@ const std::vector<ConditionSpec>& condition_specs() {
       {"inside", Condition::Kind::kInside},          {"outside", Condition::Kind::kOutside},
       {"crashed", Condition::Kind::kCrashed},        {"key_absent", Condition::Kind::kKeyAbsent},
       {"key_present", Condition::Kind::kKeyPresent}, {"done", Condition::Kind::kDone},
-      {"renewed", Condition::Kind::kRenewed},
+      {"renewed", Condition::Kind::kRenewed},        {"open", Condition::Kind::kOpen},
+      {"primary", Condition::Kind::kPrimary},
   };
   return specs;
 }
@@ -197,6 +198,23 @@ Condition parse_condition(const JsonReader& node, const ScriptNames& names,
       condition.argument = argument.one_of(names.step_ids, "step id", "step ids");
       if (condition.argument == own_id) {
         argument.fail("a step cannot wait for itself to be done (\"" + own_id + "\")");
+      }
+      break;
+    case Condition::Kind::kPrimary: {
+      if (names.topology == nullptr) {
+        argument.fail(
+            "\"primary\" names a server of the scenario's \"topology\", which it has "
+            "none of");
+      }
+      std::vector<std::string> servers;
+      for (const ServerSpec& server : names.topology->servers) servers.push_back(server.name);
+      condition.argument = argument.one_of(servers, "server", "servers of the topology");
+      break;
+    }
+    case Condition::Kind::kOpen:
+      condition.argument = argument.one_of(names.step_ids, "step id", "step ids");
+      if (condition.argument == own_id) {
+        argument.fail("a step cannot wait for its own window to be open (\"" + own_id + "\")");
       }
       break;
     case Condition::Kind::kRenewed:
@@ -369,6 +387,7 @@ ServerFaultTopology server_fault_topology(const TopologySpec& topology) {
     view.servers.push_back({.name = server.name, .replica_of = server.replica_of});
   }
   view.sentinel = topology.sentinel;
+  view.cluster = topology.cluster.has_value();
   return view;
 }
 

@@ -19,13 +19,45 @@ std::size_t TopologySpec::server_index(const std::string& server) const {
 namespace scenario_internal {
 namespace {
 
-const std::vector<std::string> kTopologyNames = {"single",    "primary_replica", "sentinel",
-                                                 "redlock_3", "redlock_5",       "redlock_7"};
+const std::vector<std::string> kTopologyNames = {
+    "single", "primary_replica", "sentinel", "redlock_3", "redlock_5", "redlock_7", "cluster"};
 const std::vector<std::string> kPersistence = {"none", "aof_always", "aof_everysec"};
 constexpr std::size_t kMaxServers = 9;
 
+// cluster_servers: p1..pN, then r1..rN (the first replica of each), then s1..sN (the second).
+std::vector<ServerSpec> cluster_servers(const ClusterSpec& cluster) {
+  std::vector<ServerSpec> servers;
+  for (int i = 1; i <= cluster.primaries; ++i) {
+    servers.push_back({"p" + std::to_string(i), "none", ""});
+  }
+  for (int r = 0; r < cluster.replicas_per_primary; ++r) {
+    for (int i = 1; i <= cluster.primaries; ++i) {
+      servers.push_back(
+          {(r == 0 ? "r" : "s") + std::to_string(i), "none", "p" + std::to_string(i)});
+    }
+  }
+  return servers;
+}
+
+ClusterSpec parse_cluster(const JsonReader& node) {
+  ClusterSpec cluster;
+  node.expect_object({"primaries", "replicas_per_primary", "node_timeout_ms"});
+  if (const auto primaries = node.optional_member("primaries")) {
+    // Fewer than three primaries cannot elect a replica (a majority of primaries votes).
+    cluster.primaries = static_cast<int>(primaries->count(3, 5, "primaries"));
+  }
+  if (const auto replicas = node.optional_member("replicas_per_primary")) {
+    cluster.replicas_per_primary = static_cast<int>(replicas->count(0, 2, "replicas per primary"));
+  }
+  if (const auto timeout = node.optional_member("node_timeout_ms")) {
+    cluster.node_timeout_ms = timeout->duration_ms(100, 60000);
+  }
+  return cluster;
+}
+
 std::vector<ServerSpec> named_servers(const std::string& name) {
   if (name == "single") return {{"n1", "none", ""}};
+  if (name == "cluster") return cluster_servers(ClusterSpec{});
   if (name == "primary_replica" || name == "sentinel") {
     return {{"primary", "none", ""}, {"replica", "none", "primary"}};
   }
@@ -44,17 +76,25 @@ TopologySpec parse_topology(const JsonReader& node) {
     topology.name = node.one_of(kTopologyNames, "topology", "named topologies");
     topology.servers = named_servers(topology.name);
     topology.sentinel = topology.name == "sentinel";
+    if (topology.name == "cluster") topology.cluster = ClusterSpec{};
     return topology;
   }
-  node.expect_object({"name", "servers", "persistence", "sentinel"});
-  if (node.has("name") == node.has("servers")) {
-    node.fail("give either \"name\" (one of " + join(kTopologyNames) +
-              ") or \"servers\" (a list of servers), not both");
+  node.expect_object({"name", "servers", "persistence", "sentinel", "cluster"});
+  if (static_cast<int>(node.has("name")) + static_cast<int>(node.has("servers")) +
+          static_cast<int>(node.has("cluster")) !=
+      1) {
+    node.fail("give one of \"name\" (one of " + join(kTopologyNames) +
+              "), \"servers\" (a list of servers) or \"cluster\" (a Redis Cluster's shape)");
   }
-  if (node.has("name")) {
+  if (node.has("cluster")) {
+    topology.name = "cluster";
+    topology.cluster = parse_cluster(node.member("cluster"));
+    topology.servers = cluster_servers(*topology.cluster);
+  } else if (node.has("name")) {
     topology.name = node.member("name").one_of(kTopologyNames, "topology", "named topologies");
     topology.servers = named_servers(topology.name);
     topology.sentinel = topology.name == "sentinel";
+    if (topology.name == "cluster") topology.cluster = ClusterSpec{};
   } else {
     topology.name = "custom";
     const JsonReader list = node.member("servers");
@@ -113,6 +153,11 @@ TopologySpec parse_topology(const JsonReader& node) {
   }
   if (const auto sentinel = node.optional_member("sentinel")) {
     topology.sentinel = sentinel->boolean();
+    if (topology.sentinel && topology.cluster) {
+      sentinel->fail(
+          "a Redis Cluster elects its own replicas; Sentinel watches a primary that is "
+          "not in a cluster");
+    }
     if (topology.sentinel &&
         std::none_of(topology.servers.begin(), topology.servers.end(),
                      [](const ServerSpec& s) { return !s.replica_of.empty(); })) {
@@ -128,6 +173,14 @@ nlohmann::json resolved_topology(const TopologySpec& topology) {
     nlohmann::json entry = {{"name", server.name}, {"persistence", server.persistence}};
     if (!server.replica_of.empty()) entry["replica_of"] = server.replica_of;
     servers.push_back(std::move(entry));
+  }
+  if (topology.cluster) {
+    // Its servers follow from its shape (and load again from it); their persistence is one.
+    return {{"cluster",
+             {{"primaries", topology.cluster->primaries},
+              {"replicas_per_primary", topology.cluster->replicas_per_primary},
+              {"node_timeout_ms", topology.cluster->node_timeout_ms}}},
+            {"persistence", topology.servers.front().persistence}};
   }
   return {{"servers", servers}, {"sentinel", topology.sentinel}};
 }

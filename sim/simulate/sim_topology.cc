@@ -19,6 +19,10 @@ constexpr Nanos kRestartMaxNs = 80'000'000;
 }  // namespace
 
 std::string SimTopology::refusal(const TopologySpec& spec) {
+  if (spec.cluster) {
+    return "its topology is a Redis Cluster, whose slot map, redirections and elections the "
+           "model does not have yet (docs/model.md)";
+  }
   if (spec.sentinel) {
     return "its topology \"" + spec.name +
            "\" has Sentinel, whose failover the simulator does not model";

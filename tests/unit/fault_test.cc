@@ -27,11 +27,12 @@ std::vector<std::string> kinds_where(Trait trait) {
 // Proves the words are exactly those every history.jsonl since schema 2 has written, one per
 // kind: a renamed or lost word would make older histories unreadable.
 TEST(FaultKind, WordsAreTheHistorysWords) {
-  EXPECT_EQ(kinds_where([](const FaultTraits&) { return true; }),
-            (std::vector<std::string>{"pause", "partition", "lose_reply", "delay", "lose_lock",
-                                      "drop_commands", "kill_server", "down", "restart_server",
-                                      "pause_server", "clock_jump", "replication_cut", "promote",
-                                      "failover", "client_clock"}));
+  EXPECT_EQ(
+      kinds_where([](const FaultTraits&) { return true; }),
+      (std::vector<std::string>{
+          "pause", "partition", "lose_reply", "delay", "lose_lock", "drop_commands", "kill_server",
+          "down", "restart_server", "pause_server", "clock_jump", "replication_cut", "promote",
+          "failover", "client_clock", "cluster_failover", "slot_migration", "server_partition"}));
 }
 
 // Proves every kind has a distinct, non-empty word that reads back to it, each row sits at its own
@@ -55,11 +56,14 @@ TEST(FaultKind, EveryKindRoundTripsThroughItsWord) {
 TEST(FaultKind, TraitsHoldForTheKindsTheCheckersNameThem) {
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.window; }),
             (std::vector<std::string>{"pause", "partition", "delay", "drop_commands", "down",
-                                      "pause_server", "replication_cut"}));
+                                      "pause_server", "replication_cut", "slot_migration",
+                                      "server_partition"}));
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.forgets_key; }),
-            (std::vector<std::string>{"restart_server", "clock_jump", "promote", "failover"}));
+            (std::vector<std::string>{"restart_server", "clock_jump", "promote", "failover",
+                                      "cluster_failover", "server_partition"}));
   EXPECT_EQ(kinds_where([](const FaultTraits& t) { return t.opens_outage; }),
-            (std::vector<std::string>{"kill_server", "pause_server", "promote", "failover"}));
+            (std::vector<std::string>{"kill_server", "pause_server", "promote", "failover",
+                                      "cluster_failover", "server_partition"}));
 }
 
 // Proves every link fault kind is a window with a complete step type (the scenario parser and the

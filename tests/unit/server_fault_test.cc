@@ -89,6 +89,20 @@ class RecordingHost final : public ServerFaultHost {
     calls.push_back("wait_for_failover " + std::to_string(max_ms) + " ms");
     return failing == "wait_for_failover" ? "no failover" : "";
   }
+  std::string cluster_failover(std::size_t replica, std::string_view mode,
+                               std::int64_t max_ms) override {
+    return call("cluster_failover", replica,
+                " " + std::string(mode) + " within " + std::to_string(max_ms) + " ms");
+  }
+  std::string migrate_slot_start(std::size_t from, std::size_t to) override {
+    return call("migrate_slot_start", from, " to " + std::to_string(to));
+  }
+  std::string migrate_slot_finish(std::size_t from, std::size_t to) override {
+    return call("migrate_slot_finish", from, " to " + std::to_string(to));
+  }
+  std::string partition(std::size_t server) override { return call("partition", server); }
+  std::string heal_partition(std::size_t server) override { return call("heal_partition", server); }
+  std::size_t server_index(std::string_view name) const override { return name == "p2" ? 1 : 9; }
   void hold_window(std::string_view doing) override {
     calls.push_back("hold_window " + std::string(doing));
   }
@@ -110,9 +124,10 @@ std::vector<std::string> run(std::string_view word, const json& step) {
 // Proves the words are the steps' words every scenario file since server faults has used, one per
 // kind, each found by its word: a renamed word would make those files unreadable.
 TEST(ServerFaultTable, WordsAreTheScriptsWords) {
-  EXPECT_EQ(words(), (std::vector<std::string>{"kill_server", "restart_server", "pause_server",
-                                               "clock_jump", "cut_replication", "heal_replication",
-                                               "promote", "failover"}));
+  EXPECT_EQ(words(),
+            (std::vector<std::string>{"kill_server", "restart_server", "pause_server", "clock_jump",
+                                      "cut_replication", "heal_replication", "promote", "failover",
+                                      "cluster_failover", "migrate_slot", "partition_server"}));
   std::set<std::string> seen;
   for (const ServerFaultType* type : server_fault_types()) {
     EXPECT_FALSE(type->word.empty());
@@ -155,17 +170,19 @@ TEST(ServerFaultTable, KeysFollowTheAimAndTheWindow) {
 // preloaded, and promote and failover move the primary.
 TEST(ServerFaultTable, TopologyNeedsAndTraits) {
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return t.aim == ServerFaultAim::kReplica; }),
-            (std::vector<std::string>{"cut_replication", "heal_replication", "promote"}));
+            (std::vector<std::string>{"cut_replication", "heal_replication", "promote",
+                                      "cluster_failover"}));
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return t.aim == ServerFaultAim::kNone; }),
             (std::vector<std::string>{"failover"}));
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return !t.duration_key.empty(); }),
-            (std::vector<std::string>{"pause_server"}));
+            (std::vector<std::string>{"pause_server", "migrate_slot", "partition_server"}));
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return t.shifts_clock; }),
             (std::vector<std::string>{"clock_jump"}));
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return t.moves_primary; }),
-            (std::vector<std::string>{"promote", "failover"}));
+            (std::vector<std::string>{"promote", "failover", "cluster_failover"}));
   EXPECT_EQ(words_where([](const ServerFaultType& t) { return t.check_topology != nullptr; }),
-            (std::vector<std::string>{"failover"}));
+            (std::vector<std::string>{"promote", "failover", "cluster_failover", "migrate_slot",
+                                      "partition_server"}));
 
   const ServerFaultType& failover = *server_fault_type("failover");
   const json step = {{"do", "failover"}};
@@ -177,11 +194,58 @@ TEST(ServerFaultTable, TopologyNeedsAndTraits) {
     ADD_FAILURE() << "failover accepted a topology without Sentinel";
   } catch (const InputError& error) {
     EXPECT_EQ(std::string(error.what()),
-              "s.json: $.steps[1].do: \"failover\" waits for Sentinel; the topology has none (use "
-              "\"topology\": \"sentinel\", or \"promote\" to promote a replica yourself)");
+              "s.json: $.steps[1].do: \"failover\" waits for Sentinel or a Redis Cluster's "
+              "election; the topology has neither (use \"topology\": \"sentinel\" or \"cluster\", "
+              "or \"promote\" to promote a replica yourself)");
   }
   topology.sentinel = true;
   failover.check_topology(reader, topology);
+  topology.sentinel = false;
+  topology.cluster = true;
+  failover.check_topology(reader, topology);
+}
+
+// Proves the cluster's own kinds need a cluster, that promote (REPLICAOF NO ONE) is refused on
+// one (its election decides roles), and that migrate_slot moves the lock's slot between two
+// primaries only.
+TEST(ServerFaultTable, ClusterKindsNeedACluster) {
+  const ServerFaultTopology plain{
+      .servers = {{.name = "primary"}, {.name = "replica", .replica_of = "primary"}}};
+  const ServerFaultTopology cluster{.servers = {{.name = "p1"},
+                                                {.name = "p2"},
+                                                {.name = "p3"},
+                                                {.name = "r1", .replica_of = "p1"}},
+                                    .cluster = true};
+  const auto check = [](std::string_view word, const json& step,
+                        const ServerFaultTopology& topology) -> std::string {
+    const locksim::json::JsonReader reader(step, "$.steps[1]", kFaultsFile);
+    try {
+      server_fault_type(word)->check_topology(reader, topology);
+      return "";
+    } catch (const InputError& error) {
+      return error.what();
+    }
+  };
+  EXPECT_EQ(check("cluster_failover", {{"do", "cluster_failover"}}, plain),
+            "s.json: $.steps[1].do: \"cluster_failover\" needs a Redis Cluster (\"topology\": "
+            "\"cluster\"); on a primary with a replica, \"promote\" promotes it");
+  EXPECT_EQ(check("cluster_failover", {{"do", "cluster_failover"}}, cluster), "");
+  EXPECT_EQ(check("promote", {{"do", "promote"}}, plain), "");
+  EXPECT_EQ(check("promote", {{"do", "promote"}}, cluster),
+            "s.json: $.steps[1].do: \"promote\" is not for a Redis Cluster, whose replicas are "
+            "elected by the cluster: kill the primary (\"kill_server\", then \"failover\"), or use "
+            "\"cluster_failover\"");
+  const json move = {{"do", "migrate_slot"}, {"server", "p1"}, {"to", "p2"}};
+  EXPECT_EQ(check("migrate_slot", move, cluster), "");
+  EXPECT_NE(check("migrate_slot", move, plain).find("needs a Redis Cluster"), std::string::npos);
+  EXPECT_EQ(
+      check("migrate_slot", {{"do", "migrate_slot"}, {"server", "r1"}, {"to", "p2"}}, cluster),
+      "s.json: $.steps[1].server: unknown primary \"r1\" (did you mean \"p1\"?); primaries "
+      "of the cluster: p1, p2, p3");
+  EXPECT_EQ(
+      check("migrate_slot", {{"do", "migrate_slot"}, {"server", "p1"}, {"to", "p1"}}, cluster),
+      "s.json: $.steps[1].to: the slot moves from \"p1\" to another primary; name one of: p2, "
+      "p3");
 }
 
 // Proves each kind's own keys read and write back as they are, with their defaults filled in,
@@ -190,6 +254,9 @@ TEST(ServerFaultKinds, OwnKeysRoundTrip) {
   EXPECT_EQ(written(*parse("clock_jump", {{"jump_ms", 20000}})), json({{"jump_ms", 20000}}));
   EXPECT_EQ(written(*parse("failover", {{"max_ms", 5000}})), json({{"max_ms", 5000}}));
   EXPECT_EQ(written(*parse("failover", json::object())), json({{"max_ms", 30000}}));
+  EXPECT_EQ(written(*parse("cluster_failover", json::object())),
+            json({{"mode", "default"}, {"max_ms", 10000}}));
+  EXPECT_EQ(written(*parse("migrate_slot", {{"to", "p3"}})), json({{"to", "p3"}}));
   for (const ServerFaultType* type : server_fault_types()) {
     if (!type->keys.empty()) continue;
     EXPECT_EQ(
@@ -209,6 +276,9 @@ TEST(ServerFaultKinds, BadOwnKeysAreRejected) {
             "s.json: $.steps[1].jump_ms: expected a duration in ms between 1 and 3600000, got 0");
   EXPECT_EQ(error_of("clock_jump", json::object()),
             "s.json: $.steps[1]: missing required key \"jump_ms\"");
+  EXPECT_EQ(error_of("cluster_failover", {{"mode", "forced"}}),
+            "s.json: $.steps[1].mode: unknown mode \"forced\" (did you mean \"force\"?); modes: "
+            "default, force, takeover");
   EXPECT_EQ(error_of("failover", {{"max_ms", 0}}),
             "s.json: $.steps[1].max_ms: expected a duration in ms between 1 and 3600000, got 0");
 }
@@ -227,6 +297,16 @@ TEST(ServerFaultKinds, EachRunsThroughTheHost) {
   EXPECT_EQ(run("promote", none), (std::vector<std::string>{"promote 2"}));
   EXPECT_EQ(run("failover", {{"max_ms", 5000}}),
             (std::vector<std::string>{"wait_for_failover 5000 ms"}));
+  EXPECT_EQ(run("cluster_failover", none),
+            (std::vector<std::string>{"cluster_failover 2  within 10000 ms"}));
+  EXPECT_EQ(run("cluster_failover", {{"mode", "takeover"}, {"max_ms", 3000}}),
+            (std::vector<std::string>{"cluster_failover 2 takeover within 3000 ms"}));
+  EXPECT_EQ(run("partition_server", none),
+            (std::vector<std::string>{"partition 2", "hold_window cut off", "heal_partition 2"}));
+  EXPECT_EQ(run("migrate_slot", {{"to", "p2"}}),
+            (std::vector<std::string>{"migrate_slot_start 2 to 1",
+                                      "hold_window kept migrating the lock's slot of",
+                                      "migrate_slot_finish 2 to 1"}));
 }
 
 // Proves a failed operation is what the run returns, and that a server that could not be paused

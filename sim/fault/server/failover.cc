@@ -1,8 +1,10 @@
 // failover: waits, at most "max_ms" (default 30000), until the topology's Sentinel has promoted
 // another server, as it does once the primary has been down (killed or paused) for its
-// down-after-milliseconds; clients follow the new primary from their next call. The step causes
+// down-after-milliseconds, or a Redis Cluster has elected a replica in the place of the primary
+// that served the lock's slot (once the other primaries counted it failing for
+// cluster-node-timeout); clients follow the new primary from their next call. The step causes
 // nothing itself: an earlier kill_server or pause_server of the primary does. It names no server,
-// and needs a topology with Sentinel.
+// and needs a topology with Sentinel, or a cluster.
 //
 //   {"id": "promote", "do": "failover", "max_ms": 30000, "wait_for": {"done": "a-acquire"}}
 //
@@ -39,10 +41,11 @@ class Failover final : public ServerFault {
 };
 
 void check_failover_topology(const json::JsonReader& step, const ServerFaultTopology& topology) {
-  if (!topology.sentinel) {
+  if (!topology.sentinel && !topology.cluster) {
     step.member("do").fail(
-        "\"failover\" waits for Sentinel; the topology has none (use \"topology\": \"sentinel\", "
-        "or \"promote\" to promote a replica yourself)");
+        "\"failover\" waits for Sentinel or a Redis Cluster's election; the topology has neither "
+        "(use \"topology\": \"sentinel\" or \"cluster\", or \"promote\" to promote a replica "
+        "yourself)");
   }
 }
 

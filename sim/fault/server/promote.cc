@@ -38,6 +38,7 @@ std::shared_ptr<const ServerFault> parse_promote(const json::JsonReader& /*step*
 const ServerFaultType kServerFaultPromote = {.word = "promote",
                                              .aim = ServerFaultAim::kReplica,
                                              .moves_primary = true,
+                                             .check_topology = &not_on_a_cluster,
                                              .parse = &parse_promote};
 
 }  // namespace locksim

@@ -15,8 +15,9 @@
 namespace locksim::test {
 namespace {
 
-// kExamples: steps of every kind on a "sentinel" topology (a primary, a replica, Sentinel),
-// together using each of the kind's keys. A new kind adds its own here.
+// kExamples: steps of every kind on a "sentinel" topology (a primary, a replica, Sentinel), or
+// for a Redis Cluster's own kinds on a "cluster" (p1..p3, r1..r3), together using each of the
+// kind's keys. A new kind adds its own here.
 const std::map<std::string, std::vector<const char*>> kExamples = {
     {"kill_server", {R"({"do": "kill_server", "server": "primary"})"}},
     {"restart_server", {R"({"do": "restart_server", "server": "replica"})"}},
@@ -28,18 +29,36 @@ const std::map<std::string, std::vector<const char*>> kExamples = {
     {"heal_replication", {R"({"do": "heal_replication", "server": "replica"})"}},
     {"promote", {R"({"do": "promote", "server": "replica"})"}},
     {"failover", {R"({"do": "failover"})", R"({"do": "failover", "max_ms": 5000})"}},
+    {"cluster_failover",
+     {R"({"do": "cluster_failover", "server": "r1"})",
+      R"({"do": "cluster_failover", "server": "r2", "mode": "takeover", "max_ms": 3000})"}},
+    {"migrate_slot",
+     {R"({"do": "migrate_slot", "server": "p1", "to": "p2", "migrating_ms": 100})",
+      R"({"do": "migrate_slot", "server": "p1", "to": "p3", "until": {"done": "a-in"},
+          "max_ms": 900})"}},
+    {"partition_server",
+     {R"({"do": "partition_server", "server": "p1", "partition_ms": 3000})",
+      R"({"do": "partition_server", "server": "r1", "until": {"done": "a-in"}, "max_ms": 900})"}},
 };
 
+// topology_for: where a step of its kind can run: a cluster's own kinds on a cluster.
+const char* topology_for(const json& step) {
+  const std::string word = step.value("do", "");
+  return word == "cluster_failover" || word == "migrate_slot" || word == "partition_server"
+             ? "cluster"
+             : "sentinel";
+}
+
 // with_step: a script on `topology` whose second step is `step`, between A's acquire and release.
-json with_step(const json& step, const char* topology = "sentinel") {
+json with_step(const json& step, const char* topology = nullptr) {
   json document = scripted_document();
-  document["topology"] = topology;
+  document["topology"] = topology != nullptr ? topology : topology_for(step);
   document["steps"] = json::array({json::parse(R"({"id": "a-in", "client": "A", "do": "acquire"})"),
                                    step, json::parse(R"({"client": "A", "do": "release"})")});
   return document;
 }
 
-Scenario load(const json& step, const char* topology = "sentinel") {
+Scenario load(const json& step, const char* topology = nullptr) {
   return parse_scenario(with_step(step, topology), kFile, kVariants);
 }
 
@@ -136,12 +155,14 @@ TEST(ServerFaultStepTest, ResolvedStepsLoadAgain) {
 }
 
 // Proves the kinds' traits reach the scenario: a clock jump runs the servers with the shift, and
-// promote and failover move the primary; the other kinds do neither.
+// promote, failover and cluster_failover move the primary; the other kinds do neither.
 TEST(ServerFaultStepTest, KindsSetTheTopologyFactsTheyNeed) {
   for (const auto& [word, texts] : kExamples) {
     const Scenario scenario = load(json::parse(texts.front()));
     EXPECT_EQ(scenario.topology->clock_shift, word == "clock_jump") << word;
-    EXPECT_EQ(scenario.changes_primary(), word == "promote" || word == "failover") << word;
+    EXPECT_EQ(scenario.changes_primary(),
+              word == "promote" || word == "failover" || word == "cluster_failover")
+        << word;
   }
 }
 

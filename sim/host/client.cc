@@ -40,7 +40,7 @@ ConnectionOptions client_connection(const LockConfig& lock) {
 ClientTerms client_record_terms(const RunContext& run) {
   const Topology* topology = run.request().topology;
   return client_terms(run.request().variant, run.scenario().lock.ttl_ms,
-                      topology != nullptr ? topology->size() : 0);
+                      topology != nullptr ? topology->quorum_servers() : 0);
 }
 
 ClientRecord::ResourceTerms resource_terms(const RunContext& run) {
@@ -99,10 +99,15 @@ std::string ThreadClient::connect() {
   if (topology != nullptr) primary_generation_ = topology->primary_generation();
   if (topology != nullptr && run_.request().variant.multi_server()) {
     const auto timeout = node_timeout(run_.scenario().lock.ttl_ms);
-    for (std::size_t server = 0; server < topology->size(); ++server) {
-      // A node down at the start is not an error: the variant counts it as not granting.
-      nodes_.push_back(run_.connect(run_.link_endpoint(static_cast<std::size_t>(index_), server),
-                                    ConnectionOptions{timeout, timeout}));
+    for (std::size_t server = 0; server < topology->quorum_servers(); ++server) {
+      // A node down at the start is not an error: the variant counts it as not granting. On a
+      // cluster each primary is asked through a plain connection (a MOVED answer is an error
+      // reply, which the variant counts as not granting), as Redlock's users hand it one client
+      // per primary.
+      const Endpoint node = run_.link_endpoint(static_cast<std::size_t>(index_), server);
+      const ConnectionOptions options{timeout, timeout};
+      nodes_.push_back(topology->cluster() ? run_.runtime().connect(node, options)
+                                           : run_.connect(node, options));
       node_pointers_.push_back(nodes_.back().get());
     }
   }

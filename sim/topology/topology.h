@@ -71,6 +71,12 @@ class Topology {
   // nemesis did not kill, each reported once. Thread-safe; cheap enough to call every few
   // hundred ms.
   virtual std::vector<ProcessDeath> unplanned_deaths() = 0;
+  // quorum_servers: the servers a lock over several servers (Redlock) asks, the first this many:
+  // every server; on a Redis Cluster its primaries (p1..pN), as a user hands Redlock "the
+  // primaries of the cluster", each through a plain connection that knows nothing of slots.
+  std::size_t quorum_servers() const {
+    return spec_.cluster ? static_cast<std::size_t>(spec_.cluster->primaries) : size();
+  }
   // independent: the servers hold no copies of each other (no replica, no Sentinel), as Redlock's
   // nodes: a lock over them is meant to survive losing some, so a run goes on after one dies.
   bool independent() const;

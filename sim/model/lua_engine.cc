@@ -106,22 +106,15 @@ void kill_message(const LuaScripting& engine, char* message, std::size_t size) {
 }
 
 // script_hook: luaMaskCountHook, with the model's budgets instead of SCRIPT KILL: once over a
-// budget it fires on every line, so a pcall cannot swallow the error for good. Its call events
-// refuse a pattern match that could backtrack for ever (pattern_call_too_long).
+// budget it fires on every line, so a pcall cannot swallow the error for good. (It watches no
+// call: the string library's pattern functions guard themselves, guard_pattern_functions.)
 void script_hook(lua_State* lua, lua_Debug* event) {
   LuaScripting& engine = engine_of(lua);
-  if (event->event == LUA_HOOKCALL) {
-    char refused[200];
-    if (!pattern_call_too_long(lua, event, refused, sizeof(refused))) return;
-    note_script_gap(lua, refused);
-    luaL_error(lua, "%s", refused);
-    return;
-  }
   if (event->event == LUA_HOOKCOUNT) ++engine.hook_calls;
   const bool over_instructions = engine.instruction_budget() > 0 &&
                                  engine.hook_calls * kHookEvery > engine.instruction_budget();
   if (!over_instructions && !engine.over_allocation_budget) return;
-  lua_sethook(lua, script_hook, LUA_MASKLINE | LUA_MASKCALL, 0);
+  lua_sethook(lua, script_hook, LUA_MASKLINE, 0);
   char message[200];
   kill_message(engine, message, sizeof(message));
   note_script_gap(lua, message);
@@ -321,7 +314,7 @@ LuaScripting::LuaScripting(ScriptLimits limits, Lrand48& random)
     : limits_(limits), random_(&random) {}
 
 void LuaScripting::stop_soon() {
-  if (lua_ != nullptr) lua_sethook(lua_, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);
+  if (lua_ != nullptr) lua_sethook(lua_, script_hook, LUA_MASKCOUNT, 1);
 }
 
 bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
@@ -407,7 +400,7 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   hook_calls = 0;
   allocated_bytes = 0;
   over_allocation_budget = false;
-  lua_sethook(lua, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, kHookEvery);
+  lua_sethook(lua, script_hook, LUA_MASKCOUNT, kHookEvery);
   const int status = lua_pcall(lua, 0, 1, base + 2);
   lua_sethook(lua, nullptr, 0, 0);
   host_ = nullptr;

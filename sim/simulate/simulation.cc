@@ -328,25 +328,42 @@ bool VirtualClock::wait_until(std::condition_variable& cv, std::unique_lock<std:
   }
   while (!done()) {
     if (simulation_.now() >= deadline_ns) return false;
-    const Simulation::FiberId me = simulation_.current();
-    LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
-    waiters_.push_back(Waiter{&cv, me});
-    lock.unlock();
-    try {
-      simulation_.park(deadline_ns);
-    } catch (const FiberUnwind&) {
-      // Unwound: left as a condition variable's wait leaves, with the lock held again.
-      lock.lock();
-      std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
-      throw;
-    }
-    lock.lock();
-    // Timed out (or woken): no longer a waiter.
-    std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+    park_waiter(cv, lock, deadline_ns);
     // Unwinding, in a destructor: nothing will change any more; the wait ends now.
     if (simulation_.unwinding()) return done();
   }
   return true;
+}
+
+void VirtualClock::park_waiter(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                               Nanos deadline_ns) const {
+  const Simulation::FiberId me = simulation_.current();
+  LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
+  waiters_.push_back(Waiter{&cv, me});
+  lock.unlock();
+  try {
+    simulation_.park(deadline_ns);
+  } catch (const FiberUnwind&) {
+    // Unwound: left as a condition variable's wait leaves, with the lock held again.
+    lock.lock();
+    std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+    throw;
+  }
+  lock.lock();
+  // Timed out (or woken): no longer a waiter.
+  std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+}
+
+void VirtualClock::pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                         Nanos duration) const {
+  // As wait_until(cv, lock, now + duration, done) with a done() false only before the first
+  // wait: the latency drawn the same, at most one park, and whatever ends it ends the pause.
+  Nanos deadline_ns = simulation_.now() + duration;
+  if (deadline_ns < Simulation::kForever / 2) {
+    deadline_ns += simulation_.draw_wake_latency();
+  }
+  if (simulation_.now() >= deadline_ns) return;
+  park_waiter(cv, lock, deadline_ns);
 }
 
 void VirtualClock::wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,

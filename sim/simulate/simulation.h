@@ -227,8 +227,17 @@ class VirtualClock final : public Clock {
   void sleep_for(Nanos duration) const override;
   std::int64_t unix_seconds() const override;
   void notify_all(std::condition_variable& cv) const override;
+  // pause: Clock::pause's wait, parked once without a predicate (it is false until the fiber has
+  // waited once): the same wake-up latency drawn, the same events.
+  void pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+             Nanos duration) const override;
 
  private:
+  // park_waiter: parks the current fiber as a waiter on `cv` until it is notified or
+  // `deadline_ns`, with `lock` released meanwhile (held again when it returns or throws).
+  void park_waiter(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                   Nanos deadline_ns) const;
+
   Simulation& simulation_;
   // The fibers waiting, each on one condition variable, in the order they began to wait.
   struct Waiter {

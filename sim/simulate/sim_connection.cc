@@ -334,8 +334,9 @@ Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
 namespace {
 
 // answer: the server's reply (or the news that it closed the connection) starts back, through
-// the link, which may hold it; it reaches the waiting fiber a hop later, in order.
-void answer(const FlightRef& flight, Reply reply, bool closed) {
+// the link, which may hold it; it reaches the waiting fiber a hop later, in order. (`reply` is
+// moved into the flight once: a reply passed by value was moved twice.)
+void answer(const FlightRef& flight, Reply&& reply, bool closed) {
   // The reply waits in the flight (the waiting fiber reads it only once reply_at is set, below),
   // so the step that carries it back captures the flight alone and stays small.
   flight->reply = std::move(reply);

@@ -2,6 +2,7 @@
 // token; the release deletes the key only if it still holds that token, atomically in Lua, so a
 // holder whose lease expired cannot delete a newer holder's lock.
 #include <array>
+#include <charconv>
 #include <string>
 #include <utility>
 
@@ -32,9 +33,12 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
                                             Rng& rng) const override {
     std::array<char, 32> token;  // kept in the command's words only (most attempts fail)
     rng.fill_hex(token);
+    std::array<char, 24> ttl;  // the words copy it: no string made for it at every attempt
+    const std::size_t ttl_size = static_cast<std::size_t>(
+        std::to_chars(ttl.data(), ttl.data() + ttl.size(), ttl_ms).ptr - ttl.data());
     return OneCommand{nullptr,
                       OneCommand::words({"SET", key, std::string_view(token.data(), token.size()),
-                                         "NX", "PX", std::to_string(ttl_ms)}),
+                                         "NX", "PX", std::string_view(ttl.data(), ttl_size)}),
                       0, 2};
   }
   AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {

@@ -493,13 +493,12 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     fail(RedisErrorKind::kProtocol, std::string(kHiredisTooDeep));
     return last_error_;
   }
-  RedisResult result;
+  // Made in the caller's place (a named result, beside the other returns, was moved out again:
+  // its two strings, at every command).
   if (flight->reply.type == Reply::Type::kError) {
-    result.error = RedisErrorKind::kReplyError;
-    result.message = flight->reply.str;
+    return RedisResult{RedisErrorKind::kReplyError, flight->reply.str, std::move(flight->reply)};
   }
-  result.reply = std::move(flight->reply);
-  return result;
+  return RedisResult{RedisErrorKind::kNone, {}, std::move(flight->reply)};
 }
 
 std::optional<RedisResult> SimConnection::next_message(std::int64_t timeout_ns) {

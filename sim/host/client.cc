@@ -210,10 +210,11 @@ class ThreadClient::Host final : public AcquireHost {
                ? &connection.last_error()
                : nullptr;
   }
-  Task<AcquireAttempt> attempt() override {
+  Task<void> attempt(AcquireAttempt& out) override {
     ++attempts_;
-    co_return client_.run_.request().variant.try_acquire(context_, key_,
-                                                         client_.run_.scenario().lock.ttl_ms);
+    out = client_.run_.request().variant.try_acquire(context_, key_,
+                                                     client_.run_.scenario().lock.ttl_ms);
+    co_return;
   }
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
     bool full = true;

@@ -382,7 +382,9 @@ std::int64_t VirtualClock::unix_seconds() const {
 }
 
 void VirtualClock::notify_all(std::condition_variable& cv) const {
-  cv.notify_all();
+  // Nobody waits on `cv` itself: a fiber waits through this clock (parked, a waiter below), and
+  // nothing else may block the simulation's thread. So the condition variable is not notified
+  // (a pthread_cond_broadcast at every change of a run's shared state, for nobody).
   // Woken in the order they began to wait (wake only schedules an event: waiters_ stays as is).
   for (const Waiter& w : waiters_) {
     if (w.cv == &cv) simulation_.wake(w.fiber, simulation_.draw_wake_latency());

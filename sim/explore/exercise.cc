@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "sim/core/error.h"
@@ -25,6 +26,17 @@ constexpr int kMajority = 3;  // of them
 // (a tried acquire and its finally release, a nested acquire's three steps, a server fault on a
 // majority: a kill and a restart on each of three nodes, a crash). Most cycles use 3 to 6.
 constexpr std::size_t kStepsPerCycle = 20;
+
+// set_numbered: `out` = prefix, the number n, suffix ("step-3", "$.steps[2]"), written in place:
+// every drawn step is named so, and the temporary strings of a concatenation cost more.
+void set_numbered(std::string& out, std::string_view prefix, std::size_t n,
+                  std::string_view suffix) {
+  std::array<char, 24> digits;
+  const char* end = std::to_chars(digits.data(), digits.data() + digits.size(), n).ptr;
+  out.assign(prefix);
+  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
+  out.append(suffix);
+}
 
 std::string exercise_client_name(int index) {
   return std::string(1, static_cast<char>('A' + index));
@@ -522,8 +534,8 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   steps.clear();
   for (Step& step : stream) {
     const std::size_t n = steps.size();
-    if (step.id.empty()) step.id = "step-" + std::to_string(n + 1);
-    step.json_path = "$.steps[" + std::to_string(n) + "]";
+    if (step.id.empty()) set_numbered(step.id, "step-", n + 1, "");
+    set_numbered(step.json_path, "$.steps[", n, "]");
     steps.push_back(std::move(step));
   }
   std::vector<std::size_t> next(client_queues.size(), 0);
@@ -554,8 +566,8 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         queued_behind = true;
       }
       const std::size_t n = steps.size();
-      step.id = "step-" + std::to_string(n + 1);
-      step.json_path = "$.steps[" + std::to_string(n) + "]";
+      set_numbered(step.id, "step-", n + 1, "");
+      set_numbered(step.json_path, "$.steps[", n, "]");
       steps.push_back(std::move(step));
     } while (after_acquire && next[c] < client_queues[c].size() &&
              queued(c, next[c]).action == Step::Action::kServerFault);

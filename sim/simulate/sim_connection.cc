@@ -463,7 +463,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
       travel(flight);
     }
   }
-  if (link_) link_->waiting.insert(flight->waiter);
+  if (link_) link_->wait_for_reply(flight->waiter);
   bool answered = false;
   while (true) {
     const Nanos now = simulation_.now();
@@ -481,7 +481,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     // Unwound in a destructor (the park returned at once): no reply will come any more.
     if (simulation_.unwinding()) break;
   }
-  if (link_) link_->waiting.erase(flight->waiter);
+  if (link_) link_->no_longer_waiting(flight->waiter);
   flight->own_words();  // `args` go with this call: a command still on its way keeps a copy
   if (!answered) {
     flight->abandoned = true;

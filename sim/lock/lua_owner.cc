@@ -36,10 +36,13 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
     std::array<char, 24> ttl;  // the words copy it: no string made for it at every attempt
     const std::size_t ttl_size = static_cast<std::size_t>(
         std::to_chars(ttl.data(), ttl.data() + ttl.size(), ttl_ms).ptr - ttl.data());
-    return OneCommand{nullptr,
-                      OneCommand::words({"SET", key, std::string_view(token.data(), token.size()),
-                                         "NX", "PX", std::string_view(ttl.data(), ttl_size)}),
-                      0, 2};
+    // Made in the optional's place (a OneCommand returned into it was moved, its words' buffer
+    // with it, at every attempt).
+    return std::optional<OneCommand>(
+        std::in_place, nullptr,
+        OneCommand::words({"SET", key, std::string_view(token.data(), token.size()), "NX", "PX",
+                           std::string_view(ttl.data(), ttl_size)}),
+        0, 2);
   }
   AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
     return acquire_outcome(std::move(result), token, "SET NX PX");

@@ -54,14 +54,17 @@ const Script& compare_and_delete_script();
 // blocking calls are built from those, so both client modes send and read the same thing.
 class OneCommandVariant : public LockVariant {
  public:
+  // (The command is read where acquire_command made it: its words are a buffer of a hundred
+  // bytes, moved out of the optional at every attempt before.)
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const final {
-    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
-    return read_acquire(run_one(context.connection, command), command.token());
+    const std::optional<OneCommand> command = acquire_command(key, ttl_ms, context.rng);
+    return read_acquire(run_one(context.connection, *command), command->token());
   }
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const final {
-    return read_release(run_one(context.connection, *release_command(key, token)));
+    const std::optional<OneCommand> command = release_command(key, token);
+    return read_release(run_one(context.connection, *command));
   }
 };
 

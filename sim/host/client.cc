@@ -245,7 +245,10 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
       !crashed());
   const bool nested = holding();
   const std::string& key = lock_key(logical_key);
-  const LockContext lock_context = context(faults);
+  // The attempts' command is kept from one attempt to the next (LockContext::attempt_command).
+  std::optional<OneCommand> attempt_command;
+  LockContext lock_context = context(faults);
+  lock_context.attempt_command = &attempt_command;
   const Nanos deadline = record_.invoke_acquire(logical_key, intended_ns) + ms_to_ns(timeout_ms);
 
   // The host lives until the acquire returns: a client once refused is waiting for the lock

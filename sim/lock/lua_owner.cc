@@ -51,6 +51,14 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
                                             const std::string& token) const override {
     return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1};
   }
+
+ protected:
+  // redraw_token: an attempt differs from the last only in its token, drawn as acquire_command
+  // draws it.
+  bool redraw_token(OneCommand& command, Rng& rng) const override {
+    rng.fill_hex(command.argv.word_bytes(command.token_word));
+    return true;
+  }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");
   }

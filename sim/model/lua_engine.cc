@@ -136,15 +136,16 @@ void push_array(lua_State* lua, std::span<const std::string_view> values) {
 // collector's work): a script sees exactly values 1..n and nothing else, as with a new table. One
 // that the script changed beyond its values (another key, a value past n, a metatable) is
 // dropped after the run, and the next script gets a new one.
-// push_reused_array: the registry's table at `slot` (made if missing) holding `values` as 1..n.
-void push_reused_array(lua_State* lua, const char& slot, std::span<const std::string_view> values) {
+// push_reused_array: the registry's table at `slot` (made if missing) holding `values` as 1..n;
+// true if it was made now.
+bool push_reused_array(lua_State* lua, const char& slot, std::span<const std::string_view> values) {
   push_slot(lua, slot);
   if (!lua_istable(lua, -1)) {
     lua_pop(lua, 1);
     push_array(lua, values);
     lua_pushvalue(lua, -1);
     set_slot(lua, slot);
-    return;
+    return true;
   }
   const auto n = static_cast<int>(values.size());
   for (int i = 0; i < n; ++i) {
@@ -157,6 +158,7 @@ void push_reused_array(lua_State* lua, const char& slot, std::span<const std::st
     lua_pushnil(lua);
     lua_rawseti(lua, -2, i);
   }
+  return false;
 }
 
 // check_reused_array: drops the registry's table at `slot` unless it still holds only keys
@@ -391,10 +393,19 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   LOCKSIM_ASSERT(script != nullptr);
   lua_rawgeti(lua, LUA_REGISTRYINDEX, script->function);
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
-  push_reused_array(lua, kKeysSlot, keys);
-  lua_setfield(lua, base + 1, "KEYS");
-  push_reused_array(lua, kArgvSlot, args);
-  lua_setfield(lua, base + 1, "ARGV");
+  // The real globals hold the tables the last script had, unless one was dropped and made anew
+  // (nothing else writes the real globals: scripts see a read-only proxy of them): only a new
+  // table is set there.
+  if (push_reused_array(lua, kKeysSlot, keys)) {
+    lua_setfield(lua, base + 1, "KEYS");
+  } else {
+    lua_pop(lua, 1);
+  }
+  if (push_reused_array(lua, kArgvSlot, args)) {
+    lua_setfield(lua, base + 1, "ARGV");
+  } else {
+    lua_pop(lua, 1);
+  }
 
   host_ = &host;
   hook_calls = 0;

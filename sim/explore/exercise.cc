@@ -31,11 +31,13 @@ constexpr std::size_t kStepsPerCycle = 20;
 // every drawn step is named so, and the temporary strings of a concatenation cost more.
 void set_numbered(std::string& out, std::string_view prefix, std::size_t n,
                   std::string_view suffix) {
-  std::array<char, 24> digits;
-  const char* end = std::to_chars(digits.data(), digits.data() + digits.size(), n).ptr;
-  out.assign(prefix);
-  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
-  out.append(suffix);
+  // Put together on the stack and assigned at once (each assign or append is a call).
+  std::array<char, 64> text;
+  LOCKSIM_ASSERT(prefix.size() + suffix.size() + 20 <= text.size());
+  char* at = std::copy(prefix.begin(), prefix.end(), text.data());
+  at = std::to_chars(at, text.data() + text.size(), n).ptr;
+  at = std::copy(suffix.begin(), suffix.end(), at);
+  out.assign(text.data(), static_cast<std::size_t>(at - text.data()));
 }
 
 std::string exercise_client_name(int index) {

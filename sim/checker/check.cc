@@ -67,12 +67,12 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     for (const WindowRecord& record : timeline.windows) {
       result.holds.push_back(to_hold_window(record, timeline.key_id));
     }
-    check_mutual_exclusion(history, timeline, result);
+    check_mutual_exclusion(history, timeline, options.words, result);
     check_liveness(history, timeline, options, result);
     check_idle_holds(history, timeline, result);
     check_reentrancy(history, timeline, result);
     check_read_write(history, timeline, options, result);
-    check_lease_overruns(history, timeline, result);
+    check_lease_overruns(history, timeline, options.words, result);
     check_indeterminacy(history, timeline, result);
     check_renewals(history, timeline, result);
     check_grants(history, timeline, result);

@@ -13,8 +13,9 @@
 namespace locksim::checker_internal {
 
 // check_mutual_exclusion: overlapping definite windows with their cause, and stale releases;
-// also sets result.violations_outside_faults.
-void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
+// also sets result.violations_outside_faults. A violation's words only if `words`
+// (CheckOptions::words).
+void check_mutual_exclusion(const History& history, const KeyTimeline& timeline, bool words,
                             CheckResult& result);
 
 // check_liveness: deadlocks (waits while nobody live held the key) and recoveries.
@@ -40,8 +41,10 @@ void check_server_outages(const History& history, CheckResult& result);
 // check_idle_holds: releases that deleted nothing while their lease ran (the key sat idle).
 void check_idle_holds(const History& history, const KeyTimeline& timeline, CheckResult& result);
 
-// check_lease_overruns: holders that left after their lease had certainly run out.
-void check_lease_overruns(const History& history, const KeyTimeline& timeline, CheckResult& result);
+// check_lease_overruns: holders that left after their lease had certainly run out (their words
+// only if `words`, CheckOptions::words).
+void check_lease_overruns(const History& history, const KeyTimeline& timeline, bool words,
+                          CheckResult& result);
 
 // server_faults_between: the server faults that can make a server forget a lock (the kinds whose
 // traits say forgets_key: a restart, a promotion, a clock jump) recorded in (from_ns, to_ns], in

@@ -11,13 +11,28 @@
 
 namespace locksim::checker_internal {
 
-void check_lease_overruns(const History& history, const KeyTimeline& timeline,
+void check_lease_overruns(const History& history, const KeyTimeline& timeline, bool words,
                           CheckResult& result) {
   for (const WindowRecord& w : timeline.windows) {
     // Only a holder that left by itself: a crashed one did no more work, and one still inside at
     // the end of the history is the run's stop, not the lock's.
     if (w.end != HoldWindow::End::kExit || w.lease_end_ns == kNever) continue;
     if (w.lease_end_ns >= w.end_ns) continue;  // lease_end_ns: the latest it can have run out
+    Finding overrun{
+        .kind = FindingKind::kLeaseOverrun,
+        .cause = w.faulted ? "faulted" : "slow",
+        .key = timeline.key,
+        .clients = {w.client},
+        .from_ns = w.lease_end_ns,
+        .to_ns = w.end_ns,
+        .amount = 0,
+        .record = "",
+        .words = "",
+    };
+    if (!words) {
+      result.findings.push_back(std::move(overrun));
+      continue;
+    }
     std::string text = client_name(history, w.client) + " was still inside " + timeline.key +
                        " after its lease had run out (by " + format_ms(w.lease_end_ns) +
                        " at the latest: " +
@@ -42,17 +57,8 @@ void check_lease_overruns(const History& history, const KeyTimeline& timeline,
     text += intruder != nullptr ? "; " + client_name(history, intruder->client) + " got in at " +
                                       format_ms(intruder->start_ns) + "."
                                 : "; nobody else got the lock meanwhile.";
-    result.findings.push_back(Finding{
-        .kind = FindingKind::kLeaseOverrun,
-        .cause = w.faulted ? "faulted" : "slow",
-        .key = timeline.key,
-        .clients = {w.client},
-        .from_ns = w.lease_end_ns,
-        .to_ns = w.end_ns,
-        .amount = 0,
-        .record = "",
-        .words = std::move(text),
-    });
+    overrun.words = std::move(text);
+    result.findings.push_back(std::move(overrun));
   }
 }
 

@@ -345,8 +345,10 @@ const EarlyFree* inner_free_before(const KeyTimeline& timeline, const WindowReco
   return found;
 }
 
+// make_violation: the violation of `later` getting in while `earlier` held the key, and its cause;
+// its words only if `words` (explore's search reads only kinds and causes).
 Finding make_violation(const History& history, const KeyTimeline& timeline,
-                       const WindowRecord& earlier, const WindowRecord& later) {
+                       const WindowRecord& earlier, const WindowRecord& later, bool words) {
   Finding v;
   v.kind = FindingKind::kMutexViolation;
   v.key = timeline.key;
@@ -356,34 +358,39 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
 
   const std::string x = client_name(history, earlier.client);
   const std::string y = client_name(history, later.client);
-  std::string text = y + " acquired " + timeline.key + " at " + format_ms(later.start_ns) +
-                     " while " + x + " was still inside (" + x + " held it since " +
-                     format_ms(earlier.start_ns) + ", " +
-                     window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
-                     format_ms(v.to_ns - v.from_ns) + ". ";
+  std::string text;
+  if (words) {
+    text = y + " acquired " + timeline.key + " at " + format_ms(later.start_ns) + " while " + x +
+           " was still inside (" + x + " held it since " + format_ms(earlier.start_ns) + ", " +
+           window_end_phrase(earlier.end, earlier.end_ns) + "): overlap " +
+           format_ms(v.to_ns - v.from_ns) + ". ";
+  }
 
   const EarlyFree* inner_free = inner_free_before(timeline, earlier, later);
   if (inner_free != nullptr && inner_free->early) {
     v.cause = "early_release";
-    text += x + "'s release at " + format_ms(inner_free->invoke_ns) + " undid one of its " +
-            std::to_string(inner_free->depth) + " holds and deleted the lock: a reentrant lock " +
-            "is freed only when its owner's last hold is released, and " + x +
-            " was still inside, so " + y + " got in.";
+    if (words)
+      text += x + "'s release at " + format_ms(inner_free->invoke_ns) + " undid one of its " +
+              std::to_string(inner_free->depth) + " holds and deleted the lock: a reentrant lock " +
+              "is freed only when its owner's last hold is released, and " + x +
+              " was still inside, so " + y + " got in.";
   } else if (inner_free != nullptr && *earlier.regrant_cause != '\0') {
     // The hold the inner release freed was the only one the server counted: the client's key
     // had been lost before its nested acquire granted the lock afresh.
     v.cause = earlier.regrant_cause;
     const bool lost = v.cause == "lock_lost";
-    text += x + "'s key " + (lost ? "may have been forgotten by a server" : "may have expired") +
-            " from " + format_ms(earlier.regrant_lost_ns) + " on, so its nested acquire at " +
-            format_ms(earlier.acquire_ok_ns) + " took the lock afresh, one hold deep; " + x +
-            "'s release at " + format_ms(inner_free->invoke_ns) +
-            " of what it counted as an inner hold freed the lock while " + x +
-            " was still inside, and let " + y + " in.";
+    if (words)
+      text += x + "'s key " + (lost ? "may have been forgotten by a server" : "may have expired") +
+              " from " + format_ms(earlier.regrant_lost_ns) + " on, so its nested acquire at " +
+              format_ms(earlier.acquire_ok_ns) + " took the lock afresh, one hold deep; " + x +
+              "'s release at " + format_ms(inner_free->invoke_ns) +
+              " of what it counted as an inner hold freed the lock while " + x +
+              " was still inside, and let " + y + " in.";
   } else if (const ForeignDelete* stale =
                  stale_release_between(history, timeline, earlier, later)) {
     v.cause = "stale_release";
     v.clients.push_back(stale->client);
+    if (!words) return v;
     const std::string z = client_name(history, stale->client);
     const bool late_delete = stale->lease_ran_out && stale->lease_end_ns > stale->invoke_ns;
     const bool held_nothing = stale->grant_sent_ns < 0 && !late_delete && stale->newer_holder >= 0;
@@ -401,20 +408,23 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
             ", " + why + ", deleted " + x + "'s lock and let " + y + " in.";
   } else if (earlier.lease_end_ns <= later.start_ns) {
     v.cause = "lease_expired";
-    text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
-            " while " + x + " was still working." +
-            cancelled_extend(history, timeline, earlier, later.start_ns);
+    if (words)
+      text += lease_phrase(history, earlier) + " ran out at " + format_ms(earlier.lease_end_ns) +
+              " while " + x + " was still working." +
+              cancelled_extend(history, timeline, earlier, later.start_ns);
   } else if (earlier.lease_end_lower_ns <= later.start_ns) {
     // The lease may have ended just before the later acquire: the earlier holder's reply was
     // read late. A racy acquire is claimed only when the lease was certainly still valid.
     v.cause = "lease_expired";
-    text += lease_phrase(history, earlier) + " ran out between " +
-            format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
-            " (its acquire reply was read late), before " + y + " got in, while " + x +
-            " was still working." + cancelled_extend(history, timeline, earlier, later.start_ns);
+    if (words)
+      text += lease_phrase(history, earlier) + " ran out between " +
+              format_ms(earlier.lease_end_lower_ns) + " and " + format_ms(earlier.lease_end_ns) +
+              " (its acquire reply was read late), before " + y + " got in, while " + x +
+              " was still working." + cancelled_extend(history, timeline, earlier, later.start_ns);
   } else if (const LostLock lost = lost_lock(history, earlier, later.start_ns); lost.at_ns >= 0) {
     // The lease was still valid and no client deleted the key: a server forgot it.
     v.cause = "lock_lost";
+    if (!words) return v;
     text += lease_phrase(history, earlier) + " was still valid until " +
             format_ms(earlier.lease_end_ns) + ", but " + lost.words + ".";
     const std::string x_granted = grant_phrase(history, grant_of(history, earlier));
@@ -425,13 +435,14 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     }
   } else if (granted_first_and_expired(earlier, later)) {
     v.cause = "lease_expired";
-    text += y + "'s own acquire was sent at " + format_ms(later.acquire_sent_ns) +
-            " and answered only at " + format_ms(later.acquire_ok_ns) +
-            paused_during(history, later) + ": its key, set in between, can have run out (ttl " +
-            std::to_string(later.ttl_ms) + " ms) from " +
-            format_ms(later.acquire_sent_ns + ms_to_ns(later.ttl_ms)) + " on, before " + x +
-            " was granted at " + format_ms(earlier.acquire_ok_ns) + ", so " + x +
-            " found the lock free and " + y + " entered on a lease that had run out.";
+    if (words)
+      text += y + "'s own acquire was sent at " + format_ms(later.acquire_sent_ns) +
+              " and answered only at " + format_ms(later.acquire_ok_ns) +
+              paused_during(history, later) + ": its key, set in between, can have run out (ttl " +
+              std::to_string(later.ttl_ms) + " ms) from " +
+              format_ms(later.acquire_sent_ns + ms_to_ns(later.ttl_ms)) + " on, before " + x +
+              " was granted at " + format_ms(earlier.acquire_ok_ns) + ", so " + x +
+              " found the lock free and " + y + " entered on a lease that had run out.";
   } else if (const LostLock lost_first = later.acquire_sent_ns < earlier.acquire_ok_ns
                                              ? lost_lock(history, later, earlier.acquire_ok_ns)
                                              : LostLock{};
@@ -440,13 +451,15 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     // was answered) and a server forgot its key before the earlier SET (lua_owner_renew seed
     // 124703 with clock_jump: two grants under way at once around the jump).
     v.cause = "lock_lost";
-    text += y + "'s acquire, sent at " + format_ms(later.acquire_sent_ns) +
-            ", may have been granted before " + x + "'s (answered at " +
-            format_ms(earlier.acquire_ok_ns) + "), but " + lost_first.words + ".";
+    if (words)
+      text += y + "'s acquire, sent at " + format_ms(later.acquire_sent_ns) +
+              ", may have been granted before " + x + "'s (answered at " +
+              format_ms(earlier.acquire_ok_ns) + "), but " + lost_first.words + ".";
   } else if (const ForeignDelete* late =
                  unanswered_release_before(history, timeline, earlier, later)) {
     v.cause = "stale_release";
     v.clients.push_back(late->client);
+    if (!words) return v;
     const std::string z = client_name(history, late->client);
     text += (z == y ? z + "'s own earlier release" : z + "'s release") + " invoked at " +
             format_ms(late->invoke_ns) + " was never answered (the call gave up), so its " +
@@ -455,6 +468,7 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
             "'s lock lets " + y + " in.";
   } else {
     v.cause = "racy_acquire";
+    if (!words) return v;
     text += earlier.ttl_ms >= 0
                 ? lease_phrase(history, earlier) + " was still valid until " +
                       format_ms(earlier.lease_end_ns) + ": both acquires succeeded on a held lock."
@@ -464,7 +478,8 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
   return v;
 }
 
-void find_overlaps(const History& history, const KeyTimeline& timeline, CheckResult& result) {
+void find_overlaps(const History& history, const KeyTimeline& timeline, bool words,
+                   CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
   std::vector<std::size_t> active;
   std::vector<bool> in_violation;  // sized only once a violation is found
@@ -475,7 +490,7 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, CheckRes
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;
       if (windows[a].read && later.read) continue;  // a read-write lock's readers share it
-      result.findings.push_back(make_violation(history, timeline, windows[a], later));
+      result.findings.push_back(make_violation(history, timeline, windows[a], later, words));
       if (!windows[a].faulted) ++result.violations_outside_faults;
       if (in_violation.empty()) in_violation.resize(windows.size(), false);
       in_violation[a] = in_violation[i] = true;
@@ -669,7 +684,7 @@ const Event* client_clock_before(const History& history, Nanos to_ns) {
   return nullptr;
 }
 
-void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
+void check_mutual_exclusion(const History& history, const KeyTimeline& timeline, bool words,
                             CheckResult& result) {
   // A semaphore's holders overlap by design, and each releases its own permit: only their count
   // is judged.
@@ -677,7 +692,7 @@ void check_mutual_exclusion(const History& history, const KeyTimeline& timeline,
     find_overflows(history, timeline, result);
     return;
   }
-  find_overlaps(history, timeline, result);
+  find_overlaps(history, timeline, words, result);
   find_stale_releases(history, timeline, result);
 }
 

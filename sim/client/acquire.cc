@@ -8,6 +8,7 @@ Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
   // Bounded: every pass either returns or waits until the deadline draws closer.
   bool waiting = false;  // busy() said so: after the first busy answer or refused connection
   Nanos busy_ns = -1;    // when the first busy answer was read: from then on it certainly waited
+  AcquireAttempt attempt;  // the last attempt's (host.attempt assigns all of it)
   for (int attempts = 1;; ++attempts) {
     host.prepare();
     const Nanos sent_ns = host.now();
@@ -17,10 +18,10 @@ Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
       if (host.stopping())
         co_return AcquireEnd{AcquireEnd::Kind::kStopped, {}, attempts, -1, busy_ns};
       if (now >= deadline_ns) {
-        AcquireAttempt attempt;
-        attempt.outcome = AcquireAttempt::Outcome::kError;
-        attempt.error = *refused;
-        co_return AcquireEnd{AcquireEnd::Kind::kError, std::move(attempt), attempts, -1, busy_ns};
+        AcquireAttempt refusal;
+        refusal.outcome = AcquireAttempt::Outcome::kError;
+        refusal.error = *refused;
+        co_return AcquireEnd{AcquireEnd::Kind::kError, std::move(refusal), attempts, -1, busy_ns};
       }
       if (!std::exchange(waiting, true)) host.busy();
       if (!co_await host.wait(attempts, deadline_ns - now)) {
@@ -28,7 +29,7 @@ Task<AcquireEnd> acquire_loop(AcquireHost& host, Nanos deadline_ns) {
       }
       continue;
     }
-    AcquireAttempt attempt = co_await host.attempt();
+    co_await host.attempt(attempt);
     switch (attempt.outcome) {
       case AcquireAttempt::Outcome::kAcquired:
         co_return AcquireEnd{AcquireEnd::Kind::kAcquired, std::move(attempt), attempts, sent_ns,

@@ -31,8 +31,10 @@ class AcquireHost {
   // attempt is not sent, and the loop waits and tries again. Null when the attempt can be sent,
   // and for a lock over several servers (Redlock), which counts a refused node as not granting.
   virtual const RedisResult* unreachable() { return nullptr; }
-  // attempt: one attempt by the lock variant, sent now; done when its reply was read.
-  virtual Task<AcquireAttempt> attempt() = 0;
+  // attempt: one attempt by the lock variant, sent now; done when its reply was read, which is
+  // then in `out` (the loop's own, assigned afresh each attempt: an attempt handed back through
+  // the task was moved twice, its three strings each time, at every poll of a busy lock).
+  virtual Task<void> attempt(AcquireAttempt& out) = 0;
   // wait: the pause after `failed_attempts` (>= 1) busy answers, never longer than `max_ns`;
   // true if it ran its course, false if the run's stop cut it short.
   virtual Ask<bool> wait(int failed_attempts, Nanos max_ns) = 0;

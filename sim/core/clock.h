@@ -70,9 +70,11 @@ class Clock {
     return wait_until(cv, lock, now_ns() + duration, done);
   }
   // pause: with `lock` held, waits on `cv` for a notification or `duration`, whichever comes
-  // first (a poll interval that a change cuts short).
-  void pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-             Nanos duration) const {
+  // first (a poll interval that a change cuts short). A clock may do it more directly than
+  // through wait_for's predicate, as long as it waits the same way (a virtual clock does: every
+  // poll interval of a simulated client is one).
+  virtual void pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                     Nanos duration) const {
     bool woken = false;
     wait_for(cv, lock, duration, [&woken] { return std::exchange(woken, true); });
   }

@@ -2,8 +2,8 @@
 // it struck, and each pair of operations that raced on one key, read from the schedule's history
 // in one pass; and the counts of a whole exploration, per item.
 //
-// An item is a small integer (CoverageItem), so a schedule's coverage is a bitset that costs no
-// allocation; it becomes words ("crash @ inside", "pause @ after_setnx", "release/expiry") only
+// An item is a small integer (CoverageItem), so a schedule's coverage is a set of bits that costs
+// no allocation; it becomes words ("crash @ inside", "pause @ after_setnx", "release/expiry") only
 // when a summary is printed or written. The items (docs/simulator.md, "Coverage"):
 //
 //   <fault> @ <place>  a fault struck: <fault> is "crash" or a history fault word (pause,
@@ -26,7 +26,9 @@
 //   seen |= covered;
 #pragma once
 
-#include <bitset>
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -70,31 +72,43 @@ CoverageItem checkpoint_item(std::optional<FaultKind> kind, std::size_t point);
 // Coverage: a set of items: what one schedule covered, or what a search has seen so far.
 class Coverage {
  public:
-  void add(CoverageItem item) { bits_.set(item); }
-  bool has(CoverageItem item) const { return bits_.test(item); }
-  bool any() const { return bits_.any(); }
-  std::size_t count() const { return bits_.count(); }
+  void add(CoverageItem item) { words_[item / 64] |= bit(item); }
+  bool has(CoverageItem item) const { return (words_[item / 64] & bit(item)) != 0; }
+  bool any() const {
+    return std::any_of(words_.begin(), words_.end(), [](std::uint64_t w) { return w != 0; });
+  }
+  std::size_t count() const {
+    std::size_t n = 0;
+    for (const std::uint64_t w : words_) n += static_cast<std::size_t>(std::popcount(w));
+    return n;
+  }
   // without: the items of this set that `seen` lacks (a schedule's news: covered.without(seen)).
   Coverage without(const Coverage& seen) const {
     Coverage news;
-    news.bits_ = bits_ & ~seen.bits_;
+    for (std::size_t i = 0; i < kWords; ++i) news.words_[i] = words_[i] & ~seen.words_[i];
     return news;
   }
   Coverage& operator|=(const Coverage& other) {
-    bits_ |= other.bits_;
+    for (std::size_t i = 0; i < kWords; ++i) words_[i] |= other.words_[i];
     return *this;
   }
   bool operator==(const Coverage&) const = default;
-  // for_each: calls `f(CoverageItem)` for every item, in ascending order.
+  // for_each: calls `f(CoverageItem)` for every item, in ascending order. Word by word, from one
+  // set bit to the next: a schedule covers a handful of the items, and every schedule's coverage
+  // is counted (testing each item's bit in turn was most of what counting it cost).
   template <typename F>
   void for_each(F&& f) const {
-    for (std::size_t i = 0; i < kCoverageItems; ++i) {
-      if (bits_.test(i)) f(static_cast<CoverageItem>(i));
+    for (std::size_t i = 0; i < kWords; ++i) {
+      for (std::uint64_t w = words_[i]; w != 0; w &= w - 1) {
+        f(static_cast<CoverageItem>(i * 64 + static_cast<std::size_t>(std::countr_zero(w))));
+      }
     }
   }
 
  private:
-  std::bitset<kCoverageItems> bits_;
+  static constexpr std::size_t kWords = (kCoverageItems + 63) / 64;
+  static constexpr std::uint64_t bit(CoverageItem item) { return std::uint64_t{1} << (item % 64); }
+  std::array<std::uint64_t, kWords> words_{};
 };
 
 // schedule_coverage: what a schedule of `scenario` covered, from its `history` (one pass over the

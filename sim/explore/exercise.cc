@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "sim/core/error.h"
@@ -21,7 +22,23 @@ constexpr std::array<std::string_view, 13> kFaultWords = {
 
 constexpr int kNodes = 5;     // a multi-server lock runs on Redlock's five servers
 constexpr int kMajority = 3;  // of them
-constexpr std::size_t kStepsPerCycle = 8;  // room reserved per drawn cycle (most take 3 to 6)
+// Room for the steps drawn for one cycle: the acquire, work and release, and at most 16 more
+// (a tried acquire and its finally release, a nested acquire's three steps, a server fault on a
+// majority: a kill and a restart on each of three nodes, a crash). Most cycles use 3 to 6.
+constexpr std::size_t kStepsPerCycle = 20;
+
+// set_numbered: `out` = prefix, the number n, suffix ("step-3", "$.steps[2]"), written in place:
+// every drawn step is named so, and the temporary strings of a concatenation cost more.
+void set_numbered(std::string& out, std::string_view prefix, std::size_t n,
+                  std::string_view suffix) {
+  // Put together on the stack and assigned at once (each assign or append is a call).
+  std::array<char, 64> text;
+  LOCKSIM_ASSERT(prefix.size() + suffix.size() + 20 <= text.size());
+  char* at = std::copy(prefix.begin(), prefix.end(), text.data());
+  at = std::to_chars(at, text.data() + text.size(), n).ptr;
+  at = std::copy(suffix.begin(), suffix.end(), at);
+  out.assign(text.data(), static_cast<std::size_t>(at - text.data()));
+}
 
 std::string exercise_client_name(int index) {
   return std::string(1, static_cast<char>('A' + index));
@@ -94,6 +111,14 @@ struct ExerciseDrawer::State {
   std::shared_ptr<const ServerFault> kill;
   std::shared_ptr<const ServerFault> restart;
   std::map<std::int64_t, std::shared_ptr<const ServerFault>> jumps;  // by jump_ms
+  // The drawing's room, kept from one schedule to the next: every step of the clients' cycles,
+  // drawn in place, and each client's queue of them in its order (draw).
+  struct QueuedStep {
+    std::size_t step = 0;  // in `drawn`
+    bool behind = false;   // waits until the lock is held (queue_behind)
+  };
+  std::vector<Step> drawn;
+  std::vector<std::vector<QueuedStep>> client_queues;
 
   State(const LockVariant& lock, const ExerciseOptions& chosen) : variant(lock), options(chosen) {}
 
@@ -276,13 +301,6 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     step.client = name;
     return step;
   };
-  const auto server_step = [](const std::string& server, std::shared_ptr<const ServerFault> fault) {
-    Step step;
-    step.action = Step::Action::kServerFault;
-    step.server = server;
-    step.server_fault = std::move(fault);
-    return step;
-  };
   const auto inside = [](const std::string& name) {
     return std::vector<Condition>{Condition{Condition::Kind::kInside, name, 0}};
   };
@@ -346,28 +364,44 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
 
   // Each client's steps, in its own order; a client that dies does nothing after. `queue_behind`
   // marks an acquire that waits until another client is inside (set once the order is drawn).
-  std::vector<std::vector<Step>> queues_of(static_cast<std::size_t>(clients));
-  std::vector<std::vector<bool>> behind_of(static_cast<std::size_t>(clients));
+  // Every step is drawn in place in `drawn` (reserved up front, so the references below stay
+  // good) and a client's queue holds indices into it: a Step is large, and each move of one (into
+  // a queue, then into the scenario) cost about as much as drawing it.
+  std::size_t all_cycles = 0;
+  for (const auto& mine : cycles) all_cycles += mine.size();
+  drawn.clear();
+  drawn.reserve(kStepsPerCycle * all_cycles);
+  client_queues.resize(static_cast<std::size_t>(clients));
+  const auto new_step = [&](Step::Action action, const std::string& name) -> Step& {
+    LOCKSIM_ASSERT(drawn.size() < drawn.capacity());  // no step moves while others refer to it
+    Step& step = drawn.emplace_back();
+    step.action = action;
+    step.client = name;
+    return step;
+  };
+  const auto new_server_step = [&](const std::string& server,
+                                   std::shared_ptr<const ServerFault> fault) -> Step& {
+    Step& step = new_step(Step::Action::kServerFault, "");
+    step.server = server;
+    step.server_fault = std::move(fault);
+    return step;
+  };
   for (int c = 0; c < clients; ++c) {
     const std::string name = exercise_client_name(c);
     const std::string other = exercise_client_name((c + 1) % clients);
-    auto& queue = queues_of[static_cast<std::size_t>(c)];
-    auto& behind = behind_of[static_cast<std::size_t>(c)];
-    // Room for a cycle's steps at once: a Step is large, and moving the queue's Steps each time
-    // it grew cost more than drawing them.
-    queue.reserve(kStepsPerCycle * cycles[static_cast<std::size_t>(c)].size());
-    const auto push = [&](Step&& step, bool waits_behind = false) {
-      queue.push_back(std::move(step));
-      behind.push_back(waits_behind);
+    auto& queue = client_queues[static_cast<std::size_t>(c)];
+    queue.clear();
+    const auto push = [&](const Step& step, bool waits_behind = false) {
+      queue.push_back(QueuedStep{static_cast<std::size_t>(&step - drawn.data()), waits_behind});
     };
     for (const ExerciseCycle& cycle : cycles[static_cast<std::size_t>(c)]) {
-      Step acquire = client_step(Step::Action::kAcquire, name);
+      Step& acquire = new_step(Step::Action::kAcquire, name);
       if (cycle.read) {
         acquire.mode = LockMode::kRead;
         words.insert("read hold");
       }
-      Step release = client_step(Step::Action::kRelease, name);
-      Step middle = client_step(Step::Action::kWork, name);
+      Step& release = new_step(Step::Action::kRelease, name);
+      Step& middle = new_step(Step::Action::kWork, name);
       middle.work_ms = rng.uniform(0, ttl / 2);
       bool dies = false;
       if (cycle.fault == ExerciseFault::kCheckpoint) {
@@ -385,7 +419,8 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
           note("pause at " + call.pause_at);
         }
       } else if (cycle.fault == ExerciseFault::kPause) {
-        middle = client_step(Step::Action::kPause, name);
+        // The work becomes a pause (nothing else of it was drawn but its length).
+        middle.action = Step::Action::kPause;
         middle.work_ms = rng.uniform(ttl, 3 * ttl);
         note("pause");
       } else if (cycle.fault == ExerciseFault::kOverrun) {
@@ -400,7 +435,7 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         release.delay_until = inside(other);
         release.delay_max_ms = rng.uniform(ttl, 3 * ttl);
       } else if (cycle.fault == ExerciseFault::kPartition) {
-        middle = client_step(Step::Action::kPartition, name);
+        middle.action = Step::Action::kPartition;
         middle.work_ms = rng.uniform(ttl, 3 * ttl);
         middle.partition_reset = rng.chance(0.5);
         if (nodes && cycle.several) {
@@ -419,41 +454,41 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
                  cycle.fault == ExerciseFault::kCutWaiter) {
         // A waiter that tries once while another holds the lock (so it is queued), then dies or
         // is cut off: a queue must drop it after its timeout.
-        Step tries = client_step(Step::Action::kAcquire, name);
+        Step& tries = new_step(Step::Action::kAcquire, name);
         tries.acquire_timeout_ms = 0;
-        push(std::move(tries), true);
+        push(tries, true);
         note(std::string(to_string(*cycle.fault)));
         if (cycle.fault == ExerciseFault::kDeadWaiter) {
-          push(client_step(Step::Action::kCrash, name));
+          push(new_step(Step::Action::kCrash, name));
           break;
         }
-        Step cut = client_step(Step::Action::kPartition, name);
+        Step& cut = new_step(Step::Action::kPartition, name);
         cut.work_ms = rng.uniform(ttl, 6 * ttl);
         cut.partition_reset = rng.chance(0.5);
-        push(std::move(cut));
+        push(cut);
       }
       if (cycle.finally_try) {
         // Tried once while the lock is held, then released all the same (a finally block).
-        Step tries = client_step(Step::Action::kAcquire, name);
+        Step& tries = new_step(Step::Action::kAcquire, name);
         tries.acquire_timeout_ms = 0;
-        push(std::move(tries), true);
-        Step unlock = client_step(Step::Action::kRelease, name);
+        push(tries, true);
+        Step& unlock = new_step(Step::Action::kRelease, name);
         unlock.finally_release = true;
-        push(std::move(unlock));
+        push(unlock);
         words.insert("finally release");
       }
       const bool dies_in_acquire = dies && !acquire.crash_at.empty();
-      push(std::move(acquire), cycle.queue_behind);
+      push(acquire, cycle.queue_behind);
       if (dies_in_acquire) break;
       if (cycle.nested) {
         // A nested call: the holder takes the lock again, works a little, and releases that hold.
-        Step again = client_step(Step::Action::kAcquire, name);
+        Step& again = new_step(Step::Action::kAcquire, name);
         again.acquire_timeout_ms = 0;
-        push(std::move(again));
-        Step inner = client_step(Step::Action::kWork, name);
+        push(again);
+        Step& inner = new_step(Step::Action::kWork, name);
         inner.work_ms = rng.uniform(0, ttl / 4);
-        push(std::move(inner));
-        push(client_step(Step::Action::kRelease, name));
+        push(inner);
+        push(new_step(Step::Action::kRelease, name));
         words.insert("nested acquire");
       }
       // A server fault comes after the acquire, before the work: while the holder is inside.
@@ -461,15 +496,15 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
       if (cycle.fault == ExerciseFault::kRestart) {
         const std::vector<std::string> hit = servers_for(true, spread);
         for (const std::string& server : hit) {
-          push(server_step(server, kill));
-          push(server_step(server, restart));
+          push(new_server_step(server, kill));
+          push(new_server_step(server, restart));
           server_faults = true;
         }
         if (!hit.empty()) note(aimed(ExerciseFault::kRestart, hit.size()));
       } else if (cycle.fault == ExerciseFault::kClockJump) {
         const std::vector<std::string> hit = servers_for(false, spread);
         const std::int64_t jump_ms = rng.uniform(ttl, 3 * ttl);
-        for (const std::string& server : hit) push(server_step(server, jump(jump_ms)));
+        for (const std::string& server : hit) push(new_server_step(server, jump(jump_ms)));
         server_faults = true;
         shifts_clock = true;
         note(aimed(ExerciseFault::kClockJump, hit.size()));
@@ -481,16 +516,16 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
             room > 0 ? servers_for(true, std::min(room, cycle.several ? 2 : 1))
                      : std::vector<std::string>{};
         nodes_down += static_cast<int>(hit.size());
-        for (const std::string& server : hit) push(server_step(server, kill));
+        for (const std::string& server : hit) push(new_server_step(server, kill));
         if (!hit.empty()) note(hit.size() > 1 ? "node_down on two nodes" : "node_down");
       }
-      push(std::move(middle));
+      push(middle);
       if (cycle.fault == ExerciseFault::kCrash) {
         note("crash");
-        push(client_step(Step::Action::kCrash, name));
+        push(new_step(Step::Action::kCrash, name));
         break;
       }
-      push(std::move(release));
+      push(release);
       if (dies) break;
     }
   }
@@ -501,28 +536,31 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   steps.clear();
   for (Step& step : stream) {
     const std::size_t n = steps.size();
-    if (step.id.empty()) step.id = "step-" + std::to_string(n + 1);
-    step.json_path = "$.steps[" + std::to_string(n) + "]";
+    if (step.id.empty()) set_numbered(step.id, "step-", n + 1, "");
+    set_numbered(step.json_path, "$.steps[", n, "]");
     steps.push_back(std::move(step));
   }
-  std::vector<std::size_t> next(queues_of.size(), 0);
+  std::vector<std::size_t> next(client_queues.size(), 0);
   std::vector<std::size_t> ready;
   bool queued_behind = false;
+  const auto queued = [&](std::size_t c, std::size_t i) -> Step& {
+    return drawn[client_queues[c][i].step];
+  };
   while (true) {
     ready.clear();
-    for (std::size_t c = 0; c < queues_of.size(); ++c) {
-      if (next[c] < queues_of[c].size()) ready.push_back(c);
+    for (std::size_t c = 0; c < client_queues.size(); ++c) {
+      if (next[c] < client_queues[c].size()) ready.push_back(c);
     }
     if (ready.empty()) break;
     const std::size_t c = ready[static_cast<std::size_t>(
         rng.uniform(0, static_cast<std::int64_t>(ready.size()) - 1))];
     // A server fault follows its holder's acquire at once: it is aimed at that holder's window,
     // which another client's step in between (an acquire that waits for the lock) would delay.
-    const bool after_acquire = queues_of[c][next[c]].action == Step::Action::kAcquire;
+    const bool after_acquire = queued(c, next[c]).action == Step::Action::kAcquire;
     do {
       const std::size_t i = next[c]++;
-      Step& step = queues_of[c][i];
-      if (behind_of[c][i]) {
+      Step& step = queued(c, i);
+      if (client_queues[c][i].behind) {
         // Asked while the lock is held (by whoever holds it: a wait for one client could wait for
         // a client that waits for the holder, whose release comes later), so a queue queues it.
         step.wait_for = {Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0}};
@@ -530,11 +568,11 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         queued_behind = true;
       }
       const std::size_t n = steps.size();
-      step.id = "step-" + std::to_string(n + 1);
-      step.json_path = "$.steps[" + std::to_string(n) + "]";
+      set_numbered(step.id, "step-", n + 1, "");
+      set_numbered(step.json_path, "$.steps[", n, "]");
       steps.push_back(std::move(step));
-    } while (after_acquire && next[c] < queues_of[c].size() &&
-             queues_of[c][next[c]].action == Step::Action::kServerFault);
+    } while (after_acquire && next[c] < client_queues[c].size() &&
+             queued(c, next[c]).action == Step::Action::kServerFault);
   }
   if (queued_behind) words.insert("waiter queued while held");
 

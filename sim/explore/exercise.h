@@ -92,9 +92,11 @@ struct ExerciseOptions {
 // from the seed.
 class Choices {
  public:
-  explicit Choices(std::uint64_t seed) : rng_(seed) {}
+  explicit Choices(std::uint64_t seed) : rng_(seed) { drawn_.reserve(kDrawsReserved); }
   Choices(std::uint64_t seed, std::vector<std::uint64_t> prefix)
-      : rng_(seed), prefix_(std::move(prefix)) {}
+      : rng_(seed), prefix_(std::move(prefix)) {
+    drawn_.reserve(kDrawsReserved);
+  }
   // uniform: an integer in [low, high] (inclusive); requires low <= high.
   std::int64_t uniform(std::int64_t low, std::int64_t high);
   // chance: true with probability p.
@@ -106,6 +108,9 @@ class Choices {
 
  private:
   std::uint64_t raw();
+  // Room for a schedule's draws at once (most draw 10 to 30): grown from nothing it was
+  // reallocated five times in every schedule.
+  static constexpr std::size_t kDrawsReserved = 64;
   Rng rng_;
   std::vector<std::uint64_t> prefix_;
   std::vector<std::uint64_t> drawn_;

@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <new>
-#include <queue>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -203,23 +202,24 @@ History Recorder::merge() && {
     id = global;
   };
 
-  // A min-heap of (time, log) over each log's next event: ties go to the lower log, and a log's
-  // own events keep their order, as a stable sort of the concatenated logs would.
-  using Head = std::pair<Nanos, std::size_t>;
-  std::vector<Head> head_room;
-  head_room.reserve(cursors.size());
-  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads(std::greater<>(),
-                                                                     std::move(head_room));
-  auto push_head = [&](std::size_t i) {
-    Cursor& cursor = cursors[i];
-    if (cursor.chunk < cursor.log->chunks_.size()) {
-      heads.emplace((*cursor.log->chunks_[cursor.chunk])[cursor.offset].time_ns, i);
-    }
+  // Each log's next event's time, while it has one: the next event of all is the earliest, ties
+  // going to the lower log, and a log's own events keep their order, as a stable sort of the
+  // concatenated logs would. A run has a handful of logs, so the earliest is found by a scan (a
+  // heap's push and pop cost more).
+  std::vector<Nanos> heads(cursors.size(), 0);
+  std::vector<char> live(cursors.size(), 0);
+  auto set_head = [&](std::size_t i) {
+    const Cursor& cursor = cursors[i];
+    live[i] = cursor.chunk < cursor.log->chunks_.size() ? 1 : 0;
+    if (live[i] != 0) heads[i] = (*cursor.log->chunks_[cursor.chunk])[cursor.offset].time_ns;
   };
-  for (std::size_t i = 0; i < cursors.size(); ++i) push_head(i);
-  while (!heads.empty()) {
-    const std::size_t i = heads.top().second;
-    heads.pop();
+  for (std::size_t i = 0; i < cursors.size(); ++i) set_head(i);
+  while (true) {
+    std::size_t i = cursors.size();
+    for (std::size_t j = 0; j < cursors.size(); ++j) {
+      if (live[j] != 0 && (i == cursors.size() || heads[j] < heads[i])) i = j;
+    }
+    if (i == cursors.size()) break;
     Cursor& cursor = cursors[i];
     EventChunk& chunk = *cursor.log->chunks_[cursor.chunk];
     Event& event = history.events.emplace_back(std::move(chunk[cursor.offset]));
@@ -230,7 +230,7 @@ History Recorder::merge() && {
       ++cursor.chunk;
       cursor.offset = 0;
     }
-    push_head(i);
+    set_head(i);
   }
   for (auto& log : logs_) log->strings_ = StringTable();
   return history;

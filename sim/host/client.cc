@@ -217,10 +217,11 @@ class ThreadClient::Host final : public AcquireHost {
                ? &connection.last_error()
                : nullptr;
   }
-  Task<AcquireAttempt> attempt() override {
+  Task<void> attempt(AcquireAttempt& out) override {
     ++attempts_;
-    co_return client_.run_.request().variant.try_acquire(context_, key_,
-                                                         client_.run_.scenario().lock.ttl_ms);
+    out = client_.run_.request().variant.try_acquire(context_, key_,
+                                                     client_.run_.scenario().lock.ttl_ms);
+    co_return;
   }
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
     bool full = true;
@@ -251,7 +252,10 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
       !crashed());
   const bool nested = holding();
   const std::string& key = lock_key(logical_key);
-  const LockContext lock_context = context(faults);
+  // The attempts' command is kept from one attempt to the next (LockContext::attempt_command).
+  std::optional<OneCommand> attempt_command;
+  LockContext lock_context = context(faults);
+  lock_context.attempt_command = &attempt_command;
   const Nanos deadline = record_.invoke_acquire(logical_key, intended_ns) + ms_to_ns(timeout_ms);
 
   // The host lives until the acquire returns: a client once refused is waiting for the lock

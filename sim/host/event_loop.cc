@@ -355,11 +355,11 @@ class LoopClient final : public WorkloadHost,
 
   // --- AcquireHost ----------------------------------------------------------------------------
 
-  Task<AcquireAttempt> attempt() override {
+  Task<void> attempt(AcquireAttempt& out) override {
     const OneCommand command =
         *variant_.acquire_command(full_key_, run_.scenario().lock.ttl_ms, rng_);
     RedisResult reply = co_await this->command(command);
-    co_return variant_.read_acquire(std::move(reply), command.token());
+    out = variant_.read_acquire(std::move(reply), command.token());
   }
 
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {

@@ -232,8 +232,9 @@ class Worker {
                  ? &connection.last_error()
                  : nullptr;
     }
-    Task<AcquireAttempt> attempt() override {
-      co_return worker_.variant_.try_acquire(context_, key_, ttl_ms_);
+    Task<void> attempt(AcquireAttempt& out) override {
+      out = worker_.variant_.try_acquire(context_, key_, ttl_ms_);
+      co_return;
     }
     Ask<bool> wait(int failed_attempts, Nanos max_ns) override {
       const Clock& clock = worker_.clock_.base();

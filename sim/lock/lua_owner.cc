@@ -2,6 +2,7 @@
 // token; the release deletes the key only if it still holds that token, atomically in Lua, so a
 // holder whose lease expired cannot delete a newer holder's lock.
 #include <array>
+#include <charconv>
 #include <string>
 #include <utility>
 
@@ -32,10 +33,16 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
                                             Rng& rng) const override {
     std::array<char, 32> token;  // kept in the command's words only (most attempts fail)
     rng.fill_hex(token);
-    return OneCommand{nullptr,
-                      OneCommand::words({"SET", key, std::string_view(token.data(), token.size()),
-                                         "NX", "PX", std::to_string(ttl_ms)}),
-                      0, 2};
+    std::array<char, 24> ttl;  // the words copy it: no string made for it at every attempt
+    const std::size_t ttl_size = static_cast<std::size_t>(
+        std::to_chars(ttl.data(), ttl.data() + ttl.size(), ttl_ms).ptr - ttl.data());
+    // Made in the optional's place (a OneCommand returned into it was moved, its words' buffer
+    // with it, at every attempt).
+    return std::optional<OneCommand>(
+        std::in_place, nullptr,
+        OneCommand::words({"SET", key, std::string_view(token.data(), token.size()), "NX", "PX",
+                           std::string_view(ttl.data(), ttl_size)}),
+        0, 2);
   }
   AcquireAttempt read_acquire(RedisResult result, std::string_view token) const override {
     return acquire_outcome(std::move(result), token, "SET NX PX");
@@ -43,6 +50,14 @@ class OwnerCheckedLuaLock final : public OneCommandVariant {
   std::optional<OneCommand> release_command(const std::string& key,
                                             const std::string& token) const override {
     return OneCommand{&compare_and_delete_script(), OneCommand::words({key, token}), 1};
+  }
+
+ protected:
+  // redraw_token: an attempt differs from the last only in its token, drawn as acquire_command
+  // draws it.
+  bool redraw_token(OneCommand& command, Rng& rng) const override {
+    rng.fill_hex(command.argv.word_bytes(command.token_word));
+    return true;
   }
   ReleaseResult read_release(RedisResult result) const override {
     return release_outcome(std::move(result), "EVALSHA lua_owner.release");

@@ -54,15 +54,37 @@ const Script& compare_and_delete_script();
 // blocking calls are built from those, so both client modes send and read the same thing.
 class OneCommandVariant : public LockVariant {
  public:
+  // (The command is read where acquire_command made it: its words are a buffer of a hundred
+  // bytes, moved out of the optional at every attempt before.)
+  // (An attempt after the first reuses the acquire's room, LockContext::attempt_command, where
+  // the variant can redraw its token; otherwise the command is read where acquire_command made
+  // it.)
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const final {
-    OneCommand command = *acquire_command(key, ttl_ms, context.rng);
-    return read_acquire(run_one(context.connection, command), command.token());
+    if (std::optional<OneCommand>* kept = context.attempt_command) {
+      if (!kept->has_value()) {
+        *kept = acquire_command(key, ttl_ms, context.rng);
+        return read_acquire(run_one(context.connection, **kept), (*kept)->token());
+      }
+      if (redraw_token(**kept, context.rng)) {
+        return read_acquire(run_one(context.connection, **kept), (*kept)->token());
+      }
+    }
+    const std::optional<OneCommand> command = acquire_command(key, ttl_ms, context.rng);
+    return read_acquire(run_one(context.connection, *command), command->token());
   }
   ReleaseResult release(const LockContext& context, const std::string& key,
                         const std::string& token) const final {
-    return read_release(run_one(context.connection, *release_command(key, token)));
+    const std::optional<OneCommand> command = release_command(key, token);
+    return read_release(run_one(context.connection, *command));
   }
+
+ protected:
+  // redraw_token: turns `command`, this variant's acquire_command for the key and TTL of the
+  // attempt at hand, into the next attempt's by drawing its token afresh from `rng`, exactly as
+  // acquire_command draws it (the same draws, so a schedule does not change); false if the
+  // variant's attempts differ in more than that (each is then made anew).
+  virtual bool redraw_token(OneCommand& /*command*/, Rng& /*rng*/) const { return false; }
 };
 
 // UnconditionalDelVariant: a one-command variant released by a plain `DEL key`, whoever holds it

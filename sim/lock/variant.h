@@ -45,6 +45,8 @@ enum class CallState {
 // LockContext: what a variant may use for one call: this client's connection, random stream and
 // clock, a checkpoint callback (may be empty), and the client's identity for variants that keep
 // per-waiter state on the server.
+struct OneCommand;
+
 struct LockContext {
   Connection& connection;
   Rng& rng;
@@ -86,6 +88,10 @@ struct LockContext {
   std::int64_t ttl_ms = 0;
   // read: a read-write lock's acquire asks for a read hold (false: a write hold); others ignore it.
   bool read = false;
+  // attempt_command: room, kept by the host for one acquire, for a one-command variant's attempt
+  // (OneCommandVariant::try_acquire): the next attempt reuses its words, with a fresh token drawn
+  // into them, rather than making them again at every poll. Null: each attempt is made afresh.
+  std::optional<OneCommand>* attempt_command = nullptr;
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {

@@ -414,7 +414,7 @@ void set_up_state(lua_State* lua) {
   load_library(lua, LUA_TABLIBNAME, luaopen_table);
   load_library(lua, LUA_STRLIBNAME, luaopen_string);
   lua_getglobal(lua, LUA_STRLIBNAME);
-  remember_pattern_functions(lua);
+  guard_pattern_functions(lua);
   lua_pop(lua, 1);
   load_library(lua, LUA_MATHLIBNAME, luaopen_math);
   load_library(lua, LUA_DBLIBNAME, luaopen_debug);

@@ -3,10 +3,13 @@
 // (string.rep, table.concat, gsub: bounded by the engine's allocation budget, lua_engine.cc)
 // and backtracking pattern matching, which allocates nothing and runs no Lua instruction
 // (string.find(string.rep('a', 40), '(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b') runs for hours).
-// Lua's matcher cannot be interrupted, so the script's call hook looks at the pattern before
-// the matcher starts: one whose worst case on this subject exceeds kPatternStepsMax steps is
-// refused with a gap error (noted on the server, so the run could not run) instead of hanging
-// the simulator. The functions themselves are Lua's, untouched (their error texts included).
+// Lua's matcher cannot be interrupted, so a guard in the string library's place looks at the
+// pattern before the matcher starts: one whose worst case on this subject exceeds
+// kPatternStepsMax steps is refused with a gap error (noted on the server, so the run could not
+// run) instead of hanging the simulator. The functions themselves are Lua's, untouched (their
+// error texts included): a guard calls them as they are, in its own activation, so an error names
+// the function as the script called it. (A call hook did this check before; it ran at every call
+// a script made, redis.call included, and a lua_getinfo each time.)
 #include <lua.hpp>
 
 #include <cstddef>
@@ -92,28 +95,10 @@ struct PatternFunction {
 };
 thread_local PatternFunction pattern_functions[4];
 
-}  // namespace
-
-void remember_pattern_functions(lua_State* lua) {
-  static constexpr const char* kNames[] = {"find", "match", "gmatch", "gsub"};
-  for (std::size_t i = 0; i < 4; ++i) {
-    lua_getfield(lua, -1, kNames[i]);
-    pattern_functions[i] = {lua_tocfunction(lua, -1), kNames[i], i != 2};
-    lua_pop(lua, 1);
-  }
-}
-
-bool pattern_call_too_long(lua_State* lua, lua_Debug* call, char* message, std::size_t size) {
-  lua_getinfo(lua, "f", call);
-  const lua_CFunction called = lua_tocfunction(lua, -1);
-  lua_pop(lua, 1);
-  if (called == nullptr) return false;
-  const PatternFunction* found = nullptr;
-  for (const PatternFunction& function : pattern_functions) {
-    if (function.function == called) found = &function;
-  }
-  if (found == nullptr) return false;
-  // In a call hook the stack is the called function's: its arguments from index 1.
+// pattern_call_too_long: whether the call of `called` on the stack's arguments (from index 1) may
+// backtrack past the model's bound on its subject; then the gap error's text is in `message`.
+bool pattern_call_too_long(lua_State* lua, const PatternFunction& called, char* message,
+                           std::size_t size) {
   const auto text = [lua](int index, std::size_t& length) -> const char* {
     const int type = lua_type(lua, index);
     return type == LUA_TSTRING || type == LUA_TNUMBER ? lua_tolstring(lua, index, &length)
@@ -125,15 +110,43 @@ bool pattern_call_too_long(lua_State* lua, lua_Debug* call, char* message, std::
   const char* pattern = text(2, pattern_size);
   if (subject == nullptr || pattern == nullptr) return false;  // the function raises its error
   // string.find(s, p, init, true) matches plainly, in linear time.
-  if (found->function == pattern_functions[0].function && lua_toboolean(lua, 4) != 0) return false;
-  if (worst_case_steps(pattern, pattern_size, length, found->anchors) <= kPatternStepsMax) {
+  if (&called == &pattern_functions[0] && lua_toboolean(lua, 4) != 0) return false;
+  if (worst_case_steps(pattern, pattern_size, length, called.anchors) <= kPatternStepsMax) {
     return false;
   }
   std::snprintf(message, size,
                 "locksim model: string.%s with a pattern that may backtrack more than 10^9 steps "
                 "on a %zu-byte string is not modelled (Lua's matcher cannot be stopped)",
-                found->name, length);
+                called.name, length);
   return true;
+}
+
+// guarded: string.<name> in the library's place: refuses a call whose pattern may backtrack for
+// ever (the error is raised at the script's call, as the function's own errors are), and
+// otherwise runs the library's function in this activation, on the same arguments.
+template <std::size_t kIndex>
+int guarded(lua_State* lua) {
+  const PatternFunction& called = pattern_functions[kIndex];
+  char refused[200];
+  if (pattern_call_too_long(lua, called, refused, sizeof(refused))) {
+    note_script_gap(lua, refused);
+    return luaL_error(lua, "%s", refused);
+  }
+  return called.function(lua);
+}
+
+}  // namespace
+
+void guard_pattern_functions(lua_State* lua) {
+  static constexpr const char* kNames[] = {"find", "match", "gmatch", "gsub"};
+  static constexpr lua_CFunction kGuards[] = {guarded<0>, guarded<1>, guarded<2>, guarded<3>};
+  for (std::size_t i = 0; i < 4; ++i) {
+    lua_getfield(lua, -1, kNames[i]);
+    pattern_functions[i] = {lua_tocfunction(lua, -1), kNames[i], i != 2};
+    lua_pop(lua, 1);
+    lua_pushcfunction(lua, kGuards[i]);
+    lua_setfield(lua, -2, kNames[i]);
+  }
 }
 
 }  // namespace locksim::model_detail

@@ -106,22 +106,15 @@ void kill_message(const LuaScripting& engine, char* message, std::size_t size) {
 }
 
 // script_hook: luaMaskCountHook, with the model's budgets instead of SCRIPT KILL: once over a
-// budget it fires on every line, so a pcall cannot swallow the error for good. Its call events
-// refuse a pattern match that could backtrack for ever (pattern_call_too_long).
+// budget it fires on every line, so a pcall cannot swallow the error for good. (It watches no
+// call: the string library's pattern functions guard themselves, guard_pattern_functions.)
 void script_hook(lua_State* lua, lua_Debug* event) {
   LuaScripting& engine = engine_of(lua);
-  if (event->event == LUA_HOOKCALL) {
-    char refused[200];
-    if (!pattern_call_too_long(lua, event, refused, sizeof(refused))) return;
-    note_script_gap(lua, refused);
-    luaL_error(lua, "%s", refused);
-    return;
-  }
   if (event->event == LUA_HOOKCOUNT) ++engine.hook_calls;
   const bool over_instructions = engine.instruction_budget() > 0 &&
                                  engine.hook_calls * kHookEvery > engine.instruction_budget();
   if (!over_instructions && !engine.over_allocation_budget) return;
-  lua_sethook(lua, script_hook, LUA_MASKLINE | LUA_MASKCALL, 0);
+  lua_sethook(lua, script_hook, LUA_MASKLINE, 0);
   char message[200];
   kill_message(engine, message, sizeof(message));
   note_script_gap(lua, message);
@@ -143,15 +136,16 @@ void push_array(lua_State* lua, std::span<const std::string_view> values) {
 // collector's work): a script sees exactly values 1..n and nothing else, as with a new table. One
 // that the script changed beyond its values (another key, a value past n, a metatable) is
 // dropped after the run, and the next script gets a new one.
-// push_reused_array: the registry's table at `slot` (made if missing) holding `values` as 1..n.
-void push_reused_array(lua_State* lua, const char& slot, std::span<const std::string_view> values) {
+// push_reused_array: the registry's table at `slot` (made if missing) holding `values` as 1..n;
+// true if it was made now.
+bool push_reused_array(lua_State* lua, const char& slot, std::span<const std::string_view> values) {
   push_slot(lua, slot);
   if (!lua_istable(lua, -1)) {
     lua_pop(lua, 1);
     push_array(lua, values);
     lua_pushvalue(lua, -1);
     set_slot(lua, slot);
-    return;
+    return true;
   }
   const auto n = static_cast<int>(values.size());
   for (int i = 0; i < n; ++i) {
@@ -164,6 +158,7 @@ void push_reused_array(lua_State* lua, const char& slot, std::span<const std::st
     lua_pushnil(lua);
     lua_rawseti(lua, -2, i);
   }
+  return false;
 }
 
 // check_reused_array: drops the registry's table at `slot` unless it still holds only keys
@@ -321,7 +316,7 @@ LuaScripting::LuaScripting(ScriptLimits limits, Lrand48& random)
     : limits_(limits), random_(&random) {}
 
 void LuaScripting::stop_soon() {
-  if (lua_ != nullptr) lua_sethook(lua_, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);
+  if (lua_ != nullptr) lua_sethook(lua_, script_hook, LUA_MASKCOUNT, 1);
 }
 
 bool LuaScripting::load(std::string_view body, std::string& sha, Reply& error) {
@@ -398,16 +393,25 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string_view> 
   LOCKSIM_ASSERT(script != nullptr);
   lua_rawgeti(lua, LUA_REGISTRYINDEX, script->function);
   LOCKSIM_ASSERT(lua_isfunction(lua, -1));
-  push_reused_array(lua, kKeysSlot, keys);
-  lua_setfield(lua, base + 1, "KEYS");
-  push_reused_array(lua, kArgvSlot, args);
-  lua_setfield(lua, base + 1, "ARGV");
+  // The real globals hold the tables the last script had, unless one was dropped and made anew
+  // (nothing else writes the real globals: scripts see a read-only proxy of them): only a new
+  // table is set there.
+  if (push_reused_array(lua, kKeysSlot, keys)) {
+    lua_setfield(lua, base + 1, "KEYS");
+  } else {
+    lua_pop(lua, 1);
+  }
+  if (push_reused_array(lua, kArgvSlot, args)) {
+    lua_setfield(lua, base + 1, "ARGV");
+  } else {
+    lua_pop(lua, 1);
+  }
 
   host_ = &host;
   hook_calls = 0;
   allocated_bytes = 0;
   over_allocation_budget = false;
-  lua_sethook(lua, script_hook, LUA_MASKCALL | LUA_MASKCOUNT, kHookEvery);
+  lua_sethook(lua, script_hook, LUA_MASKCOUNT, kHookEvery);
   const int status = lua_pcall(lua, 0, 1, base + 2);
   lua_sethook(lua, nullptr, 0, 0);
   host_ = nullptr;

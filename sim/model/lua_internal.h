@@ -75,14 +75,12 @@ std::string map_newlines(std::string text);
 // (`message` holds kModelGap), even if the script then catches the error (lua_api.cc).
 void note_script_gap(lua_State* lua, const char* message);
 
-// remember_pattern_functions: string.find, match, gmatch and gsub of the string library on top
-// of the stack, for pattern_call_too_long (once per state, before the library is proxied).
-void remember_pattern_functions(lua_State* lua);
-// pattern_call_too_long: in a call hook (`call`), whether the function being called is one of
-// those and its pattern may backtrack past the model's bound on its subject (Lua's matcher runs
-// no instruction and allocates nothing, so nothing else would stop it); then the gap error's
-// text is in `message` (lua_bounds.cc).
-bool pattern_call_too_long(lua_State* lua, lua_Debug* call, char* message, std::size_t size);
+// guard_pattern_functions: string.find, match, gmatch and gsub of the string library on top of
+// the stack replaced by guards that refuse, with a gap error, a call whose pattern may backtrack
+// past the model's bound on its subject (Lua's matcher runs no instruction and allocates nothing,
+// so nothing else would stop it), and otherwise run the library's own function (lua_bounds.cc;
+// once per state, before the library is proxied).
+void guard_pattern_functions(lua_State* lua);
 
 // create_proxy_registry: the registry table proxy -> real table; first thing in a new state.
 void create_proxy_registry(lua_State* lua);

@@ -234,7 +234,13 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
                            Nanos now_ns) {
   model_detail::ClientState* found = state_->clients.find(client);
   LOCKSIM_ASSERT(found != nullptr);
-  if (argv.empty()) return model_detail::error_reply("ERR empty command");
+  // Every return below is `reply`'s, so it is made in the caller's place (a return of another
+  // object beside it had it moved out: its string, at every command).
+  Reply reply;
+  if (argv.empty()) {
+    reply = model_detail::error_reply("ERR empty command");
+    return reply;
+  }
   // Wall time in microseconds: base and offset in ms, virtual time in ns (floored).
   const std::int64_t base_us =
       (state_->options.unix_epoch_base_ms + state_->clock_offset_ms) * 1000;
@@ -243,8 +249,7 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
   model_detail::Effects effects;
   const bool record = !state_->replica_links.empty();
   model_detail::ClientState& state = *found;
-  Reply reply =
-      model_detail::run_client_command(*state_, state, argv, now, record ? &effects : nullptr);
+  reply = model_detail::run_client_command(*state_, state, argv, now, record ? &effects : nullptr);
   if (model_detail::is_error(reply)) model_detail::note_gap(*state_, reply.str);
   // On the wire a client reads its replies in order: what is already queued for it (messages,
   // SUBSCRIBE's confirmations) comes before this command's own reply.

@@ -54,6 +54,12 @@ class Words {
     return {data() + begin, ends_[i] - begin};
   }
   Views views() const;
+  // word_bytes: word i's bytes, to be rewritten in place (its length stays as it is).
+  std::span<char> word_bytes(std::size_t i) {
+    const std::size_t begin = i == 0 ? 0 : ends_[i - 1];
+    char* all = total() <= kInlineBytes ? reinterpret_cast<char*>(inline_.data()) : heap_.data();
+    return {all + begin, ends_[i] - begin};
+  }
   // strings: each word as a std::string (for an API that takes those).
   std::vector<std::string> strings() const;
 

@@ -137,7 +137,8 @@ thread_local StackPool stack_pool;
 Fiber* Fiber::current() { return current_fiber; }
 
 Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : body_(std::move(body)) {
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // Asked once: a schedule starts a few fibers, and the answer never changes.
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   stack_bytes_ = ((stack_bytes == 0 ? kDefaultStack : stack_bytes) + page - 1) / page * page;
   mapping_bytes_ = stack_bytes_ + page;
   if (stack_bytes_ == kDefaultStack && !stack_pool.free.empty()) {

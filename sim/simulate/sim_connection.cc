@@ -334,8 +334,9 @@ Nanos draw_hop(Simulation& simulation, const SimLinkLatency& latency) {
 namespace {
 
 // answer: the server's reply (or the news that it closed the connection) starts back, through
-// the link, which may hold it; it reaches the waiting fiber a hop later, in order.
-void answer(const FlightRef& flight, Reply reply, bool closed) {
+// the link, which may hold it; it reaches the waiting fiber a hop later, in order. (`reply` is
+// moved into the flight once: a reply passed by value was moved twice.)
+void answer(const FlightRef& flight, Reply&& reply, bool closed) {
   // The reply waits in the flight (the waiting fiber reads it only once reply_at is set, below),
   // so the step that carries it back captures the flight alone and stays small.
   flight->reply = std::move(reply);
@@ -462,7 +463,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
       travel(flight);
     }
   }
-  if (link_) link_->waiting.insert(flight->waiter);
+  if (link_) link_->wait_for_reply(flight->waiter);
   bool answered = false;
   while (true) {
     const Nanos now = simulation_.now();
@@ -480,7 +481,7 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     // Unwound in a destructor (the park returned at once): no reply will come any more.
     if (simulation_.unwinding()) break;
   }
-  if (link_) link_->waiting.erase(flight->waiter);
+  if (link_) link_->no_longer_waiting(flight->waiter);
   flight->own_words();  // `args` go with this call: a command still on its way keeps a copy
   if (!answered) {
     flight->abandoned = true;
@@ -492,13 +493,12 @@ RedisResult SimConnection::command(std::span<const std::string_view> args) {
     fail(RedisErrorKind::kProtocol, std::string(kHiredisTooDeep));
     return last_error_;
   }
-  RedisResult result;
+  // Made in the caller's place (a named result, beside the other returns, was moved out again:
+  // its two strings, at every command).
   if (flight->reply.type == Reply::Type::kError) {
-    result.error = RedisErrorKind::kReplyError;
-    result.message = flight->reply.str;
+    return RedisResult{RedisErrorKind::kReplyError, flight->reply.str, std::move(flight->reply)};
   }
-  result.reply = std::move(flight->reply);
-  return result;
+  return RedisResult{RedisErrorKind::kNone, {}, std::move(flight->reply)};
 }
 
 std::optional<RedisResult> SimConnection::next_message(std::int64_t timeout_ns) {

@@ -4,14 +4,6 @@
 
 namespace locksim {
 
-void SimLinkState::pass(std::function<void()> travel) {
-  if (faults.holding()) {
-    held_partition.push_back(std::move(travel));
-  } else {
-    travel();
-  }
-}
-
 void SimLinkState::release(std::vector<std::function<void()>>& held) {
   std::vector<std::function<void()>> going = std::exchange(held, {});
   for (auto& travel : going) pass(std::move(travel));

@@ -10,10 +10,11 @@
 //   link->drop_reply_of_next();
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
+#include <utility>
 #include <vector>
 
 #include "sim/fault/link_state.h"
@@ -30,11 +31,32 @@ struct SimLinkState {
   std::uint64_t resets = 0;  // reset partitions so far: a connection made before one is closed
   std::vector<std::function<void()>> held_commands;   // by hold_next_command or a policy
   std::vector<std::function<void()>> held_partition;  // messages a holding partition keeps
-  std::set<Simulation::FiberId> waiting;              // fibers waiting for a reply on it
+  // waiting: the fibers waiting for a reply on it, in ascending order (a reset wakes them so).
+  // A sorted vector, not a set: every command through the link is in it while it waits, and a
+  // set allocated a node for each.
+  std::vector<Simulation::FiberId> waiting;
 
-  // pass: `travel` goes now, or waits for heal() if the link is partitioned (holding).
-  void pass(std::function<void()> travel);
+  // pass: `travel` goes now, or waits for heal() if the link is partitioned (holding). A callable
+  // of any type: it becomes a std::function only if it is held (most messages go at once, and a
+  // std::function of a lambda that holds a flight was an allocation per message).
+  template <class Travel>
+  void pass(Travel&& travel) {
+    if (faults.holding()) {
+      held_partition.emplace_back(std::forward<Travel>(travel));
+    } else {
+      travel();
+    }
+  }
   void release(std::vector<std::function<void()>>& held);
+  // wait_for_reply, no_longer_waiting: `fiber` waits for a reply on the link, or does no more.
+  void wait_for_reply(Simulation::FiberId fiber) {
+    const auto it = std::lower_bound(waiting.begin(), waiting.end(), fiber);
+    if (it == waiting.end() || *it != fiber) waiting.insert(it, fiber);
+  }
+  void no_longer_waiting(Simulation::FiberId fiber) {
+    const auto it = std::lower_bound(waiting.begin(), waiting.end(), fiber);
+    if (it != waiting.end() && *it == fiber) waiting.erase(it);
+  }
 };
 
 class SimLink final : public Link {

@@ -45,9 +45,31 @@ Simulation::Simulation(std::uint64_t seed) : rng_(seed) {
   events_.reserve(256);
 }
 
-// The queue is a 4-ary min-heap: half the depth of a binary one, and a node's children share a
-// cache line or two, so a pop, which walks down once, touches fewer lines.
+namespace {
+
+// A schedule's queue holds a handful of events: while it holds at most this many it is a vector
+// sorted latest first, so that a pop takes the back and a push finds its place by a binary
+// search and moves the few earlier events up one (a heap's sift-down at every pop cost more);
+// past it (a long run of many clients), a heap from then on.
+constexpr std::size_t kSortedEventsMax = 64;
+
+}  // namespace
+
+// The heap is a 4-ary min-heap: half the depth of a binary one, and a node's children share a
+// cache line or two, so a pop, which walks down once, touches fewer lines. Either way events run
+// in (time, order) order.
 void Simulation::push(const Event& event) {
+  if (!heap_) {
+    if (events_.size() < kSortedEventsMax) {
+      // Latest first: it goes before the first event that is not later than it.
+      const auto at = std::partition_point(events_.begin(), events_.end(),
+                                           [&event](const Event& e) { return e > event; });
+      events_.insert(at, event);
+      return;
+    }
+    std::reverse(events_.begin(), events_.end());  // earliest first: a valid min-heap
+    heap_ = true;
+  }
   std::size_t i = events_.size();
   events_.push_back(event);
   while (i > 0) {
@@ -60,6 +82,11 @@ void Simulation::push(const Event& event) {
 }
 
 Simulation::Event Simulation::pop() {
+  if (!heap_) {
+    const Event earliest = events_.back();
+    events_.pop_back();
+    return earliest;
+  }
   const Event top = events_.front();
   const Event last = events_.back();
   events_.pop_back();
@@ -328,25 +355,42 @@ bool VirtualClock::wait_until(std::condition_variable& cv, std::unique_lock<std:
   }
   while (!done()) {
     if (simulation_.now() >= deadline_ns) return false;
-    const Simulation::FiberId me = simulation_.current();
-    LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
-    waiters_.push_back(Waiter{&cv, me});
-    lock.unlock();
-    try {
-      simulation_.park(deadline_ns);
-    } catch (const FiberUnwind&) {
-      // Unwound: left as a condition variable's wait leaves, with the lock held again.
-      lock.lock();
-      std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
-      throw;
-    }
-    lock.lock();
-    // Timed out (or woken): no longer a waiter.
-    std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+    park_waiter(cv, lock, deadline_ns);
     // Unwinding, in a destructor: nothing will change any more; the wait ends now.
     if (simulation_.unwinding()) return done();
   }
   return true;
+}
+
+void VirtualClock::park_waiter(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                               Nanos deadline_ns) const {
+  const Simulation::FiberId me = simulation_.current();
+  LOCKSIM_ASSERT(me != 0);  // only a fiber can wait on virtual time
+  waiters_.push_back(Waiter{&cv, me});
+  lock.unlock();
+  try {
+    simulation_.park(deadline_ns);
+  } catch (const FiberUnwind&) {
+    // Unwound: left as a condition variable's wait leaves, with the lock held again.
+    lock.lock();
+    std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+    throw;
+  }
+  lock.lock();
+  // Timed out (or woken): no longer a waiter.
+  std::erase_if(waiters_, [me](const Waiter& w) { return w.fiber == me; });
+}
+
+void VirtualClock::pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                         Nanos duration) const {
+  // As wait_until(cv, lock, now + duration, done) with a done() false only before the first
+  // wait: the latency drawn the same, at most one park, and whatever ends it ends the pause.
+  Nanos deadline_ns = simulation_.now() + duration;
+  if (deadline_ns < Simulation::kForever / 2) {
+    deadline_ns += simulation_.draw_wake_latency();
+  }
+  if (simulation_.now() >= deadline_ns) return;
+  park_waiter(cv, lock, deadline_ns);
 }
 
 void VirtualClock::wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
@@ -365,7 +409,9 @@ std::int64_t VirtualClock::unix_seconds() const {
 }
 
 void VirtualClock::notify_all(std::condition_variable& cv) const {
-  cv.notify_all();
+  // Nobody waits on `cv` itself: a fiber waits through this clock (parked, a waiter below), and
+  // nothing else may block the simulation's thread. So the condition variable is not notified
+  // (a pthread_cond_broadcast at every change of a run's shared state, for nobody).
   // Woken in the order they began to wait (wake only schedules an event: waiters_ stays as is).
   for (const Waiter& w : waiters_) {
     if (w.cv == &cv) simulation_.wake(w.fiber, simulation_.draw_wake_latency());

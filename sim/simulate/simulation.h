@@ -193,12 +193,14 @@ class Simulation {
   Nanos stall_max_ns_ = 0;
   std::uint64_t events_run_ = 0;
   SimulationBounds bounds_;
-  // A min-heap on (time, order); a resume for a wait that is over stays in it until its time, and
-  // is skipped then (stale). pop: takes the least.
+  // The events on (time, order), least first out: a sorted vector while small, a min-heap once
+  // large (heap_; simulation.cc); a resume for a wait that is over stays in it until its time,
+  // and is skipped then (stale). pop: takes the least.
   void push(const Event& event);
   Event pop();
   static std::vector<Event>& spare_events();  // this thread's (simulation.cc)
   std::vector<Event> events_;
+  bool heap_ = false;
   std::vector<Action> actions_;                      // of the events not run yet
   std::vector<std::uint32_t> free_actions_;          // slots of actions_ to use again
   std::vector<std::unique_ptr<FiberState>> fibers_;  // fiber id n is fibers_[n - 1]
@@ -227,8 +229,17 @@ class VirtualClock final : public Clock {
   void sleep_for(Nanos duration) const override;
   std::int64_t unix_seconds() const override;
   void notify_all(std::condition_variable& cv) const override;
+  // pause: Clock::pause's wait, parked once without a predicate (it is false until the fiber has
+  // waited once): the same wake-up latency drawn, the same events.
+  void pause(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+             Nanos duration) const override;
 
  private:
+  // park_waiter: parks the current fiber as a waiter on `cv` until it is notified or
+  // `deadline_ns`, with `lock` released meanwhile (held again when it returns or throws).
+  void park_waiter(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                   Nanos deadline_ns) const;
+
   Simulation& simulation_;
   // The fibers waiting, each on one condition variable, in the order they began to wait.
   struct Waiter {

@@ -104,11 +104,14 @@ class ScriptedHost final : public AcquireHost {
     return &refused;
   }
 
-  Task<AcquireAttempt> attempt() override {
+  Task<void> attempt(AcquireAttempt& out) override {
     ++attempts_sent;
     clock_ns += step_ns;
-    if (!later) co_return next();
-    co_return co_await Ask<AcquireAttempt>::later(
+    if (!later) {
+      out = next();
+      co_return;
+    }
+    out = co_await Ask<AcquireAttempt>::later(
         [this](Slot<AcquireAttempt>& slot) { pending = &slot; });
   }
   Ask<bool> wait(int failed_attempts, Nanos max_ns) override {

@@ -9,6 +9,7 @@
 // cluster_state:ok and every primary's replicas acknowledge a write (WAIT). The shares start at
 // the slot of the run's lock key, so the first primary, p1, serves the lock: a scenario's steps
 // can name the lock's primary (p1) and its replica (r1) whatever the run's key prefix.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -184,6 +185,31 @@ void ProcessTopology::form_cluster(std::string_view anchor_key) {
       throw EnvironmentError("server " + name(i) + " did not report cluster_state:ok within 20 s");
     }
   }
+  // Every node knows every replica as its primary's (gossip carries REPLICATE to the others
+  // within a few pings): a primary that does not yet refuses the replica its vote, and a manual
+  // failover or an election right after the start would time out.
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool agreed = cluster_poll(20s, [&] {
+      const RedisResult known = nodes[i]->command({"CLUSTER", "NODES"});
+      if (!known.ok()) return false;
+      for (std::size_t r = 0; r < count; ++r) {
+        if (spec_.servers[r].replica_of.empty()) continue;
+        const std::string& primary = node_ids_[spec_.server_index(spec_.servers[r].replica_of)];
+        const std::size_t line = known.reply.str.find(node_ids_[r]);
+        if (line == std::string::npos) return false;
+        const std::size_t end = known.reply.str.find('\n', line);
+        const std::string text = known.reply.str.substr(line, end - line);
+        if (text.find("slave") == std::string::npos || text.find(primary) == std::string::npos) {
+          return false;
+        }
+      }
+      return true;
+    });
+    if (!agreed) {
+      throw EnvironmentError("server " + name(i) +
+                             " did not learn every replica's primary within 20 s");
+    }
+  }
   for (int p = 0; p < shape.primaries && shape.replicas_per_primary > 0; ++p) {
     // A key of the primary's share, for WAIT: Redis 7.0 sends a new replica writes only after
     // its first REPLCONF ACK, and a WAIT before that answers 0.
@@ -275,13 +301,27 @@ std::string ProcessTopology::cluster_failover(std::size_t replica, std::string_v
   std::vector<std::string> args = {"CLUSTER", "FAILOVER"};
   if (mode == "force") args.emplace_back("FORCE");
   if (mode == "takeover") args.emplace_back("TAKEOVER");
-  const RedisResult asked = node.command(args);
-  if (!asked.ok()) return "CLUSTER FAILOVER failed: " + asked.describe();
-  const bool promoted = cluster_poll(std::chrono::milliseconds(max_ms), [&node] {
-    return role_of(node) == "master" && cluster_ok(node);
-  });
+  // A manual failover that has not ended within Redis's own limit (CLUSTER_MF_TIMEOUT, 5 s: the
+  // replica did not catch up, or its election took too long on a loaded machine) is given up by
+  // the replica; an operator asks again, and so does this, until max_ms.
+  const Clock& clock = real_clock();
+  const Nanos deadline = clock.now_ns() + ms_to_ns(max_ms);
+  bool promoted = false;
+  std::string last = "no answer";
+  while (!promoted && clock.now_ns() < deadline) {
+    if (role_of(node) != "master") {
+      const RedisResult asked = node.command(args);
+      if (!asked.ok()) return "CLUSTER FAILOVER failed: " + asked.describe();
+    }
+    const Nanos left = std::max<Nanos>(0, deadline - clock.now_ns());
+    const auto round = std::chrono::milliseconds(std::min(left, ms_to_ns(6000)) / kNanosPerMilli);
+    promoted =
+        cluster_poll(round, [&node] { return role_of(node) == "master" && cluster_ok(node); });
+    last = role_of(node) == "master" ? "its cluster was not ok" : "it was still a replica";
+  }
   if (!promoted) {
-    return "it was not a primary of an ok cluster within " + std::to_string(max_ms) + " ms";
+    return "it was not a primary of an ok cluster within " + std::to_string(max_ms) + " ms (" +
+           last + ")";
   }
   std::string why;
   // The clients' primary moves only if the replica took over the lock's slot; they find the new

@@ -255,7 +255,7 @@ TEST(ServerFaultKinds, OwnKeysRoundTrip) {
   EXPECT_EQ(written(*parse("failover", {{"max_ms", 5000}})), json({{"max_ms", 5000}}));
   EXPECT_EQ(written(*parse("failover", json::object())), json({{"max_ms", 30000}}));
   EXPECT_EQ(written(*parse("cluster_failover", json::object())),
-            json({{"mode", "default"}, {"max_ms", 10000}}));
+            json({{"mode", "default"}, {"max_ms", 30000}}));
   EXPECT_EQ(written(*parse("migrate_slot", {{"to", "p3"}})), json({{"to", "p3"}}));
   for (const ServerFaultType* type : server_fault_types()) {
     if (!type->keys.empty()) continue;
@@ -298,7 +298,7 @@ TEST(ServerFaultKinds, EachRunsThroughTheHost) {
   EXPECT_EQ(run("failover", {{"max_ms", 5000}}),
             (std::vector<std::string>{"wait_for_failover 5000 ms"}));
   EXPECT_EQ(run("cluster_failover", none),
-            (std::vector<std::string>{"cluster_failover 2  within 10000 ms"}));
+            (std::vector<std::string>{"cluster_failover 2  within 30000 ms"}));
   EXPECT_EQ(run("cluster_failover", {{"mode", "takeover"}, {"max_ms", 3000}}),
             (std::vector<std::string>{"cluster_failover 2 takeover within 3000 ms"}));
   EXPECT_EQ(run("partition_server", none),

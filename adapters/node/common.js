@@ -1,8 +1,8 @@
 'use strict';
 // common.js: what the node adapters share. The worker protocol v1 loop on stdin/stdout (see
-// sim/host/worker_protocol.h), the plain ioredis client, the resource ops (read, write and the
-// fenced store's script) and the mapping of errors to the protocol's words. An adapter hands
-// run() its hello fields and makeWorker(request, ctx), whose object answers acquire, release,
+// sim/host/worker_protocol.h), the plain ioredis client (a Cluster when connect carries
+// "cluster"), the resource ops (read, write and the fenced store's script) and the mapping of
+// errors to the protocol's words. An adapter hands run() its hello fields and makeWorker(request, ctx), whose object answers acquire, release,
 // extend (optional: without it "this library has no extend") and stopRenewal. A connect's
 // clock_offset_ms shifts Date.now for the process (setClientClock).
 
@@ -154,6 +154,32 @@ async function connect(endpoint) {
   return client;
 }
 
+// connectCluster: a ready ioredis Cluster for connect's "cluster" (every node of a Redis Cluster
+// topology, the lock's primary first: the seeds of its slot map). Each node's connection has
+// redisOptions' credentials and bounds; the Cluster keeps its own defaults, as a user's would: it
+// follows MOVED and ASK, and after a node's connection closes (a failover) it reads the slot
+// map again and sends the command anew, at most maxRedirections (16) times, 100 ms apart. No
+// dropAfterTimeout: a cluster runs no link faults, so no reply is lost (a timed-out command's
+// reply still comes, in its turn), and a Cluster's disconnect(true) would drop every node.
+async function connectCluster(nodes) {
+  const { host, port, ...perNode } = redisOptions(nodes[0]);
+  const cluster = new Redis.Cluster(nodes.map((n) => ({ host: n.host, port: n.port })), {
+    redisOptions: perNode,
+    lazyConnect: true,
+  });
+  let lastError = null;
+  // An "error" event without a listener would end the process; each also reaches its command.
+  cluster.on('error', (err) => (lastError = err));
+  try {
+    await cluster.connect(); // the slot map read, CLUSTER INFO says ok
+    await cluster.ping();
+  } catch (err) {
+    cluster.disconnect();
+    throw lastError || err;
+  }
+  return cluster;
+}
+
 // boundedCommands: for a node-redis v4 client, which has no command timeout of its own, a
 // function that bounds a command's promise to COMMAND_TIMEOUT_MS. After a timeout the connection
 // is made anew: a reply still owed would otherwise answer the next command.
@@ -273,8 +299,18 @@ async function run({ hello, variants, makeWorker }) {
         next.clients.push(client);
         return client;
       };
+      if (req.cluster !== undefined && (!Array.isArray(req.cluster) || req.cluster.length === 0 ||
+          !req.cluster.every((n) => typeof n.host === 'string' && Number.isInteger(n.port)))) {
+        throw new ProtocolError('malformed "connect" request: cluster must be a list of {host, port}');
+      }
       try {
-        next.redis = await next.connect(req.redis);
+        if (req.cluster) {
+          // A Redis Cluster: the library is given a Cluster, which it uses as it would a Redis.
+          next.redis = await connectCluster(req.cluster);
+          next.clients.push(next.redis);
+        } else {
+          next.redis = await next.connect(req.redis);
+        }
         worker = await makeWorker(req, next);
         ctx = next;
       } catch (err) {

@@ -2,15 +2,18 @@
 """locksim worker-protocol adapter for redis-py's Lock (redis.lock.Lock); see README.md.
 
 Variants: lib:redis-py (Lock as is) and lib:redis-py-renew (plus a watchdog thread calling
-Lock.reacquire() every renew_period_ms: the loop a redis-py user writes by hand).
+Lock.reacquire() every renew_period_ms: the loop a redis-py user writes by hand). With connect's
+"cluster" the Lock is given a RedisCluster (redis.cluster, redis-py 4.1 and later).
 """
+import logging
 import os
 import sys
 import threading
 import time
 
 import redis
-from redis.exceptions import LockNotOwnedError, RedisError
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import LockNotOwnedError, RedisClusterException, RedisError
 from redis.lock import Lock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
@@ -18,6 +21,8 @@ from common import FENCED_WRITE, emit, failure  # noqa: E402 - adapters/python/c
 import common  # noqa: E402
 
 VARIANTS = {"lib:redis-py": False, "lib:redis-py-renew": True}  # name -> renews
+# What a call may raise: RedisCluster's own errors (no node serves the slot) are no RedisError.
+ERRORS = (RedisError, RedisClusterException)
 
 
 class ObservedLock(Lock):
@@ -46,22 +51,57 @@ def watchdog(lock, period_s, stopped):
         except LockNotOwnedError as e:
             emit({"event": "extend", "result": "ok", "extended": 0, "library_error": type(e).__name__})
             return  # nothing left to renew
-        except RedisError as e:
+        except ERRORS as e:
             due = time.monotonic() + period_s
             emit(dict(event="extend", **failure(e)))
 
 
+class OneLine(logging.Formatter):
+    """redis.cluster logs every redirection and retry with log.exception: one line each on
+    stderr (kept in the run directory), the exception's class and message, not its traceback."""
+
+    def format(self, record):
+        error = record.exc_info[1] if record.exc_info else None
+        said = "%s: %s" % (type(error).__name__, error) if error else record.getMessage()
+        return "redis-py cluster: %s" % said
+
+
+def cluster_logging():
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logger = logging.getLogger("redis.cluster")
+    logger.addHandler(handler)
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
+
+
+def client(req):
+    """redis-py's client for connect: a RedisCluster when connect carries "cluster" (every node
+    of a Redis Cluster topology, the lock's primary first: the seeds of its slot map), with its
+    defaults (it follows MOVED and ASK; after a connection error or a timeout it retries the node
+    every 0.25 s, 5 times, then reads the slot map again, and the whole command 3 times); else a
+    Redis of the one server."""
+    server = req["redis"]
+    options = dict(username=server.get("username") or None, password=server.get("password") or None,
+                   socket_timeout=2, socket_connect_timeout=2)
+    if "cluster" in req:
+        nodes = req["cluster"]
+        if not isinstance(nodes, list) or not nodes:
+            raise ValueError("cluster must be a list of {host, port}")
+        cluster_logging()
+        return RedisCluster(startup_nodes=[ClusterNode(n["host"], n["port"]) for n in nodes],
+                            **options)
+    return redis.Redis(host=server["host"], port=server["port"], db=server.get("db", 0), **options)
+
+
 class Worker:
     def __init__(self, req):
-        server, config = req["redis"], req["lock"]
+        config = req["lock"]
         self.client, self.renews = req["client"], VARIANTS[req["variant"]]
         self.renew_s = config["renew_period_ms"] / 1000
         wait = config.get("wait", {})  # the scenario's poll interval, else redis-py's 0.1 s
         self.sleep = wait["interval_ms"] / 1000 if wait.get("strategy") == "poll" else 0.1
-        self.r = redis.Redis(host=server["host"], port=server["port"], db=server.get("db", 0),
-                             username=server.get("username") or None,
-                             password=server.get("password") or None,
-                             socket_timeout=2, socket_connect_timeout=2)
+        self.r = client(req)
         self.r.ping()
         self.fenced_write = self.r.register_script(FENCED_WRITE)
         self.locks, self.renewal = {}, None
@@ -80,7 +120,7 @@ class Worker:
                             thread_local=not self.renews)
         try:
             granted = lock.acquire(blocking_timeout=req["timeout_ms"] / 1000)
-        except RedisError as e:
+        except ERRORS as e:
             return failure(e, attempts=lock.attempts)
         if not granted:
             return {"result": "fail", "error": "gave_up", "attempts": lock.attempts}
@@ -128,11 +168,11 @@ def handle(worker, req):
     if op == "connect":
         try:
             return Worker(req), {"result": "ok"}
-        except RedisError as e:
+        except ERRORS as e:
             return None, failure(e)
     try:
         return worker, getattr(worker, op)(req)
-    except RedisError as e:
+    except ERRORS as e:
         return worker, failure(e)
 
 

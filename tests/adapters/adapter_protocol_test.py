@@ -7,7 +7,8 @@ Needs redis-server, /usr/bin/python3 with python3-redis, /usr/bin/php with php-r
 php-symfony-lock and php-malkusch-lock, node, and adapters/node/node_modules
 (scripts/lib.sh's locksim_install_adapters). Stdlib only. Starts its own redis-server on a free
 loopback port in a temporary directory (no persistence) with an ACL user like locksim's per-run
-user, and stops it by pid on every path. Every read from an adapter has a deadline. Prints
+user, and stops it by pid on every path; for the adapters with a cluster client, also a Redis
+Cluster of three redis-servers, started once. Every read from an adapter has a deadline. Prints
 "N passed, M failed" last; exits 1 if anything failed.
 """
 import json
@@ -29,6 +30,8 @@ PREFIX = "locksim:adaptertest:"
 NODE = shutil.which("node") or "node"
 STARTUP_S = 15  # more time for an adapter's first line (see Adapter.next_line)
 
+# cluster: the adapter builds a Redis Cluster client when connect carries "cluster"
+# (libraries.json's "cluster": true); test_cluster runs it on a cluster of three primaries.
 # owner_check: a release or extend by a holder whose key now holds another value changes
 # nothing. redis-lock has none: its release DELs whatever is there unless the holder's own
 # clock says the lock has expired (documented: "or do nothing if timeout has already
@@ -36,13 +39,13 @@ STARTUP_S = 15  # more time for an adapter's first line (see Adapter.next_line)
 ADAPTERS = [
     dict(name="redis-py", cmd=["/usr/bin/python3", "adapters/python-redis-py/adapter.py"],
          plain="lib:redis-py", renew="lib:redis-py-renew", key="{key}", extend=True,
-         owner_check=True, cancel="refused"),
+         owner_check=True, cancel="refused", cluster=True),
     dict(name="redis-py-asyncio", cmd=["/usr/bin/python3", "adapters/python-redis-py-asyncio/adapter.py"],
          plain="lib:redis-py-asyncio", renew="lib:redis-py-asyncio-renew", key="{key}",
          extend=True, owner_check=True, cancel="task"),
     dict(name="redlock", cmd=[NODE, "adapters/node-redlock/adapter.js"],
          plain="lib:redlock", renew="lib:redlock-using", key="{key}", extend=True,
-         owner_check=True),
+         owner_check=True, cluster=True),
     # Its Semaphore and MultiSemaphore (2 of 2 x lock.permits per acquire) keep a sorted set at
     # "semaphore:<key>", one member per permit taken.
     dict(name="redis-semaphore", cmd=[NODE, "adapters/node-redis-semaphore/adapter.js"],
@@ -64,7 +67,8 @@ ADAPTERS = [
          plain="lib:warlock", renew=None, key="{key}:lock", extend="noperm", owner_check=True),
     dict(name="ioredis-lock", worker="@microfleet/ioredis-lock",
          cmd=[NODE, "adapters/node-ioredis-lock/adapter.js"],
-         plain="lib:ioredis-lock", renew=None, key="{key}", extend=True, owner_check=True),
+         plain="lib:ioredis-lock", renew=None, key="{key}", extend=True, owner_check=True,
+         cluster=True),
     # simple-redis-mutex's refreshTimeout() takes no TTL (it re-applies the lock's own).
     dict(name="simple-redis-mutex", cmd=[NODE, "adapters/node-simple-redis-mutex/adapter.js"],
          plain="lib:simple-redis-mutex", renew=None, key="@simple-redis-mutex:lock-{key}",
@@ -178,6 +182,93 @@ class Server:
     def stop(self):
         self.stop_process()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """Three cluster-enabled redis-servers (no replicas), each serving a third of the slots, as
+    locksim's cluster topology forms them (CLUSTER ADDSLOTSRANGE, MEET); no ACL user (a
+    topology's servers get none). Each has a bus port of its own (port + 10000 may be taken)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="locksim-adapter-cluster-")
+        self.procs, self.ports = [], []
+        try:
+            for i in range(3):
+                port, bus = free_port(), free_port()
+                node_dir = os.path.join(self.dir, str(i))
+                os.mkdir(node_dir)
+                self.procs.append(subprocess.Popen(
+                    ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                     "--appendonly", "no", "--dir", node_dir, "--daemonize", "no",
+                     "--cluster-enabled", "yes", "--cluster-port", str(bus),
+                     "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+                     "--logfile", os.path.join(node_dir, "redis.log")],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                self.ports.append((port, bus))
+            self.nodes = [self._dial(port) for port, _ in self.ports]
+            share = 16384 // 3
+            for i, node in enumerate(self.nodes):
+                last = 16383 if i == 2 else (i + 1) * share - 1
+                node("CLUSTER", "ADDSLOTSRANGE", i * share, last)
+                node("CLUSTER", "SET-CONFIG-EPOCH", i + 1)
+            for node in self.nodes[1:]:
+                node("CLUSTER", "MEET", "127.0.0.1", self.ports[0][0], self.ports[0][1])
+            deadline = time.monotonic() + 20
+            while not all("cluster_state:ok" in n("CLUSTER", "INFO") for n in self.nodes):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the cluster was not ok within 20 s (logs in %s)" % self.dir)
+                time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    @staticmethod
+    def _dial(port):
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                return Resp(port)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def endpoints(self):
+        return [dict(host="127.0.0.1", port=port) for port, _ in self.ports]
+
+    def node_of(self, key):
+        """The index of the node that serves key's slot."""
+        slot = self.nodes[0]("CLUSTER", "KEYSLOT", key)
+        return min(slot // (16384 // 3), 2)
+
+    def get(self, key):
+        return self.nodes[self.node_of(key)]("GET", key)
+
+    def stop(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+CLUSTER = []  # the one Cluster, started by the first test that needs it
+
+
+def cluster():
+    if not CLUSTER:
+        CLUSTER.append(Cluster())
+    return CLUSTER[0]
 
 
 # --- one adapter process -----------------------------------------------------------------------
@@ -386,6 +477,36 @@ class Suite:
         check(self.admin("EXISTS", self.lock_key(key)) == 0, "the key is gone")
         again, _ = self.acquire(b, key)
         self.release(b, key, again["token"])
+
+    def test_cluster(self):
+        # With connect's "cluster" the library is given its cluster client: locks whose keys
+        # hash to different primaries are taken on the primary of each key's slot (a single
+        # server's client would be answered MOVED), and an owner-checked release still refuses.
+        c = cluster()
+        plain = dict(host="127.0.0.1", port=c.ports[0][0])
+        a = self.connected(client="A", endpoint=plain, cluster=c.endpoints())
+        b = self.connected(client="B", endpoint=plain, cluster=c.endpoints())
+        keys, tag = {}, 0
+        while len(keys) < 3:  # a key on each primary
+            key = self.key("cluster-%d" % tag)
+            keys.setdefault(c.node_of(self.lock_key(key)), key)
+            tag += 1
+        for node, key in sorted(keys.items()):
+            granted, _ = self.acquire(a, key)
+            check(c.get(self.lock_key(key)) == granted["token"],
+                  "the token is on the primary of the key's slot (node %d)" % node, granted)
+            refused, _ = b.call("acquire", key=key, ttl_ms=5000, timeout_ms=200, timeout=6)
+            check(refused.get("error") == "gave_up", "the second acquire gives up", refused)
+        key = keys[2]
+        c.nodes[2]("SET", self.lock_key(key), "someone-else")
+        stale = self.release(a, key, "")
+        check(stale.get("deleted") == 0, "the owner check refuses the release", stale)
+        c.nodes[2]("DEL", self.lock_key(key))
+        for node in (0, 1):
+            released = self.release(a, keys[node], "")
+            check(released.get("deleted") == 1, "release deletes", released)
+            check(c.get(self.lock_key(keys[node])) is None, "the key is gone (node %d)" % node)
+        self.observed["cluster"] = "granted on all three primaries"
 
     def test_stale_release_after_expiry(self):
         a, b = self.connected(client="A"), self.connected(client="B")
@@ -862,7 +983,8 @@ def main():
             if only and spec["name"] not in only:
                 continue
             suite = Suite(server, spec)
-            for name in sorted(n for n in dir(Suite) if n.startswith("test_")):
+            for name in sorted(n for n in dir(Suite) if n.startswith("test_") and
+                               (n != "test_cluster" or spec.get("cluster"))):
                 label = "%s: %s" % (spec["name"], name[5:])
                 t0 = time.monotonic()
                 try:
@@ -892,6 +1014,8 @@ def main():
         print("observed: " + json.dumps(report, indent=1, default=str))
     finally:
         server.stop()
+        for started_cluster in CLUSTER:
+            started_cluster.stop()
     for name in failed:
         print("failed: " + name)
     print("(%.0f s)" % (time.monotonic() - started))

@@ -114,8 +114,8 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
   std::vector<LibrarySpec> specs;
   for (const JsonReader& entry : entries) {
     entry.expect_object({"name", "adapter", "command", "summary", "like", "expect", "uses_ttl",
-                         "renews", "quorum", "kind", "lock_key", "other_keys", "runtime_check",
-                         "install", "reported_in", "cancel"});
+                         "renews", "quorum", "cluster", "kind", "lock_key", "other_keys",
+                         "runtime_check", "install", "reported_in", "cancel"});
     LibrarySpec spec;
     const JsonReader name = entry.member("name");
     spec.name = name.matching(kName, "\"lib:\" then a lowercase name (letters, digits, '-')");
@@ -132,6 +132,27 @@ std::vector<LibrarySpec> load_library_manifest(const std::filesystem::path& path
     if (const auto uses_ttl = entry.optional_member("uses_ttl")) spec.uses_ttl = uses_ttl->boolean();
     if (const auto renews = entry.optional_member("renews")) spec.renews = renews->boolean();
     if (const auto quorum = entry.optional_member("quorum")) spec.quorum = quorum->boolean();
+    if (const auto cluster = entry.optional_member("cluster")) {
+      if (cluster->value().is_boolean()) {
+        spec.cluster = cluster->boolean();
+      } else {
+        const std::string words = cluster->non_empty_string(kMaxField);
+        constexpr std::string_view kNone = "none: ";
+        if (!words.starts_with(kNone) || words.size() == kNone.size()) {
+          cluster->fail(
+              "expected true, false or \"none: \" and why the adapter cannot use a "
+              "Redis Cluster");
+        }
+        spec.cluster_refusal = words.substr(kNone.size());
+      }
+      // Redlock over one cluster's primaries is not the quorum of independent servers a quorum
+      // library's scenarios judge.
+      if (spec.cluster && spec.quorum) {
+        cluster->fail(
+            "a quorum library (\"quorum\": true) takes its lock over independent "
+            "servers; over a Redis Cluster it is not supported");
+      }
+    }
     if (const auto kind = entry.optional_member("kind")) {
       const std::string named = kind->one_of({"mutex", "semaphore", "reentrant"}, "kind", "kinds");
       spec.semaphore = named == "semaphore";

@@ -18,7 +18,10 @@
 // "any" (the verdicts are reported, not asserted: the run is the finding); "lock_key" says where
 // the library keeps its lock ("mutex:{key}"), for the run's ACL user and the key conditions of
 // scripted steps; "quorum": true says the library takes its lock over every server of a topology
-// (its adapter gets connect's "servers"), like the built-in redlock; "cancel" says how its adapter
+// (its adapter gets connect's "servers"), like the built-in redlock; "cluster": true says its
+// adapter builds a Redis Cluster client when connect carries "cluster" (every node of a cluster
+// topology), so it joins the cluster scenarios of its "like" ("cluster": "none: <why>" says why
+// it cannot); "cancel" says how its adapter
 // cancels a call (the hello's "cancel"), for scenarios with "cancel_after_ms"; "kind":
 // "semaphore" says the library is a counting semaphore of lock.permits permits (connect's
 // "lock" carries them), judged as one (LockVariant::semaphore), "reentrant" that it is a
@@ -55,6 +58,13 @@ struct LibrarySpec {
   // "quorum": true: the library takes its lock over every server of a topology itself (Redlock);
   // connect then carries "servers", and it joins the multi-server scenarios of its "like".
   bool quorum = false;
+  // "cluster": true: the adapter builds a Redis Cluster client (ioredis's Cluster, redis-py's
+  // RedisCluster) when connect carries "cluster", and the library joins the cluster scenarios of
+  // its "like"; its client follows a failover by itself. cluster_refusal: the <why> of
+  // "cluster": "none: <why>" (the adapter cannot), the reason a cluster scenario is skipped.
+  // Not with "quorum".
+  bool cluster = false;
+  std::string cluster_refusal;
   // "kind": "semaphore": a counting semaphore of lock.permits permits (LockVariant::semaphore);
   // false: a mutex ("kind": "mutex", or no kind).
   bool semaphore = false;

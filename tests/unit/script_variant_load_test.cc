@@ -334,5 +334,35 @@ TEST_F(VariantFileTest, LibraryKindIsItsReferenceKind) {
       << mutex_like_reentrant;
 }
 
+// A library's "cluster": true (its adapter builds a cluster client) or "none: <why>" (the reason
+// a cluster scenario is skipped, kept without "none: "); any other string, and a quorum library
+// on a cluster, are refused at "cluster".
+TEST_F(VariantFileTest, LibraryClusterSaysWhetherItsAdapterUsesOne) {
+  const auto load = [&](const std::string& more) {
+    return load_library_manifest(
+        write(R"({"libraries": [{"name": "lib:c", "adapter": "c", "command": ["/bin/true"],
+                  "summary": "a lock", "like": "lua_owner")" +
+              more + "}]}"),
+        variant_names());
+  };
+  EXPECT_TRUE(load(R"(, "cluster": true)")[0].cluster);
+  EXPECT_FALSE(load("")[0].cluster);
+  const LibrarySpec refused = load(R"(, "cluster": "none: one server's URL only")")[0];
+  EXPECT_FALSE(refused.cluster);
+  EXPECT_EQ(refused.cluster_refusal, "one server's URL only");
+  const auto error_of = [&](const std::string& more) {
+    try {
+      load(more);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  for (const std::string bad : {R"(, "cluster": "yes")", R"(, "cluster": "none: ")",
+                                R"(, "cluster": true, "quorum": true)"}) {
+    EXPECT_NE(error_of(bad).find("$.libraries[0].cluster"), std::string::npos) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace locksim

@@ -130,11 +130,17 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
 }
 
 std::string library_refusal(const Scenario& scenario, const LibrarySpec& library) {
-  if (scenario.topology && scenario.topology->cluster) {
-    return "its topology is a Redis Cluster, and the adapters connect to one server (none has a "
-           "cluster client yet)";
+  const bool cluster = scenario.topology && scenario.topology->cluster;
+  if (cluster && !library.cluster) {
+    if (!library.cluster_refusal.empty()) {
+      return "its topology is a Redis Cluster, and the adapter cannot use one (" +
+             library.cluster_refusal + ")";
+    }
+    return "its topology is a Redis Cluster, and the adapter connects to one server (it has no "
+           "cluster client: its libraries.json entry does not say \"cluster\": true)";
   }
-  if (scenario.changes_primary()) {
+  // A cluster client follows a failover by itself (MOVED, a refreshed slot map).
+  if (scenario.changes_primary() && !cluster) {
     return "it moves the primary to another server (promote, failover), and an adapter connects "
            "to the primary of the start";
   }

@@ -151,7 +151,11 @@ UnitRunner::UnitState UnitRunner::start_unit(const Unit& unit) const {
 
 // run_user_for: on the private server the clients log in as an ACL user limited to the run's
 // keys, so a user script that touches other keys or calls FLUSHALL fails visibly. With --redis,
-// isolation is by key prefix only; a topology's servers are the scenario's own.
+// isolation is by key prefix only; a topology's servers are the scenario's own (started for
+// the run and thrown away with it), so they get no such user. On a Redis Cluster one would have
+// to be made on every node (ACL users are a node's own, not the cluster's), and it would refuse
+// what the libraries' cluster clients send: redis-py's RedisCluster asks every seed for INFO
+// (cluster_enabled) before CLUSTER SLOTS, and INFO is -@dangerous.
 std::optional<PrefixUser> UnitRunner::run_user_for(const UnitState& unit) const {
   if (setup_.external || unit.scenario.topology) return std::nullopt;
   // A library that keeps its lock under a prefix of its own ("mutex:<key>"), or names other keys

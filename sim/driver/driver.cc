@@ -311,11 +311,18 @@ class ScenarioRun {
       return "this runtime runs clients as threads only (this scenario needs " +
              std::string(processes_ ? "client processes" : "the event loop") + ")";
     }
-    if (request_.topology != nullptr && request_.topology->cluster()) {
+    const bool cluster = request_.topology != nullptr && request_.topology->cluster();
+    // A library's own cluster client (ioredis's Cluster, redis-py's RedisCluster) follows the
+    // cluster's redirections and failovers by itself.
+    const LibrarySpec* library = library_spec(request_.variant);
+    const bool cluster_library = cluster && processes_ && library != nullptr && library->cluster;
+    if (cluster) {
       // The slot-aware client is the thread client's (sim/redis/cluster_connection.h).
-      if (processes_ || event_loop_) {
+      if ((processes_ && !cluster_library) || event_loop_) {
         return "a Redis Cluster topology runs its clients as threads (\"clients_run_as\": "
-               "\"threads\"): worker processes and the event loop have no slot-aware client yet";
+               "\"threads\"), or as the processes of a library whose adapter has a cluster client "
+               "(\"cluster\": true in adapters/libraries.json): locksim's worker processes and the "
+               "event loop have no slot-aware client yet";
       }
       if (plan_.proxied_links()) {
         return "a client's link faults (partition, lose_reply, delay, drop_commands) need a proxy "
@@ -324,7 +331,7 @@ class ScenarioRun {
       }
     }
     if (request_.topology != nullptr) {
-      if (processes_ && scenario_.changes_primary()) {
+      if (processes_ && !cluster_library && scenario_.changes_primary()) {
         return "client processes cannot follow a change of primary (a worker connects to the "
                "primary of the start, and \"promote\" or \"failover\" moves it); run the clients "
                "as threads";

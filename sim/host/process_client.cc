@@ -112,6 +112,19 @@ std::string ProcessClient::connect() {
       connect["servers"].push_back(std::move(entry));
     }
   }
+  if (const Topology* topology = run_.request().topology;
+      topology != nullptr && topology->cluster()) {
+    // A library's cluster client (the driver runs only those on a cluster) reads the slot map
+    // from these seeds, the lock's primary first, and follows MOVED, ASK and failovers itself.
+    connect["cluster"] = nlohmann::json::array();
+    const std::size_t primary = topology->primary();
+    for (std::size_t i = 0; i < topology->size(); ++i) {
+      const std::size_t server = i == 0 ? primary : (i <= primary ? i - 1 : i);
+      nlohmann::json entry = endpoint_to_json(topology->endpoint(server));
+      entry["name"] = topology->name(server);
+      connect["cluster"].push_back(std::move(entry));
+    }
+  }
   const Reply connected = call(std::move(connect), nullptr);
   if (connected.worker_died) {
     if (const std::string failure = run_.worker_failure(); !failure.empty()) return failure;

@@ -12,7 +12,11 @@
 //   hello                                  -> {"protocol":1,"worker":"locksim","version":"..."}
 //   connect  {redis, client, variant, seed, lock:{ttl_ms, renew_period_ms, queue_timeout_ms,
 //             [permits,] wait:{strategy, interval_ms, initial_ms, factor, max_ms, jitter,
-//             fallback_ms}}[, clock_offset_ms][, clock_drift_ms_per_s]}
+//             fallback_ms}}[, clock_offset_ms][, clock_drift_ms_per_s][, servers][, cluster]}
+//        servers: [{host, port, ..., name}], every server of the topology, for a library that
+//        takes its lock over several (Redlock); cluster: the same for every node of a Redis
+//        Cluster topology, the lock's primary first (its slot map's seeds), sent only to a
+//        library whose adapter builds a cluster client ("cluster": true in libraries.json)
 //   acquire  {key, ttl_ms, timeout_ms[, crash_at][, pause_at]}
 //                                          -> ok {token, attempts[, fencing][, sent_after_ns]}
 //   release  {key, token[, crash_at][, pause_at]}   -> ok {deleted}

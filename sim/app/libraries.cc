@@ -131,6 +131,11 @@ std::string missing_runtime(const std::vector<LibrarySpec>& libraries) {
 
 std::string library_refusal(const Scenario& scenario, const LibrarySpec& library) {
   const bool cluster = scenario.topology && scenario.topology->cluster;
+  if (cluster && library.quorum) {
+    return "its topology is a Redis Cluster, whose nodes a quorum library's adapter would take for "
+           "independent servers (connect's \"servers\" names every node, replicas too); Redlock "
+           "over one cluster's primaries runs as the built-in redlock";
+  }
   if (cluster && !library.cluster) {
     if (!library.cluster_refusal.empty()) {
       return "its topology is a Redis Cluster, and the adapter cannot use one (" +

@@ -56,11 +56,12 @@ ADAPTERS = [
     dict(name="redis-lock", cmd=[NODE, "adapters/node-redis-lock/adapter.js"],
          plain="lib:redis-lock", renew=None, key="lock.{key}", extend=False, owner_check=False),
     dict(name="redlock4", cmd=[NODE, "adapters/node-redlock4/adapter.js"],
-         plain="lib:redlock4", renew=None, key="{key}", extend=True, owner_check=True),
+         plain="lib:redlock4", renew=None, key="{key}", extend=True, owner_check=True,
+         cluster=True),
     dict(name="sesamecare-redlock", worker="@sesamecare-oss/redlock",
          cmd=[NODE, "adapters/node-sesamecare-redlock/adapter.js"],
          plain="lib:sesamecare-redlock", renew="lib:sesamecare-redlock-using", key="{key}",
-         extend=True, owner_check=True),
+         extend=True, owner_check=True, cluster=True),
     # warlock's touch() passes the TTL and the lock id as KEYS (parityRelock.lua): a user limited
     # to key patterns gets NOPERM, which node-redis-script swallows (the adapter reports it).
     dict(name="warlock", worker="node-redis-warlock", cmd=[NODE, "adapters/node-warlock/adapter.js"],

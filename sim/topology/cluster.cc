@@ -21,23 +21,13 @@
 #include "sim/proxy/tcp_relay.h"
 #include "sim/redis/connection.h"
 #include "sim/redis/key_slot.h"
+#include "sim/topology/poll.h"
 #include "sim/topology/topology.h"
 
 namespace locksim {
 namespace {
 
 using namespace std::chrono_literals;
-
-// cluster_poll: polls `ready` every 20 ms for at most `limit`; false if it never answered true.
-bool cluster_poll(std::chrono::milliseconds limit, const std::function<bool()>& ready) {
-  const Clock& clock = real_clock();
-  const Nanos deadline = clock.now_ns() + ms_to_ns(limit.count());
-  while (clock.now_ns() < deadline) {
-    if (ready()) return true;
-    clock.sleep_for(ms_to_ns(20));
-  }
-  return ready();
-}
 
 // admin: a short-lived connection for one of the topology's own looks or steps.
 ConnectionOptions admin_options() { return ConnectionOptions{1000ms, 1000ms}; }
@@ -154,7 +144,7 @@ void ProcessTopology::form_cluster(std::string_view anchor_key) {
                             std::to_string(bus_relays_[0]->port())}),
          "CLUSTER MEET");
   }
-  const bool met = cluster_poll(20s, [&] {
+  const bool met = poll_until(20s, [&] {
     for (auto& node : nodes) {
       const RedisResult known = node->command({"CLUSTER", "NODES"});
       if (!known.ok()) return false;
@@ -174,14 +164,14 @@ void ProcessTopology::form_cluster(std::string_view anchor_key) {
     if (spec_.servers[i].replica_of.empty()) continue;
     const std::size_t primary = spec_.server_index(spec_.servers[i].replica_of);
     RedisResult replicated;
-    cluster_poll(10s, [&] {
+    poll_until(10s, [&] {
       replicated = nodes[i]->command({"CLUSTER", "REPLICATE", node_ids_[primary]});
       return replicated.ok();
     });
     must(i, replicated, "CLUSTER REPLICATE " + spec_.servers[i].replica_of);
   }
   for (std::size_t i = 0; i < count; ++i) {
-    if (!cluster_poll(20s, [&] { return cluster_ok(*nodes[i]); })) {
+    if (!poll_until(20s, [&] { return cluster_ok(*nodes[i]); })) {
       throw EnvironmentError("server " + name(i) + " did not report cluster_state:ok within 20 s");
     }
   }
@@ -189,7 +179,7 @@ void ProcessTopology::form_cluster(std::string_view anchor_key) {
   // within a few pings): a primary that does not yet refuses the replica its vote, and a manual
   // failover or an election right after the start would time out.
   for (std::size_t i = 0; i < count; ++i) {
-    const bool agreed = cluster_poll(20s, [&] {
+    const bool agreed = poll_until(20s, [&] {
       const RedisResult known = nodes[i]->command({"CLUSTER", "NODES"});
       if (!known.ok()) return false;
       for (std::size_t r = 0; r < count; ++r) {
@@ -220,7 +210,7 @@ void ProcessTopology::form_cluster(std::string_view anchor_key) {
       if (in_share(share, key_slot(key))) probe = key;
     }
     const auto index = static_cast<std::size_t>(p);
-    const bool acknowledged = cluster_poll(10s, [&] {
+    const bool acknowledged = poll_until(10s, [&] {
       const RedisResult set = nodes[index]->command({"SET", probe, "1", "PX", "1000"});
       if (!set.ok()) return false;
       const RedisResult acks =
@@ -285,7 +275,7 @@ std::string ProcessTopology::await_cluster_failover(std::int64_t max_ms,
 
 std::string ProcessTopology::rejoin_cluster(std::size_t server) {
   HiredisConnection node(endpoint(server), admin_options());
-  const bool rejoined = cluster_poll(20s, [&node] {
+  const bool rejoined = poll_until(20s, [&node] {
     if (!cluster_ok(node)) return false;
     if (role_of(node) != "slave") return true;
     const RedisResult info = node.command({"INFO", "replication"});
@@ -315,8 +305,7 @@ std::string ProcessTopology::cluster_failover(std::size_t replica, std::string_v
     }
     const Nanos left = std::max<Nanos>(0, deadline - clock.now_ns());
     const auto round = std::chrono::milliseconds(std::min(left, ms_to_ns(6000)) / kNanosPerMilli);
-    promoted =
-        cluster_poll(round, [&node] { return role_of(node) == "master" && cluster_ok(node); });
+    promoted = poll_until(round, [&node] { return role_of(node) == "master" && cluster_ok(node); });
     last = role_of(node) == "master" ? "its cluster was not ok" : "it was still a replica";
   }
   if (!promoted) {
@@ -326,8 +315,8 @@ std::string ProcessTopology::cluster_failover(std::size_t replica, std::string_v
   std::string why;
   // The clients' primary moves only if the replica took over the lock's slot; they find the new
   // owner themselves (MOVED), so their connections are not replaced.
-  if (cluster_poll(std::chrono::milliseconds(max_ms),
-                   [&] { return cluster_owner(why) == replica; })) {
+  if (poll_until(std::chrono::milliseconds(max_ms),
+                 [&] { return cluster_owner(why) == replica; })) {
     std::lock_guard<std::mutex> lock(mutex_);
     primary_ = replica;
   }
@@ -394,7 +383,7 @@ std::string ProcessTopology::cut_cluster_replication(std::size_t replica) {
   const RedisResult closed = node.command({"CLIENT", "KILL", "TYPE", "master"});
   if (!closed.ok()) return "CLIENT KILL TYPE master failed: " + closed.describe();
   // Cut once the replica says its link is down: a write after this never reaches it.
-  const bool down = cluster_poll(5s, [&node] {
+  const bool down = poll_until(5s, [&node] {
     const RedisResult info = node.command({"INFO", "replication"});
     return info.ok() && info_field(info.reply.str, "master_link_status") != "up";
   });

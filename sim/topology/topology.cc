@@ -14,6 +14,7 @@
 #include "sim/core/error.h"
 #include "sim/proxy/tcp_relay.h"
 #include "sim/redis/connection.h"
+#include "sim/topology/poll.h"
 
 namespace locksim {
 namespace {
@@ -22,24 +23,14 @@ using namespace std::chrono_literals;
 
 constexpr const char* kSentinelMaster = "locksim";
 
-// wait_until: polls `ready` every 20 ms for at most `limit`; false if it never answered true.
-bool wait_until(std::chrono::milliseconds limit, const std::function<bool()>& ready) {
-  const Clock& clock = real_clock();
-  const Nanos deadline = clock.now_ns() + ms_to_ns(limit.count());
-  while (clock.now_ns() < deadline) {
-    if (ready()) return true;
-    clock.sleep_for(ms_to_ns(20));
-  }
-  return ready();
-}
-
 // replicas_acknowledge: whether `primary` gets an acknowledgement from a replica for a write
 // within 10 s. "master_link_status:up" is not enough: Redis 7.0 sends a new replica writes
 // only after its first REPLCONF ACK, up to a second later, and a WAIT before that answers 0.
 bool replicas_acknowledge(const Endpoint& primary) {
   HiredisConnection connection(primary, ConnectionOptions{});
-  return wait_until(10s, [&connection] {
-    const RedisResult set = connection.command({"SET", "locksim:topology-probe", "1", "PX", "1000"});
+  return poll_until(10s, [&connection] {
+    const RedisResult set =
+        connection.command({"SET", "locksim:topology-probe", "1", "PX", "1000"});
     if (!set.ok()) return false;
     const RedisResult acks = connection.command({"WAIT", "1", "100"});
     return acks.ok() && acks.reply.type == Reply::Type::kInteger && acks.reply.integer >= 1;
@@ -48,7 +39,7 @@ bool replicas_acknowledge(const Endpoint& primary) {
 
 // in_sync: whether the replica at `replica` reports its link to its primary up within 10 s.
 bool in_sync(Connection& replica) {
-  return wait_until(10s, [&replica] {
+  return poll_until(10s, [&replica] {
     const RedisResult info = replica.command({"INFO", "replication"});
     return info.ok() && info_field(info.reply.str, "master_link_status") == "up";
   });
@@ -170,7 +161,8 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec, std::string_
     if (spec.servers[i].replica_of.empty()) continue;
     HiredisConnection replica(t.endpoint(i), ConnectionOptions{});
     const bool synced = in_sync(replica);
-    if (!synced || !replicas_acknowledge(t.endpoint(spec.server_index(spec.servers[i].replica_of)))) {
+    if (!synced ||
+        !replicas_acknowledge(t.endpoint(spec.server_index(spec.servers[i].replica_of)))) {
       throw EnvironmentError("replica " + spec.servers[i].name + " did not sync with " +
                              spec.servers[i].replica_of + " within 10 s");
     }
@@ -191,7 +183,7 @@ std::unique_ptr<Topology> Topology::start(const TopologySpec& spec, std::string_
       t.sentinel_pid_ = t.sentinel_->pid();
     }
     HiredisConnection sentinel(t.sentinel_->endpoint(), ConnectionOptions{});
-    const bool sees_replica = wait_until(15s, [&sentinel] {
+    const bool sees_replica = poll_until(15s, [&sentinel] {
       const RedisResult replicas = sentinel.command({"SENTINEL", "REPLICAS", kSentinelMaster});
       return replicas.ok() && !replicas.reply.elements.empty();
     });
@@ -260,7 +252,8 @@ std::string death_of(pid_t pid, const std::string& program) {
     case CLD_KILLED:
     case CLD_DUMPED: {
       const char* name = ::sigabbrev_np(info.si_status);
-      return who + (info.si_code == CLD_DUMPED ? " dumped core on signal " : " was killed by signal ") +
+      return who +
+             (info.si_code == CLD_DUMPED ? " dumped core on signal " : " was killed by signal ") +
              std::to_string(info.si_status) +
              (name != nullptr ? " (SIG" + std::string(name) + ")" : std::string());
     }
@@ -278,8 +271,8 @@ std::vector<Topology::ProcessDeath> ProcessTopology::unplanned_deaths() {
   std::vector<ProcessDeath> deaths;
   for (std::size_t i = 0; i < pids_.size(); ++i) {
     if (down_[i] || died_[i] || pids_[i] <= 0) continue;
-    std::string how = death_of(pids_[i], "redis-server on 127.0.0.1:" +
-                                             std::to_string(endpoints_[i].port));
+    std::string how =
+        death_of(pids_[i], "redis-server on 127.0.0.1:" + std::to_string(endpoints_[i].port));
     if (how.empty()) continue;
     died_[i] = true;
     deaths.push_back(ProcessDeath{spec_.servers[i].name, std::move(how)});
@@ -358,8 +351,8 @@ std::string ProcessTopology::restart(std::size_t server) {
   if (!spec_.cluster && spec_.servers[server].replica_of.empty() && current != server &&
       !spec_.servers[current].replica_of.empty()) {
     HiredisConnection connection(endpoint(server), ConnectionOptions{});
-    const RedisResult rejoined = connection.command(
-        {"REPLICAOF", "127.0.0.1", std::to_string(endpoint(current).port)});
+    const RedisResult rejoined =
+        connection.command({"REPLICAOF", "127.0.0.1", std::to_string(endpoint(current).port)});
     if (!rejoined.ok()) return "REPLICAOF the new primary failed: " + rejoined.describe();
     const bool synced = in_sync(connection);
     if (!synced || !replicas_acknowledge(endpoint(current))) {

@@ -1069,8 +1069,9 @@ const std::string_view kTimelineScript = R"js(
     });
     last.forEach(function (m) { hits.push(m); });
     // The zoom: the interval and the calls near it (a long wait that led to it counts with its
-    // end only), so that a short overlap is not lost in a long run.
-    var near = Math.max(4 * (to - from), view.end * 0.05, 0.05);
+    // end only), so that a short overlap is not lost in a long run; the calls around a long one
+    // at most a quarter of the run away on each side, so that the zoom still narrows the view.
+    var near = Math.max(Math.min(4 * (to - from), view.end * 0.25), view.end * 0.05, 0.05);
     hits.forEach(function (m) {
       m.el.classList.add('highlight');
       lo = Math.min(lo, Math.max(m.t0, from - near));

@@ -30,10 +30,20 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
     if (fault.kind == FaultKind::kRestartServer) {
       what = server + " was restarted at " + format_ms(event.time_ns) +
              " and came back without the key";
-    } else if (fault.kind == FaultKind::kPromote || fault.kind == FaultKind::kFailover) {
+    } else if (fault.kind == FaultKind::kPromote || fault.kind == FaultKind::kFailover ||
+               fault.kind == FaultKind::kClusterFailover) {
+      // A failover is Sentinel's or a Redis Cluster's election: the history does not say which.
       what = server + " was promoted to primary at " + format_ms(event.time_ns) +
-             (fault.kind == FaultKind::kFailover ? " by Sentinel" : "") +
+             (fault.kind == FaultKind::kFailover          ? " by an automatic failover"
+              : fault.kind == FaultKind::kClusterFailover ? " by CLUSTER FAILOVER"
+                                                          : "") +
              " without having received the key";
+    } else if (fault.kind == FaultKind::kServerPartition) {
+      what = fault.phase == FaultPhase::kEnd
+                 ? server + " rejoined its cluster at " + format_ms(event.time_ns) +
+                       ", and a write it took while cut off may be lost"
+                 : server + " was cut off from the rest of its cluster at " +
+                       format_ms(event.time_ns) + ", and a write it takes there may be lost";
     } else if (fault.kind == FaultKind::kClockJump) {
       what = server + "'s clock jumped ahead at " + format_ms(event.time_ns) +
              ", so the key expired there early";
@@ -104,10 +114,9 @@ bool other_release_between(const History& history, KeyId key, int releaser, Nano
     if (was_in_flight) --in_flight;
     invoked = -1;
     if (event.time_ns < from_ns) continue;
-    const bool may_have_deleted =
-        (event.type == EventType::kOk && event.release().deleted >= 1) ||
-        event.type == EventType::kInfo ||
-        (event.type == EventType::kFail && is_indeterminate(event.error));
+    const bool may_have_deleted = (event.type == EventType::kOk && event.release().deleted >= 1) ||
+                                  event.type == EventType::kInfo ||
+                                  (event.type == EventType::kFail && is_indeterminate(event.error));
     if (may_have_deleted) return true;
   }
   return false;
@@ -258,8 +267,7 @@ const ForeignDelete* stale_release_between(const History& history, const KeyTime
 // (deleted_own_key). The last explanation before a racy acquire: a late delete is what lets the
 // later holder in when both grants were otherwise sound (set_nx_ex, a DEL held past its call's
 // timeout and delivered once B held the lock).
-const ForeignDelete* unanswered_release_before(const History& history,
-                                               const KeyTimeline& timeline,
+const ForeignDelete* unanswered_release_before(const History& history, const KeyTimeline& timeline,
                                                const WindowRecord& earlier,
                                                const WindowRecord& later) {
   if (timeline.unanswered_releases.empty() || lost_to_faults(history, earlier, later)) {
@@ -640,9 +648,9 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
           std::any_of(faults.begin(), faults.end(), [&](const FaultWindow& f) {
             // An instant fault, or one that began as the release returned (a lost reply aimed
             // at the next acquire, Redlock seed 56594), held nothing back.
-            return f.client == release.client && f.from_ns < release.ok_ns &&
-                   f.from_ns < f.to_ns && f.to_ns >= window.start_ns &&
-                   f.to_ns <= release.ok_ns && f.to_ns >= release.invoke_ns;
+            return f.client == release.client && f.from_ns < release.ok_ns && f.from_ns < f.to_ns &&
+                   f.to_ns >= window.start_ns && f.to_ns <= release.ok_ns &&
+                   f.to_ns >= release.invoke_ns;
           });
       const bool walked_in =
           std::any_of(timeline.windows.begin(), timeline.windows.end(), [&](const WindowRecord& w) {

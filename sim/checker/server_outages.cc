@@ -18,10 +18,13 @@ void check_server_outages(const History& history, CheckResult& result) {
                        (!traits(kind).window || fault_event.fault().phase == FaultPhase::kStart);
     if (!opens) continue;
     const std::string server(history.str(fault_event.fault().server));
-    const std::string what = kind == FaultKind::kKillServer    ? server + " killed"
-                             : kind == FaultKind::kPauseServer ? server + " paused"
-                             : kind == FaultKind::kFailover    ? "Sentinel's failover to " + server
-                                                               : server + " promoted";
+    const std::string what = kind == FaultKind::kKillServer        ? server + " killed"
+                             : kind == FaultKind::kPauseServer     ? server + " paused"
+                             : kind == FaultKind::kFailover        ? "the failover to " + server
+                             : kind == FaultKind::kClusterFailover ? "CLUSTER FAILOVER to " + server
+                             : kind == FaultKind::kServerPartition
+                                 ? server + " cut off from its cluster"
+                                 : server + " promoted";
     std::int64_t failed = 0;
     const Event* granted = nullptr;
     for (std::size_t j = i + 1; j < events.size() && granted == nullptr; ++j) {
@@ -41,16 +44,15 @@ void check_server_outages(const History& history, CheckResult& result) {
     if (failed > 0) {
       words += "; " + std::to_string(failed) + " acquire(s) failed or gave up meanwhile";
     }
-    result.findings.push_back(Finding{
-        .kind = FindingKind::kServerOutage,
-        .cause = what,
-        .key = "",
-        .clients = {},
-        .from_ns = fault_event.time_ns,
-        .to_ns = granted != nullptr ? granted->time_ns : -1,
-        .amount = failed,
-        .record = "",
-        .words = words + "."});
+    result.findings.push_back(Finding{.kind = FindingKind::kServerOutage,
+                                      .cause = what,
+                                      .key = "",
+                                      .clients = {},
+                                      .from_ns = fault_event.time_ns,
+                                      .to_ns = granted != nullptr ? granted->time_ns : -1,
+                                      .amount = failed,
+                                      .record = "",
+                                      .words = words + "."});
   }
 }
 

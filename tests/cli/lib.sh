@@ -68,6 +68,13 @@ explore_finds_own() {
     fail "$lock: $signature is not confirmed:"; sed 's/^/    /' "$out.out"
   fi
 }
+# count_orphans: redis-servers and sentinels whose parent is gone (reparented to init). Other
+# tests start servers at the same time, but a live locksim's servers are its children, so only a
+# server that outlived whoever started it counts. (Redis rewrites its command line to
+# "redis-server host:port", so the process name, not the arguments, finds it.)
+count_orphans() {
+  ps -eo ppid=,comm= | awk '$1 == 1 && ($2 == "redis-server" || $2 == "redis-sentinel")' | wc -l
+}
 finish() {  # prints the tally; fails the script if anything failed
   echo "passed: $passed, failed: $failed"
   [[ $failed -eq 0 ]]

@@ -15,10 +15,6 @@ trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/lib.sh"
 cd "$SOURCE" || exit 1
 
-# Orphans: redis-servers whose parent is gone (see server_faults_test.sh).
-count_orphans() {
-  ps -eo ppid=,comm= | awk '$1 == 1 && $2 == "redis-server"' | wc -l
-}
 before=$(count_orphans)
 
 # --- what connect carries: redis-py's adapter behind a tee of its input --------------------------

@@ -17,13 +17,6 @@ trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/lib.sh"
 cd "$SOURCE" || exit 1
 
-# Orphans: redis-servers and sentinels whose parent is gone (reparented to init). Other tests
-# start servers at the same time, but a live locksim's servers are its children, so only a server
-# that outlived whoever started it counts. (Redis rewrites its command line to "redis-server
-# host:port", so the process name, not the arguments, finds it.)
-count_orphans() {
-  ps -eo ppid=,comm= | awk '$1 == 1 && ($2 == "redis-server" || $2 == "redis-sentinel")' | wc -l
-}
 before=$(count_orphans)
 
 "$LOCKSIM" run scenarios/server-restart-forgets-lock.json scenarios/server-restart-aof-always.json \

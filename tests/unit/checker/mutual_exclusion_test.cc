@@ -411,7 +411,7 @@ TEST(CheckerTest, LockLostFollowsTheServerFaultsKind) {
       {FaultKind::kRestartServer, "n1 was restarted at 5.0 ms and came back without the key"},
       {FaultKind::kPromote, "n1 was promoted to primary at 5.0 ms without having received the key"},
       {FaultKind::kFailover,
-       "n1 was promoted to primary at 5.0 ms by Sentinel without having received the key"},
+       "n1 was promoted to primary at 5.0 ms by an automatic failover without having received the key"},
       {FaultKind::kClockJump, "n1's clock jumped ahead at 5.0 ms, so the key expired there early"},
   };
   for (const auto& [kind, words] : forgetting) {

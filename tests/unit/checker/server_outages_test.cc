@@ -38,7 +38,8 @@ std::vector<Finding> outages_after(const std::vector<std::pair<FaultKind, FaultP
   return outages;
 }
 
-// Proves a kill, a server pause, a promotion and a failover each open one outage, named for what
+// Proves a kill, a server pause, a promotion, a failover, a manual cluster failover and a node cut
+// off from its cluster each open one outage, named for what
 // happened, from the fault to the next grant, counting the acquire that failed in between; a
 // kill's `down` window and a pause's end open no second one.
 TEST(CheckerTest, ServerFaultsThatCutTheLockOffOpenOneOutageEach) {
@@ -48,7 +49,11 @@ TEST(CheckerTest, ServerFaultsThatCutTheLockOffOpenOneOutageEach) {
       {{{FaultKind::kPauseServer, FaultPhase::kStart}, {FaultKind::kPauseServer, FaultPhase::kEnd}},
        "n1 paused"},
       {{{FaultKind::kPromote, FaultPhase::kInstant}}, "n1 promoted"},
-      {{{FaultKind::kFailover, FaultPhase::kInstant}}, "Sentinel's failover to n1"},
+      {{{FaultKind::kFailover, FaultPhase::kInstant}}, "the failover to n1"},
+      {{{FaultKind::kClusterFailover, FaultPhase::kInstant}}, "CLUSTER FAILOVER to n1"},
+      {{{FaultKind::kServerPartition, FaultPhase::kStart},
+        {FaultKind::kServerPartition, FaultPhase::kEnd}},
+       "n1 cut off from its cluster"},
   };
   for (const auto& [faults, cause] : cases) {
     const std::vector<Finding> outages = outages_after(faults);

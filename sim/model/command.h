@@ -43,6 +43,10 @@ struct CommandContext {
   bool script_oom = false;
   bool script_allow_oom = false;
   bool script_wrote = false;
+  // A cluster node's: the slot of the client command's keys (-1: none), which a script's
+  // undeclared keys must share unless its flags allow cross-slot keys.
+  int cluster_slot = -1;
+  bool script_cross_slot = false;
 
   Keyspace& keys();
   // find: the live entry of `key`, or nullptr. On a primary an expired entry is erased and a DEL
@@ -102,6 +106,11 @@ inline bool equals_ignoring_case(std::string_view a, std::string_view b) {
 
 // Handlers (the table in command_table.cc names them).
 #define LOCKSIM_MODEL_COMMAND(name) Reply cmd_##name(CommandContext& ctx);
+// cluster (cluster_commands.cc)
+LOCKSIM_MODEL_COMMAND(asking)
+LOCKSIM_MODEL_COMMAND(cluster)
+LOCKSIM_MODEL_COMMAND(readonly)
+LOCKSIM_MODEL_COMMAND(readwrite)
 // strings
 LOCKSIM_MODEL_COMMAND(get)
 LOCKSIM_MODEL_COMMAND(set)

@@ -246,8 +246,11 @@ Shebang parse_shebang(std::string_view body) {
         shebang.flags.no_writes = true;
       } else if (flag == "allow-oom") {
         shebang.flags.allow_oom = true;
-      } else if (flag != "allow-stale" && flag != "no-cluster" &&
-                 flag != "allow-cross-slot-keys") {
+      } else if (flag == "no-cluster") {
+        shebang.flags.no_cluster = true;
+      } else if (flag == "allow-cross-slot-keys") {
+        shebang.flags.allow_cross_slot = true;
+      } else if (flag != "allow-stale") {
         shebang.error = "Unexpected flag in script shebang: " + std::string(flag);
         return shebang;
       }

@@ -74,6 +74,8 @@ struct ScriptFlags {
   bool shebang = false;
   bool no_writes = false;  // flags=no-writes: a read-only script
   bool allow_oom = false;  // flags=allow-oom: runs, and may grow memory, over maxmemory
+  bool no_cluster = false;        // flags=no-cluster: refused on a cluster node
+  bool allow_cross_slot = false;  // flags=allow-cross-slot-keys: undeclared keys of any slot
 };
 
 class LuaScripting {

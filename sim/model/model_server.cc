@@ -5,6 +5,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/model/server_state.h"
+#include "sim/redis/key_slot.h"
 
 namespace locksim {
 namespace model_detail {
@@ -91,6 +92,14 @@ Reply run_client_command(ServerState& server, ClientState& client,
   const CommandSpec* spec = find_command(argv[0]);
   if (spec == nullptr) return unknown_command(argv);
   if (!arity_ok(*spec, argv.size())) return arity_error(spec->name);
+  // A cluster node redirects a command for keys it does not serve before anything else is asked
+  // (the model's gaps first: a command it lacks answers so wherever it is sent).
+  int cluster_slot = -1;
+  if (server.cluster && spec->handler != nullptr) {
+    std::optional<Reply> redirected =
+        cluster_route(server, client, *spec, argv, now.ms, cluster_slot);
+    if (redirected) return std::move(*redirected);
+  }
   // processCommand refuses a command that may grow memory before READONLY and the pub/sub check.
   // Over maxmemory is asked first: it is nearly always false, and a script's flags cost a lookup.
   if (over_maxmemory(server) &&
@@ -106,6 +115,7 @@ Reply run_client_command(ServerState& server, ClientState& client,
   }
   if (spec->handler == nullptr) return not_modelled(argv[0]);
   CommandContext context{server, client, argv, now.ms, now.us, false, false, effects};
+  context.cluster_slot = cluster_slot;
   return spec->handler(context);
 }
 
@@ -138,6 +148,11 @@ Reply run_script_command(CommandContext& script, std::span<const std::string_vie
     return oom_error();
   }
   if ((spec->flags & kWrite) != 0) script.script_wrote = true;
+  if (script.server.cluster && spec->handler != nullptr) {
+    if (std::optional<Reply> refused = cluster_script_check(script, *spec, argv)) {
+      return std::move(*refused);
+    }
+  }
   if (spec->handler == nullptr) return not_modelled(argv[0]);
   CommandContext context{script.server, script.client, argv,  script.now_ms,
                          script.now_us, true,          false, script.effects};
@@ -193,6 +208,11 @@ Reply run_script(CommandContext& ctx, std::string_view sha, std::int64_t key_cou
   if (read_only_command && flags.shebang && !flags.no_writes) {
     return error_reply("ERR Can not execute a script with write flag using *_ro command.");
   }
+  if (flags.no_cluster && ctx.server.cluster) {
+    return error_reply("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+  }
+  // A script without a shebang (EVAL's compatibility mode) may reach keys of any local slot.
+  ctx.script_cross_slot = !flags.shebang || flags.allow_cross_slot;
   ctx.script_oom = over_maxmemory(ctx.server);
   ctx.script_allow_oom = flags.allow_oom;
   ctx.script_wrote = false;
@@ -250,6 +270,8 @@ Reply ModelServer::execute(ModelClientId client, std::span<const std::string_vie
   const bool record = !state_->replica_links.empty();
   model_detail::ClientState& state = *found;
   reply = model_detail::run_client_command(*state_, state, argv, now, record ? &effects : nullptr);
+  // ASKING holds for the one command after it (resetClient clears CLIENT_ASKING after any other).
+  if (state.asking && !model_detail::equals_ignoring_case(argv[0], "asking")) state.asking = false;
   if (model_detail::is_error(reply)) model_detail::note_gap(*state_, reply.str);
   // On the wire a client reads its replies in order: what is already queued for it (messages,
   // SUBSCRIBE's confirmations) comes before this command's own reply.
@@ -314,6 +336,39 @@ bool ModelServer::is_replica() const { return state_->replica; }
 void ModelServer::promote() {
   if (state_->primary_link != nullptr) state_->primary_link->detach();
   state_->replica = false;
+}
+
+void ModelServer::enable_cluster(ModelCluster view) {
+  LOCKSIM_ASSERT(view.slots.size() == kClusterSlots && view.myself >= 0 &&
+                 static_cast<std::size_t>(view.myself) < view.nodes.size());
+  state_->cluster = std::make_unique<ModelCluster>(std::move(view));
+}
+
+ModelCluster* ModelServer::cluster() { return state_->cluster.get(); }
+
+std::size_t ModelServer::migrate_slot_keys(std::uint16_t slot, ModelServer& target, Nanos now_ns) {
+  const std::int64_t now_ms = wall_ms(now_ns);
+  const std::int64_t target_ms = target.wall_ms(now_ns);
+  std::vector<std::string> moving;
+  for (const auto& [key, entry] : state_->keys.entries()) {
+    if (key_slot(key) == slot && model_detail::is_live(entry.expire_at_ms, now_ms)) {
+      moving.push_back(key);
+    }
+  }
+  for (const std::string& key : moving) {
+    model_detail::Entry entry = *state_->keys.find(key, now_ms);
+    // RESTORE with the TTL DUMP's caller read: the remaining time, from the target's clock.
+    if (entry.expire_at_ms != model_detail::kNoExpiry) {
+      entry.expire_at_ms = target_ms + std::max<std::int64_t>(1, entry.expire_at_ms - now_ms);
+    }
+    state_->keys.erase(key);
+    for (ReplicationLink* link : state_->replica_links) link->queue({{"DEL", key}});
+    const std::vector<std::vector<std::string>> rebuild =
+        model_detail::rebuild_commands(key, entry);
+    target.state_->keys.put(key, std::move(entry.value), entry.expire_at_ms);
+    for (ReplicationLink* link : target.state_->replica_links) link->queue(rebuild);
+  }
+  return moving.size();
 }
 
 const std::string& ModelServer::first_gap() const { return state_->first_gap; }

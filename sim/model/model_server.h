@@ -31,6 +31,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/core/clock.h"
@@ -70,6 +71,34 @@ struct ModelOptions {
   // 64 MiB bounds a lock that grows its keys without end to what a simulator host can hold
   // (a real server's default is no limit, up to the machine's memory).
   std::size_t maxmemory_bytes = std::size_t{64} << 20;
+};
+
+// ModelCluster: what one node of a Redis Cluster knows of its cluster (its host, SimTopology,
+// keeps it): the nodes, who serves each slot, the slots this node migrates or imports, and
+// whether it says the cluster is ok. A server given one answers as a cluster node of Redis
+// 7.0.15 does (cluster.c getNodeByQuery, script.c scriptVerifyClusterState): a command whose
+// keys hash to a slot another node serves is answered MOVED, one whose keys span slots CROSSSLOT,
+// a key missing from a slot being migrated ASK (or TRYAGAIN), ASKING lets the next command reach
+// a slot being imported, every keyed command is refused with CLUSTERDOWN while the cluster is
+// not ok; a script may touch only local keys of one slot; and CLUSTER SLOTS, KEYSLOT, MYID,
+// INFO answer from it.
+struct ModelClusterNode {
+  std::string host;
+  int port = 0;
+  std::string id;          // 40 hex digits
+  int primary = -1;        // the node it replicates (an index into nodes), or -1: a primary
+  bool failed = false;     // flagged FAIL: not listed as an available replica
+  bool has_offset = true;  // a replica that has received something (CLUSTER SLOTS lists it)
+};
+struct ModelCluster {
+  std::vector<ModelClusterNode> nodes;
+  int myself = 0;
+  // slots: by slot (16384 of them), the node that serves it, or -1.
+  std::vector<std::int16_t> slots;
+  // migrating, importing: this node's open slots: the slot and the node it goes to or comes from.
+  std::vector<std::pair<std::uint16_t, int>> migrating;
+  std::vector<std::pair<std::uint16_t, int>> importing;
+  bool ok = true;  // cluster_state:ok
 };
 
 // ModelClientId: one connection's state on a ModelServer (its subscriptions and pushed
@@ -122,6 +151,15 @@ class ModelServer {
   bool is_replica() const;
   void promote();
 
+  // Redis Cluster. enable_cluster: the server is a cluster node from now on (cluster_enabled
+  // yes), knowing `view`; cluster(): its view, for its host to change (nullptr if it is none).
+  void enable_cluster(ModelCluster view);
+  ModelCluster* cluster();
+  // migrate_slot_keys: MIGRATE of every live key of `slot` to `target` (a cluster's
+  // migrate_slot_finish): each key with its remaining TTL (by this server's clock, from the
+  // target's: DUMP and RESTORE carry a relative TTL), deleted here; replicas of both are told.
+  // Returns how many keys moved.
+  std::size_t migrate_slot_keys(std::uint16_t slot, ModelServer& target, Nanos now_ns);
   // keys_at: the live keys at `now_ns`, in key order (for tests and hosts; no side effects).
   std::vector<std::string> keys_at(Nanos now_ns) const;
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@ struct ClientState {
   // reply_queued: set by a command whose replies went into `pushes` (SUBSCRIBE, UNSUBSCRIBE):
   // the command's reply is the oldest queued one, as on the wire.
   bool reply_queued = false;
+  // asking: ASKING was this client's last command: its next may reach a slot being imported.
+  bool asking = false;
 };
 
 // ClientTable: the connected clients by id. A server has a handful, and every command looks its
@@ -102,6 +105,8 @@ struct ServerState {
   // Replication: links to this server's replicas, and the link from its primary.
   std::vector<ReplicationLink*> replica_links;
   ReplicationLink* primary_link = nullptr;
+  // cluster: a cluster node's view of its cluster (ModelServer::enable_cluster), or null.
+  std::unique_ptr<ModelCluster> cluster;
   // first_gap: ModelServer::first_gap (a restart keeps it: it is a fact about the whole run).
   std::string first_gap;
 
@@ -144,6 +149,20 @@ bool over_maxmemory(const ServerState& server);
 // refuses as a whole over maxmemory (a script without one is checked command by command).
 bool script_denies_oom(const ServerState& server, std::span<const std::string_view> argv);
 
+// cluster_route: processCommand's cluster redirection (cluster.c getNodeByQuery) of a client's
+// command on a cluster node: the error that refuses it here (MOVED, ASK, CROSSSLOT, TRYAGAIN,
+// CLUSTERDOWN), or nullopt when this node runs it. `slot` is set to its keys' slot, or -1.
+std::optional<Reply> cluster_route(const ServerState& server, const ClientState& client,
+                                   const CommandSpec& spec, std::span<const std::string_view> argv,
+                                   std::int64_t now_ms, int& slot);
+// cluster_script_check: scriptVerifyClusterState for a script's redis.call on a cluster node:
+// the error if the command's keys are not local or not in the script's one slot, else nullopt
+// (and the script's slot set by its first keyed command).
+std::optional<Reply> cluster_script_check(CommandContext& script, const CommandSpec& spec,
+                                          std::span<const std::string_view> argv);
+// rebuild_commands: the writes that make `key` what `entry` is on a replica (a migrated key
+// reaching the new owner's replicas): DEL, then SET, HSET, RPUSH or ZADD, then PEXPIREAT.
+std::vector<std::vector<std::string>> rebuild_commands(const std::string& key, const Entry& entry);
 // note_gap: if `message` carries kModelGap and no gap was noted yet, notes the words after it.
 void note_gap(ServerState& server, std::string_view message);
 

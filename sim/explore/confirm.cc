@@ -41,9 +41,11 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
   for (int i = 1; i <= runs && !stop.requested(); ++i) {
     // A scenario with a topology runs on servers of its own, fresh for every run.
     std::unique_ptr<Topology> topology;
+    const std::string key_prefix = "locksim:confirm:" + std::to_string(i) + ":";
     if (scenario.topology) {
       try {
-        topology = Topology::start(*scenario.topology);
+        // A cluster's first primary serves the run's lock key, as in the simulated run.
+        topology = Topology::start(*scenario.topology, key_prefix + scenario.lock.key);
       } catch (const EnvironmentError& e) {
         confirmation.error = e.what();
         return confirmation;
@@ -54,7 +56,7 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
                              variant,
                              static_cast<std::uint64_t>(i),
                              endpoint,
-                             "locksim:confirm:" + std::to_string(i) + ":",
+                             key_prefix,
                              stop,
                              {},
                              /*private_server=*/true,

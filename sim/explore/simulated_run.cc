@@ -84,7 +84,9 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
   SimRuntime runtime(simulation, timing.link);
   // A topology's servers, or the one server.
   std::optional<SimTopology> topology;
-  if (simulated.topology) topology.emplace(*simulated.topology, simulation, runtime);
+  if (simulated.topology) {
+    topology.emplace(*simulated.topology, simulation, runtime, key_prefix + simulated.lock.key);
+  }
   const Endpoint endpoint = topology ? topology->primary_endpoint() : runtime.add_server(server);
   const RunRequest request{simulated,
                            variant,

@@ -19,10 +19,6 @@ constexpr Nanos kRestartMaxNs = 80'000'000;
 }  // namespace
 
 std::string SimTopology::refusal(const TopologySpec& spec) {
-  if (spec.cluster) {
-    return "its topology is a Redis Cluster, whose slot map, redirections and elections the "
-           "model does not have yet (docs/model.md)";
-  }
   if (spec.sentinel) {
     return "its topology \"" + spec.name +
            "\" has Sentinel, whose failover the simulator does not model";
@@ -36,7 +32,8 @@ std::string SimTopology::refusal(const TopologySpec& spec) {
   return "";
 }
 
-SimTopology::SimTopology(const TopologySpec& spec, Simulation& simulation, SimRuntime& runtime)
+SimTopology::SimTopology(const TopologySpec& spec, Simulation& simulation, SimRuntime& runtime,
+                         std::string_view anchor_key)
     : Topology(spec), simulation_(simulation) {
   LOCKSIM_ASSERT(refusal(spec).empty());
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
@@ -52,6 +49,7 @@ SimTopology::SimTopology(const TopologySpec& spec, Simulation& simulation, SimRu
     r.link = std::make_unique<ReplicationLink>(*servers_[r.primary], *servers_[i]);
     replications_.push_back(std::move(r));
   }
+  if (spec.cluster) form_cluster(anchor_key);
 }
 
 SimTopology::~SimTopology() {
@@ -60,9 +58,31 @@ SimTopology::~SimTopology() {
 }
 
 void SimTopology::start() {
+  started_ = true;
   for (std::size_t i = 0; i < replications_.size(); ++i) {
     simulation_.spawn([this, i] { replicate(i); });
   }
+  if (cluster()) simulation_.spawn([this] { cluster_tick(); });
+}
+
+void SimTopology::link(std::size_t primary, std::size_t replica) {
+  for (Replication& r : replications_) {
+    if (r.replica == replica && r.link) r.link.reset();  // detached: its fiber idles
+  }
+  for (std::size_t i = 0; i < replications_.size(); ++i) {
+    Replication& r = replications_[i];
+    if (r.replica != replica) continue;
+    r.primary = primary;
+    r.link = std::make_unique<ReplicationLink>(*servers_[primary], *servers_[replica]);
+    return;
+  }
+  Replication r;
+  r.primary = primary;
+  r.replica = replica;
+  r.link = std::make_unique<ReplicationLink>(*servers_[primary], *servers_[replica]);
+  replications_.push_back(std::move(r));
+  const std::size_t index = replications_.size() - 1;
+  if (started_) simulation_.spawn([this, index] { replicate(index); });
 }
 
 void SimTopology::replicate(std::size_t index) {
@@ -70,19 +90,20 @@ void SimTopology::replicate(std::size_t index) {
     simulation_.sleep_until(simulation_.now() +
                             simulation_.rng().uniform(kReplicationMinNs, kReplicationMaxNs));
     Replication& r = replications_[index];
-    if (r.link->attached() && flowing(r)) r.link->deliver();
+    if (r.link && r.link->attached() && flowing(r)) r.link->deliver();
   }
 }
 
 bool SimTopology::flowing(const Replication& r) const {
   const SimServerHost& from = *hosts_[r.primary];
   const SimServerHost& to = *hosts_[r.replica];
+  if (!nodes_.empty() && (nodes_[r.primary].isolated || nodes_[r.replica].isolated)) return false;
   return !r.cut && !from.down && !from.paused && !to.down && !to.paused;
 }
 
 SimTopology::Replication* SimTopology::replication_of(std::size_t replica) {
   for (Replication& r : replications_) {
-    if (r.replica == replica && r.link->attached()) return &r;
+    if (r.replica == replica && r.link && r.link->attached()) return &r;
   }
   return nullptr;
 }
@@ -99,7 +120,7 @@ std::string SimTopology::kill(std::size_t server) {
   ++host.epoch;  // its connections close
   // What it had not replicated yet is lost with it.
   for (Replication& r : replications_) {
-    if (r.primary == server) r.link->drop_pending();
+    if (r.primary == server && r.link) r.link->drop_pending();
   }
   // Commands held by a pause find it dead.
   for (auto& held : std::exchange(host.held, {})) simulation_.at(simulation_.now(), held);
@@ -116,16 +137,21 @@ std::string SimTopology::restart(std::size_t server) {
   // Back empty (no persistence). Its replicas resynchronise from it; a replica from its primary.
   servers_[server]->restart();
   host.down = false;
-  // A former primary that comes back after a promotion rejoins as a replica of the new primary.
-  if (!independent() && server != primary_ && spec_.servers[server].replica_of.empty() &&
-      replication_of(server) == nullptr) {
-    Replication r;
-    r.primary = primary_;
-    r.replica = server;
-    r.link = std::make_unique<ReplicationLink>(*servers_[primary_], *servers_[server]);
-    replications_.push_back(std::move(r));
-    const std::size_t index = replications_.size() - 1;
-    simulation_.spawn([this, index] { replicate(index); });
+  if (cluster()) {
+    // It comes back with its cluster configuration (nodes.conf), learns what changed while it
+    // was away (a former primary whose slots were taken over turns replica), and, a primary
+    // still, waits out CLUSTER_WRITABLE_DELAY (2 s) before it says the cluster is ok; the
+    // caller waits until it does, as ProcessTopology's restart does.
+    if (config_.nodes[server].primary < 0) {
+      nodes_[server].writable_at = simulation_.now() + ms_to_ns(2000);
+    }
+    publish();
+    simulation_.sleep_until(nodes_[server].writable_at);
+    publish();
+  } else if (!independent() && server != primary_ && spec_.servers[server].replica_of.empty() &&
+             replication_of(server) == nullptr) {
+    // A former primary that comes back after a promotion rejoins as a replica of the new primary.
+    link(primary_, server);
   }
   generation_ += 1;
   return "";
@@ -167,6 +193,7 @@ std::string SimTopology::heal_replication(std::size_t replica) {
 }
 
 std::string SimTopology::promote(std::size_t replica) {
+  if (cluster()) return "a cluster's replica is promoted by its cluster (use cluster_failover)";
   if (replication_of(replica) == nullptr) return name(replica) + " is not a replica";
   servers_[replica]->promote();
   primary_ = replica;
@@ -174,8 +201,21 @@ std::string SimTopology::promote(std::size_t replica) {
   return "";
 }
 
-std::string SimTopology::await_failover(std::int64_t, const std::function<bool()>&) {
-  return "the simulator has no Sentinel";
+std::string SimTopology::await_failover(std::int64_t max_ms, const std::function<bool()>& stop) {
+  if (!cluster()) return "the simulator has no Sentinel";
+  // As ProcessTopology's: until a node other than the clients' primary serves the lock's slot.
+  const Nanos deadline = simulation_.now() + ms_to_ns(max_ms);
+  while (simulation_.now() < deadline && !stop()) {
+    const int owner = config_.slots[anchor_slot_];
+    if (owner >= 0 && static_cast<std::size_t>(owner) != primary_ &&
+        serves_lock(static_cast<std::size_t>(owner))) {
+      primary_ = static_cast<std::size_t>(owner);
+      generation_ += 1;
+      return "";
+    }
+    simulation_.sleep_until(simulation_.now() + ms_to_ns(10));
+  }
+  return "no failover within " + std::to_string(max_ms) + " ms";
 }
 
 }  // namespace locksim

@@ -54,12 +54,14 @@ RedisResult Script::run_in_place(Connection& connection, std::span<const std::st
   const std::span<const std::string_view> argv(words, count);
 
   RedisResult result = connection.command(argv);
-  // NOSCRIPT: the server lost its script cache (restart, SCRIPT FLUSH). Load once and retry once;
-  // a second NOSCRIPT is reported like any other error.
+  // NOSCRIPT: the server never saw the script, or lost its cache (a restart, SCRIPT FLUSH, a
+  // replica promoted: scripts are not replicated). Sent again once as EVAL of its source, which
+  // caches it: routed by its keys like the EVALSHA, so on a Redis Cluster it reaches the node that
+  // serves them even if a failover moved them since (a SCRIPT LOAD has no key: it would go to
+  // the node of the last command, and the EVALSHA after it could find another).
   if (result.error == RedisErrorKind::kReplyError && result.message.starts_with("NOSCRIPT")) {
-    const RedisResult loaded = load(connection);
-    if (!loaded.ok()) return loaded;
-    words[1] = loaded.reply.str;
+    words[0] = "EVAL";
+    words[1] = source_;
     result = connection.command(argv);
   }
   if (result.error == RedisErrorKind::kReplyError) {

@@ -637,7 +637,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
         for (const ExerciseFault f : all_exercise_faults()) {
           menu += (menu.empty() ? "" : ", ") + std::string(to_string(f));
         }
-        throw InputError("--faults " + word + ": unknown fault; the menu is " + menu);
+        throw InputError("--faults " + word + ": unknown fault; the menu is " + menu +
+                         ", and on a Redis Cluster failover, slot_move");
       }
       target.exercise.faults.insert(*fault);
     }
@@ -650,6 +651,9 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
         return target.variant->queues();
       }
       if (fault == ExerciseFault::kClientClock) return target.variant->semaphore();
+      if (fault == ExerciseFault::kFailover || fault == ExerciseFault::kSlotMove) {
+        return !target.variant->multi_server();
+      }
       return true;
     };
     if (options.scenario.empty() && !target.exercise.faults.empty() &&
@@ -659,9 +663,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
           " applies to " + options.variant + " (node_down kills a node of a " +
           "multi-server lock, checkpoint needs a lock whose calls have checkpoints, " +
           "dead_waiter and cut_waiter a lock with a queue of waiters, client_clock a " +
-          "semaphore; " + options.variant + (target.variant->multi_server() ? " is" : " is not") +
-          " multi-server, has " + std::to_string(target.variant->checkpoints().size()) +
-          " checkpoint(s)" + (target.variant->queues() ? " and a queue)" : " and no queue)"));
+          "semaphore, failover and slot_move a lock on one server; " + options.variant +
+          (target.variant->multi_server() ? " is" : " is not") + " multi-server, has " +
+          std::to_string(target.variant->checkpoints().size()) + " checkpoint(s)" +
+          (target.variant->queues() ? " and a queue)" : " and no queue)"));
     }
     target.exercise.max_clients = options.clients;
     target.exercise.max_cycles = options.cycles;

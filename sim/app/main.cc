@@ -233,7 +233,9 @@ int main(int argc, char** argv) {
                    "persistence), clock_jump (a server's clock jumps ahead), node_down\n"
                    "(Redlock: a node killed), dead_waiter, cut_waiter (a lock with a queue:\n"
                    "a waiter queued while the lock is held dies, or is cut off), client_clock\n"
-                   "(a semaphore: a client's own clock runs ahead or behind)")
+                   "(a semaphore: a client's own clock runs ahead or behind); not in the\n"
+                   "default menu: failover, slot_move (on a Redis Cluster: the lock's primary\n"
+                   "fails over to its replica, or its slot migrates, while the holder works)")
       ->delimiter(',')
       ->capture_default_str();
   explore_cmd->add_flag("!--no-shrink", explore.shrink, "List findings without shrinking them");

@@ -384,6 +384,17 @@ Coverage coverage_menu(const LockVariant& variant, const std::set<ExerciseFault>
       case ExerciseFault::kClientClock:  // recorded as the run starts, before anyone holds
         if (variant.semaphore()) at(FaultKind::kClientClock, {kOutside});
         break;
+      case ExerciseFault::kFailover:  // p1 killed (then elected away), or a CLUSTER FAILOVER
+        if (!variant.multi_server()) {
+          at(FaultKind::kKillServer, {kWaiting, kInside, kReleasing, kOutside});
+          at(FaultKind::kClusterFailover, {kWaiting, kInside, kReleasing, kOutside});
+        }
+        break;
+      case ExerciseFault::kSlotMove:
+        if (!variant.multi_server()) {
+          at(FaultKind::kSlotMigration, {kWaiting, kInside, kReleasing, kOutside});
+        }
+        break;
     }
   }
   menu.add(kAcquireAcquire);

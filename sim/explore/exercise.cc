@@ -16,11 +16,23 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 13> kFaultWords = {
-    "crash",   "checkpoint", "pause",     "overrun",     "lost_reply", "delay",       "partition",
-    "restart", "clock_jump", "node_down", "dead_waiter", "cut_waiter", "client_clock"};
+constexpr std::array<std::string_view, 15> kFaultWords = {
+    "crash",       "checkpoint", "pause",        "overrun",    "lost_reply",
+    "delay",       "partition",  "restart",      "clock_jump", "node_down",
+    "dead_waiter", "cut_waiter", "client_clock", "failover",   "slot_move"};
+// kFirstClusterFault: the cluster's kinds come last, out of the default menu.
+constexpr std::size_t kFirstClusterFault = static_cast<std::size_t>(ExerciseFault::kFailover);
 
 constexpr int kNodes = 5;     // a multi-server lock runs on Redlock's five servers
+// The cluster's lock primary and its replica, as the cluster topology names them.
+const std::string kClusterLockPrimary = "p1";
+const std::string kClusterLockReplica = "r1";
+// kClusterCutId: the id of the step that cuts r1's link (at most one a schedule), which the
+// holder's acquire waits for.
+const std::string kClusterCutId = "cut-r1";
+// kClusterNodeTimeoutMs: a cluster schedule's cluster-node-timeout, the least a cluster topology
+// takes: an election then comes 600 to 1300 ms after a primary dies.
+constexpr std::int64_t kClusterNodeTimeoutMs = 100;
 constexpr int kMajority = 3;  // of them
 // Room for the steps drawn for one cycle: the acquire, work and release, and at most 16 more
 // (a tried acquire and its finally release, a nested acquire's three steps, a server fault on a
@@ -72,7 +84,7 @@ std::optional<ExerciseFault> exercise_fault_from(std::string_view word) {
 
 std::set<ExerciseFault> all_exercise_faults() {
   std::set<ExerciseFault> all;
-  for (std::size_t i = 0; i < kFaultWords.size(); ++i) all.insert(static_cast<ExerciseFault>(i));
+  for (std::size_t i = 0; i < kFirstClusterFault; ++i) all.insert(static_cast<ExerciseFault>(i));
   return all;
 }
 
@@ -104,12 +116,18 @@ struct ExerciseDrawer::State {
   bool reentrant = false;  // a reentrant lock: nested acquires and finally releases are drawn
   bool read_write = false;  // a read-write lock: each cycle's hold is drawn read or write
   std::string one_server;
-  // The scenario around the steps, parsed once: without a topology, and with the one a server
-  // fault needs.
+  // The scenario around the steps, parsed once: without a topology, with the one a server fault
+  // needs, and on a cluster (a cluster fault).
   Exercise plain;
   Exercise with_servers;
+  Exercise on_cluster;
   std::shared_ptr<const ServerFault> kill;
   std::shared_ptr<const ServerFault> restart;
+  std::shared_ptr<const ServerFault> cut_link;
+  std::shared_ptr<const ServerFault> elected;  // the cluster's election (the step "failover")
+  std::shared_ptr<const ServerFault> takeover;
+  std::shared_ptr<const ServerFault> force;
+  std::shared_ptr<const ServerFault> migrate;
   std::map<std::int64_t, std::shared_ptr<const ServerFault>> jumps;  // by jump_ms
   // The drawing's room, kept from one schedule to the next: every step of the clients' cycles,
   // drawn in place, and each client's queue of them in its order (draw).
@@ -127,7 +145,7 @@ struct ExerciseDrawer::State {
   }
 
   // header: the document of an exercise without its name, description, clients and steps.
-  Json header(bool servers) const {
+  Json header(bool servers, bool cluster = false) const {
     const std::int64_t ttl = options.ttl_ms;
     const std::string name(variant.name());
     Json lock = {{"ttl_ms", ttl},
@@ -153,11 +171,17 @@ struct ExerciseDrawer::State {
       document["check"]["writer_wait_ms"] = ttl;
     }
     if (servers) document["topology"] = topology_name();
+    if (cluster) {
+      document["topology"] = {{"cluster",
+                               {{"primaries", 3},
+                                {"replicas_per_primary", 1},
+                                {"node_timeout_ms", kClusterNodeTimeoutMs}}}};
+    }
     return document;
   }
 
-  void prepare(Exercise& exercise, bool servers) {
-    Json document = header(servers);
+  void prepare(Exercise& exercise, bool servers, bool cluster = false) {
+    Json document = header(servers, cluster);
     document["name"] = "explore";
     document["clients"] = {"A", "B"};
     document["steps"] = Json::array({{{"client", "A"}, {"do", "acquire"}}});
@@ -201,12 +225,25 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
       continue;
     }
     if (fault == ExerciseFault::kClientClock && !s.semaphore) continue;
+    // A lock over several servers is not put on one cluster (its nodes would not be independent).
+    if ((fault == ExerciseFault::kFailover || fault == ExerciseFault::kSlotMove) && s.nodes) {
+      continue;
+    }
     s.menu.push_back(fault);
   }
   if (!s.nodes && !s.replica) s.prepare(s.plain, false);
   s.prepare(s.with_servers, true);
   s.kill = s.server_fault("kill_server", Json::object());
   s.restart = s.server_fault("restart_server", Json::object());
+  if (std::find(s.menu.begin(), s.menu.end(), ExerciseFault::kFailover) != s.menu.end() ||
+      std::find(s.menu.begin(), s.menu.end(), ExerciseFault::kSlotMove) != s.menu.end()) {
+    s.prepare(s.on_cluster, true, true);
+    s.cut_link = s.server_fault("cut_replication", Json::object());
+    s.elected = s.server_fault("failover", Json{{"max_ms", 10'000}});
+    s.takeover = s.server_fault("cluster_failover", Json{{"mode", "takeover"}});
+    s.force = s.server_fault("cluster_failover", Json{{"mode", "force"}});
+    s.migrate = s.server_fault("migrate_slot", Json{{"to", "p2"}});
+  }
 }
 
 ExerciseDrawer::~ExerciseDrawer() = default;
@@ -276,7 +313,18 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
     cycle.several = several[kind];
   }
 
-  bool server_faults = nodes || replica;
+  // A cluster fault puts the whole schedule on a cluster, where the lock is p1's.
+  bool cluster = false;
+  for (const auto& mine : cycles) {
+    for (const ExerciseCycle& cycle : mine) {
+      cluster = cluster || cycle.fault == ExerciseFault::kFailover ||
+                cycle.fault == ExerciseFault::kSlotMove;
+    }
+  }
+  const std::string& lone = cluster ? kClusterLockPrimary : one_server;
+  bool cluster_fault_drawn = false;  // one failover or slot move per schedule: then p1 is no
+                                     // longer the lock's primary
+  bool server_faults = nodes || replica || cluster;
   bool shifts_clock = false;
   // A node is killed (or restarted) once per schedule: `count` nodes not taken yet, from a drawn
   // start; fewer (or none) when the others were.
@@ -285,7 +333,7 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   const auto servers_for = [&](bool kills, int count) {
     std::vector<std::string> names;
     if (!nodes) {
-      if (!kills || killed.insert(one_server).second) names.push_back(one_server);
+      if (!kills || killed.insert(lone).second) names.push_back(lone);
       return names;
     }
     const std::int64_t first = rng.uniform(1, kNodes);
@@ -478,6 +526,16 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         words.insert("finally release");
       }
       const bool dies_in_acquire = dies && !acquire.crash_at.empty();
+      const bool fails_over = cycle.fault == ExerciseFault::kFailover && !cluster_fault_drawn;
+      if (fails_over && cycle.several) {
+        // r1 gets nothing of the holder's grant: its failover loses the lock. The acquire waits
+        // until the link is cut (on a real cluster the cut takes a few round trips).
+        Step& cut = new_server_step(kClusterLockReplica, cut_link);
+        cut.id = kClusterCutId;
+        push(cut);
+        acquire.wait_for.push_back(Condition{Condition::Kind::kDone, kClusterCutId, 0});
+        words.insert("replica's link cut");
+      }
       push(acquire, cycle.queue_behind);
       if (dies_in_acquire) break;
       if (cycle.nested) {
@@ -508,6 +566,26 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         server_faults = true;
         shifts_clock = true;
         note(aimed(ExerciseFault::kClockJump, hit.size()));
+      } else if (fails_over) {
+        cluster_fault_drawn = true;
+        const std::int64_t how = rng.uniform(0, 2);
+        if (how == 0) {
+          // Killed: the cluster elects r1 (a second or so later), and p1 comes back its replica.
+          push(new_server_step(kClusterLockPrimary, kill));
+          push(new_server_step("", elected));
+          push(new_server_step(kClusterLockPrimary, restart));
+          note("failover (p1 killed, r1 elected)");
+        } else {
+          push(new_server_step(kClusterLockReplica, how == 1 ? takeover : force));
+          note(how == 1 ? "failover (CLUSTER FAILOVER TAKEOVER)"
+                        : "failover (CLUSTER FAILOVER FORCE)");
+        }
+      } else if (cycle.fault == ExerciseFault::kSlotMove && !cluster_fault_drawn) {
+        cluster_fault_drawn = true;
+        Step& move = new_server_step(kClusterLockPrimary, migrate);
+        move.work_ms = rng.uniform(1, ttl);  // migrating: ASK for keys p1 no longer has
+        push(move);
+        note("slot_move");
       } else if (cycle.fault == ExerciseFault::kNodeDown) {
         // Several: two nodes; one: a node; never more than a minority down for good in all (with
         // a majority down nobody can take the lock or free it: a liveness limit, nothing more).
@@ -531,7 +609,7 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
   }
   // Interleaved in a drawn order, each client's steps in its own; an acquire marked to queue
   // behind waits until the lock is held.
-  Exercise& exercise = server_faults ? with_servers : plain;
+  Exercise& exercise = cluster ? on_cluster : server_faults ? with_servers : plain;
   std::vector<Step>& steps = exercise.scenario.steps;
   steps.clear();
   for (Step& step : stream) {
@@ -563,12 +641,13 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
       if (client_queues[c][i].behind) {
         // Asked while the lock is held (by whoever holds it: a wait for one client could wait for
         // a client that waits for the holder, whose release comes later), so a queue queues it.
-        step.wait_for = {Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0}};
+        step.wait_for.push_back(
+            Condition{Condition::Kind::kKeyPresent, exercise.scenario.lock.key, 0});
         step.wait_max_ms = 2 * ttl;
         queued_behind = true;
       }
       const std::size_t n = steps.size();
-      set_numbered(step.id, "step-", n + 1, "");
+      if (step.id != kClusterCutId) set_numbered(step.id, "step-", n + 1, "");
       set_numbered(step.json_path, "$.steps[", n, "]");
       steps.push_back(std::move(step));
     } while (after_acquire && next[c] < client_queues[c].size() &&
@@ -592,7 +671,8 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
 Json ExerciseDrawer::document(const Exercise& exercise) const {
   const State& s = *state_;
   const Scenario& scenario = exercise.scenario;
-  Json document = s.header(scenario.topology.has_value());
+  Json document = s.header(scenario.topology.has_value(),
+                           scenario.topology && scenario.topology->cluster.has_value());
   document["name"] = scenario.name;
   std::string faults;
   for (const std::string& word : exercise.faults) faults += (faults.empty() ? "" : ", ") + word;
@@ -637,6 +717,11 @@ std::vector<std::string> faults_in(const Json& document) {
       found.insert("overrun");
     }
     if (action == "restart_server") found.insert("restart");
+    if (action == "cluster_failover" || (action == "failover" && document.contains("topology") &&
+                                         document.at("topology").is_object())) {
+      found.insert("failover");
+    }
+    if (action == "migrate_slot") found.insert("slot_move");
     if (action == "clock_jump") found.insert("clock_jump");
     if (action == "kill_server" && document.value("topology", "") == "redlock_5") {
       // A node killed and not restarted (a restart is its own fault).

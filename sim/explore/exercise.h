@@ -68,13 +68,22 @@ enum class ExerciseFault {
   kCutWaiter,    // a lock with a queue: a waiter tries once while the lock is held, is cut off
                  // for one to six TTLs, then tries again
   kClientClock,  // a semaphore: a client's own clock runs one to three TTLs ahead or behind
+  // On a Redis Cluster (asked for by name: not in the default menu). A schedule with one runs on
+  // a cluster of three primaries with a replica each (cluster-node-timeout 100 ms), the lock on
+  // p1, its replica r1.
+  kFailover,  // while the holder works, p1 fails over to r1: killed (then the cluster's
+              // election, and p1 back as r1's replica), or a CLUSTER FAILOVER TAKEOVER or FORCE;
+              // several: r1's link is cut before the holder's acquire (its grant never reaches r1)
+  kSlotMove,  // while the holder works, the lock's slot migrates from p1 to p2 (ASK for a window
+              // of up to a TTL, then MOVED)
 };
 std::string_view to_string(ExerciseFault fault);
 // exercise_fault_from: the fault named `word` ("crash", "checkpoint", "pause", "overrun",
 // "lost_reply", "delay", "partition", "restart", "clock_jump", "node_down", "dead_waiter",
 // "cut_waiter").
 std::optional<ExerciseFault> exercise_fault_from(std::string_view word);
-// all_exercise_faults: every kind, in the order above.
+// all_exercise_faults: every kind of the default menu, in the order above: all but the cluster's
+// (kFailover, kSlotMove), which a schedule draws only when asked (--faults failover,slot_move).
 std::set<ExerciseFault> all_exercise_faults();
 
 struct ExerciseOptions {

@@ -25,6 +25,21 @@ const std::set<std::string> kLeaseLimits = {"mutex_violation (lease_expired)",
 const std::set<std::string> kLeaseViolations = {"mutex_violation (lease_expired)",
                                                 "mutex_violation (lock_lost)"};
 
+// fails_over: a schedule on a Redis Cluster whose lock primary fails over (or is killed): what
+// the primary acknowledged and had not sent its replica is lost, a release as much as a grant.
+bool fails_over(const Json& document) {
+  const auto topology = document.find("topology");
+  if (topology == document.end() || !topology->is_object() || !topology->contains("cluster") ||
+      !document.contains("steps")) {
+    return false;
+  }
+  const Json& steps = document.at("steps");
+  return std::any_of(steps.begin(), steps.end(), [](const Json& step) {
+    const std::string action = step.value("do", std::string());
+    return action == "cluster_failover" || action == "failover" || action == "kill_server";
+  });
+}
+
 bool has_checkpoint(const LockVariant& variant, const std::string& point) {
   const auto sites = variant.checkpoints();
   return std::any_of(sites.begin(), sites.end(),
@@ -105,8 +120,14 @@ Judgement judge_finding(const LockVariant& variant, const std::string& signature
   judgement.reference = reference_of(variant);
   if (judgement.reference == variant.name()) {
     // Redlock with a majority of its nodes down grants nobody: the limit of its quorum.
+    // A failover that loses a release (its DEL never reached the replica elected in its place)
+    // brings the key back until its TTL: every lease lock waits it out (deadlock, recovered late).
     judgement.limit = kLeaseLimits.count(signature) > 0 ||
-                      (variant.multi_server() && signature == "never_granted");
+                      (variant.multi_server() && signature == "never_granted") ||
+                      (signature == "deadlock (recovered_late)" &&
+                       std::any_of(where.begin(), where.end(), [](const ScenarioSeeds& place) {
+                         return fails_over(place.document);
+                       }));
     judgement.why = judgement.limit ? "every lease lock shows it under this fault; " +
                                           judgement.reference + " is the reference of its kind"
                                     : judgement.reference +

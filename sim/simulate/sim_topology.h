@@ -15,7 +15,7 @@
 // - A Redis Cluster (sim_cluster.cc): its nodes are model servers in cluster mode
 //   (ModelCluster): the slots are shared out as a real cluster's are (p1 serves the lock's
 //   slot), and a tick of the cluster every 10 ms of virtual time does what the nodes' cron and
-//   gossip do: a node nobody hears for cluster-node-timeout (+ 0 to 200 ms, drawn) is flagged
+//   gossip do: a node nobody hears for cluster-node-timeout (+ 200 to 800 ms, drawn) is flagged
 //   FAIL by the majority of primaries (the cluster is down while a failed primary's slots are
 //   not served), its replica is elected 500 to 1000 ms later (drawn; + 1000 ms per replica
 //   that received more), a node cut off from the majority for cluster-node-timeout says the

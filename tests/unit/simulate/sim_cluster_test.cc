@@ -80,8 +80,9 @@ TEST(SimCluster, TheLockIsOnP1AndEveryKeyReachesItsPrimary) {
   EXPECT_EQ(holder, "p1");
 }
 
-// Proves a killed primary's replica is elected no sooner than cluster-node-timeout + 500 ms and no
-// later than cluster-node-timeout + 200 ms of gossip + 1000 ms, that the cluster is down between
+// Proves a killed primary's replica is elected no sooner than cluster-node-timeout + 200 ms of
+// gossip + 500 ms and no later than cluster-node-timeout + 800 ms of gossip + 1000 ms (real
+// elections took 1.94 to 2.3 s), that the cluster is down between
 // the FAIL and the election, that a write the replica had not received is lost, and that the old
 // primary comes back as the new one's replica.
 TEST(SimCluster, AKilledPrimarysReplicaIsElectedAfterTheNodeTimeout) {
@@ -99,7 +100,7 @@ TEST(SimCluster, AKilledPrimarysReplicaIsElectedAfterTheNodeTimeout) {
       ASSERT_TRUE(client->command({"SET", kLock, "A"}).ok());
       killed_at = w.sim.now();
       ASSERT_EQ(w.topology.kill(0), "");
-      while (elected_at < 0 && w.sim.now() < killed_at + ms_to_ns(5000)) {
+      while (elected_at < 0 && w.sim.now() < killed_at + ms_to_ns(6000)) {
         if (w.topology.serves_lock(3)) elected_at = w.sim.now();
         if (!w.topology.model(1).cluster()->ok) saw_down = true;
         w.sim.sleep_until(w.sim.now() + ms_to_ns(5));
@@ -114,8 +115,8 @@ TEST(SimCluster, AKilledPrimarysReplicaIsElectedAfterTheNodeTimeout) {
     });
     w.sim.run();
     ASSERT_GE(elected_at, 0) << "seed " << seed;
-    EXPECT_GE(elected_at - killed_at, ms_to_ns(1500)) << "seed " << seed;
-    EXPECT_LE(elected_at - killed_at, ms_to_ns(2220)) << "seed " << seed;
+    EXPECT_GE(elected_at - killed_at, ms_to_ns(1700)) << "seed " << seed;
+    EXPECT_LE(elected_at - killed_at, ms_to_ns(2850)) << "seed " << seed;
     EXPECT_TRUE(saw_down) << "seed " << seed;
     EXPECT_TRUE(after.ok() && after.reply.is_nil()) << after.describe();
     EXPECT_TRUE(old_is_replica);

@@ -55,14 +55,20 @@ RedisResult Script::run_in_place(Connection& connection, std::span<const std::st
 
   RedisResult result = connection.command(argv);
   // NOSCRIPT: the server never saw the script, or lost its cache (a restart, SCRIPT FLUSH, a
-  // replica promoted: scripts are not replicated). Sent again once as EVAL of its source, which
-  // caches it: routed by its keys like the EVALSHA, so on a Redis Cluster it reaches the node that
-  // serves them even if a failover moved them since (a SCRIPT LOAD has no key: it would go to
-  // the node of the last command, and the EVALSHA after it could find another).
+  // replica promoted: scripts are not replicated). Load once and retry once. On a Redis Cluster
+  // the load (no key) goes to the node of the last command and the retry to its keys' node: a
+  // failover between them answers NOSCRIPT again, and then the source itself is sent (EVAL,
+  // routed by its keys, caches it). A third NOSCRIPT cannot be: EVAL never answers it.
   if (result.error == RedisErrorKind::kReplyError && result.message.starts_with("NOSCRIPT")) {
-    words[0] = "EVAL";
-    words[1] = source_;
+    const RedisResult loaded = load(connection);
+    if (!loaded.ok()) return loaded;
+    words[1] = loaded.reply.str;
     result = connection.command(argv);
+    if (result.error == RedisErrorKind::kReplyError && result.message.starts_with("NOSCRIPT")) {
+      words[0] = "EVAL";
+      words[1] = source_;
+      result = connection.command(argv);
+    }
   }
   if (result.error == RedisErrorKind::kReplyError) {
     result.message = "script " + name_ + ": " + result.message;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "sim/explore/exercise.h"
+#include "sim/explore/judge.h"
 #include "sim/explore/schedule.h"
 #include "sim/explore/search.h"
 #include "sim/explore/shrink.h"
@@ -536,6 +538,72 @@ TEST(Shrink, FreshSeedsTellARaceFromACertainty) {
     "expect": {"naive": "any"}})");
   const ShrinkResult sure = shrink(certain, variant("naive"), "deadlock (never_recovered)", 0);
   EXPECT_EQ(sure.fresh_shown, kFreshSeeds);
+}
+
+}  // namespace
+}  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// Proves the cluster's faults are out of the default menu, and asked for they put a schedule on a
+// Redis Cluster (the lock on p1, its replica r1) that runs as its document does, with failovers
+// of each way and slot moves drawn.
+TEST(Exercise, ClusterFaultsAreDrawnOnACluster) {
+  EXPECT_EQ(all_exercise_faults().count(ExerciseFault::kFailover), 0U);
+  EXPECT_EQ(all_exercise_faults().count(ExerciseFault::kSlotMove), 0U);
+  ExerciseOptions options;
+  options.faults = {ExerciseFault::kFailover, ExerciseFault::kSlotMove};
+  options.ttl_ms = 2000;
+  std::map<std::string, int> words;
+  for (const std::string name : {"lua_owner", "lua_owner_wait"}) {
+    ExerciseDrawer drawer(variant(name), options);
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      const Exercise& drawn = drawer.draw(seed);
+      const Json document = drawer.document(drawn);
+      bool cluster_fault = false;
+      for (const std::string& word : drawn.faults) {
+        ++words[word];
+        cluster_fault = cluster_fault || word.starts_with("failover") || word == "slot_move";
+      }
+      if (cluster_fault) {
+        ASSERT_TRUE(document.at("topology").is_object()) << document.dump();
+        EXPECT_TRUE(document.at("topology").contains("cluster")) << document.dump();
+      }
+      const ScheduleRun in_memory = run_schedule(drawn.scenario, variant(name), seed);
+      const ScheduleRun parsed = run_schedule(document, variant(name), seed);
+      ASSERT_EQ(in_memory.error, "") << name << " " << seed;
+      ASSERT_EQ(parsed.error, "") << document.dump();
+      EXPECT_EQ(in_memory.signatures, parsed.signatures) << document.dump();
+      EXPECT_EQ(in_memory.history.events.size(), parsed.history.events.size()) << document.dump();
+    }
+  }
+  EXPECT_GT(words["failover (p1 killed, r1 elected)"], 0);
+  EXPECT_GT(words["failover (CLUSTER FAILOVER TAKEOVER)"], 0);
+  EXPECT_GT(words["failover (CLUSTER FAILOVER FORCE)"], 0);
+  EXPECT_GT(words["slot_move"], 0);
+}
+
+// Proves the reference lock shows nothing of its own under a cluster's faults: a failover that
+// loses its grant (lock_lost) or its release (a deadlock recovered late) is a limit of every lease,
+// and it is found.
+TEST(Explore, OnAClusterTheReferenceShowsOnlyTheLimitsOfALease) {
+  ExploreTarget target;
+  target.variant = &variant("lua_owner");
+  target.exercise.faults = {ExerciseFault::kFailover, ExerciseFault::kSlotMove};
+  target.exercise.ttl_ms = 2000;
+  StopSignal stop;
+  const ExploreSummary summary = explore(target, ExploreBudget{0, 400, 0, 1}, stop);
+  EXPECT_TRUE(summary.errors.empty()) << summary.errors.front().why;
+  for (const auto& [signature, found] : summary.findings) {
+    std::vector<ScenarioSeeds> where;
+    for (const std::uint64_t seed : found.seeds) {
+      where.push_back({draw_exercise(*target.variant, target.exercise, seed), {seed}});
+    }
+    const Judgement judgement = judge_finding(*target.variant, signature, where);
+    EXPECT_TRUE(judgement.limit) << signature << ": " << judgement.why;
+  }
+  EXPECT_GT(summary.findings.count("mutex_violation (lock_lost)"), 0U);
 }
 
 }  // namespace

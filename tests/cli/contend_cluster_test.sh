@@ -5,8 +5,8 @@
 # and redis-benchmark --cluster's capacity) and the primaries its counters are summed over; the
 # keys the clients acquired were served by every primary, and each point counts them per
 # primary; the commands per acquisition are summed over all the primaries (about what one
-# uncontended cycle costs, not the third of it one primary sees); contention.md says where the
-# study ran; a cluster study with --redis, or with clients on the event loop, is refused (exit 2)
+# uncontended cycle costs, not the third of it one primary sees); a waiter notified of a release
+# is woken on every primary; contention.md says where the study ran; a cluster study with --redis, or with clients on the event loop, is refused (exit 2)
 # naming the file and the field, and writes nothing; no redis-server is left behind.
 set -uo pipefail
 LOCKSIM=$1
@@ -28,9 +28,17 @@ cat >"$WORK/tiny.json" <<'JSON'
  "variants": ["lua_owner"], "strategies": [{"strategy": "poll", "interval_ms": 1}],
  "clients": [3, 6], "keys": "per_client", "work_ms": 1, "warmup_ms": 100, "duration_ms": 300}
 JSON
-timeout "$(slow 120)" "$LOCKSIM" contend "$WORK/tiny.json" --out "$WORK/out" --seed 5 \
-  --rtt-samples 200 --no-plots --no-progress >"$WORK/tiny.out" 2>&1
-expect_code "a cluster study runs" 0 $? "$WORK/tiny.out"
+# Two clients per key, one key per primary, each waiter woken by the releaser's notify: its BLPOP
+# must reach the primary of its key (a waiter's connection to p1 alone is answered MOVED for the
+# others' keys, and sleeps its 100 ms fallback out instead: the handoff gap's median with it).
+cat >"$WORK/wake.json" <<'JSON'
+{"name": "wake", "topology": {"cluster": {"primaries": 3, "replicas_per_primary": 0, "node_timeout_ms": 5000}},
+ "variants": ["lua_fair_queue"], "strategies": [{"strategy": "notify", "fallback_ms": 100}],
+ "clients": [6], "keys": 3, "work_ms": 1, "warmup_ms": 100, "duration_ms": 300}
+JSON
+timeout "$(slow 120)" "$LOCKSIM" contend "$WORK/tiny.json" "$WORK/wake.json" --out "$WORK/out" \
+  --seed 5 --rtt-samples 200 --no-plots --no-progress >"$WORK/tiny.out" 2>&1
+expect_code "two cluster studies run" 0 $? "$WORK/tiny.out"
 report="$WORK/out/contention/latest/contention.json"
 study='d["studies"][0]'
 [[ $(json "$report" "$study['topology']") == cluster ]] && pass "the study's topology is cluster" \
@@ -67,6 +75,16 @@ if [[ $(json "$report" "all(0.8 * $cycle <= p['commands_per_acquisition'] <= 1.5
   pass "commands per acquisition $per_acquisition, summed over the primaries (a cycle: $cycle)"
 else
   fail "commands per acquisition $per_acquisition against a cycle's $cycle"
+fi
+wake='d["studies"][1]["points"][0]'
+# A fair queue hands each key to its two clients in turn, so they acquire alike (Jain near 1)
+# while every waiter is woken; the clients of the keys whose waiters sleep the fallback out
+# acquire a fraction of what p1's do.
+shares=$(json "$report" "($wake['acquisitions_per_client'], round($wake['jain'], 3))")
+if [[ $(json "$report" "$wake['keys_per_primary'] == {'p1': 1, 'p2': 1, 'p3': 1} and $wake['contended_handoffs'] > 0 and $wake['jain'] > 0.8") == True ]]; then
+  pass "a notified waiter on every primary is woken by its release (acquisitions per client, Jain): $shares"
+else
+  fail "the notified waiters (acquisitions per client, Jain): $shares; keys per primary $(json "$report" "$wake['keys_per_primary']")"
 fi
 md="$WORK/out/contention/latest/contention.md"
 expect_grep "contention.md says where the study ran" "On a Redis Cluster\*\* of 3 primaries" "$md"

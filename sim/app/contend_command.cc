@@ -3,6 +3,9 @@
 // by the checker like any run (a violation is a verdict, never dropped), and is measured over its
 // window by contention_metrics. Before the points, the run measures what the machine allows: the
 // round trip (PING, SET NX PX) and the commands one uncontended cycle of each variant sends.
+// A study with a "topology" (a Redis Cluster) runs on a cluster started for it, which it measures
+// the same way when it starts (capacity by redis-benchmark --cluster), its points' keys placed
+// over the primaries and the INFO counters summed over them (ClusterServers, below).
 // Writes <out>/contention/<run-id>/contention.json and contention.md, then draws the plots.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -293,11 +296,20 @@ std::string spread_lock_key(const ClusterServers& cluster, const std::string& pr
   return best;
 }
 
-// start_cluster: the study's Redis Cluster, formed and measured; throws EnvironmentError.
-ClusterServers start_cluster(const Study& study, const std::string& prefix, int samples) {
+// start_cluster: the study's Redis Cluster, formed and measured; throws EnvironmentError. The
+// progress line says so while the cluster forms, and is cleared before anything is printed.
+ClusterServers start_cluster(const Study& study, const std::string& prefix, int samples,
+                             ProgressLine& progress) {
   ClusterServers cluster;
   const Nanos started = real_clock().now_ns();
-  cluster.topology = Topology::start(*study.topology, prefix + study.name);
+  progress.show(study.name + ": starting a Redis Cluster ...", /*milestone=*/true);
+  try {
+    cluster.topology = Topology::start(*study.topology, prefix + study.name);
+  } catch (const EnvironmentError&) {
+    progress.clear();
+    throw;
+  }
+  progress.clear();
   const std::size_t primaries = cluster.topology->quorum_servers();  // p1..pN
   std::string ports;
   for (std::size_t p = 0; p < primaries; ++p) {
@@ -500,17 +512,14 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
       // A cluster study's points run on a Redis Cluster of its own, stopped after its points.
       std::optional<ClusterServers> cluster;
       if (study.topology) {
-        progress.show(study.name + ": starting a Redis Cluster ...", /*milestone=*/true);
         try {
-          cluster.emplace(start_cluster(study, prefix, options.round_trip_samples));
+          cluster.emplace(start_cluster(study, prefix, options.round_trip_samples, progress));
         } catch (const EnvironmentError&) {
-          progress.clear();
           // Ctrl-C while the cluster formed: an interruption, not an environment failure.
           if (!stop.requested()) throw;
           interrupted = true;
           break;
         }
-        progress.clear();
         study_report.limit = cluster->limit;
         study_report.counted_servers = cluster->counted.names();
       }

@@ -299,7 +299,7 @@ std::string spread_lock_key(const ClusterServers& cluster, const std::string& pr
 // start_cluster: the study's Redis Cluster, formed and measured; throws EnvironmentError. The
 // progress line says so while the cluster forms, and is cleared before anything is printed.
 ClusterServers start_cluster(const Study& study, const std::string& prefix, int samples,
-                             ProgressLine& progress) {
+                             ProgressLine& progress, const StopSignal& stop) {
   ClusterServers cluster;
   const Nanos started = real_clock().now_ns();
   progress.show(study.name + ": starting a Redis Cluster ...", /*milestone=*/true);
@@ -310,6 +310,8 @@ ClusterServers start_cluster(const Study& study, const std::string& prefix, int 
     throw;
   }
   progress.clear();
+  // Ctrl-C while it formed: measuring it would only delay the stop.
+  if (stop.requested()) throw EnvironmentError("interrupted while the cluster formed");
   const std::size_t primaries = cluster.topology->quorum_servers();  // p1..pN
   std::string ports;
   for (std::size_t p = 0; p < primaries; ++p) {
@@ -513,7 +515,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
       std::optional<ClusterServers> cluster;
       if (study.topology) {
         try {
-          cluster.emplace(start_cluster(study, prefix, options.round_trip_samples, progress));
+          cluster.emplace(start_cluster(study, prefix, options.round_trip_samples, progress, stop));
         } catch (const EnvironmentError&) {
           // Ctrl-C while the cluster formed: an interruption, not an environment failure.
           if (!stop.requested()) throw;

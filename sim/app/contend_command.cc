@@ -3,15 +3,21 @@
 // by the checker like any run (a violation is a verdict, never dropped), and is measured over its
 // window by contention_metrics. Before the points, the run measures what the machine allows: the
 // round trip (PING, SET NX PX) and the commands one uncontended cycle of each variant sends.
+// A study with a "topology" (a Redis Cluster) runs on a cluster started for it, which it measures
+// the same way when it starts (capacity by redis-benchmark --cluster), its points' keys placed
+// over the primaries and the INFO counters summed over them (ClusterServers, below).
 // Writes <out>/contention/<run-id>/contention.json and contention.md, then draws the plots.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -23,15 +29,19 @@
 #include "sim/core/random.h"
 #include "sim/driver/driver.h"
 #include "sim/lock/registry.h"
+#include "sim/plan/plan.h"
 #include "sim/redis/acl_user.h"
 #include "sim/redis/benchmark.h"
+#include "sim/redis/cluster_connection.h"
 #include "sim/redis/connection.h"
+#include "sim/redis/key_slot.h"
 #include "sim/report/contention.h"
 #include "sim/report/files.h"
 #include "sim/report/junit.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/study.h"
 #include "sim/stats/contention.h"
+#include "sim/topology/topology.h"
 
 namespace locksim {
 namespace fs = std::filesystem;
@@ -70,9 +80,10 @@ struct ServerCounters {
 };
 
 ServerCounters read_counters(Connection& admin) {
-  static const std::set<std::string> kHarness = {"info",  "ping",   "acl",    "client",
-                                                 "hello", "auth",   "script", "config",
-                                                 "scan",  "select", "dbsize", "unlink"};
+  // "cluster": a cluster client's CLUSTER SLOTS when it connects (and the harness's own looks).
+  static const std::set<std::string> kHarness = {"info",   "ping",   "acl",    "client", "hello",
+                                                 "auth",   "script", "config", "scan",   "select",
+                                                 "dbsize", "unlink", "cluster"};
   ServerCounters counters;
   const RedisResult stats = admin.command({"INFO", "commandstats"});
   const RedisResult cpu = admin.command({"INFO", "cpu"});
@@ -99,9 +110,39 @@ ServerCounters read_counters(Connection& admin) {
   return counters;
 }
 
-// measure_round_trips: `samples` PINGs and SET NX PX of one key, one at a time.
+// CountedServers: the servers whose INFO a study's commands and CPU per acquisition are summed
+// over: the one server, or a cluster's primaries (a replica runs its primary's writes again:
+// counting it would count a command twice, so replicas are left out).
+class CountedServers {
+ public:
+  void add(std::string name, const Endpoint& endpoint) {
+    names_.push_back(std::move(name));
+    connections_.push_back(std::make_unique<HiredisConnection>(endpoint, ConnectionOptions{}));
+  }
+  const std::vector<std::string>& names() const { return names_; }
+  // read: the sum over the servers; not ok if any of them did not answer.
+  ServerCounters read() const {
+    ServerCounters sum;
+    sum.ok = !connections_.empty();
+    for (const auto& connection : connections_) {
+      const ServerCounters one = read_counters(*connection);
+      sum.calls += one.calls;
+      sum.cpu_seconds += one.cpu_seconds;
+      sum.ok = sum.ok && one.ok;
+    }
+    return sum;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<HiredisConnection>> connections_;
+};
+
+// measure_round_trips: `samples` PINGs and SET NX PX of one key, one at a time. On a cluster
+// connection the first DEL routes the PINGs (which have no key) to the primary of the key's slot.
 void measure_round_trips(Connection& admin, const std::string& key, int samples,
                          ContentionLimit& limit) {
+  admin.command({"DEL", key});
   for (int i = 0; i < samples; ++i) {
     const Nanos start = real_clock().now_ns();
     if (!admin.command({"PING"}).ok()) throw EnvironmentError("PING failed while measuring");
@@ -123,18 +164,22 @@ struct CycleCost {
   double commands = 2;     // commands the server runs, those inside scripts included
 };
 
-// measure_cycle: `cycles` uncontended acquire + release calls of `variant` on one connection,
-// counted by the connection and by INFO commandstats.
-CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockVariant& variant,
-                          const std::string& key, int cycles) {
-  HiredisConnection connection(endpoint, ConnectionOptions{});
+// measure_cycle: `cycles` uncontended acquire + release calls of `variant` on `connection` (a
+// new one, to the server or the cluster), counted by the connection and by INFO commandstats of
+// the counted servers.
+CycleCost measure_cycle(Connection& connection, const CountedServers& counted,
+                        const LockVariant& variant, const std::string& key, int cycles) {
   Rng rng(1);
   // One waiter that never finds the lock taken: a queueing variant grants it at once.
   const LockContext context{connection, rng, real_clock(), {}, "contend-cycle", 60000};
   // One cycle first, uncounted: it loads the variant's scripts (NOSCRIPT, then SCRIPT LOAD).
   const AcquireAttempt first = variant.try_acquire(context, key, 60000);
   if (first.outcome == AcquireAttempt::Outcome::kAcquired) variant.release(context, key, first.token);
-  const ServerCounters before = read_counters(admin);
+  if (first.outcome == AcquireAttempt::Outcome::kError) {
+    std::cerr << "locksim: calibrating " << variant.name() << ": " << first.error.describe()
+              << "\n";
+  }
+  const ServerCounters before = counted.read();
   const std::uint64_t sent_before = connection.round_trips();
   int done = 0;
   for (int i = 0; i < cycles; ++i) {
@@ -143,9 +188,9 @@ CycleCost measure_cycle(const Endpoint& endpoint, Connection& admin, const LockV
     variant.release(context, key, attempt.token);
     ++done;
   }
-  const ServerCounters after = read_counters(admin);
+  const ServerCounters after = counted.read();
   const auto sent = static_cast<double>(connection.round_trips() - sent_before);
-  admin.command({"DEL", key});
+  connection.command({"DEL", key});
   CycleCost cost;
   if (done == 0) return cost;
   cost.round_trips = sent / done;
@@ -157,6 +202,145 @@ std::string ms_text(double ns) {
   char text[32];
   std::snprintf(text, sizeof text, ns >= 1e7 ? "%.0f" : ns >= 1e6 ? "%.1f" : "%.2f", ns / 1e6);
   return text;
+}
+
+// measure_limit: the round trips on `probe`, the server's (or cluster's) capacity by `capacity`
+// (0: not measured), and the cost of one uncontended cycle of each in-process variant of
+// `variants` on a connection `dial` opens; prints them after `label`.
+ContentionLimit measure_limit(Connection& probe, const CountedServers& counted,
+                              const std::function<std::unique_ptr<Connection>()>& dial,
+                              const std::set<std::string>& variants, const std::string& prefix,
+                              int samples, const std::function<double()>& capacity,
+                              const std::string& label, const std::string& capacity_words) {
+  ContentionLimit limit;
+  measure_round_trips(probe, prefix + "rtt", samples, limit);
+  limit.server_ops_per_s = capacity();
+  for (const std::string& v : variants) {
+    // A library cannot be called from here: its cycle is taken as two round trips.
+    if (!find_variant(v)->in_process()) continue;
+    const std::unique_ptr<Connection> connection = dial();
+    // On a cluster the key is a hash tag, as the points' are: a variant's own keys share its slot.
+    const CycleCost cost = measure_cycle(*connection, counted, *find_variant(v),
+                                         prefix + "{calibrate:" + v + "}", 300);
+    limit.round_trips_per_cycle.emplace_back(v, cost.round_trips);
+    limit.commands_per_cycle.emplace_back(v, cost.commands);
+  }
+  std::cout << "locksim: " << label << "round trip p50 PING "
+            << ms_text(static_cast<double>(limit.ping_ns.percentile(50))) << " ms, SET NX PX "
+            << ms_text(static_cast<double>(limit.set_ns.percentile(50))) << " ms (" << samples
+            << " samples each); round trips per uncontended cycle:";
+  for (const auto& [v, c] : limit.round_trips_per_cycle) {
+    char text[32];
+    std::snprintf(text, sizeof text, " %s %.2f", v.c_str(), c);
+    std::cout << text;
+  }
+  if (limit.server_ops_per_s > 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, " capacity %.0f SET NX PX/s", limit.server_ops_per_s);
+    std::cout << "; "
+              << (capacity_words.find("--cluster") != std::string::npos ? "cluster" : "server");
+    std::cout << text << " (" << capacity_words << ")";
+  }
+  std::cout << std::endl;
+  return limit;
+}
+
+// ClusterServers: a cluster study's own Redis Cluster, the primaries its counters are summed
+// over, and the slot map the keys of its points are placed and counted by.
+struct ClusterServers {
+  std::unique_ptr<Topology> topology;
+  CountedServers counted;
+  std::vector<Endpoint> primaries;         // p1..pN
+  std::unique_ptr<ClusterConnection> map;  // read once the cluster is formed
+  ContentionLimit limit;
+};
+
+std::unique_ptr<Connection> dial_node(const Endpoint& node) {
+  return std::make_unique<HiredisConnection>(node, ConnectionOptions{});
+}
+
+// primaries_of: by primary (p1..pN), how many of `keys` (full Redis keys) the cluster's map says
+// the primary serves.
+std::vector<int> primaries_of(const ClusterServers& cluster, const std::vector<std::string>& keys) {
+  std::vector<int> counts(cluster.primaries.size(), 0);
+  for (const std::string& key : keys) {
+    const std::optional<Endpoint> owner = cluster.map->owner(key_slot(key));
+    for (std::size_t p = 0; owner && p < cluster.primaries.size(); ++p) {
+      if (cluster.primaries[p].port == owner->port) ++counts[p];
+    }
+  }
+  return counts;
+}
+
+// spread_lock_key: the hash-tagged lock key ("{lock}", "{lock1}", "{lock2}", ...) whose `keys`
+// workload keys (workload_key: "{lock-0}", "{lock-1}", ...) the cluster spreads most evenly over
+// its primaries: the first whose counts differ by at most one, else the most even of the first
+// kTries. A tag hashes alone, so the run's prefix does not move a key's slot.
+std::string spread_lock_key(const ClusterServers& cluster, const std::string& prefix, int keys) {
+  constexpr int kTries = 10000;
+  std::string best = "{lock}";
+  int best_spread = keys + 1;
+  for (int salt = 0; salt < kTries && best_spread > 1; ++salt) {
+    const std::string base = salt == 0 ? "{lock}" : "{lock" + std::to_string(salt) + "}";
+    std::vector<std::string> full;
+    for (int i = 0; i < keys; ++i) {
+      full.push_back(prefix + workload_key(base, keys, static_cast<std::size_t>(i)));
+    }
+    const std::vector<int> counts = primaries_of(cluster, full);
+    const auto [low, high] = std::minmax_element(counts.begin(), counts.end());
+    if (*high - *low < best_spread) {
+      best_spread = *high - *low;
+      best = base;
+    }
+  }
+  return best;
+}
+
+// start_cluster: the study's Redis Cluster, formed and measured; throws EnvironmentError. The
+// progress line says so while the cluster forms, and is cleared before anything is printed.
+ClusterServers start_cluster(const Study& study, const std::string& prefix, int samples,
+                             ProgressLine& progress, const StopSignal& stop) {
+  ClusterServers cluster;
+  const Nanos started = real_clock().now_ns();
+  progress.show(study.name + ": starting a Redis Cluster ...", /*milestone=*/true);
+  try {
+    cluster.topology = Topology::start(*study.topology, prefix + study.name);
+  } catch (const EnvironmentError&) {
+    progress.clear();
+    throw;
+  }
+  progress.clear();
+  // Ctrl-C while it formed: measuring it would only delay the stop.
+  if (stop.requested()) throw EnvironmentError("interrupted while the cluster formed");
+  const std::size_t primaries = cluster.topology->quorum_servers();  // p1..pN
+  std::string ports;
+  for (std::size_t p = 0; p < primaries; ++p) {
+    cluster.primaries.push_back(cluster.topology->endpoint(p));
+    cluster.counted.add(cluster.topology->name(p), cluster.topology->endpoint(p));
+    ports += (ports.empty() ? "" : ", ") + cluster.topology->name(p) + " :" +
+             std::to_string(cluster.topology->endpoint(p).port);
+  }
+  cluster.map = std::make_unique<ClusterConnection>(cluster.topology->endpoints(), dial_node);
+  if (cluster.map->broken()) {
+    throw EnvironmentError("cannot read the slot map of study " + study.name +
+                           "'s cluster: " + cluster.map->last_error().describe());
+  }
+  const int replicas = study.topology->cluster->replicas_per_primary;
+  std::cout << "locksim: " << study.name << ": a Redis Cluster of " << primaries << " primaries ("
+            << ports << ")"
+            << (replicas == 0 ? "" : " with " + std::to_string(replicas) + " replica(s) each")
+            << ", formed in " << ms_text(static_cast<double>(elapsed_ns(started))) << " ms"
+            << std::endl;
+  ClusterConnection probe(cluster.topology->endpoints(), dial_node);
+  const std::set<std::string> variants(study.variants.begin(), study.variants.end());
+  const Endpoint node = cluster.primaries.front();
+  cluster.limit = measure_limit(
+      probe, cluster.counted,
+      [&] { return std::make_unique<ClusterConnection>(cluster.topology->endpoints(), dial_node); },
+      variants, prefix + study.name + ":", samples,
+      [&] { return cluster_capacity(node, prefix + study.name + ":"); }, study.name + ": ",
+      "redis-benchmark --cluster -c 50");
+  return cluster;
 }
 
 // draw_plots: runs scripts/plot_contention.py on the report directory, if python3 with
@@ -215,6 +399,24 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
       }
     }
     if (!options.redis_url.empty()) parse_redis_url(options.redis_url);
+    for (const Study& study : studies) {
+      if (!study.topology) continue;
+      // A cluster is started for the study; a server of --redis is one server locksim did not
+      // start, and cannot be made into a cluster.
+      if (!options.redis_url.empty()) {
+        throw InputError(study.file + ": $.topology: study \"" + study.name +
+                         "\" runs on a Redis Cluster that locksim starts for it, so it cannot run "
+                         "on --redis (one server locksim did not start); run it without --redis");
+      }
+      for (const std::string& v : study.variants) {
+        const LibrarySpec* library = library_spec(*find_variant(v));
+        if (library == nullptr) continue;
+        if (const std::string why = library_refusal(study.points.front().scenario, *library);
+            !why.empty()) {
+          throw InputError(study.file + ": $.variants: \"" + v + "\" cannot run: " + why);
+        }
+      }
+    }
     if (!options.junit_path.empty()) {
       if (const std::string problem = junit_path_problem(options.junit_path); !problem.empty()) {
         throw InputError(problem);
@@ -272,36 +474,25 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
   bool interrupted = false;
   try {
     HiredisConnection admin(target->endpoint, ConnectionOptions{});
+    CountedServers session_counted;
+    session_counted.add("server", target->endpoint);
     const std::string prefix = "locksim:" + run_id + ":";
-    // 1. The limit.
-    measure_round_trips(admin, prefix + "rtt", options.round_trip_samples, report.limit);
-    if (!target->external()) report.limit.server_ops_per_s = server_capacity(target->endpoint, prefix);
+    // 1. The limit, of the one server (a cluster study measures its own cluster's when it starts
+    // it): measured only if some study runs on it.
     std::set<std::string> variants;
-    for (const Study& s : studies) variants.insert(s.variants.begin(), s.variants.end());
-    for (const std::string& v : variants) {
-      // A library cannot be called from here: its cycle is taken as two round trips.
-      if (!find_variant(v)->in_process()) continue;
-      const CycleCost cost =
-          measure_cycle(target->endpoint, admin, *find_variant(v), prefix + "calibrate:" + v, 300);
-      report.limit.round_trips_per_cycle.emplace_back(v, cost.round_trips);
-      report.limit.commands_per_cycle.emplace_back(v, cost.commands);
+    for (const Study& s : studies) {
+      if (!s.topology) variants.insert(s.variants.begin(), s.variants.end());
     }
-    const double rtt_ns = static_cast<double>(report.limit.set_ns.percentile(50));
-    std::cout << "locksim: round trip p50 PING " << ms_text(static_cast<double>(report.limit.ping_ns.percentile(50)))
-              << " ms, SET NX PX " << ms_text(rtt_ns) << " ms (" << options.round_trip_samples
-              << " samples each); round trips per uncontended cycle:";
-    for (const auto& [v, c] : report.limit.round_trips_per_cycle) {
-      char text[32];
-      std::snprintf(text, sizeof text, " %s %.2f", v.c_str(), c);
-      std::cout << text;
+    if (!variants.empty()) {
+      const Endpoint server = target->endpoint;
+      const bool external = target->external();
+      report.limit = measure_limit(
+          admin, session_counted,
+          [&] { return std::make_unique<HiredisConnection>(server, ConnectionOptions{}); },
+          variants, prefix, options.round_trip_samples,
+          [&] { return external ? 0.0 : server_capacity(server, prefix); }, "",
+          "redis-benchmark -c 50");
     }
-    if (report.limit.server_ops_per_s > 0) {
-      char text[96];
-      std::snprintf(text, sizeof text, "; server capacity %.0f SET NX PX/s (redis-benchmark -c 50)",
-                    report.limit.server_ops_per_s);
-      std::cout << text;
-    }
-    std::cout << std::endl;
 
     // 2. The points.
     ProgressLine progress(options.progress);
@@ -318,8 +509,25 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
     };
     std::size_t done = 0;
     for (const Study& study : studies) {
-      ContentionStudyReport study_report{study.name, study.description, study.file,
-                                         study.resolved, study.executor, {}};
+      ContentionStudyReport study_report{
+          study.name, study.description, study.file, study.resolved, study.executor, {}, {}, {}};
+      // A cluster study's points run on a Redis Cluster of its own, stopped after its points.
+      std::optional<ClusterServers> cluster;
+      if (study.topology) {
+        try {
+          cluster.emplace(start_cluster(study, prefix, options.round_trip_samples, progress, stop));
+        } catch (const EnvironmentError&) {
+          // Ctrl-C while the cluster formed: an interruption, not an environment failure.
+          if (!stop.requested()) throw;
+          interrupted = true;
+          break;
+        }
+        study_report.limit = cluster->limit;
+        study_report.counted_servers = cluster->counted.names();
+      }
+      const ContentionLimit& limit = cluster ? cluster->limit : report.limit;
+      const double rtt_ns = static_cast<double>(limit.set_ns.percentile(50));
+      const CountedServers& counted = cluster ? cluster->counted : session_counted;
       junit.push_back(JunitSuite{.name = "contend " + study.name, .cases = {}});
       for (int repetition = 1; repetition <= study.repetitions && !interrupted; ++repetition) {
         for (const StudyPoint& point : study.points) {
@@ -339,33 +547,45 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
           show_point(label, done, 0, /*milestone=*/true);
           const LockVariant& variant = *find_variant(point.variant);
           const LibrarySpec* library = library_spec(variant);
+          const std::string point_prefix = "locksim:" + point_id + ":";
+          // On a cluster the point's keys are placed so that they spread over the primaries.
+          std::optional<Scenario> spread;
+          if (cluster) {
+            spread.emplace(point.scenario);
+            spread->lock.key = spread_lock_key(*cluster, point_prefix, point.keys);
+          }
+          const Scenario& scenario = spread ? *spread : point.scenario;
+          // A cluster's nodes get no per-point ACL user, as no topology's do (sim/app/run_unit.cc).
           std::optional<PrefixUser> user;
-          if (!target->external()) {
-            const std::string point_prefix = "locksim:" + point_id + ":";
+          if (!target->external() && !cluster) {
             const std::vector<std::string> more = library_prefixes(variant, point_prefix);
             user.emplace(
                 PrefixUser::create(target->endpoint, "locksim-" + point_id, point_prefix, more));
           }
-          const ServerCounters before = read_counters(admin);
+          const Endpoint server =
+              cluster ? cluster->topology->primary_endpoint() : target->endpoint;
+          const ServerCounters before = counted.read();
           RunRequest request{
-              point.scenario,
+              scenario,
               variant,
               seed + done,
-              user ? user->endpoint() : target->endpoint,
-              "locksim:" + point_id + ":",
+              user ? user->endpoint() : server,
+              point_prefix,
               stop,
               [&](double fraction) { show_point(label, done, fraction, /*milestone=*/false); },
               !target->external(),
-              target->endpoint,
-              library != nullptr ? library->command : worker_command({})};
+              server,
+              library != nullptr ? library->command : worker_command({}),
+              /*worker_stderr_dir=*/{},
+              cluster ? cluster->topology.get() : nullptr};
           const Nanos point_started = real_clock().now_ns();
           RunOutcome outcome = run_scenario(request);
           const double point_seconds = static_cast<double>(elapsed_ns(point_started)) / 1e9;
-          const ServerCounters after = read_counters(admin);
+          const ServerCounters after = counted.read();
           progress.clear();
           if (!outcome.harness_error.empty()) throw EnvironmentError(outcome.harness_error);
-          const CheckResult result = check_history(outcome.history, check_options(point.scenario));
-          const Workload& w = *point.scenario.workload;
+          const CheckResult result = check_history(outcome.history, check_options(scenario));
+          const Workload& w = *scenario.workload;
           ContentionPoint p;
           p.variant = point.variant;
           p.strategy = point.strategy;
@@ -381,7 +601,9 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                                          ms_to_ns(w.warmup_ms + w.duration_ms));
           p.verdict = std::string(to_string(result.verdict));
           p.observed = describe_observation(result);
-          p.decided = !outcome.interrupted && !outcome.server_lost && !outcome.timed_out;
+          // A node of a cluster study's own cluster that died unscripted is lost as the server is.
+          const bool lost = outcome.server_lost || outcome.server_died;
+          p.decided = !outcome.interrupted && !lost && !outcome.timed_out;
           for (const Event& e : outcome.history.events) {
             if (e.f == Op::kAcquire && e.type == EventType::kOk) ++p.run_acquisitions;
           }
@@ -390,10 +612,24 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             p.commands_per_acquisition = (after.calls - before.calls) / n;
             p.cpu_us_per_acquisition = (after.cpu_seconds - before.cpu_seconds) * 1e6 / n;
           }
-          p.limit_per_s =
-              limit_per_s(rtt_ns, report.limit.round_trips_for(point.variant), point.clients,
-                          point.keys, p.mean_work_ms, p.mean_rest_ms, p.arrival_per_s,
-                          report.limit.server_ops_per_s, p.permits, p.read_share);
+          p.limit_per_s = limit_per_s(rtt_ns, limit.round_trips_for(point.variant), point.clients,
+                                      point.keys, p.mean_work_ms, p.mean_rest_ms, p.arrival_per_s,
+                                      limit.server_ops_per_s, p.permits, p.read_share);
+          if (cluster) {
+            // The keys the clients acquired, as the history has them, where the cluster serves
+            // them: the spread is measured, not assumed from the placement above.
+            std::set<std::string> acquired;
+            for (const Event& e : outcome.history.events) {
+              if (e.f == Op::kAcquire && e.type == EventType::kOk) {
+                acquired.insert(point_prefix + outcome.history.key_name(e));
+              }
+            }
+            const std::vector<int> counts =
+                primaries_of(*cluster, {acquired.begin(), acquired.end()});
+            for (std::size_t i = 0; i < counts.size(); ++i) {
+              p.keys_per_primary.emplace_back(cluster->counted.names()[i], counts[i]);
+            }
+          }
           p.latency_floor_ns = rtt_ns;
           const ContentionMetrics& m = p.metrics;
           char line[256];
@@ -417,10 +653,15 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
                   ? "write p99 " + ms_text(static_cast<double>(m.write_latency_ns.percentile(99))) +
                         " ms  "
                   : "";
+          std::string primaries;
+          for (const auto& [name, keys] : p.keys_per_primary) {
+            primaries += (primaries.empty() ? "keys " : " ") + name + ":" + std::to_string(keys);
+          }
           std::cout << pad(label, 44) << line << writes
+                    << (primaries.empty() ? "" : primaries + "  ")
                     << (p.decided ? p.observed : "UNDECIDED " + p.observed) << std::endl;
           if (outcome.interrupted) interrupted = true;
-          if (outcome.server_lost) {
+          if (lost) {
             exit_code = kExitEnvironment;
           } else if (!p.decided || result.verdict != Verdict::kOk) {
             // A correct lock shows no violation under contention; an undecided point is not ok.
@@ -458,7 +699,7 @@ int contend_command(const ContendOptions& options, StopSignal& stop) {
             junit.back().cases.push_back(std::move(c));
           }
           study_report.points.push_back(std::move(p));
-          if (outcome.server_lost) break;
+          if (lost) break;
         }
         if (exit_code == kExitEnvironment) break;
       }

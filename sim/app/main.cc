@@ -311,8 +311,10 @@ int main(int argc, char** argv) {
       "*.json, e.g. scenarios/contention/): every variant x wait strategy x client count, each a\n"
       "time-bounded workload (warm-up, then a measured window), judged by the checker like any\n"
       "run. First measures the limit (round trip of PING and SET NX PX, commands per cycle of\n"
-      "each variant). Writes OUT/contention/<run-id>/contention.json and contention.md, and the\n"
-      "plots (scripts/plot_contention.py). Exit 0: every point ok; 1: a point showed a violation\n"
+      "each variant). A study with \"topology\": \"cluster\" runs on a private Redis Cluster of\n"
+      "its own, its keys spread over the primaries (not with --redis). Writes\n"
+      "OUT/contention/<run-id>/contention.json and contention.md, and the plots\n"
+      "(scripts/plot_contention.py). Exit 0: every point ok; 1: a point showed a violation\n"
       "or could not decide; 2: bad input; 3: harness failure; 130: interrupted (report written)");
   contend_cmd
       ->add_option("STUDIES", contend.paths, "The study files or directories of *.json to run")

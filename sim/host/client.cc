@@ -76,8 +76,14 @@ void DriverClient::record_work(std::int64_t planned_ms) {
 ThreadClient::ThreadClient(RunContext& run, int index)
     : DriverClient(run, index),
       rng_(run.plan().clients().at(static_cast<std::size_t>(index)).seed),
-      wait_(make_wait_strategy(run.scenario().lock.wait, run.runtime().dial(link_endpoint()),
-                               rng_.fork(kWaitStream), run.clock().base())),
+      // The waiter's own connection (notify's BLPOP, pubsub's SUBSCRIBE) is the run's: on a
+      // Redis Cluster a slot-aware one, so that a BLPOP reaches the primary of its key's slot.
+      wait_(make_wait_strategy(
+          run.scenario().lock.wait,
+          [&run, endpoint = link_endpoint()](const ConnectionOptions& options) {
+            return run.connect(endpoint, options);
+          },
+          rng_.fork(kWaitStream), run.clock().base())),
       // Its own connection: it runs beside the client's thread. Dialled when it starts, to the
       // link of the primary of that moment (a failover may have moved it).
       watchdog_(run.request().variant, run.clock().base(), run.runtime().threads(), [this] {

@@ -16,6 +16,17 @@ constexpr std::uint64_t kReadStreams = 0x72656164;  // "read": a cycle's read or
 
 }  // namespace
 
+std::string workload_key(const std::string& lock_key, int keys, std::size_t client) {
+  if (keys <= 1) return lock_key;
+  const std::string index = "-" + std::to_string(client % static_cast<std::size_t>(keys));
+  // A hash-tagged key ("{lock}") keeps the index inside its tag ("{lock-1}"): on a Redis Cluster
+  // the keys then spread over the slots, while each key's own keys ("{lock-1}:notify") share one.
+  if (lock_key.size() > 2 && lock_key.front() == '{' && lock_key.find('}') == lock_key.size() - 1) {
+    return lock_key.substr(0, lock_key.size() - 1) + index + "}";
+  }
+  return lock_key + index;
+}
+
 Plan::Plan(const Scenario& scenario, std::uint64_t seed)
     : scenario_(&scenario), seed_(seed), proxied_links_(scenario.link_faults()) {
   const Rng root(seed);
@@ -27,10 +38,7 @@ Plan::Plan(const Scenario& scenario, std::uint64_t seed)
     ClientPlan client;
     client.name = scenario.clients[i];
     client.seed = root.fork(kClientStreams).fork(i).next();
-    client.key = scenario.lock.key;
-    if (workload != nullptr && workload->keys > 1) {
-      client.key += "-" + std::to_string(i % static_cast<std::size_t>(workload->keys));
-    }
+    client.key = workload_key(scenario.lock.key, workload != nullptr ? workload->keys : 1, i);
     // Open loop: acquires fall due every interval from a random phase, so clients do not start
     // in lockstep.
     if (open_loop) client.first_due_ns = phases.uniform(0, interval_ns);

@@ -47,6 +47,12 @@ struct CyclePlan {
   std::int64_t of(std::string_view word) const { return drawn[drawn_fault_index(word)]; }
 };
 
+// workload_key: the logical key client `client` of a workload over `keys` keys locks: the lock
+// key itself with one key, else the lock key with "-<client % keys>" after it, inside the braces
+// of a key that is one hash tag ("{lock}": "{lock-0}", "{lock-1}"), so that a Redis Cluster spreads
+// the keys over its slots.
+std::string workload_key(const std::string& lock_key, int keys, std::size_t client);
+
 // ClientPlan: one client's identity and random stream.
 struct ClientPlan {
   std::string name;

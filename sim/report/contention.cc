@@ -53,6 +53,57 @@ std::string clients_run_as(Executor executor) {
   return "";
 }
 
+nlohmann::json limit_json(const ContentionLimit& limit) {
+  nlohmann::json json = {{"ping", histogram_json(limit.ping_ns)},
+                         {"set_nx_px", histogram_json(limit.set_ns)},
+                         {"round_trips_per_cycle", nlohmann::json::object()},
+                         {"commands_per_cycle", nlohmann::json::object()},
+                         {"server_ops_per_s", limit.server_ops_per_s}};
+  for (const auto& [variant, round_trips] : limit.round_trips_per_cycle) {
+    json["round_trips_per_cycle"][variant] = round_trips;
+  }
+  for (const auto& [variant, commands] : limit.commands_per_cycle) {
+    json["commands_per_cycle"][variant] = commands;
+  }
+  return json;
+}
+
+// limit_words: the measured round trips, cycle costs and capacity of `limit`, as sentences;
+// `server` says who serves the capacity ("the server serves"), `capacity` how it was measured.
+std::string limit_words(const ContentionLimit& limit, const std::string& server,
+                        const std::string& capacity) {
+  std::ostringstream md;
+  const double rtt = static_cast<double>(limit.set_ns.percentile(50));
+  md << "PING p50 " << ms(static_cast<double>(limit.ping_ns.percentile(50))) << " ms (p99 "
+     << ms(static_cast<double>(limit.ping_ns.percentile(99))) << " ms), SET NX PX p50 " << ms(rtt)
+     << " ms (p99 " << ms(static_cast<double>(limit.set_ns.percentile(99))) << " ms), "
+     << limit.ping_ns.count()
+     << " samples each. Per uncontended acquire + release cycle (round trips / server commands, "
+        "a script's own calls included):";
+  for (std::size_t i = 0; i < limit.round_trips_per_cycle.size(); ++i) {
+    const auto& [variant, round_trips] = limit.round_trips_per_cycle[i];
+    md << " " << variant << " " << format("%.2f", round_trips);
+    if (i < limit.commands_per_cycle.size()) {
+      md << " / " << format("%.2f", limit.commands_per_cycle[i].second);
+    }
+    md << ";";
+  }
+  if (limit.server_ops_per_s > 0) {
+    md << " " << server << " " << format("%.0f", limit.server_ops_per_s)
+       << " SET NX PX per second to 50 clients (" << capacity << ", same run).";
+  }
+  return md.str();
+}
+
+// primaries_text: a point's keys per primary, "2/2/2" (p1/p2/p3), or "-" off a cluster.
+std::string primaries_text(const ContentionPoint& point) {
+  std::string text;
+  for (const auto& [primary, keys] : point.keys_per_primary) {
+    text += (text.empty() ? "" : "/") + std::to_string(keys);
+  }
+  return text.empty() ? "-" : text;
+}
+
 }  // namespace
 
 double ContentionLimit::round_trips_for(const std::string& variant) const {
@@ -100,17 +151,6 @@ std::vector<std::size_t> median_repetitions(const std::vector<ContentionPoint>& 
 }
 
 nlohmann::json contention_json(const ContentionReport& report) {
-  nlohmann::json limit = {{"ping", histogram_json(report.limit.ping_ns)},
-                          {"set_nx_px", histogram_json(report.limit.set_ns)},
-                          {"round_trips_per_cycle", nlohmann::json::object()},
-                          {"commands_per_cycle", nlohmann::json::object()},
-                          {"server_ops_per_s", report.limit.server_ops_per_s}};
-  for (const auto& [variant, round_trips] : report.limit.round_trips_per_cycle) {
-    limit["round_trips_per_cycle"][variant] = round_trips;
-  }
-  for (const auto& [variant, commands] : report.limit.commands_per_cycle) {
-    limit["commands_per_cycle"][variant] = commands;
-  }
   nlohmann::json studies = nlohmann::json::array();
   for (const ContentionStudyReport& study : report.studies) {
     nlohmann::json points = nlohmann::json::array();
@@ -159,16 +199,28 @@ nlohmann::json contention_json(const ContentionReport& report) {
                ? static_cast<double>(m.latency_ns.percentile(50)) / p.latency_floor_ns
                : 0},
       });
+      if (!p.keys_per_primary.empty()) {
+        nlohmann::json& spread = points.back()["keys_per_primary"];
+        spread = nlohmann::json::object();
+        for (const auto& [primary, keys] : p.keys_per_primary) spread[primary] = keys;
+      }
     }
-    studies.push_back({{"name", study.name},
-                       {"description", study.description},
-                       {"file", study.file},
-                       {"study", study.resolved},
-                       {"points", points}});
+    nlohmann::json entry = {{"name", study.name},
+                            {"description", study.description},
+                            {"file", study.file},
+                            {"study", study.resolved},
+                            {"topology", study.limit ? "cluster" : "single"}};
+    if (study.limit) {
+      entry["cluster"] = study.resolved["topology"]["cluster"];
+      entry["limit"] = limit_json(*study.limit);
+      entry["counted_servers"] = study.counted_servers;
+    }
+    entry["points"] = std::move(points);
+    studies.push_back(std::move(entry));
   }
   return {{"schema", kContentionSchemaVersion},
           {"context", report.context},
-          {"limit", limit},
+          {"limit", limit_json(report.limit)},
           {"studies", studies}};
 }
 
@@ -180,25 +232,12 @@ std::string contention_markdown(const ContentionReport& report) {
      << ", redis " << c.value("redis_version", "") << " (" << c.value("redis_endpoint", "")
      << "), commit " << c.value("commit", "") << ", " << c.value("machine", "") << ", "
      << c.value("started_at", "") << ".\n\n";
-  const double rtt = static_cast<double>(report.limit.set_ns.percentile(50));
-  md << "**The limit.** Round trip on this machine, measured in this run: PING p50 "
-     << ms(static_cast<double>(report.limit.ping_ns.percentile(50))) << " ms (p99 "
-     << ms(static_cast<double>(report.limit.ping_ns.percentile(99))) << " ms), SET NX PX p50 "
-     << ms(rtt) << " ms (p99 " << ms(static_cast<double>(report.limit.set_ns.percentile(99)))
-     << " ms), " << report.limit.ping_ns.count()
-     << " samples each. Per uncontended acquire + release cycle (round trips / server commands, "
-        "a script's own calls included):";
-  for (std::size_t i = 0; i < report.limit.round_trips_per_cycle.size(); ++i) {
-    const auto& [variant, round_trips] = report.limit.round_trips_per_cycle[i];
-    md << " " << variant << " " << format("%.2f", round_trips);
-    if (i < report.limit.commands_per_cycle.size()) {
-      md << " / " << format("%.2f", report.limit.commands_per_cycle[i].second);
-    }
-    md << ";";
-  }
-  if (report.limit.server_ops_per_s > 0) {
-    md << " the server serves " << format("%.0f", report.limit.server_ops_per_s)
-       << " SET NX PX per second to 50 clients (redis-benchmark -c 50, same run).";
+  if (report.limit.ping_ns.count() > 0) {
+    md << "**The limit.** Round trip on this machine, measured in this run: "
+       << limit_words(report.limit, "the server serves", "redis-benchmark -c 50");
+  } else {
+    md << "**The limit.** Every study ran on a Redis Cluster, which has its own, measured on "
+          "it, under its heading.";
   }
   md << " The limit of a point is min(clients / (round trips x RTT + work + rest), keys / (work + "
         "2 x RTT), server capacity / round trips) acquisitions per second (open loop: the offered "
@@ -220,6 +259,24 @@ std::string contention_markdown(const ContentionReport& report) {
       md << ", closed loop";
     }
     md << ", " << clients_run_as(study.executor) << ".\n\n";
+    if (study.limit) {
+      const nlohmann::json& shape = s["topology"]["cluster"];
+      const int replicas = shape.value("replicas_per_primary", 0);
+      md << "**On a Redis Cluster** of " << shape.value("primaries", 0) << " primaries ("
+         << (replicas == 0 ? std::string("no replicas")
+                           : std::to_string(replicas) + " replica(s) each")
+         << ", cluster-node-timeout " << shape.value("node_timeout_ms", 0)
+         << " ms), started for this study; each point's keys are hash-tagged (\"{lock-0}\") and "
+            "spread over the primaries (*keys/primary*). Round trip to the primary serving the "
+            "key's slot: "
+         << limit_words(*study.limit, "the cluster's primaries serve",
+                        "redis-benchmark --cluster -c 50")
+         << " *cmds/acq* and *CPU us/acq* are summed over the primaries (";
+      for (std::size_t i = 0; i < study.counted_servers.size(); ++i) {
+        md << (i == 0 ? "" : ", ") << study.counted_servers[i];
+      }
+      md << (replicas == 0 ? "" : "; the replicas are not counted") << ").\n\n";
+    }
     const std::vector<std::size_t> medians = median_repetitions(study.points);
     std::vector<std::string> variants;
     for (const std::size_t i : medians) {
@@ -235,22 +292,24 @@ std::string contention_markdown(const ContentionReport& report) {
     for (const std::string& variant : variants) {
       md << "### " << variant << "\n\n"
          << "| strategy | " << (by_permits ? "permits | " : "") << (by_reads ? "read share | " : "")
-         << "clients | acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
+         << "clients | " << (study.limit ? "keys/primary | " : "")
+         << "acq/s | of limit | p50 ms | p99 ms | p99.9 ms | p50/RTT | "
             "gap p50 ms | gap p99 ms | Jain | barging | wasted/acq | cmds/acq | CPU us/acq | "
          << (by_permits ? "inside mean | inside most | " : "")
          << (by_reads ? "write p50 ms | write p99 ms | inside mean | inside most | " : "")
          << "verdict |\n"
          << "|---|" << (by_permits ? "---:|" : "") << (by_reads ? "---:|" : "")
          << "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-         << (by_permits ? "---:|---:|" : "") << (by_reads ? "---:|---:|---:|---:|" : "")
-         << "---|\n";
+         << (study.limit ? "---:|" : "") << (by_permits ? "---:|---:|" : "")
+         << (by_reads ? "---:|---:|---:|---:|" : "") << "---|\n";
       for (const std::size_t i : medians) {
         const ContentionPoint& p = study.points[i];
         if (p.variant != variant) continue;
         const ContentionMetrics& m = p.metrics;
         md << "| " << p.strategy << " | " << (by_permits ? std::to_string(p.permits) + " | " : "")
            << (by_reads ? format("%.2f", p.read_share) + " | " : "") << p.clients << " | "
-           << format("%.0f", m.throughput_per_s) << " | "
+           << (study.limit ? primaries_text(p) + " | " : "") << format("%.0f", m.throughput_per_s)
+           << " | "
            << (p.limit_per_s > 0 ? format("%.2f", m.throughput_per_s / p.limit_per_s) : "-")
            << " | " << ms(static_cast<double>(m.latency_ns.percentile(50))) << " | "
            << ms(static_cast<double>(m.latency_ns.percentile(99))) << " | "

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,9 @@ struct ContentionPoint {
   // floor of one acquire's latency (one round trip).
   double limit_per_s = 0;
   double latency_floor_ns = 0;
+  // keys_per_primary: on a Redis Cluster, by primary (p1..pN, in order, zeros included), how many
+  // of the keys the point's clients acquired (its history's) the primary serves; empty elsewhere.
+  std::vector<std::pair<std::string, int>> keys_per_primary;
 };
 
 struct ContentionStudyReport {
@@ -64,10 +68,17 @@ struct ContentionStudyReport {
   nlohmann::json resolved;
   Executor executor = Executor::kThreads;  // what ran the clients ("clients_run_as")
   std::vector<ContentionPoint> points;
+  // A study on a Redis Cluster (resolved["topology"]): its own limit, measured on the cluster
+  // (round trips to the primary serving the key's slot, redis-benchmark --cluster), and the
+  // servers whose INFO the commands and CPU per acquisition are summed over (its primaries).
+  // Unset: the study ran on the one server, against ContentionReport::limit.
+  std::optional<ContentionLimit> limit;
+  std::vector<std::string> counted_servers;
 };
 
 struct ContentionReport {
   nlohmann::json context;  // run_id, seed, commit, redis_version, machine, started_at
+  // limit: the one server's; not measured (no samples) when every study ran on a cluster.
   ContentionLimit limit;
   std::vector<ContentionStudyReport> studies;
 };

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct Study {
   RangeMs rest_ms{0, 0};
   // executor ("clients_run_as"): what runs every point's clients; a library needs kProcesses.
   Executor executor = Executor::kThreads;
+  // topology ("topology": "cluster" or {"cluster": {...}}, as a scenario writes it): the points
+  // run on a private Redis Cluster started for the study, their keys hash-tagged ("{lock-0}")
+  // so that they spread over its primaries; unset ("single", the default): on the session's one
+  // server (or --redis). Every point's scenario carries it too.
+  std::optional<TopologySpec> topology;
   std::vector<StudyPoint>
       points;  // variant x strategy x permits x read share x clients, in that nesting
   nlohmann::json resolved;         // the study with every default filled in

@@ -42,6 +42,37 @@ std::string strategy_label(const WaitConfig& wait) {
   return wait.strategy;
 }
 
+// parse_study_topology: "topology" as a scenario's parser reads it, of which a study takes "single"
+// (the default) or a Redis Cluster, run by clients that have a slot-aware client.
+void parse_study_topology(const JsonReader& node, const JsonReader& root, Study& study) {
+  TopologySpec topology = scenario_internal::parse_topology(node);
+  if (!topology.cluster) {
+    if (node.value().is_string() && topology.name == "single") return;
+    node.fail(
+        "a contention study runs on the session's one server (\"single\", the default) or "
+        "on a Redis Cluster (\"cluster\", or {\"cluster\": {...}}), got " +
+        describe(node.value()) + ": the other topologies are for fault scenarios");
+  }
+  // The slot-aware client is the thread client's (sim/redis/cluster_connection.h); a library's
+  // own cluster client is checked by the contend command, which knows the libraries.
+  std::optional<JsonReader> run_as = root.optional_member("clients_run_as");
+  if (!run_as) run_as = root.optional_member("client_mode");
+  if (study.executor == Executor::kEventLoop) {
+    run_as->fail(
+        "a Redis Cluster study runs its clients as threads: the event loop has no "
+        "slot-aware client yet");
+  }
+  if (study.executor == Executor::kProcesses) {
+    for (const std::string& variant : study.variants) {
+      if (variant.rfind("lib:", 0) == 0) continue;
+      run_as->fail("a Redis Cluster study runs \"" + variant +
+                   "\" as threads: locksim's worker processes have no slot-aware client yet "
+                   "(only a library whose adapter has a cluster client runs as processes)");
+    }
+  }
+  study.topology = std::move(topology);
+}
+
 }  // namespace
 
 Study parse_study(const nlohmann::json& document, const std::string& file,
@@ -51,7 +82,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
   root.expect_object({"name", "description", "variants", "strategies", "clients", "keys", "work_ms",
                       "rest_ms", "ttl_ms", "acquire_timeout_ms", "warmup_ms", "duration_ms",
                       "repetitions", "arrival_per_s", "clients_run_as", "client_mode", "permits",
-                      "read_share"});
+                      "read_share", "topology"});
   Study study;
   study.file = file;
   study.name = root.member("name").matching(
@@ -75,6 +106,9 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                                    "adapter's processes: set \"clients_run_as\": \"processes\"");
     }
   }
+
+  const auto topology = root.optional_member("topology");
+  if (topology) parse_study_topology(*topology, root, study);
 
   // Strategies: each is a "lock.wait" object, with an optional "label".
   std::vector<nlohmann::json> waits;
@@ -235,6 +269,9 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
             nlohmann::json lock = {
                 {"ttl_ms", ttl_ms}, {"acquire_timeout_ms", acquire_timeout_ms}, {"wait", waits[s]}};
             if (permit_count > 1) lock["permits"] = permit_count;
+            // On a cluster each key is one hash tag ("{lock-0}"): a variant's own keys
+            // ("{lock-0}:queue") share its slot, and the keys spread over the primaries.
+            if (study.topology) lock["key"] = "{lock}";
             nlohmann::json doc = {
                 {"name", name},
                 {"description", study.description},
@@ -245,6 +282,7 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                 {"time_limit_ms", time_limit_ms},
                 {"clients_run_as", run_as},
                 {"expect", {{variant, "ok"}}}};
+            if (study.topology) doc["topology"] = topology->value();
             Scenario scenario;
             try {
               scenario = parse_scenario(doc, file, known_variants);
@@ -277,6 +315,9 @@ Study parse_study(const nlohmann::json& document, const std::string& file,
                     {"clients_run_as", run_as}};
   if (permits) study.resolved["permits"] = study.permits;
   if (read_shares) study.resolved["read_share"] = study.read_shares;
+  if (study.topology) {
+    study.resolved["topology"] = scenario_internal::resolved_topology(*study.topology);
+  }
   if (!study.points.empty()) {
     const Workload& w = *study.points.front().scenario.workload;
     study.work_ms = w.work_ms;

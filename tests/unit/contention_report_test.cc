@@ -1,5 +1,6 @@
 // contention_report_test: the limit formula, the median repetition, and that contention.json and
-// contention.md carry what the metrics say (computed from a hand-written history).
+// contention.md carry what the metrics say (computed from a hand-written history), a cluster
+// study's own limit and keys per primary included.
 #include <gtest/gtest.h>
 
 #include "sim/report/contention.h"
@@ -93,6 +94,63 @@ TEST(ContentionReport, JsonAndMarkdownCarryTheMetrics) {
   report.studies.front().executor = Executor::kEventLoop;
   EXPECT_NE(contention_markdown(report).find("closed loop, every client on one event loop."),
             std::string::npos);
+}
+
+// A study on a Redis Cluster carries its own limit (measured on the cluster, with redis-benchmark
+// --cluster's capacity), the primaries its counters are summed over and each point's keys per
+// primary, in the JSON and the markdown; a study on the one server says "single" and has none of
+// them; a report whose every study ran on a cluster says so where the one server's limit was.
+TEST(ContentionReport, AClusterStudyCarriesItsOwnLimitAndKeysPerPrimary) {
+  ContentionReport report;
+  report.context = {{"run_id", "r1"}};
+  ContentionStudyReport study;
+  study.name = "cluster";
+  study.resolved = {
+      {"keys", "per_client"},
+      {"work_ms", {{"min", 1}, {"max", 1}}},
+      {"rest_ms", {{"min", 0}, {"max", 0}}},
+      {"topology",
+       {{"cluster", {{"primaries", 3}, {"replicas_per_primary", 0}, {"node_timeout_ms", 5000}}},
+        {"persistence", "none"}}}};
+  ContentionLimit limit;
+  for (int i = 0; i < 10; ++i) limit.set_ns.record(30000);
+  limit.server_ops_per_s = 120000;
+  study.limit = limit;
+  study.counted_servers = {"p1", "p2", "p3"};
+  ContentionPoint p = point("poll-1ms", 6, 1, 900);
+  p.keys_per_primary = {{"p1", 2}, {"p2", 2}, {"p3", 2}};
+  study.points.push_back(p);
+  ContentionStudyReport single = study;
+  single.name = "single";
+  single.resolved.erase("topology");
+  single.limit.reset();
+  single.counted_servers.clear();
+  single.points.front().keys_per_primary.clear();
+  report.studies = {study, single};
+
+  const nlohmann::json j = contention_json(report);
+  const nlohmann::json& on_cluster = j["studies"][0];
+  EXPECT_EQ(on_cluster["topology"], "cluster");
+  EXPECT_EQ(on_cluster["cluster"]["primaries"], 3);
+  EXPECT_EQ(on_cluster["limit"]["server_ops_per_s"], 120000.0);
+  EXPECT_EQ(on_cluster["limit"]["set_nx_px"]["count"], 10);
+  EXPECT_EQ(on_cluster["counted_servers"], nlohmann::json::parse(R"(["p1", "p2", "p3"])"));
+  EXPECT_EQ(on_cluster["points"][0]["keys_per_primary"],
+            nlohmann::json::parse(R"({"p1": 2, "p2": 2, "p3": 2})"));
+  const nlohmann::json& on_one = j["studies"][1];
+  EXPECT_EQ(on_one["topology"], "single");
+  EXPECT_FALSE(on_one.contains("limit"));
+  EXPECT_FALSE(on_one["points"][0].contains("keys_per_primary"));
+
+  const std::string md = contention_markdown(report);
+  EXPECT_NE(md.find("**On a Redis Cluster** of 3 primaries (no replicas"), std::string::npos) << md;
+  EXPECT_NE(md.find("serve 120000 SET NX PX per second to 50 clients (redis-benchmark --cluster"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("summed over the primaries (p1, p2, p3)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| poll-1ms | 6 | 2/2/2 | 900 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| poll-1ms | 6 | 900 |"), std::string::npos) << md;  // the one server's
+  EXPECT_NE(md.find("Every study ran on a Redis Cluster"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -238,6 +238,27 @@ TEST(Plan, ClientsGetTheirKeysAndOpenLoopPhases) {
   EXPECT_EQ(seeds.size(), 4u);
 }
 
+// A hash-tagged lock key keeps each workload key's index inside its tag, so that a Redis Cluster
+// spreads the keys over its slots while a key's own keys ("{lock-1}:notify") share its slot; a
+// plain key, or one whose tag is only a part of it, gets the index after it; one key: no index.
+TEST(Plan, AHashTaggedKeyKeepsTheIndexInsideItsTag) {
+  EXPECT_EQ(workload_key("{lock}", 3, 4), "{lock-1}");
+  EXPECT_EQ(workload_key("{lock}", 1, 4), "{lock}");
+  EXPECT_EQ(workload_key("lock", 3, 2), "lock-2");
+  EXPECT_EQ(workload_key("app:{lock}", 2, 1), "app:{lock}-1");
+  EXPECT_EQ(workload_key("{a}x{b}", 2, 1), "{a}x{b}-1");
+  EXPECT_EQ(workload_key("{}", 2, 1), "{}-1");
+  const Scenario scenario = parse_scenario(
+      nlohmann::json::parse(
+          R"({"name": "o", "variants": ["lua_owner"], "source": {"doc": "none", "claim": "c"},
+        "lock": {"key": "{lock}"}, "workload": {"clients": 4, "keys": 2, "duration_ms": 100},
+        "expect": {"lua_owner": "any"}})"),
+      "o.json", {"lua_owner"});
+  const Plan plan = compile_plan(scenario, 1);
+  EXPECT_EQ(plan.clients()[0].key, "{lock-0}");
+  EXPECT_EQ(plan.clients()[3].key, "{lock-1}");
+}
+
 // A read share draws each cycle's hold from a stream of its own: about that share of the cycles
 // read, none without it, all at 1, and no other draw of the cycle moves.
 TEST(Plan, AReadShareDrawsReadHoldsAndShiftsNoOtherDraw) {

@@ -1,6 +1,6 @@
 // study_parser_test: a study's clients_run_as reaches every point, whatever its wait strategy;
 // its "client_mode" is a deprecated alias; its permits and read shares are swept between strategies
-// and clients.
+// and clients; its "topology" takes a Redis Cluster as a scenario's does, and nothing else.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -139,6 +139,89 @@ TEST(StudyLoaderTest, ReadSharesAreSweptPerPoint) {
       for (const std::string& word : words) expect_contains(error.what(), {word});
     }
   }
+}
+
+// "topology": "cluster" and {"cluster": {...}} load as a scenario's topology: the study and each
+// point carry the cluster's shape, each point's lock key is one hash tag ("{lock}", which the
+// plan makes "{lock-0}", "{lock-1}"... per key), and the shape is written back resolved. Without
+// it, or with "single", the points run on the one server with the plain key.
+TEST(StudyLoaderTest, TopologyTakesARedisCluster) {
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner"], "clients": [1, 4], "keys": "per_client",
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "topology": "cluster"})");
+  const Study named = parse_study(study, kFile, kVariants);
+  ASSERT_TRUE(named.topology.has_value());
+  ASSERT_TRUE(named.topology->cluster.has_value());
+  EXPECT_EQ(named.topology->cluster->primaries, 3);
+  EXPECT_EQ(named.topology->cluster->replicas_per_primary, 1);
+  EXPECT_EQ(named.resolved["topology"]["cluster"]["primaries"], 3);
+  ASSERT_EQ(named.points.size(), 2u);
+  for (const StudyPoint& point : named.points) {
+    ASSERT_TRUE(point.scenario.topology.has_value());
+    EXPECT_TRUE(point.scenario.topology->cluster.has_value());
+    EXPECT_EQ(point.scenario.lock.key, "{lock}");
+  }
+
+  study["topology"] = json::parse(
+      R"({"cluster": {"primaries": 4, "replicas_per_primary": 0, "node_timeout_ms": 5000}})");
+  const Study shaped = parse_study(study, kFile, kVariants);
+  ASSERT_TRUE(shaped.topology && shaped.topology->cluster);
+  EXPECT_EQ(shaped.topology->cluster->primaries, 4);
+  EXPECT_EQ(shaped.topology->cluster->replicas_per_primary, 0);
+  EXPECT_EQ(shaped.topology->cluster->node_timeout_ms, 5000);
+  EXPECT_EQ(shaped.topology->servers.size(), 4u);  // p1..p4
+  EXPECT_EQ(shaped.resolved["topology"]["cluster"],
+            json::parse(R"({"primaries": 4, "replicas_per_primary": 0, "node_timeout_ms": 5000})"));
+  EXPECT_EQ(shaped.points.front().scenario.topology->cluster->primaries, 4);
+
+  study["topology"] = "single";
+  const Study single = parse_study(study, kFile, kVariants);
+  EXPECT_FALSE(single.topology.has_value());
+  EXPECT_FALSE(single.resolved.contains("topology"));
+  EXPECT_FALSE(single.points.front().scenario.topology.has_value());
+  EXPECT_EQ(single.points.front().scenario.lock.key, "lock");
+  study.erase("topology");
+  EXPECT_FALSE(parse_study(study, kFile, kVariants).topology.has_value());
+}
+
+// A study's topology is refused, at its path, when it is not a cluster (the other topologies are
+// for fault scenarios) or a malformed one (the scenario parser's own messages), and a cluster
+// study whose clients would have no slot-aware client (the event loop, locksim's worker
+// processes) is refused at clients_run_as; a library's processes may run on one.
+TEST(StudyLoaderTest, TopologyRefusesWhatCannotRunOnACluster) {
+  const auto refusal = [](const json& study, const std::vector<std::string>& variants) {
+    try {
+      parse_study(study, kFile, variants);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    ADD_FAILURE() << "accepted: " << study.dump();
+    return std::string();
+  };
+  json study = json::parse(R"({
+    "name": "s", "variants": ["lua_owner"], "clients": [1],
+    "strategies": [{"strategy": "poll", "interval_ms": 1}], "topology": "sentinel"})");
+  expect_contains(refusal(study, kVariants),
+                  {kFile, "$.topology: a contention study runs on the session's one server",
+                   "got \"sentinel\""});
+  study["topology"] = json::parse(R"({"cluster": {"primaries": 2}})");
+  expect_contains(refusal(study, kVariants), {kFile, "$.topology.cluster.primaries"});
+  study["topology"] = json::parse(R"({"servers": [{"name": "a"}]})");
+  expect_contains(refusal(study, kVariants), {kFile, "$.topology: a contention study"});
+  study["topology"] = "clustr";
+  expect_contains(refusal(study, kVariants), {kFile, "$.topology", "did you mean \"cluster\""});
+
+  study["topology"] = "cluster";
+  study["clients_run_as"] = "event_loop";
+  expect_contains(refusal(study, kVariants),
+                  {kFile, "$.clients_run_as: a Redis Cluster study runs its clients as threads"});
+  study["clients_run_as"] = "processes";
+  expect_contains(refusal(study, kVariants), {kFile, "$.clients_run_as", "\"lua_owner\" as threads",
+                                              "worker processes have no slot-aware client"});
+  study["variants"] = json::array({"lib:redis-py"});
+  const Study library = parse_study(study, kFile, {"lua_owner", "lib:redis-py"});
+  EXPECT_TRUE(library.topology.has_value());
+  EXPECT_EQ(library.executor, Executor::kProcesses);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // cross-slot keys, a slot being migrated (ASK, TRYAGAIN, ASKING), CLUSTER SLOTS, KEYSLOT, MYID,
 // the no-cluster script flag; and a cluster that lost a primary without a replica is down
 // (CLUSTERDOWN) on both.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -165,8 +166,18 @@ TEST(ModelCluster, ANodeAnswersAsARealNode) {
   twins.same(0, {"CLUSTER", "KEYSLOT", "{user1000}.following"});
   twins.same(0, {"CLUSTER", "KEYSLOT", "123456789"});
   twins.same(1, {"CLUSTER", "MYID"});
-  // CLUSTER SLOTS is compared on a cluster without replicas (below): a real node lists a replica
-  // once gossip has told it the replica's offset, which takes a moment after the cluster forms.
+  // A real node lists a replica in CLUSTER SLOTS once gossip has told it the replica's offset (a
+  // moment after the cluster forms); the model lists it at once: compared once the real one does.
+  bool listed = false;
+  for (int i = 0; i < 200 && !listed; ++i) {
+    const Reply slots = must(twins.real(0), {"CLUSTER", "SLOTS"});
+    listed = !slots.elements.empty() &&
+             std::all_of(slots.elements.begin(), slots.elements.end(),
+                         [](const Reply& range) { return range.elements.size() == 4; });
+    if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(listed) << "p1 never listed every primary's replica in CLUSTER SLOTS";
+  twins.same(0, {"CLUSTER", "SLOTS"});
   twins.same(0, {"READONLY"});
   twins.same(0, {"READWRITE"});
   // A replica answers MOVED for its primary's keys, as for any other (no READONLY reads here).

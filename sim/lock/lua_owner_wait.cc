@@ -8,12 +8,13 @@
 //
 // The wait is max(10, ttl/10) ms, a tenth of the lease at most, so most of the lease is left to
 // the holder. No acknowledgement in time: the key is released (owner-checked) and the attempt is
-// kError of kind kRefused, not indeterminate: the lock was not taken. A WAIT error reply (the
-// server is itself a replica) releases it too. A WAIT that gets no reply at all (the connection's
-// command timeout is shorter than the wait, or the connection broke) is returned as that I/O
-// error, indeterminate: the key is set with this token and stays so until its TTL, and the broken
-// connection cannot release it. The checkpoint "after_set" sits between SET and WAIT. Release is
-// lua_owner's; no renewal.
+// kError of kind kRefused, not indeterminate: the lock was not taken. A WAIT refused because the
+// server is itself a replica (a cluster's failover between the SET and the WAIT) is the same
+// refusal; any other WAIT error reply releases it too and is that error. A WAIT that gets no reply
+// at all (the connection's command timeout is shorter than the wait, or the connection broke) is
+// returned as that I/O error, indeterminate: the key is set with this token and stays so until its
+// TTL, and the broken connection cannot release it. The checkpoint "after_set" sits between SET and
+// WAIT. Release is lua_owner's; no renewal.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -73,6 +74,12 @@ class ReplicatedOwnerCheckedLuaLock final : public LockVariant {
     } else {
       failure = std::move(acked);
       failure.message = "WAIT failed: " + failure.message;
+      // The server that granted it is a replica by now (a Redis Cluster's failover between the
+      // SET and the WAIT, or a writable replica): no replica of it can acknowledge the key, so
+      // the lock was not taken, as when none acknowledged in time; the caller may try again.
+      if (failure.message.find("WAIT cannot be used with replica instances") != std::string::npos) {
+        failure.error = RedisErrorKind::kRefused;
+      }
     }
     const ReleaseResult released = lua_owner_variant().release(context, key, attempt.token);
     failure.message +=

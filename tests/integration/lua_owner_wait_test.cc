@@ -146,16 +146,17 @@ TEST_F(LuaOwnerWaitTest, PausedReplicaIsAnErrorAndReleases) {
   EXPECT_FALSE(exists(*connection_));
 }
 
-// On a replica made writable the SET succeeds locally, but WAIT is refused there: an error that
-// says so, and the local key is released.
-TEST_F(LuaOwnerWaitTest, WaitRefusedOnAReplicaIsAnError) {
+// On a replica made writable the SET succeeds locally, but WAIT is refused there: the lock was not
+// taken (a refusal, as when no replica acknowledged, which the caller may try again: a cluster's
+// failover between the SET and the WAIT ends so), saying why, and the local key is released.
+TEST_F(LuaOwnerWaitTest, WaitRefusedOnAReplicaIsARefusal) {
   start_replica();
   if (HasFatalFailure()) return;
   ASSERT_TRUE(replica_connection_->command({"CONFIG", "SET", "replica-read-only", "no"}).ok());
   const LockContext on_replica{*replica_connection_, rng_, real_clock(), {}, "test-client", 0};
   const AcquireAttempt attempt = variant().try_acquire(on_replica, kKey, kTtlMs);
   ASSERT_EQ(attempt.outcome, Acquire::kError);
-  EXPECT_EQ(attempt.error.error, RedisErrorKind::kReplyError);
+  EXPECT_EQ(attempt.error.error, RedisErrorKind::kRefused);
   EXPECT_TRUE(attempt.error.message.starts_with("WAIT failed: ERR WAIT cannot be used with "))
       << attempt.error.message;
   EXPECT_TRUE(attempt.error.message.ends_with("; released it")) << attempt.error.message;

@@ -172,6 +172,9 @@ struct ExerciseDrawer::State {
     }
     if (servers) document["topology"] = topology_name();
     if (cluster) {
+      // A hash tag keeps a lock's own keys ("{lock}:queue", a fence) in its key's slot, as a
+      // user of a cluster names them.
+      document["lock"]["key"] = "{lock}";
       document["topology"] = {{"cluster",
                                {{"primaries", 3},
                                 {"replicas_per_primary", 1},

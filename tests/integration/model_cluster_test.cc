@@ -18,26 +18,13 @@
 #include "sim/scenario/scenario.h"
 #include "sim/topology/topology.h"
 #include "tests/integration/redis_fixture.h"
+#include "tests/support/cluster_spec.h"
 #include "tests/support/reply_text.h"
 
 namespace locksim {
 namespace {
 
 constexpr const char* kLockKey = "locksim:model-cluster-test:lock";
-
-TopologySpec cluster_spec(int primaries, int replicas) {
-  TopologySpec spec;
-  spec.name = "cluster";
-  spec.cluster = ClusterSpec{
-      .primaries = primaries, .replicas_per_primary = replicas, .node_timeout_ms = 1000};
-  for (int i = 1; i <= primaries; ++i) {
-    spec.servers.push_back({"p" + std::to_string(i), "none", ""});
-  }
-  for (int i = 1; i <= primaries && replicas > 0; ++i) {
-    spec.servers.push_back({"r" + std::to_string(i), "none", "p" + std::to_string(i)});
-  }
-  return spec;
-}
 
 Reply must(Connection& node, std::initializer_list<std::string_view> argv) {
   RedisResult result = node.command(argv);
@@ -123,7 +110,7 @@ class Twins {
 // allow-cross-slot-keys or has no shebang, a no-cluster script is refused, and KEYSLOT and MYID
 // match.
 TEST(ModelCluster, ANodeAnswersAsARealNode) {
-  Twins twins(cluster_spec(3, 1));
+  Twins twins(test_support::cluster_spec(3, 1));
   const std::string mine = twins.key_of(0);
   const std::string theirs = twins.key_of(1);
   const std::string mine_too = twins.key_of(0, "other");
@@ -190,7 +177,7 @@ TEST(ModelCluster, ANodeAnswersAsARealNode) {
 // finds some), the target refuses them (MOVED) unless the command comes right after ASKING,
 // which holds for that one command only.
 TEST(ModelCluster, ASlotBeingMigratedAnswersAsARealOne) {
-  Twins twins(cluster_spec(3, 0));
+  Twins twins(test_support::cluster_spec(3, 0));
   const std::string here = twins.key_of(0);
   const std::string tag = "{" + here + "}";
   const std::uint16_t slot = key_slot(here);
@@ -226,7 +213,7 @@ TEST(ModelCluster, ASlotBeingMigratedAnswersAsARealOne) {
 // node as on the model's: every command with a key is refused CLUSTERDOWN, and a script that
 // reaches for a key is refused inside.
 TEST(ModelCluster, AClusterThatLostAPrimaryIsDownOnBoth) {
-  Twins twins(cluster_spec(3, 0));
+  Twins twins(test_support::cluster_spec(3, 0));
   const std::string here = twins.key_of(0);
   ASSERT_EQ(twins.topology().kill(2), "");
   HiredisConnection p1(twins.topology().endpoint(0), ConnectionOptions{});

@@ -20,24 +20,12 @@
 #include "sim/scenario/scenario.h"
 #include "sim/topology/topology.h"
 #include "tests/integration/redis_fixture.h"
+#include "tests/support/cluster_spec.h"
 
 namespace locksim {
 namespace {
 
 constexpr const char* kLockKey = "locksim:cluster-test:s1:lock";
-
-TopologySpec cluster_spec(int primaries, int replicas) {
-  TopologySpec spec;
-  spec.name = "cluster";
-  spec.cluster = ClusterSpec{
-      .primaries = primaries, .replicas_per_primary = replicas, .node_timeout_ms = 1000};
-  for (int i = 1; i <= primaries; ++i)
-    spec.servers.push_back({"p" + std::to_string(i), "none", ""});
-  for (int i = 1; i <= primaries && replicas > 0; ++i) {
-    spec.servers.push_back({"r" + std::to_string(i), "none", "p" + std::to_string(i)});
-  }
-  return spec;
-}
 
 std::unique_ptr<ClusterConnection> client_of(const Topology& topology,
                                              std::vector<Redirection>* seen = nullptr) {
@@ -69,7 +57,8 @@ std::string holder(const Topology& topology, const std::string& key) {
 TEST(RedisCluster, FormsSixNodesWithTheLockOnTheFirstPrimaryAndStopsThemAll) {
   std::vector<pid_t> pids;
   {
-    std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 1), kLockKey);
+    std::unique_ptr<Topology> topology =
+        Topology::start(test_support::cluster_spec(3, 1), kLockKey);
     ASSERT_TRUE(topology->cluster());
     ASSERT_EQ(topology->size(), 6u);
     pids = topology->pids();
@@ -95,7 +84,7 @@ TEST(RedisCluster, FormsSixNodesWithTheLockOnTheFirstPrimaryAndStopsThemAll) {
 // redirection (the map was read first), and that a keyless WAIT goes to the node of the write
 // before it (its replica acknowledges).
 TEST(RedisCluster, CommandsReachTheirSlotsPrimary) {
-  std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 1), kLockKey);
+  std::unique_ptr<Topology> topology = Topology::start(test_support::cluster_spec(3, 1), kLockKey);
   std::vector<Redirection> seen;
   const std::unique_ptr<ClusterConnection> client = client_of(*topology, &seen);
   std::vector<std::string> holders;
@@ -123,7 +112,7 @@ TEST(RedisCluster, CommandsReachTheirSlotsPrimary) {
 // created on p2), and once the slot is p2's a client with the old map is answered MOVED, follows
 // it, and finds the lock key (moved with its TTL).
 TEST(RedisCluster, FollowsAskDuringAMigrationAndMovedAfterIt) {
-  std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 0), kLockKey);
+  std::unique_ptr<Topology> topology = Topology::start(test_support::cluster_spec(3, 0), kLockKey);
   std::vector<Redirection> seen;
   const std::unique_ptr<ClusterConnection> client = client_of(*topology, &seen);
   ASSERT_TRUE(client->command({"SET", kLockKey, "token-a", "PX", "60000"}).ok());
@@ -161,7 +150,7 @@ TEST(RedisCluster, FollowsAskDuringAMigrationAndMovedAfterIt) {
 // Proves a script over keys of two slots is refused by the server (CROSSSLOT), not by the client,
 // and the same script over keys that share a hash tag runs.
 TEST(RedisCluster, AScriptAcrossSlotsIsRefusedAndAHashTagJoinsThem) {
-  std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 0), kLockKey);
+  std::unique_ptr<Topology> topology = Topology::start(test_support::cluster_spec(3, 0), kLockKey);
   const std::unique_ptr<ClusterConnection> client = client_of(*topology);
   const std::string script =
       "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])";
@@ -179,7 +168,7 @@ TEST(RedisCluster, AScriptAcrossSlotsIsRefusedAndAHashTagJoinsThem) {
 // it, and a client that lost its connection finds the new primary after reconnect(), with a key
 // the replica had received.
 TEST(RedisCluster, AKilledPrimarysReplicaIsElectedAndFound) {
-  std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 1), kLockKey);
+  std::unique_ptr<Topology> topology = Topology::start(test_support::cluster_spec(3, 1), kLockKey);
   const std::unique_ptr<ClusterConnection> client = client_of(*topology);
   ASSERT_TRUE(client->command({"SET", kLockKey, "token-a"}).ok());
   ASSERT_EQ(client->command({"WAIT", "1", "2000"}).reply.integer, 1);
@@ -208,7 +197,7 @@ TEST(RedisCluster, AKilledPrimarysReplicaIsElectedAndFound) {
 // reach it: it takes a write its replica never gets, the majority elects the replica (without the
 // write), the cut-off primary stops taking writes, and after the heal it rejoins as a replica.
 TEST(RedisCluster, AnIsolatedPrimaryIsReplacedAndRejoinsAsAReplica) {
-  std::unique_ptr<Topology> topology = Topology::start(cluster_spec(3, 1), kLockKey);
+  std::unique_ptr<Topology> topology = Topology::start(test_support::cluster_spec(3, 1), kLockKey);
   ASSERT_EQ(topology->isolate(0), "");
   HiredisConnection p1(topology->endpoint(0), ConnectionOptions{});
   ASSERT_TRUE(p1.command({"SET", kLockKey, "token-a"}).ok());

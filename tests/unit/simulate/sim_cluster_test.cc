@@ -16,24 +16,12 @@
 #include "sim/simulate/sim_runtime.h"
 #include "sim/simulate/sim_topology.h"
 #include "sim/simulate/simulation.h"
+#include "tests/support/cluster_spec.h"
 
 namespace locksim {
 namespace {
 
 constexpr const char* kLock = "locksim:t:lock";
-
-TopologySpec cluster_of(int primaries, int replicas, std::int64_t node_timeout_ms) {
-  TopologySpec spec;
-  spec.name = "cluster";
-  spec.cluster = ClusterSpec{
-      .primaries = primaries, .replicas_per_primary = replicas, .node_timeout_ms = node_timeout_ms};
-  for (int i = 1; i <= primaries; ++i)
-    spec.servers.push_back({"p" + std::to_string(i), "none", ""});
-  for (int i = 1; i <= primaries && replicas > 0; ++i) {
-    spec.servers.push_back({"r" + std::to_string(i), "none", "p" + std::to_string(i)});
-  }
-  return spec;
-}
 
 const SimLinkLatency kClusterHop{ms_to_ns(1), ms_to_ns(1)};
 
@@ -54,7 +42,7 @@ struct World {
 // Proves the lock's slot is p1's, a model node answers MOVED for another primary's key and
 // CROSSSLOT for keys of two slots, and a slot-aware client reaches every key's primary.
 TEST(SimCluster, TheLockIsOnP1AndEveryKeyReachesItsPrimary) {
-  World w(cluster_of(3, 0, 1000), 1);
+  World w(test_support::cluster_spec(3, 0, 1000), 1);
   EXPECT_EQ(w.topology.primary(), 0u);
   EXPECT_EQ(w.topology.model(0).cluster()->slots[key_slot(kLock)], 0);
   RedisResult moved;
@@ -87,7 +75,7 @@ TEST(SimCluster, TheLockIsOnP1AndEveryKeyReachesItsPrimary) {
 // primary comes back as the new one's replica.
 TEST(SimCluster, AKilledPrimarysReplicaIsElectedAfterTheNodeTimeout) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    World w(cluster_of(3, 1, 1000), seed);
+    World w(test_support::cluster_spec(3, 1, 1000), seed);
     Nanos killed_at = 0;
     Nanos elected_at = -1;
     bool saw_down = false;
@@ -127,7 +115,7 @@ TEST(SimCluster, AKilledPrimarysReplicaIsElectedAfterTheNodeTimeout) {
 // CLUSTERDOWN; the majority elects its replica; healed, it is the replica of its successor and
 // its own writes are gone. A partition shorter than the timeout changes nothing.
 TEST(SimCluster, ACutOffPrimaryServesUntilItFindsItselfInAMinority) {
-  World w(cluster_of(3, 1, 1000), 3);
+  World w(test_support::cluster_spec(3, 1, 1000), 3);
   RedisResult early;
   RedisResult late;
   RedisResult short_cut;
@@ -163,7 +151,7 @@ TEST(SimCluster, ACutOffPrimaryServesUntilItFindsItselfInAMinority) {
 // Proves a restarted primary that kept its slots comes back empty and says the cluster is down
 // for CLUSTER_WRITABLE_DELAY (2 s) first, and restart() returns once it is ok.
 TEST(SimCluster, ARestartedPrimaryWaitsTheWritableDelay) {
-  World w(cluster_of(3, 0, 1000), 4);
+  World w(test_support::cluster_spec(3, 0, 1000), 4);
   Nanos took = 0;
   RedisResult after;
   w.sim.spawn([&] {
@@ -189,7 +177,7 @@ TEST(SimCluster, ARestartedPrimaryWaitsTheWritableDelay) {
 // primary is its replica and the clients' primary moves.
 TEST(SimCluster, AManualFailoverLosesNothingATakeoverLosesTheUnsent) {
   for (const std::string mode : {"", "takeover"}) {
-    World w(cluster_of(3, 1, 5000), 5);
+    World w(test_support::cluster_spec(3, 1, 5000), 5);
     RedisResult after;
     w.sim.spawn([&] {
       w.topology.start();
@@ -219,7 +207,7 @@ TEST(SimCluster, AManualFailoverLosesNothingATakeoverLosesTheUnsent) {
 // Proves a slot migration sends a key the source no longer has on with ASK, then, once finished,
 // every client to the target with MOVED, the key moved with its TTL.
 TEST(SimCluster, AMigratedSlotAnswersAskThenMovedAndItsKeysMove) {
-  World w(cluster_of(3, 0, 5000), 6);
+  World w(test_support::cluster_spec(3, 0, 5000), 6);
   std::vector<Redirection> seen;
   RedisResult during;
   RedisResult after;

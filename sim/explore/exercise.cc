@@ -726,7 +726,11 @@ std::vector<std::string> faults_in(const Json& document) {
     }
     if (action == "migrate_slot") found.insert("slot_move");
     if (action == "clock_jump") found.insert("clock_jump");
-    if (action == "kill_server" && document.value("topology", "") == "redlock_5") {
+    // A topology is a name ("redlock_5") or an object ({"cluster": ...}).
+    const auto topology = document.find("topology");
+    const bool redlock = topology != document.end() && topology->is_string() &&
+                         topology->get<std::string>() == "redlock_5";
+    if (action == "kill_server" && redlock) {
       // A node killed and not restarted (a restart is its own fault).
       const Json server = step.at("server");
       const auto& all = document.at("steps");

@@ -45,6 +45,11 @@ expect_grep "and MOVED after it" '"message":"MOVED slot' \
   "$WORK"/sim/cluster-slot-move-during-hold/latest/lua_owner/history.jsonl
 expect_grep "the minority primary's replica was elected" '"fault":"failover","server":"r1"' \
   "$WORK"/sim/cluster-minority-primary/latest/lua_owner/history.jsonl
+# explore runs a cluster scenario across seeds (its topology an object, not a name).
+"$LOCKSIM" explore --variant lua_owner_wait scenarios/cluster-failover-loses-lock.json \
+  --schedules 20 --no-shrink --out "$WORK/explore" >"$WORK/explore.out" 2>&1
+expect_code "explore runs a cluster scenario's schedules" 0 $? "$WORK/explore.out"
+expect_grep "and covers the cluster's election" "failover @" "$WORK/explore.out"
 
 python3 - "$WORK" <<'PY'
 import json, sys

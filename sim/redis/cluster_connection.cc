@@ -209,7 +209,9 @@ RedisResult ClusterConnection::command(std::span<const std::string_view> args) {
         result.error == RedisErrorKind::kReplyError && result.message.starts_with("CLUSTERDOWN");
     if (result.error == RedisErrorKind::kRefused || cluster_down) {
       // The node is gone, or has lost its cluster, and the command did not run: its slot may
-      // have a new owner already.
+      // have a new owner already. If not, it is refused as by a server that is down (the words
+      // are the node's): an unavailable cluster, not an error of the caller's command.
+      if (cluster_down) result.error = RedisErrorKind::kRefused;
       map_stale_ = true;
       if (!key || retried_refusal) return result;
       retried_refusal = true;

@@ -15,9 +15,11 @@
 //   - `ASK <slot> <host>:<port>`: the slot is being migrated and the key is not on the old owner:
 //     ASKING, then the command, on the new owner, this once (the map keeps the old owner);
 //   - a node that refuses the connection (it is dead: the command did not run), or answers
-//     CLUSTERDOWN (it has lost its cluster, as a primary cut off from the majority does: the
-//     command did not run): the map is read again, from the other nodes first, and the command
-//     sent to the new owner, if the slot has one; else the refusal or the error is returned;
+//     CLUSTERDOWN (it has lost its cluster, as a primary cut off from the majority does, or one
+//     restarted within its writable delay: the command did not run): the map is read again, from
+//     the other nodes first, and the command sent to the new owner, if the slot has one; else it
+//     is returned refused (RedisErrorKind::kRefused, with the node's words), as by a server that
+//     is down: the cluster is unavailable, the command was not wrong;
 //   - a node that does not answer, or closes (the command may have run): the error is returned
 //     and the connection is broken() until reconnect(), which reads the map again, as a single
 //     server's connection is after an I/O error. A command is never sent twice when it may have

@@ -127,6 +127,11 @@ TEST(SimCluster, ACutOffPrimaryServesUntilItFindsItselfInAMinority) {
     early = p1->command({"SET", kLock, "A"});
     w.sim.sleep_until(w.sim.now() + ms_to_ns(1200));
     late = p1->command({"GET", kLock});
+    // Through the slot-aware client the same refusal is the cluster's unavailability (the map
+    // still names p1 until the election), as a server that is down, not an error of the command.
+    const RedisResult unavailable = w.client()->command({"GET", kLock});
+    EXPECT_EQ(unavailable.error, RedisErrorKind::kRefused) << unavailable.describe();
+    EXPECT_EQ(unavailable.message, "CLUSTERDOWN The cluster is down");
     ASSERT_EQ(w.topology.await_failover(5000, [] { return false; }), "");
     EXPECT_EQ(w.topology.primary(), 3u);
     ASSERT_EQ(w.topology.rejoin(0), "");

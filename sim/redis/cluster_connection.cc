@@ -224,6 +224,12 @@ RedisResult ClusterConnection::command(std::span<const std::string_view> args) {
     }
     if (result.indeterminate()) return fail(result);
     if (result.error != RedisErrorKind::kReplyError) return result;
+    if (result.message.starts_with("TRYAGAIN")) {
+      // A multi-key command whose slot is being migrated, with some keys moved already: it did
+      // not run, and can only run once the migration ends: refused, as by an unavailable server.
+      result.error = RedisErrorKind::kRefused;
+      return result;
+    }
     std::optional<Redirection> redirection = parse_redirection(result.message);
     if (!redirection) return result;
     if (hop == kMaxRedirections) break;

@@ -19,7 +19,9 @@
 //     restarted within its writable delay: the command did not run): the map is read again, from
 //     the other nodes first, and the command sent to the new owner, if the slot has one; else it
 //     is returned refused (RedisErrorKind::kRefused, with the node's words), as by a server that
-//     is down: the cluster is unavailable, the command was not wrong;
+//     is down: the cluster is unavailable, the command was not wrong; so is `TRYAGAIN` (a
+//     multi-key command while its slot migrates, some of its keys moved: it cannot run until the
+//     migration ends; ioredis and redis-py retry it after a pause, here the call ends refused);
 //   - a node that does not answer, or closes (the command may have run): the error is returned
 //     and the connection is broken() until reconnect(), which reads the map again, as a single
 //     server's connection is after an I/O error. A command is never sent twice when it may have

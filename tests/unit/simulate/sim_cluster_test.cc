@@ -214,6 +214,7 @@ TEST(SimCluster, AManualFailoverLosesNothingATakeoverLosesTheUnsent) {
 TEST(SimCluster, AMigratedSlotAnswersAskThenMovedAndItsKeysMove) {
   World w(test_support::cluster_spec(3, 0, 5000), 6);
   std::vector<Redirection> seen;
+  RedisResult tryagain;
   RedisResult during;
   RedisResult after;
   RedisResult ttl;
@@ -223,6 +224,8 @@ TEST(SimCluster, AMigratedSlotAnswersAskThenMovedAndItsKeysMove) {
     client->on_redirect([&](const Redirection& r) { seen.push_back(r); });
     ASSERT_TRUE(client->command({"SET", "{locksim:t:lock}other", "1", "PX", "60000"}).ok());
     ASSERT_EQ(w.topology.migrate_slot_start(0, 1), "");
+    // Two keys of the slot, one still on p1, one not: TRYAGAIN, the cluster unavailable to it.
+    tryagain = client->command({"MGET", "{locksim:t:lock}other", kLock});
     during = client->command({"SET", kLock, "A", "NX", "PX", "60000"});  // missing: ASK
     ASSERT_EQ(w.topology.migrate_slot_finish(0, 1), "");
     after = client->command({"GET", kLock});
@@ -233,6 +236,8 @@ TEST(SimCluster, AMigratedSlotAnswersAskThenMovedAndItsKeysMove) {
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].kind, Redirection::Kind::kAsk);
   EXPECT_EQ(seen[1].kind, Redirection::Kind::kMoved);
+  EXPECT_EQ(tryagain.error, RedisErrorKind::kRefused) << tryagain.describe();
+  EXPECT_EQ(tryagain.message, "TRYAGAIN Multiple keys request during rehashing of slot");
   EXPECT_TRUE(during.ok()) << during.describe();
   EXPECT_EQ(after.reply.str, "A");
   EXPECT_GT(ttl.reply.integer, 59000);

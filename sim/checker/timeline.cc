@@ -391,10 +391,15 @@ class TimelineBuilder {
     // extended, and it was not this client's). A renewal sent before their grant and answered
     // after it may have run first, on this client's own key (lua_owner_renew seed 2478 with a
     // clock jump): an owner-checked renewal that returned 1 did.
+    // On one server, a fault since the other holder entered that may have made the server forget
+    // its key leaves the key the extension found in doubt: it may be this client's own, brought
+    // back (explore seed 26571 of lua_owner_renew on a Redis Cluster: B's key reached r1, A's did
+    // not, CLUSTER FAILOVER TAKEOVER made r1 the primary and B renewed its own key there).
     const KeyState& k = key_states_[static_cast<std::size_t>(key)];
     const int others_inside = k.inside - (s.enter_ns >= 0 ? 1 : 0);
+    const bool theirs_forgotten = s.granted.of == 0 && last_key_loss_ns_ > k.last_enter_ns;
     if (others_inside > 0 && k.last_enter_client != event.client && k.last_enter_ns > s.ok_ns &&
-        took_over_before(key, k.last_enter_client, s, extend_invoke_ns)) {
+        !theirs_forgotten && took_over_before(key, k.last_enter_client, s, extend_invoke_ns)) {
       timeline(key).stolen_extends.push_back(StolenExtend{.client = event.client,
                                                           .holder = k.last_enter_client,
                                                           .invoke_ns = extend_invoke_ns,

@@ -267,3 +267,48 @@ TEST(StaleAttributionTest, AReleaseDuringAServerFaultIsNoStaleReleaseOnceTheLeas
 
 }  // namespace
 }  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// lua_owner on a Redis Cluster, explore seed 4296 (all faults), as recorded: C's key reached r1;
+// a clock jump on p1 expired it there and A was granted on p1 (r1's link cut: A's key never
+// reached it); CLUSTER FAILOVER TAKEOVER made r1 the primary, with C's key; C's release there
+// deleted its own key (lua_owner checks the owner). The overlaps are the failover's (lock_lost),
+// not a stale release: a release after a fault that may have forgotten the earlier key cannot be
+// said to have deleted it.
+TEST(StaleAttributionTest, AReleaseAfterAFailoverMayHaveDeletedItsOwnResurrectedKey) {
+  const History history = read_history_jsonl(
+      std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
+      "tests/unit/checker/histories/cluster_takeover_resurrects_releasers_key.jsonl");
+  const CheckResult result = check_history(history, CheckOptions{});
+  std::set<std::string> causes;
+  for (const Finding* f : result.of(FindingKind::kMutexViolation)) causes.insert(f->cause);
+  EXPECT_EQ(causes.count("stale_release"), 0u);
+  EXPECT_EQ(causes.count("lock_lost"), 1u);
+  EXPECT_TRUE(result.of(FindingKind::kStaleRelease).empty());
+}
+
+}  // namespace
+}  // namespace locksim
+
+namespace locksim {
+namespace {
+
+// lua_owner_renew on a Redis Cluster, explore seed 26571 (all faults), as recorded: B's key
+// reached r1; a clock jump on p1 let A in there (r1's link cut); CLUSTER FAILOVER TAKEOVER made r1
+// the primary, with B's key, and B's owner-checked renewal extended its own key there. No stolen
+// renewal is claimed: a fault since A entered may have made the server forget A's key.
+TEST(StaleAttributionTest, ARenewalAfterAFailoverMayHaveExtendedItsOwnResurrectedKey) {
+  const History history =
+      read_history_jsonl(std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
+                         "tests/unit/checker/histories/cluster_takeover_renews_own_key.jsonl");
+  const CheckResult result = check_history(history, CheckOptions{});
+  EXPECT_TRUE(result.of(FindingKind::kStolenRenewal).empty());
+  std::set<std::string> causes;
+  for (const Finding* f : result.of(FindingKind::kMutexViolation)) causes.insert(f->cause);
+  EXPECT_EQ(causes.count("lock_lost"), 1u);
+}
+
+}  // namespace
+}  // namespace locksim

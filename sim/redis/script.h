@@ -3,10 +3,9 @@
 // The SHA1 is computed from the source here, as Redis computes it; every call is EVALSHA, and a
 // NOSCRIPT reply (a server that never saw it, restarted, ran SCRIPT FLUSH, or a replica promoted)
 // is answered by one SCRIPT LOAD and a retry; a second NOSCRIPT (a cluster's failover between the
-// two) by an EVAL of the source. So what a call sends depends
-// only on the server's state, never on which earlier run in this process loaded it (a simulated run
-// is the same whatever ran before it). Thread-safe: many client threads may share one Script, each
-// with its own Connection.
+// two) by an EVAL of the source. So what a call sends depends only on the server's state, never on
+// which earlier run in this process loaded it (a simulated run is the same whatever ran before
+// it). Thread-safe: many client threads may share one Script, each with its own Connection.
 //
 //   static const Script kRelease("lua_owner.release", R"lua(
 //     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -166,5 +166,18 @@ TEST(Barging, AQueueLostWithItsServerIsSaidSo) {
   EXPECT_EQ(check_barging(c_barges_past_b().build()).of(FindingKind::kBarging)[0]->cause, "");
 }
 
+// lua_fair_queue on a Redis Cluster, explore seed 32695 (all faults), as recorded: C asked first,
+// and its place was written on p1 as CLUSTER FAILOVER FORCE made r1 the primary, which never got
+// it; B, queued on r1, went first. The queue was lost by the failover while C's ask was on its
+// way (queue_lost, a limit), not barged past by the lock.
+TEST(Barging, AFailoverWhileTheWaitersAskWasOnItsWayLosesTheQueue) {
+  const History history = read_history_jsonl(
+      std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
+      "tests/unit/checker/histories/cluster_failover_loses_a_queued_place.jsonl");
+  const auto barged = check_barging(history).of(FindingKind::kBarging);
+  ASSERT_FALSE(barged.empty());
+  for (const Finding* f : barged) EXPECT_EQ(f->cause, "queue_lost") << f->words;
+}
+
 }  // namespace
 }  // namespace locksim

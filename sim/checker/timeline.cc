@@ -397,7 +397,15 @@ class TimelineBuilder {
     // not, CLUSTER FAILOVER TAKEOVER made r1 the primary and B renewed its own key there).
     const KeyState& k = key_states_[static_cast<std::size_t>(key)];
     const int others_inside = k.inside - (s.enter_ns >= 0 ? 1 : 0);
-    const bool theirs_forgotten = s.granted.of == 0 && last_key_loss_ns_ > k.last_enter_ns;
+    // From their grant's send on: a fault while its reply was on its way counts (seed 350490: the
+    // takeover came as A's SET on p1 was being answered).
+    bool theirs_forgotten = false;
+    const std::vector<ClientKeyState>& by_client = states_[static_cast<std::size_t>(key)];
+    if (s.granted.of == 0 && last_key_loss_ns_ >= 0 && k.last_enter_client >= 0 &&
+        static_cast<std::size_t>(k.last_enter_client) < by_client.size()) {
+      const ClientKeyState& theirs = by_client[static_cast<std::size_t>(k.last_enter_client)];
+      theirs_forgotten = last_key_loss_ns_ > std::min(theirs.ok_sent_ns, k.last_enter_ns);
+    }
     if (others_inside > 0 && k.last_enter_client != event.client && k.last_enter_ns > s.ok_ns &&
         !theirs_forgotten && took_over_before(key, k.last_enter_client, s, extend_invoke_ns)) {
       timeline(key).stolen_extends.push_back(StolenExtend{.client = event.client,

@@ -65,6 +65,9 @@ void check_barging(const History& history, const CheckOptions& options, CheckRes
   // (key, client) -> the earliest place an acquire that ended without the lock may keep in the
   // queue, and until when (its end plus the queue timeout).
   std::map<std::pair<KeyId, int>, std::pair<Nanos, Nanos>> kept;
+  // (key, client) -> when its last granted acquire's successful attempt was sent: a fault since
+  // may have undone that grant, and with it the removal of its place from the queue.
+  std::map<std::pair<KeyId, int>, Nanos> granted_sent;
   // An acquire waits, for those that ask after it, from its first busy answer (its queued_ns):
   // two clients that ask at nearly the same time reach the queue in either order. (client,
   // invoke) -> since when it certainly waited; a history that does not say: its invoke.
@@ -113,6 +116,11 @@ void check_barging(const History& history, const CheckOptions& options, CheckRes
       }
       continue;
     }
+    const Nanos sent = e.acquire().sent_ns;
+    const auto recorded_before = granted_sent.find(who);
+    const Nanos previous_sent =
+        recorded_before != granted_sent.end() ? recorded_before->second : -1;
+    granted_sent[who] = sent >= 0 ? sent : e.time_ns;
     if (waiting.empty()) continue;
     const auto& [earliest, _] = *waiting.begin();
     if (earliest.first >= my_earliest) continue;
@@ -129,6 +137,10 @@ void check_barging(const History& history, const CheckOptions& options, CheckRes
     if (const auto ask = invoked.find({e.key, waiter}); ask != invoked.end()) {
       asked = std::min(asked, ask->second.second);
     }
+    // And from the barger's previous grant on: a fault that undid it can have brought its old
+    // place back to the head (explore seed 33091 of lua_fair_queue on a cluster: A's grant on p1
+    // never reached r1, which FORCE then made the primary, with A first in its queue).
+    if (previous_sent >= 0) asked = std::min(asked, previous_sent);
     const std::string lost = queue_lost_between(history, asked, e.time_ns);
     if (!lost.empty()) text += " Meanwhile " + lost + ": the queue was lost.";
     result.findings.push_back(Finding{

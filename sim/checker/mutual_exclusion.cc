@@ -497,6 +497,14 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
   return v;
 }
 
+// ended_before: `earlier` was left by the time `later` began. A window still open at the end of
+// the history (its end only the last event's time) was not: a client that enters at that last
+// instant is inside with it (a zero-length overlap at the end is one all the same).
+bool ended_before(const WindowRecord& earlier, const WindowRecord& later) {
+  if (earlier.end == HoldWindow::End::kEndOfHistory) return earlier.end_ns < later.start_ns;
+  return earlier.end_ns <= later.start_ns;
+}
+
 void find_overlaps(const History& history, const KeyTimeline& timeline, bool words,
                    CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
@@ -504,8 +512,9 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, bool wor
   std::vector<bool> in_violation;  // sized only once a violation is found
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const WindowRecord& later = windows[i];
-    // Touching windows (one ends exactly when the next starts) share no time: not a violation.
-    std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
+    // Touching windows (one ends exactly when the next starts) share no time: not a violation;
+    // but one still open when the history ended was inside with a window that starts then.
+    std::erase_if(active, [&](std::size_t a) { return ended_before(windows[a], later); });
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;
       if (windows[a].read && later.read) continue;  // a read-write lock's readers share it
@@ -596,7 +605,7 @@ void find_overflows(const History& history, const KeyTimeline& timeline, CheckRe
   std::vector<bool> in_violation;
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const WindowRecord& later = windows[i];
-    std::erase_if(active, [&](std::size_t a) { return windows[a].end_ns <= later.start_ns; });
+    std::erase_if(active, [&](std::size_t a) { return ended_before(windows[a], later); });
     std::vector<const WindowRecord*> holders;  // the latest window of each other client inside
     for (std::size_t a : active) {
       if (windows[a].client == later.client) continue;

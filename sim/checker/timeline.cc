@@ -474,7 +474,28 @@ class TimelineBuilder {
       if (event.type == EventType::kOk) s.hold_read = event.mode == LockMode::kRead;
       return false;
     }
-    if (event.type == EventType::kOk) {
+    if (event.type == EventType::kOk && event.mode != LockMode::kRead && s.hold_read) {
+      // An upgrade granted: the read hold ends here and an exclusive one starts, a window of its
+      // own with the write grant's lease. (Made exclusive from the read hold's start, the
+      // readers who shared it would overlap a writer: a false racy_acquire of rw_lock_fair.)
+      ++timeline(key).acquires_ok;
+      const int depth = s.depth;
+      close_window(event.client, key, s, t, HoldWindow::End::kExit);
+      s.hold_read = false;
+      const std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.acquire_ttl_ms;
+      const Nanos sent_ns = event.acquire().sent_ns;
+      s.ok_invoke_ns = invoke_ns;
+      s.ok_ns = t;
+      s.ok_ttl_ms = ttl_ms;
+      s.ok_sent_ns = sent_ns >= 0 ? sent_ns : invoke_ns;
+      s.lease_end_ns = lease_end(t, ttl_ms);
+      s.lease_end_lower_ns = lease_end(s.ok_sent_ns, ttl_ms);
+      s.renewed_ns = -1;
+      s.token = event.token;
+      open_hold(s, s.ok_sent_ns, s.lease_end_ns, ttl_ms);
+      on_enter(event, key, s);
+      s.depth = depth + 1;  // its read hold is still to be released, as a second hold is
+    } else if (event.type == EventType::kOk) {
       // A second hold inside: one hold more; a write one makes the hold exclusive.
       ++timeline(key).acquires_ok;
       ++s.depth;

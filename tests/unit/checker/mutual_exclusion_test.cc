@@ -73,6 +73,20 @@ TEST(CheckerTest, ExactlyTouchingWindowsPass) {
   EXPECT_TRUE(violations(r).empty());
 }
 
+// Proves a client still inside when the history ends overlaps one that enters at its last
+// instant (a zero-length overlap, but both were inside then), while windows that touch before
+// the end still pass.
+TEST(CheckerTest, AWindowOpenAtTheEndOverlapsOneThatEntersThen) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100);
+  builder.acquire_invoke(ms(2), B, 100).acquire_ok(ms(101), B, 100);
+  const CheckResult r = check(builder.build());
+  ASSERT_EQ(violations(r).size(), 1u);
+  EXPECT_EQ(violations(r)[0]->cause, "lease_expired") << violations(r)[0]->words;
+  EXPECT_EQ(violations(r)[0]->clients, (std::vector<int>{A, B}));
+  EXPECT_EQ(overlap_of(*violations(r)[0]), 0);
+}
+
 // Proves an overlap after the first holder's TTL ran out is blamed on the expired lease, with the
 // exact wording reports show.
 TEST(CheckerTest, LeaseExpiredOverlap) {
@@ -411,7 +425,8 @@ TEST(CheckerTest, LockLostFollowsTheServerFaultsKind) {
       {FaultKind::kRestartServer, "n1 was restarted at 5.0 ms and came back without the key"},
       {FaultKind::kPromote, "n1 was promoted to primary at 5.0 ms without having received the key"},
       {FaultKind::kFailover,
-       "n1 was promoted to primary at 5.0 ms by an automatic failover without having received the key"},
+       "n1 was promoted to primary at 5.0 ms by an automatic failover without having received the "
+       "key"},
       {FaultKind::kClockJump, "n1's clock jumped ahead at 5.0 ms, so the key expired there early"},
   };
   for (const auto& [kind, words] : forgetting) {

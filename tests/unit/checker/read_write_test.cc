@@ -134,6 +134,54 @@ TEST(ReadWrite, AReaderRefusedTheWriteLockIsAnUpgradeDeadlock) {
   EXPECT_EQ(r.holds[0].end_ns, ms(820));
 }
 
+// upgrade_after_leases: A and C read (ttl 100 ms) from 1 and 2 ms; A asks for the write lock
+// at 10 ms while reading and gets it at 103 ms, once the read leases ran out (its read hold and
+// the write one then released at 150 and 151 ms); C leaves at `c_exit` (or stays inside to the
+// end of the history, which ends with A's write grant, if negative).
+History upgrade_after_leases(Nanos c_exit) {
+  History h;
+  {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100);
+    b.acquire_invoke(ms(1), C, 100).acquire_ok(ms(2), C, 100);
+    b.acquire_invoke(ms(10), A, 100);
+    b.last().mode = LockMode::kWrite;
+    if (c_exit >= 0) b.release(c_exit, c_exit + ms(1), C, 0);
+    b.event(ms(103), A, EventType::kOk, Op::kAcquire);
+    b.last().ttl_ms = 100;
+    b.last().mode = LockMode::kWrite;
+    b.last().token = b.str("token-upgrade");
+    b.last().acquire().attempts = 20;
+    b.last().acquire().sent_ns = ms(102);
+    if (c_exit >= 0) {
+      b.event(ms(150), A, EventType::kInvoke, Op::kRelease);
+      b.event(ms(151), A, EventType::kOk, Op::kRelease);
+      b.last().release().deleted = 0;
+      b.release(ms(152), ms(153), A, 1);
+    }
+    h = read_write(b.build());
+  }
+  for (Event& e : h.events) {
+    if (e.f == Op::kAcquire && e.time_ns <= ms(2)) e.mode = LockMode::kRead;
+  }
+  return h;
+}
+
+// Proves an upgrade makes the hold exclusive from its write grant on, not from the read hold's
+// start: the reader who shared A's read hold and left before the grant overlaps no writer (it
+// was called racy_acquire of rw_lock_fair itself), while one still inside when A got the write
+// lock (its lease run out) overlaps it, the limit of every lease, even at the history's last
+// instant.
+TEST(ReadWrite, AnUpgradeIsExclusiveFromItsWriteGrantOn) {
+  const CheckResult left = check_rw(upgrade_after_leases(ms(50)));
+  EXPECT_TRUE(violations(left).empty())
+      << (violations(left).empty() ? "" : violations(left)[0]->words);
+  const CheckResult stayed = check_rw(upgrade_after_leases(-1));
+  ASSERT_EQ(violations(stayed).size(), 1u);
+  EXPECT_EQ(violations(stayed)[0]->cause, "lease_expired") << violations(stayed)[0]->words;
+  EXPECT_EQ(violations(stayed)[0]->clients, (std::vector<int>{C, A}));
+}
+
 // Proves a reader's release that frees nothing (another reader's hold is left, or on its way out)
 // is no idle hold, while a writer's is.
 TEST(ReadWrite, AReadersReleaseThatFreesNothingIsNoIdleHold) {

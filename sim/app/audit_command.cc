@@ -281,6 +281,12 @@ Line explore_first(const UserVariant& user, const std::string& reference, std::u
       confirmed.push_back(what + ", confirmed on a real redis-server " +
                           std::to_string(confirmation.reproduced) + " of " +
                           std::to_string(confirmation.runs) + ")");
+    } else if (confirmation.other_clients > 0) {
+      // Who won a race went the other way: the same finding between other clients.
+      confirmed.push_back(what + ", confirmed on a real redis-server " +
+                          std::to_string(confirmation.other_clients) + " of " +
+                          std::to_string(confirmation.runs) + " between " +
+                          confirmation.other_clients_seen + ")");
     } else {
       unconfirmed.push_back(what + ", not reproduced on a real redis-server" +
                             (confirmation.error.empty() ? "" : ": " + confirmation.error) + ")");

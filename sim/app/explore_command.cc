@@ -60,6 +60,25 @@ std::string reproducer_command(const ExploreOptions& options, const fs::path& fi
 }
 
 // describe_steps: a scenario's steps, one short line each.
+// expected_clients: the clients a minimal scenario's expectation names ("C and B").
+std::string expected_clients(const Json& document, const LockVariant& variant) {
+  std::string text;
+  const Json* clients = nullptr;
+  const auto expect = document.find("expect");
+  if (expect != document.end()) {
+    const auto entry = expect->find(std::string(variant.name()));
+    if (entry != expect->end() && entry->is_object() && entry->contains("finding")) {
+      const Json& finding = entry->at("finding");
+      if (finding.contains("clients")) clients = &finding.at("clients");
+    }
+  }
+  if (clients == nullptr) return "other clients";
+  for (const Json& client : *clients) {
+    text += (text.empty() ? "" : " and ") + client.get<std::string>();
+  }
+  return text.empty() ? "other clients" : text;
+}
+
 std::string describe_steps(const Json& document) {
   std::string text;
   for (const Json& step : document.at("steps")) {
@@ -886,6 +905,17 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       if (confirmation.reproduced > 0) {
         std::cout << "  confirmed on a real redis-server: " << confirmation.reproduced << " of "
                   << confirmation.runs << " runs show " << signature << "\n";
+        if (confirmation.other_clients > 0) {
+          std::cout << "  (and " << confirmation.other_clients << " more show it between "
+                    << confirmation.other_clients_seen << ": who won a race went the other way)\n";
+        }
+      } else if (confirmation.other_clients > 0) {
+        std::cout
+            << "  confirmed on a real redis-server between other clients: "
+            << confirmation.other_clients << " of " << confirmation.runs << " runs show "
+            << signature << ", between " << confirmation.other_clients_seen << " ("
+            << expected_clients(minimal.document, *target.variant)
+            << " on the simulator): who won a race went the other way, the finding is the same\n";
       } else {
         std::cout << "  not reproduced on a real redis-server in " << confirmation.runs
                   << " runs: it observed "

@@ -76,8 +76,22 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
     for (const std::string& shown : signatures(result)) ++confirmation.signatures[shown];
     if (matches_expectation(expected, result, outcome.history.clients)) {
       ++confirmation.reproduced;
-    } else {
-      confirmation.observed.push_back(describe_observation(result));
+      continue;
+    }
+    confirmation.observed.push_back(describe_observation(result));
+    if (!expected.finding) continue;
+    for (const Finding& f : result.findings) {
+      if (finding_signature(f) != expected.finding->signature) continue;
+      if (confirmation.other_clients++ == 0) {
+        for (std::size_t c = 0; c < f.clients.size(); ++c) {
+          const auto at = static_cast<std::size_t>(f.clients[c]);
+          confirmation.other_clients_seen +=
+              (c == 0 ? "" : " and ") + (at < outcome.history.clients.size()
+                                             ? outcome.history.clients[at]
+                                             : std::string("?"));
+        }
+      }
+      break;
     }
   }
   return confirmation;

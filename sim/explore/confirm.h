@@ -20,6 +20,11 @@ namespace locksim {
 struct Confirmation {
   int runs = 0;
   int reproduced = 0;
+  // other_clients: runs that did not reproduce it but showed its signature between other clients
+  // (who won a race went the other way: the finding all the same), and the first such run's
+  // clients ("C and A").
+  int other_clients = 0;
+  std::string other_clients_seen;
   // signatures: every signature the runs showed (exercise.h signatures), with how many showed it.
   std::map<std::string, int> signatures;
   std::vector<std::string> observed;  // what each run that did not reproduce observed

@@ -19,12 +19,13 @@
 #include <tuple>
 
 #include "sim/checker/check.h"
-#include "sim/core/error.h"
 #include "sim/client/fenced_store.h"
-#include "sim/explore/simulated_run.h"
 #include "sim/client/wait.h"
-#include "sim/host/worker_protocol.h"
+#include "sim/core/error.h"
+#include "sim/explore/confirm.h"
+#include "sim/explore/simulated_run.h"
 #include "sim/history/transfer.h"
+#include "sim/host/worker_protocol.h"
 #include "sim/lock/registry.h"
 #include "sim/plan/plan.h"
 #include "sim/redis/connection.h"
@@ -53,8 +54,9 @@ Judged run(const Scenario& scenario, const std::string& variant, std::uint64_t s
   static int counter = 0;
   StopSignal stop;
   const std::string prefix = "locksim:test" + std::to_string(++counter) + ":" + variant + ":";
-  RunRequest request{scenario, *find_variant(variant), seed, server->endpoint(), prefix, stop,
-                     {}, true, {}, {LOCKSIM_BINARY, "worker"}};
+  RunRequest request{
+      scenario, *find_variant(variant),    seed, server->endpoint(), prefix, stop, {}, true,
+      {},       {LOCKSIM_BINARY, "worker"}};
   Judged judged{run_scenario(request), {}};
   EXPECT_TRUE(judged.outcome.harness_error.empty()) << judged.outcome.harness_error;
   judged.result = check_history(judged.outcome.history, check_options(scenario));
@@ -750,9 +752,10 @@ TEST(DriverExecutors, RecordWhatTheThreadsRecord) {
 
 // The waking wait strategies run on every executor and on the simulator: the event loop sends
 // each client's BLPOP ("notify") or SUBSCRIBE ("pubsub") on a connection of the client's own, and
-// the release's signal on its own connection. The fallback (60 s) is far beyond the acquire timeout (15 s), so a waiter
-// that a release did not wake gives up and the acquire counts fail: every acquire granted means
-// every waiter was woken. The counts of every event type per client are the threads' own.
+// the release's signal on its own connection. The fallback (60 s) is far beyond the acquire timeout
+// (15 s), so a waiter that a release did not wake gives up and the acquire counts fail: every
+// acquire granted means every waiter was woken. The counts of every event type per client are the
+// threads' own.
 TEST(DriverExecutors, WakingWaitsRunOnEveryExecutor) {
   for (const std::string strategy : {"notify", "pubsub"}) {
     const std::string lock =
@@ -856,13 +859,15 @@ TEST(DriverExecutors, ResourceRunsOnEveryExecutor) {
       {"lua_owner", R"({"kind": "find_or_create", "name": "projects", "ids": 3})"}};
   for (const auto& [name, resource] : cases) {
     const std::string text = R"({"name": "r", "source": {"doc": "none", "claim": "test"},
-      "variants": [")" + name + R"("],
+      "variants": [")" + name +
+                             R"("],
       "lock": {"ttl_ms": 5000, "acquire_timeout_ms": 20000, "wait": {"interval_ms": 1}},
-      "resource": )" + resource + R"(,
+      "resource": )" + resource +
+                             R"(,
       "workload": {"work_ms": {"min": 0, "max": 1}, "clients": 4, "cycles": 30},
       "expect": {")" + name + R"(": {"verdict": "ok", "resource": "intact"}}})";
-    const Scenario scenario = parse_scenario(nlohmann::json::parse(text), "inline.json",
-                                             variant_names());
+    const Scenario scenario =
+        parse_scenario(nlohmann::json::parse(text), "inline.json", variant_names());
     const bool counts_stock = scenario.resource.kind != ResourceConfig::Kind::kFindOrCreate;
     // per_op: events of each (client, op, type); for records, of each (op, type) over all.
     const auto per_op = [counts_stock](const History& h) {
@@ -1210,11 +1215,18 @@ TEST(DriverEventLoop, TimeBoundedOpenLoopAndTimeLimit) {
 // A variant that needs several commands per call is refused with the reason, before any client
 // starts; so are the blocking wait strategies (by the loader's check, run_clients_as).
 TEST(DriverEventLoop, RefusesWhatItCannotRun) {
-  const Scenario s = on(Executor::kEventLoop,
-                        workload("setnx_then_expire", R"(, "clients": 2, "cycles": 2)"));
+  const Scenario s =
+      on(Executor::kEventLoop, workload("setnx_then_expire", R"(, "clients": 2, "cycles": 2)"));
   StopSignal stop;
-  RunRequest request{s,    *find_variant("setnx_then_expire"), 1, server->endpoint(),
-                     "locksim:refused:", stop, {}, true, {}};
+  RunRequest request{s,
+                     *find_variant("setnx_then_expire"),
+                     1,
+                     server->endpoint(),
+                     "locksim:refused:",
+                     stop,
+                     {},
+                     true,
+                     {}};
   const RunOutcome refused = run_scenario(request);
   EXPECT_NE(refused.harness_error.find("needs several commands"), std::string::npos)
       << refused.harness_error;
@@ -1247,6 +1259,29 @@ TEST(DriverEventLoop, LostServerStopsTheLoop) {
   EXPECT_TRUE(outcome.server_lost);
   const CheckResult r = check_history(outcome.history, check_options(s));
   EXPECT_EQ(r.verdict, Verdict::kError);
+}
+
+// Proves a confirmation that shows the finding's signature between other clients than the
+// minimal scenario names (who won a race went the other way) says so, with those clients,
+// instead of "not reproduced": A holds to the end and B gets in after A's lease, every run,
+// while the expectation names A and C.
+TEST(Confirm, TheSameFindingBetweenOtherClientsIsConfirmedAsSuch) {
+  const nlohmann::json document = nlohmann::json::parse(R"json({
+    "name": "other", "source": {"doc": "none", "claim": "a race"},
+    "variants": ["set_nx_ex"], "clients": ["A", "B", "C"],
+    "lock": {"ttl_ms": 100, "acquire_timeout_ms": 1000, "reply_timeout_ms": 200,
+             "wait": {"strategy": "poll", "interval_ms": 5}},
+    "steps": [{"client": "A", "do": "acquire"}, {"client": "B", "do": "acquire"},
+              {"client": "C", "do": "work", "work_ms": 1}],
+    "expect": {"set_nx_ex": {"verdict": "any", "finding": {
+      "signature": "mutex_violation (lease_expired)", "clients": ["A", "C"]}}}})json");
+  StopSignal stop;
+  const Confirmation c = confirm(document, *find_variant("set_nx_ex"), 2, stop);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EXPECT_EQ(c.runs, 2);
+  EXPECT_EQ(c.reproduced, 0);
+  EXPECT_EQ(c.other_clients, 2);
+  EXPECT_EQ(c.other_clients_seen, "A and B");
 }
 
 }  // namespace

@@ -60,6 +60,31 @@ std::string reproducer_command(const ExploreOptions& options, const fs::path& fi
 }
 
 // describe_steps: a scenario's steps, one short line each.
+// without_the_clocks: for a finding blamed on a client's own clock (cause client_clock), the
+// mutex_violation the minimal scenario still shows without its client_clocks (under the seeds
+// that showed the finding), but for the limits of every lease, or "": a semaphore timed by the server, or by nothing, that lets too
+// many in is not let down by a clock, whatever a clock offset left in its scenario suggests.
+std::string without_the_clocks(const ShrinkResult& minimal, const LockVariant& variant,
+                               const std::string& signature) {
+  if (signature.find("(client_clock)") == std::string::npos ||
+      !minimal.document.contains("client_clocks")) {
+    return "";
+  }
+  Json plain = minimal.document;
+  plain.erase("client_clocks");
+  for (const std::uint64_t seed : minimal.seeds) {
+    const ScheduleRun run = run_schedule(plain, variant, seed);
+    for (const std::string& shown : run.signatures) {
+      // A lease's limits (lease_expired, lock_lost) are every lock's: the clock made it worse.
+      if (shown.starts_with("mutex_violation") && shown != "mutex_violation (lease_expired)" &&
+          shown != "mutex_violation (lock_lost)") {
+        return shown;
+      }
+    }
+  }
+  return "";
+}
+
 // expected_clients: the clients a minimal scenario's expectation names ("C and B").
 std::string expected_clients(const Json& document, const LockVariant& variant) {
   std::string text;
@@ -880,12 +905,18 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
               << minimal.seeds.front() << ")\n";
     std::cout << "  " << (finding.judgement.limit ? "A limit of every lease: " : "Its own: ")
               << finding.judgement.why << "\n";
+    if (const std::string other = without_the_clocks(minimal, *target.variant, signature);
+        !other.empty()) {
+      std::cout << "  Not only the clocks: without the clients' clock offsets the same steps "
+                   "still show "
+                << other << " (the lock lets too many in with its clients' clocks agreeing)\n";
+    }
     // Fresh seeds measure how much it hangs on a race (sim_runtime.h: timing profiles).
     const bool racy = minimal.fresh_shown < minimal.fresh_runs;
     std::cout << "  On " << minimal.fresh_runs << " fresh seeds (" << minimal.fresh_first_seed
               << "..): shown by " << minimal.fresh_shown
-              << (racy ? ": it hangs on a race or a timing, which a real server reproduces as "
-                         "often or less\n"
+              << (racy ? ": it hangs on a race, a timing or a random draw (a token's digits), "
+                         "which a real server reproduces as often or less\n"
                        : ": it does not hang on a race\n");
     std::cout << describe_steps(minimal.document) << "  Written: " << file.string()
               << " (" << reproducer_command(options, file) << ")"
@@ -921,7 +952,8 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
                   << " runs: it observed "
                   << (confirmation.observed.empty() ? std::string("nothing")
                                                     : confirmation.observed.front())
-                  << (racy ? "; it hangs on a race this machine did not run (docs/simulator.md)\n"
+                  << (racy ? "; it hangs on a race or a random draw this machine did not run "
+                             "(docs/simulator.md)\n"
                            : "; the model differs from Redis here, or the timing does "
                              "(docs/simulator.md)\n");
       }

@@ -11,7 +11,9 @@
 # semaphore_clock_behind_free_permit.json and library_test.sh); one timed by the server
 # (user_semaphore_server.json) passes all four; the same rows on the simulator;
 # explore (client clocks drawn) finds the first lock's overflow as its own, shrunk and confirmed
-# on a real redis-server.
+# on a real redis-server; a server-timed semaphore with one holder too many
+# (user_semaphore_off_by_one.json) whose overflow a drawn clock offset was blamed for is said not
+# to be the clocks' alone.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -69,4 +71,20 @@ else
 fi
 expect_grep "its minimal scenario gives the client's clock" '"client_clocks"' \
   "$WORK/explored/explore-user-clock-semaphore-mutex-violation-client-clock.json"
+
+# A semaphore timed by the server that lets one holder too many in (ZCARD > permits,
+# tests/cli/user_semaphore_off_by_one.json): where a drawn clock offset is left in a minimal
+# scenario blamed on it, explore says the clocks are not the cause (without them it still
+# overflows: racy_acquire).
+timeout "$(slow 120)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_semaphore_off_by_one.json" \
+  --variant user_off_by_one_semaphore --schedules 40 -j 2 --out "$WORK/off_by_one" --no-progress \
+  >"$WORK/off_by_one.out" 2>&1
+expect_code "explore finds the off-by-one semaphore's bug" 1 $? "$WORK/off_by_one.out"
+if in_shrink "$WORK/off_by_one.out" "mutex_violation (client_clock)" \
+  "Not only the clocks: .* still show mutex_violation .racy_acquire."; then
+  pass "a server-timed semaphore's overflow is not blamed on a clock alone"
+else
+  fail "the off-by-one overflow blamed on a clock does not say the clocks are not its cause:"
+  sed 's/^/    /' "$WORK/off_by_one.out"
+fi
 finish

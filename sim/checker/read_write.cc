@@ -69,13 +69,16 @@ void check_read_write(const History& history, const KeyTimeline& timeline,
         .to_ns = wait.end_ns,
         .amount = static_cast<std::int64_t>(barged.size()),
         .record = "",
-        .words = who + " waited for the write lock of " + timeline.key + " from " +
-                 format_ms(wait.asked_ns) + " (its first busy answer) and " +
-                 (wait.granted ? "got it only at " : "gave up at ") + format_ms(wait.end_ns) +
-                 ", " + format_ms(wait.end_ns - wait.asked_ns) + ", longer than the scenario's " +
-                 format_ms(options.writer_wait_ns) + ", while readers got in " +
-                 std::to_string(barged.size()) + (barged.size() == 1 ? " time" : " times") +
-                 " after it had asked (" + readers + "): a stream of readers starved the writer.",
+        .words =
+            who + " waited for the write lock of " + timeline.key + " from " +
+            format_ms(wait.asked_ns) + " (its first busy answer) and " +
+            (wait.granted ? "got it only at " : "gave up at ") + format_ms(wait.end_ns) + ", " +
+            format_ms(wait.end_ns - wait.asked_ns) + ", longer than the scenario's " +
+            format_ms(options.writer_wait_ns) + ", while readers got in " +
+            std::to_string(barged.size()) + (barged.size() == 1 ? " time" : " times") +
+            " after it had asked (" + readers + ")" +
+            (barged.size() == 1 ? ": a reader was let in past the waiting writer, which waited on."
+                                : ": a stream of readers starved the writer."),
     });
   }
   for (const UpgradeRefusal& refusal : timeline.upgrade_refusals) {

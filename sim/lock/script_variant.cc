@@ -139,7 +139,10 @@ class ScriptedLuaLock final : public LockVariant {
     if (!result.ok()) {
       attempt.outcome = AcquireAttempt::Outcome::kError;
       attempt.error = std::move(result);
-    } else if (result.reply.is_integer(1) || result.reply.is_status("OK")) {
+    } else if (result.reply.is_integer(1) || result.reply.is_status("OK") ||
+               (result.reply.type == Reply::Type::kString && result.reply.str == "OK")) {
+      // OK as SET answers it (a status reply), or as a script's `return 'OK'` does (a string):
+      // a client library that reads both as "OK" cannot tell them apart either.
       attempt.outcome = AcquireAttempt::Outcome::kAcquired;
       attempt.token = std::move(token);
     } else if (result.reply.is_integer(0) || result.reply.is_nil()) {

@@ -100,6 +100,32 @@ TEST_F(ScriptVariantTest, OwnerLockBehavesLikeLuaOwner) {
   EXPECT_EQ(released.deleted, 1);
 }
 
+// Proves an acquire that answers OK is acquired whether OK comes as SET's status reply or as the
+// string a script's `return 'OK'` gives (a client library reads both as "OK").
+TEST_F(ScriptVariantTest, AnAcquireAnsweringOkAsAStatusOrAStringIsAcquired) {
+  for (const char* answer : {"redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
+                             "redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 'OK'"}) {
+    const std::string script = std::string("return ") + answer;
+    const ScriptVariantSpec spec = load_script_variant(
+        write_file("ok.json", R"json({"name": "ok", "acquire": {"script": ")json" + script +
+                                  R"json(", "keys": ["{key}"], "args": ["{token}", "{ttl_ms}"]},
+          "release": {"script": "return redis.call('DEL', KEYS[1])", "keys": ["{key}"]}})json"),
+        variant_names());
+    const auto variant = make_script_variant(spec);
+    HiredisConnection connection = connect();
+    EXPECT_EQ(compile_script_variant(spec, connection), "");
+    Rng rng(1);
+    LockContext context{connection, rng, real_clock(), {}, "test-client", 30000};
+    const std::string lock_key = key(std::string("ok-") + (script.ends_with("'OK'") ? "s" : "t"));
+    const AcquireAttempt first = variant->try_acquire(context, lock_key, 1000);
+    EXPECT_EQ(first.outcome, AcquireAttempt::Outcome::kAcquired)
+        << script << ": " << first.error.message;
+    // Held: the second SET NX answers nil (busy) either way.
+    EXPECT_EQ(variant->try_acquire(context, lock_key, 1000).outcome,
+              AcquireAttempt::Outcome::kBusy);
+  }
+}
+
 // A script answering outside the contract is an error naming the script and the reply; a syntax
 // error is found by compile_script_variant before any run.
 TEST_F(ScriptVariantTest, WrongRepliesAndSyntaxErrorsNameTheScript) {
@@ -138,7 +164,8 @@ TEST_F(ScriptVariantTest, AReleaseIntegerOutsideTheContractIsAnUnexpectedReply) 
   for (const std::string reply : {"-5", "-1", "4294967297"}) {
     const ScriptVariantSpec spec = load_script_variant(
         write_file("odd.json", R"({"name": "odd", "acquire": {"script": "return 1"},
-                                   "release": {"script": "return )" + reply + R"("}})"),
+                                   "release": {"script": "return )" +
+                                   reply + R"("}})"),
         variant_names());
     const auto variant = make_script_variant(spec);
     const ReleaseResult release = variant->release(context, key("k"), "t");

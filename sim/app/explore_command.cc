@@ -373,7 +373,7 @@ void print_conclusion(const ExploreOptions& options, const ExploreSummary& summa
     std::cout << " in " << summary.schedules << " schedule(s)";
   }
   const std::size_t limits = judged.size() - own;
-  if (limits > 0) std::cout << "; " << limits << " limit(s) every lease has (above)";
+  if (limits > 0) std::cout << "; " << limits << " limit(s) every lock of its kind has (above)";
   std::cout << ".\n";
 }
 
@@ -903,7 +903,13 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     std::cout << " of " << seed << ".." << seed + kSeedsPerCandidate - 1 << " ("
               << reproducer_command(options, file) << " --backend sim --seed "
               << minimal.seeds.front() << ")\n";
-    std::cout << "  " << (finding.judgement.limit ? "A limit of every lease: " : "Its own: ")
+    // A lease's limits are overlaps (lease_expired, lock_lost); what else the reference shows too
+    // (a read-write lock's barging, an upgrade's deadlock) is its kind's.
+    const bool lease_limit = signature.starts_with("mutex_violation");
+    std::cout << "  "
+              << (!finding.judgement.limit ? "Its own: "
+                  : lease_limit            ? "A limit of every lease: "
+                                           : "A limit of every lock of its kind: ")
               << finding.judgement.why << "\n";
     if (const std::string other = without_the_clocks(minimal, *target.variant, signature);
         !other.empty()) {

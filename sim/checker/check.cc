@@ -62,6 +62,8 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
   std::size_t hold_count = 0;
   for (const KeyTimeline& timeline : timelines.keys) hold_count += timeline.windows.size();
   result.holds.reserve(hold_count);
+  // The faults first: liveness asks whether one touched a refused attempt.
+  result.faults = fault_windows(history);
   for (const KeyTimeline& timeline : timelines.keys) {
     result.stats.holds += static_cast<std::int64_t>(timeline.windows.size());
     for (const WindowRecord& record : timeline.windows) {
@@ -78,7 +80,6 @@ CheckResult check_history(const History& history, const CheckOptions& options) {
     check_grants(history, timeline, result);
     result.naive_timestamp_overlaps += count_naive_overlaps(timeline);
   }
-  result.faults = fault_windows(history);
   check_server_outages(history, result);
   check_barging(history, options, result);
   check_stalls(history, options, result);

@@ -74,7 +74,8 @@
 //     else's lock; recovery: a crash inside and when the key was next acquired (clients = {crashed,
 //     next}; interval = [crash, next enter] or to_ns = -1); idle_hold: a release that deleted
 //     nothing while its own lease ran (Doc C's unsaved token) left the key held by nobody (interval
-//     = the idle time).
+//     = the idle time); cause "refused_while_free": a waiter was answered busy while no client
+//     possibly held the key (CheckOptions::attempt_spacing_ns; liveness.cc).
 //   lease_overrun [no verdict]: a holder left after its lease had certainly run out (the latest
 //     lease end, renewals counted, before its exit); clients = {holder}; interval = [lease end,
 //     exit]; cause "faulted" (a fault was aimed at it inside the window) or "slow". The lock did
@@ -142,6 +143,10 @@ struct CheckOptions {
   // writer_wait_ns: a read-write lock's writer kept waiting longer than this while readers got
   // in after it asked is starved (the scenario's check.writer_wait_ms).
   Nanos writer_wait_ns = ms_to_ns(500);
+  // attempt_spacing_ns: the least time between two attempts of one acquire (the scenario's wait
+  // strategy: poll's and retry_sleep's interval_ms); 0: not known (backoff with jitter, notify,
+  // pubsub), no refused_while_free finding.
+  Nanos attempt_spacing_ns = 0;
   // words: false lets a checker leave a finding's words empty (its kind, clients, key and times
   // are the same): explore's search reads only the kinds of thousands of schedules, and a crash's
   // recovery, found in most of them, took a tenth of the checker's time to put in words.

@@ -4,6 +4,7 @@
 // spans.
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,109 @@ void find_deadlocks(const History& history, const KeyTimeline& timeline,
   }
 }
 
+// asked_meanwhile: another client asked for the key during [from_ns, to_ns] (a queue's head, a
+// writer's turn: a lock may keep a free key for it), or had given up asking, or died asking, no
+// longer than `queue_timeout_ns` before it (a queue keeps a waiter's place that long).
+bool asked_meanwhile(const KeyTimeline& timeline, int client, Nanos from_ns, Nanos to_ns,
+                     Nanos queue_timeout_ns) {
+  const auto overlaps = [&](int other, Nanos invoke_ns, Nanos end_ns) {
+    return other != client && invoke_ns < to_ns && (end_ns < 0 || end_ns > from_ns);
+  };
+  for (const WindowRecord& w : timeline.windows) {
+    if (overlaps(w.client, w.acquire_invoke_ns, w.acquire_ok_ns)) return true;
+  }
+  for (const GrantedAcquire& g : timeline.granted_acquires) {
+    if (overlaps(g.client, g.invoke_ns, g.ok_ns)) return true;
+  }
+  for (const FailedAcquire& f : timeline.failed_acquires) {
+    if (overlaps(f.client, f.invoke_ns, f.fail_ns + queue_timeout_ns)) return true;
+  }
+  for (const MaybeAcquire& m : timeline.maybe_acquires) {
+    if (overlaps(m.client, m.invoke_ns, m.end_ns < 0 ? -1 : m.end_ns + queue_timeout_ns)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// find_refusals_while_free: a waiter answered busy while nobody possibly held the key: a release
+// that said it freed the lock but left its key (a reentrant hash left at depth 0, a read-write
+// lock's mode left set), held by nobody until its lease ran out. Known only where the attempts of
+// one acquire are at least a fixed spacing apart (CheckOptions::attempt_spacing_ns): the attempt
+// before the successful one, answered busy (an unreachable server is a fault, below), was sent no
+// earlier than invoke + (attempts - 2) x spacing and answered no later than the successful one's
+// send less a spacing. If no possible hold (fewer than a semaphore's permits) stood anywhere in
+// that span, nobody else asked for the key then (a queue's head, a writer's turn, a waiter's
+// place a queue keeps), and nothing happened before it that the possible holds may not account
+// for (below), the server refused a free lock. A read-write lock's
+// reader is left out: a writer's intent that outlives its wait keeps readers out by design.
+constexpr Nanos kExpiryMargin = 2'000'000;
+
+void find_refusals_while_free(const History& history, const KeyTimeline& timeline,
+                              const CheckOptions& options, const std::vector<FaultWindow>& faults,
+                              CheckResult& result) {
+  const Nanos spacing = options.attempt_spacing_ns;
+  // Several servers (Redlock, a replica): a holder's possible hold ends with the validity it was
+  // promised, its keys live out their TTL, and a minority's key refuses nobody: not judged here.
+  if (spacing <= 0 || history.servers.size() > 1) return;
+  // Only before the first doubt: a fault, a crash, or a call whose outcome the history does not
+  // know (a release lost on a reset link leaves a reentrant lock's count one too high for good; a
+  // crash cuts a renewal short whose reply was on its way), any of which may leave a key that
+  // nobody's possible hold accounts for.
+  Nanos first_doubt_ns = kNever;
+  for (const FaultWindow& f : faults) first_doubt_ns = std::min(first_doubt_ns, f.from_ns);
+  for (const Event& e : history.events) {
+    if (e.time_ns >= first_doubt_ns) break;
+    const bool unknown_call =
+        (e.f == Op::kAcquire || e.f == Op::kRelease || e.f == Op::kExtend) &&
+        (e.type == EventType::kInfo || (e.type == EventType::kFail && e.f != Op::kAcquire));
+    if (e.f == Op::kCrash || e.f == Op::kServerDied || unknown_call) first_doubt_ns = e.time_ns;
+  }
+  std::optional<CoverIndex> cover;
+  std::vector<PossibleHold> by_end;
+  for (const GrantedAcquire& g : timeline.granted_acquires) {
+    if (g.attempts < 2 || g.read || g.sent_ns >= first_doubt_ns) continue;
+    const Nanos from_ns = g.invoke_ns + static_cast<Nanos>(g.attempts - 2) * spacing;
+    const Nanos to_ns = g.sent_ns - spacing;
+    if (to_ns <= from_ns) continue;
+    if (!cover) cover.emplace(timeline.possible_holds, history.holders());
+    // A key outlives its lease by up to a millisecond (the server's whole-millisecond expiry): a
+    // possible hold must have ended that long before, with a millisecond more to spare.
+    const Stretch free = cover->longest_uncovered(from_ns - kExpiryMargin, to_ns);
+    if (free.from_ns != from_ns - kExpiryMargin || free.to_ns != to_ns) continue;
+    if (asked_meanwhile(timeline, g.client, from_ns, to_ns, options.queue_timeout_ns)) continue;
+    // The idle time: from the last possible hold's end, if the wait saw it, to that answer.
+    const Stretch idle = cover->longest_uncovered(g.invoke_ns, to_ns);
+    const Nanos idle_from_ns =
+        idle.to_ns == to_ns && idle.from_ns < from_ns ? idle.from_ns : from_ns;
+    Finding finding{
+        .kind = FindingKind::kIdleHold,
+        .cause = "refused_while_free",
+        .key = timeline.key,
+        .clients = {g.client},
+        .from_ns = idle_from_ns,
+        .to_ns = to_ns,
+        .amount = g.attempts,
+        .record = "",
+        .words = "",
+    };
+    if (options.words) {
+      if (by_end.empty()) {
+        by_end = timeline.possible_holds;
+        std::sort(by_end.begin(), by_end.end(),
+                  [](const PossibleHold& a, const PossibleHold& b) { return a.end_ns < b.end_ns; });
+      }
+      finding.words =
+          client_name(history, g.client) + "'s acquire of " + timeline.key + " was answered busy " +
+          std::to_string(g.attempts - 1) + " time(s) and got it only at " + format_ms(g.ok_ns) +
+          "; its last busy answer came between " + format_ms(from_ns) + " and " + format_ms(to_ns) +
+          ", while no client held it (" + why_stuck(history, by_end, from_ns) +
+          "): the lock refused a free key, held by nobody who knows it.";
+    }
+    result.findings.push_back(std::move(finding));
+  }
+}
+
 void find_recoveries(const History& history, const KeyTimeline& timeline, bool words,
                      CheckResult& result) {
   const std::vector<WindowRecord>& windows = timeline.windows;
@@ -267,6 +371,7 @@ void find_recoveries(const History& history, const KeyTimeline& timeline, bool w
 void check_liveness(const History& history, const KeyTimeline& timeline,
                     const CheckOptions& options, CheckResult& result) {
   find_deadlocks(history, timeline, options, result);
+  find_refusals_while_free(history, timeline, options, result.faults, result);
   find_recoveries(history, timeline, options.words, result);
 }
 

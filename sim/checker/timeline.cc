@@ -291,8 +291,13 @@ class TimelineBuilder {
         // Every attempt before the successful one was answered "busy": the client can hold the
         // key only from when that attempt was sent, and waited before it.
         if (sent_ns > invoke_ns) {
-          timeline(key).granted_acquires.push_back(GrantedAcquire{
-              .client = event.client, .invoke_ns = invoke_ns, .sent_ns = sent_ns, .ok_ns = t});
+          timeline(key).granted_acquires.push_back(
+              GrantedAcquire{.client = event.client,
+                             .invoke_ns = invoke_ns,
+                             .sent_ns = sent_ns,
+                             .ok_ns = t,
+                             .attempts = event.acquire().attempts,
+                             .read = history_->read_write && event.mode == LockMode::kRead});
         }
         open_hold(s, sent_ns >= 0 ? sent_ns : invoke_ns, s.lease_end_ns, ttl_ms);
         if (regranted) on_enter(event, key, s);  // the new hold a reentrant lock granted afresh

@@ -140,6 +140,8 @@ struct GrantedAcquire {
   Nanos invoke_ns = 0;
   Nanos sent_ns = 0;
   Nanos ok_ns = 0;
+  int attempts = -1;  // attempts made, the successful one included; -1: not said
+  bool read = false;  // a read-write lock's read acquire
 };
 
 // CrashInside: a client crashed between enter and exit, with its lease as it stood.

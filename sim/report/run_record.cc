@@ -114,6 +114,9 @@ CheckOptions check_options(const Scenario& scenario) {
   options.writer_wait_ns = ms_to_ns(scenario.check.writer_wait_ms);
   options.queue_timeout_ns = ms_to_ns(scenario.lock.queue_timeout_ms);
   options.renew_period_ms = scenario.lock.renew_period_ms;
+  if (scenario.lock.wait.strategy == "poll" || scenario.lock.wait.strategy == "retry_sleep") {
+    options.attempt_spacing_ns = ms_to_ns(scenario.lock.wait.interval_ms);
+  }
   switch (scenario.resource.kind) {
     case ResourceConfig::Kind::kNone:
       options.resource.kind = ResourceSpec::Kind::kNone;

@@ -1,6 +1,7 @@
 // liveness_test: a wait while no live client held the key is a deadlock; a crash, then a recovery.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/checker/check.h"
@@ -293,6 +294,88 @@ TEST(CheckerTest, LostExtensionMovesTheLeaseALostReleaseHolds) {
   const CheckResult r = check(longer.build());
   ASSERT_EQ(deadlocks(r).size(), 1u);
   EXPECT_EQ(deadlocks(r)[0]->from_ns, ms(4300));
+}
+
+// refused_after_release: A holds from 1 ms and releases at 10 ms (the reply says it deleted
+// the key, or `deleted`); B, polling every 5 ms from 2 ms, is granted at 101 ms after `attempts`
+// attempts, its last one sent at 100 ms. With `c_waits`, C asks too from 20 to 90 ms and gives up.
+History refused_after_release(int attempts, std::int64_t deleted = 1, bool c_waits = false) {
+  HistoryBuilder b;
+  b.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100);
+  b.acquire_invoke(ms(2), B, 100);
+  b.release(ms(10), ms(10.5), A, deleted);
+  if (c_waits) b.acquire_invoke(ms(20), C, 100).acquire_end(ms(90), C, EventType::kFail);
+  b.acquire_ok(ms(101), B, 100).sent_at(ms(100));
+  for (auto it = b.events().rbegin(); it != b.events().rend(); ++it) {
+    if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+      it->acquire().attempts = attempts;
+      break;
+    }
+  }
+  b.release(ms(102), ms(103), B, 1);
+  return b.build();
+}
+
+CheckResult check_polled(const History& h, Nanos spacing = ms(5)) {
+  return check_history(h,
+                       CheckOptions{.stuck_threshold_ns = ms(500), .attempt_spacing_ns = spacing});
+}
+
+// Proves a waiter answered busy while nobody held the lock (the release before said it deleted
+// the key) is an idle hold, refused_while_free: with polls 5 ms apart, its 18th of 19 attempts
+// was sent no earlier than 87 ms, long after the release; and that it is not one when the polls'
+// spacing is unknown, when the attempts could all have come before the release, when another
+// client asked meanwhile (a queue may keep the key for it), or when the release is that of a lock
+// whose key may have outlived it (its reply unknown: a possible hold until its lease).
+TEST(CheckerTest, AWaiterRefusedWhileNobodyHeldTheLockIsAnIdleHold) {
+  const CheckResult r = check_polled(refused_after_release(19));
+  ASSERT_EQ(idle_holds(r).size(), 1u);
+  const Finding& f = *idle_holds(r)[0];
+  EXPECT_EQ(f.cause, "refused_while_free");
+  EXPECT_EQ(f.clients, std::vector<int>{B});
+  EXPECT_EQ(f.from_ns, ms(10.5));  // idle from A's release
+  EXPECT_EQ(f.to_ns, ms(95));      // to its last busy answer, at the latest
+  EXPECT_TRUE(contains(f.words, "the lock refused a free key")) << f.words;
+  EXPECT_EQ(r.verdict, Verdict::kOk);  // a fact: nobody was harmed but the waiter's time
+
+  EXPECT_TRUE(idle_holds(check_polled(refused_after_release(19), 0)).empty());
+  EXPECT_TRUE(idle_holds(check_polled(refused_after_release(2))).empty());  // sent at 2 ms
+  EXPECT_TRUE(idle_holds(check_polled(refused_after_release(19, 1, true))).empty());
+  History unknown = refused_after_release(19);
+  for (Event& e : unknown.events) {
+    if (e.client == A && e.f == Op::kRelease && e.type == EventType::kOk) {
+      e.type = EventType::kInfo;
+      e.error = ErrorKind::kTimeout;
+    }
+  }
+  EXPECT_TRUE(idle_holds(check_polled(unknown)).empty());
+
+  // A release that deleted nothing leaves the key until its lease ends, and a server's expiry is
+  // in whole milliseconds: a key set at 1 ms for 86 ms may still be there at 87.9 ms, when B's
+  // 18th attempt may have been answered (sent at 87 ms at the earliest): no refusal while free
+  // (the release's own idle hold is another finding).
+  HistoryBuilder idle;
+  idle.acquire_invoke(ms(0), A, 86).acquire_ok(ms(1), A, 86);
+  idle.acquire_invoke(ms(2), B, 100);
+  idle.release(ms(10), ms(10.5), A, 0);
+  idle.acquire_ok(ms(101), B, 100).sent_at(ms(100));
+  for (auto it = idle.events().rbegin(); it != idle.events().rend(); ++it) {
+    if (it->f == Op::kAcquire && it->type == EventType::kOk) {
+      it->acquire().attempts = 19;
+      break;
+    }
+  }
+  const CheckResult after_idle = check_polled(idle.build());
+  EXPECT_TRUE(std::none_of(after_idle.findings.begin(), after_idle.findings.end(),
+                           [](const Finding& x) { return x.cause == "refused_while_free"; }));
+  // And nothing after a crash: a renewal whose reply was on its way may have kept its key.
+  History crashed = refused_after_release(19);
+  crashed.events.insert(crashed.events.begin() + 3, crashed.events[2]);
+  crashed.events[3].f = Op::kCrash;
+  crashed.events[3].type = EventType::kInfo;
+  crashed.events[3].client = C;
+  crashed.events[3].time_ns = ms(1.5);
+  EXPECT_TRUE(idle_holds(check_polled(crashed)).empty());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 # correct one (user_reentrant_hash.json) passes both; the built-in reentrant_counter's release
 # after a failed tryLock deletes A's lock (stale_release) where hash_reentrant refuses it; the
 # same rows on the simulator; audit answers NO for the early release and YES for the correct lock;
-# explore finds the early release and the owner's refused nested acquire as the locks' own,
+# explore finds the early release, the owner's refused nested acquire and a last release that
+# leaves the key (user_reentrant_zero_depth.json: a waiter refused while nobody held it) as the
+# locks' own,
 # shrunk and confirmed on a real redis-server; a reentrant variant file without {waiter} is refused.
 set -uo pipefail
 LOCKSIM=$1
@@ -61,6 +63,10 @@ explore_finds_own user_reentrant_release_all "mutex_violation (early_release)" h
   "nested acquire" "$WORK/explored-release_all"
 explore_finds_own user_reentrant_mutex "deadlock (nested_refused)" hash_reentrant \
   "nested acquire" "$WORK/explored-mutex"
+# A last release that replies "freed" but leaves the key (its field at 0): the next waiter is
+# refused while nobody holds the lock (idle_hold, refused_while_free), until the TTL.
+explore_finds_own user_reentrant_zero_depth "idle_hold (refused_while_free)" hash_reentrant \
+  "nested acquire" "$WORK/explored-zero_depth"
 
 # A reentrant lock knows its owner by {waiter}: a file without it is refused, naming the field.
 sed 's/{waiter}/{token}/' "$SOURCE/tests/cli/user_reentrant_hash.json" >"$WORK/no_waiter.json"

@@ -29,6 +29,7 @@ struct Lease {
   Nanos extend_invoke_ns = -1;  // an extend under way
   std::int64_t extend_ttl_ms = -1;
   std::int64_t acquire_ttl_ms = -1;
+  bool renewed = false;  // a renewal extended it: the holder renews
 };
 
 bool fault_between(const std::vector<FaultWindow>& faults, Nanos from_ns, Nanos to_ns) {
@@ -224,7 +225,29 @@ void check_stalls(const History& history, const CheckOptions& options, CheckResu
     if (e.f != Op::kAcquire && e.f != Op::kExtend && e.f != Op::kRelease) continue;
     Lease& lease = lease_of(e);
     if (e.f == Op::kRelease) {
-      if (e.type == EventType::kInvoke) lease = Lease{};
+      if (e.type == EventType::kInvoke) {
+        // A renewing holder that left after its lease could have run out with no renewal sent
+        // since the last one (none under way), on a schedule that keeps the lease and with no
+        // fault planned: its renewal thread did not run (a renewal never sent is as late as one
+        // sent late).
+        const Nanos lease_end_ns = lease.sent_ns + ms_to_ns(lease.ttl_ms);
+        const Nanos due_ns = lease.reply_ns + period_ns;
+        if (lease.held && lease.renewed && lease.extend_invoke_ns < 0 && lease.ttl_ms > 0 &&
+            due_ns + (lease.reply_ns - lease.sent_ns) + ms_to_ns(lease.ttl_ms) / 10 <
+                lease_end_ns &&
+            e.time_ns > lease_end_ns && !fault_between(faults, lease.sent_ns, e.time_ns)) {
+          result.findings.push_back(
+              stall(history, e, "late_send", lease.reply_ns, e.time_ns,
+                    client_name(history, e.client) + "'s renewal of " + history.keys.at(e.key) +
+                        ", due at " + format_ms(due_ns) + ", was never sent before it left at " +
+                        format_ms(e.time_ns) + ", after its lease could have run out (" +
+                        format_ms(lease_end_ns) + ": " + std::to_string(lease.ttl_ms) +
+                        " ms TTL, a renewal every " + std::to_string(options.renew_period_ms) +
+                        " ms); no fault was planned there, so the machine stalled (locksim's own "
+                        "process), not the lock: what followed says nothing about it."));
+        }
+        lease = Lease{};
+      }
       continue;
     }
     if (e.f == Op::kAcquire) {
@@ -249,6 +272,7 @@ void check_stalls(const History& history, const CheckOptions& options, CheckResu
     lease.extend_invoke_ns = -1;
     if (!lease.held || invoke_ns < 0 || lease.ttl_ms <= 0) continue;
     if (e.type == EventType::kOk && e.extend().extended >= 1) {
+      lease.renewed = true;
       lease.sent_ns = invoke_ns;
       lease.reply_ns = e.time_ns;
       if (lease.extend_ttl_ms > 0) lease.ttl_ms = lease.extend_ttl_ms;

@@ -68,6 +68,36 @@ TEST(CheckerTest, RenewalSentLongAfterItWasDueIsALateSend) {
   EXPECT_TRUE(contains(stalls[0]->words, "was sent only at 330.0 ms")) << stalls[0]->words;
 }
 
+// Proves a renewing holder that left after its lease ran out, with no renewal sent since the last
+// one, is a late send too (its renewal thread did not run: doc-d-renewal-demo on a loaded
+// machine, a 450 ms work that took 1,079 ms), while a holder that never renewed (a lock without
+// renewal) is not judged so.
+TEST(CheckerTest, ARenewalNeverSentBeforeTheHolderLeftIsALateSend) {
+  HistoryBuilder builder;
+  builder.acquire_invoke(ms(0), A, 200)
+      .acquire_ok(ms(1), A, 200)
+      .extend(ms(21), ms(21.5), A, 200)
+      .acquire_invoke(ms(30), B, 200)
+      .acquire_ok(ms(222), B, 200)
+      .release(ms(400), ms(401), A, 0);
+  const CheckResult r = check_renewing(builder.build(), 20);
+  const std::vector<const Finding*> stalls = r.of(FindingKind::kUnplannedStall);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->cause, "late_send");
+  EXPECT_EQ(stalls[0]->clients, (std::vector<int>{A}));
+  EXPECT_TRUE(
+      contains(stalls[0]->words, "due at 41.5 ms, was never sent before it left at 400.0 ms"))
+      << stalls[0]->words;
+
+  HistoryBuilder never;
+  never.acquire_invoke(ms(0), A, 200)
+      .acquire_ok(ms(1), A, 200)
+      .acquire_invoke(ms(30), B, 200)
+      .acquire_ok(ms(202), B, 200)
+      .release(ms(400), ms(401), A, 0);
+  EXPECT_TRUE(check_renewing(never.build(), 20).of(FindingKind::kUnplannedStall).empty());
+}
+
 // Proves no stall is claimed where the lock or the plan explains the loss: a renewal refused in
 // time (another client deleted the key), a period too long for the TTL, a pause planned by the
 // scenario, and a run judged without the renewal period.

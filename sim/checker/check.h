@@ -92,8 +92,9 @@
 //     the stuck threshold (cause "stalled_waiter"; interval = its wait; a fair queue is free and
 //     taken by nobody meanwhile), or (with CheckOptions::
 //     renew_period_ms) a renewing holder's renewal, on a schedule that keeps its lease, was sent
-//     or answered only after the lease could have run out; clients = {holder}; interval = [the
-//     last renewal's reply, the late answer]; cause "late_send" (locksim itself) or "late_reply"
+//     or answered only after the lease could have run out, or never sent before the holder left
+//     after it could have; clients = {holder}; interval = [the last renewal's reply, the late
+//     answer or the release]; cause "late_send" (locksim itself) or "late_reply"
 //     (the server or the loopback). `locksim run` runs an outcome that differs from its
 //     expectation and has one again (stalls.cc).
 //

@@ -62,8 +62,9 @@ std::string reproducer_command(const ExploreOptions& options, const fs::path& fi
 // describe_steps: a scenario's steps, one short line each.
 // without_the_clocks: for a finding blamed on a client's own clock (cause client_clock), the
 // mutex_violation the minimal scenario still shows without its client_clocks (under the seeds
-// that showed the finding), but for the limits of every lease, or "": a semaphore timed by the server, or by nothing, that lets too
-// many in is not let down by a clock, whatever a clock offset left in its scenario suggests.
+// that showed the finding), but for the limits of every lease, or "": a semaphore timed by the
+// server, or by nothing, that lets too many in is not let down by a clock, whatever a clock
+// offset left in its scenario suggests.
 std::string without_the_clocks(const ShrinkResult& minimal, const LockVariant& variant,
                                const std::string& signature) {
   if (signature.find("(client_clock)") == std::string::npos ||

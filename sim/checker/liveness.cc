@@ -256,8 +256,8 @@ bool asked_meanwhile(const KeyTimeline& timeline, int client, Nanos from_ns, Nan
 // send less a spacing. If no possible hold (fewer than a semaphore's permits) stood anywhere in
 // that span, nobody else asked for the key then (a queue's head, a writer's turn, a waiter's
 // place a queue keeps), and nothing happened before it that the possible holds may not account
-// for (below), the server refused a free lock. A read-write lock's
-// reader is left out: a writer's intent that outlives its wait keeps readers out by design.
+// for (below), the server refused a free lock. A read-write lock's reader is left out: a
+// writer's intent that outlives its wait keeps readers out by design.
 constexpr Nanos kExpiryMargin = 2'000'000;
 
 void find_refusals_while_free(const History& history, const KeyTimeline& timeline,
@@ -271,19 +271,26 @@ void find_refusals_while_free(const History& history, const KeyTimeline& timelin
   // know (a release lost on a reset link leaves a reentrant lock's count one too high for good; a
   // crash cuts a renewal short whose reply was on its way), any of which may leave a key that
   // nobody's possible hold accounts for.
-  Nanos first_doubt_ns = kNever;
-  for (const FaultWindow& f : faults) first_doubt_ns = std::min(first_doubt_ns, f.from_ns);
-  for (const Event& e : history.events) {
-    if (e.time_ns >= first_doubt_ns) break;
-    const bool unknown_call =
-        (e.f == Op::kAcquire || e.f == Op::kRelease || e.f == Op::kExtend) &&
-        (e.type == EventType::kInfo || (e.type == EventType::kFail && e.f != Op::kAcquire));
-    if (e.f == Op::kCrash || e.f == Op::kServerDied || unknown_call) first_doubt_ns = e.time_ns;
-  }
+  // (Found once, and only for a wait that was refused: most schedules have none.)
+  const auto first_doubt = [&] {
+    Nanos first_ns = kNever;
+    for (const FaultWindow& f : faults) first_ns = std::min(first_ns, f.from_ns);
+    for (const Event& e : history.events) {
+      if (e.time_ns >= first_ns) break;
+      const bool unknown_call =
+          (e.f == Op::kAcquire || e.f == Op::kRelease || e.f == Op::kExtend) &&
+          (e.type == EventType::kInfo || (e.type == EventType::kFail && e.f != Op::kAcquire));
+      if (e.f == Op::kCrash || e.f == Op::kServerDied || unknown_call) first_ns = e.time_ns;
+    }
+    return first_ns;
+  };
+  std::optional<Nanos> first_doubt_ns;
   std::optional<CoverIndex> cover;
   std::vector<PossibleHold> by_end;
   for (const GrantedAcquire& g : timeline.granted_acquires) {
-    if (g.attempts < 2 || g.read || g.sent_ns >= first_doubt_ns) continue;
+    if (g.attempts < 2 || g.read) continue;
+    if (!first_doubt_ns) first_doubt_ns = first_doubt();
+    if (g.sent_ns >= *first_doubt_ns) continue;
     const Nanos from_ns = g.invoke_ns + static_cast<Nanos>(g.attempts - 2) * spacing;
     const Nanos to_ns = g.sent_ns - spacing;
     if (to_ns <= from_ns) continue;

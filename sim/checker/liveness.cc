@@ -143,17 +143,22 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
   const PossibleHold& hold = *(it - 1);
   const std::string who = client_name(history, hold.client);
   const std::string at = format_ms(hold.completed_ns);
+  // Still taken after the lease the history shows had ended: the history cannot tell which of
+  // these it was, so it names them all (a blind test's lock set its key's TTL in seconds with the
+  // lease's milliseconds, and a waiter was kept out for its whole wait).
+  const auto stayed_taken = [&](const std::string& after) {
+    return "; its lease (ttl " + std::to_string(hold.ttl_ms) + " ms) ran out by " +
+           format_ms(hold.end_ns) +
+           " at the latest, yet the lock stayed taken: its TTL was never set, was set longer "
+           "than requested, or was refreshed after " +
+           after;
+  };
   switch (hold.how) {
     case HoldEnd::kCrash: {
       std::string text =
           who + " crashed at " + at + (hold.acquired ? " while holding it" : " during an acquire");
       if (hold.ttl_ms < 0) return text + " and its key has no TTL";
-      // Still taken after the lease the history shows had ended: the history cannot tell which of
-      // these it was, so it names them all.
-      return text + "; its lease (ttl " + std::to_string(hold.ttl_ms) + " ms) ran out by " +
-             format_ms(hold.end_ns) +
-             " at the latest, yet the lock stayed taken: its TTL was never set, was set longer "
-             "than requested, or was refreshed after the crash";
+      return text + stayed_taken("the crash");
     }
     case HoldEnd::kReleased:
       return "the last holder, " + who + ", released it at " + at;
@@ -163,7 +168,8 @@ std::string why_stuck(const History& history, const std::vector<PossibleHold>& b
       return who + "'s release at " + at + " deleted nothing and its lease ran out at " +
              format_ms(hold.end_ns);
     case HoldEnd::kReleaseUnknown:
-      return who + "'s release at " + at + " got no reply";
+      return who + "'s release at " + at + " got no reply" +
+             (hold.ttl_ms < 0 ? std::string(" and its key has no TTL") : stayed_taken("it"));
     case HoldEnd::kEndOfHistory:
       break;
   }

@@ -485,12 +485,28 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
             "command may have reached the server later: with " + x + "'s lease still valid " +
             "until " + format_ms(earlier.lease_end_ns) + ", only such a late delete of " + x +
             "'s lock lets " + y + " in.";
+  } else if (const Event* clock =
+                 history.client_clocks ? client_clock_before(history, later.start_ns) : nullptr) {
+    // A lock that times its lease with its clients' clocks: one clock ahead takes a live lease
+    // for run out, one behind writes a lease that others take for run out.
+    v.cause = "client_clock";
+    if (!words) return v;
+    const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
+    const std::string how =
+        clock->message != 0 ? ": " + std::string(history.message(*clock)) : std::string();
+    text += lease_phrase(history, earlier) + " was still valid until " +
+            format_ms(earlier.lease_end_ns) + ", but " + client_name(history, target) +
+            "'s own clock ran off the others' (client_clocks" + how +
+            "): a lock that times its lease with its clients' clocks takes a live lease for run "
+            "out (a clock ahead) or writes one that others take for run out (a clock behind).";
   } else {
     v.cause = "racy_acquire";
     if (!words) return v;
     text += earlier.ttl_ms >= 0
                 ? lease_phrase(history, earlier) + " was still valid until " +
-                      format_ms(earlier.lease_end_ns) + ": both acquires succeeded on a held lock."
+                      format_ms(earlier.lease_end_ns) +
+                      ": both acquires succeeded on a held lock (or the lock set its key to live "
+                      "shorter than the lease it was asked for)."
                 : x + "'s lock has no TTL: both acquires succeeded on a held lock.";
   }
   v.words = std::move(text);
@@ -534,8 +550,8 @@ void find_overlaps(const History& history, const KeyTimeline& timeline, bool wor
 // "lease_expired" when the holders whose leases still ran were fewer than the permits (a permit
 // freed by its lease, the limit of every lease); else "lock_lost" when a server fault may have
 // made the server forget permits; else "client_clock" when a client's own clock ran off the
-// others' before it (a semaphore timed by its clients' clocks: its own bug); else
-// "racy_acquire".
+// others' before it and the semaphore reads its clients' clocks (History::client_clocks: timed by
+// them, its own bug); else "racy_acquire" (a clock run off excuses no lock that never reads it).
 Finding make_overflow(const History& history, const KeyTimeline& timeline,
                       const std::vector<const WindowRecord*>& holders, const WindowRecord& later) {
   Finding v;
@@ -558,7 +574,8 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
   const std::string y = client_name(history, later.client);
   const std::string permits = std::to_string(history.permits);
   std::string text = y + " acquired " + timeline.key + " at " + format_ms(later.start_ns) +
-                     " while " + std::to_string(holders.size()) + " holders were inside, " +
+                     " while " + std::to_string(holders.size()) +
+                     (holders.size() == 1 ? " holder was inside, " : " holders were inside, ") +
                      inside + ": " + std::to_string(holders.size() + 1) + " holders of a " +
                      permits + "-permit semaphore, overlap " + format_ms(v.to_ns - v.from_ns) +
                      ". ";
@@ -575,7 +592,8 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
     // grant and C's, with A's own clock offset too).
     v.cause = "lock_lost";
     text += "Every holder's lease still ran, but " + lost.words + ".";
-  } else if (const Event* clock = client_clock_before(history, later.start_ns)) {
+  } else if (const Event* clock =
+                 history.client_clocks ? client_clock_before(history, later.start_ns) : nullptr) {
     v.cause = "client_clock";
     const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
     // The event says how the clock ran off ("drift +500 ms/s from time 0") when it was recorded

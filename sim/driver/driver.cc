@@ -184,6 +184,7 @@ History take_history(RunContext& run) {
   }
   history.reentrant = run.request().variant.reentrant();
   history.read_write = run.request().variant.read_write();
+  history.client_clocks = run.request().variant.reads_client_clock();
   return history;
 }
 

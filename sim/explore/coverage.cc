@@ -382,7 +382,9 @@ Coverage coverage_menu(const LockVariant& variant, const std::set<ExerciseFault>
         if (variant.queues()) at(FaultKind::kPartition, {kOutside});
         break;
       case ExerciseFault::kClientClock:  // recorded as the run starts, before anyone holds
-        if (variant.semaphore()) at(FaultKind::kClientClock, {kOutside});
+        if (variant.semaphore() || variant.reads_client_clock()) {
+          at(FaultKind::kClientClock, {kOutside});
+        }
         break;
       case ExerciseFault::kFailover:  // p1 killed (then elected away), or a CLUSTER FAILOVER
         if (!variant.multi_server()) {

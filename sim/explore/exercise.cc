@@ -113,6 +113,7 @@ struct ExerciseDrawer::State {
   bool replica = false;  // its grant waits for a replica: on "primary_replica"
   bool queues = false;   // it keeps a queue of waiters
   bool semaphore = false;  // a semaphore: permits and client clocks are drawn
+  bool client_clock = false;  // the lock reads its clients' clocks: client clocks are drawn
   bool reentrant = false;  // a reentrant lock: nested acquires and finally releases are drawn
   bool read_write = false;  // a read-write lock: each cycle's hold is drawn read or write
   std::string one_server;
@@ -216,6 +217,7 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
   s.replica = variant.needs_replica();
   s.queues = variant.queues();
   s.semaphore = variant.semaphore();
+  s.client_clock = variant.reads_client_clock();
   s.reentrant = variant.reentrant();
   s.read_write = variant.read_write();
   s.one_server = s.replica ? "primary" : "n1";
@@ -227,7 +229,9 @@ ExerciseDrawer::ExerciseDrawer(const LockVariant& variant, const ExerciseOptions
     if ((fault == ExerciseFault::kDeadWaiter || fault == ExerciseFault::kCutWaiter) && !s.queues) {
       continue;
     }
-    if (fault == ExerciseFault::kClientClock && !s.semaphore) continue;
+    // A client's own clock: for a semaphore (one timed by the server shows it changes nothing)
+    // and for any lock that reads it.
+    if (fault == ExerciseFault::kClientClock && !s.semaphore && !s.client_clock) continue;
     // A lock over several servers is not put on one cluster (its nodes would not be independent).
     if ((fault == ExerciseFault::kFailover || fault == ExerciseFault::kSlotMove) && s.nodes) {
       continue;

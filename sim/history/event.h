@@ -287,6 +287,9 @@ struct History {
   // mode; read holds may overlap each other, a write hold nothing; a writer kept waiting while
   // readers entered after it asked is starved (sim/checker/read_write.cc).
   bool read_write = false;
+  // client_clocks: the lock reads its clients' own clocks (LockVariant::reads_client_clock): a
+  // client's clock run off the others' (a client_clock fault) may then explain a holder too many.
+  bool client_clocks = false;
   StringTable strings;               // tokens, messages, record ids, server names
   std::vector<Event> events;
 

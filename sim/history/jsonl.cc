@@ -143,6 +143,14 @@ class Reader {
       }
       history_.read_write = read_write.get<bool>();
     }
+    if (j.contains("client_clocks")) {
+      const auto& client_clocks = j.at("client_clocks");
+      if (!client_clocks.is_boolean()) {
+        bad_line(path_, line_number,
+                 "$.client_clocks: expected true or false, got " + client_clocks.dump());
+      }
+      history_.client_clocks = client_clocks.get<bool>();
+    }
     if (j.contains("reentrant")) {
       const auto& reentrant = j.at("reentrant");
       if (!reentrant.is_boolean()) {
@@ -488,6 +496,7 @@ void write_history_jsonl(const std::filesystem::path& path, const History& histo
     if (history.semaphore()) header.number("permits", history.permits);
     if (history.reentrant) header.raw("reentrant", "true");
     if (history.read_write) header.raw("read_write", "true");
+    if (history.client_clocks) header.raw("client_clocks", "true");
     header.close();
     buffer += '\n';
   }

@@ -82,6 +82,7 @@ class FairSemaphore final : public LockVariant {
   }
   bool uses_ttl() const override { return true; }
   bool semaphore() const override { return true; }
+  bool reads_client_clock() const override { return true; }
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {

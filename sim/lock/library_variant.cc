@@ -44,6 +44,9 @@ class LibraryVariant final : public LockVariant {
   bool renews() const override { return spec_.renews; }
   bool multi_server() const override { return spec_.quorum; }
   bool semaphore() const override { return spec_.semaphore; }
+  // A library's semaphore is taken to read its process's clock (redis-semaphore's Date.now()):
+  // what it reads is not known here, and a clock shifted under it (--confirm) may matter.
+  bool reads_client_clock() const override { return spec_.semaphore; }
   bool reentrant() const override { return spec_.reentrant; }
   bool in_process() const override { return false; }
   std::string stored_key(const std::string& key) const override {

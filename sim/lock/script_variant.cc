@@ -126,6 +126,7 @@ class ScriptedLuaLock final : public LockVariant {
   bool queues() const override { return spec_.queues; }
   bool renews() const override { return spec_.extend.has_value(); }
   bool semaphore() const override { return spec_.semaphore; }
+  bool reads_client_clock() const override { return spec_.reads_client_clock; }
   bool reentrant() const override { return spec_.reentrant; }
   bool read_write() const override { return spec_.read_write; }
 
@@ -313,6 +314,9 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
     spec.owner_check = owner_check->boolean();
   }
   spec.queues = mentions(spec.acquire, "{waiter}");
+  spec.reads_client_clock = mentions(spec.acquire, "{now_ms}") ||
+                            mentions(spec.release, "{now_ms}") ||
+                            (spec.extend && mentions(*spec.extend, "{now_ms}"));
   if (const auto kind = root.optional_member("kind")) {
     const std::string word =
         kind->one_of({"mutex", "semaphore", "reentrant", "read_write"}, "kind", "kinds");

@@ -2,14 +2,14 @@
 //
 // The file names the variant, its acquire and release scripts (and optionally an extend script,
 // which makes the driver renew the lease), and how each script's KEYS and ARGV are filled from
-// placeholders: {key} (the lock's Redis key), {token} (a fresh random token per acquisition),
-// {ttl_ms} and {ttl_s} (the lease, in ms or whole seconds rounded up), {waiter} (the client's
-// stable waiter id) and {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks,
-// {permits} (lock.permits) and {now_ms} (the client's own clock) for a semaphore
-// ("kind": "semaphore"); a reentrant lock ("kind": "reentrant") is owned by {waiter}; a
-// read-write lock ("kind": "read_write") is asked for a read or write hold by {mode}. In a
-// release, {ttl_ms} is the lock's TTL. Replies
-// are read as:
+// placeholders: {key} (the lock's Redis key), {token} (a fresh random token per acquire call,
+// sent again by each retry of the call: LockContext::acquisition_token), {ttl_ms} and {ttl_s} (the
+// lease, in ms or whole seconds rounded up), {waiter} (the client's stable waiter id) and
+// {queue_timeout_ms} (lock.queue_timeout_ms), for queueing locks, {permits} (lock.permits) for a
+// semaphore ("kind": "semaphore"), {now_ms} (the client's own clock: a lock given it
+// reads_client_clock); a reentrant lock ("kind": "reentrant") is owned by {waiter}; a read-write
+// lock ("kind": "read_write") is asked for a read or write hold by {mode}. In a release, {ttl_ms}
+// is the lock's TTL. Replies are read as:
 //   acquire: 1 or status OK = acquired; 0 or nil = busy;
 //   release: an integer = keys deleted (0 = refused);  extend: 1 = extended, 0 = not held.
 // Any other reply is reported as an error naming the script ("my_lock.acquire returned ...").
@@ -59,6 +59,8 @@ struct ScriptVariantSpec {
   // semaphore: "kind": "semaphore": a counting semaphore of lock.permits permits (its scripts
   // read {permits}); judged by the checker as one, against zset_semaphore_server.
   bool semaphore = false;
+  // reads_client_clock: a script reads the client's own clock ({now_ms}).
+  bool reads_client_clock = false;
   // reentrant: "kind": "reentrant": the client ({waiter}) owns the lock and may acquire it again
   // while it holds it; each release undoes one hold (release replies: 1 the lock was freed, 0 a
   // hold undone or refused). Judged against hash_reentrant.

@@ -92,6 +92,13 @@ struct LockContext {
   // (OneCommandVariant::try_acquire): the next attempt reuses its words, with a fresh token drawn
   // into them, rather than making them again at every poll. Null: each attempt is made afresh.
   std::optional<OneCommand>* attempt_command = nullptr;
+  // acquisition_token: room, kept by the host for one acquire call, for the token of its first
+  // attempt, which a user lock's later attempts of the same call send again ({token} is one per
+  // acquire call, as a client library draws its token once and retries with it: a lock that
+  // grants an idempotent retry, or that keys a waiting writer's intent by its token, needs it).
+  // Null: each attempt's token is its own. The built-ins' attempts draw their own (no built-in
+  // tells one from the other: a retry of SET NX is refused whatever its token).
+  std::string* acquisition_token = nullptr;
 
   // at: a checkpoint between two commands of one call.
   void at(std::string_view point) const {

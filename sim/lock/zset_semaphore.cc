@@ -76,6 +76,7 @@ class ZsetSemaphore : public LockVariant {
 class ClientTimedSemaphore final : public ZsetSemaphore {
  public:
   std::string_view name() const override { return "zset_semaphore"; }
+  bool reads_client_clock() const override { return true; }
   std::string_view summary() const override {
     return "semaphore: Lua ZREMRANGEBYSCORE older than a lease by the client's clock, ZADD now, "
            "ZRANK < permits or ZREM; release: ZREM token (Redis in Action 6.3.1)";

@@ -12,8 +12,10 @@
 # (user_semaphore_server.json) passes all four; the same rows on the simulator;
 # explore (client clocks drawn) finds the first lock's overflow as its own, shrunk and confirmed
 # on a real redis-server; a server-timed semaphore with one holder too many
-# (user_semaphore_off_by_one.json) whose overflow a drawn clock offset was blamed for is said not
-# to be the clocks' alone.
+# (user_semaphore_off_by_one.json) is never blamed on a client's clock, which it does not read
+# (its overflow is a racy acquire, drawn offsets or not); the same off-by-one in a semaphore timed
+# by its clients' clocks (user_semaphore_off_by_one_clock.json), whose overflow a drawn clock
+# offset is blamed for, is said not to be the clocks' alone.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -73,18 +75,36 @@ expect_grep "its minimal scenario gives the client's clock" '"client_clocks"' \
   "$WORK/explored/explore-user-clock-semaphore-mutex-violation-client-clock.json"
 
 # A semaphore timed by the server that lets one holder too many in (ZCARD > permits,
-# tests/cli/user_semaphore_off_by_one.json): where a drawn clock offset is left in a minimal
-# scenario blamed on it, explore says the clocks are not the cause (without them it still
-# overflows: racy_acquire).
+# tests/cli/user_semaphore_off_by_one.json): it reads no client's clock, so a drawn clock offset
+# is no cause of its overflow (a blind test's server-timed semaphore was blamed on one, and its
+# one bug counted twice).
 timeout "$(slow 120)" "$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_semaphore_off_by_one.json" \
   --variant user_off_by_one_semaphore --schedules 40 -j 2 --out "$WORK/off_by_one" --no-progress \
   >"$WORK/off_by_one.out" 2>&1
 expect_code "explore finds the off-by-one semaphore's bug" 1 $? "$WORK/off_by_one.out"
-if in_shrink "$WORK/off_by_one.out" "mutex_violation (client_clock)" \
+expect_grep "its overflow is its own racy acquire" "^  mutex_violation (racy_acquire): " \
+  "$WORK/off_by_one.out"
+expect_grep "client clocks were drawn for it" "client_clock" "$WORK/off_by_one.out"
+if grep -q "(client_clock)" "$WORK/off_by_one.out"; then
+  fail "a semaphore that reads no client's clock was blamed on one:"
+  sed 's/^/    /' "$WORK/off_by_one.out"
+else
+  pass "a server-timed semaphore's overflow is not blamed on a clock"
+fi
+# The same off-by-one timed by its clients' clocks: where a drawn clock offset is left in a
+# minimal scenario blamed on it, explore says the clocks are not the cause (without them it still
+# overflows: racy_acquire).
+timeout "$(slow 120)" "$LOCKSIM" explore \
+  --variant-file "$SOURCE/tests/cli/user_semaphore_off_by_one_clock.json" \
+  --variant user_off_by_one_clock_semaphore --schedules 40 -j 2 --out "$WORK/off_by_one_clock" \
+  --no-progress >"$WORK/off_by_one_clock.out" 2>&1
+expect_code "explore finds the clock-timed off-by-one semaphore's bug" 1 $? \
+  "$WORK/off_by_one_clock.out"
+if in_shrink "$WORK/off_by_one_clock.out" "mutex_violation (client_clock)" \
   "Not only the clocks: .* still show mutex_violation .racy_acquire."; then
-  pass "a server-timed semaphore's overflow is not blamed on a clock alone"
+  pass "a clock-timed semaphore's overflow is not blamed on a clock alone"
 else
   fail "the off-by-one overflow blamed on a clock does not say the clocks are not its cause:"
-  sed 's/^/    /' "$WORK/off_by_one.out"
+  sed 's/^/    /' "$WORK/off_by_one_clock.out"
 fi
 finish

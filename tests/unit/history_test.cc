@@ -270,6 +270,39 @@ TEST(Jsonl, RoundTripsEveryField) {
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
 }
 
+// Proves the lock's kind in the header (permits, reentrant, read_write, client_clocks) is read
+// back as written, so `locksim check` judges a history as its run did; and that a lock of none
+// writes none of them.
+TEST(Jsonl, RoundTripsTheLocksKind) {
+  History history;
+  history.clients = {"A"};
+  history.permits = 2;
+  history.reentrant = true;
+  history.read_write = true;
+  history.client_clocks = true;
+  const fs::path path = temp_file("kind.jsonl");
+  write_history_jsonl(path, history);
+  {
+    std::ifstream in(path);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_EQ(
+        header,
+        R"({"history_schema":5,"clients":["A"],"permits":2,"reentrant":true,"read_write":true,"client_clocks":true})");
+  }
+  const History back = read_history_jsonl(path);
+  EXPECT_EQ(back.permits, 2);
+  EXPECT_TRUE(back.reentrant);
+  EXPECT_TRUE(back.read_write);
+  EXPECT_TRUE(back.client_clocks);
+  History mutex;
+  mutex.clients = {"A"};
+  write_history_jsonl(path, mutex);
+  const History plain = read_history_jsonl(path);
+  EXPECT_EQ(plain.permits, 0);
+  EXPECT_FALSE(plain.reentrant || plain.read_write || plain.client_clocks);
+}
+
 // A sample history from two logs: every kind of string an event holds.
 History sample_history(const RunClock& clock) {
   Recorder recorder(clock, {"A", "B", "nemesis"});

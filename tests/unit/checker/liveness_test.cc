@@ -231,6 +231,13 @@ TEST(CheckerTest, LostReleaseHoldsOnlyUntilTheLeaseEnds) {
   EXPECT_EQ(deadlocks(r)[0]->to_ns, ms(5300));
   EXPECT_TRUE(contains(deadlocks(r)[0]->words, "A's release at 5000.0 ms got no reply"))
       << deadlocks(r)[0]->words;
+  // Why the lock stayed taken after the lease: the history cannot tell, so the words name every
+  // way (they said only "no reply", and a lock whose key lived 100 s on a lease of 100 ms was a
+  // puzzle).
+  EXPECT_TRUE(contains(deadlocks(r)[0]->words,
+                       "its lease (ttl 300 ms) ran out by 310.0 ms at the latest, yet the lock "
+                       "stayed taken: its TTL was never set, was set longer than requested"))
+      << deadlocks(r)[0]->words;
 
   // A release given up on before the lease ended may never have reached the server: the key
   // counts as held until the lease end, so a waiter granted then was not stuck.

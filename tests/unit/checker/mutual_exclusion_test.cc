@@ -242,6 +242,32 @@ TEST(CheckerTest, RacyAcquire) {
   ASSERT_EQ(violations(r).size(), 1u);
   EXPECT_EQ(violations(r)[0]->cause, "racy_acquire");
   EXPECT_TRUE(contains(violations(r)[0]->words, "still valid until 1010.0 ms"));
+  // The history knows the lease asked for, not the key's TTL: a lock that set its key's TTL in
+  // seconds with the lease's milliseconds (1 ms) looks the same, and the words say so.
+  EXPECT_TRUE(contains(violations(r)[0]->words,
+                       "or the lock set its key to live shorter than the lease it was asked for"))
+      << violations(r)[0]->words;
+}
+
+// Proves an overlap within a valid lease after a client's own clock ran off the others' is that
+// clock's doing (client_clock) for a mutex that times its lease with its clients' clocks (a
+// {now_ms} lock), and a racy acquire for one that reads no client's clock.
+TEST(CheckerTest, AClientClockBeforeAnOverlapIsItsCauseForALockThatReadsIt) {
+  constexpr int kNemesis = 2;
+  HistoryBuilder builder({"A", "B", "nemesis"});
+  builder.nemesis(ms(0), kNemesis, B, FaultKind::kClientClock, FaultPhase::kInstant)
+      .hold(A, ms(0), ms(10), ms(200), ms(201), 1000)
+      .hold(B, ms(5), ms(100), ms(300), ms(301), 1000);
+  History timed = builder.build();
+  timed.client_clocks = true;
+  const CheckResult r = check(timed);
+  ASSERT_EQ(violations(r).size(), 1u);
+  EXPECT_EQ(violations(r)[0]->cause, "client_clock");
+  EXPECT_TRUE(contains(violations(r)[0]->words, "B's own clock ran off the others'"))
+      << violations(r)[0]->words;
+  const CheckResult untimed = check(builder.build());
+  ASSERT_EQ(violations(untimed).size(), 1u);
+  EXPECT_EQ(violations(untimed)[0]->cause, "racy_acquire");
 }
 
 // Proves a release after the releaser's lease ran out that deleted the key while another client

@@ -93,15 +93,36 @@ TEST(Semaphore, AOnePermitSemaphoresReleaseIsNoStaleRelease) {
       << violations(semaphore)[1]->words;
 }
 
-// Proves a client whose own clock ran off the others' before the overflow is its cause: the
-// semaphore trusted its clients' clocks (the lock's own bug).
-TEST(Semaphore, AClientClockBeforeTheOverflowIsItsCause) {
+// Proves a client whose own clock ran off the others' before the overflow is its cause when the
+// semaphore reads its clients' clocks (History::client_clocks: it trusted them, its own bug), and
+// is no excuse for one that reads none (a blind test's server-timed semaphore with an off-by-one
+// was blamed on a clock it never read): that overflow is a racy acquire.
+TEST(Semaphore, AClientClockBeforeTheOverflowIsItsCauseOnlyIfTheLockReadsIt) {
   HistoryBuilder builder = three_holders();
   builder.nemesis(ms(0), kSemaphoreNemesis, C, FaultKind::kClientClock, FaultPhase::kInstant);
-  const CheckResult r = check(with_permits(builder.build(), 2));
+  History timed = with_permits(builder.build(), 2);
+  timed.client_clocks = true;
+  const CheckResult r = check(timed);
   ASSERT_EQ(violations(r).size(), 1u);
   EXPECT_EQ(violations(r)[0]->cause, "client_clock");
   EXPECT_TRUE(contains(violations(r)[0]->words, "C's own clock ran off the others'"))
+      << violations(r)[0]->words;
+
+  const CheckResult untimed = check(with_permits(builder.build(), 2));
+  ASSERT_EQ(violations(untimed).size(), 1u);
+  EXPECT_EQ(violations(untimed)[0]->cause, "racy_acquire");
+  EXPECT_FALSE(contains(violations(untimed)[0]->words, "clock")) << violations(untimed)[0]->words;
+}
+
+// Proves one holder inside is said so ("while 1 holder was inside"), not "1 holders were".
+TEST(Semaphore, OneHolderInsideIsSaidInTheSingular) {
+  HistoryBuilder builder;
+  builder.hold(A, ms(0), ms(1), ms(200), ms(201), 1000)
+      .hold(B, ms(10), ms(11), ms(200), ms(202), 1000);
+  const CheckResult r = check(with_permits(builder.build(), 1));
+  ASSERT_EQ(violations(r).size(), 1u);
+  EXPECT_TRUE(contains(violations(r)[0]->words,
+                       "B acquired lock at 11.0 ms while 1 holder was inside, A (since 1.0 ms)"))
       << violations(r)[0]->words;
 }
 

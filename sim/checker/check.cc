@@ -28,9 +28,12 @@ bool is_own_finding(const Finding& finding) {
     case FindingKind::kStaleRelease:
     case FindingKind::kStolenRenewal:
     case FindingKind::kIdleHold:
-    case FindingKind::kBarging:
     case FindingKind::kEarlyRelease:
       return true;
+    case FindingKind::kBarging:
+      // A queue a server forgot (restarted without persistence, a clock jump) is every queue's
+      // limit, as the lock a server forgot is every lease's (explore's kLeaseLimits).
+      return finding.cause != "queue_lost";
     case FindingKind::kMutexViolation:
       return is_own_cause(finding.cause);
     case FindingKind::kDeadlock:

@@ -238,7 +238,8 @@ struct Finding {
 // every lease has ("lease_expired", "lock_lost").
 bool is_own_cause(std::string_view cause);
 // is_own_finding: whether a finding is a lock's own bug whatever the fault: a stale release, a
-// stolen renewal, an idle hold, barging, an early release, a violation of an own cause, or a
+// stolen renewal, an idle hold, barging (but a queue a server forgot, "queue_lost"), an early
+// release, a violation of an own cause, or a
 // reentrant lock's owner refused by its own lock ("nested_refused"), or a read-write lock's writer
 // starved by readers ("writer_starved"); a refused upgrade is a limit of every read-write lock.
 bool is_own_finding(const Finding& finding);

@@ -260,8 +260,10 @@ AcquireStatus ThreadClient::acquire(const std::string& logical_key, std::int64_t
   const std::string& key = lock_key(logical_key);
   // The attempts' command is kept from one attempt to the next (LockContext::attempt_command).
   std::optional<OneCommand> attempt_command;
+  std::string acquisition_token;  // LockContext::acquisition_token
   LockContext lock_context = context(faults);
   lock_context.attempt_command = &attempt_command;
+  lock_context.acquisition_token = &acquisition_token;
   const Nanos deadline = record_.invoke_acquire(logical_key, intended_ns) + ms_to_ns(timeout_ms);
 
   // The host lives until the acquire returns: a client once refused is waiting for the lock

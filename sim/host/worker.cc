@@ -263,7 +263,9 @@ class Worker {
     // The worker's own clock only bounds its wait; nothing it measures is recorded.
     const Nanos received = clock_.now_ns();
     const Nanos deadline = received + ms_to_ns(request.at("timeout_ms").get<std::int64_t>());
-    const LockContext lock_context = context(request);
+    std::string acquisition_token;  // LockContext::acquisition_token: one per acquire call
+    LockContext lock_context = context(request);
+    lock_context.acquisition_token = &acquisition_token;
     AcquireOnWorker host(*this, lock_context, key, ttl_ms);
     const AcquireEnd end = run_inline(acquire_loop(host, deadline));
     if (end.kind == AcquireEnd::Kind::kAcquired && variant_.renews()) {

@@ -132,7 +132,15 @@ class ScriptedLuaLock final : public LockVariant {
 
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {
+    // Drawn at every attempt all the same, so that a schedule's draws do not depend on it.
     std::string token = context.rng.token_hex(32);
+    if (std::string* first = context.acquisition_token) {
+      if (first->empty()) {
+        *first = token;
+      } else {
+        token = *first;
+      }
+    }
     RedisResult result =
         acquire_.run(context.connection, expand(spec_.acquire.keys, context, key, token, ttl_ms),
                      expand(spec_.acquire.args, context, key, token, ttl_ms));
@@ -337,6 +345,11 @@ ScriptVariantSpec load_script_variant(const std::filesystem::path& path,
       root.member("extend").fail(
           "a read-write lock (\"kind\": \"read_write\") does not renew here yet");
     }
+    // {waiter} names a waiting writer (its intent, as rw_lock_fair's), not a place in a queue: a
+    // read-write lock promises no order among its waiters, and its fairness is that no writer is
+    // starved (writer_starved), so it is not judged for barging (a blind test's read-write lock
+    // passing {waiter} was, and explore and run disagreed on whose bug that was).
+    spec.queues = false;
   }
   if (spec.reentrant) {
     // Its owner is the client ({waiter}), not a queue; its release checks the owner if it reads

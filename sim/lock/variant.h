@@ -208,6 +208,11 @@ class LockVariant {
   // its own; the checker then counts holders against the permits. Its reference is
   // zset_semaphore_server.
   virtual bool semaphore() const { return false; }
+  // reads_client_clock: whether the lock reads its client's own clock (LockContext::
+  // client_now_ms), so that a client's clock run off the others' (the scenario's client_clocks)
+  // can break it: the checker then names such a clock as the cause of a holder too many
+  // ("client_clock"); a lock that reads no client's clock is not excused by one.
+  virtual bool reads_client_clock() const { return false; }
   // reentrant: whether the lock is reentrant: its owner is the client (LockContext::waiter_id),
   // not one acquire's token; an acquire by the client that holds it succeeds at once and adds a
   // hold, each release takes one away, and the lock is freed when the last is gone, and only

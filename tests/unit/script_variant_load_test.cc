@@ -121,6 +121,26 @@ TEST_F(VariantFileTest, DeclarationsAndReferenceFollowThePlaceholders) {
     EXPECT_EQ(spec.owner_check, c.owner_check) << text;
     EXPECT_EQ(reference_variant(spec), c.reference) << text;
   }
+  const auto load = [&](const std::string& acquire_args, const std::string& extra) {
+    return load_script_variant(
+        write(R"({"name": "x", "acquire": {"script": "r", "args": )" + acquire_args +
+              R"(}, "release": {"script": "r"})" + extra + "}"),
+        kKnown);
+  };
+  // A read-write lock that passes {waiter} names a waiting writer with it: no queue, so no
+  // barging to judge; its reference is rw_lock_fair.
+  const ScriptVariantSpec rw =
+      load(R"(["{token}", "{ttl_ms}", "{mode}", "{waiter}"])", R"(, "kind": "read_write")");
+  EXPECT_FALSE(rw.queues);
+  EXPECT_EQ(reference_variant(rw), "rw_lock_fair");
+  EXPECT_TRUE(load(R"(["{token}", "{ttl_ms}", "{waiter}"])", "").queues);
+  // A lock reads its clients' clocks when a script is given {now_ms}, whatever its kind.
+  EXPECT_TRUE(
+      load(R"(["{token}", "{ttl_ms}", "{permits}", "{now_ms}"])", R"(, "kind": "semaphore")")
+          .reads_client_clock);
+  EXPECT_FALSE(load(R"(["{token}", "{ttl_ms}", "{permits}"])", R"(, "kind": "semaphore")")
+                   .reads_client_clock);
+  EXPECT_TRUE(load(R"(["{token}", "{now_ms}"])", "").reads_client_clock);
 }
 
 // Unknown keys name their path with a did-you-mean; wrong types name what was expected.

@@ -330,6 +330,12 @@ std::string ProcessTopology::restart(std::size_t server) {
   try {
     on_keeper([this, server, &pid] {
       servers_[server].kill();  // reaps a process that died unplanned; no-op after a kill
+      // Its clients' connections died with it: they reconnect before their next call, as on the
+      // simulator (SimTopology::restart kills first), rather than send it on a closed socket and
+      // end their call unanswered (a waiter polling through a restart ended its acquire unknown
+      // on a real server and was granted on the simulator). Not before the kill, or a client
+      // could reconnect to the old process.
+      generation_ += 1;
       servers_[server].restart();
       pid = servers_[server].pid();
     });

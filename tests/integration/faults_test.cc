@@ -18,9 +18,11 @@
 #include "sim/driver/driver.h"
 #include "sim/lock/registry.h"
 #include "sim/plan/plan.h"
+#include "sim/redis/connection.h"
 #include "sim/redis/server.h"
 #include "sim/report/run_record.h"
 #include "sim/scenario/loader.h"
+#include "sim/topology/topology.h"
 #include "tests/support/shared_server.h"
 
 namespace locksim {
@@ -372,6 +374,29 @@ TEST(Nemesis, RandomFaultsFollowThePlanAndBreakTtlLocks) {
   const Judged threads = run(as_threads(scenario), "lua_owner", seed);
   EXPECT_EQ(threads.result.verdict, Verdict::kMutexViolation);
   EXPECT_EQ(lost_replies(threads), planned);
+}
+
+// Proves a restart of a real server moves the topology's generation when it kills the process as
+// well as when the server is back (as SimTopology's restart does, which kills first), so that a
+// client waiting through the restart reconnects before its next try instead of sending it on the
+// connection that died with the process: a waiter polling through a restart ended its acquire
+// without an answer (Server closed the connection) on a real server where the simulator granted
+// it the lock the server forgot (a blind test's lock, m03). The old connection is indeed dead.
+TEST(Topology, ARestartMovesTheGenerationAtTheKillAndAtTheReturn) {
+  TopologySpec spec;
+  spec.name = "single";
+  spec.servers.push_back({"n1", "none", ""});
+  std::unique_ptr<Topology> topology = Topology::start(spec);
+  HiredisConnection before_restart(topology->endpoint(0), ConnectionOptions{});
+  ASSERT_TRUE(before_restart.command({"SET", "k", "v"}).ok());
+  const std::uint64_t before = topology->primary_generation();
+  ASSERT_EQ(topology->restart(0), "");
+  EXPECT_GE(topology->primary_generation() - before, 2U);
+  EXPECT_EQ(before_restart.command({"GET", "k"}).error, RedisErrorKind::kClosed);
+  HiredisConnection after_restart(topology->endpoint(0), ConnectionOptions{});
+  const RedisResult forgotten = after_restart.command({"GET", "k"});
+  ASSERT_TRUE(forgotten.ok()) << forgotten.describe();
+  EXPECT_TRUE(forgotten.reply.is_nil());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // comparison with the simulator's runs of it.
 #include "sim/explore/confirm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -97,6 +99,18 @@ Confirmation confirm(const Json& document, const LockVariant& variant, int runs,
   return confirmation;
 }
 
+double binomial_at_most(int n, int k, double p) {
+  if (k >= n) return 1.0;
+  if (p >= 1.0) return 0.0;
+  double total = 0.0;
+  double choose = 1.0;  // n choose i
+  for (int i = 0; i <= k; ++i) {
+    if (i > 0) choose = choose * (n - i + 1) / i;
+    total += choose * std::pow(p, i) * std::pow(1.0 - p, n - i);
+  }
+  return std::min(1.0, total);
+}
+
 BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real) {
   BackendDifference difference;
   if (real.runs == 0 || simulated.fresh_runs == 0) return difference;
@@ -110,19 +124,28 @@ BackendDifference compare_backends(const ShrinkResult& simulated, const Confirma
       difference.only_real.push_back(signature + " (" + of_runs(runs) + ")");
     }
   }
-  // Shown under every seed the simulator ran it with (fresh, and sampled if any): a real run must
-  // show it too; shown under some only, it hangs on a race a real run may miss.
+  // Shown under every fresh seed and under the seeds the simulator ran it with (fresh, and sampled
+  // if any) so often that the real runs' count would be a draw of less than 1 in 100 (a finding
+  // the simulator shows under every seed: any real run that misses it): the real server shows it
+  // less often than the simulator can. Shown under some fresh seeds only, or under few sampled
+  // ones, it hangs on a race a real run may miss. (A finding shown under 16 of 16 fresh seeds and
+  // 251 of 256 in all, and by 0 of 2 real runs, was "not reproduced: the model differs" and "the
+  // real server and the simulator agree" at once.)
   const bool sampled = !simulated.sampled_signatures.empty();
   const int simulated_runs = simulated.fresh_runs + (sampled ? kSampledSeeds : 0);
   for (const auto& [signature, shown] :
        sampled ? simulated.sampled_signatures : simulated.fresh_signatures) {
-    if (shown < simulated_runs) continue;
+    const auto fresh = simulated.fresh_signatures.find(signature);
+    if (fresh == simulated.fresh_signatures.end() || fresh->second < simulated.fresh_runs) continue;
     const auto on_real = real.signatures.find(signature);
     const int runs = on_real == real.signatures.end() ? 0 : on_real->second;
-    if (runs < real.runs) {
-      difference.not_on_real.push_back(signature + " (" + of_runs(runs) + ", every one of " +
-                                       std::to_string(simulated_runs) + " simulated seeds)");
-    }
+    if (runs >= real.runs) continue;
+    const double rate = std::min(1.0, static_cast<double>(shown) / simulated_runs);
+    if (binomial_at_most(real.runs, runs, rate) >= 0.01) continue;
+    difference.not_on_real.push_back(
+        signature + " (" + of_runs(runs) + ", " +
+        (shown >= simulated_runs ? "every one" : std::to_string(shown)) + " of " +
+        std::to_string(simulated_runs) + " simulated seeds)");
   }
   return difference;
 }

@@ -32,15 +32,21 @@ struct Confirmation {
 };
 // BackendDifference: what a real server's runs of a minimal scenario showed that the simulator's
 // runs of it (fresh and sampled seeds: ShrinkResult::sampled_signatures) never did, and what the
-// simulator showed under every fresh seed that not every real run did: where the two disagree,
+// simulator showed under every fresh seed, and under its sampled seeds so often that the real
+// runs' count is a draw of less than 1 in 100, that not every real run did: where the two disagree,
 // the simulator is wrong (the model or its timing), and the difference is named
 // (docs/simulator.md).
 struct BackendDifference {
   std::vector<std::string> only_real;    // "<signature> (k of N real runs)"
-  std::vector<std::string> not_on_real;  // "<signature> (k of N real runs; every simulated seed)"
+  // "<signature> (k of N real runs, every one of M simulated seeds)" (or "m of M").
+  std::vector<std::string> not_on_real;
   bool empty() const { return only_real.empty() && not_on_real.empty(); }
 };
 BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real);
+
+// binomial_at_most: the probability that at most `k` of `n` runs show what each shows with
+// probability `p` (1 when k >= n).
+double binomial_at_most(int n, int k, double p);
 
 // confirm: runs `document` (whose expect says what it must show) `runs` times on a private
 // redis-server.

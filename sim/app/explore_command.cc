@@ -119,6 +119,13 @@ std::string describe_steps(const Json& document) {
         line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
     }
     if (step.contains("mode")) line += " (" + step.at("mode").get<std::string>() + ")";
+    if (step.contains("acquire_timeout_ms") && step.at("acquire_timeout_ms") == 0) {
+      line += ", trying once";
+    }
+    // What the step is for may be a word of it (a blind test's minimal scenario printed "A
+    // release" for a release made in a `finally` with nothing held, the whole point of it).
+    if (step.value("finally", false)) line += " in a finally (whether it holds the lock or not)";
+    if (step.value("unsaved_token", false)) line += " with a token it never saved";
     if (step.contains("lose_reply")) line += ", its reply lost";
     if (step.contains("delay")) {
       line += ", delayed on the link (at most " +

@@ -201,11 +201,15 @@ int main(int argc, char** argv) {
                           "The lock: a built-in or a --variant-file's (required but with --merge)");
   explore_cmd->add_option("--variant-file", explore.variant_files,
                           "Your own Lua lock (as for run)");
-  explore_cmd->add_option("--schedules", explore.schedules, "Run at most N schedules")
+  explore_cmd
+      ->add_option("--schedules", explore.schedules,
+                   "Run at most N schedules (with --time and no --schedules: as many as "
+                   "the time allows)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   explore_cmd->add_option("--time", explore_time_text,
-                          "Stop after this long too: 10s, 2m, 500ms (whichever comes first)");
+                          "Stop after this long: 10s, 2m, 500ms (with --schedules or --seeds, "
+                          "whichever comes first)");
   explore_cmd->add_option("--jobs,-j", explore.jobs, "Workers (each a thread of its own)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

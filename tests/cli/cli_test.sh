@@ -224,6 +224,29 @@ PY
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/bad_syntax.json" --out "$WORK/out-u" >"$WORK/syntax.out" 2>&1
 expect_code "a Lua syntax error is bad input" 2 $? "$WORK/syntax.out"
 expect_grep "the syntax error names the script" "bad_syntax.acquire" "$WORK/syntax.out"
+# Every command that reads the file says so before it runs anything: explore ran a lock that did
+# not compile for 20,000 schedules and called its errors the lock's own findings (exit 1).
+for command in "explore --variant bad_syntax --schedules 50 --no-shrink --out $WORK/out-c --variant-file" \
+  "audit --out $WORK/out-c" "list --variant-file"; do
+  # shellcheck disable=SC2086
+  "$LOCKSIM" $command "$WORK/bad_syntax.json" >"$WORK/syntax-cmd.out" 2>&1
+  expect_code "${command%% *}: a Lua syntax error is bad input" 2 $? "$WORK/syntax-cmd.out"
+  expect_grep "${command%% *}: it names the file and the script" \
+    "bad_syntax.json: .*script bad_syntax.acquire: ERR Error compiling script" "$WORK/syntax-cmd.out"
+done
+# {token} is one per acquire call: a lock that grants a token only on its second ask grants A's
+# second attempt, with threads, with client processes and on the simulator (with a token per
+# attempt it granted none of 199: a lock keying a waiting writer's intent by its token broke so).
+for how in "" "--clients processes" "--backend sim --seed 3"; do
+  # shellcheck disable=SC2086
+  "$LOCKSIM" run "$SOURCE/tests/cli/token_per_call.json" --variant-file \
+    "$SOURCE/tests/cli/user_second_ask.json" $how --out "$WORK/per-call" --no-progress \
+    >"$WORK/per-call.out" 2>&1
+  expect_code "a token per acquire call (${how:-threads})" 0 $? "$WORK/per-call.out"
+  expect_grep "its second attempt is granted (${how:-threads})" \
+    '"type":"ok","f":"acquire".*"attempts":2,' \
+    "$WORK/per-call/token-per-call/latest/user_second_ask/history.jsonl"
+done
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/typo.json" --out "$WORK/out-u" >"$WORK/typo.out" 2>&1
 expect_code "an unknown placeholder is bad input" 2 $? "$WORK/typo.out"
 expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK/typo.out"

@@ -11,7 +11,10 @@
 # explore finds the early release, the owner's refused nested acquire and a last release that
 # leaves the key (user_reentrant_zero_depth.json: a waiter refused while nobody held it) as the
 # locks' own,
-# shrunk and confirmed on a real redis-server; a reentrant variant file without {waiter} is refused.
+# shrunk and confirmed on a real redis-server; a release that takes one off the caller's count
+# unchecked (user_reentrant_negative_field.json, a blind test's lock) lets a client that released
+# in a finally holding nothing take the held lock, and the minimal scenario says the release was
+# a finally's; a reentrant variant file without {waiter} is refused.
 set -uo pipefail
 LOCKSIM=$1
 SOURCE=$2
@@ -67,6 +70,22 @@ explore_finds_own user_reentrant_mutex "deadlock (nested_refused)" hash_reentran
 # refused while nobody holds the lock (idle_hold, refused_while_free), until the TTL.
 explore_finds_own user_reentrant_zero_depth "idle_hold (refused_while_free)" hash_reentrant \
   "nested acquire" "$WORK/explored-zero_depth"
+
+# A finally release by a client holding nothing leaves its count at -1, and its next acquire takes
+# the held lock: the minimal scenario's steps say the release was made in a finally (they said "A
+# release", which hid the whole point of it).
+timeout "$(slow 120)" "$LOCKSIM" explore \
+  --variant-file "$SOURCE/tests/cli/user_reentrant_negative_field.json" \
+  --variant user_reentrant_negative_field --schedules 20 -j 2 --out "$WORK/negative" \
+  --no-progress >"$WORK/negative.out" 2>&1
+expect_code "explore finds the negative count's bug" 1 $? "$WORK/negative.out"
+if in_shrink "$WORK/negative.out" "mutex_violation (racy_acquire)" \
+  "^    [A-C] release in a finally \(whether it holds the lock or not\)$"; then
+  pass "the minimal scenario says the release was a finally's"
+else
+  fail "the racy acquire's minimal scenario does not say its release was a finally's:"
+  sed 's/^/    /' "$WORK/negative.out"
+fi
 
 # A reentrant lock knows its owner by {waiter}: a file without it is refused, naming the field.
 sed 's/{waiter}/{token}/' "$SOURCE/tests/cli/user_reentrant_hash.json" >"$WORK/no_waiter.json"

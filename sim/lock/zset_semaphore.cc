@@ -39,16 +39,22 @@ return 0
 // A member scored s expires once the server's millisecond is past s, as a key set with PX does
 // (expired when the clock's millisecond is greater than its end): TIME is cut to the millisecond,
 // so removing scores up to `now` itself would end a lease up to a millisecond early.
+// Its own permit is added first, and taken back if that makes one too many: the set never empties
+// while the script runs, so the key it was called with exists throughout. On Redis Cluster a
+// script that empties its key (every permit expired) and then writes it again, while its slot
+// migrates, is refused mid-way ("Script attempted to access a non local key": the key is missing
+// from a migrating slot, so it belongs to the node importing it), and its acquire ends in an error.
 constexpr const char* kServerTimedAcquireSource = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+if redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[3]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 0
 end
-return 0
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
 )lua";
 
 const Script& client_timed_acquire_script() {
@@ -96,8 +102,8 @@ class ServerTimedSemaphore final : public ZsetSemaphore {
  public:
   std::string_view name() const override { return "zset_semaphore_server"; }
   std::string_view summary() const override {
-    return "semaphore: Lua TIME, ZREMRANGEBYSCORE expired, ZCARD < permits then ZADD "
-           "now+ttl and PEXPIRE; release: ZREM token (the fix of Redis in Action 6.3.1)";
+    return "semaphore: Lua TIME, ZADD now+ttl, ZREMRANGEBYSCORE expired, ZCARD > permits then "
+           "ZREM, else PEXPIRE; release: ZREM token (the fix of Redis in Action 6.3.1)";
   }
   AcquireAttempt try_acquire(const LockContext& context, const std::string& key,
                              std::int64_t ttl_ms) const override {

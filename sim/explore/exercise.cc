@@ -589,7 +589,13 @@ const Exercise& ExerciseDrawer::State::draw(Choices& rng, std::uint64_t seed) {
         note(aimed(ExerciseFault::kClockJump, hit.size()));
       } else if (fails_over) {
         cluster_fault_drawn = true;
-        const std::int64_t how = rng.uniform(0, 2);
+        std::int64_t how = rng.uniform(0, 2);
+        // p1 is killed once per schedule, as every node is (`killed`): a restart drawn for another
+        // cycle may have taken it, and the two kills' steps interleaved failed ("p1 is already
+        // down": 38 of 223,353 schedules of hash_reentrant with every fault could not run); a
+        // failover then comes by CLUSTER FAILOVER TAKEOVER instead, and a later restart finds p1
+        // taken.
+        if (how == 0 && !killed.insert(kClusterLockPrimary).second) how = 1;
         if (how == 0) {
           // Killed: the cluster elects r1 (a second or so later), and p1 comes back its replica.
           push(new_server_step(kClusterLockPrimary, kill));

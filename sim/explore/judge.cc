@@ -209,6 +209,12 @@ std::string limit_help(const std::string& signature) {
            "of waiters with the key, so the next to ask gets the lock: persistence (appendonly, "
            "fsync always) keeps the queue";
   }
+  if (signature == "deadlock (recovered_late)" || signature == "idle_hold") {
+    return "a failover loses what the old primary had not yet sent its replica, a release as much "
+           "as a grant, and brings a released key back until its TTL: a WAIT for the replica's "
+           "acknowledgement after each write of the lock (as lua_owner_wait's grant does) closes "
+           "that window; without a failover this is the lock's own";
+  }
   if (signature == "never_granted") {
     return "a multi-server lock needs a majority of its nodes: with most of them down nobody can "
            "take it (liveness, not safety); bring nodes back, or run more of them";

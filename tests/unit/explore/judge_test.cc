@@ -112,6 +112,9 @@ TEST(Judge, AFailoverThatLosesAReleaseIsTheLimitOfAReentrantIdleHold) {
   EXPECT_TRUE(
       judge_finding(lock_named("hash_reentrant"), "deadlock (recovered_late)", {failed_over})
           .limit);
+  // What helps is said for both.
+  EXPECT_NE(limit_help("idle_hold").find("WAIT"), std::string::npos);
+  EXPECT_NE(limit_help("deadlock (recovered_late)").find("WAIT"), std::string::npos);
 }
 
 TEST(Judge, AFaultAtACheckpointTheReferenceLacksMovesToTheNearestPointItHas) {

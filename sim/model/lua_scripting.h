@@ -66,6 +66,10 @@ struct ScriptLimits {
   // allocation_budget_bytes: bytes a script run may allocate in all (freed ones count too): the
   // bound of work done in C functions, which no instruction count sees. 0: none.
   std::size_t allocation_budget_bytes = 0;
+  // time_limit_ms: real time a script run may take, read at each count-hook call (every 1,000
+  // instructions): the backstop of both budgets, which a C function that allocates nothing can
+  // pass by (string.rep of a string Lua already holds interned). 0: none.
+  std::int64_t time_limit_ms = 0;
 };
 
 // ScriptFlags: a script's shebang line (evalExtractShebangFlags): whether it has one (without,
@@ -101,7 +105,7 @@ class LuaScripting {
             std::span<const std::string_view> args, ScriptHost& host);
 
   // stop_soon: the running script is over a budget: the hook stops it at its next instruction
-  // (the allocator calls it; a count hook fires only every 100,000 instructions).
+  // (the allocator calls it; a count hook fires only every 1,000 instructions).
   void stop_soon();
 
   // states_set_up: Lua states this thread has set up (the others were taken from its pool).
@@ -113,6 +117,9 @@ class LuaScripting {
   std::int64_t instruction_budget() const { return limits_.instruction_budget; }
   std::size_t memory_limit_bytes() const { return limits_.memory_limit_bytes; }
   std::size_t allocation_budget_bytes() const { return limits_.allocation_budget_bytes; }
+  std::int64_t time_limit_ms() const { return limits_.time_limit_ms; }
+  std::int64_t started_ns = 0;  // when the running script started (real time)
+  bool over_time = false;       // ... and ran past time_limit_ms
   std::size_t memory_used = 0;  // bytes the Lua state holds (its allocator keeps it)
   std::int64_t hook_calls = 0;  // count-hook calls of the running script
   std::size_t allocated_bytes = 0;       // what the running script allocated so far

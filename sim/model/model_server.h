@@ -53,7 +53,7 @@ struct ModelOptions {
   std::int64_t unix_epoch_base_ms = 1'700'000'000'000;
   // script_instruction_budget: Lua VM instructions a script may run before the model stops it
   // with an error (Redis would run it on, answering BUSY to others, until SCRIPT KILL). Counted
-  // in steps of 100,000; 0 means no budget. 10^8 is about a quarter of a second of Lua on the
+  // in steps of 1,000; 0 means no budget. 10^8 is about a quarter of a second of Lua on the
   // 2-core development machine; a lock's script runs a few hundred.
   std::int64_t script_instruction_budget = 100'000'000;
   // lua_memory_limit_bytes: the script engine's memory; beyond it Lua reports
@@ -65,6 +65,12 @@ struct ModelOptions {
   // half a second of string.rep, near the instruction budget's time; a lock's script allocates
   // a few kilobytes. 0: no budget.
   std::size_t script_allocation_budget_bytes = std::size_t{256} << 20;
+  // script_time_limit_ms: real time a script may run before the model stops it, the backstop of
+  // both budgets: string.rep in a loop allocates nothing once Lua holds its strings interned (a
+  // state from the thread's pool whose collector had no reason to run: the loop ran for over 14
+  // minutes), and no instruction count sees the copying. Redis's lua-time-limit is 5 s too (from
+  // then it answers BUSY). 0: none.
+  std::int64_t script_time_limit_ms = 5000;
   // maxmemory_bytes: Redis's maxmemory with its default policy, noeviction: once the keyspace's
   // estimated size (Keyspace::used_bytes) is over it, a command that may grow memory ("denyoom":
   // SET, APPEND, RPUSH, ...) is refused with Redis's OOM error; the others run. 0: no limit.

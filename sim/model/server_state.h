@@ -112,7 +112,7 @@ struct ServerState {
 
   ScriptLimits script_limits() const {
     return ScriptLimits{options.script_instruction_budget, options.lua_memory_limit_bytes,
-                        options.script_allocation_budget_bytes};
+                        options.script_allocation_budget_bytes, options.script_time_limit_ms};
   }
   void reset_scripts() { lua = std::make_unique<LuaScripting>(script_limits(), random); }
 };

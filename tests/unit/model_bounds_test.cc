@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include "sim/model/model_server.h"
 #include "tests/support/reply_text.h"
@@ -40,24 +41,54 @@ TEST(ModelMemory, ALockThatGrowsWithoutEndIsRefusedPastMaxmemory) {
 }
 
 // Proves string.rep in a loop, whose time goes to C, is stopped by the allocation budget, with
-// or without pcall around it, within about half a second each, and the gap is noted.
+// or without pcall around it, within about half a second each, and the gap is noted. On a thread
+// of its own, so on a Lua state of its own: one from the thread's pool, after other tests in the
+// same process, may find its strings interned and allocate nothing (the time limit's case,
+// below), and the time limit is off here so that only the allocation budget can stop it (a
+// sanitizer's allocations take 8 to 11 s).
 TEST(ModelScriptBounds, StringRepInALoopIsStopped) {
-  ModelServer server;
-  for (const std::string_view script :
-       {"while true do local s = string.rep('x', 1000000) end",
-        "while true do pcall(string.rep, 'x', 1000000) end",
-        "for i = 1, 3000 do pcall(string.rep, 'x', 1000000) end return 1"}) {
-    // The reply says the allocation bound stopped it (a script that ran on would never return:
-    // ctest's time limit is the backstop, not a timed assertion, which a sanitizer's slower
-    // allocations broke: 8 to 11 s under ThreadSanitizer).
-    const Reply reply = server.execute({"EVAL", script, "0"}, 0);
-    EXPECT_NE(reply.str.find("locksim model: script killed after it allocated 268435456 bytes"),
-              std::string::npos)
-        << script << ": " << show(reply);
-  }
-  EXPECT_NE(server.first_gap().find("script killed after it allocated"), std::string::npos);
-  EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000000)", "0"}, 0)),
-            ":1000000");
+  std::thread([] {
+    ModelOptions options;
+    options.script_time_limit_ms = 0;
+    ModelServer server(options);
+    for (const std::string_view script :
+         {"while true do local s = string.rep('x', 1000000) end",
+          "while true do pcall(string.rep, 'x', 1000000) end",
+          "for i = 1, 3000 do pcall(string.rep, 'x', 1000000) end return 1"}) {
+      // The reply says the allocation bound stopped it (a script that ran on would never return:
+      // ctest's time limit is the backstop, not a timed assertion, which a sanitizer's slower
+      // allocations broke: 8 to 11 s under ThreadSanitizer).
+      const Reply reply = server.execute({"EVAL", script, "0"}, 0);
+      EXPECT_NE(reply.str.find("locksim model: script killed after it allocated 268435456 bytes"),
+                std::string::npos)
+          << script << ": " << show(reply);
+    }
+    EXPECT_NE(server.first_gap().find("script killed after it allocated"), std::string::npos);
+    EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000000)", "0"}, 0)),
+              ":1000000");
+  }).join();
+}
+
+// Proves a script that neither budget stops is stopped by the real-time limit, which says so: in
+// one process, after the simulation tests, string.rep in a loop ran on a Lua state from the
+// thread's pool for over 14 minutes (the strings it made were found interned again, so little
+// was allocated, and a C function's copying is no Lua instruction). The two budgets are off
+// here, so only the time limit (300 ms; 5 s, as Redis's lua-time-limit, by default) can end it.
+TEST(ModelScriptBounds, AScriptNoBudgetStopsIsStoppedByTime) {
+  EXPECT_EQ(ModelOptions{}.script_time_limit_ms, 5000);
+  ModelOptions options;
+  options.script_instruction_budget = 0;
+  options.script_allocation_budget_bytes = 0;
+  options.script_time_limit_ms = 300;
+  ModelServer server(options);
+  const Reply reply =
+      server.execute({"EVAL", "while true do local s = string.rep('x', 100000) end", "0"}, 0);
+  EXPECT_NE(reply.str.find("locksim model: script killed after it ran 300 ms of real time"),
+            std::string::npos)
+      << show(reply);
+  EXPECT_NE(server.first_gap().find("script killed after it ran 300 ms"), std::string::npos);
+  // A lock's script is far from it.
+  EXPECT_EQ(show(server.execute({"EVAL", "return #string.rep('x', 1000)", "0"}, 0)), ":1000");
 }
 
 // Proves a script that reads large values through redis.call in a loop is stopped by the
@@ -78,9 +109,9 @@ TEST(ModelScriptBounds, ALargeReplyInALoopIsStopped) {
               std::string::npos)
         << script << ": " << show(reply);
   }
-  EXPECT_EQ(show(server.execute(
-                {"EVAL", "return #redis.call('GET', KEYS[1]) > 1048576", "1", "big"}, 0)),
-            ":1");
+  EXPECT_EQ(
+      show(server.execute({"EVAL", "return #redis.call('GET', KEYS[1]) > 1048576", "1", "big"}, 0)),
+      ":1");
 }
 
 // Proves a pattern that would backtrack for hours inside Lua's matcher is refused before it
@@ -95,19 +126,18 @@ TEST(ModelScriptBounds, ARunawayPatternIsRefusedBeforeItStarts) {
             std::string::npos)
       << show(reply);
   ModelServer caught;
-  EXPECT_EQ(show(caught.execute(
-                {"EVAL", "local ok = pcall(function() return " + runaway + " end) return 1", "0"},
-                0)),
-            ":1");
+  EXPECT_EQ(
+      show(caught.execute(
+          {"EVAL", "local ok = pcall(function() return " + runaway + " end) return 1", "0"}, 0)),
+      ":1");
   EXPECT_NE(caught.first_gap().find("string.find with a pattern"), std::string::npos);
   ModelServer plain;
-  EXPECT_EQ(show(plain.execute(
-                {"EVAL",
-                 "return {string.find('lock:42', '^(%a+):(%d+)$'), "
-                 "string.match(string.rep('ab', 5000), '(a-)b$'), "
-                 "select(2, string.gsub(string.rep('a b ', 1000), '%s+', ''))}",
-                 "0"},
-                0)),
+  EXPECT_EQ(show(plain.execute({"EVAL",
+                                "return {string.find('lock:42', '^(%a+):(%d+)$'), "
+                                "string.match(string.rep('ab', 5000), '(a-)b$'), "
+                                "select(2, string.gsub(string.rep('a b ', 1000), '%s+', ''))}",
+                                "0"},
+                               0)),
             "[:1, \"a\", :2000]");
   EXPECT_EQ(plain.first_gap(), "");
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
@@ -119,7 +120,8 @@ class Reader {
         schema.get<std::int64_t>() > kHistorySchemaVersion) {
       bad_line(path_, line_number,
                "$.history_schema: expected 2 to " + std::to_string(kHistorySchemaVersion) +
-                   " (this locksim reads schemas 1 to " + std::to_string(kHistorySchemaVersion) + "), got " + schema.dump());
+                   " (this locksim reads schemas 1 to " + std::to_string(kHistorySchemaVersion) +
+                   "), got " + schema.dump());
     }
     for (const auto& client : j.at("clients")) client_id(client.get<std::string>());
     if (j.contains("servers")) {
@@ -135,29 +137,17 @@ class Reader {
       }
       history_.permits = static_cast<int>(permits.get<std::int64_t>());
     }
-    if (j.contains("read_write")) {
-      const auto& read_write = j.at("read_write");
-      if (!read_write.is_boolean()) {
+    // The lock's kind: flags, each true or false (absent: false).
+    for (auto [name, flag] : {std::pair<const char*, bool*>{"read_write", &history_.read_write},
+                              {"client_clocks", &history_.client_clocks},
+                              {"reentrant", &history_.reentrant}}) {
+      const auto it = j.find(name);
+      if (it == j.end()) continue;
+      if (!it->is_boolean()) {
         bad_line(path_, line_number,
-                 "$.read_write: expected true or false, got " + read_write.dump());
+                 std::string("$.") + name + ": expected true or false, got " + it->dump());
       }
-      history_.read_write = read_write.get<bool>();
-    }
-    if (j.contains("client_clocks")) {
-      const auto& client_clocks = j.at("client_clocks");
-      if (!client_clocks.is_boolean()) {
-        bad_line(path_, line_number,
-                 "$.client_clocks: expected true or false, got " + client_clocks.dump());
-      }
-      history_.client_clocks = client_clocks.get<bool>();
-    }
-    if (j.contains("reentrant")) {
-      const auto& reentrant = j.at("reentrant");
-      if (!reentrant.is_boolean()) {
-        bad_line(path_, line_number,
-                 "$.reentrant: expected true or false, got " + reentrant.dump());
-      }
-      history_.reentrant = reentrant.get<bool>();
+      *flag = it->get<bool>();
     }
     schema_ = static_cast<int>(schema.get<std::int64_t>());
   }
@@ -232,9 +222,9 @@ class Reader {
   static std::int64_t integer(const nlohmann::json& j, const char* name, std::int64_t lo,
                               std::int64_t hi) {
     const nlohmann::json& field = j.at(name);
-    const bool too_big =
-        field.is_number_unsigned() &&
-        field.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const bool too_big = field.is_number_unsigned() &&
+                         field.get<std::uint64_t>() >
+                             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     if (!field.is_number_integer() || too_big || field.get<std::int64_t>() < lo ||
         field.get<std::int64_t>() > hi) {
       throw std::out_of_range("$." + std::string(name) + ": expected an integer from " +
@@ -307,7 +297,8 @@ class Reader {
         break;
       }
       case Op::kServerDied:
-        if (j.contains("server")) event.server().server = string_id(j.at("server").get<std::string>());
+        if (j.contains("server"))
+          event.server().server = string_id(j.at("server").get<std::string>());
         break;
       case Op::kStop: {
         const auto reason = stop_reason_from_string(j.value("reason", ""));

@@ -182,7 +182,8 @@ TEST(Barging, AFailoverWhileTheWaitersAskWasOnItsWayLosesTheQueue) {
                            "cluster_failover_restores_a_granted_place.jsonl"}) {
     const History history = read_history_jsonl(std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
                                                "tests/unit/checker/histories" / file);
-    const auto barged = check_barging(history).of(FindingKind::kBarging);
+    const CheckResult result = check_barging(history);  // `of` points into it: kept alive
+    const auto barged = result.of(FindingKind::kBarging);
     ASSERT_FALSE(barged.empty()) << file;
     for (const Finding* f : barged) EXPECT_EQ(f->cause, "queue_lost") << f->words;
   }

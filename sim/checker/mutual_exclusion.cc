@@ -60,6 +60,17 @@ LostLock server_faults_between(const History& history, Nanos from_ns, Nanos to_n
 
 namespace {
 
+// clock_phrase: "C's own clock ran off the others' (client_clocks: offset +275 ms)" for the
+// client_clock fault `clock` (the event says how the clock ran off when it was recorded with its
+// words).
+std::string clock_phrase(const History& history, const Event& clock) {
+  const int target = clock.fault().target >= 0 ? clock.fault().target : clock.client;
+  const std::string how =
+      clock.message != 0 ? ": " + std::string(history.message(clock)) : std::string();
+  return client_name(history, target) + "'s own clock ran off the others' (client_clocks" + how +
+         ")";
+}
+
 std::string lease_phrase(const History& history, const WindowRecord& window) {
   std::string text = client_name(history, window.client) + "'s lease (ttl " +
                      std::to_string(window.ttl_ms) + " ms";
@@ -491,13 +502,9 @@ Finding make_violation(const History& history, const KeyTimeline& timeline,
     // for run out, one behind writes a lease that others take for run out.
     v.cause = "client_clock";
     if (!words) return v;
-    const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
-    const std::string how =
-        clock->message != 0 ? ": " + std::string(history.message(*clock)) : std::string();
     text += lease_phrase(history, earlier) + " was still valid until " +
-            format_ms(earlier.lease_end_ns) + ", but " + client_name(history, target) +
-            "'s own clock ran off the others' (client_clocks" + how +
-            "): a lock that times its lease with its clients' clocks takes a live lease for run "
+            format_ms(earlier.lease_end_ns) + ", but " + clock_phrase(history, *clock) +
+            ": a lock that times its lease with its clients' clocks takes a live lease for run "
             "out (a clock ahead) or writes one that others take for run out (a clock behind).";
   } else {
     v.cause = "racy_acquire";
@@ -595,14 +602,8 @@ Finding make_overflow(const History& history, const KeyTimeline& timeline,
   } else if (const Event* clock =
                  history.client_clocks ? client_clock_before(history, later.start_ns) : nullptr) {
     v.cause = "client_clock";
-    const int target = clock->fault().target >= 0 ? clock->fault().target : clock->client;
-    // The event says how the clock ran off ("drift +500 ms/s from time 0") when it was recorded
-    // with its words.
-    const std::string how =
-        clock->message != 0 ? ": " + std::string(history.message(*clock)) : std::string();
-    text += "Every holder's lease still ran, but " + client_name(history, target) +
-            "'s own clock ran off the others' (client_clocks" + how +
-            "): a semaphore that times its "
+    text += "Every holder's lease still ran, but " + clock_phrase(history, *clock) +
+            ": a semaphore that times its "
             "permits with its clients' clocks counts live permits as expired (a clock ahead, or "
             "a permit its holder's clock behind scored in the past) or ranks a new one before "
             "them (a clock behind).";

@@ -68,6 +68,11 @@ StatePool& state_pool() {
 
 thread_local std::uint64_t states_set_up_here = 0;
 
+// A state handed back holding more than this is collected first; one that still holds more than
+// kPoolAtMostBytes is closed rather than pooled.
+constexpr std::size_t kCollectAboveBytes = std::size_t{4} << 20;
+constexpr std::size_t kPoolAtMostBytes = std::size_t{4} << 20;
+
 }  // namespace
 
 LuaScripting::~LuaScripting() {
@@ -80,8 +85,13 @@ LuaScripting::~LuaScripting() {
     lua_gc(lua_, LUA_GCSETPAUSE, 200);
     lua_gc(lua_, LUA_GCSETSTEPMUL, 200);
   }
+  // Garbage a large script left would count against the next owner's memory limit, and Lua 5.1
+  // gives up with "not enough memory" before it collects: a state that holds much is collected
+  // now, and one that still holds much after that is not pooled (a lock's scripts leave a few
+  // kilobytes; setting a state up leaves about 100 KB).
+  if (memory_used > kCollectAboveBytes) lua_gc(lua_, LUA_GCCOLLECT, 0);
   lua_setallocf(lua_, pooled_allocate, nullptr);
-  if (pool_gone) {
+  if (pool_gone || memory_used > kPoolAtMostBytes) {
     lua_close(lua_);
   } else {
     state_pool().give(StatePool::Entry{lua_, memory_used, compiled_});

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/model/command.h"
@@ -444,6 +445,30 @@ TEST(ModelScripts, TheNextServerTakesTheLuaStateAndSeesNothingOfTheFirst) {
                  "return collectgarbage('count') < a + 4096"),
             ":1");
   EXPECT_EQ(model_detail::LuaScripting::states_set_up(), set_up);  // the first one's, reused
+}
+
+// Proves what one server's scripts left as garbage in a pooled Lua state does not count against
+// the next server's: on its own thread (a pool of its own), a server whose script dropped some
+// 40 MB of strings hands its state on, and the next server's script that holds 40 MB at once runs
+// as on a fresh state (as on Redis, whose Lua state has no limit), rather than failing with "not
+// enough memory" (the state's limit, 64 MiB here, counted the garbage, which Lua 5.1 does not
+// collect before it gives up). The next server's state is the first one's, reused.
+TEST(ModelScripts, AnEarlierServersGarbageDoesNotCountAgainstTheNext) {
+  std::thread([] {
+    ModelOptions options;
+    options.lua_memory_limit_bytes = std::size_t{64} << 20;
+    options.script_allocation_budget_bytes = 0;
+    const std::string_view script =
+        "local t = {} for i = 1, 40 do t[i] = string.rep(ARGV[1], 1000000 + i) end return #t";
+    const std::uint64_t set_up = model_detail::LuaScripting::states_set_up();
+    {
+      ModelServer first(options);
+      EXPECT_EQ(show(first.execute({"EVAL", script, "0", "x"}, 0)), ":40");
+    }
+    ModelServer second(options);
+    EXPECT_EQ(show(second.execute({"EVAL", script, "0", "y"}, 0)), ":40");
+    EXPECT_EQ(model_detail::LuaScripting::states_set_up(), set_up + 1);
+  }).join();
 }
 
 TEST(ModelScripts, ReadOnlyGlobalsAndLibraries) {

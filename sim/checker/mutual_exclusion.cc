@@ -678,7 +678,8 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
       // was held back (a pause inside it, a delayed command) until after the victim entered
       // (its delete came after the victim's SET), or when someone else got in while the victim
       // was still inside and its lease still ran (its key was gone; after the lease it would
-      // have been gone anyway, redlock seed 19442).
+      // have been gone anyway, redlock seed 19442), unless both read a read-write lock: a reader
+      // shares the victim's key (rw_lock_fair seed 55226 with three faults).
       if (!faults_read) {
         faults = fault_windows(history);
         faults_read = true;
@@ -694,9 +695,9 @@ void find_stale_releases(const History& history, const KeyTimeline& timeline, Ch
       const bool walked_in =
           std::any_of(timeline.windows.begin(), timeline.windows.end(), [&](const WindowRecord& w) {
             return w.client != window.client && w.client != release.client &&
-                   w.start_ns > window.start_ns && w.start_ns < window.end_ns &&
-                   w.start_ns > release.invoke_ns && w.start_ns < window.lease_end_lower_ns &&
-                   !forgotten_between(history, window, w);
+                   !(window.read && w.read) && w.start_ns > window.start_ns &&
+                   w.start_ns < window.end_ns && w.start_ns > release.invoke_ns &&
+                   w.start_ns < window.lease_end_lower_ns && !forgotten_between(history, window, w);
           });
       if (!held_past_entry && !walked_in) continue;
     }

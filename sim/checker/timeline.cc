@@ -30,6 +30,19 @@ struct ClientKeyState {
   Nanos enter_ns = -1;        // >= 0 while inside
   int depth = 0;              // a reentrant lock's holds while inside (nested acquires add one)
   bool hold_read = false;     // a read-write lock's hold is a read one (no write grant in it)
+  // A read-write lock's upgrade: the depth of its write hold (0: none), and the read hold it was
+  // granted in, which the client is left with once it releases the write hold.
+  int upgrade_depth = 0;
+  struct ReadHold {
+    Nanos ok_invoke_ns = 0;
+    Nanos ok_ns = 0;
+    Nanos ok_sent_ns = 0;
+    std::int64_t ok_ttl_ms = -1;
+    Nanos lease_end_ns = kNever;
+    Nanos lease_end_lower_ns = kNever;
+    Nanos renewed_ns = -1;
+    StringId token = 0;
+  } before_upgrade;
   bool freed_early = false;   // an inner release of this hold deleted the key (inner_frees)
   // A hold a reentrant lock's nested acquire granted afresh (its key had expired, or a server
   // had forgotten it): why ("lease_expired", "lock_lost"; "" for any other hold) and from when.
@@ -485,7 +498,16 @@ class TimelineBuilder {
       // readers who shared it would overlap a writer: a false racy_acquire of rw_lock_fair.)
       ++timeline(key).acquires_ok;
       const int depth = s.depth;
+      const ClientKeyState::ReadHold read{.ok_invoke_ns = s.ok_invoke_ns,
+                                          .ok_ns = s.ok_ns,
+                                          .ok_sent_ns = s.ok_sent_ns,
+                                          .ok_ttl_ms = s.ok_ttl_ms,
+                                          .lease_end_ns = s.lease_end_ns,
+                                          .lease_end_lower_ns = s.lease_end_lower_ns,
+                                          .renewed_ns = s.renewed_ns,
+                                          .token = s.token};
       close_window(event.client, key, s, t, HoldWindow::End::kExit);
+      s.before_upgrade = read;
       s.hold_read = false;
       const std::int64_t ttl_ms = event.ttl_ms >= 0 ? event.ttl_ms : s.acquire_ttl_ms;
       const Nanos sent_ns = event.acquire().sent_ns;
@@ -500,6 +522,7 @@ class TimelineBuilder {
       open_hold(s, s.ok_sent_ns, s.lease_end_ns, ttl_ms);
       on_enter(event, key, s);
       s.depth = depth + 1;  // its read hold is still to be released, as a second hold is
+      s.upgrade_depth = s.depth;
     } else if (event.type == EventType::kOk) {
       // A second hold inside: one hold more; a write one makes the hold exclusive.
       ++timeline(key).acquires_ok;
@@ -516,11 +539,35 @@ class TimelineBuilder {
     return true;
   }
 
+  // leave_upgrade: the client begins to release the write hold it upgraded to: it left its
+  // exclusive hold then, and is inside the read hold it was granted in again (with that hold's
+  // lease, which the write grant, made only once every read hold was gone, outlived): a reader
+  // may share it, and a writer overlapping it overlaps an expired lease.
+  void leave_upgrade(const Event& event, int key, ClientKeyState& s) {
+    const int depth = s.depth;
+    const ClientKeyState::ReadHold read = s.before_upgrade;
+    close_window(event.client, key, s, event.time_ns, HoldWindow::End::kExit);
+    s.hold_read = true;
+    s.ok_invoke_ns = read.ok_invoke_ns;
+    s.ok_ns = read.ok_ns;
+    s.ok_sent_ns = read.ok_sent_ns;
+    s.ok_ttl_ms = read.ok_ttl_ms;
+    s.lease_end_ns = read.lease_end_ns;
+    s.lease_end_lower_ns = read.lease_end_lower_ns;
+    s.renewed_ns = read.renewed_ns;
+    s.token = read.token;
+    on_enter(event, key, s);
+    s.depth = depth;  // the write hold's release, under way, takes one away
+  }
+
   // on_inner_release: a reentrant lock's release while its client is still inside: one hold of
   // several undone, the hold goes on. One that deleted the key freed the lock early.
   void on_inner_release(const Event& event, int key, ClientKeyState& s) {
     if (event.type == EventType::kInvoke) {
       s.inner_invoke_ns = event.time_ns;
+      if (history_->read_write && s.upgrade_depth > 0 && s.depth == s.upgrade_depth) {
+        leave_upgrade(event, key, s);
+      }
       return;
     }
     if (!history_->reentrant) {
@@ -688,6 +735,7 @@ class TimelineBuilder {
     s.regrant_lost_ns = -1;
     s.enter_ns = -1;
     s.depth = 0;
+    s.upgrade_depth = 0;
     --key_states_[static_cast<std::size_t>(key)].inside;
   }
 

@@ -4,6 +4,7 @@
 // deadlock; a reader's release that frees nothing is no idle hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "sim/checker/check.h"
@@ -20,6 +21,7 @@ using test::contains;
 using test::deadlocks;
 using test::HistoryBuilder;
 using test::ms;
+using test::stale_releases;
 using test::violations;
 
 constexpr std::int64_t kRwTtlMs = 5000;
@@ -180,6 +182,99 @@ TEST(ReadWrite, AnUpgradeIsExclusiveFromItsWriteGrantOn) {
   ASSERT_EQ(violations(stayed).size(), 1u);
   EXPECT_EQ(violations(stayed)[0]->cause, "lease_expired") << violations(stayed)[0]->words;
   EXPECT_EQ(violations(stayed)[0]->clients, (std::vector<int>{C, A}));
+}
+
+// upgrade_then_release_write: A reads from 1 ms (ttl 100 ms), C from 2 to 50 ms; A asks for the
+// write lock at 10 ms and gets it at 103 ms (the read leases ran out), releases that write hold
+// at 150 ms (deleted 1: it was the only hold left on the server), and stays inside its read hold
+// until 300 ms; B, asking for `b_mode`, gets in at 160 ms and leaves at 200 ms.
+History upgrade_then_release_write(LockMode b_mode) {
+  History h;
+  {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), A, 100).acquire_ok(ms(1), A, 100);
+    b.acquire_invoke(ms(1), C, 100).acquire_ok(ms(2), C, 100);
+    b.acquire_invoke(ms(10), A, 100);
+    b.last().mode = LockMode::kWrite;
+    b.release(ms(50), ms(51), C, 0);
+    b.event(ms(103), A, EventType::kOk, Op::kAcquire);
+    b.last().ttl_ms = 100;
+    b.last().mode = LockMode::kWrite;
+    b.last().token = b.str("token-upgrade");
+    b.last().acquire().attempts = 20;
+    b.last().acquire().sent_ns = ms(102);
+    b.event(ms(150), A, EventType::kInvoke, Op::kRelease);
+    b.last().token = b.str("token-upgrade");
+    b.event(ms(151), A, EventType::kOk, Op::kRelease);
+    b.last().release().deleted = 1;
+    b.acquire_invoke(ms(155), B, 100);
+    b.last().mode = b_mode;
+    b.acquire_ok(ms(160), B, 100).sent_at(ms(159));
+    b.release(ms(200), ms(201), B, 1);
+    b.release(ms(300), ms(301), A, 0);
+    h = read_write(b.build());
+  }
+  for (Event& e : h.events) {
+    if (e.f == Op::kAcquire && e.time_ns <= ms(2)) e.mode = LockMode::kRead;
+    if (e.f == Op::kAcquire && e.client == B) e.mode = b_mode;
+  }
+  return h;
+}
+
+// Proves the release of an upgrade's write hold leaves the client a reader again (the explore
+// finding of a blind test: `rw_lock_fair` itself was called racy_acquire when a reader got in
+// after A had released the write hold it upgraded to): a reader beside A's remaining read hold
+// overlaps nobody, while a writer overlaps it, A's read lease having run out long before, the
+// limit of every lease rather than a racy acquire.
+TEST(ReadWrite, ReleasingAnUpgradesWriteHoldLeavesAReader) {
+  const CheckResult reader = check_rw(upgrade_then_release_write(LockMode::kRead));
+  EXPECT_TRUE(violations(reader).empty())
+      << (violations(reader).empty() ? "" : violations(reader)[0]->words);
+  const CheckResult writer = check_rw(upgrade_then_release_write(LockMode::kWrite));
+  ASSERT_EQ(violations(writer).size(), 1u);
+  EXPECT_EQ(violations(writer)[0]->cause, "lease_expired") << violations(writer)[0]->words;
+  EXPECT_EQ(violations(writer)[0]->clients, (std::vector<int>{A, B}));
+}
+
+// release_answered_late: C holds the write lock (sent 119.8 ms, granted 122.5 ms, ttl 100 ms)
+// and sends its release at 218.6 ms, inside its lease; A's read attempt, sent at 220.5 ms once
+// C's lease may have run out, is granted at 221.8 ms, before C's release is answered (deleted 1)
+// at 222.1 ms; then B, asking for `b_mode`, gets in at 224.7 ms while A still reads.
+History release_answered_late(LockMode b_mode) {
+  History h;
+  {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(100), C, 100).acquire_ok(ms(122.5), C, 100).sent_at(ms(119.8));
+    b.acquire_invoke(ms(200), A, 100);
+    b.release(ms(218.6), ms(222.1), C, 1);
+    // A's grant comes between the release's invoke and its reply.
+    b.acquire_ok(ms(221.8), A, 100).sent_at(ms(220.5));
+    b.acquire_invoke(ms(223), B, 100).acquire_ok(ms(224.7), B, 100).sent_at(ms(223.7));
+    b.release(ms(250), ms(251), A, 0);
+    b.release(ms(280), ms(281), B, 1);
+    h = read_write(b.build());
+  }
+  std::stable_sort(h.events.begin(), h.events.end(),
+                   [](const Event& x, const Event& y) { return x.time_ns < y.time_ns; });
+  for (Event& e : h.events) {
+    if (e.f != Op::kAcquire) continue;
+    e.mode = e.client == C ? LockMode::kWrite : e.client == A ? LockMode::kRead : b_mode;
+  }
+  return h;
+}
+
+// Proves a reader who gets in beside another reader is no sign that the other's key was gone
+// (the explore finding of a blind test: `rw_lock_fair`, seed 55226 with three faults, was called
+// its own stale_release): C's owner-checked release, sent inside its lease and answered after A's
+// read grant, may have run before that grant, and B reading beside A shows nothing of it; a writer
+// getting in beside A does (A's key was gone while A read): the stale release it was.
+TEST(ReadWrite, AReaderBesideTheVictimIsNoSignOfAStaleRelease) {
+  const CheckResult reader = check_rw(release_answered_late(LockMode::kRead));
+  EXPECT_TRUE(stale_releases(reader).empty())
+      << (stale_releases(reader).empty() ? "" : stale_releases(reader)[0]->words);
+  const CheckResult writer = check_rw(release_answered_late(LockMode::kWrite));
+  ASSERT_EQ(stale_releases(writer).size(), 1u);
+  EXPECT_EQ(stale_releases(writer)[0]->clients, (std::vector<int>{C, A}));
 }
 
 // Proves a reader's release that frees nothing (another reader's hold is left, or on its way out)

@@ -324,6 +324,12 @@ std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signat
   return best;
 }
 
+bool better_minimal(const ShrinkResult& candidate, const ShrinkResult& best) {
+  if (candidate.seeds.empty() != best.seeds.empty()) return best.seeds.empty();
+  return candidate.fresh_shown > best.fresh_shown ||
+         (candidate.fresh_shown == best.fresh_shown && candidate.steps_after < best.steps_after);
+}
+
 ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& signature,
                              std::uint64_t first_seed, int schedules) {
   std::optional<ShrinkResult> best;
@@ -331,10 +337,7 @@ ShrinkResult shrink_robustly(const ExploreTarget& target, const std::string& sig
   for (int i = 0; i < std::max(schedules, 1); ++i) {
     const std::uint64_t seed = robust_seed(target, signature, from);
     ShrinkResult result = shrink(exercise_document(target, seed), *target.variant, signature, seed);
-    const bool better =
-        !best || result.fresh_shown > best->fresh_shown ||
-        (result.fresh_shown == best->fresh_shown && result.steps_after < best->steps_after);
-    if (better) best = std::move(result);
+    if (!best || better_minimal(result, *best)) best = std::move(result);
     best->schedules_shrunk = i + 1;
     if (best->fresh_shown == best->fresh_runs) break;
     from = seed + 1;

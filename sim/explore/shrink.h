@@ -68,6 +68,12 @@ std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signat
                           std::uint64_t first_seed, int seeds_per_candidate = kSeedsPerCandidate,
                           int tries = 200);
 
+// better_minimal: `candidate` is a better minimal scenario than `best`: one that shows the finding
+// under its seeds beats one that lost it (a later schedule that never showed it, whose unshrunk
+// document may show it on more fresh seeds: b_sem_seconds of a blind test was left "not shrunk"
+// so), then more fresh seeds showing it, then fewer steps.
+bool better_minimal(const ShrinkResult& candidate, const ShrinkResult& best);
+
 // shrink_robustly: robust_seed from `first_seed`, shrunk; while the minimal scenario hangs on a
 // race (shown under fewer than all of its fresh seeds), the next robust schedule after it,
 // shrunk too, at most `schedules` in all: the result is the minimal scenario shown under the most

@@ -558,6 +558,32 @@ TEST(Shrink, FreshSeedsTellARaceFromACertainty) {
   EXPECT_EQ(sure.fresh_shown, kFreshSeeds);
 }
 
+// Proves a minimal scenario that shows its finding under its seeds is never replaced by a later
+// schedule's that lost it (shrink_robustly, b_sem_seconds of a blind test: its idle_hold was
+// shrunk from seed 41384, hanging on a race, then replaced by seed 41385's unshrunk document,
+// which never showed it under its own seeds, and reported "not shrunk"), however many fresh
+// seeds the lost one shows it under or however few steps it has; between two that show it, more
+// fresh seeds win, then fewer steps.
+TEST(Shrink, AMinimalScenarioThatLostItsFindingIsNeverTheBetter) {
+  ShrinkResult kept;
+  kept.seeds = {41384};
+  kept.fresh_shown = 2;
+  kept.steps_after = 6;
+  ShrinkResult lost;
+  lost.fresh_shown = 9;
+  lost.steps_after = 3;
+  EXPECT_FALSE(better_minimal(lost, kept));
+  EXPECT_TRUE(better_minimal(kept, lost));
+  ShrinkResult surer = kept;
+  surer.fresh_shown = 3;
+  surer.steps_after = 9;
+  EXPECT_TRUE(better_minimal(surer, kept));
+  ShrinkResult shorter = kept;
+  shorter.steps_after = 5;
+  EXPECT_TRUE(better_minimal(shorter, kept));
+  EXPECT_FALSE(better_minimal(kept, kept));
+}
+
 }  // namespace
 }  // namespace locksim
 

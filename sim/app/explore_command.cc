@@ -976,20 +976,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       // the simulator is wrong (the model or its timing), named here (docs/simulator.md).
       sample_signatures(minimal, *target.variant);
       const BackendDifference difference = compare_backends(minimal, confirmation);
-      if (difference.empty()) {
-        std::cout << "  the real server and the simulator agree: the real runs showed only what the simulator "
-                     "shows, and all it shows under every seed\n";
-      } else {
-        std::cout << "  the real server and the simulator differ (the simulator is wrong here: "
-                     "docs/simulator.md):";
-        for (const std::string& only : difference.only_real) {
-          std::cout << "\n    only the real server showed " << only;
-        }
-        for (const std::string& missed : difference.not_on_real) {
-          std::cout << "\n    the real server did not always show " << missed;
-        }
-        std::cout << "\n";
-      }
+      std::cout << describe_difference(difference, signature, confirmation.reproduced);
     }
   }
   if (stop.requested()) return kExitInterrupted;

@@ -150,4 +150,26 @@ BackendDifference compare_backends(const ShrinkResult& simulated, const Confirma
   return difference;
 }
 
+std::string describe_difference(const BackendDifference& difference, const std::string& signature,
+                                int reproduced) {
+  if (difference.empty()) {
+    return "  the real server and the simulator agree: the real runs showed only what the "
+           "simulator shows, and all it shows under every seed\n";
+  }
+  std::string words =
+      "  the real server and the simulator differ (the model or the simulated timing is off "
+      "here: docs/simulator.md):";
+  for (const std::string& only : difference.only_real) {
+    words += "\n    only the real server showed " + only;
+  }
+  for (const std::string& missed : difference.not_on_real) {
+    words += "\n    the real server did not always show " + missed;
+    // The finding itself, shown by some real runs: confirmed, only not as often.
+    if (reproduced > 0 && missed.starts_with(signature + " (")) {
+      words += "; the finding stands (confirmed above), only how often it shows differs";
+    }
+  }
+  return words + "\n";
+}
+
 }  // namespace locksim

@@ -43,6 +43,11 @@ struct BackendDifference {
   bool empty() const { return only_real.empty() && not_on_real.empty(); }
 };
 BackendDifference compare_backends(const ShrinkResult& simulated, const Confirmation& real);
+// describe_difference: explore's lines for a difference (empty: agreement), for the finding
+// `signature` that `reproduced` real runs showed: one those runs confirmed stands, however often
+// the simulator shows it besides.
+std::string describe_difference(const BackendDifference& difference, const std::string& signature,
+                                int reproduced);
 
 // binomial_at_most: the probability that at most `k` of `n` runs show what each shows with
 // probability `p` (1 when k >= n).

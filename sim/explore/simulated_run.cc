@@ -18,8 +18,13 @@ namespace {
 // kScheduleStream: the schedule's random stream (latencies, ties), forked from the run's seed so
 // that it shifts none of the plan's draws.
 constexpr std::uint64_t kScheduleStream = 0x7363686564;  // "sched"
+constexpr std::uint64_t kWallClockStream = 0x77616c6c;   // "wall"
 
 }  // namespace
+
+std::int64_t wall_clock_phase_ms(std::uint64_t seed) {
+  return static_cast<std::int64_t>(Rng(seed).fork(kWallClockStream).next() % 1000);
+}
 
 std::string simulator_refusal(const Scenario& scenario, const LockVariant& variant) {
   if (variant.name().rfind("lib:", 0) == 0) {
@@ -76,7 +81,9 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
     run_clients_as(*as_threads, Executor::kThreads);
   }
   const Scenario& simulated = as_threads ? *as_threads : scenario;
-  ModelServer server;
+  ModelOptions server_options;
+  server_options.unix_epoch_base_ms += wall_clock_phase_ms(seed);
+  ModelServer server(server_options);
   Simulation simulation(Rng(seed).fork(kScheduleStream).next());
   const SimTiming timing = timing_of(seed);
   simulation.set_wake_latency(timing.wake_min_ns, timing.wake_max_ns);
@@ -85,7 +92,8 @@ SimulatedRun run_simulated(const Scenario& scenario, const LockVariant& variant,
   // A topology's servers, or the one server.
   std::optional<SimTopology> topology;
   if (simulated.topology) {
-    topology.emplace(*simulated.topology, simulation, runtime, key_prefix + simulated.lock.key);
+    topology.emplace(*simulated.topology, simulation, runtime, key_prefix + simulated.lock.key,
+                     server_options);
   }
   const Endpoint endpoint = topology ? topology->primary_endpoint() : runtime.add_server(server);
   const RunRequest request{simulated,

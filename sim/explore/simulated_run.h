@@ -50,6 +50,13 @@ inline constexpr Nanos kSimulatedWallMaxNs = ms_to_ns(60'000);
 SimulationBounds simulated_bounds(const Scenario& scenario, const LockVariant& variant,
                                   const StopSignal* interrupt);
 
+// wall_clock_phase_ms: where in its second the simulated servers' wall clock (TIME) stands at
+// virtual time 0, 0 to 999 ms, drawn from the seed on a stream of its own (it moves no other
+// draw): every server of the run reads 1,700,000,000,000 ms plus this plus the virtual time, so a
+// lock that rounds TIME to whole seconds meets a second's boundary anywhere in a schedule, as on
+// a real server, not only a whole second after it began.
+std::int64_t wall_clock_phase_ms(std::uint64_t seed);
+
 // run_simulated: `scenario` with `variant` on a fresh model server, schedule drawn from `seed`
 // (the plan's seed too, as on the machine), with its timing profile (timing_of), within
 // simulated_bounds. The driver sees `stop`; the simulation is cut short by a stop request on

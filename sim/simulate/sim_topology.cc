@@ -37,11 +37,11 @@ std::string SimTopology::refusal(const TopologySpec& spec) {
 }
 
 SimTopology::SimTopology(const TopologySpec& spec, Simulation& simulation, SimRuntime& runtime,
-                         std::string_view anchor_key)
+                         std::string_view anchor_key, const ModelOptions& options)
     : Topology(spec), simulation_(simulation) {
   LOCKSIM_ASSERT(refusal(spec).empty());
   for (std::size_t i = 0; i < spec.servers.size(); ++i) {
-    servers_.push_back(std::make_unique<ModelServer>());
+    servers_.push_back(std::make_unique<ModelServer>(options));
     endpoints_.push_back(runtime.add_server(*servers_.back()));
     hosts_.push_back(runtime.host(endpoints_.back()));
   }

@@ -48,9 +48,10 @@ class SimTopology final : public Topology {
  public:
   // The servers are model servers added to `runtime`, in the spec's order; each replica gets its
   // ReplicationLink (a full sync) at once.
-  // A cluster's first primary serves the slot of `anchor_key` (the run's lock key).
+  // A cluster's first primary serves the slot of `anchor_key` (the run's lock key). Every server
+  // is made with `options` (the run's wall-clock phase).
   SimTopology(const TopologySpec& spec, Simulation& simulation, SimRuntime& runtime,
-              std::string_view anchor_key = {});
+              std::string_view anchor_key = {}, const ModelOptions& options = {});
   ~SimTopology() override;
 
   // start: from a fiber: one replication fiber per replica. stop: they end at their next turn.

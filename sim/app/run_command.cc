@@ -130,6 +130,10 @@ void skip_what_the_simulator_cannot_run(std::vector<Scenario>& scenarios,
     scenario.variants = std::move(kept);
   }
   std::erase_if(scenarios, [](const Scenario& s) { return s.variants.empty(); });
+  if (left == 0 && skipped == 0) {
+    // Nothing was selected at all: said as on a real server.
+    throw InputError("--variant: none of the given variants is listed by these scenarios");
+  }
   if (left == 0) {
     throw InputError("--backend sim: the simulator can run none of the " + std::to_string(skipped) +
                      " selected outcome(s) (each is skipped above, with the reason); run them "

@@ -247,6 +247,18 @@ for how in "" "--clients processes" "--backend sim --seed 3"; do
     '"type":"ok","f":"acquire".*"attempts":2,' \
     "$WORK/per-call/token-per-call/latest/user_second_ask/history.jsonl"
 done
+# A --variant that none of the scenarios lists is said so, on either backend (the simulator's run
+# once said it "can run none of the 0 selected outcome(s) (each is skipped above)", above which
+# nothing was).
+for how in "" "--backend sim"; do
+  # shellcheck disable=SC2086
+  "$LOCKSIM" run "$SOURCE/scenarios/rw-readers-share.json" --variant lua_owner $how \
+    --out "$WORK/unlisted" --no-progress >"$WORK/unlisted.out" 2>&1
+  expect_code "a variant no scenario lists is bad input (${how:-real})" 2 $? "$WORK/unlisted.out"
+  expect_grep "it says none of the variants is listed (${how:-real})" \
+    "^locksim: --variant: none of the given variants is listed by these scenarios" \
+    "$WORK/unlisted.out"
+done
 "$LOCKSIM" run "$SOURCE/scenarios/stale-release.json" --variant-file "$WORK/typo.json" --out "$WORK/out-u" >"$WORK/typo.out" 2>&1
 expect_code "an unknown placeholder is bad input" 2 $? "$WORK/typo.out"
 expect_grep "the placeholder error names the path" "\$.acquire.args\[0\]" "$WORK/typo.out"

@@ -124,7 +124,10 @@ int list_command(const ListOptions& options) {
   if (!users.empty()) {
     std::cout << "\nYour locks (--variant-file):\n";
     for (const UserVariant& user : users) {
-      std::cout << "  " << padded(user.name, 20) << user.spec.summary << "\n";
+      // Its reference always shows, after a summary of the user's own too.
+      const std::string judged = "judged as " + reference_variant(user.spec);
+      std::cout << "  " << padded(user.name, 20) << user.spec.summary
+                << (user.spec.summary.ends_with(judged) ? "" : "; " + judged) << "\n";
     }
   }
   std::cout << "\nLibraries (run --library NAME; adapters/libraries.json):\n";

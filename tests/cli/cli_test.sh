@@ -247,6 +247,13 @@ for how in "" "--clients processes" "--backend sim --seed 3"; do
     '"type":"ok","f":"acquire".*"attempts":2,' \
     "$WORK/per-call/token-per-call/latest/user_second_ask/history.jsonl"
 done
+# locksim list names each user lock's reference, after a summary of the user's own too.
+"$LOCKSIM" list --variant-file "$SOURCE/tests/cli/user_semaphore_off_by_one.json" \
+  >"$WORK/list-user.out" 2>&1
+expect_code "list with a user lock" 0 $? "$WORK/list-user.out"
+expect_grep "list shows its summary and its reference" \
+  "^  user_off_by_one_semaphore .*(a test's lock); judged as zset_semaphore_server$" \
+  "$WORK/list-user.out"
 # A --variant that none of the scenarios lists is said so, on either backend (the simulator's run
 # once said it "can run none of the 0 selected outcome(s) (each is skipped above)", above which
 # nothing was).

@@ -59,7 +59,6 @@ std::string reproducer_command(const ExploreOptions& options, const fs::path& fi
   return command;
 }
 
-// describe_steps: a scenario's steps, one short line each.
 // without_the_clocks: for a finding blamed on a client's own clock (cause client_clock), the
 // mutex_violation the minimal scenario still shows without its client_clocks (under the seeds
 // that showed the finding), but for the limits of every lease, or "": a semaphore timed by the
@@ -103,43 +102,6 @@ std::string expected_clients(const Json& document, const LockVariant& variant) {
     text += (text.empty() ? "" : " and ") + client.get<std::string>();
   }
   return text.empty() ? "other clients" : text;
-}
-
-std::string describe_steps(const Json& document) {
-  std::string text;
-  for (const Json& step : document.at("steps")) {
-    std::string line = "    " + step.value("client", std::string("nemesis")) + " " +
-                       step.at("do").get<std::string>();
-    if (step.contains("server")) line += " " + step.at("server").get<std::string>();
-    if (step.contains("jump_ms")) {
-      line += " ahead " + std::to_string(step.at("jump_ms").get<std::int64_t>()) + " ms";
-    }
-    for (const char* key : {"work_ms", "pause_ms", "partition_ms"}) {
-      if (step.contains(key))
-        line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
-    }
-    if (step.contains("mode")) line += " (" + step.at("mode").get<std::string>() + ")";
-    if (step.contains("acquire_timeout_ms") && step.at("acquire_timeout_ms") == 0) {
-      line += ", trying once";
-    }
-    // What the step is for may be a word of it (a blind test's minimal scenario printed "A
-    // release" for a release made in a `finally` with nothing held, the whole point of it).
-    if (step.value("finally", false)) line += " in a finally (whether it holds the lock or not)";
-    if (step.value("unsaved_token", false)) line += " with a token it never saved";
-    if (step.contains("lose_reply")) line += ", its reply lost";
-    if (step.contains("delay")) {
-      line += ", delayed on the link (at most " +
-              std::to_string(step.at("delay").at("max_ms").get<std::int64_t>()) + " ms)";
-    }
-    if (step.contains("crash_at"))
-      line += ", crashing at " + step.at("crash_at").get<std::string>();
-    if (step.contains("pause_at")) {
-      line += ", pausing at " + step.at("pause_at").at("point").get<std::string>() + " (at most " +
-              std::to_string(step.at("pause_at").at("max_ms").get<std::int64_t>()) + " ms)";
-    }
-    text += line + "\n";
-  }
-  return text;
 }
 
 // settings_json: what decides the schedules of a seed (shards must agree on it to be merged),

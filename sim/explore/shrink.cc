@@ -357,4 +357,99 @@ void sample_signatures(ShrinkResult& result, const LockVariant& variant) {
   }
 }
 
+namespace {
+
+// describe_condition: a step's condition in words ("the lock is held", "A is inside").
+std::string describe_condition(const Json& condition) {
+  if (!condition.is_object() || condition.size() != 1) return condition.dump();
+  const auto first = condition.begin();
+  const std::string kind = first.key();
+  const Json& value = first.value();
+  const std::string name = value.is_string() ? value.get<std::string>() : value.dump();
+  if (kind == "inside") return name + " is inside";
+  if (kind == "outside") return name + " is outside";
+  if (kind == "crashed") return name + " crashed";
+  if (kind == "key_present") return name == "lock" ? "the lock is held" : name + " exists";
+  if (kind == "key_absent") return name == "lock" ? "the lock is free" : name + " is gone";
+  if (kind == "done") return "step " + name + " is done";
+  if (kind == "open") return "step " + name + "'s fault is on";
+  if (kind == "primary") return name + " is the primary";
+  if (kind == "renewed" && value.is_object()) {
+    return value.value("client", std::string("?")) + " renewed " +
+           std::to_string(value.value("times", 0)) + " time(s)";
+  }
+  return kind + " " + name;
+}
+
+// describe_conditions: one condition or an array of them, joined by "and".
+std::string describe_conditions(const Json& conditions) {
+  if (!conditions.is_array()) return describe_condition(conditions);
+  std::string text;
+  for (const Json& condition : conditions) {
+    text += (text.empty() ? "" : " and ") + describe_condition(condition);
+  }
+  return text;
+}
+
+}  // namespace
+
+// describe_steps: a scenario's steps, one short line each, with what each waits for and a hold
+// never given back.
+std::string describe_steps(const Json& document) {
+  std::string text;
+  const Json& steps = document.at("steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Json& step = steps[i];
+    std::string line = "    " + step.value("client", std::string("nemesis")) + " " +
+                       step.at("do").get<std::string>();
+    if (step.contains("server")) line += " " + step.at("server").get<std::string>();
+    if (step.contains("jump_ms")) {
+      line += " ahead " + std::to_string(step.at("jump_ms").get<std::int64_t>()) + " ms";
+    }
+    for (const char* key : {"work_ms", "pause_ms", "partition_ms"}) {
+      if (step.contains(key))
+        line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
+    }
+    if (step.contains("until")) {
+      line += " until " + describe_conditions(step.at("until"));
+      if (step.contains("max_ms")) {
+        line += " (at most " + std::to_string(step.at("max_ms").get<std::int64_t>()) + " ms)";
+      }
+    }
+    if (step.contains("mode")) line += " (" + step.at("mode").get<std::string>() + ")";
+    if (step.contains("timeout_ms") && step.at("timeout_ms") == 0) line += ", trying once";
+    // What the step is for may be a word of it (a blind test's minimal scenario printed "A
+    // release" for a release made in a `finally` with nothing held, the whole point of it).
+    if (step.value("finally", false)) line += " in a finally (whether it holds the lock or not)";
+    if (step.value("unsaved_token", false)) line += " with a token it never saved";
+    if (step.contains("lose_reply")) line += ", its reply lost";
+    if (step.contains("delay")) {
+      line += ", delayed on the link (at most " +
+              std::to_string(step.at("delay").at("max_ms").get<std::int64_t>()) + " ms)";
+    }
+    if (step.contains("crash_at"))
+      line += ", crashing at " + step.at("crash_at").get<std::string>();
+    if (step.contains("pause_at")) {
+      line += ", pausing at " + step.at("pause_at").at("point").get<std::string>() + " (at most " +
+              std::to_string(step.at("pause_at").at("max_ms").get<std::int64_t>()) + " ms)";
+    }
+    if (step.contains("wait_for")) {
+      line += ", once " + describe_conditions(step.at("wait_for")) + " (or after " +
+              std::to_string(step.value("wait_max_ms", std::int64_t{10000})) + " ms)";
+    }
+    // A hold the scenario never gives back is the point of some findings: said so.
+    if (step.at("do") == "acquire" && step.contains("client")) {
+      bool released = false;
+      for (std::size_t j = i + 1; j < steps.size() && !released; ++j) {
+        const std::string later = steps[j].at("do").get<std::string>();
+        released = steps[j].value("client", std::string()) == step.at("client") &&
+                   (later == "release" || later == "crash");
+      }
+      if (!released) line += ", no release after it";
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
 }  // namespace locksim

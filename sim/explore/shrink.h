@@ -68,6 +68,12 @@ std::uint64_t robust_seed(const ExploreTarget& target, const std::string& signat
                           std::uint64_t first_seed, int seeds_per_candidate = kSeedsPerCandidate,
                           int tries = 200);
 
+// describe_steps: a scenario's steps, one short line each ("    B acquire (read), once the lock
+// is held (or after 200 ms), no release after it"): with what each waits for, a single try, a
+// fault inside a call, and a hold never given back, which a minimal scenario's finding may hang
+// on.
+std::string describe_steps(const nlohmann::json& document);
+
 // better_minimal: `candidate` is a better minimal scenario than `best`: one that shows the finding
 // under its seeds beats one that lost it (a later schedule that never showed it, whose unshrunk
 // document may show it on more fresh seeds: b_sem_seconds of a blind test was left "not shrunk"

@@ -558,6 +558,32 @@ TEST(Shrink, FreshSeedsTellARaceFromACertainty) {
   EXPECT_EQ(sure.fresh_shown, kFreshSeeds);
 }
 
+// Proves a minimal scenario's steps say what its finding may hang on (a blind test read "A
+// acquire / nemesis restart_server n1 / B acquire" where B made one try once the lock was held,
+// and "A acquire / B acquire" where A never gave it back): a single try, what a step waits for and
+// until when, and an acquire with no release after it.
+TEST(Shrink, AMinimalScenariosStepsSayWhatTheyWaitFor) {
+  const Json document = Json::parse(R"({"steps": [
+    {"client": "A", "do": "acquire"},
+    {"do": "restart_server", "server": "n1"},
+    {"client": "B", "do": "acquire", "timeout_ms": 0, "wait_for": [{"key_present": "lock"}],
+     "wait_max_ms": 200},
+    {"client": "A", "do": "work", "until": {"inside": "B"}, "max_ms": 150},
+    {"client": "C", "do": "acquire", "mode": "read",
+     "wait_for": [{"done": "a-out"}, {"outside": "A"}]},
+    {"client": "A", "do": "release"}]})");
+  EXPECT_EQ(
+      describe_steps(document),
+      "    A acquire\n"
+      "    nemesis restart_server n1\n"
+      "    B acquire, trying once, once the lock is held (or after 200 ms), no release after "
+      "it\n"
+      "    A work until B is inside (at most 150 ms)\n"
+      "    C acquire (read), once step a-out is done and A is outside (or after 10000 ms), no "
+      "release after it\n"
+      "    A release\n");
+}
+
 // Proves a minimal scenario that shows its finding under its seeds is never replaced by a later
 // schedule's that lost it (shrink_robustly, b_sem_seconds of a blind test: its idle_hold was
 // shrunk from seed 41384, hanging on a race, then replaced by seed 41385's unshrunk document,

@@ -298,7 +298,19 @@ nlohmann::json found_document(const ExploreTarget& target, const ExploreFinding&
   return steered != found.steered.end() ? steered->second : exercise_document(target, seed);
 }
 
-void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding>& judged) {
+// lock_error_words: what a lock_error finding's first schedule says of the error (a script's
+// reply, a WRONGTYPE), which its signature does not ("" for any other finding).
+std::string lock_error_words(const ExploreTarget& target, const JudgedFinding& finding) {
+  if (!finding.signature.starts_with("lock_error")) return "";
+  const std::uint64_t seed = finding.found.first_seed;
+  const ScheduleRun run =
+      run_schedule(found_document(target, finding.found, seed), *target.variant, seed);
+  const auto words = run.words_of.find(finding.signature);
+  return words == run.words_of.end() ? "" : words->second;
+}
+
+void print_judged(const ExploreOptions& options, const ExploreTarget& target,
+                  const std::vector<JudgedFinding>& judged) {
   const std::string reference = judged.empty() ? "" : judged.front().judgement.reference;
   const std::size_t own = own_count(judged);
   std::cout << "Findings of " << options.variant << "'s own";
@@ -312,6 +324,9 @@ void print_judged(const ExploreOptions& options, const std::vector<JudgedFinding
     std::cout << "  " << f.signature << ": " << f.found.schedules << " schedule(s), first seed "
               << f.found.first_seed << "\n      replay: " << finding_replay(options, f.found)
               << "\n      " << f.judgement.why << "\n";
+    if (const std::string error = lock_error_words(target, f); !error.empty()) {
+      std::cout << "      there: " << error << "\n";
+    }
   }
   if (own == judged.size()) return;
   std::cout << "Limits every lock of its kind has (" << reference
@@ -806,7 +821,7 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
     write_summary(options, summary, judged);  // interrupted: a finding not judged counts as own
   }
   if (stop.requested()) return kExitInterrupted;
-  print_judged(options, judged);
+  print_judged(options, target, judged);
   if (!options.shrink || summary.interrupted) {
     print_conclusion(options, summary, judged);
     if (summary.interrupted) return kExitInterrupted;

@@ -104,6 +104,13 @@ ScheduleRun run_runnable(const Scenario& scenario, const LockVariant& variant, s
       run.words.push_back(f.words);
     }
   }
+  if (words) {
+    for (const Finding& f : result.findings) {
+      const std::string signature =
+          std::string(to_string(f.kind)) + (f.cause.empty() ? "" : " (" + f.cause + ")");
+      if (run.signatures.count(signature) > 0) run.words_of.emplace(signature, f.words);
+    }
+  }
   run.coverage = schedule_coverage(scenario, simulated.outcome.history, variant);
   run.history = std::move(simulated.outcome.history);
   return run;

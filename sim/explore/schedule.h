@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -47,6 +48,8 @@ struct ScheduleRun {
   std::set<std::string> signatures;
   std::string verdict;             // the verdict word
   std::vector<std::string> words;  // the findings in words
+  // words_of: each signature's first finding in words (with words only).
+  std::map<std::string, std::string> words_of;
   History history;
   Coverage coverage;  // what the schedule covered (coverage.h); empty if it did not run
   std::string error;  // the document is not a valid scenario, or the run could not run

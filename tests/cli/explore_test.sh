@@ -340,6 +340,16 @@ fi
 expect_code "run --backend sim of that lock stops (exit 3)" 3 $? "$WORK/lpos-run.out"
 expect_grep "and says why" "unknown command 'LPOS'" "$WORK/lpos-run.out"
 
+# --- a lock whose script fails: its lock_error says what the error was ---------------------------
+# (A blind test's lock_error (reply_error) listed only its signature; the error was in a replay.)
+"$LOCKSIM" explore --variant-file "$SOURCE/tests/cli/user_wrongtype_release.json" \
+  --variant user_wrongtype_release --schedules 20 --no-shrink --no-progress --out "$WORK/wrongtype" \
+  >"$WORK/wrongtype.out" 2>&1
+expect_code "a release that always errs is its own finding" 1 $? "$WORK/wrongtype.out"
+expect_grep "the lock_error names the script and its error" \
+  "^      there: .*script user_wrongtype_release.release: WRONGTYPE Operation against a key" \
+  "$WORK/wrongtype.out"
+
 # --- SIGTERM while a minimal scenario is confirmed on a real server: exit 130, no conclusion ------
 # The confirmation runs on a real redis-server in real time; a run cut short by the signal decides
 # nothing, so explore says neither "confirmed" nor "not reproduced" for it, and exits 130.

@@ -163,10 +163,17 @@ Judgement judge_finding(const LockVariant& variant, const std::string& signature
     for (const std::uint64_t seed : seeds) {
       const ScheduleRun run = run_schedule(prepared, *reference, seed, false);
       if (!run.error.empty()) continue;
+      // A seed of the wider timings is far from the explored ones: said what it is.
+      const std::string seed_words =
+          "seed " + std::to_string(seed) +
+          (seed >= place.seeds.front() + 3'000'000
+               ? ", one of " + std::to_string(kWiderSeeds) +
+                     " more timings the reference is given for a lease's limit"
+               : "");
       if (run.signatures.count(signature) > 0) {
         judgement.limit = true;
-        judgement.why = judgement.reference + " shows it too in the same scenario (seed " +
-                        std::to_string(seed) + ")";
+        judgement.why =
+            judgement.reference + " shows it too in the same scenario (" + seed_words + ")";
         return judgement;
       }
       // Two holders because a lease ran out or because a server forgot the key: which of the
@@ -178,8 +185,8 @@ Judgement judge_finding(const LockVariant& variant, const std::string& signature
         for (const std::string& other : kLeaseViolations) {
           if (run.signatures.count(other) == 0) continue;
           judgement.limit = true;
-          judgement.why = judgement.reference + " shows " + other + " in the same scenario (seed " +
-                          std::to_string(seed) +
+          judgement.why = judgement.reference + " shows " + other + " in the same scenario (" +
+                          seed_words +
                           "): a lease lost to its TTL or to a server that forgot it, by timing";
           return judgement;
         }

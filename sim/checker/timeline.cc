@@ -661,6 +661,8 @@ class TimelineBuilder {
           std::max(s.unknown_release_lease_end_ns, lease_end(t, s.ok_ttl_ms));
     } else if (event.type == EventType::kOk && deleted >= 1) {
       how = HoldEnd::kReleased;
+      timeline(key).deleting_releases.push_back(
+          DeletingRelease{.client = event.client, .invoke_ns = s.release_invoke_ns, .ok_ns = t});
       // The lease is also judged at the completion: a release that checks ownership and then
       // deletes in a second command (GET then DEL) may delete after its lease ran out. Whether
       // someone else entered is judged at the invoke only, because in a correct hand-off the

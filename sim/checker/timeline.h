@@ -182,6 +182,13 @@ struct IdleRelease {
   Nanos lease_end_ns = 0;
 };
 
+// DeletingRelease: a release whose reply said it deleted a key, and when it was under way.
+struct DeletingRelease {
+  int client = -1;
+  Nanos invoke_ns = 0;
+  Nanos ok_ns = 0;
+};
+
 // EarlyFree: an inner release of a reentrant lock (its client still inside) that deleted the key.
 // `early`: the server still counted more than one hold of the client's (its key lived on since
 // its last grant), so the lock was freed before its owner's depth reached zero: the lock's bug.
@@ -252,6 +259,9 @@ struct KeyTimeline {
   std::int64_t acquires_ok = 0;
   std::vector<MaybeAcquire> maybe_acquires;
   std::vector<IdleRelease> idle_releases;  // in the order they completed
+  // Every release that deleted a key, in the order they completed (what may have deleted the
+  // key of a release that found none: an idle hold's other explanation).
+  std::vector<DeletingRelease> deleting_releases;
   std::vector<NaiveWindow> naive_windows;  // in the order they ended
   // A reentrant lock's (History::reentrant), in the order they completed:
   std::vector<EarlyFree> inner_frees;

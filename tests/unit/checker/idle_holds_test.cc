@@ -74,5 +74,39 @@ TEST(CheckerTest, RefusedReleaseThatIsNotAnIdleHold) {
   EXPECT_TRUE(idle_holds(r).empty());
 }
 
+// Proves a release that found nothing after another client's deleting release was under way at
+// its grant is said to fit a stale release too (a blind test's lock, whose release compared tokens
+// as numbers, deleted the next holder's key; the words said only "the lock sat idle, held by
+// nobody"), and that one answered before the grant was sent adds nothing.
+TEST(CheckerTest, AnIdleHoldAfterAReleaseUnderWayAtItsGrantMayBeAStaleRelease) {
+  const auto history = [](double b_release_ok_ms) {
+    HistoryBuilder b;
+    b.acquire_invoke(ms(0), B, 100).acquire_ok(ms(1.9), B, 100);
+    b.event(ms(2.9), B, EventType::kOk, Op::kExit);
+    b.event(ms(2.9), B, EventType::kInvoke, Op::kRelease);
+    if (b_release_ok_ms < 3.6) {
+      b.event(ms(b_release_ok_ms), B, EventType::kOk, Op::kRelease).last().release().deleted = 1;
+    }
+    b.acquire_invoke(ms(3.6), A, 100).acquire_ok(ms(3.9), A, 100).sent_at(ms(3.6));
+    if (b_release_ok_ms >= 3.6) {
+      b.event(ms(b_release_ok_ms), B, EventType::kOk, Op::kRelease).last().release().deleted = 1;
+    }
+    b.release(ms(5.5), ms(6.3), A, 0);
+    return b.build();
+  };
+  const CheckResult crossed = check(history(5.2));
+  ASSERT_EQ(idle_holds(crossed).size(), 1u);
+  EXPECT_NE(idle_holds(crossed)[0]->words.find(
+                "the lock sat idle, held by nobody, for 98.4 ms (nobody got it afterwards). Or B's "
+                "release, invoked at 2.9 ms before A was granted and answered at 5.2 ms having "
+                "deleted a key, deleted A's key: a stale release."),
+            std::string::npos)
+      << idle_holds(crossed)[0]->words;
+  const CheckResult before = check(history(3.1));
+  ASSERT_EQ(idle_holds(before).size(), 1u);
+  EXPECT_EQ(idle_holds(before)[0]->words.find("stale release"), std::string::npos)
+      << idle_holds(before)[0]->words;
+}
+
 }  // namespace
 }  // namespace locksim

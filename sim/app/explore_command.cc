@@ -177,6 +177,8 @@ struct JudgedFinding {
   std::string signature;
   ExploreFinding found;
   Judgement judgement;
+  // Listed as the lock's own, then shown by the reference too in its minimal scenario: a limit.
+  bool became_limit = false;
 };
 
 // coverage_json: a summary's "coverage": the words of the menu, sorted, and the schedules that
@@ -359,6 +361,15 @@ void print_conclusion(const ExploreOptions& options, const ExploreSummary& summa
   }
   const std::size_t limits = judged.size() - own;
   if (limits > 0) std::cout << "; " << limits << " limit(s) every lock of its kind has (above)";
+  // What the listing called its own and the shrinking found a limit: the count above moved.
+  std::string moved;
+  for (const JudgedFinding& f : judged) {
+    if (f.became_limit) moved += (moved.empty() ? "" : ", ") + f.signature;
+  }
+  if (!moved.empty()) {
+    std::cout << ", " << moved << " among them: listed as its own above, its reference showed "
+              << "it too in the minimal scenario";
+  }
   std::cout << ".\n";
 }
 
@@ -871,7 +882,10 @@ int explore_command(const ExploreOptions& options, StopSignal& stop) {
       }
       const Judgement again =
           judge_finding(*target.variant, signature, {ScenarioSeeds{minimal.document, seeds}});
-      if (again.limit) finding.judgement = again;
+      if (again.limit) {
+        finding.judgement = again;
+        finding.became_limit = true;
+      }
     }
     std::string file_name = minimal.document.at("name").get<std::string>() + ".json";
     const fs::path file = fs::path(options.out_dir) / file_name;

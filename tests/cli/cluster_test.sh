@@ -74,7 +74,7 @@ expect_code "a cluster of two primaries is bad input" 2 $? "$WORK/r.out"
 expect_grep "naming the field and the range" 'shape.json: \$.topology.cluster.primaries' "$WORK/r.out"
 [[ ! -e "$WORK/r" ]] && pass "nothing is written for bad input" || fail "bad input left $WORK/r"
 
-after=$(count_orphans)
+after=$(orphans_after "$before")
 [[ $after -le $before ]] && pass "no redis-server left behind ($before orphans before, $after after)" \
   || fail "$((after - before)) redis-server(s) outlived the runs"
 finish

@@ -102,7 +102,7 @@ expect_code "a cluster study on the event loop is refused" 2 $? "$WORK/loop.out"
 expect_grep "naming clients_run_as" 'loop.json: \$.clients_run_as: a Redis Cluster study runs its clients as threads' "$WORK/loop.out"
 [[ ! -e "$WORK/bad" ]] && pass "nothing is written for bad input" || fail "bad input left $WORK/bad"
 
-after=$(count_orphans)
+after=$(orphans_after "$before")
 [[ $after -le $before ]] && pass "no redis-server left behind ($before orphans before, $after after)" \
   || fail "$((after - before)) redis-server(s) outlived the study"
 finish

@@ -93,7 +93,7 @@ expect_grep "a quorum library never runs on a cluster" \
 expect_no_grep "a library with a cluster client is not skipped" \
   'lib:\(redis-py\|redlock\|ioredis-lock\) skips cluster-failover-loses-lock' "$WORK/skips.out"
 
-after=$(count_orphans)
+after=$(orphans_after "$before")
 [[ $after -le $before ]] && pass "no redis-server left behind ($before orphans before, $after after)" \
   || fail "$((after - before)) redis-server(s) outlived the runs"
 finish

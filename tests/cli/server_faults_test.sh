@@ -111,6 +111,6 @@ else
   pass "bad input wrote nothing"
 fi
 
-after=$(count_orphans)
+after=$(orphans_after "$before")
 if [[ $after -le $before ]]; then pass "no redis-server left behind"; else fail "$((after - before)) redis-server(s) left"; fi
 finish

@@ -77,11 +77,14 @@ else
   fail "commands per acquisition $per_acquisition against a cycle's $cycle"
 fi
 wake='d["studies"][1]["points"][0]'
-# A fair queue hands each key to its two clients in turn, so they acquire alike (Jain near 1)
-# while every waiter is woken; the clients of the keys whose waiters sleep the fallback out
-# acquire a fraction of what p1's do.
+# A fair queue hands each key to its two clients in turn, and a woken waiter gets in a few
+# milliseconds after the release: every client acquires dozens of times in the 300 ms. A waiter
+# whose wake-up never comes (its BLPOP on another primary than the key's: Jain 0.36 then) sleeps
+# its 100 ms fallback out, so its key's two clients acquire about 3 times each: fewer than 6 is
+# that. (Not Jain over all six clients: how fast each primary hands its key over differs with
+# the machine's load, 35 against 95 acquisitions under CI's four tests at once, Jain 0.7996.)
 shares=$(json "$report" "($wake['acquisitions_per_client'], round($wake['jain'], 3))")
-if [[ $(json "$report" "$wake['keys_per_primary'] == {'p1': 1, 'p2': 1, 'p3': 1} and $wake['contended_handoffs'] > 0 and $wake['jain'] > 0.8") == True ]]; then
+if [[ $(json "$report" "$wake['keys_per_primary'] == {'p1': 1, 'p2': 1, 'p3': 1} and $wake['contended_handoffs'] > 0 and min($wake['acquisitions_per_client']) > 2 * 300 // 100") == True ]]; then
   pass "a notified waiter on every primary is woken by its release (acquisitions per client, Jain): $shares"
 else
   fail "the notified waiters (acquisitions per client, Jain): $shares; keys per primary $(json "$report" "$wake['keys_per_primary']")"

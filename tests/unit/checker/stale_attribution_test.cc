@@ -251,6 +251,23 @@ TEST(StaleAttributionTest, MultiServerReleaseOfItsOwnKeysWhereTheVictimHoldsNone
   EXPECT_TRUE(stale_releases(check(jumped.build())).empty());
 }
 
+// Redlock seed 155999 of explore (every fault, three at most), as recorded: clock jumps on n1, n2
+// and n5 while A's acquire was under way; C got n1, n3 and n4 (A's key on n1 had been set before
+// the jump); A's release deleted 2, its own keys on n2 and n5 (set after their jumps); B got in
+// once C's lease had run out while C was paused. Not A's stale release (a jump while a grant is
+// under way may come before its SET): the overlaps are the jumps' (lock_lost) and the lease's.
+TEST(StaleAttributionTest, AFaultWhileTheGrantWasUnderWayLeavesTheReleasersKeysThere) {
+  const History history = read_history_jsonl(
+      std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
+      "tests/unit/checker/histories/redlock_clock_jumps_as_the_grant_returns.jsonl");
+  const CheckResult result = check_history(history, CheckOptions{});
+  EXPECT_TRUE(result.of(FindingKind::kStaleRelease).empty())
+      << result.of(FindingKind::kStaleRelease)[0]->words;
+  std::set<std::string> causes;
+  for (const Finding* f : result.of(FindingKind::kMutexViolation)) causes.insert(f->cause);
+  EXPECT_EQ(causes, (std::set<std::string>{"lease_expired", "lock_lost"}));
+}
+
 // Redlock seed 173643 of the swarm, as recorded (tests/unit/checker/histories): clock jumps on a
 // majority let B and then C in (lock_lost); C's release of its keys on n1 and n5 was in flight
 // when n1's clock jumped, so what it deleted there is not known; A got in after B's lease had run
@@ -287,6 +304,24 @@ TEST(StaleAttributionTest, AReleaseAfterAFailoverMayHaveDeletedItsOwnResurrected
   EXPECT_EQ(causes.count("stale_release"), 0u);
   EXPECT_EQ(causes.count("lock_lost"), 1u);
   EXPECT_TRUE(result.of(FindingKind::kStaleRelease).empty());
+}
+
+// rw_lock_fair on a Redis Cluster, explore seed 11082 (every fault, three at most), as recorded:
+// B's read hold reached r1; a clock jump on p1 expired it there, r1's link was cut, and A got the
+// write lock on p1; CLUSTER FAILOVER TAKEOVER made r1, with B's hold and without A's key, the
+// primary; B, its lease long run out, released its own hold there (deleted 1) while A was inside.
+// Not a stale release of rw_lock_fair's: a fault since A's grant may have made the server forget
+// A's key (the overlap is the failover's, lock_lost).
+TEST(StaleAttributionTest, AReleaseAfterItsLeaseAndAFailoverMayHaveDeletedItsOwnResurrectedKey) {
+  const History history = read_history_jsonl(
+      std::filesystem::path(LOCKSIM_TEST_SOURCE_DIR) /
+      "tests/unit/checker/histories/cluster_takeover_read_hold_released_after_its_lease.jsonl");
+  const CheckResult result = check_history(history, CheckOptions{});
+  EXPECT_TRUE(result.of(FindingKind::kStaleRelease).empty())
+      << result.of(FindingKind::kStaleRelease)[0]->words;
+  for (const Finding* f : result.of(FindingKind::kMutexViolation)) {
+    EXPECT_NE(f->cause, "stale_release") << f->words;
+  }
 }
 
 }  // namespace

@@ -360,7 +360,7 @@ void sample_signatures(ShrinkResult& result, const LockVariant& variant) {
 namespace {
 
 // describe_condition: a step's condition in words ("the lock is held", "A is inside").
-std::string describe_condition(const Json& condition) {
+std::string describe_condition(const Json& condition, const std::string& lock_key) {
   if (!condition.is_object() || condition.size() != 1) return condition.dump();
   const auto first = condition.begin();
   const std::string kind = first.key();
@@ -369,8 +369,8 @@ std::string describe_condition(const Json& condition) {
   if (kind == "inside") return name + " is inside";
   if (kind == "outside") return name + " is outside";
   if (kind == "crashed") return name + " crashed";
-  if (kind == "key_present") return name == "lock" ? "the lock is held" : name + " exists";
-  if (kind == "key_absent") return name == "lock" ? "the lock is free" : name + " is gone";
+  if (kind == "key_present") return name == lock_key ? "the lock is held" : name + " exists";
+  if (kind == "key_absent") return name == lock_key ? "the lock is free" : name + " is gone";
   if (kind == "done") return "step " + name + " is done";
   if (kind == "open") return "step " + name + "'s fault is on";
   if (kind == "primary") return name + " is the primary";
@@ -382,11 +382,11 @@ std::string describe_condition(const Json& condition) {
 }
 
 // describe_conditions: one condition or an array of them, joined by "and".
-std::string describe_conditions(const Json& conditions) {
-  if (!conditions.is_array()) return describe_condition(conditions);
+std::string describe_conditions(const Json& conditions, const std::string& lock_key) {
+  if (!conditions.is_array()) return describe_condition(conditions, lock_key);
   std::string text;
   for (const Json& condition : conditions) {
-    text += (text.empty() ? "" : " and ") + describe_condition(condition);
+    text += (text.empty() ? "" : " and ") + describe_condition(condition, lock_key);
   }
   return text;
 }
@@ -398,6 +398,11 @@ std::string describe_conditions(const Json& conditions) {
 std::string describe_steps(const Json& document) {
   std::string text;
   const Json& steps = document.at("steps");
+  // The scenario's lock key ("{lock}" with a hash tag on a cluster), which conditions name.
+  std::string lock_key = "lock";
+  if (const auto lock = document.find("lock"); lock != document.end() && lock->is_object()) {
+    lock_key = lock->value("key", lock_key);
+  }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Json& step = steps[i];
     std::string line = "    " + step.value("client", std::string("nemesis")) + " " +
@@ -411,7 +416,7 @@ std::string describe_steps(const Json& document) {
         line += " " + std::to_string(step.at(key).get<std::int64_t>()) + " ms";
     }
     if (step.contains("until")) {
-      line += " until " + describe_conditions(step.at("until"));
+      line += " until " + describe_conditions(step.at("until"), lock_key);
       if (step.contains("max_ms")) {
         line += " (at most " + std::to_string(step.at("max_ms").get<std::int64_t>()) + " ms)";
       }
@@ -434,7 +439,7 @@ std::string describe_steps(const Json& document) {
               std::to_string(step.at("pause_at").at("max_ms").get<std::int64_t>()) + " ms)";
     }
     if (step.contains("wait_for")) {
-      line += ", once " + describe_conditions(step.at("wait_for")) + " (or after " +
+      line += ", once " + describe_conditions(step.at("wait_for"), lock_key) + " (or after " +
               std::to_string(step.value("wait_max_ms", std::int64_t{10000})) + " ms)";
     }
     // A hold the scenario never gives back is the point of some findings: said so.

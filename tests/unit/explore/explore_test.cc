@@ -582,6 +582,12 @@ TEST(Shrink, AMinimalScenariosStepsSayWhatTheyWaitFor) {
       "    C acquire (read), once step a-out is done and A is outside (or after 10000 ms), no "
       "release after it\n"
       "    A release\n");
+  // On a cluster the lock's key has a hash tag, and conditions name it so.
+  const Json tagged = Json::parse(R"({"lock": {"key": "{lock}"}, "steps": [
+    {"client": "B", "do": "acquire", "wait_for": [{"key_present": "{lock}"}], "wait_max_ms": 200},
+    {"client": "B", "do": "release"}]})");
+  EXPECT_EQ(describe_steps(tagged),
+            "    B acquire, once the lock is held (or after 200 ms)\n    B release\n");
 }
 
 // Proves a minimal scenario that shows its finding under its seeds is never replaced by a later

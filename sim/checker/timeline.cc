@@ -485,6 +485,7 @@ class TimelineBuilder {
           (event.type == EventType::kOk || event.type == EventType::kFail)) {
         const Nanos queued = queued_ns(event);
         timeline(key).write_waits.push_back(WriteWait{.client = event.client,
+                                                      .invoke_ns = invoke_ns,
                                                       .asked_ns = queued >= 0 ? queued : t,
                                                       .end_ns = t,
                                                       .granted = event.type == EventType::kOk});

@@ -227,6 +227,7 @@ struct UpgradeRefusal {
 // answer (since when it certainly waited; its end if never) to its end.
 struct WriteWait {
   int client = -1;
+  Nanos invoke_ns = 0;  // the acquire's invoke: its first attempt may have reached a server since
   Nanos asked_ns = 0;
   Nanos end_ns = 0;
   bool granted = false;
